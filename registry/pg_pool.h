@@ -1,0 +1,85 @@
+// registry/pg_pool.h — a bounded pool of PostgreSQL connections (libpqxx 6.4).
+//
+// acquire() hands out a Lease (RAII: the connection goes back to the pool when
+// the Lease dies). At most `size` connections exist; acquire() waits up to
+// `checkout_timeout` for one and then returns kUnavailable. A connection found
+// broken (the server restarted) is dropped and replaced by a fresh one on the
+// next acquire, so the pool heals by itself once the server is back.
+//
+// Thread-safe. Connections are held through unique_ptr (pqxx 6.4 connections
+// are not movable). Only registry/ code touches the pqxx::connection.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace pqxx {
+class connection;
+}
+
+namespace tcl::registry {
+
+struct PgPoolOptions {
+  std::string url;                                   // libpq URL or key=value string
+  int size = 8;                                      // max open connections
+  std::chrono::milliseconds checkout_timeout{5000};  // wait for a free connection
+};
+
+struct PgPoolStats {
+  int size = 0;     // configured maximum
+  int open = 0;     // connections currently open
+  int in_use = 0;   // leased out right now
+  int waiting = 0;  // callers blocked in acquire()
+};
+
+class PgPool {
+ public:
+  class Lease {
+   public:
+    Lease(Lease&& other) noexcept;
+    Lease& operator=(Lease&&) = delete;
+    Lease(const Lease&) = delete;
+    ~Lease();
+    pqxx::connection& conn() { return *conn_; }
+    // Marks the connection broken: it is closed instead of returned.
+    void discard() { broken_ = true; }
+
+   private:
+    friend class PgPool;
+    Lease(PgPool* pool, std::unique_ptr<pqxx::connection> conn);
+    PgPool* pool_;
+    std::unique_ptr<pqxx::connection> conn_;
+    bool broken_ = false;
+  };
+
+  explicit PgPool(PgPoolOptions options);
+  ~PgPool();
+  PgPool(const PgPool&) = delete;
+  PgPool& operator=(const PgPool&) = delete;
+
+  // kUnavailable when the server cannot be reached or no connection frees up
+  // within checkout_timeout.
+  Result<Lease> acquire();
+  // Runs `SELECT 1`; OK when the database answers.
+  Status ping();
+  PgPoolStats stats() const;
+  const PgPoolOptions& options() const { return options_; }
+
+ private:
+  void release(std::unique_ptr<pqxx::connection> conn, bool broken);
+
+  const PgPoolOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_;  // guarded by mu_
+  int open_ = 0;                                         // guarded by mu_
+  int waiting_ = 0;                                      // guarded by mu_
+};
+
+}  // namespace tcl::registry

@@ -1,0 +1,54 @@
+// registry/platform_store.h — hardware platforms (table `platforms`).
+// Thread-safe (every call takes its own connection from the pool).
+// Does not own `pool`; it must outlive the store.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "registry/pg_pool.h"
+
+namespace tcl::registry {
+
+struct PlatformCounts {
+  std::int64_t programs = 0;
+  std::int64_t tasks = 0;
+  std::int64_t measurements = 0;  // successful measurements
+  std::int64_t failed = 0;        // failed measurements
+  std::int64_t candidates = 0;    // programs in the candidate pool
+};
+
+struct Platform {
+  std::int64_t id = 0;
+  std::string name;
+  std::string target;
+  std::array<std::int64_t, 8> hardware_params{};
+  std::string description;
+  std::string created_at;  // ISO-8601 UTC
+  PlatformCounts counts;   // filled by get(); zero in list()
+};
+
+struct NewPlatform {
+  std::string name;  // validated by the caller: [a-z0-9][a-z0-9._-]{0,63}
+  std::string target;
+  std::array<std::int64_t, 8> hardware_params{};
+  std::string description;
+};
+
+class PlatformStore {
+ public:
+  explicit PlatformStore(PgPool& pool) : pool_(pool) {}
+  // kAlreadyExists when the name is taken.
+  Result<Platform> create(const NewPlatform& p);
+  Result<std::vector<Platform>> list();
+  // kNotFound when unknown.
+  Result<Platform> get(const std::string& name);
+
+ private:
+  PgPool& pool_;
+};
+
+}  // namespace tcl::registry

@@ -1,0 +1,103 @@
+#include "tests/lib/pg_cluster.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+namespace tcl::testing {
+namespace {
+
+constexpr const char* kPgBin = "/usr/lib/postgresql/15/bin";
+
+int free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    throw std::runtime_error("bind to a free port failed");
+  }
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Runs `cmd` (as postgres when we are root); throws with the output on failure.
+void run_pg(const std::string& cmd, const std::string& log) {
+  std::string full = (::geteuid() == 0 ? "runuser -u postgres -- " : "") + cmd + " >>" + log + " 2>&1";
+  if (std::system(full.c_str()) != 0) {
+    throw std::runtime_error("command failed: " + cmd + " (see " + log + ")");
+  }
+}
+
+}  // namespace
+
+PgCluster& PgCluster::shared() {
+  static PgCluster cluster;
+  return cluster;
+}
+
+PgCluster::PgCluster() {
+  char tmpl[] = "/tmp/tcl-test-pg-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir_ = tmpl;
+  if (::geteuid() == 0) {
+    std::system(("chown postgres:postgres " + dir_).c_str());
+  }
+  port_ = free_loopback_port();
+  const std::string log = dir_ + "/setup.log";
+  run_pg(std::string(kPgBin) + "/initdb -D " + dir_ + "/data -U postgres -A trust --no-sync -E UTF8", log);
+  start();
+}
+
+PgCluster::~PgCluster() {
+  try {
+    stop();
+  } catch (...) {
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+void PgCluster::start() {
+  if (running_) return;
+  const std::string opts = "-c listen_addresses=127.0.0.1 -c port=" + std::to_string(port_) +
+                           " -c unix_socket_directories=" + dir_ +
+                           " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200";
+  run_pg(std::string(kPgBin) + "/pg_ctl -D " + dir_ + "/data -l " + dir_ + "/server.log -w -o \"" + opts +
+             "\" start",
+         dir_ + "/setup.log");
+  running_ = true;
+}
+
+void PgCluster::stop() {
+  if (!running_) return;
+  run_pg(std::string(kPgBin) + "/pg_ctl -D " + dir_ + "/data -m fast -w stop", dir_ + "/setup.log");
+  running_ = false;
+}
+
+std::string PgCluster::url(const std::string& database) const {
+  return "postgresql://postgres@127.0.0.1:" + std::to_string(port_) + "/" + database;
+}
+
+std::string PgCluster::create_database() {
+  const std::string name = "t" + std::to_string(::getpid()) + "_" + std::to_string(next_db_++);
+  const std::string cmd = "/usr/bin/psql -q -h 127.0.0.1 -p " + std::to_string(port_) +
+                          " -U postgres -d postgres -c 'CREATE DATABASE " + name + "'";
+  if (std::system((cmd + " >/dev/null").c_str()) != 0) {
+    throw std::runtime_error("CREATE DATABASE " + name + " failed");
+  }
+  return url(name);
+}
+
+}  // namespace tcl::testing
