@@ -19,15 +19,23 @@
 
 #include "core/status.h"
 
+// Forward declaration matching libpqxx 6.x, where pqxx::connection is an
+// alias, not a class (`class connection;` conflicts with <pqxx/connection>).
+// With libpqxx 7 this becomes `class connection;`.
 namespace pqxx {
-class connection;
-}
+class connect_direct;
+template <typename CONNECTPOLICY>
+class basic_connection_base;
+using connection = basic_connection_base<connect_direct>;
+}  // namespace pqxx
 
 namespace tcl::registry {
 
 struct PgPoolOptions {
-  std::string url;                                   // libpq URL or key=value string
-  int size = 8;                                      // max open connections
+  // libpq URL or key=value string. connect_timeout=3 is added when absent, so
+  // acquire() fails fast while the server is down.
+  std::string url;
+  int size = 8;                                      // max open connections (at least 1)
   std::chrono::milliseconds checkout_timeout{5000};  // wait for a free connection
 };
 
@@ -64,7 +72,9 @@ class PgPool {
   PgPool& operator=(const PgPool&) = delete;
 
   // kUnavailable when the server cannot be reached or no connection frees up
-  // within checkout_timeout.
+  // within checkout_timeout. A Lease must not outlive its pool. A connection
+  // that threw pqxx::broken_connection must be discard()ed; once one is found
+  // dead, the idle ones are closed too (a server restart killed them all).
   Result<Lease> acquire();
   // Runs `SELECT 1`; OK when the database answers.
   Status ping();
@@ -74,7 +84,8 @@ class PgPool {
  private:
   void release(std::unique_ptr<pqxx::connection> conn, bool broken);
 
-  const PgPoolOptions options_;
+  const PgPoolOptions options_;  // as given, except size is at least 1
+  const std::string conninfo_;   // options_.url plus connect_timeout=3 when absent
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::unique_ptr<pqxx::connection>> idle_;  // guarded by mu_

@@ -1,0 +1,70 @@
+#include "api/auth.h"
+
+#include <cctype>
+
+#include "core/sha256.h"
+
+namespace tcl::api {
+
+std::optional<std::string_view> parse_bearer(std::string_view h) {
+  constexpr std::string_view kScheme = "bearer";
+  if (h.size() <= kScheme.size() + 1) return std::nullopt;
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(h[i])) != kScheme[i]) return std::nullopt;
+  }
+  if (h[kScheme.size()] != ' ') return std::nullopt;
+  std::string_view token = h.substr(kScheme.size() + 1);
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+  if (token.empty() || token.find(' ') != std::string_view::npos) return std::nullopt;
+  return token;
+}
+
+bool scope_allows(Access needed, registry::Scope have) {
+  switch (needed) {
+    case Access::kOpen: return true;
+    case Access::kRead: return have >= registry::Scope::kRead;
+    case Access::kWrite: return have >= registry::Scope::kWrite;
+    case Access::kAdmin: return have >= registry::Scope::kAdmin;
+  }
+  return false;
+}
+
+std::string_view access_name(Access a) {
+  switch (a) {
+    case Access::kOpen: return "none";
+    case Access::kRead: return "read";
+    case Access::kWrite: return "write";
+    case Access::kAdmin: return "admin";
+  }
+  return "?";
+}
+
+TokenCache::TokenCache(TokenLookup lookup, std::chrono::milliseconds ttl, std::chrono::milliseconds negative_ttl,
+                       std::function<Clock::time_point()> now)
+    : lookup_(std::move(lookup)), ttl_(ttl), negative_ttl_(negative_ttl), now_(std::move(now)) {}
+
+Result<registry::TokenInfo> TokenCache::authenticate(std::string_view token) {
+  const std::string key = sha256_hex(token);
+  const auto t = now_();
+  {
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end() && it->second.expires > t) {
+      if (it->second.info) return *it->second.info;
+      return Status::unauthenticated("unknown or revoked token");
+    }
+  }
+  auto found = lookup_(token);
+  if (!found && found.status().code() != StatusCode::kUnauthenticated) return found.status();
+  std::lock_guard lock(mu_);
+  if (entries_.size() > 10000) entries_.clear();  // bound memory against random-token floods
+  if (found) {
+    entries_[key] = Entry{*found, t + ttl_};
+    return *found;
+  }
+  entries_[key] = Entry{std::nullopt, t + negative_ttl_};
+  return found.status();
+}
+
+}  // namespace tcl::api

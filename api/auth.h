@@ -1,0 +1,55 @@
+// api/auth.h — bearer tokens and scopes.
+//
+// Routes declare an Access level; a token's Scope must be at least that
+// (admin ⊃ write ⊃ read). TokenCache wraps the database lookup so a busy
+// client costs one query per `ttl` instead of one per request; a revoked
+// token therefore stops working within `ttl` (default 5 s) on every replica.
+// Unknown tokens are cached too (for a shorter time) so a client hammering a
+// bad token cannot hammer the database.
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "api/router.h"
+#include "core/status.h"
+#include "registry/token_store.h"
+
+namespace tcl::api {
+
+// "Bearer abc" (scheme case-insensitive) → "abc"; nullopt otherwise.
+std::optional<std::string_view> parse_bearer(std::string_view authorization);
+bool scope_allows(Access needed, registry::Scope have);
+std::string_view access_name(Access a);
+
+using TokenLookup = std::function<Result<registry::TokenInfo>(std::string_view token)>;
+
+class TokenCache {
+ public:
+  using Clock = std::chrono::steady_clock;
+  TokenCache(TokenLookup lookup, std::chrono::milliseconds ttl = std::chrono::seconds(5),
+             std::chrono::milliseconds negative_ttl = std::chrono::seconds(1),
+             std::function<Clock::time_point()> now = Clock::now);
+  // kUnauthenticated for unknown tokens, kUnavailable (never cached) when the
+  // lookup itself failed.
+  Result<registry::TokenInfo> authenticate(std::string_view token);
+
+ private:
+  struct Entry {
+    std::optional<registry::TokenInfo> info;  // empty = known bad
+    Clock::time_point expires;
+  };
+  const TokenLookup lookup_;
+  const std::chrono::milliseconds ttl_, negative_ttl_;
+  const std::function<Clock::time_point()> now_;
+  std::mutex mu_;
+  std::unordered_map<std::string, Entry> entries_;  // by sha256 of the token; guarded by mu_
+};
+
+}  // namespace tcl::api

@@ -1,0 +1,35 @@
+// api/handlers/health.h — GET /healthz, /readyz, /metrics, /v1/openapi.yaml.
+// All open (no token). Does not own anything it is given; all of it must
+// outlive the router.
+#pragma once
+
+#include <prometheus/registry.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/router.h"
+
+namespace tcl::api {
+
+struct ReadinessCheck {
+  std::string name;     // "database", "migrations", "draining", "model"
+  bool ok = false;
+  std::string message;  // why not, when !ok
+};
+
+struct HealthDeps {
+  // Runs every readiness check; ready when all pass.
+  std::function<std::vector<ReadinessCheck>()> readiness;
+  // The registries /metrics serializes, and a hook that refreshes gauges
+  // that are sampled at scrape time (pool sizes, ...).
+  std::vector<const prometheus::Registry*> metric_registries;
+  std::function<void()> before_scrape;
+  std::string_view openapi_yaml;
+};
+
+void add_health_routes(Router& router, HealthDeps deps);
+
+}  // namespace tcl::api

@@ -1,0 +1,49 @@
+#include "api/http_error.h"
+
+#include <boost/json/serialize.hpp>
+
+namespace tcl::api {
+
+http::status http_status_for(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return http::status::ok;
+    case StatusCode::kInvalidArgument: return http::status::bad_request;
+    case StatusCode::kNotFound: return http::status::not_found;
+    case StatusCode::kAlreadyExists: return http::status::conflict;
+    case StatusCode::kFailedPrecondition: return http::status::conflict;
+    case StatusCode::kPermissionDenied: return http::status::forbidden;
+    case StatusCode::kUnauthenticated: return http::status::unauthorized;
+    case StatusCode::kResourceExhausted: return http::status::payload_too_large;
+    case StatusCode::kUnavailable: return http::status::service_unavailable;
+    case StatusCode::kCancelled: return http::status::conflict;
+    case StatusCode::kDataLoss: return http::status::internal_server_error;
+    case StatusCode::kInternal: return http::status::internal_server_error;
+  }
+  return http::status::internal_server_error;
+}
+
+Response json_response(http::status status, const boost::json::value& body) {
+  Response r;
+  r.status = status;
+  r.body = boost::json::serialize(body);
+  r.body.push_back('\n');
+  return r;
+}
+
+Response error_response(http::status http_status, std::string_view code, std::string_view message,
+                        boost::json::value details) {
+  boost::json::object err;
+  err["code"] = code;
+  err["message"] = message;
+  err["details"] = details.is_null() ? boost::json::value(boost::json::object{}) : std::move(details);
+  Response r = json_response(http_status, boost::json::object{{"error", std::move(err)}});
+  if (http_status == http::status::unauthorized) r.headers["WWW-Authenticate"] = "Bearer";
+  return r;
+}
+
+Response error_response(const Status& status, boost::json::value details) {
+  return error_response(http_status_for(status.code()), status_code_name(status.code()), status.message(),
+                        std::move(details));
+}
+
+}  // namespace tcl::api

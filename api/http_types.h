@@ -1,0 +1,43 @@
+// api/http_types.h — what a handler sees and returns.
+//
+// Handlers are plain functions Response(const Request&) that run on the
+// blocking pool (never on an I/O thread), so they may call the database or
+// the model. They never see a socket (Beast's handle_request habit).
+#pragma once
+
+#include <boost/beast/http.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "registry/token_store.h"
+
+namespace tcl::api {
+
+namespace http = boost::beast::http;
+
+using BeastRequest = http::request<http::string_body>;
+
+struct Request {
+  const BeastRequest& raw;
+  std::string_view path;                          // without the query string
+  std::map<std::string, std::string> query;       // decoded ?k=v pairs
+  std::map<std::string, std::string> path_params; // {name} -> value, decoded
+  std::string_view route;                         // the matched template, "/v1/platforms/{name}"
+  std::optional<registry::TokenInfo> principal;   // who called, when authenticated
+
+  std::string_view body() const { return raw.body(); }
+  std::string_view header(std::string_view name) const;
+  const std::string& param(const std::string& name) const { return path_params.at(name); }
+};
+
+struct Response {
+  http::status status = http::status::ok;
+  std::string content_type = "application/json";
+  std::string body;
+  std::map<std::string, std::string> headers;  // extra headers (Location, Retry-After, ...)
+};
+
+}  // namespace tcl::api

@@ -1,0 +1,486 @@
+// The SAX fast path of RecordParser (see record_internal.h). Every handler
+// knows where it is from a small stack of frames (role + child index), checks
+// the value's type and range, and stores it straight into the Record. Any
+// surprise returns false; RecordParser then asks the DOM parser for the verdict.
+#include <boost/json/basic_parser_impl.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "core/record_internal.h"
+
+namespace tcl::core::internal {
+
+namespace json = boost::json;
+
+namespace {
+
+enum class Role : std::uint8_t {
+  kTop,       // the record object
+  kInput,     // "i": [task, state]
+  kResult,    // "r": [costs, error_no, all_cost, timestamp]
+  kTask,      // i[0]
+  kHardware,  // i[0][2]
+  kNames,     // i[0][5]
+  kState,     // i[1]
+  kStages,    // i[1][0] (must stay empty on this path)
+  kSteps,     // i[1][1]
+  kStep,      // i[1][1][s]
+  kStepList,  // an integer list inside a step
+  kCosts,     // r[0]
+};
+
+struct Frame {
+  Role role;
+  std::uint32_t index;  // position of the next child
+};
+
+constexpr int kMaxDepth = 8;  // a valid record nests 6 deep
+
+class Handler {
+ public:
+  static constexpr std::size_t max_array_size = static_cast<std::size_t>(-1);
+  static constexpr std::size_t max_object_size = static_cast<std::size_t>(-1);
+  static constexpr std::size_t max_string_size = static_cast<std::size_t>(-1);
+  static constexpr std::size_t max_key_size = static_cast<std::size_t>(-1);
+
+  void begin(Record* r) {
+    r_ = r;
+    depth_ = 0;
+    key_ = 0;
+    seen_ = 0;
+    n_steps_ = 0;
+    step_ = nullptr;
+    list32_ = nullptr;
+    list64_ = nullptr;
+    part_.clear();
+    r->hardware_params.reset();
+    r->target_host.clear();
+    r->layout_rewrite = 0;
+    r->version.clear();
+  }
+
+  bool on_document_begin(json::error_code&) { return true; }
+  bool on_document_end(json::error_code& ec) {
+    // Both "i" and "r" are required.
+    if ((seen_ & 3u) != 3u) return fail(ec);
+    return true;
+  }
+
+  bool on_object_begin(json::error_code& ec) {
+    if (depth_ != 0) return fail(ec);  // the only object is the record itself
+    return push(Role::kTop, ec);
+  }
+  bool on_object_end(std::size_t, json::error_code&) {
+    --depth_;
+    return true;
+  }
+
+  bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
+    part_.append(s.data(), s.size());
+    return true;
+  }
+  bool on_key(json::string_view s, std::size_t, json::error_code& ec) {
+    std::string_view k = take(s);
+    unsigned bit;
+    if (k == "i") {
+      bit = 1;
+    } else if (k == "r") {
+      bit = 2;
+    } else if (k == "v") {
+      bit = 4;
+    } else {
+      return fail(ec);
+    }
+    if (seen_ & bit) return fail(ec);  // duplicate key
+    seen_ |= bit;
+    key_ = k[0];
+    return true;
+  }
+
+  bool on_array_begin(json::error_code& ec) {
+    if (depth_ == 0) return fail(ec);
+    Frame& p = frames_[depth_ - 1];
+    switch (p.role) {
+      case Role::kTop:
+        if (key_ == 'i') return push(Role::kInput, ec);
+        if (key_ == 'r') return push(Role::kResult, ec);
+        return fail(ec);
+      case Role::kInput:
+        if (p.index == 0) return push(Role::kTask, ec);
+        if (p.index == 1) return push(Role::kState, ec);
+        return fail(ec);
+      case Role::kResult:
+        if (p.index == 0) {
+          r_->costs.clear();
+          return push(Role::kCosts, ec);
+        }
+        return fail(ec);
+      case Role::kTask:
+        if (p.index == 2) return push(Role::kHardware, ec);
+        if (p.index == 5) return push(Role::kNames, ec);
+        return fail(ec);
+      case Role::kState:
+        if (p.index == 0) return push(Role::kStages, ec);
+        if (p.index == 1) return push(Role::kSteps, ec);
+        return fail(ec);
+      case Role::kSteps: {
+        if (n_steps_ == r_->steps.size()) r_->steps.emplace_back();
+        step_ = &r_->steps[n_steps_++];
+        return push(Role::kStep, ec);
+      }
+      case Role::kStep:
+        return begin_step_list(p.index, ec);
+      default:
+        return fail(ec);
+    }
+  }
+
+  bool on_array_end(std::size_t, json::error_code& ec) {
+    const Frame f = frames_[--depth_];
+    switch (f.role) {
+      case Role::kInput:
+        if (f.index != 2) return fail(ec);
+        break;
+      case Role::kResult:
+        if (f.index != 4) return fail(ec);
+        break;
+      case Role::kTask:
+        if (f.index < 2) return fail(ec);
+        if (f.index < 6) r_->task_input_names.clear();
+        break;
+      case Role::kHardware:
+        if (f.index != 8) return fail(ec);
+        r_->hardware_params = HardwareParams{hw_[0], hw_[1], hw_[2], hw_[3],
+                                             hw_[4], hw_[5], hw_[6], hw_[7]};
+        break;
+      case Role::kNames:
+        r_->task_input_names.resize(f.index);
+        break;
+      case Role::kState:
+        if (f.index != 2) return fail(ec);
+        break;
+      case Role::kSteps:
+        r_->steps.resize(n_steps_);
+        break;
+      case Role::kStep:
+        if (f.index == 0 || f.index != step_arity(step_->kind)) return fail(ec);
+        break;
+      case Role::kStepList:
+        list32_ = nullptr;
+        list64_ = nullptr;
+        break;
+      default:
+        break;
+    }
+    ++frames_[depth_ - 1].index;  // the array was one value of its parent
+    return true;
+  }
+
+  bool on_string_part(json::string_view s, std::size_t, json::error_code&) {
+    part_.append(s.data(), s.size());
+    return true;
+  }
+  bool on_string(json::string_view s, std::size_t, json::error_code& ec) {
+    const std::string_view v = take(s);
+    Frame& p = frames_[depth_ - 1];
+    bool ok = false;
+    switch (p.role) {
+      case Role::kTop:
+        if (key_ == 'v') {
+          r_->version.assign(v);
+          ok = true;
+        }
+        break;
+      case Role::kTask:
+        if (p.index == 0 && !v.empty()) {
+          r_->workload_key.assign(v);
+          ok = true;
+        } else if (p.index == 1) {
+          r_->target.assign(v);
+          ok = true;
+        } else if (p.index == 3) {
+          r_->target_host.assign(v);
+          ok = true;
+        }
+        break;
+      case Role::kNames: {
+        auto& names = r_->task_input_names;
+        if (p.index < names.size()) {
+          names[p.index].assign(v);
+        } else {
+          names.emplace_back(v);
+        }
+        ok = true;
+        break;
+      }
+      case Role::kStep:
+        ok = step_string(p.index, v);
+        break;
+      default:
+        break;
+    }
+    if (!ok) return fail(ec);
+    ++p.index;
+    return true;
+  }
+
+  bool on_number_part(json::string_view, json::error_code&) { return true; }
+
+  bool on_int64(std::int64_t x, json::string_view, json::error_code& ec) { return on_integer(x, ec); }
+  bool on_uint64(std::uint64_t u, json::string_view, json::error_code& ec) {
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return fail(ec);
+    return on_integer(static_cast<std::int64_t>(u), ec);
+  }
+  bool on_double(double d, json::string_view, json::error_code& ec) {
+    if (depth_ == 0) return fail(ec);
+    Frame& p = frames_[depth_ - 1];
+    if (!std::isfinite(d)) return fail(ec);
+    if (p.role == Role::kCosts) {
+      if (d < 0) return fail(ec);
+      r_->costs.push_back(d);
+    } else if (p.role == Role::kResult && p.index == 2) {
+      r_->all_cost = d;
+    } else if (p.role == Role::kResult && p.index == 3) {
+      r_->timestamp = d;
+    } else {
+      return fail(ec);
+    }
+    ++p.index;
+    return true;
+  }
+  bool on_bool(bool b, json::error_code& ec) {
+    if (depth_ == 0) return fail(ec);
+    Frame& p = frames_[depth_ - 1];
+    if (p.role != Role::kStep || !step_bool(p.index, b)) return fail(ec);
+    ++p.index;
+    return true;
+  }
+  bool on_null(json::error_code& ec) { return fail(ec); }
+  bool on_comment_part(json::string_view, json::error_code& ec) { return fail(ec); }
+  bool on_comment(json::string_view, json::error_code& ec) { return fail(ec); }
+
+ private:
+  static bool fail(json::error_code& ec) {
+    ec = json::error::syntax;  // any error: the DOM parser gives the real verdict
+    return false;
+  }
+
+  bool push(Role role, json::error_code& ec) {
+    if (depth_ == kMaxDepth) return fail(ec);
+    frames_[depth_++] = Frame{role, 0};
+    return true;
+  }
+
+  // The complete text of a key/string that may have arrived in parts.
+  std::string_view take(json::string_view s) {
+    if (part_.empty()) return {s.data(), s.size()};
+    part_.append(s.data(), s.size());
+    last_.swap(part_);
+    part_.clear();
+    return last_;
+  }
+
+  static bool fits32(std::int64_t x) {
+    return x >= std::numeric_limits<std::int32_t>::min() && x <= std::numeric_limits<std::int32_t>::max();
+  }
+
+  bool on_integer(std::int64_t x, json::error_code& ec) {
+    if (depth_ == 0) return fail(ec);
+    Frame& p = frames_[depth_ - 1];
+    bool ok = false;
+    switch (p.role) {
+      case Role::kStep:
+        ok = step_int(p.index, x);
+        break;
+      case Role::kStepList:
+        if (list64_ != nullptr) {
+          list64_->push_back(x);
+          ok = true;
+        } else if (list32_ != nullptr && fits32(x)) {
+          list32_->push_back(static_cast<std::int32_t>(x));
+          ok = true;
+        }
+        break;
+      case Role::kHardware:
+        if (p.index < 8) {
+          hw_[p.index] = x;
+          ok = true;
+        }
+        break;
+      case Role::kTask:
+        if (p.index == 4 && fits32(x)) {
+          r_->layout_rewrite = static_cast<std::int32_t>(x);
+          ok = true;
+        }
+        break;
+      case Role::kCosts:
+        if (x >= 0) {
+          r_->costs.push_back(static_cast<double>(x));
+          ok = true;
+        }
+        break;
+      case Role::kResult:
+        if (p.index == 1 && fits32(x)) {
+          r_->error_no = static_cast<std::int32_t>(x);
+          ok = true;
+        } else if (p.index == 2) {
+          r_->all_cost = static_cast<double>(x);
+          ok = true;
+        } else if (p.index == 3) {
+          r_->timestamp = static_cast<double>(x);
+          ok = true;
+        }
+        break;
+      default:
+        break;
+    }
+    if (!ok) return fail(ec);
+    ++p.index;
+    return true;
+  }
+
+  // Field f (>= 1) of the current step, as TVM orders them (record.h table).
+  bool step_int(std::uint32_t f, std::int64_t x) {
+    Step& s = *step_;
+    if (f == 0) return false;
+    if (f == 1) {
+      if (!fits32(x) || s.kind == StepKind::kUnknown) return false;
+      s.stage_id = static_cast<std::int32_t>(x);
+      return true;
+    }
+    if (s.kind == StepKind::kSplit && f == 3) {
+      s.extent = x;
+      return true;
+    }
+    if ((s.kind == StepKind::kSplit && f == 5) || (s.kind == StepKind::kFollowFusedSplit && f == 5)) {
+      if (x != 0 && x != 1) return false;
+      s.inner_to_outer = x == 1;
+      return true;
+    }
+    if (!fits32(x)) return false;
+    const auto v = static_cast<std::int32_t>(x);
+    switch (s.kind) {
+      case StepKind::kAnnotation:
+        if (f == 2) { s.iter_id = v; return true; }
+        if (f == 3) { s.annotation = v; return true; }
+        return false;
+      case StepKind::kPragma:
+        if (f == 2) { s.iter_id = v; return true; }
+        return false;
+      case StepKind::kSplit:
+        if (f == 2) { s.iter_id = v; return true; }
+        return false;
+      case StepKind::kFollowSplit:
+        if (f == 2) { s.iter_id = v; return true; }
+        if (f == 3) { s.src_step_id = v; return true; }
+        if (f == 4) { s.n_split = v; return true; }
+        return false;
+      case StepKind::kFollowFusedSplit:
+        if (f == 2) { s.iter_id = v; return true; }
+        if (f == 4) { s.level = v; return true; }
+        return false;
+      case StepKind::kStorageAlign:
+        if (f == 2) { s.iter_id = v; return true; }
+        if (f == 3) { s.factor = v; return true; }
+        if (f == 4) { s.offset = v; return true; }
+        return false;
+      case StepKind::kComputeAt:
+        if (f == 2) { s.target_stage_id = v; return true; }
+        if (f == 3) { s.target_iter_id = v; return true; }
+        return false;
+      case StepKind::kRfactor:
+        if (f == 2) { s.iter_id = v; return true; }
+        if (f == 3) { s.factor_iter_id = v; return true; }
+        return false;
+      default:
+        return false;
+    }
+  }
+
+  bool step_bool(std::uint32_t f, bool b) {
+    Step& s = *step_;
+    if (f == 5 && (s.kind == StepKind::kSplit || s.kind == StepKind::kFollowFusedSplit)) {
+      s.inner_to_outer = b;
+      return true;
+    }
+    return false;
+  }
+
+  bool step_string(std::uint32_t f, std::string_view v) {
+    Step& s = *step_;
+    if (f == 0) {
+      const StepKind kind = step_kind_from_tag(v);
+      if (kind == StepKind::kUnknown) return false;  // kept verbatim by the DOM path
+      reset_step(&s, kind);
+      return true;
+    }
+    if (s.kind == StepKind::kPragma && f == 3) {
+      s.pragma_type.assign(v);
+      return true;
+    }
+    if ((s.kind == StepKind::kCacheRead || s.kind == StepKind::kCacheWrite) && f == 2) {
+      s.scope_name.assign(v);
+      return true;
+    }
+    return false;
+  }
+
+  bool begin_step_list(std::uint32_t f, json::error_code& ec) {
+    Step& s = *step_;
+    switch (s.kind) {
+      case StepKind::kFuse:
+      case StepKind::kReorder:
+        if (f != 2) return fail(ec);
+        list32_ = &s.ids;
+        break;
+      case StepKind::kSplit:
+        if (f != 4) return fail(ec);
+        list64_ = &s.lengths;
+        break;
+      case StepKind::kFollowFusedSplit:
+      case StepKind::kCacheRead:
+        if (f != 3) return fail(ec);
+        list32_ = &s.ids;
+        break;
+      default:
+        return fail(ec);
+    }
+    return push(Role::kStepList, ec);
+  }
+
+  Record* r_ = nullptr;
+  Frame frames_[kMaxDepth];
+  int depth_ = 0;
+  char key_ = 0;
+  unsigned seen_ = 0;  // bits: 1 "i", 2 "r", 4 "v"
+  std::size_t n_steps_ = 0;
+  Step* step_ = nullptr;
+  std::vector<std::int32_t>* list32_ = nullptr;
+  std::vector<std::int64_t>* list64_ = nullptr;
+  std::int64_t hw_[8] = {};
+  std::string part_;  // pieces of a string/key split by escapes
+  std::string last_;
+};
+
+}  // namespace
+
+struct SaxRecordParser::Impl {
+  json::basic_parser<Handler> parser{json::parse_options()};
+};
+
+SaxRecordParser::SaxRecordParser() : impl_(std::make_unique<Impl>()) {}
+SaxRecordParser::~SaxRecordParser() = default;
+
+bool SaxRecordParser::parse(std::string_view line, Record* out) {
+  auto& p = impl_->parser;
+  p.reset();
+  p.handler().begin(out);
+  json::error_code ec;
+  const std::size_t n = p.write_some(false, line.data(), line.size(), ec);
+  return !ec && n == line.size();
+}
+
+}  // namespace tcl::core::internal

@@ -1,0 +1,52 @@
+// daemon/config.h — tcld's configuration: flags, then TCLD_* environment
+// variables, then defaults (a flag beats the environment). Every option has
+// an environment twin named TCLD_ + the flag in upper case with '-' → '_':
+// --database-url ↔ TCLD_DATABASE_URL.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tcl::daemon {
+
+struct Config {
+  std::string command;               // serve | migrate | token | worker
+  std::vector<std::string> args;     // what follows the command (token create ...)
+
+  std::string database_url = "postgresql://postgres@127.0.0.1:5432/tcl";
+  std::string listen = "127.0.0.1:8080";  // host:port
+  std::string tls_cert;                    // HTTPS when both are set
+  std::string tls_key;
+  int io_threads = 2;
+  int worker_threads = 4;
+  int db_pool_size = 8;
+  std::size_t body_limit = 1 << 20;                // default per-request body limit, bytes
+  std::size_t max_upload_bytes = 1ull << 30;        // upload routes' body limit, bytes
+  std::chrono::milliseconds read_timeout{30000};
+  std::chrono::milliseconds write_timeout{30000};
+  std::chrono::milliseconds idle_timeout{60000};
+  std::chrono::milliseconds shutdown_grace{20000};
+  std::chrono::milliseconds token_cache_ttl{5000};
+  std::string log_level = "info";                   // trace|debug|info|warn|error
+
+  // Subcommand options (token create/revoke).
+  std::string token_name;
+  std::string token_scope = "read";
+
+  std::string host() const;       // from listen
+  unsigned short port() const;    // from listen
+};
+
+// Parses argv and `env` (a list of "NAME=value", usually environ). Returns
+// kInvalidArgument naming the flag or variable on bad input; `help` is set to
+// the usage text when --help was asked for.
+Result<Config> parse_config(int argc, const char* const* argv, const std::vector<std::string>& env,
+                            std::string* help);
+
+std::string usage();
+
+}  // namespace tcl::daemon

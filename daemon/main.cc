@@ -1,0 +1,223 @@
+// tcld — the TCL daemon: serve, migrate, token management.
+// Wiring only: each part is built here and handed to the next by reference.
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "api/auth.h"
+#include "api/handlers/health.h"
+#include "api/handlers/platforms.h"
+#include "api/http_metrics.h"
+#include "api/openapi.h"
+#include "api/router.h"
+#include "api/server.h"
+#include "daemon/config.h"
+#include "registry/migrations.h"
+#include "registry/pg_pool.h"
+#include "registry/platform_store.h"
+#include "registry/token_store.h"
+
+extern char** environ;
+
+namespace tcl::daemon {
+namespace {
+
+registry::PgPoolOptions pool_options(const Config& c) {
+  return registry::PgPoolOptions{c.database_url, c.db_pool_size, std::chrono::milliseconds(5000)};
+}
+
+// Applies migrations, retrying while the database is still coming up (a
+// compose stack starts tcld and PostgreSQL together).
+Status migrate_with_retry(registry::PgPool& pool, std::chrono::seconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (int attempt = 1;; ++attempt) {
+    auto report = registry::apply_migrations(pool, registry::embedded_migrations());
+    if (report) {
+      spdlog::info("migrations: applied={} current={}", report->applied, report->current);
+      return Status::ok();
+    }
+    if (report.status().code() != StatusCode::kUnavailable || std::chrono::steady_clock::now() >= deadline) {
+      return report.status();
+    }
+    spdlog::warn("migrations: database unavailable (attempt {}): {}; retrying", attempt, report.status().message());
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+int run_migrate(const Config& c) {
+  registry::PgPool pool(pool_options(c));
+  auto report = registry::apply_migrations(pool, registry::embedded_migrations());
+  if (!report) {
+    spdlog::error("migrate failed: {}", report.status().to_string());
+    return 1;
+  }
+  std::printf("applied %d migration(s); schema is at %d\n", report->applied, report->current);
+  return 0;
+}
+
+int run_token(const Config& c) {
+  const std::string action = c.args.empty() ? "" : c.args[0];
+  if ((action != "create" && action != "revoke") || c.token_name.empty()) {
+    std::fprintf(stderr, "usage: tcld token create --name N --scope read|write|admin | tcld token revoke --name N\n");
+    return 2;
+  }
+  registry::PgPool pool(pool_options(c));
+  if (Status s = migrate_with_retry(pool, std::chrono::seconds(0)); !s) {
+    spdlog::error("token: {}", s.to_string());
+    return 1;
+  }
+  registry::TokenStore tokens(pool);
+  if (action == "revoke") {
+    if (Status s = tokens.revoke(c.token_name); !s) {
+      std::fprintf(stderr, "tcld: %s\n", s.to_string().c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "revoked token '%s'\n", c.token_name.c_str());
+    return 0;
+  }
+  auto scope = registry::parse_scope(c.token_scope);
+  if (!scope) {
+    std::fprintf(stderr, "tcld: --scope must be read, write or admin\n");
+    return 2;
+  }
+  auto created = tokens.create(c.token_name, *scope);
+  if (!created) {
+    std::fprintf(stderr, "tcld: %s\n", created.status().to_string().c_str());
+    return 1;
+  }
+  std::printf("%s\n", created->plaintext.c_str());  // the only time it is shown
+  std::fprintf(stderr, "created %s token '%s'; store it now, it is not shown again\n",
+               std::string(registry::scope_name(*scope)).c_str(), c.token_name.c_str());
+  return 0;
+}
+
+int run_serve(const Config& c) {
+  prometheus::Registry metrics;
+  prometheus::BuildGauge()
+      .Name("tcld_build_info")
+      .Help("Always 1; the labels say which build is running.")
+      .Register(metrics)
+      .Add({{"version", TCL_VERSION}})
+      .Set(1);
+  auto& pool_gauges = prometheus::BuildGauge()
+                          .Name("tcld_db_pool_connections")
+                          .Help("PostgreSQL pool connections by state (max, open, in_use, waiting callers).")
+                          .Register(metrics);
+  auto& pool_max = pool_gauges.Add({{"state", "max"}});
+  auto& pool_open = pool_gauges.Add({{"state", "open"}});
+  auto& pool_in_use = pool_gauges.Add({{"state", "in_use"}});
+  auto& pool_waiting = pool_gauges.Add({{"state", "waiting"}});
+
+  registry::PgPool pool(pool_options(c));
+  if (Status s = migrate_with_retry(pool, std::chrono::seconds(60)); !s) {
+    spdlog::error("start-up stopped: {}", s.to_string());
+    return 1;
+  }
+  registry::PlatformStore platforms(pool);
+  registry::TokenStore tokens(pool);
+  api::TokenCache token_cache([&tokens](std::string_view t) { return tokens.lookup(t); }, c.token_cache_ttl);
+
+  api::ServerOptions so;
+  so.host = c.host();
+  so.port = c.port();
+  so.io_threads = c.io_threads;
+  so.worker_threads = c.worker_threads;
+  so.default_body_limit = c.body_limit;
+  so.read_timeout = c.read_timeout;
+  so.write_timeout = c.write_timeout;
+  so.idle_timeout = c.idle_timeout;
+  so.shutdown_grace = c.shutdown_grace;
+  so.tls_cert_file = c.tls_cert;
+  so.tls_key_file = c.tls_key;
+
+  api::Router router;
+  api::HttpMetrics http_metrics(metrics);
+  api::Server server(so, router, [&token_cache](std::string_view t) { return token_cache.authenticate(t); },
+                     http_metrics);
+
+  api::HealthDeps health;
+  health.readiness = [&pool, &server] {
+    std::vector<api::ReadinessCheck> checks;
+    checks.push_back({"accepting", !server.draining(), server.draining() ? "shutting down" : ""});
+    Status db = pool.ping();
+    checks.push_back({"database", db.is_ok(), db.message()});
+    Status mig = db ? registry::check_migrations(pool, registry::embedded_migrations()) : Status::unavailable("database down");
+    checks.push_back({"migrations", mig.is_ok(), mig.message()});
+    return checks;
+  };
+  health.metric_registries = {&metrics};
+  health.before_scrape = [&] {
+    const registry::PgPoolStats st = pool.stats();
+    pool_max.Set(st.size);
+    pool_open.Set(st.open);
+    pool_in_use.Set(st.in_use);
+    pool_waiting.Set(st.waiting);
+  };
+  health.openapi_yaml = api::kOpenApiYaml;
+  api::add_health_routes(router, std::move(health));
+  api::add_platform_routes(router, platforms);
+
+  if (Status s = server.start(); !s) {
+    spdlog::error("start-up stopped: {}", s.to_string());
+    return 1;
+  }
+
+  // Signals on their own small loop, so a busy I/O pool cannot delay them.
+  boost::asio::io_context signal_ioc;
+  boost::asio::signal_set signals(signal_ioc, SIGINT, SIGTERM);
+  signals.async_wait([&server](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", sig);
+    server.shutdown();
+  });
+  std::thread signal_thread([&signal_ioc] { signal_ioc.run(); });
+
+  server.run();
+  signals.cancel();
+  signal_ioc.stop();
+  signal_thread.join();
+  spdlog::info("tcld stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace tcl::daemon
+
+int main(int argc, char** argv) {
+  using namespace tcl::daemon;
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  std::string help;
+  auto config = parse_config(argc, argv, env, &help);
+  if (!help.empty()) {
+    std::cout << help;
+    return 0;
+  }
+  if (!config) {
+    std::fprintf(stderr, "tcld: %s\n\n%s", config.status().message().c_str(), usage().c_str());
+    return 2;
+  }
+  // Logs go to stderr: stdout carries command output (a new token).
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("tcld"));
+  spdlog::set_level(spdlog::level::from_str(config->log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ level=%l %v", spdlog::pattern_time_type::utc);
+  try {
+    if (config->command == "migrate") return run_migrate(*config);
+    if (config->command == "token") return run_token(*config);
+    if (config->command == "serve") return run_serve(*config);
+    std::fprintf(stderr, "tcld: '%s' is not available yet\n", config->command.c_str());
+    return 2;
+  } catch (const std::exception& e) {
+    spdlog::critical("fatal: {}", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,119 @@
+#include "registry/platform_store.h"
+
+#include <pqxx/transaction>
+
+#include <charconv>
+#include <string>
+
+#include "registry/pg_pool_internal.h"
+
+namespace tcl::registry {
+namespace {
+
+// Columns shared by every platform query, in the order row_to_platform reads.
+constexpr const char* kPlatformColumns =
+    "id, name, target, array_to_string(hardware_params, ','), description, "
+    "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
+
+std::string array_literal(const std::array<std::int64_t, 8>& values) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(values[i]);
+  }
+  s += '}';
+  return s;
+}
+
+// "1,2,...,8" → the array; the schema guarantees exactly 8 non-NULL values.
+Status parse_params(std::string_view text, std::array<std::int64_t, 8>& out) {
+  std::size_t i = 0;
+  const char* p = text.data();
+  const char* end = text.data() + text.size();
+  while (p < end && i < out.size()) {
+    auto [next, ec] = std::from_chars(p, end, out[i]);
+    if (ec != std::errc()) break;
+    ++i;
+    p = next;
+    if (p < end && *p == ',') ++p;
+  }
+  if (i != out.size() || p != end) return Status::internal("malformed hardware_params '" + std::string(text) + "'");
+  return Status::ok();
+}
+
+Result<Platform> row_to_platform(const pqxx::row& row) {
+  Platform p;
+  p.id = row[0].as<std::int64_t>();
+  p.name = row[1].as<std::string>();
+  p.target = row[2].as<std::string>();
+  if (Status s = parse_params(row[3].as<std::string>(), p.hardware_params); !s) return s;
+  p.description = row[4].as<std::string>();
+  p.created_at = row[5].as<std::string>();
+  return p;
+}
+
+// Counts for one platform. `programs` and `tasks` cover both measured and
+// candidate programs; `measurements`/`failed` split on measurements.failed.
+constexpr const char* kCountsQuery = R"sql(
+WITH platform_programs AS (
+  SELECT program_id FROM measurements WHERE platform_id = $1
+  UNION
+  SELECT program_id FROM candidates WHERE platform_id = $1
+)
+SELECT
+  (SELECT count(*) FROM platform_programs),
+  (SELECT count(DISTINCT p.task_id) FROM platform_programs pp JOIN programs p ON p.id = pp.program_id),
+  (SELECT count(*) FROM measurements WHERE platform_id = $1 AND NOT failed),
+  (SELECT count(*) FROM measurements WHERE platform_id = $1 AND failed),
+  (SELECT count(*) FROM candidates WHERE platform_id = $1)
+)sql";
+
+}  // namespace
+
+Result<Platform> PlatformStore::create(const NewPlatform& p) {
+  const std::string what = "creating platform '" + p.name + "'";
+  return internal::with_transaction(pool_, what, [&](pqxx::work& tx) -> Result<Platform> {
+    try {
+      const pqxx::row row = tx.exec_params1(
+          std::string("INSERT INTO platforms (name, target, hardware_params, description) "
+                      "VALUES ($1, $2, $3::bigint[], $4) RETURNING ") +
+              kPlatformColumns,
+          p.name, p.target, array_literal(p.hardware_params), p.description);
+      return row_to_platform(row);
+    } catch (const pqxx::unique_violation&) {
+      return Status::already_exists("platform '" + p.name + "' already exists");
+    }
+  });
+}
+
+Result<std::vector<Platform>> PlatformStore::list() {
+  return internal::with_transaction(pool_, "listing platforms", [&](pqxx::work& tx) -> Result<std::vector<Platform>> {
+    std::vector<Platform> out;
+    for (const pqxx::row& row : tx.exec(std::string("SELECT ") + kPlatformColumns + " FROM platforms ORDER BY id")) {
+      auto p = row_to_platform(row);
+      if (!p) return p.status();
+      out.push_back(std::move(*p));
+    }
+    return out;
+  });
+}
+
+Result<Platform> PlatformStore::get(const std::string& name) {
+  const std::string what = "reading platform '" + name + "'";
+  return internal::with_transaction(pool_, what, [&](pqxx::work& tx) -> Result<Platform> {
+    const pqxx::result r =
+        tx.exec_params(std::string("SELECT ") + kPlatformColumns + " FROM platforms WHERE name = $1", name);
+    if (r.empty()) return Status::not_found("platform '" + name + "' does not exist");
+    auto p = row_to_platform(r[0]);
+    if (!p) return p.status();
+    const pqxx::row c = tx.exec_params1(kCountsQuery, p->id);
+    p->counts.programs = c[0].as<std::int64_t>();
+    p->counts.tasks = c[1].as<std::int64_t>();
+    p->counts.measurements = c[2].as<std::int64_t>();
+    p->counts.failed = c[3].as<std::int64_t>();
+    p->counts.candidates = c[4].as<std::int64_t>();
+    return p;
+  });
+}
+
+}  // namespace tcl::registry

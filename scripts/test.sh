@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh Debian 12 machine: install what is missing,
+# build, run every test through ctest. Each test binary starts its own
+# throwaway PostgreSQL cluster (tests/lib/pg_cluster.h), so nothing needs to
+# be running beforehand. Used by .ci/run unchanged.
+#
+#   scripts/test.sh [extra ctest args]      e.g. scripts/test.sh -R Tcld
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+build_dir=${TCL_BUILD_DIR:-build}
+jobs=${TCL_JOBS:-$(nproc)}
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTCL_WERROR=ON
+cmake --build "$build_dir" -j "$jobs"
+cd "$build_dir"
+ctest --output-on-failure -j "$jobs" --timeout 600 "$@"

@@ -1,0 +1,65 @@
+#include "daemon/config.h"
+
+#include <gtest/gtest.h>
+
+namespace tcl::daemon {
+namespace {
+
+Result<Config> parse(std::vector<const char*> argv, std::vector<std::string> env = {}) {
+  argv.insert(argv.begin(), "tcld");
+  return parse_config(static_cast<int>(argv.size()), argv.data(), env, nullptr);
+}
+
+TEST(ConfigTest, DefaultsServeOnLoopback) {
+  auto c = parse({"serve"});
+  ASSERT_TRUE(c) << c.status().to_string();
+  EXPECT_EQ(c->command, "serve");
+  EXPECT_EQ(c->host(), "127.0.0.1");
+  EXPECT_EQ(c->port(), 8080);
+  EXPECT_TRUE(c->tls_cert.empty());
+}
+
+TEST(ConfigTest, EnvironmentIsReadAndFlagsWin) {
+  auto c = parse({"serve", "--listen", "127.0.0.1:9000"},
+                 {"TCLD_DATABASE_URL=postgresql://db/x", "TCLD_LISTEN=0.0.0.0:1", "TCLD_WORKER_THREADS=7",
+                  "TCLD_READ_TIMEOUT_MS=1500", "PATH=/bin", "TCLD_NOT_AN_OPTION=1"});
+  ASSERT_TRUE(c) << c.status().to_string();
+  EXPECT_EQ(c->database_url, "postgresql://db/x");
+  EXPECT_EQ(c->listen, "127.0.0.1:9000");
+  EXPECT_EQ(c->worker_threads, 7);
+  EXPECT_EQ(c->read_timeout.count(), 1500);
+}
+
+TEST(ConfigTest, TokenSubcommandArguments) {
+  auto c = parse({"token", "create", "--name", "ci", "--scope", "admin"});
+  ASSERT_TRUE(c) << c.status().to_string();
+  EXPECT_EQ(c->command, "token");
+  ASSERT_EQ(c->args.size(), 1u);
+  EXPECT_EQ(c->args[0], "create");
+  EXPECT_EQ(c->token_name, "ci");
+  EXPECT_EQ(c->token_scope, "admin");
+}
+
+TEST(ConfigTest, BadInputNamesTheProblem) {
+  EXPECT_NE(parse({}).status().message().find("no command"), std::string::npos);
+  EXPECT_NE(parse({"fly"}).status().message().find("unknown command 'fly'"), std::string::npos);
+  EXPECT_NE(parse({"serve", "--listen", "nocolon"}).status().message().find("--listen"), std::string::npos);
+  EXPECT_NE(parse({"serve", "--listen", "h:99999"}).status().message().find("port"), std::string::npos);
+  EXPECT_NE(parse({"serve", "--tls-cert", "a.pem"}).status().message().find("--tls-key"), std::string::npos);
+  EXPECT_NE(parse({"serve", "--io-threads", "0"}).status().message().find("--io-threads"), std::string::npos);
+  EXPECT_NE(parse({"serve", "--worker-threads", "many"}).status().message().find("worker-threads"),
+            std::string::npos);
+  EXPECT_NE(parse({"serve", "--log-level", "loud"}).status().message().find("--log-level"), std::string::npos);
+  EXPECT_FALSE(parse({"serve"}, {"TCLD_IO_THREADS=abc"}));
+}
+
+TEST(ConfigTest, HelpFillsUsage) {
+  std::vector<const char*> argv = {"tcld", "--help"};
+  std::string help;
+  auto c = parse_config(2, argv.data(), {}, &help);
+  EXPECT_NE(help.find("--database-url"), std::string::npos);
+  EXPECT_NE(help.find("token create"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tcl::daemon

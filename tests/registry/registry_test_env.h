@@ -1,0 +1,65 @@
+// tests/registry/registry_test_env.h — shared set-up for registry tests: a
+// fresh database per test (tests/lib/pg_cluster.h), a pool on it, and plain
+// SQL helpers to inspect what the stores wrote.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <pqxx/pqxx>
+
+#include <memory>
+#include <string>
+
+#include "registry/migrations.h"
+#include "registry/pg_pool.h"
+#include "tests/lib/pg_cluster.h"
+
+namespace tcl::registry::testing {
+
+inline std::unique_ptr<PgPool> make_pool(const std::string& url, int size = 4,
+                                         std::chrono::milliseconds checkout_timeout = std::chrono::seconds(5)) {
+  PgPoolOptions options;
+  options.url = url;
+  options.size = size;
+  options.checkout_timeout = checkout_timeout;
+  return std::make_unique<PgPool>(std::move(options));
+}
+
+// Runs `sql` on its own connection (autocommit); returns the result.
+inline pqxx::result exec_sql(const std::string& url, const std::string& sql) {
+  pqxx::connection conn(url);
+  pqxx::nontransaction tx(conn);
+  return tx.exec(sql);
+}
+
+// The first field of the first row of `sql`, as text ("" for NULL).
+inline std::string query_text(const std::string& url, const std::string& sql) {
+  const pqxx::result r = exec_sql(url, sql);
+  if (r.empty() || r[0][0].is_null()) return "";
+  return r[0][0].as<std::string>();
+}
+
+// A migrated, empty database and a pool on it.
+class MigratedDbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    url_ = tcl::testing::PgCluster::shared().create_database();
+    pool_ = make_pool(url_);
+    auto report = apply_migrations(*pool_, embedded_migrations());
+    ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  }
+
+  std::string url_;
+  std::unique_ptr<PgPool> pool_;
+};
+
+// Restarts the shared cluster when it goes out of scope, so a failing
+// assertion in an outage test never leaves the cluster down.
+class ClusterRestartGuard {
+ public:
+  ClusterRestartGuard() = default;
+  ~ClusterRestartGuard() { tcl::testing::PgCluster::shared().start(); }
+  ClusterRestartGuard(const ClusterRestartGuard&) = delete;
+  ClusterRestartGuard& operator=(const ClusterRestartGuard&) = delete;
+};
+
+}  // namespace tcl::registry::testing

@@ -1,0 +1,115 @@
+// tclctl — the command-line client of tcld. Speaks only the HTTP API.
+//
+//   tclctl [--url URL] [--token TOKEN] COMMAND ...
+//   TCL_URL (default http://127.0.0.1:8080) and TCL_TOKEN stand in for the flags.
+#include <boost/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tools/api_client.h"
+
+namespace json = boost::json;
+using tcl::tools::ApiClient;
+using tcl::tools::ApiResponse;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: tclctl [--url URL] [--token TOKEN] COMMAND\n"
+    "  platform create --name N --target T --hardware-params a,b,c,d,e,f,g,h [--description D]\n"
+    "  platform list\n"
+    "  platform show NAME\n"
+    "Environment: TCL_URL (default http://127.0.0.1:8080), TCL_TOKEN.\n";
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "tclctl: %s\n", message.c_str());
+  return 1;
+}
+
+// Splits "--flag value" pairs out of args; positional words stay in order.
+struct Args {
+  std::vector<std::string> words;
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::string flag(const std::string& name, const std::string& fallback = "") const {
+    for (const auto& [k, v] : flags)
+      if (k == name) return v;
+    return fallback;
+  }
+};
+
+Args split_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    if (s.rfind("--", 0) == 0 && i + 1 < argc) {
+      a.flags.emplace_back(s.substr(2), argv[++i]);
+    } else {
+      a.words.push_back(s);
+    }
+  }
+  return a;
+}
+
+int print_or_fail(const tcl::Result<ApiResponse>& r, int expected) {
+  if (!r) return fail(r.status().message());
+  if (r->status != expected) return fail(r->error_text());
+  std::cout << json::serialize(r->json()) << "\n";
+  return 0;
+}
+
+int platform_command(ApiClient& api, const Args& a) {
+  const std::string verb = a.words.size() > 1 ? a.words[1] : "";
+  if (verb == "create") {
+    json::object body{{"name", a.flag("name")}, {"target", a.flag("target")}};
+    json::array hw;
+    std::stringstream ss(a.flag("hardware-params"));
+    for (std::string item; std::getline(ss, item, ',');) {
+      try {
+        hw.push_back(std::stoll(item));
+      } catch (const std::exception&) {
+        return fail("--hardware-params must be 8 comma-separated integers");
+      }
+    }
+    body["hardware_params"] = std::move(hw);
+    if (!a.flag("description").empty()) body["description"] = a.flag("description");
+    return print_or_fail(api.call("POST", "/v1/platforms", json::serialize(body)), 201);
+  }
+  if (verb == "list") {
+    auto r = api.call("GET", "/v1/platforms");
+    if (!r) return fail(r.status().message());
+    if (r->status != 200) return fail(r->error_text());
+    std::printf("%-24s %-48s %s\n", "NAME", "TARGET", "CREATED");
+    const json::value listing = r->json();
+    for (const auto& p : listing.at("platforms").as_array()) {
+      std::printf("%-24s %-48s %s\n", std::string(p.at("name").as_string()).c_str(),
+                  std::string(p.at("target").as_string()).c_str(),
+                  std::string(p.at("created_at").as_string()).c_str());
+    }
+    return 0;
+  }
+  if (verb == "show" && a.words.size() > 2) {
+    return print_or_fail(api.call("GET", "/v1/platforms/" + a.words[2]), 200);
+  }
+  return fail(std::string("bad platform command\n") + kUsage);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a = split_args(argc, argv);
+  if (a.words.empty() || a.words[0] == "help") {
+    std::fputs(kUsage, a.words.empty() ? stderr : stdout);
+    return a.words.empty() ? 2 : 0;
+  }
+  const char* env_url = std::getenv("TCL_URL");
+  const char* env_token = std::getenv("TCL_TOKEN");
+  ApiClient api(a.flag("url", env_url ? env_url : "http://127.0.0.1:8080"), a.flag("token", env_token ? env_token : ""));
+  if (a.words[0] == "platform") return platform_command(api, a);
+  std::fprintf(stderr, "tclctl: unknown command '%s'\n%s", a.words[0].c_str(), kUsage);
+  return 2;
+}

@@ -1,0 +1,178 @@
+// trainer/cost_model.cc — spans → tensors at the boundary (no copies of the
+// token buffer: from_blob over the caller's memory), inference in chunks
+// under NoGradGuard, and every torch exception turned into a Status here.
+#include "trainer/cost_model.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include <torch/torch.h>
+
+#include "trainer/score_model.h"
+
+namespace tcl::trainer {
+namespace {
+
+// Programs per forward pass: bounds the activations' memory
+// (chunk · L · expand · d_model floats per layer).
+constexpr int64_t kChunk = 1024;
+
+std::string size_text(size_t got, int64_t want) {
+  return "got " + std::to_string(got) + " values, expected " + std::to_string(want);
+}
+
+}  // namespace
+
+struct CostModel::Impl {
+  std::shared_ptr<ScoreModel> model;
+
+  Status check(const FeatureBatch& b) const {
+    const ModelConfig& c = model->config();
+    if (b.count < 0) return Status::invalid_argument("batch: negative count");
+    if (b.seq_len < 1 || b.seq_len > c.max_len) {
+      return Status::invalid_argument("batch: seq_len " + std::to_string(b.seq_len) +
+                                      " outside [1, " + std::to_string(c.max_len) + "]");
+    }
+    if (static_cast<int64_t>(b.tokens.size()) != b.count * b.seq_len * c.token_dim) {
+      return Status::invalid_argument("batch: tokens: " +
+                                      size_text(b.tokens.size(), b.count * b.seq_len * c.token_dim));
+    }
+    if (static_cast<int64_t>(b.lengths.size()) != b.count) {
+      return Status::invalid_argument("batch: lengths: " + size_text(b.lengths.size(), b.count));
+    }
+    const int64_t nd = static_cast<int64_t>(b.descriptors.size());
+    if (nd != c.descriptor_dim && nd != b.count * c.descriptor_dim) {
+      return Status::invalid_argument("batch: descriptors: " +
+                                      size_text(b.descriptors.size(), b.count * c.descriptor_dim));
+    }
+    for (int64_t i = 0; i < b.count; ++i) {
+      if (b.lengths[i] < 0 || b.lengths[i] > b.seq_len) {
+        return Status::invalid_argument("batch: program " + std::to_string(i) + " has length " +
+                                        std::to_string(b.lengths[i]) + " outside [0, " +
+                                        std::to_string(b.seq_len) + "]");
+      }
+    }
+    return Status::ok();
+  }
+
+  // Calls fn(tokens, lengths, descriptors, begin, size) per chunk of programs.
+  template <typename Fn>
+  Status for_chunks(const FeatureBatch& b, Fn&& fn) const {
+    if (Status s = check(b); !s) return s;
+    const ModelConfig& c = model->config();
+    try {
+      torch::NoGradGuard no_grad;
+      // from_blob does not copy; the model only reads its inputs.
+      const torch::Tensor tokens = torch::from_blob(const_cast<float*>(b.tokens.data()),
+                                                    {b.count, b.seq_len, c.token_dim},
+                                                    torch::kFloat);
+      const torch::Tensor lengths =
+          torch::from_blob(const_cast<int32_t*>(b.lengths.data()), {b.count}, torch::kInt)
+              .to(torch::kLong);
+      torch::Tensor desc = torch::from_blob(const_cast<float*>(b.descriptors.data()),
+                                            {static_cast<int64_t>(b.descriptors.size()) /
+                                                 c.descriptor_dim,
+                                             c.descriptor_dim},
+                                            torch::kFloat);
+      const bool shared_desc = desc.size(0) != b.count || b.count == 0;
+      for (int64_t begin = 0; begin < b.count; begin += kChunk) {
+        const int64_t size = std::min(kChunk, b.count - begin);
+        const torch::Tensor d =
+            shared_desc ? desc.expand({size, c.descriptor_dim}) : desc.narrow(0, begin, size);
+        fn(tokens.narrow(0, begin, size), lengths.narrow(0, begin, size), d, begin, size);
+      }
+    } catch (const std::exception& e) {
+      return Status::internal(std::string("cost model: ") + e.what());
+    }
+    return Status::ok();
+  }
+};
+
+CostModel::CostModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CostModel::~CostModel() = default;
+
+Result<std::unique_ptr<CostModel>> CostModel::create(const ModelConfig& config) {
+  try {
+    Result<std::shared_ptr<ScoreModel>> model = make_score_model(config);
+    if (!model) return model.status();
+    return wrap(std::move(*model));
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("cost model: ") + e.what());
+  }
+}
+
+Result<std::unique_ptr<CostModel>> CostModel::load(std::string_view checkpoint) {
+  try {
+    Result<std::shared_ptr<ScoreModel>> model = load_score_model(checkpoint);
+    if (!model) return model.status();
+    return wrap(std::move(*model));
+  } catch (const std::exception& e) {
+    return Status::data_loss(std::string("cost model: ") + e.what());
+  }
+}
+
+std::unique_ptr<CostModel> CostModel::wrap(std::shared_ptr<ScoreModel> model) {
+  auto impl = std::make_unique<Impl>();
+  impl->model = std::move(model);
+  impl->model->eval();  // predict() never drops; predict_mc() drops on purpose
+  return std::unique_ptr<CostModel>(new CostModel(std::move(impl)));
+}
+
+std::shared_ptr<ScoreModel> CostModel::score_model() const { return impl_->model; }
+
+const ModelConfig& CostModel::config() const { return impl_->model->config(); }
+
+int64_t CostModel::num_parameters() const { return impl_->model->num_parameters(); }
+
+Result<std::string> CostModel::save() const {
+  try {
+    return save_score_model(*impl_->model);
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("cost model: save: ") + e.what());
+  }
+}
+
+Status CostModel::predict(const FeatureBatch& batch, std::span<float> scores) const {
+  if (static_cast<int64_t>(scores.size()) != batch.count) {
+    return Status::invalid_argument("predict: scores: " + size_text(scores.size(), batch.count));
+  }
+  return impl_->for_chunks(batch, [&](const torch::Tensor& t, const torch::Tensor& l,
+                                      const torch::Tensor& d, int64_t begin, int64_t size) {
+    const torch::Tensor s = impl_->model->forward(t, l, d).contiguous();
+    std::memcpy(scores.data() + begin, s.data_ptr<float>(), sizeof(float) * size_t(size));
+  });
+}
+
+Status CostModel::predict_mc(const FeatureBatch& batch, int32_t samples,
+                             std::span<float> scores) const {
+  if (samples < 1) return Status::invalid_argument("predict_mc: samples must be ≥ 1");
+  if (static_cast<int64_t>(scores.size()) != samples * batch.count) {
+    return Status::invalid_argument("predict_mc: scores: " +
+                                    size_text(scores.size(), samples * batch.count));
+  }
+  return impl_->for_chunks(batch, [&](const torch::Tensor& t, const torch::Tensor& l,
+                                      const torch::Tensor& d, int64_t begin, int64_t size) {
+    for (int32_t k = 0; k < samples; ++k) {
+      const torch::Tensor s = impl_->model->forward_mc(t, l, d).contiguous();
+      std::memcpy(scores.data() + k * batch.count + begin, s.data_ptr<float>(),
+                  sizeof(float) * size_t(size));
+    }
+  });
+}
+
+Status CostModel::embed(const FeatureBatch& batch, std::span<float> embeddings) const {
+  const int64_t d_model = config().d_model;
+  if (static_cast<int64_t>(embeddings.size()) != batch.count * d_model) {
+    return Status::invalid_argument("embed: embeddings: " +
+                                    size_text(embeddings.size(), batch.count * d_model));
+  }
+  return impl_->for_chunks(batch, [&](const torch::Tensor& t, const torch::Tensor& l,
+                                      const torch::Tensor& d, int64_t begin, int64_t size) {
+    const torch::Tensor e = impl_->model->embed(t, l, d).contiguous();
+    std::memcpy(embeddings.data() + begin * d_model, e.data_ptr<float>(),
+                sizeof(float) * size_t(size * d_model));
+  });
+}
+
+}  // namespace tcl::trainer

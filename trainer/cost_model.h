@@ -1,0 +1,73 @@
+// trainer/cost_model.h — the torch-free face of a score model, for api/,
+// daemon/ and sampler callers: plain float spans in and out, Status for every
+// failure. Nothing outside trainer/ may include torch; this header does not.
+//
+// Inputs use core's feature layout (core/features.h): per program, seq_len
+// tokens of token_dim floats (row-major, padded past its length) and one
+// hardware descriptor of descriptor_dim floats.
+//
+// Thread-safety: predict, predict_mc, embed and save are const and may run
+// concurrently (inference runs without autograd, in eval mode).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "trainer/model_config.h"
+
+namespace tcl::trainer {
+
+class ScoreModel;
+
+// A borrowed batch of featurized programs; the spans must stay live for the call.
+struct FeatureBatch {
+  int64_t count = 0;    // n programs
+  int64_t seq_len = 0;  // L tokens per program in `tokens`, 1 ≤ L ≤ config.max_len
+  std::span<const float> tokens;       // n · L · token_dim
+  std::span<const int32_t> lengths;    // n, each in [0, L]
+  std::span<const float> descriptors;  // n · descriptor_dim, or descriptor_dim (one for all)
+};
+
+class CostModel {
+ public:
+  // A freshly initialised model; kInvalidArgument when the config does not validate.
+  static Result<std::unique_ptr<CostModel>> create(const ModelConfig& config);
+  // A model from checkpoint bytes (save()); kDataLoss when they are not a
+  // TCL checkpoint, kInvalidArgument when its config does not validate.
+  static Result<std::unique_ptr<CostModel>> load(std::string_view checkpoint);
+  ~CostModel();
+  CostModel(const CostModel&) = delete;
+  CostModel& operator=(const CostModel&) = delete;
+
+  const ModelConfig& config() const;
+  int64_t num_parameters() const;
+
+  // Checkpoint bytes (config + fp32 weights) for a bytea column.
+  Result<std::string> save() const;
+
+  // scores[i] = score of program i (higher = faster); scores.size() == n.
+  // kInvalidArgument naming the mismatch when sizes disagree with the config.
+  Status predict(const FeatureBatch& batch, std::span<float> scores) const;
+  // `samples` MC-dropout samples, sample-major: scores[s · n + i];
+  // scores.size() == samples · n.
+  Status predict_mc(const FeatureBatch& batch, int32_t samples, std::span<float> scores) const;
+  // The conditioned pooled state, row-major [n, d_model] (the sampler's embedding).
+  Status embed(const FeatureBatch& batch, std::span<float> embeddings) const;
+
+  // For trainer/ code only (training jobs): the underlying torch model.
+  std::shared_ptr<ScoreModel> score_model() const;
+  // Wraps a model built or trained by trainer/ code and puts it in eval mode.
+  // The model must not be trained while wrapped.
+  static std::unique_ptr<CostModel> wrap(std::shared_ptr<ScoreModel> model);
+
+ private:
+  struct Impl;
+  explicit CostModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;  // constant after construction
+};
+
+}  // namespace tcl::trainer

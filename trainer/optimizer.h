@@ -1,0 +1,46 @@
+// trainer/optimizer.h — AdamW with the parameters that must not shrink
+// excluded from weight decay.
+//
+// Decay rule: a parameter decays iff it is a matrix or larger (dim ≥ 2) and
+// its own name (the last dotted component) is not in kNoDecayNames. So
+// biases, norm weights and D (all 1-D) never decay, and neither do A_log
+// (Mamba's state matrix, whose decay would pull every A towards -1) and the
+// attention baseline's position table.
+//
+// Thread-safety: pure functions; the optimizer returned is single-threaded.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace tcl::trainer {
+
+// Matrix-shaped parameters exempt from weight decay, by own name.
+inline constexpr const char* kNoDecayNames[] = {"A_log", "pos_emb"};
+
+struct AdamWConfig {
+  double lr = 1e-3;
+  double weight_decay = 1e-2;  // applied to the decay group only
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+};
+
+// The model's trainable parameters split by the decay rule, in
+// named_parameters() order; names are the full dotted names.
+struct DecaySplit {
+  std::vector<std::string> decay_names, no_decay_names;
+  std::vector<torch::Tensor> decay, no_decay;
+};
+DecaySplit split_weight_decay(const torch::nn::Module& model);
+
+// AdamW over two groups: {decay, weight_decay = config.weight_decay} and
+// {no_decay, weight_decay = 0}. The optimizer shares the model's tensors;
+// the model must outlive it.
+std::unique_ptr<torch::optim::AdamW> make_adamw(const torch::nn::Module& model,
+                                                const AdamWConfig& config = {});
+
+}  // namespace tcl::trainer

@@ -1,0 +1,165 @@
+// trainer/score_model.cc
+#include "trainer/score_model.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "trainer/attention_model.h"
+#include "trainer/mlp_model.h"
+#include "trainer/model.h"
+
+namespace tcl::trainer {
+namespace {
+
+// Checkpoint layout version; bump when the archive's keys change meaning.
+constexpr int64_t kCheckpointFormat = 1;
+
+// The dropout stream is seeded apart from the init stream.
+constexpr uint64_t kDropoutSeedSalt = 0x9E3779B97F4A7C15ULL;
+
+}  // namespace
+
+ScoreModel::ScoreModel(const ModelConfig& config)
+    : config_(config),
+      dropout_gen_(at::make_generator<at::CPUGeneratorImpl>(config.seed ^ kDropoutSeedSalt)) {
+  head_ = register_module("head", ConditionedHead(config.d_model, config.descriptor_dim,
+                                                  config.film_hidden, config.head_hidden,
+                                                  config.dropout));
+}
+
+at::Generator ScoreModel::init_generator() const {
+  return at::make_generator<at::CPUGeneratorImpl>(config_.seed);
+}
+
+void ScoreModel::reset_head(at::Generator& gen) { head_->reset_parameters(gen); }
+
+int64_t ScoreModel::num_parameters() const {
+  int64_t n = 0;
+  for (const auto& p : parameters()) n += p.numel();
+  return n;
+}
+
+void ScoreModel::check_inputs(const torch::Tensor& tokens, const torch::Tensor& lengths,
+                              const torch::Tensor& descriptor) const {
+  TORCH_CHECK(tokens.dim() == 3 && tokens.size(2) == config_.token_dim,
+              "score model: tokens must be [B, L, ", config_.token_dim, "], got ", tokens.sizes());
+  TORCH_CHECK(tokens.is_floating_point(), "score model: tokens must be floating point");
+  TORCH_CHECK(tokens.size(1) <= config_.max_len, "score model: sequence length ", tokens.size(1),
+              " exceeds max_len ", config_.max_len);
+  const int64_t B = tokens.size(0);
+  TORCH_CHECK(lengths.dim() == 1 && lengths.size(0) == B, "score model: lengths must be [", B,
+              "], got ", lengths.sizes());
+  TORCH_CHECK(!lengths.is_floating_point(), "score model: lengths must be integers");
+  TORCH_CHECK(descriptor.dim() == 2 && descriptor.size(0) == B &&
+                  descriptor.size(1) == config_.descriptor_dim,
+              "score model: descriptor must be [", B, ", ", config_.descriptor_dim, "], got ",
+              descriptor.sizes());
+  if (B > 0) {
+    TORCH_CHECK(lengths.min().item<int64_t>() >= 0 &&
+                    lengths.max().item<int64_t>() <= tokens.size(1),
+                "score model: lengths must be in [0, ", tokens.size(1), "]");
+  }
+}
+
+torch::Tensor ScoreModel::embed(const torch::Tensor& tokens, const torch::Tensor& lengths,
+                                const torch::Tensor& descriptor) {
+  check_inputs(tokens, lengths, descriptor);
+  return head_->condition(encode(tokens, lengths), descriptor);
+}
+
+torch::Tensor ScoreModel::scores(const torch::Tensor& tokens, const torch::Tensor& lengths,
+                                 const torch::Tensor& descriptor, bool dropout_active) {
+  return head_->score(embed(tokens, lengths, descriptor), dropout_active, dropout_gen_);
+}
+
+torch::Tensor ScoreModel::forward(const torch::Tensor& tokens, const torch::Tensor& lengths,
+                                  const torch::Tensor& descriptor) {
+  return scores(tokens, lengths, descriptor, is_training());
+}
+
+torch::Tensor ScoreModel::forward_mc(const torch::Tensor& tokens, const torch::Tensor& lengths,
+                                     const torch::Tensor& descriptor) {
+  return scores(tokens, lengths, descriptor, /*dropout_active=*/true);
+}
+
+Result<std::shared_ptr<ScoreModel>> make_score_model(const ModelConfig& config) {
+  if (Status s = validate(config); !s) return s;
+  std::shared_ptr<ScoreModel> model;
+  switch (config.kind) {
+    case ModelKind::kMamba: model = std::make_shared<MambaStudent>(config); break;
+    case ModelKind::kAttention: model = std::make_shared<AttentionModel>(config); break;
+    case ModelKind::kMlp: model = std::make_shared<MlpModel>(config); break;
+  }
+  if (!model) return Status::invalid_argument("model config: unknown kind");
+  model->eval();
+  return model;
+}
+
+std::string save_score_model(const ScoreModel& model) {
+  torch::serialize::OutputArchive archive;
+  archive.write("format", c10::IValue(kCheckpointFormat));
+  archive.write("config", c10::IValue(config_to_text(model.config())));
+  torch::serialize::OutputArchive weights(archive.compilation_unit());
+  model.save(weights);
+  archive.write("model", weights);
+  std::ostringstream out;
+  archive.save_to(out);
+  return std::move(out).str();
+}
+
+Result<std::shared_ptr<ScoreModel>> load_score_model(std::string_view bytes) {
+  torch::serialize::InputArchive archive;
+  std::string config_text;
+  try {
+    archive.load_from(bytes.data(), bytes.size());
+    c10::IValue format, config;
+    if (!archive.try_read("format", format) || !format.isInt()) {
+      return Status::data_loss("checkpoint: no format version (not a TCL checkpoint)");
+    }
+    if (format.toInt() != kCheckpointFormat) {
+      return Status::data_loss("checkpoint: format " + std::to_string(format.toInt()) +
+                               " is not supported (expected " +
+                               std::to_string(kCheckpointFormat) + ")");
+    }
+    if (!archive.try_read("config", config) || !config.isString()) {
+      return Status::data_loss("checkpoint: no model config");
+    }
+    config_text = config.toStringRef();
+  } catch (const std::exception& e) {
+    return Status::data_loss(std::string("checkpoint: unreadable archive: ") + e.what());
+  }
+
+  Result<ModelConfig> config = config_from_text(config_text);
+  if (!config) return config.status().with_context("checkpoint");
+  Result<std::shared_ptr<ScoreModel>> made = make_score_model(*config);
+  if (!made) return made.status().with_context("checkpoint");
+  std::shared_ptr<ScoreModel> model = *made;
+
+  // Module::load replaces each tensor without checking its shape, so record
+  // the shapes the config implies and compare afterwards.
+  std::map<std::string, std::vector<int64_t>> expected;
+  for (const auto& p : model->named_parameters()) expected[p.key()] = p.value().sizes().vec();
+  try {
+    torch::serialize::InputArchive weights;
+    if (!archive.try_read("model", weights)) return Status::data_loss("checkpoint: no weights");
+    model->load(weights);
+  } catch (const std::exception& e) {
+    return Status::data_loss(std::string("checkpoint: weights do not match the config: ") +
+                             e.what());
+  }
+  for (const auto& p : model->named_parameters()) {
+    const auto it = expected.find(p.key());
+    if (it == expected.end() || it->second != p.value().sizes().vec() ||
+        p.value().scalar_type() != torch::kFloat) {
+      return Status::data_loss("checkpoint: parameter '" + p.key() +
+                               "' has the wrong shape or dtype for its config");
+    }
+  }
+  model->eval();
+  return model;
+}
+
+}  // namespace tcl::trainer

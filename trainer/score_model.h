@@ -1,0 +1,87 @@
+// trainer/score_model.h — the common interface of every cost model in TCL
+// (the Mamba student and the baselines), and its checkpoint format.
+//
+// A ScoreModel maps featurized programs to one score each (higher = faster):
+//   tokens     [B, L, token_dim]   float32, rows past lengths[b] are padding
+//   lengths    [B]                 integer, each in [0, L], L ≤ max_len
+//   descriptor [B, descriptor_dim] float32, the platform's hardware descriptor
+// Data flow: encode(tokens, lengths) → pooled [B, d_model]
+//            → FiLM(descriptor) → embed [B, d_model] → MLP head → score [B].
+// A kind only supplies encode(); conditioning and head are shared
+// (trainer/layers.h), so all kinds are compared on the same footing.
+//
+// Bad input shapes throw c10::Error (trainer's torch-level API; the torch-free
+// facade trainer/cost_model.h turns them into Status).
+//
+// Thread-safety: forward/embed/forward_mc under torch::NoGradGuard in eval
+// mode may run concurrently (forward_mc's generator is internally locked);
+// training (train(), backward, optimizer steps, load) needs exclusive access.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <torch/torch.h>
+
+#include "core/status.h"
+#include "trainer/layers.h"
+#include "trainer/model_config.h"
+
+namespace tcl::trainer {
+
+class ScoreModel : public torch::nn::Module {
+ public:
+  // Scores [B]. Head dropout is on iff the module is in training mode.
+  torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& lengths,
+                        const torch::Tensor& descriptor);
+  // One MC-dropout sample of the scores [B]: head dropout on in any mode.
+  torch::Tensor forward_mc(const torch::Tensor& tokens, const torch::Tensor& lengths,
+                           const torch::Tensor& descriptor);
+  // The pooled hidden state after FiLM conditioning [B, d_model] (the
+  // sampler's embedding of a program on a platform). No dropout.
+  torch::Tensor embed(const torch::Tensor& tokens, const torch::Tensor& lengths,
+                      const torch::Tensor& descriptor);
+
+  const ModelConfig& config() const { return config_; }
+  int64_t num_parameters() const;
+
+ protected:
+  // Builds the shared conditioning and head; seeds the dropout generator.
+  explicit ScoreModel(const ModelConfig& config);
+  // Kind-specific encoder: tokens [B, L, token_dim] → pooled [B, d_model].
+  // Inputs are already checked.
+  virtual torch::Tensor encode(const torch::Tensor& tokens, const torch::Tensor& lengths) = 0;
+  // Initialises the head from `gen`; kinds call it after their own layers.
+  void reset_head(at::Generator& gen);
+  // The generator kinds draw their initial weights from (seeded by config.seed).
+  at::Generator init_generator() const;
+
+ private:
+  void check_inputs(const torch::Tensor& tokens, const torch::Tensor& lengths,
+                    const torch::Tensor& descriptor) const;
+  torch::Tensor scores(const torch::Tensor& tokens, const torch::Tensor& lengths,
+                       const torch::Tensor& descriptor, bool dropout_active);
+
+  const ModelConfig config_;  // constant after construction
+  ConditionedHead head_{nullptr};
+  at::Generator dropout_gen_;  // internally locked by ATen
+};
+
+// Builds a freshly initialised model of config.kind; kInvalidArgument when the
+// config does not validate. The model starts in eval mode.
+Result<std::shared_ptr<ScoreModel>> make_score_model(const ModelConfig& config);
+
+// Checkpoint: a torch archive holding {format = 1, config = config_to_text(),
+// model = the module's parameters}. The bytes go to a bytea column as is.
+// Never fails for a model built by make_score_model (throws c10::Error on I/O
+// failure of the in-memory stream only).
+std::string save_score_model(const ScoreModel& model);
+
+// Rebuilds the model from the stored config, then loads the weights, checking
+// every parameter's name and shape. kDataLoss when the bytes are not a TCL
+// checkpoint or do not match their config; kInvalidArgument when the stored
+// config does not validate. The model is returned in eval mode.
+Result<std::shared_ptr<ScoreModel>> load_score_model(std::string_view bytes);
+
+}  // namespace tcl::trainer

@@ -1,0 +1,53 @@
+// trainer/selective_scan.h — the Mamba selective scan with a hand-written
+// backward, as one autograd node (no per-step graph nodes).
+//
+// Shapes (batch B, length L, channels Dm, state N):
+//   u     [B, L, Dm]  input
+//   delta [B, L, Dm]  step sizes, already softplus'ed (> 0)
+//   A     [Dm, N]     state matrix (diagonal per channel), = -exp(A_log)
+//   Bm    [B, L, N]   input → state, per step
+//   Cm    [B, L, N]   state → output, per step
+//   D     [Dm]        skip
+// Recurrence, with h_{-1} = 0:
+//   h_t = exp(delta_t * A) ⊙ h_{t-1} + (delta_t * u_t) ⊗ B_t     (h_t is [Dm, N])
+//   y_t = h_t · C_t + D ⊙ u_t                                       → y [B, L, Dm]
+//
+// All six tensors must be on the CPU and share one floating dtype (float32 or
+// float64); any strides are accepted (they are made contiguous once). Shape
+// or dtype mismatches throw c10::Error. The kernels run in parallel over the
+// batch (at::parallel_for); every output element is computed by one thread in
+// a fixed order, so results do not depend on the thread count.
+//
+// Memory: forward keeps only its inputs; backward recomputes each sample's
+// states into a per-thread buffer of (L+1)·Dm·N values before the reverse
+// sweep (L is short: ≤ ~72).
+//
+// Thread-safety: pure functions of their arguments.
+#pragma once
+
+#include <torch/torch.h>
+
+namespace tcl::trainer {
+
+// Differentiable scan: gradients flow to all six inputs. Not twice
+// differentiable (the backward is a kernel, not a graph).
+torch::Tensor selective_scan(const torch::Tensor& u, const torch::Tensor& delta,
+                             const torch::Tensor& A, const torch::Tensor& Bm,
+                             const torch::Tensor& Cm, const torch::Tensor& D);
+
+// The raw kernels, without autograd (for the inference path, tests, bench/).
+torch::Tensor selective_scan_forward(const torch::Tensor& u, const torch::Tensor& delta,
+                                     const torch::Tensor& A, const torch::Tensor& Bm,
+                                     const torch::Tensor& Cm, const torch::Tensor& D);
+
+struct SelectiveScanGrads {
+  torch::Tensor u, delta, A, Bm, Cm, D;  // same shapes as the inputs
+};
+
+// Gradients of sum(grad_y ⊙ y) with respect to each input.
+SelectiveScanGrads selective_scan_backward(const torch::Tensor& grad_y, const torch::Tensor& u,
+                                           const torch::Tensor& delta, const torch::Tensor& A,
+                                           const torch::Tensor& Bm, const torch::Tensor& Cm,
+                                           const torch::Tensor& D);
+
+}  // namespace tcl::trainer
