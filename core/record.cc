@@ -626,7 +626,7 @@ struct RecordParser::Impl {
   unsigned char parser_temp[4096];
   json::monotonic_resource mr{arena, sizeof arena};
   json::parser parser{json::storage_ptr(), json::parse_options(), parser_temp, sizeof parser_temp};
-  // Fast path; the DOM above gives the verdict when it declines.
+  // The parser; the DOM above only words the reason for invalid lines.
   internal::SaxRecordParser sax;
 };
 
@@ -634,14 +634,24 @@ RecordParser::RecordParser() : impl_(std::make_unique<Impl>()) {}
 RecordParser::~RecordParser() = default;
 
 Status RecordParser::parse(std::string_view line, Record* out) {
+  std::string reason;
   try {
-    if (impl_->sax.parse(line, out)) return Status::ok();
+    switch (impl_->sax.parse(line, out, &reason)) {
+      case internal::SaxRecordParser::Verdict::kOk:
+        return Status::ok();
+      case internal::SaxRecordParser::Verdict::kRejected:
+        return Status::invalid_argument(std::move(reason));
+      case internal::SaxRecordParser::Verdict::kAskDom:
+        break;
+    }
   } catch (const std::bad_alloc&) {
     return Status::resource_exhausted("out of memory parsing a record line of " +
                                       std::to_string(line.size()) + " bytes");
   } catch (const std::exception&) {
-    // fall through to the DOM parser for the verdict
+    // the DOM parser below gives the verdict
   }
+  // Invalid line: the DOM parser words the reason. (Should it accept the line,
+  // the SAX parser has a bug; the DOM's record is then returned as is.)
   return TEST_parse_dom(line, out);
 }
 

@@ -13,11 +13,14 @@
 // constructors); see the table at StepKind.
 //
 // Thread-safety: Record/Step are values. RecordParser is NOT thread-safe (it
-// owns a reusable arena); use one per thread. Free functions are thread-safe.
+// owns parser state and a reusable arena); use one per thread. Free functions
+// are thread-safe.
 //
 // How to add a step kind (mirrors TVM's checklist):
 //   1. add a StepKind value before kUnknown and its name in step_kind_name();
-//   2. parse its fields in record.cc (parse_step) with an exact arity check;
+//   2. give its arity in kStepArity and parse its fields twice: in
+//      record_sax.cc (step_int/step_string/begin_step_list, the parser) and in
+//      record.cc (parse_one_step, which words the errors);
 //   3. write them in record.cc (write_step) in TVM's field order;
 //   4. give it token slots in features.cc and a TLP vocabulary entry;
 //   5. add a hand-written record to tests/core/record_test.cc (round trip +
@@ -170,8 +173,12 @@ struct Record {
 // blank ones. Callers reading files skip lines for which this is true.
 bool is_skippable_line(std::string_view line);
 
-// Parses record lines. Holds a reusable arena so that parsing allocates
-// nothing in the steady state when the same `Record` is passed again.
+// Parses record lines with a Boost.JSON SAX parser straight into a Record (no
+// DOM), reusing the Record's storage: parsing allocates nothing in the steady
+// state when the same `Record` is passed again. Doubles are converted exactly
+// (std::from_chars). Unknown steps keep their compact JSON in Step::raw, with
+// numbers as written. The contents of the state's "stages" array are ignored
+// (TVM always writes []). Duplicate keys are rejected.
 // Not thread-safe; one parser per thread.
 class RecordParser {
  public:
@@ -187,8 +194,10 @@ class RecordParser {
   Status parse(std::string_view line, Record* out);
   Result<Record> parse(std::string_view line);
 
-  // Test hook: the reference DOM parser alone (parse() runs a SAX fast path
-  // first and falls back to this one for the verdict and the message).
+  // Test hook: the reference DOM parser alone. parse() runs a SAX parser and
+  // asks this one to word the reason when a line is invalid. Its doubles come
+  // from Boost's conversion (may differ from parse() by one ulp) and unknown
+  // steps' raw text is Boost's serialization.
   Status TEST_parse_dom(std::string_view line, Record* out);
 
  private:
@@ -200,7 +209,9 @@ class RecordParser {
 Result<Record> parse_record(std::string_view line);
 
 // Parses a JSON array of steps (the "steps" of a predict request, or i[1][1]).
-// `path` prefixes error messages. OK: *out holds the steps.
+// `path` prefixes error messages. OK: *out holds the steps. This works on a
+// DOM, so an unknown step's raw text is Boost's serialization (numbers may be
+// spelled differently from RecordParser's verbatim capture, e.g. 1.5E0).
 Status parse_steps(const boost::json::value& steps, std::string_view path,
                    std::vector<Step>* out);
 

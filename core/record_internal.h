@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "core/record.h"
@@ -16,20 +17,21 @@ std::size_t step_arity(StepKind kind);
 // Sets every field of *s to its default, keeping vector/string capacity.
 void reset_step(Step* s, StepKind kind);
 
-// The fast path of RecordParser: a Boost.JSON basic_parser (SAX) that fills a
-// Record directly, without building a DOM. It is deliberately stricter than
-// the DOM parser: it accepts only plain, valid records (no unknown step kinds,
-// no non-empty stages, no duplicate keys) and returns false for anything
-// else, leaving the verdict and the error message to the DOM parser. When it
-// returns true, *out equals what the DOM parser produces (tested over all data).
+// The parser behind RecordParser: a Boost.JSON basic_parser (SAX) that fills
+// a Record directly, without building a DOM, converting doubles exactly.
+// kOk: *out holds the record. kRejected: *reason says why (a rule only this
+// parser checks, e.g. duplicate keys). kAskDom: the line is not a valid
+// record; the DOM parser (record.cc) finds and words the reason. The two
+// agree on every verdict (tested over all data and random mutations).
 // Not thread-safe.
 class SaxRecordParser {
  public:
+  enum class Verdict { kOk, kRejected, kAskDom };
   SaxRecordParser();
   ~SaxRecordParser();
   SaxRecordParser(const SaxRecordParser&) = delete;
   SaxRecordParser& operator=(const SaxRecordParser&) = delete;
-  bool parse(std::string_view line, Record* out);
+  Verdict parse(std::string_view line, Record* out, std::string* reason);
 
  private:
   struct Impl;

@@ -1,14 +1,21 @@
-// The SAX fast path of RecordParser (see record_internal.h). Every handler
+// The SAX parser behind RecordParser (see record_internal.h). Every handler
 // knows where it is from a small stack of frames (role + child index), checks
-// the value's type and range, and stores it straight into the Record. Any
-// surprise returns false; RecordParser then asks the DOM parser for the verdict.
+// the value's type and range, and stores it straight into the Record; no DOM
+// is built. Doubles are converted from their text with std::from_chars, which
+// rounds correctly (Boost 1.81's own conversion may be off by one ulp), so
+// that parse(write(r)) == r holds for every value. Unknown steps are captured
+// as compact JSON (numbers verbatim); the contents of "stages" are ignored.
+// Any other surprise returns false and RecordParser asks the DOM parser for
+// the reason.
 #include <boost/json/basic_parser_impl.hpp>
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
 
+#include "core/json_text.h"
 #include "core/record_internal.h"
 
 namespace tcl::core::internal {
@@ -18,18 +25,21 @@ namespace json = boost::json;
 namespace {
 
 enum class Role : std::uint8_t {
-  kTop,       // the record object
-  kInput,     // "i": [task, state]
-  kResult,    // "r": [costs, error_no, all_cost, timestamp]
-  kTask,      // i[0]
-  kHardware,  // i[0][2]
-  kNames,     // i[0][5]
-  kState,     // i[1]
-  kStages,    // i[1][0] (must stay empty on this path)
-  kSteps,     // i[1][1]
-  kStep,      // i[1][1][s]
-  kStepList,  // an integer list inside a step
-  kCosts,     // r[0]
+  kTop,        // the record object
+  kInput,      // "i": [task, state]
+  kResult,     // "r": [costs, error_no, all_cost, timestamp]
+  kTask,       // i[0]
+  kHardware,   // i[0][2]
+  kNames,      // i[0][5]
+  kState,      // i[1]
+  kSteps,      // i[1][1]
+  kStep,       // i[1][1][s], a known step kind (or the tag not read yet)
+  kStepList,   // an integer list inside a known step
+  kCosts,      // r[0]
+  kSkip,       // inside i[1][0] (stages): ignored, any JSON
+  kRawStep,    // an unknown step: captured into Step::raw
+  kRawArray,   // an array inside an unknown step
+  kRawObject,  // an object inside an unknown step
 };
 
 struct Frame {
@@ -37,7 +47,8 @@ struct Frame {
   std::uint32_t index;  // position of the next child
 };
 
-constexpr int kMaxDepth = 8;  // a valid record nests 6 deep
+// A valid record nests 6 deep; unknown steps and stages may nest a little more.
+constexpr int kMaxDepth = 32;
 
 class Handler {
  public:
@@ -56,25 +67,42 @@ class Handler {
     list32_ = nullptr;
     list64_ = nullptr;
     part_.clear();
+    num_part_.clear();
+    reason_.clear();
     r->hardware_params.reset();
     r->target_host.clear();
     r->layout_rewrite = 0;
     r->version.clear();
   }
 
+  // A definitive rejection reason found by the handler itself (else empty).
+  const std::string& reason() const { return reason_; }
+
   bool on_document_begin(json::error_code&) { return true; }
   bool on_document_end(json::error_code& ec) {
-    // Both "i" and "r" are required.
-    if ((seen_ & 3u) != 3u) return fail(ec);
+    if ((seen_ & 3u) != 3u) return fail(ec);  // both "i" and "r" are required
     return true;
   }
 
   bool on_object_begin(json::error_code& ec) {
-    if (depth_ != 0) return fail(ec);  // the only object is the record itself
-    return push(Role::kTop, ec);
+    if (depth_ == 0) return push(Role::kTop, ec);
+    switch (frames_[depth_ - 1].role) {
+      case Role::kSkip:
+        return push(Role::kSkip, ec);
+      case Role::kRawStep:
+      case Role::kRawArray:
+      case Role::kRawObject:
+        raw_separator();
+        step_->raw.push_back('{');
+        return push(Role::kRawObject, ec);
+      default:
+        return fail(ec);
+    }
   }
   bool on_object_end(std::size_t, json::error_code&) {
-    --depth_;
+    const Frame f = frames_[--depth_];
+    if (f.role == Role::kRawObject) step_->raw.push_back('}');
+    if (depth_ > 0) ++frames_[depth_ - 1].index;
     return true;
   }
 
@@ -83,7 +111,15 @@ class Handler {
     return true;
   }
   bool on_key(json::string_view s, std::size_t, json::error_code& ec) {
-    std::string_view k = take(s);
+    const std::string_view k = take(s);
+    Frame& p = frames_[depth_ - 1];
+    if (p.role == Role::kSkip) return true;
+    if (p.role == Role::kRawObject) {
+      if (p.index > 0) step_->raw.push_back(',');
+      append_json_string(&step_->raw, k);
+      step_->raw.push_back(':');
+      return true;
+    }
     unsigned bit;
     if (k == "i") {
       bit = 1;
@@ -92,9 +128,12 @@ class Handler {
     } else if (k == "v") {
       bit = 4;
     } else {
+      return fail(ec);  // the DOM parser names the unknown key
+    }
+    if (seen_ & bit) {
+      reason_ = "duplicate key \"" + std::string(k) + "\"";
       return fail(ec);
     }
-    if (seen_ & bit) return fail(ec);  // duplicate key
     seen_ |= bit;
     key_ = k[0];
     return true;
@@ -120,10 +159,13 @@ class Handler {
         return fail(ec);
       case Role::kTask:
         if (p.index == 2) return push(Role::kHardware, ec);
-        if (p.index == 5) return push(Role::kNames, ec);
+        if (p.index == 5) {
+          n_names_ = 0;
+          return push(Role::kNames, ec);
+        }
         return fail(ec);
       case Role::kState:
-        if (p.index == 0) return push(Role::kStages, ec);
+        if (p.index == 0) return push(Role::kSkip, ec);
         if (p.index == 1) return push(Role::kSteps, ec);
         return fail(ec);
       case Role::kSteps: {
@@ -133,6 +175,14 @@ class Handler {
       }
       case Role::kStep:
         return begin_step_list(p.index, ec);
+      case Role::kSkip:
+        return push(Role::kSkip, ec);
+      case Role::kRawStep:
+      case Role::kRawArray:
+      case Role::kRawObject:
+        raw_separator();
+        step_->raw.push_back('[');
+        return push(Role::kRawArray, ec);
       default:
         return fail(ec);
     }
@@ -157,7 +207,7 @@ class Handler {
                                              hw_[4], hw_[5], hw_[6], hw_[7]};
         break;
       case Role::kNames:
-        r_->task_input_names.resize(f.index);
+        r_->task_input_names.resize(n_names_);
         break;
       case Role::kState:
         if (f.index != 2) return fail(ec);
@@ -172,6 +222,10 @@ class Handler {
         list32_ = nullptr;
         list64_ = nullptr;
         break;
+      case Role::kRawStep:
+      case Role::kRawArray:
+        step_->raw.push_back(']');
+        break;
       default:
         break;
     }
@@ -185,6 +239,7 @@ class Handler {
   }
   bool on_string(json::string_view s, std::size_t, json::error_code& ec) {
     const std::string_view v = take(s);
+    if (depth_ == 0) return fail(ec);  // a bare scalar is not a record
     Frame& p = frames_[depth_ - 1];
     bool ok = false;
     switch (p.role) {
@@ -208,16 +263,27 @@ class Handler {
         break;
       case Role::kNames: {
         auto& names = r_->task_input_names;
-        if (p.index < names.size()) {
-          names[p.index].assign(v);
+        if (n_names_ < names.size()) {
+          names[n_names_].assign(v);
         } else {
           names.emplace_back(v);
         }
+        ++n_names_;
         ok = true;
         break;
       }
       case Role::kStep:
-        ok = step_string(p.index, v);
+        ok = step_string(p, v);
+        break;
+      case Role::kSkip:
+        ok = true;
+        break;
+      case Role::kRawStep:
+      case Role::kRawArray:
+      case Role::kRawObject:
+        raw_separator();
+        append_json_string(&step_->raw, v);
+        ok = true;
         break;
       default:
         break;
@@ -227,44 +293,61 @@ class Handler {
     return true;
   }
 
-  bool on_number_part(json::string_view, json::error_code&) { return true; }
-
-  bool on_int64(std::int64_t x, json::string_view, json::error_code& ec) { return on_integer(x, ec); }
-  bool on_uint64(std::uint64_t u, json::string_view, json::error_code& ec) {
-    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return fail(ec);
-    return on_integer(static_cast<std::int64_t>(u), ec);
-  }
-  bool on_double(double d, json::string_view, json::error_code& ec) {
-    if (depth_ == 0) return fail(ec);
-    Frame& p = frames_[depth_ - 1];
-    if (!std::isfinite(d)) return fail(ec);
-    if (p.role == Role::kCosts) {
-      if (d < 0) return fail(ec);
-      r_->costs.push_back(d);
-    } else if (p.role == Role::kResult && p.index == 2) {
-      r_->all_cost = d;
-    } else if (p.role == Role::kResult && p.index == 3) {
-      r_->timestamp = d;
-    } else {
-      return fail(ec);
-    }
-    ++p.index;
+  bool on_number_part(json::string_view s, json::error_code&) {
+    num_part_.append(s.data(), s.size());
     return true;
+  }
+  bool on_int64(std::int64_t x, json::string_view s, json::error_code& ec) {
+    return on_number(true, x, static_cast<double>(x), s, ec);
+  }
+  bool on_uint64(std::uint64_t u, json::string_view s, json::error_code& ec) {
+    const bool fits = u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    return on_number(fits, fits ? static_cast<std::int64_t>(u) : 0, static_cast<double>(u), s, ec);
+  }
+  bool on_double(double d, json::string_view s, json::error_code& ec) {
+    return on_number(false, 0, d, s, ec);
   }
   bool on_bool(bool b, json::error_code& ec) {
-    if (depth_ == 0) return fail(ec);
+    if (depth_ == 0) return fail(ec);  // a bare scalar is not a record
     Frame& p = frames_[depth_ - 1];
-    if (p.role != Role::kStep || !step_bool(p.index, b)) return fail(ec);
+    bool ok = false;
+    switch (p.role) {
+      case Role::kStep: ok = step_bool(p.index, b); break;
+      case Role::kSkip: ok = true; break;
+      case Role::kRawStep:
+      case Role::kRawArray:
+      case Role::kRawObject:
+        raw_separator();
+        step_->raw.append(b ? "true" : "false");
+        ok = true;
+        break;
+      default: break;
+    }
+    if (!ok) return fail(ec);
     ++p.index;
     return true;
   }
-  bool on_null(json::error_code& ec) { return fail(ec); }
+  bool on_null(json::error_code& ec) {
+    if (depth_ == 0) return fail(ec);  // a bare scalar is not a record
+    Frame& p = frames_[depth_ - 1];
+    if (p.role == Role::kSkip) {
+      ++p.index;
+      return true;
+    }
+    if (p.role == Role::kRawStep || p.role == Role::kRawArray || p.role == Role::kRawObject) {
+      raw_separator();
+      step_->raw.append("null");
+      ++p.index;
+      return true;
+    }
+    return fail(ec);
+  }
   bool on_comment_part(json::string_view, json::error_code& ec) { return fail(ec); }
   bool on_comment(json::string_view, json::error_code& ec) { return fail(ec); }
 
  private:
   static bool fail(json::error_code& ec) {
-    ec = json::error::syntax;  // any error: the DOM parser gives the real verdict
+    ec = json::error::syntax;  // any code: RecordParser produces the message
     return false;
   }
 
@@ -283,19 +366,35 @@ class Handler {
     return last_;
   }
 
+  // A comma before a value inside a captured array (objects put it before keys).
+  void raw_separator() {
+    const Frame& p = frames_[depth_ - 1];
+    if (p.role != Role::kRawObject && p.index > 0) step_->raw.push_back(',');
+  }
+
   static bool fits32(std::int64_t x) {
     return x >= std::numeric_limits<std::int32_t>::min() && x <= std::numeric_limits<std::int32_t>::max();
   }
 
-  bool on_integer(std::int64_t x, json::error_code& ec) {
+  // A number: `is_int` when it is an integer in int64 range (value `x`); `d` is
+  // Boost's double value, used only when the text does not convert exactly.
+  bool on_number(bool is_int, std::int64_t x, double d, json::string_view s, json::error_code& ec) {
     if (depth_ == 0) return fail(ec);
+    std::string_view text(s.data(), s.size());
+    if (!num_part_.empty()) {
+      num_part_.append(s.data(), s.size());
+      last_.swap(num_part_);
+      num_part_.clear();
+      text = last_;
+    }
     Frame& p = frames_[depth_ - 1];
     bool ok = false;
     switch (p.role) {
       case Role::kStep:
-        ok = step_int(p.index, x);
+        ok = is_int && step_int(p, x);
         break;
       case Role::kStepList:
+        if (!is_int) break;
         if (list64_ != nullptr) {
           list64_->push_back(x);
           ok = true;
@@ -305,34 +404,50 @@ class Handler {
         }
         break;
       case Role::kHardware:
-        if (p.index < 8) {
+        if (is_int && p.index < 8) {
           hw_[p.index] = x;
           ok = true;
         }
         break;
       case Role::kTask:
-        if (p.index == 4 && fits32(x)) {
+        if (is_int && p.index == 4 && fits32(x)) {
           r_->layout_rewrite = static_cast<std::int32_t>(x);
           ok = true;
         }
         break;
-      case Role::kCosts:
-        if (x >= 0) {
-          r_->costs.push_back(static_cast<double>(x));
+      case Role::kCosts: {
+        const double c = exact(text, d);
+        if (std::isfinite(c) && c >= 0) {
+          r_->costs.push_back(c);
           ok = true;
         }
         break;
+      }
       case Role::kResult:
-        if (p.index == 1 && fits32(x)) {
-          r_->error_no = static_cast<std::int32_t>(x);
-          ok = true;
-        } else if (p.index == 2) {
-          r_->all_cost = static_cast<double>(x);
-          ok = true;
-        } else if (p.index == 3) {
-          r_->timestamp = static_cast<double>(x);
-          ok = true;
+        if (p.index == 1) {
+          if (is_int && fits32(x)) {
+            r_->error_no = static_cast<std::int32_t>(x);
+            ok = true;
+          }
+        } else if (p.index == 2 || p.index == 3) {
+          const double v = exact(text, d);
+          if (std::isfinite(v)) {
+            (p.index == 2 ? r_->all_cost : r_->timestamp) = v;
+            ok = true;
+          }
         }
+        break;
+      case Role::kSkip:
+        ok = true;
+        break;
+      case Role::kRawStep:
+        if (p.index == 1 && is_int && fits32(x)) step_->stage_id = static_cast<std::int32_t>(x);
+        [[fallthrough]];
+      case Role::kRawArray:
+      case Role::kRawObject:
+        raw_separator();
+        step_->raw.append(text);
+        ok = true;
         break;
       default:
         break;
@@ -342,12 +457,22 @@ class Handler {
     return true;
   }
 
-  // Field f (>= 1) of the current step, as TVM orders them (record.h table).
-  bool step_int(std::uint32_t f, std::int64_t x) {
+  // Correctly rounded value of a JSON number's text; `fallback` (Boost's value)
+  // when from_chars cannot represent it (overflow to inf, underflow to 0).
+  static double exact(std::string_view text, double fallback) {
+    double v = 0;
+    const auto res = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (res.ec != std::errc() || res.ptr != text.data() + text.size()) return fallback;
+    return v;
+  }
+
+  // Integer field p.index (>= 1) of the current known step, in TVM order.
+  bool step_int(const Frame& p, std::int64_t x) {
     Step& s = *step_;
+    const std::uint32_t f = p.index;
     if (f == 0) return false;
     if (f == 1) {
-      if (!fits32(x) || s.kind == StepKind::kUnknown) return false;
+      if (!fits32(x)) return false;
       s.stage_id = static_cast<std::int32_t>(x);
       return true;
     }
@@ -355,7 +480,7 @@ class Handler {
       s.extent = x;
       return true;
     }
-    if ((s.kind == StepKind::kSplit && f == 5) || (s.kind == StepKind::kFollowFusedSplit && f == 5)) {
+    if (f == 5 && (s.kind == StepKind::kSplit || s.kind == StepKind::kFollowFusedSplit)) {
       if (x != 0 && x != 1) return false;
       s.inner_to_outer = x == 1;
       return true;
@@ -368,8 +493,6 @@ class Handler {
         if (f == 3) { s.annotation = v; return true; }
         return false;
       case StepKind::kPragma:
-        if (f == 2) { s.iter_id = v; return true; }
-        return false;
       case StepKind::kSplit:
         if (f == 2) { s.iter_id = v; return true; }
         return false;
@@ -409,19 +532,24 @@ class Handler {
     return false;
   }
 
-  bool step_string(std::uint32_t f, std::string_view v) {
+  bool step_string(Frame& p, std::string_view v) {
     Step& s = *step_;
-    if (f == 0) {
+    if (p.index == 0) {
       const StepKind kind = step_kind_from_tag(v);
-      if (kind == StepKind::kUnknown) return false;  // kept verbatim by the DOM path
       reset_step(&s, kind);
+      if (kind == StepKind::kUnknown) {
+        // Kept verbatim: from here on the step's events are captured.
+        p.role = Role::kRawStep;
+        s.raw.push_back('[');
+        append_json_string(&s.raw, v);
+      }
       return true;
     }
-    if (s.kind == StepKind::kPragma && f == 3) {
+    if (s.kind == StepKind::kPragma && p.index == 3) {
       s.pragma_type.assign(v);
       return true;
     }
-    if ((s.kind == StepKind::kCacheRead || s.kind == StepKind::kCacheWrite) && f == 2) {
+    if ((s.kind == StepKind::kCacheRead || s.kind == StepKind::kCacheWrite) && p.index == 2) {
       s.scope_name.assign(v);
       return true;
     }
@@ -430,6 +558,7 @@ class Handler {
 
   bool begin_step_list(std::uint32_t f, json::error_code& ec) {
     Step& s = *step_;
+    if (f == 0) return fail(ec);  // the tag must come first (s.kind is stale here)
     switch (s.kind) {
       case StepKind::kFuse:
       case StepKind::kReorder:
@@ -457,12 +586,15 @@ class Handler {
   char key_ = 0;
   unsigned seen_ = 0;  // bits: 1 "i", 2 "r", 4 "v"
   std::size_t n_steps_ = 0;
+  std::size_t n_names_ = 0;
   Step* step_ = nullptr;
   std::vector<std::int32_t>* list32_ = nullptr;
   std::vector<std::int64_t>* list64_ = nullptr;
   std::int64_t hw_[8] = {};
-  std::string part_;  // pieces of a string/key split by escapes
+  std::string part_;      // pieces of a string/key split by escapes
+  std::string num_part_;  // pieces of a number
   std::string last_;
+  std::string reason_;
 };
 
 }  // namespace
@@ -474,13 +606,18 @@ struct SaxRecordParser::Impl {
 SaxRecordParser::SaxRecordParser() : impl_(std::make_unique<Impl>()) {}
 SaxRecordParser::~SaxRecordParser() = default;
 
-bool SaxRecordParser::parse(std::string_view line, Record* out) {
+SaxRecordParser::Verdict SaxRecordParser::parse(std::string_view line, Record* out, std::string* reason) {
   auto& p = impl_->parser;
   p.reset();
   p.handler().begin(out);
   json::error_code ec;
   const std::size_t n = p.write_some(false, line.data(), line.size(), ec);
-  return !ec && n == line.size();
+  if (!ec && n == line.size()) return Verdict::kOk;
+  if (!p.handler().reason().empty()) {
+    *reason = p.handler().reason();
+    return Verdict::kRejected;
+  }
+  return Verdict::kAskDom;
 }
 
 }  // namespace tcl::core::internal

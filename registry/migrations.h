@@ -32,9 +32,19 @@ struct MigrationReport {
   int current = 0;  // highest number now applied
 };
 
+// `migrations` must be in strictly increasing number order (else
+// kInvalidArgument). Holds one pool connection for the whole run; blocks while
+// another process migrates. kFailedPrecondition, with nothing applied, when an
+// applied file's checksum or name changed, when the database has a migration
+// `migrations` lacks (a newer tcld migrated it), or when a pending file is
+// numbered below an applied one. A file whose SQL fails is rolled back and
+// named in the error (kInternal); the files before it stay applied.
+// kUnavailable when the database cannot be reached.
 Result<MigrationReport> apply_migrations(PgPool& pool, const std::vector<Migration>& migrations);
 
 // OK when every migration is applied with a matching checksum (readiness).
+// kFailedPrecondition when one is pending or differs (same rules as above),
+// kUnavailable when the database cannot be reached. Read-only; takes no lock.
 Status check_migrations(PgPool& pool, const std::vector<Migration>& migrations);
 
 }  // namespace tcl::registry

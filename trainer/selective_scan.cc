@@ -1,15 +1,20 @@
 // trainer/selective_scan.cc — typed kernels (float, double) behind a dtype
-// dispatcher, llama.cpp style: shapes asserted once, rows split by
-// at::parallel_for, plain indexed loops over contiguous buffers, a double
-// accumulator for reductions over channels, time and batch, and no
-// allocation inside the loops.
+// dispatcher, llama.cpp style: shapes asserted once, samples split by
+// at::parallel_for, plain indexed loops over contiguous buffers, and no
+// allocation inside the loops (scratch is allocated once per thread chunk).
+// The state is kept [N, Dm] (A is transposed once per call) so every inner
+// loop runs over contiguous channels and vectorises. Reductions over
+// channels use 8 interleaved partial sums; the batch reduction for A and D
+// uses a double accumulator.
 #include "trainer/selective_scan.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 namespace tcl::trainer {
@@ -45,129 +50,214 @@ ScanShape check_shapes(const torch::Tensor& u, const torch::Tensor& delta, const
   return s;
 }
 
+// The hot loops are compiled twice (AVX2 and baseline x86-64) and picked at
+// load time. Both clones do the same IEEE operations in the same order
+// (-std=c++20 turns off FMA contraction), so results do not depend on the
+// machine either.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TCL_SCAN_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#else
+#define TCL_SCAN_CLONES
+#endif
+
+// exp(x) for float, relative error < 1e-7 on [-87, 88] (Cephes expf:
+// x = k·ln2 + r, degree-6 polynomial for e^r, 2^k from the exponent bits).
+// Branch-free, so loops calling it vectorise (with -fno-trapping-math, set
+// for this file). Inputs are clamped to [-87, 88]: exp(-87) ≈ 1.6e-38
+// stands in for 0, which the scan's decay factors exp(Δ·A) ≤ 1 never need.
+inline float exp_fast(float x) {
+  x = x < -87.0f ? -87.0f : x;
+  x = x > 88.0f ? 88.0f : x;
+  const float shifter = 12582912.0f;  // 1.5·2^23: adding it rounds to an integer
+  const float k = (x * 1.44269504088896341f + shifter) - shifter;
+  const float r = (x - k * 0.693359375f) - k * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float e = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(k) + 127) << 23;
+  return e * std::bit_cast<float>(bits);
+}
+// float64 is for gradient checks: exact exp.
+inline double exp_fast(double x) { return std::exp(x); }
+
+// Σ x[0..n) with 8 interleaved partial sums (vectorisable, and a fixed
+// order whatever the instruction set), then the partials in order.
 template <typename T>
-void scan_forward_kernel(const ScanShape& s, const T* u, const T* delta, const T* A, const T* Bm,
+inline T sum_lanes(const T* x, int64_t n) {
+  constexpr int64_t kLanes = 8;
+  T part[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t k = 0; k < kLanes; ++k) part[k] += x[i + k];
+  }
+  T total = 0;
+  for (int64_t k = 0; k < kLanes; ++k) total += part[k];
+  for (; i < n; ++i) total += x[i];
+  return total;
+}
+
+// Per-thread scratch, allocated once per parallel_for chunk.
+template <typename T>
+struct ScanScratch {
+  explicit ScanScratch(const ScanShape& s, bool backward) {
+    const size_t DN = static_cast<size_t>(s.channels * s.state);
+    const size_t Dm = static_cast<size_t>(s.channels);
+    h.resize(backward ? static_cast<size_t>(s.length + 1) * DN : DN);
+    dt_u.resize(Dm);
+    if (!backward) return;
+    gh.resize(DN);
+    g_dt.resize(Dm);
+    g_u.resize(Dm);
+    tmp_B.resize(Dm);
+    tmp_C.resize(Dm);
+  }
+  std::vector<T> h;     // state [N, Dm] (backward: L+1 of them, h_{-1} first)
+  std::vector<T> dt_u;  // Δ_t ⊙ u_t [Dm]
+  std::vector<T> gh;    // dLoss/dh carried backwards [N, Dm]
+  std::vector<T> g_dt, g_u, tmp_B, tmp_C;  // [Dm] rows
+};
+
+// One step of the recurrence for one sample, state laid out [N, Dm] so every
+// inner loop runs over contiguous channels. y_t must be zero on entry.
+template <typename T>
+inline void scan_step(int64_t Dm, int64_t N, const T* At, const T* u_t, const T* delta_t,
+                      const T* B_t, const T* C_t, const T* h_prev, T* h_cur, T* dt_u, T* y_t) {
+  for (int64_t d = 0; d < Dm; ++d) dt_u[d] = delta_t[d] * u_t[d];
+  for (int64_t n = 0; n < N; ++n) {
+    const T b = B_t[n];
+    const T c = C_t[n];
+    const T* A_n = At + n * Dm;
+    const T* hp = h_prev + n * Dm;
+    T* hc = h_cur + n * Dm;
+    for (int64_t d = 0; d < Dm; ++d) {
+      hc[d] = exp_fast(delta_t[d] * A_n[d]) * hp[d] + dt_u[d] * b;
+      if (y_t != nullptr) y_t[d] += c * hc[d];
+    }
+  }
+}
+
+template <typename T>
+TCL_SCAN_CLONES void scan_forward_sample(const ScanShape& s, const T* At, const T* u,
+                                         const T* delta, const T* Bm, const T* Cm, const T* D,
+                                         ScanScratch<T>& scratch, T* y) {
+  const int64_t L = s.length, Dm = s.channels, N = s.state;
+  T* h = scratch.h.data();
+  std::fill(scratch.h.begin(), scratch.h.end(), T(0));
+  for (int64_t t = 0; t < L; ++t) {
+    const T* u_t = u + t * Dm;
+    T* y_t = y + t * Dm;
+    for (int64_t d = 0; d < Dm; ++d) y_t[d] = 0;
+    scan_step(Dm, N, At, u_t, delta + t * Dm, Bm + t * N, Cm + t * N, h, h, scratch.dt_u.data(),
+              y_t);
+    for (int64_t d = 0; d < Dm; ++d) y_t[d] += D[d] * u_t[d];
+  }
+}
+
+// grad_At_part [N, Dm] and grad_D_part [Dm] are this sample's partial sums.
+template <typename T>
+TCL_SCAN_CLONES void scan_backward_sample(const ScanShape& s, const T* At, const T* D,
+                                          const T* grad_y, const T* u, const T* delta,
+                                          const T* Bm, const T* Cm, ScanScratch<T>& scratch,
+                                          T* grad_u, T* grad_delta, T* grad_Bm, T* grad_Cm,
+                                          T* grad_At_part, T* grad_D_part) {
+  const int64_t L = s.length, Dm = s.channels, N = s.state, DN = Dm * N;
+  // Recompute the states: hs[t+1] = h_t, hs[0] = 0.
+  T* hs = scratch.h.data();
+  std::fill(hs, hs + DN, T(0));
+  for (int64_t t = 0; t < L; ++t) {
+    scan_step(Dm, N, At, u + t * Dm, delta + t * Dm, Bm + t * N, Cm + t * N, hs + t * DN,
+              hs + (t + 1) * DN, scratch.dt_u.data(), static_cast<T*>(nullptr));
+  }
+  // Reverse sweep. gh holds dLoss/dh_t; entering step t it carries the
+  // contribution of step t+1, already multiplied by exp(Δ_{t+1}·A).
+  T* gh = scratch.gh.data();
+  T* g_dt = scratch.g_dt.data();
+  T* g_u = scratch.g_u.data();
+  T* dt_u = scratch.dt_u.data();
+  T* tmp_B = scratch.tmp_B.data();
+  T* tmp_C = scratch.tmp_C.data();
+  std::fill(scratch.gh.begin(), scratch.gh.end(), T(0));
+  std::fill(grad_At_part, grad_At_part + DN, T(0));
+  std::fill(grad_D_part, grad_D_part + Dm, T(0));
+  for (int64_t t = L - 1; t >= 0; --t) {
+    const T* gy = grad_y + t * Dm;
+    const T* u_t = u + t * Dm;
+    const T* delta_t = delta + t * Dm;
+    const T* h_prev = hs + t * DN;
+    const T* h_cur = hs + (t + 1) * DN;
+    for (int64_t d = 0; d < Dm; ++d) {
+      dt_u[d] = delta_t[d] * u_t[d];
+      g_dt[d] = 0;
+      g_u[d] = gy[d] * D[d];  // y_t = ... + D ⊙ u_t
+      grad_D_part[d] += gy[d] * u_t[d];
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      const T b = Bm[t * N + n];
+      const T c = Cm[t * N + n];
+      const T* A_n = At + n * Dm;
+      const T* hp = h_prev + n * Dm;
+      const T* hc = h_cur + n * Dm;
+      T* gh_n = gh + n * Dm;
+      T* gA_n = grad_At_part + n * Dm;
+      for (int64_t d = 0; d < Dm; ++d) {
+        const T dA = exp_fast(delta_t[d] * A_n[d]);
+        const T g = gh_n[d] + gy[d] * c;  // dLoss/dh_t (y_t = C_t · h_t + ...)
+        const T g_dA = g * hp[d] * dA;    // h_t = exp(Δ·A) ⊙ h_{t-1} + Δ·u·B
+        g_dt[d] += g_dA * A_n[d] + g * b * u_t[d];
+        gA_n[d] += g_dA * delta_t[d];
+        g_u[d] += g * delta_t[d] * b;
+        tmp_B[d] = g * dt_u[d];
+        tmp_C[d] = gy[d] * hc[d];
+        gh_n[d] = g * dA;  // carried to step t-1
+      }
+      grad_Bm[t * N + n] = sum_lanes(tmp_B, Dm);
+      grad_Cm[t * N + n] = sum_lanes(tmp_C, Dm);
+    }
+    for (int64_t d = 0; d < Dm; ++d) {
+      grad_u[t * Dm + d] = g_u[d];
+      grad_delta[t * Dm + d] = g_dt[d];
+    }
+  }
+}
+
+template <typename T>
+void scan_forward_kernel(const ScanShape& s, const T* At, const T* u, const T* delta, const T* Bm,
                          const T* Cm, const T* D, T* y) {
   const int64_t L = s.length, Dm = s.channels, N = s.state;
   at::parallel_for(0, s.batch, 1, [&](int64_t b_begin, int64_t b_end) {
-    std::vector<T> h(static_cast<size_t>(Dm * N));  // one buffer per thread
+    ScanScratch<T> scratch(s, /*backward=*/false);
     for (int64_t b = b_begin; b < b_end; ++b) {
-      std::fill(h.begin(), h.end(), T(0));
-      for (int64_t t = 0; t < L; ++t) {
-        const int64_t row = b * L + t;
-        const T* u_t = u + row * Dm;
-        const T* delta_t = delta + row * Dm;
-        const T* B_t = Bm + row * N;
-        const T* C_t = Cm + row * N;
-        T* y_t = y + row * Dm;
-        for (int64_t d = 0; d < Dm; ++d) {
-          const T dt = delta_t[d];
-          const T dt_u = dt * u_t[d];
-          const T* A_d = A + d * N;
-          T* h_d = h.data() + d * N;
-          T acc = 0;
-          for (int64_t n = 0; n < N; ++n) {
-            h_d[n] = std::exp(dt * A_d[n]) * h_d[n] + dt_u * B_t[n];
-            acc += C_t[n] * h_d[n];
-          }
-          y_t[d] = acc + D[d] * u_t[d];
-        }
-      }
+      scan_forward_sample(s, At, u + b * L * Dm, delta + b * L * Dm, Bm + b * L * N,
+                          Cm + b * L * N, D, scratch, y + b * L * Dm);
     }
   });
 }
 
-// Per-sample partial sums for A and D are written to grad_A_part [B, Dm, N]
-// and grad_D_part [B, Dm] and reduced over the batch by the caller in a fixed
+// Per-sample partial sums for A and D go to grad_At_part [B, N, Dm] and
+// grad_D_part [B, Dm]; the caller reduces them over the batch in a fixed
 // order, which keeps the result independent of the thread count.
 template <typename T>
-void scan_backward_kernel(const ScanShape& s, const T* grad_y, const T* u, const T* delta,
-                          const T* A, const T* Bm, const T* Cm, const T* D, T* grad_u,
-                          T* grad_delta, T* grad_A_part, T* grad_Bm, T* grad_Cm, T* grad_D_part) {
+void scan_backward_kernel(const ScanShape& s, const T* grad_y, const T* At, const T* u,
+                          const T* delta, const T* Bm, const T* Cm, const T* D, T* grad_u,
+                          T* grad_delta, T* grad_At_part, T* grad_Bm, T* grad_Cm,
+                          T* grad_D_part) {
   const int64_t L = s.length, Dm = s.channels, N = s.state;
-  const int64_t DN = Dm * N;
   at::parallel_for(0, s.batch, 1, [&](int64_t b_begin, int64_t b_end) {
-    // Per-thread buffers, allocated once: states h_{-1..L-1}, the carried
-    // state gradient, and double accumulators.
-    std::vector<T> hs(static_cast<size_t>((L + 1) * DN));
-    std::vector<T> gh(static_cast<size_t>(DN));
-    std::vector<double> acc_A(static_cast<size_t>(DN));
-    std::vector<double> acc_D(static_cast<size_t>(Dm));
-    std::vector<double> acc_B(static_cast<size_t>(N));
-    std::vector<double> acc_C(static_cast<size_t>(N));
+    ScanScratch<T> scratch(s, /*backward=*/true);
     for (int64_t b = b_begin; b < b_end; ++b) {
-      // Recompute the states: hs[t+1] = h_t, hs[0] = 0.
-      std::fill(hs.begin(), hs.begin() + DN, T(0));
-      for (int64_t t = 0; t < L; ++t) {
-        const int64_t row = b * L + t;
-        const T* u_t = u + row * Dm;
-        const T* delta_t = delta + row * Dm;
-        const T* B_t = Bm + row * N;
-        const T* h_prev = hs.data() + t * DN;
-        T* h_cur = hs.data() + (t + 1) * DN;
-        for (int64_t d = 0; d < Dm; ++d) {
-          const T dt = delta_t[d];
-          const T dt_u = dt * u_t[d];
-          const T* A_d = A + d * N;
-          for (int64_t n = 0; n < N; ++n) {
-            h_cur[d * N + n] = std::exp(dt * A_d[n]) * h_prev[d * N + n] + dt_u * B_t[n];
-          }
-        }
-      }
-      // Reverse sweep. gh holds dLoss/dh_t; entering step t it carries the
-      // contribution from step t+1 (already multiplied by exp(delta_{t+1} A)).
-      std::fill(gh.begin(), gh.end(), T(0));
-      std::fill(acc_A.begin(), acc_A.end(), 0.0);
-      std::fill(acc_D.begin(), acc_D.end(), 0.0);
-      for (int64_t t = L - 1; t >= 0; --t) {
-        const int64_t row = b * L + t;
-        const T* gy_t = grad_y + row * Dm;
-        const T* u_t = u + row * Dm;
-        const T* delta_t = delta + row * Dm;
-        const T* B_t = Bm + row * N;
-        const T* C_t = Cm + row * N;
-        const T* h_prev = hs.data() + t * DN;
-        const T* h_cur = hs.data() + (t + 1) * DN;
-        std::fill(acc_B.begin(), acc_B.end(), 0.0);
-        std::fill(acc_C.begin(), acc_C.end(), 0.0);
-        for (int64_t d = 0; d < Dm; ++d) {
-          const T gy = gy_t[d];
-          const T dt = delta_t[d];
-          const T ut = u_t[d];
-          const T* A_d = A + d * N;
-          T* gh_d = gh.data() + d * N;
-          double* acc_A_d = acc_A.data() + d * N;
-          double g_dt = 0.0;
-          double g_u = static_cast<double>(gy) * D[d];
-          acc_D[d] += static_cast<double>(gy) * ut;
-          for (int64_t n = 0; n < N; ++n) {
-            const T dA = std::exp(dt * A_d[n]);
-            // y_t = C_t · h_t + ...
-            acc_C[n] += static_cast<double>(gy) * h_cur[d * N + n];
-            const T g = gh_d[n] + gy * C_t[n];  // dLoss/dh_t
-            // h_t = dA ⊙ h_{t-1} + dt·u·B
-            const T g_dA = g * h_prev[d * N + n];
-            g_dt += static_cast<double>(g_dA) * dA * A_d[n] + static_cast<double>(g) * B_t[n] * ut;
-            acc_A_d[n] += static_cast<double>(g_dA) * dA * dt;
-            acc_B[n] += static_cast<double>(g) * dt * ut;
-            g_u += static_cast<double>(g) * dt * B_t[n];
-            gh_d[n] = g * dA;  // carried to step t-1
-          }
-          grad_u[row * Dm + d] = static_cast<T>(g_u);
-          grad_delta[row * Dm + d] = static_cast<T>(g_dt);
-        }
-        for (int64_t n = 0; n < N; ++n) {
-          grad_Bm[row * N + n] = static_cast<T>(acc_B[n]);
-          grad_Cm[row * N + n] = static_cast<T>(acc_C[n]);
-        }
-      }
-      for (int64_t i = 0; i < DN; ++i) grad_A_part[b * DN + i] = static_cast<T>(acc_A[i]);
-      for (int64_t d = 0; d < Dm; ++d) grad_D_part[b * Dm + d] = static_cast<T>(acc_D[d]);
+      const int64_t x = b * L * Dm, z = b * L * N;
+      scan_backward_sample(s, At, D, grad_y + x, u + x, delta + x, Bm + z, Cm + z, scratch,
+                           grad_u + x, grad_delta + x, grad_Bm + z, grad_Cm + z,
+                           grad_At_part + b * N * Dm, grad_D_part + b * Dm);
     }
   });
 }
 
-// Sums part [B, K] over the batch in a fixed order (double accumulator).
+// out[i] = Σ_b part[b, i] for part [B, K], in batch order, double accumulator.
 template <typename T>
 void reduce_batch(const T* part, int64_t batch, int64_t k, T* out) {
   at::parallel_for(0, k, 256, [&](int64_t i_begin, int64_t i_end) {
@@ -210,10 +300,11 @@ torch::Tensor selective_scan_forward(const torch::Tensor& u_in, const torch::Ten
   torch::NoGradGuard no_grad;
   const torch::Tensor u = u_in.contiguous(), delta = delta_in.contiguous(), A = A_in.contiguous();
   const torch::Tensor Bm = Bm_in.contiguous(), Cm = Cm_in.contiguous(), D = D_in.contiguous();
+  const torch::Tensor At = A.t().contiguous();  // [N, Dm]: the kernels' state layout
   torch::Tensor y = torch::empty({s.batch, s.length, s.channels}, u.options());
   AT_DISPATCH_FLOATING_TYPES(u.scalar_type(), "selective_scan_forward", [&] {
-    scan_forward_kernel<scalar_t>(s, u.data_ptr<scalar_t>(), delta.data_ptr<scalar_t>(),
-                                  A.data_ptr<scalar_t>(), Bm.data_ptr<scalar_t>(),
+    scan_forward_kernel<scalar_t>(s, At.data_ptr<scalar_t>(), u.data_ptr<scalar_t>(),
+                                  delta.data_ptr<scalar_t>(), Bm.data_ptr<scalar_t>(),
                                   Cm.data_ptr<scalar_t>(), D.data_ptr<scalar_t>(),
                                   y.data_ptr<scalar_t>());
   });
@@ -233,27 +324,29 @@ SelectiveScanGrads selective_scan_backward(const torch::Tensor& grad_y_in, const
   const torch::Tensor gy = grad_y_in.contiguous();
   const torch::Tensor u = u_in.contiguous(), delta = delta_in.contiguous(), A = A_in.contiguous();
   const torch::Tensor Bm = Bm_in.contiguous(), Cm = Cm_in.contiguous(), D = D_in.contiguous();
+  const torch::Tensor At = A.t().contiguous();  // [N, Dm]
   SelectiveScanGrads g;
   g.u = torch::empty_like(u);
   g.delta = torch::empty_like(delta);
-  g.A = torch::empty_like(A);
   g.Bm = torch::empty_like(Bm);
   g.Cm = torch::empty_like(Cm);
   g.D = torch::empty_like(D);
-  torch::Tensor A_part = torch::empty({s.batch, s.channels, s.state}, u.options());
+  torch::Tensor At_part = torch::empty({s.batch, s.state, s.channels}, u.options());
   torch::Tensor D_part = torch::empty({s.batch, s.channels}, u.options());
+  torch::Tensor grad_At = torch::empty({s.state, s.channels}, u.options());
   AT_DISPATCH_FLOATING_TYPES(u.scalar_type(), "selective_scan_backward", [&] {
     scan_backward_kernel<scalar_t>(
-        s, gy.data_ptr<scalar_t>(), u.data_ptr<scalar_t>(), delta.data_ptr<scalar_t>(),
-        A.data_ptr<scalar_t>(), Bm.data_ptr<scalar_t>(), Cm.data_ptr<scalar_t>(),
+        s, gy.data_ptr<scalar_t>(), At.data_ptr<scalar_t>(), u.data_ptr<scalar_t>(),
+        delta.data_ptr<scalar_t>(), Bm.data_ptr<scalar_t>(), Cm.data_ptr<scalar_t>(),
         D.data_ptr<scalar_t>(), g.u.data_ptr<scalar_t>(), g.delta.data_ptr<scalar_t>(),
-        A_part.data_ptr<scalar_t>(), g.Bm.data_ptr<scalar_t>(), g.Cm.data_ptr<scalar_t>(),
+        At_part.data_ptr<scalar_t>(), g.Bm.data_ptr<scalar_t>(), g.Cm.data_ptr<scalar_t>(),
         D_part.data_ptr<scalar_t>());
-    reduce_batch<scalar_t>(A_part.data_ptr<scalar_t>(), s.batch, s.channels * s.state,
-                           g.A.data_ptr<scalar_t>());
+    reduce_batch<scalar_t>(At_part.data_ptr<scalar_t>(), s.batch, s.state * s.channels,
+                           grad_At.data_ptr<scalar_t>());
     reduce_batch<scalar_t>(D_part.data_ptr<scalar_t>(), s.batch, s.channels,
                            g.D.data_ptr<scalar_t>());
   });
+  g.A = grad_At.t().contiguous();
   return g;
 }
 

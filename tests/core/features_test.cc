@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/line_reader.h"
+#include "record_printer.h"
 #include "reference_features.h"
 
 namespace tcl::core {

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "record_printer.h"
+
 namespace tcl::core {
 namespace {
 
@@ -70,7 +72,7 @@ TEST(ProgramIdTest, CanonicalFormIsStable) {
   canonical_program(r.workload_key, r.steps, &text);
   EXPECT_EQ(text, "tcl-program-v1\n[\"abc\",1,[2,3]]\n"
                   R"([["SP",2,0,1024,[2,1,4],1],["AN",2,0,3],["XX",1,{"k":2}]])");
-  EXPECT_EQ(program_id(r), "af65b7c1fb4fb51bd1e8e3fd1c2a3e0d7f60f9ee8d8c0e8a0f3e2b6f4c4b1e7e");
+  EXPECT_EQ(program_id(r), "68bac4eeffa2d78c867a1dade2966109b52530be2477048500f6c61c34a1ea8d");
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ TEST(CostModelTest, PredictEmbedSaveLoad) {
 
 TEST(CostModelTest, SharedDescriptorEqualsRepeatedDescriptor) {
   const ModelConfig c = small_config();
-  auto model = std::move(*CostModel::create(c));
+  std::unique_ptr<CostModel> model = CostModel::create(c).value();
   Buffers shared = make_buffers(5, 8, c, true);
   Buffers repeated = shared;
   repeated.descriptors.clear();
@@ -85,7 +85,7 @@ TEST(CostModelTest, SharedDescriptorEqualsRepeatedDescriptor) {
 
 TEST(CostModelTest, McDropoutSamplesDiffer) {
   const ModelConfig c = small_config();
-  auto model = std::move(*CostModel::create(c));
+  std::unique_ptr<CostModel> model = CostModel::create(c).value();
   const Buffers b = make_buffers(4, 6, c, true);
   std::vector<float> samples(3 * 4);
   ASSERT_TRUE(model->predict_mc(b.batch(4, 6), 3, samples).is_ok());
@@ -96,7 +96,7 @@ TEST(CostModelTest, McDropoutSamplesDiffer) {
 
 TEST(CostModelTest, SizeMismatchesAreInvalidArgument) {
   const ModelConfig c = small_config();
-  auto model = std::move(*CostModel::create(c));
+  std::unique_ptr<CostModel> model = CostModel::create(c).value();
   Buffers b = make_buffers(4, 6, c, false);
   std::vector<float> scores(4), wrong(3);
   EXPECT_EQ(model->predict(b.batch(4, 6), wrong).code(), StatusCode::kInvalidArgument);
@@ -111,7 +111,7 @@ TEST(CostModelTest, SizeMismatchesAreInvalidArgument) {
 
 TEST(CostModelTest, EmptyBatchIsFine) {
   const ModelConfig c = small_config();
-  auto model = std::move(*CostModel::create(c));
+  std::unique_ptr<CostModel> model = CostModel::create(c).value();
   const Buffers b = make_buffers(0, 4, c, true);
   std::vector<float> scores;
   EXPECT_TRUE(model->predict(b.batch(0, 4), scores).is_ok());

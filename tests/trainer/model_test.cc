@@ -49,12 +49,16 @@ Inputs make_inputs(int64_t B, int64_t L, const ModelConfig& c, uint64_t seed = 1
   return in;
 }
 
+std::string param_name(const ::testing::TestParamInfo<ModelKind>& p) {
+  return std::string(model_kind_name(p.param));
+}
+
 class AllKindsTest : public ::testing::TestWithParam<ModelKind> {};
 
 INSTANTIATE_TEST_SUITE_P(Kinds, AllKindsTest,
                          ::testing::Values(ModelKind::kMamba, ModelKind::kAttention,
                                            ModelKind::kMlp),
-                         [](const auto& info) { return std::string(model_kind_name(info.param)); });
+                         param_name);
 
 TEST(ModelSizeTest, DefaultModelsWeighPointOneToPointFourMegabytes) {
   for (ModelKind kind : {ModelKind::kMamba, ModelKind::kAttention, ModelKind::kMlp}) {

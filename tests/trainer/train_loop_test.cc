@@ -17,7 +17,7 @@
 namespace tcl::trainer {
 namespace {
 
-constexpr int64_t kTokenDim = 8, kDescDim = 4, kLen = 12, kGroupSize = 16;
+constexpr int64_t kTokenDim = 8, kDescDim = 4, kLen = 12, kGroupSize = 16, kQualitySlot = 4;
 
 ModelConfig tiny_config(ModelKind kind) {
   ModelConfig c;
@@ -34,23 +34,39 @@ ModelConfig tiny_config(ModelKind kind) {
   return c;
 }
 
-// Programs whose speed depends on one token slot: quality q = tokens[i, 2, 0]
-// (step 2, slot 0), cost = 1 / (0.1 + q), label = min cost / cost. Everything
-// else is noise. Groups alternate between two platform descriptors.
+// Programs whose speed depends on one token slot, shaped like core's
+// encoding: slots 0..3 are a step-kind one-hot, slot 4 is a numeric slot
+// only kind 0 uses (zero elsewhere), slots 5..7 are numeric noise every
+// kind has. Step 2 is always kind 0 and carries the quality q in slot 4;
+// cost = 1 / (0.1 + q), label = min cost / cost = (0.1 + q) / (0.1 + max q).
+// Groups alternate between two platform descriptors.
 RankingData synthetic(int64_t n_groups, uint64_t seed) {
   torch::manual_seed(seed);
   const int64_t n = n_groups * kGroupSize;
   RankingData d;
-  d.tokens = 0.5 * torch::randn({n, kLen, kTokenDim});
+  d.tokens = torch::zeros({n, kLen, kTokenDim});
+  torch::Tensor kinds = torch::randint(1, 4, {n, kLen}, torch::kLong);
+  kinds.select(1, 2).fill_(0);
+  d.tokens.narrow(2, 0, 4).copy_(torch::one_hot(kinds, 4).to(torch::kFloat));
+  d.tokens.narrow(2, 5, 3).copy_(0.5 * torch::randn({n, kLen, 3}));
   const torch::Tensor q = torch::rand({n});
-  d.tokens.select(2, 0).select(1, 2).copy_(q);
+  d.tokens.select(2, kQualitySlot).select(1, 2).copy_(q);
   d.lengths = torch::randint(6, kLen + 1, {n}, torch::kLong);
-  d.groups = torch::arange(n, torch::kLong) / kGroupSize;
+  d.groups = torch::div(torch::arange(n, torch::kLong), kGroupSize, "floor");
   const torch::Tensor platforms = torch::randn({2, kDescDim});
   d.descriptors = platforms.index_select(0, d.groups % 2);
   const torch::Tensor quality = (0.1 + q).view({n_groups, kGroupSize});
   d.labels = (quality / std::get<0>(quality.max(1, /*keepdim=*/true))).view({n});
   return d;
+}
+
+// Spearman rank correlation of two [n] tensors (no ties expected).
+double spearman(const torch::Tensor& a, const torch::Tensor& b) {
+  torch::Tensor ra = a.argsort().argsort().to(torch::kDouble);
+  torch::Tensor rb = b.argsort().argsort().to(torch::kDouble);
+  ra = ra - ra.mean();
+  rb = rb - rb.mean();
+  return ((ra * rb).sum() / (ra.norm() * rb.norm())).item<double>();
 }
 
 TEST(OptimizerTest, MambaStateAndSkipAndNormsDoNotDecay) {
@@ -91,12 +107,16 @@ TEST(OptimizerTest, AttentionPositionsDoNotDecay) {
             split.no_decay_names.end());
 }
 
+std::string param_name(const ::testing::TestParamInfo<ModelKind>& p) {
+  return std::string(model_kind_name(p.param));
+}
+
 class TrainKindsTest : public ::testing::TestWithParam<ModelKind> {};
 
 INSTANTIATE_TEST_SUITE_P(Kinds, TrainKindsTest,
                          ::testing::Values(ModelKind::kMamba, ModelKind::kAttention,
                                            ModelKind::kMlp),
-                         [](const auto& info) { return std::string(model_kind_name(info.param)); });
+                         param_name);
 
 TEST_P(TrainKindsTest, ShortRunLowersLossAndRanksPlantedTask) {
   torch::set_num_threads(2);
@@ -120,11 +140,23 @@ TEST_P(TrainKindsTest, ShortRunLowersLossAndRanksPlantedTask) {
   ASSERT_EQ(stats.step_losses.size(), 150u);
   EXPECT_LT(after, 0.5 * before);
 
-  // An unseen group: program 5 is clearly the fastest (q = 0.95 vs ≤ 0.5).
-  RankingData planted = synthetic(1, 77);
-  planted.tokens.select(2, 0).select(1, 2).copy_(0.5 * torch::rand({kGroupSize}));
-  planted.tokens[5][2][0] = 0.95;
   torch::NoGradGuard no_grad;
+  // Unseen groups on the training platforms rank well...
+  RankingData held_out = synthetic(4, 5);
+  held_out.descriptors = train.descriptors.narrow(0, 0, 4 * kGroupSize);
+  const torch::Tensor held_scores =
+      model->forward(held_out.tokens, held_out.lengths, held_out.descriptors);
+  for (int64_t g = 0; g < 4; ++g) {
+    EXPECT_GT(spearman(held_scores.narrow(0, g * kGroupSize, kGroupSize),
+                       held_out.labels.narrow(0, g * kGroupSize, kGroupSize)),
+              0.8)
+        << "held-out group " << g;
+  }
+  // ...and in a planted group, program 5 (q = 0.95 vs ≤ 0.5) comes first.
+  RankingData planted = synthetic(1, 77);
+  planted.descriptors = train.descriptors.narrow(0, 0, kGroupSize);
+  planted.tokens.select(2, kQualitySlot).select(1, 2).copy_(0.5 * torch::rand({kGroupSize}));
+  planted.tokens[5][2][kQualitySlot] = 0.95;
   const torch::Tensor scores = model->forward(planted.tokens, planted.lengths, planted.descriptors);
   EXPECT_EQ(scores.argmax().item<int64_t>(), 5) << scores;
 }
