@@ -7,14 +7,18 @@
 
 #include <boost/beast/http.hpp>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/status.h"
 #include "registry/token_store.h"
 
 namespace tcl::api {
+
+class ChunkChannel;
 
 namespace http = boost::beast::http;
 
@@ -27,6 +31,9 @@ struct Request {
   std::map<std::string, std::string> path_params; // {name} -> value, decoded
   std::string_view route;                         // the matched template, "/v1/platforms/{name}"
   std::optional<registry::TokenInfo> principal;   // who called, when authenticated
+  // Routes with RouteOptions::stream_body: the body arrives here chunk by
+  // chunk while the handler runs (raw.body() is empty). Null otherwise.
+  ChunkChannel* body_stream = nullptr;
 
   std::string_view body() const { return raw.body(); }
   std::string_view header(std::string_view name) const;
@@ -38,6 +45,12 @@ struct Response {
   std::string content_type = "application/json";
   std::string body;
   std::map<std::string, std::string> headers;  // extra headers (Location, Retry-After, ...)
+  // When set, the body is produced after the header is sent: the function
+  // runs on the worker pool and pushes chunks (push_wait) until it returns;
+  // the answer goes out with chunked transfer encoding. A non-OK return cuts
+  // the connection so the client sees an incomplete body, never a short one
+  // that looks whole. `body` is ignored.
+  std::function<Status(ChunkChannel& out)> stream;
 };
 
 }  // namespace tcl::api

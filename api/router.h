@@ -29,6 +29,9 @@ enum class Access { kOpen, kRead, kWrite, kAdmin };
 struct RouteOptions {
   Access access = Access::kRead;
   std::optional<std::size_t> body_limit;  // bytes; empty = server default
+  // Hand the body to the handler chunk by chunk (Request::body_stream) as it
+  // arrives, instead of reading it whole first: bounded memory for uploads.
+  bool stream_body = false;
 };
 
 struct Route {

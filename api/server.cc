@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "api/auth.h"
+#include "api/chunk_channel.h"
 #include "api/http_error.h"
 
 namespace tcl::api {
@@ -91,63 +92,143 @@ class InFlight {
   Server::Impl& s_;
 };
 
-// One connection: read header → read body → handle on the pool → write →
+// One connection: read header → read body (whole, or streamed to the handler)
+// → handle on the pool → write (whole, or streamed from the handler) →
 // repeat. CRTP over the plain and the TLS stream, as in Beast's flex server.
+// Every member below is touched only on the session's strand.
 template <class Derived>
 class Session {
  public:
   explicit Session(Server::Impl& server) : server_(server) {}
 
  protected:
+  static constexpr std::size_t kChunkBytes = 64 << 10;
+
   Derived& derived() { return static_cast<Derived&>(*this); }
+  auto& lowest() { return beast::get_lowest_layer(derived().stream()); }
 
   void do_read() {
-    parser_.emplace();
-    parser_->header_limit(static_cast<std::uint32_t>(server_.options.header_limit));
-    parser_->body_limit(server_.options.default_body_limit);
-    beast::get_lowest_layer(derived().stream()).expires_after(server_.options.idle_timeout);
-    http::async_read_header(derived().stream(), buffer_, *parser_,
+    header_parser_.emplace();
+    header_parser_->header_limit(static_cast<std::uint32_t>(server_.options.header_limit));
+    // No limit yet: Beast would reject a large Content-Length while parsing the
+    // header, before we know the route (and its limit) it is for.
+    header_parser_->body_limit(boost::none);
+    body_stream_.reset();
+    body_done_ = true;
+    lowest().expires_after(server_.options.idle_timeout);
+    http::async_read_header(derived().stream(), buffer_, *header_parser_,
                             beast::bind_front_handler(&Session::on_read_header, derived().shared_from_this()));
   }
 
   void on_read_header(beast::error_code ec, std::size_t) {
-    if (ec) return fail_read(ec);
+    if (ec) return fail_read(ec, header_parser_->get());
     in_flight_.emplace(server_);
-    started_ = Clock::now();
-    const auto& req = parser_->get();
-    const std::size_t limit = server_.self.body_limit_for(req.method(), req.target());
-    parser_->body_limit(limit);
-    if (auto len = parser_->content_length(); len && *len > limit) {
+    const auto& head = header_parser_->get();
+    const RouteOptions route = server_.self.route_options_for(head.method(), head.target());
+    const std::size_t limit = route.body_limit.value_or(server_.options.default_body_limit);
+    if (auto len = header_parser_->content_length(); len && *len > limit) {
       // Answer before reading a body we would refuse anyway, then close:
       // the unread body makes the connection unusable.
-      return write_error(http::status::payload_too_large, "PAYLOAD_TOO_LARGE",
+      return write_error(head, http::status::payload_too_large, "PAYLOAD_TOO_LARGE",
                          "request body of " + std::to_string(*len) + " bytes exceeds this route's limit of " +
                              std::to_string(limit) + " bytes");
     }
-    beast::get_lowest_layer(derived().stream()).expires_after(server_.options.read_timeout);
+    if (route.stream_body && !header_parser_->is_done()) {
+      stream_parser_.emplace(std::move(*header_parser_));
+      stream_parser_->body_limit(limit);
+      body_stream_ = std::make_shared<ChunkChannel>(16);
+      body_done_ = false;
+      auto req = std::make_shared<BeastRequest>();
+      req->base() = stream_parser_->get().base();
+      dispatch(req, body_stream_);
+      return read_chunk();
+    }
+    parser_.emplace(std::move(*header_parser_));
+    parser_->body_limit(limit);
+    lowest().expires_after(server_.options.read_timeout);
     http::async_read(derived().stream(), buffer_, *parser_,
                      beast::bind_front_handler(&Session::on_read, derived().shared_from_this()));
   }
 
   void on_read(beast::error_code ec, std::size_t) {
     if (ec == http::error::body_limit) {
-      return write_error(http::status::payload_too_large, "PAYLOAD_TOO_LARGE",
+      return write_error(parser_->get(), http::status::payload_too_large, "PAYLOAD_TOO_LARGE",
                          "request body exceeds this route's limit");
     }
-    if (ec) return fail_read(ec);
-    auto req = std::make_shared<BeastRequest>(parser_->release());
-    // Handlers may block (SQL, models): run them on the worker pool and come
-    // back to this session's strand to write.
-    asio::post(server_.workers, [self = derived().shared_from_this(), req] {
-      auto res = std::make_shared<Response>(self->server_.self.handle(*req));
+    if (ec) return fail_read(ec, parser_->get());
+    dispatch(std::make_shared<BeastRequest>(parser_->release()), nullptr);
+  }
+
+  // Streamed bodies: read up to kChunkBytes, hand them over, repeat while
+  // the handler keeps up (the channel bounds what is buffered).
+  void read_chunk() {
+    if (body_done_) return;
+    chunk_.resize(kChunkBytes);
+    stream_parser_->get().body().data = chunk_.data();
+    stream_parser_->get().body().size = chunk_.size();
+    lowest().expires_after(server_.options.read_timeout);  // per chunk: an idle timeout, not a total
+    http::async_read_some(derived().stream(), buffer_, *stream_parser_,
+                          beast::bind_front_handler(&Session::on_chunk, derived().shared_from_this()));
+  }
+
+  void on_chunk(beast::error_code ec, std::size_t) {
+    if (ec == http::error::need_buffer) ec = {};
+    chunk_.resize(chunk_.size() - stream_parser_->get().body().size);
+    if (ec) {
+      body_done_ = true;  // nothing more will be read on this connection
+      if (ec == http::error::body_limit) {
+        body_stream_->close(Status::resource_exhausted("request body exceeds this route's limit"));
+      } else {
+        body_stream_->close(Status::cancelled("the client stopped sending the body (" + ec.message() + ")"));
+      }
+      if (pending_) {
+        pending_.reset();  // nobody is left to read the answer
+        in_flight_.reset();
+      }
+      return;
+    }
+    if (!chunk_.empty()) body_stream_->push(std::move(chunk_));  // dropped when the handler is done
+    chunk_ = std::string();
+    if (stream_parser_->is_done()) {
+      body_done_ = true;
+      body_stream_->close();
+      if (pending_) {
+        auto p = std::move(*pending_);
+        pending_.reset();
+        write(p.response, p.keep_alive, p.version);
+      }
+      return;
+    }
+    auto self = derived().shared_from_this();
+    if (body_stream_->wait_for_space([self] {
+          asio::post(beast::get_lowest_layer(self->stream()).get_executor(), [self] { self->read_chunk(); });
+        })) {
+      return;  // resumed when the handler has taken a chunk
+    }
+    read_chunk();
+  }
+
+  // Runs the handler on the worker pool; the answer comes back to the strand.
+  void dispatch(std::shared_ptr<BeastRequest> req, std::shared_ptr<ChunkChannel> body) {
+    asio::post(server_.workers, [self = derived().shared_from_this(), req, body] {
+      auto res = std::make_shared<Response>(self->server_.self.handle(*req, body.get()));
+      // The handler is done with the body: stop the session from buffering more.
+      if (body) body->close(Status::cancelled("the handler finished before reading the whole body"));
       const bool keep_alive = req->keep_alive();
       const unsigned version = req->version();
+      if (!res->stream) {
+        asio::dispatch(beast::get_lowest_layer(self->stream()).get_executor(),
+                       [self, res, keep_alive, version] { self->write(*res, keep_alive, version); });
+        return;
+      }
+      auto out = std::make_shared<ChunkChannel>(8);
       asio::dispatch(beast::get_lowest_layer(self->stream()).get_executor(),
-                     [self, res, keep_alive, version] { self->write(*res, keep_alive, version); });
+                     [self, res, out, keep_alive, version] { self->write_stream(*res, out, keep_alive, version); });
+      out->close(res->stream(*out));  // produce on this worker thread; blocks while the client is slow
     });
   }
 
-  void fail_read(beast::error_code ec) {
+  void fail_read(beast::error_code ec, const http::request_header<>& head) {
     in_flight_.reset();
     if (ec == http::error::end_of_stream || ec == asio::error::eof) return derived().do_eof();
     if (ec == beast::error::timeout) {
@@ -157,38 +238,106 @@ class Session {
     if (ec == asio::error::operation_aborted) return;
     if (ec.category() == make_error_code(http::error::bad_target).category()) {
       // Malformed HTTP: answer 400 once, then close.
-      return write_error(http::status::bad_request, "BAD_REQUEST", "malformed HTTP request: " + ec.message());
+      return write_error(head, http::status::bad_request, "BAD_REQUEST", "malformed HTTP request: " + ec.message());
     }
     spdlog::debug("http: read failed: {}", ec.message());
   }
 
-  void write_error(http::status status, std::string_view code, const std::string& message) {
-    Response r = error_response(status, code, message);
-    const auto& req = parser_->get();
+  void write_error(const http::request_header<>& head, http::status status, std::string_view code,
+                   const std::string& message) {
     const std::string route = "(unrouted)";
-    server_.metrics.observe(route, std::string(http::to_string(req.method())), static_cast<int>(status), 0.0);
-    spdlog::info("http method={} route={} status={} reason=\"{}\"", std::string(http::to_string(req.method())), route, static_cast<int>(status),
-                 message);
-    write(r, /*keep_alive=*/false, req.version() ? req.version() : 11);
+    const std::string method(http::to_string(head.method()));
+    server_.metrics.observe(route, method, static_cast<int>(status), 0.0);
+    spdlog::info("http method={} route={} status={} reason=\"{}\"", method, route, static_cast<int>(status), message);
+    body_done_ = false;  // forces Connection: close
+    write(error_response(status, code, message), /*keep_alive=*/false, head.version() ? head.version() : 11);
+  }
+
+  template <class Message>
+  void prepare(Message& h, const Response& r, bool keep_alive) {
+    h.set(http::field::server, "tcld/" TCL_VERSION);
+    h.set(http::field::content_type, r.content_type);
+    for (const auto& [k, v] : r.headers) h.set(k, v);
+    // An unread request body makes the connection unusable for the next request.
+    h.keep_alive(keep_alive && body_done_ && !server_.self.draining());
   }
 
   void write(const Response& r, bool keep_alive, unsigned version) {
+    if (!body_done_ && body_stream_) {
+      // The handler answered before the body ended (a replayed upload, an
+      // early error). Clients send the whole body before they read, so read
+      // and drop the rest, then answer — the connection stays usable.
+      pending_.emplace(PendingAnswer{r, keep_alive, version});
+      return;
+    }
     auto res = std::make_shared<http::response<http::string_body>>(r.status, version);
-    res->set(http::field::server, "tcld/" TCL_VERSION);
-    res->set(http::field::content_type, r.content_type);
-    for (const auto& [k, v] : r.headers) res->set(k, v);
+    prepare(*res, r, keep_alive);
     res->body() = r.body;
-    res->keep_alive(keep_alive && !server_.self.draining());
     res->prepare_payload();
-    beast::get_lowest_layer(derived().stream()).expires_after(server_.options.write_timeout);
+    lowest().expires_after(server_.options.write_timeout);
     http::async_write(derived().stream(), *res,
                       [self = derived().shared_from_this(), res](beast::error_code ec, std::size_t) {
                         self->on_write(ec, res->need_eof());
                       });
   }
 
+  // Streamed answers: the header, then one HTTP chunk per channel chunk,
+  // then the last chunk — or a cut connection when the producer failed.
+  void write_stream(const Response& r, std::shared_ptr<ChunkChannel> out, bool keep_alive, unsigned version) {
+    out_ = std::move(out);
+    stream_res_ = std::make_shared<http::response<http::empty_body>>(r.status, version);
+    prepare(*stream_res_, r, keep_alive);
+    stream_res_->chunked(true);
+    stream_sr_ = std::make_shared<http::response_serializer<http::empty_body>>(*stream_res_);
+    lowest().expires_after(server_.options.write_timeout);
+    http::async_write_header(derived().stream(), *stream_sr_,
+                             [self = derived().shared_from_this()](beast::error_code ec, std::size_t) {
+                               if (ec) return self->abort_stream(ec);
+                               self->pump();
+                             });
+  }
+
+  void pump() {
+    auto self = derived().shared_from_this();
+    switch (out_->try_pop(&out_chunk_)) {
+      case ChunkChannel::Pop::kChunk:
+        lowest().expires_after(server_.options.write_timeout);
+        asio::async_write(derived().stream(), http::make_chunk(asio::buffer(out_chunk_)),
+                          [self](beast::error_code ec, std::size_t) {
+                            if (ec) return self->abort_stream(ec);
+                            self->pump();
+                          });
+        return;
+      case ChunkChannel::Pop::kEmpty:
+        if (out_->wait_for_data([self] {
+              asio::post(beast::get_lowest_layer(self->stream()).get_executor(), [self] { self->pump(); });
+            })) {
+          return;
+        }
+        return pump();
+      case ChunkChannel::Pop::kEnd:
+        if (!out_->status().is_ok()) {
+          spdlog::warn("http: streamed answer failed midway: {}", out_->status().to_string());
+          in_flight_.reset();
+          beast::error_code ignored;
+          lowest().socket().close(ignored);
+          return;
+        }
+        asio::async_write(derived().stream(), http::make_chunk_last(),
+                          [self](beast::error_code ec, std::size_t) { self->on_write(ec, !self->stream_res_->keep_alive()); });
+        return;
+    }
+  }
+
+  void abort_stream(beast::error_code ec) {
+    spdlog::debug("http: streamed write failed: {}", ec.message());
+    out_->close(Status::cancelled("client went away"));
+    in_flight_.reset();
+  }
+
   void on_write(beast::error_code ec, bool close) {
     in_flight_.reset();
+    out_.reset();
     if (ec) {
       spdlog::debug("http: write failed: {}", ec.message());
       return;
@@ -199,9 +348,23 @@ class Session {
 
   Server::Impl& server_;
   beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::empty_body>> header_parser_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::request_parser<http::buffer_body>> stream_parser_;
+  std::shared_ptr<ChunkChannel> body_stream_;  // request body → handler (streamed routes)
+  std::string chunk_;                          // the chunk being read
+  bool body_done_ = true;                      // the request body has been read to its end
+  std::shared_ptr<ChunkChannel> out_;          // handler → response body (streamed answers)
+  std::string out_chunk_;
+  std::shared_ptr<http::response<http::empty_body>> stream_res_;
+  std::shared_ptr<http::response_serializer<http::empty_body>> stream_sr_;
+  struct PendingAnswer {
+    Response response;
+    bool keep_alive;
+    unsigned version;
+  };
+  std::optional<PendingAnswer> pending_;       // an answer waiting for the body's end
   std::optional<InFlight> in_flight_;
-  Clock::time_point started_;
 };
 
 class PlainSession : public Session<PlainSession>, public std::enable_shared_from_this<PlainSession> {
@@ -338,19 +501,18 @@ void Server::shutdown() {
   });
 }
 
-std::size_t Server::body_limit_for(http::verb method, std::string_view target) const {
+RouteOptions Server::route_options_for(http::verb method, std::string_view target) const {
   const std::string_view path = target.substr(0, target.find('?'));
   const RouteMatch m = impl_->router.match(method, path);
-  if (m.route != nullptr && m.route->options.body_limit) return *m.route->options.body_limit;
-  return impl_->options.default_body_limit;
+  return m.route != nullptr ? m.route->options : RouteOptions{};
 }
 
-Response Server::handle(const BeastRequest& raw) {
+Response Server::handle(const BeastRequest& raw, ChunkChannel* body) {
   Impl& s = *impl_;
   const auto started = Clock::now();
   const std::string_view target = raw.target();
   const std::size_t q = target.find('?');
-  Request req{raw, target.substr(0, q), {}, {}, "(unrouted)", std::nullopt};
+  Request req{raw, target.substr(0, q), {}, {}, "(unrouted)", std::nullopt, body};
   if (q != std::string_view::npos) req.query = parse_query(target.substr(q + 1));
 
   Response res;

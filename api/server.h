@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 
+#include "api/chunk_channel.h"
 #include "api/http_metrics.h"
 #include "api/router.h"
 #include "core/status.h"
@@ -70,9 +71,11 @@ class Server {
 
   // Routing, auth, the handler call, metrics and the log line. Public so
   // tests can drive the pipeline without a socket.
-  Response handle(const BeastRequest& req);
-  // Body limit for a request line, before its body is read.
-  std::size_t body_limit_for(http::verb method, std::string_view target) const;
+  // `body` carries the body of stream_body routes (else null).
+  Response handle(const BeastRequest& req, ChunkChannel* body = nullptr);
+  // The options of the route a request line goes to (defaults when none),
+  // read before the body: its limit and whether it is streamed.
+  RouteOptions route_options_for(http::verb method, std::string_view target) const;
 
   struct Impl;  // sessions live in server.cc and reach the server through it
 

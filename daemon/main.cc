@@ -16,6 +16,7 @@
 #include "api/auth.h"
 #include "api/handlers/health.h"
 #include "api/handlers/platforms.h"
+#include "api/handlers/uploads.h"
 #include "api/http_metrics.h"
 #include "api/openapi.h"
 #include "api/router.h"
@@ -25,6 +26,7 @@
 #include "registry/pg_pool.h"
 #include "registry/platform_store.h"
 #include "registry/token_store.h"
+#include "registry/upload_store.h"
 
 extern char** environ;
 
@@ -124,6 +126,7 @@ int run_serve(const Config& c) {
   }
   registry::PlatformStore platforms(pool);
   registry::TokenStore tokens(pool);
+  registry::UploadStore uploads(pool);
   api::TokenCache token_cache([&tokens](std::string_view t) { return tokens.lookup(t); }, c.token_cache_ttl);
 
   api::ServerOptions so;
@@ -165,6 +168,7 @@ int run_serve(const Config& c) {
   health.openapi_yaml = api::kOpenApiYaml;
   api::add_health_routes(router, std::move(health));
   api::add_platform_routes(router, platforms);
+  api::add_upload_routes(router, platforms, uploads, api::UploadRouteOptions{c.max_upload_bytes, 1 << 20});
 
   if (Status s = server.start(); !s) {
     spdlog::error("start-up stopped: {}", s.to_string());

@@ -98,7 +98,11 @@ Result<std::vector<Platform>> PlatformStore::list() {
   });
 }
 
-Result<Platform> PlatformStore::get(const std::string& name) {
+Result<Platform> PlatformStore::find(const std::string& name) { return read(name, /*with_counts=*/false); }
+
+Result<Platform> PlatformStore::get(const std::string& name) { return read(name, /*with_counts=*/true); }
+
+Result<Platform> PlatformStore::read(const std::string& name, bool with_counts) {
   const std::string what = "reading platform '" + name + "'";
   return internal::with_transaction(pool_, what, [&](pqxx::work& tx) -> Result<Platform> {
     const pqxx::result r =
@@ -106,6 +110,7 @@ Result<Platform> PlatformStore::get(const std::string& name) {
     if (r.empty()) return Status::not_found("platform '" + name + "' does not exist");
     auto p = row_to_platform(r[0]);
     if (!p) return p.status();
+    if (!with_counts) return p;
     const pqxx::row c = tx.exec_params1(kCountsQuery, p->id);
     p->counts.programs = c[0].as<std::int64_t>();
     p->counts.tasks = c[1].as<std::int64_t>();

@@ -46,8 +46,11 @@ class PlatformStore {
   Result<std::vector<Platform>> list();
   // kNotFound when unknown.
   Result<Platform> get(const std::string& name);
+  // Like get() without the counts (one indexed lookup; for hot paths).
+  Result<Platform> find(const std::string& name);
 
  private:
+  Result<Platform> read(const std::string& name, bool with_counts);
   PgPool& pool_;
 };
 

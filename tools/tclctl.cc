@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tools/api_client.h"
+#include "tools/upload.h"
 
 namespace json = boost::json;
 using tcl::tools::ApiClient;
@@ -24,6 +25,7 @@ constexpr const char* kUsage =
     "  platform create --name N --target T --hardware-params a,b,c,d,e,f,g,h [--description D]\n"
     "  platform list\n"
     "  platform show NAME\n"
+    "  upload --platform P [--kind measurements|candidates] [--batch-lines N] [--gzip] [--quiet] FILE.jsonl[.gz]...\n"
     "Environment: TCL_URL (default http://127.0.0.1:8080), TCL_TOKEN.\n";
 
 int fail(const std::string& message) {
@@ -46,7 +48,9 @@ Args split_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
-    if (s.rfind("--", 0) == 0 && i + 1 < argc) {
+    if (s == "--gzip" || s == "--quiet") {
+      a.flags.emplace_back(s.substr(2), "1");
+    } else if (s.rfind("--", 0) == 0 && i + 1 < argc) {
       a.flags.emplace_back(s.substr(2), argv[++i]);
     } else {
       a.words.push_back(s);
@@ -110,6 +114,25 @@ int main(int argc, char** argv) {
   const char* env_token = std::getenv("TCL_TOKEN");
   ApiClient api(a.flag("url", env_url ? env_url : "http://127.0.0.1:8080"), a.flag("token", env_token ? env_token : ""));
   if (a.words[0] == "platform") return platform_command(api, a);
+  if (a.words[0] == "upload") {
+    tcl::tools::UploadCommand cmd;
+    cmd.platform = a.flag("platform");
+    cmd.kind = a.flag("kind", "measurements");
+    cmd.files.assign(a.words.begin() + 1, a.words.end());
+    cmd.gzip = !a.flag("gzip").empty() && a.flag("gzip") != "0";
+    cmd.quiet = !a.flag("quiet").empty() && a.flag("quiet") != "0";
+    try {
+      if (!a.flag("batch-lines").empty()) cmd.batch_lines = std::stoul(a.flag("batch-lines"));
+    } catch (const std::exception&) {
+      return fail("--batch-lines must be a positive integer");
+    }
+    tcl::tools::UploadTotals totals;
+    const int rc = tcl::tools::run_upload_command(api, cmd, &totals);
+    std::printf("{\"lines\": %lld, \"accepted\": %lld, \"failed\": %lld, \"duplicates\": %lld, \"rejected\": %lld, \"batches\": %lld, \"replayed_batches\": %lld}\n",
+                totals.lines, totals.accepted, totals.failed, totals.duplicates, totals.rejected, totals.batches,
+                totals.replayed);
+    return rc;
+  }
   std::fprintf(stderr, "tclctl: unknown command '%s'\n%s", a.words[0].c_str(), kUsage);
   return 2;
 }

@@ -8,7 +8,7 @@
 //
 // The encoder is causal, so the rows past a sequence's length (padding) never
 // change its score. With the defaults (d_model 64, 2 layers, d_state 16,
-// expand 2, token_dim 32, descriptor_dim 16) the model has 81,153 parameters,
+// expand 2, token_dim 32, descriptor_dim 16) the model has 81,217 parameters,
 // 0.32 MB in fp32, whatever the number of platforms.
 //
 // Thread-safety: as ScoreModel.

@@ -28,7 +28,7 @@ std::optional<ModelKind> parse_model_kind(std::string_view name);
 // Every architecture reads the fields it needs and ignores the rest. All
 // architectures share: token projection → encoder → masked mean pooling →
 // FiLM on the hardware descriptor → MLP head → one score per program.
-// Defaults give the student of DESIGN §4 (~81k parameters, ~0.33 MB fp32 for
+// Defaults give the student of DESIGN §4 (81,217 parameters, 0.32 MB fp32 for
 // token_dim 32, descriptor_dim 16).
 struct ModelConfig {
   ModelKind kind = ModelKind::kMamba;

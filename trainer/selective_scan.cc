@@ -52,20 +52,25 @@ ScanShape check_shapes(const torch::Tensor& u, const torch::Tensor& delta, const
 
 // The hot loops are compiled twice (AVX2 and baseline x86-64) and picked at
 // load time. Both clones do the same IEEE operations in the same order
-// (-std=c++20 turns off FMA contraction), so results do not depend on the
-// machine either.
+// (-ffp-contract=off, set for this file), so results do not depend on the
+// machine either. Helpers are force-inlined so each clone gets its own
+// vector code.
+#ifndef TCL_SCAN_CLONES  // -DTCL_SCAN_CLONES= builds one variant (to compare them)
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define TCL_SCAN_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#define TCL_SCAN_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define TCL_SCAN_CLONES
 #endif
+#endif
+#define TCL_SCAN_INLINE inline __attribute__((always_inline))
 
 // exp(x) for float, relative error < 1e-7 on [-87, 88] (Cephes expf:
 // x = k·ln2 + r, degree-6 polynomial for e^r, 2^k from the exponent bits).
 // Branch-free, so loops calling it vectorise (with -fno-trapping-math, set
-// for this file). Inputs are clamped to [-87, 88]: exp(-87) ≈ 1.6e-38
-// stands in for 0, which the scan's decay factors exp(Δ·A) ≤ 1 never need.
-inline float exp_fast(float x) {
+// for this file). Inputs are clamped to [-87, 88], so anything below -87
+// gives 1.6e-38 instead of a smaller number: harmless for the scan's decay
+// factors exp(Δ·A), which only multiply the state.
+TCL_SCAN_INLINE float exp_fast(float x) {
   x = x < -87.0f ? -87.0f : x;
   x = x > 88.0f ? 88.0f : x;
   const float shifter = 12582912.0f;  // 1.5·2^23: adding it rounds to an integer
@@ -82,12 +87,12 @@ inline float exp_fast(float x) {
   return e * std::bit_cast<float>(bits);
 }
 // float64 is for gradient checks: exact exp.
-inline double exp_fast(double x) { return std::exp(x); }
+TCL_SCAN_INLINE double exp_fast(double x) { return std::exp(x); }
 
 // Σ x[0..n) with 8 interleaved partial sums (vectorisable, and a fixed
 // order whatever the instruction set), then the partials in order.
 template <typename T>
-inline T sum_lanes(const T* x, int64_t n) {
+TCL_SCAN_INLINE T sum_lanes(const T* x, int64_t n) {
   constexpr int64_t kLanes = 8;
   T part[kLanes] = {};
   int64_t i = 0;
@@ -108,6 +113,7 @@ struct ScanScratch {
     const size_t Dm = static_cast<size_t>(s.channels);
     h.resize(backward ? static_cast<size_t>(s.length + 1) * DN : DN);
     dt_u.resize(Dm);
+    y.resize(Dm);
     if (!backward) return;
     gh.resize(DN);
     g_dt.resize(Dm);
@@ -117,6 +123,7 @@ struct ScanScratch {
   }
   std::vector<T> h;     // state [N, Dm] (backward: L+1 of them, h_{-1} first)
   std::vector<T> dt_u;  // Δ_t ⊙ u_t [Dm]
+  std::vector<T> y;     // an output row the backward's recompute discards [Dm]
   std::vector<T> gh;    // dLoss/dh carried backwards [N, Dm]
   std::vector<T> g_dt, g_u, tmp_B, tmp_C;  // [Dm] rows
 };
@@ -124,7 +131,7 @@ struct ScanScratch {
 // One step of the recurrence for one sample, state laid out [N, Dm] so every
 // inner loop runs over contiguous channels. y_t must be zero on entry.
 template <typename T>
-inline void scan_step(int64_t Dm, int64_t N, const T* At, const T* u_t, const T* delta_t,
+TCL_SCAN_INLINE void scan_step(int64_t Dm, int64_t N, const T* At, const T* u_t, const T* delta_t,
                       const T* B_t, const T* C_t, const T* h_prev, T* h_cur, T* dt_u, T* y_t) {
   for (int64_t d = 0; d < Dm; ++d) dt_u[d] = delta_t[d] * u_t[d];
   for (int64_t n = 0; n < N; ++n) {
@@ -135,8 +142,30 @@ inline void scan_step(int64_t Dm, int64_t N, const T* At, const T* u_t, const T*
     T* hc = h_cur + n * Dm;
     for (int64_t d = 0; d < Dm; ++d) {
       hc[d] = exp_fast(delta_t[d] * A_n[d]) * hp[d] + dt_u[d] * b;
-      if (y_t != nullptr) y_t[d] += c * hc[d];
+      y_t[d] += c * hc[d];
     }
+  }
+}
+
+// The reverse step for one state row n over all channels. Every buffer is
+// distinct (__restrict), which lets the loop vectorise without alias checks.
+template <typename T>
+TCL_SCAN_INLINE void backward_row(int64_t Dm, T b, T c, const T* __restrict A_n,
+                                  const T* __restrict delta_t, const T* __restrict u_t,
+                                  const T* __restrict dt_u, const T* __restrict gy,
+                                  const T* __restrict hp, const T* __restrict hc,
+                                  T* __restrict gh_n, T* __restrict g_dt, T* __restrict g_u,
+                                  T* __restrict gA_n, T* __restrict tmp_B, T* __restrict tmp_C) {
+  for (int64_t d = 0; d < Dm; ++d) {
+    const T dA = exp_fast(delta_t[d] * A_n[d]);
+    const T g = gh_n[d] + gy[d] * c;  // dLoss/dh_t (y_t = C_t · h_t + ...)
+    const T g_dA = g * hp[d] * dA;    // h_t = exp(Δ·A) ⊙ h_{t-1} + Δ·u·B
+    g_dt[d] += g_dA * A_n[d] + g * b * u_t[d];
+    gA_n[d] += g_dA * delta_t[d];
+    g_u[d] += g * delta_t[d] * b;
+    tmp_B[d] = g * dt_u[d];
+    tmp_C[d] = gy[d] * hc[d];
+    gh_n[d] = g * dA;  // carried to step t-1
   }
 }
 
@@ -169,8 +198,9 @@ TCL_SCAN_CLONES void scan_backward_sample(const ScanShape& s, const T* At, const
   T* hs = scratch.h.data();
   std::fill(hs, hs + DN, T(0));
   for (int64_t t = 0; t < L; ++t) {
+    std::fill(scratch.y.begin(), scratch.y.end(), T(0));
     scan_step(Dm, N, At, u + t * Dm, delta + t * Dm, Bm + t * N, Cm + t * N, hs + t * DN,
-              hs + (t + 1) * DN, scratch.dt_u.data(), static_cast<T*>(nullptr));
+              hs + (t + 1) * DN, scratch.dt_u.data(), scratch.y.data());
   }
   // Reverse sweep. gh holds dLoss/dh_t; entering step t it carries the
   // contribution of step t+1, already multiplied by exp(Δ_{t+1}·A).
@@ -203,17 +233,8 @@ TCL_SCAN_CLONES void scan_backward_sample(const ScanShape& s, const T* At, const
       const T* hc = h_cur + n * Dm;
       T* gh_n = gh + n * Dm;
       T* gA_n = grad_At_part + n * Dm;
-      for (int64_t d = 0; d < Dm; ++d) {
-        const T dA = exp_fast(delta_t[d] * A_n[d]);
-        const T g = gh_n[d] + gy[d] * c;  // dLoss/dh_t (y_t = C_t · h_t + ...)
-        const T g_dA = g * hp[d] * dA;    // h_t = exp(Δ·A) ⊙ h_{t-1} + Δ·u·B
-        g_dt[d] += g_dA * A_n[d] + g * b * u_t[d];
-        gA_n[d] += g_dA * delta_t[d];
-        g_u[d] += g * delta_t[d] * b;
-        tmp_B[d] = g * dt_u[d];
-        tmp_C[d] = gy[d] * hc[d];
-        gh_n[d] = g * dA;  // carried to step t-1
-      }
+      backward_row(Dm, b, c, A_n, delta_t, u_t, dt_u, gy, hp, hc, gh_n, g_dt, g_u, gA_n, tmp_B,
+                   tmp_C);
       grad_Bm[t * N + n] = sum_lanes(tmp_B, Dm);
       grad_Cm[t * N + n] = sum_lanes(tmp_C, Dm);
     }

@@ -119,7 +119,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, TrainKindsTest,
                          param_name);
 
 TEST_P(TrainKindsTest, ShortRunLowersLossAndRanksPlantedTask) {
-  torch::set_num_threads(2);
+  torch::set_num_threads(1);  // the box is shared; OpenMP spin-waits hurt under load
   const RankingData train = synthetic(20, 1);
   auto model = *make_score_model(tiny_config(GetParam()));
   auto adamw = make_adamw(*model, AdamWConfig{.lr = 3e-3, .weight_decay = 0.01});
@@ -162,7 +162,7 @@ TEST_P(TrainKindsTest, ShortRunLowersLossAndRanksPlantedTask) {
 }
 
 TEST(TrainLoopTest, SameSeedsSameRun) {
-  torch::set_num_threads(2);
+  torch::set_num_threads(1);  // the box is shared; OpenMP spin-waits hurt under load
   const RankingData train = synthetic(6, 2);
   std::vector<double> runs[2];
   torch::Tensor weights[2];

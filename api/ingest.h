@@ -1,0 +1,48 @@
+// api/ingest.h — turns a streamed JSON-lines body into one upload.
+//
+// Bytes (optionally gzip) → lines → RecordParser → checks against the
+// platform → registry::UploadWriter (COPY, one transaction). Every line ends
+// up accepted, a duplicate, or rejected with its number and reason; the
+// report's counts are exact even when the list of rejected lines is capped.
+// Nothing is stored unless the whole body arrived and the commit succeeded.
+//
+// Thread-safety: run_upload() is reentrant; call it on a worker thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "api/chunk_channel.h"
+#include "core/status.h"
+#include "registry/platform_store.h"
+#include "registry/upload_store.h"
+
+namespace tcl::api {
+
+struct UploadOptions {
+  registry::UploadKind kind = registry::UploadKind::kMeasurements;
+  bool gzip = false;                       // Content-Encoding: gzip
+  std::string idempotency_key;             // may be empty
+  std::size_t max_line_bytes = 1 << 20;    // a longer line is rejected
+  std::size_t max_rejected_listed = 1000;  // rejected lines listed in the report
+};
+
+struct UploadOutcome {
+  std::string report_json;  // {"upload_id", "accepted", "failed", "duplicates", "rejected", ...}
+  bool replayed = false;    // an earlier upload with the same key/body answered
+};
+
+// Reads `body` to its end. Errors: kInvalidArgument (corrupt gzip),
+// kResourceExhausted (body over its limit), kCancelled (client went away),
+// kUnavailable (database); in every error case nothing was stored.
+Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry::Platform& platform,
+                                 ChunkChannel& body, const UploadOptions& options);
+
+// Why a parsed record cannot belong to `platform`, or empty when it can:
+// hardware_params that differ from the platform's, or a target of another
+// kind (llvm vs cuda) or another -mcpu/-arch.
+std::string platform_mismatch(const registry::Platform& platform, const std::string& record_target,
+                              const std::int64_t* hardware_params /* 8 values or null */);
+
+}  // namespace tcl::api

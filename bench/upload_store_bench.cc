@@ -1,0 +1,214 @@
+// bench_upload_store — upload throughput into PostgreSQL through
+// registry::UploadStore: add() of every row (COPY into the staging table)
+// then commit() (dedup into tasks/programs/measurements), one connection.
+//
+//   bench_upload_store DATABASE_URL [--rows N] [--records PATH.jsonl[.gz]]
+//
+// Starts nothing: DATABASE_URL must name a reachable database (migrations
+// are applied if missing; a fresh platform is created per run). Rows are
+// synthetic with realistic sizes (~700-byte lines, 10 costs, ~22 steps,
+// 400 tasks, every program distinct), or the first N lines of a real log
+// when --records is given (parsed and hashed before the clock starts).
+// Prints rows/s for four uploads of the same rows: measurements of new
+// programs (every task, program and measurement is new: the headline), the
+// same upload again (all duplicates), the same measurements on a second
+// platform (programs known, measurements new), and candidates on the first
+// platform (programs known).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/line_reader.h"
+#include "core/program_id.h"
+#include "core/record.h"
+#include "core/sha256.h"
+#include "registry/migrations.h"
+#include "registry/pg_pool.h"
+#include "registry/platform_store.h"
+#include "registry/upload_store.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace reg = tcl::registry;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string hex64(std::mt19937_64& rng) {
+  static const char* kHex = "0123456789abcdef";
+  std::string s(64, '0');
+  for (int i = 0; i < 64; i += 16) {
+    std::uint64_t v = rng();
+    for (int j = 0; j < 16; ++j, v >>= 4) s[static_cast<std::size_t>(i + j)] = kHex[v & 15];
+  }
+  return s;
+}
+
+// Synthetic rows shaped like the x86 logs in ../shared/data.
+std::vector<reg::UploadRow> synthetic_rows(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::string> tasks;
+  for (int t = 0; t < 400; ++t) {
+    tasks.push_back("[\"" + hex64(rng).substr(0, 32) + "\",[1," + std::to_string(16 + t % 64) + ",56,56,64],[3,3," +
+                    std::to_string(64 + t) + ",64],[1,56,56,64]]");
+  }
+  std::uniform_real_distribution<double> cost(1e-6, 1e-3);
+  std::vector<reg::UploadRow> rows(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    reg::UploadRow& r = rows[i];
+    r.workload_key = tasks[rng() % tasks.size()];
+    r.steps_json = "[";
+    for (int s = 0; s < 22; ++s) {
+      if (s > 0) r.steps_json += ',';
+      r.steps_json += "[\"SP\",2," + std::to_string(s) + "," + std::to_string(rng() % 1024) + ",[" +
+                      std::to_string(rng() % 64) + "],1]";
+    }
+    r.steps_json += ']';
+    r.program_id = hex64(rng);
+    r.error_no = (rng() % 100) < 5 ? 4 : 0;
+    for (int c = 0; c < 10; ++c) r.costs.push_back(cost(rng));
+    r.all_cost = 0.2;
+    r.timestamp = 1754209236 + static_cast<std::int64_t>(i);
+    r.record = "{\"i\": [[" + r.workload_key + ", \"llvm -keys=cpu\", [24, 64, 64, 0, 0, 0, 0, 0], \"\", 2, []], [[], " +
+               r.steps_json + "]], \"r\": [[";
+    for (int c = 0; c < 10; ++c) {
+      if (c > 0) r.record += ", ";
+      r.record += std::to_string(r.costs[static_cast<std::size_t>(c)]);
+    }
+    r.record += "], " + std::to_string(r.error_no) + ", 0.2, " + std::to_string(r.timestamp) + "], \"v\": \"v0.6\"}";
+  }
+  return rows;
+}
+
+tcl::Result<std::vector<reg::UploadRow>> real_rows(const std::string& path, std::size_t n) {
+  auto text = tcl::core::read_file_decompressed(path);
+  if (!text) return text.status();
+  std::vector<reg::UploadRow> rows;
+  tcl::core::RecordParser parser;
+  tcl::core::Record rec;
+  std::string_view rest = *text;
+  while (!rest.empty() && rows.size() < n) {
+    const std::size_t nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+    if (tcl::core::is_skippable_line(line) || !parser.parse(line, &rec)) continue;
+    reg::UploadRow r;
+    r.workload_key = tcl::core::canonical_workload_key(rec.workload_key);
+    tcl::core::write_steps(rec.steps, &r.steps_json);
+    r.program_id = tcl::core::program_id(rec);
+    r.record = std::string(line);
+    r.costs = rec.costs;
+    r.error_no = rec.error_no;
+    r.all_cost = rec.all_cost;
+    r.timestamp = static_cast<std::int64_t>(rec.timestamp);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+// One upload of `rows`; prints its figures. Returns false on error.
+bool run_upload(reg::UploadStore& store, std::int64_t platform_id, reg::UploadKind kind,
+                const std::vector<reg::UploadRow>& rows, const char* label, const std::string& body_sha256) {
+  const auto t0 = Clock::now();
+  auto writer = store.begin(platform_id, kind);
+  if (!writer) {
+    std::fprintf(stderr, "begin: %s\n", writer.status().to_string().c_str());
+    return false;
+  }
+  for (const reg::UploadRow& r : rows) {
+    if (tcl::Status s = (*writer)->add(r); !s) {
+      std::fprintf(stderr, "add: %s\n", s.to_string().c_str());
+      return false;
+    }
+  }
+  const double t_add = seconds_since(t0);
+  reg::UploadCounts counts;
+  auto done = (*writer)->commit("", body_sha256, [&](std::int64_t, const reg::UploadCounts& c) {
+    counts = c;
+    return std::string("{}");
+  });
+  if (!done) {
+    std::fprintf(stderr, "commit: %s\n", done.status().to_string().c_str());
+    return false;
+  }
+  const double total = seconds_since(t0);
+  std::printf("%-26s %8zu rows  add %6.2f s  commit %6.2f s  total %6.2f s  %9.0f rows/s  (inserted %lld, failed %lld)\n",
+              label, rows.size(), t_add, total - t_add, total, static_cast<double>(rows.size()) / total,
+              static_cast<long long>(counts.inserted), static_cast<long long>(counts.failed));
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s DATABASE_URL [--rows N] [--records PATH.jsonl[.gz]]\n", argv[0]);
+    return 2;
+  }
+  const std::string url = argv[1];
+  std::size_t n = 100000;
+  std::string records_path;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--rows") == 0) n = static_cast<std::size_t>(std::max(1L, std::atol(argv[i + 1])));
+    if (std::strcmp(argv[i], "--records") == 0) records_path = argv[i + 1];
+  }
+
+  std::vector<reg::UploadRow> rows;
+  if (records_path.empty()) {
+    rows = synthetic_rows(n, 42);
+  } else {
+    auto real = real_rows(records_path, n);
+    if (!real) {
+      std::fprintf(stderr, "%s\n", real.status().to_string().c_str());
+      return 1;
+    }
+    rows = std::move(*real);
+  }
+  std::size_t bytes = 0;
+  for (const auto& r : rows) bytes += r.record.size();
+  std::printf("rows: %zu (%s), mean line %.0f bytes\n", rows.size(), records_path.empty() ? "synthetic" : records_path.c_str(),
+              static_cast<double>(bytes) / static_cast<double>(std::max<std::size_t>(1, rows.size())));
+
+  reg::PgPoolOptions options;
+  options.url = url;
+  options.size = 2;
+  reg::PgPool pool(options);
+  if (auto m = reg::apply_migrations(pool, reg::embedded_migrations()); !m) {
+    std::fprintf(stderr, "migrations: %s\n", m.status().to_string().c_str());
+    return 1;
+  }
+  reg::PlatformStore platforms(pool);
+  const std::string tag = "bench-" + std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
+  std::int64_t platform_ids[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    reg::NewPlatform p;
+    p.name = tag + "-" + std::to_string(i);
+    p.target = "llvm -keys=cpu";
+    p.hardware_params = {24, 64, 64, 0, 0, 0, 0, 0};
+    auto platform = platforms.create(p);
+    if (!platform) {
+      std::fprintf(stderr, "platform: %s\n", platform.status().to_string().c_str());
+      return 1;
+    }
+    platform_ids[i] = platform->id;
+  }
+
+  reg::UploadStore store(pool);
+  // Distinct body hashes, so no run is taken for a retry of another.
+  using K = reg::UploadKind;
+  if (!run_upload(store, platform_ids[0], K::kMeasurements, rows, "measurements, new programs",
+                  tcl::sha256_hex(tag + "/1")) ||
+      !run_upload(store, platform_ids[0], K::kMeasurements, rows, "measurements, all dup", tcl::sha256_hex(tag + "/2")) ||
+      !run_upload(store, platform_ids[1], K::kMeasurements, rows, "measurements, known progs",
+                  tcl::sha256_hex(tag + "/3")) ||
+      !run_upload(store, platform_ids[0], K::kCandidates, rows, "candidates, known progs", tcl::sha256_hex(tag + "/4"))) {
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,144 @@
+// registry/upload_store.h — measurement and candidate uploads (tables
+// uploads, tasks, programs, measurements, candidates).
+//
+// An upload is all-or-nothing: an UploadWriter holds one connection and one
+// transaction from begin() to commit(); rows stream in through COPY into a
+// temporary staging table and are moved into the real tables (deduplicated,
+// ON CONFLICT DO NOTHING) by commit(). A writer destroyed without commit()
+// rolls back, so a client that disconnects or a daemon that dies mid-upload
+// leaves no rows.
+//
+// Idempotency: an upload is recorded with its Idempotency-Key (if any) and
+// the SHA-256 of its body. find_previous() returns the stored report of an
+// earlier upload with the same key, or — when no key is given — the same body
+// hash, kind and platform; commit() does the same check again under the
+// transaction so two concurrent retries insert once (the loser gets the
+// winner's report back, with `replayed` set). A key is unique per platform
+// (schema): reusing it with another body or for the other kind is
+// kFailedPrecondition, never a replay.
+//
+// Concurrency: commit() takes a transaction-level advisory lock on
+// (platform, kind), so commits to one platform and kind run one at a time
+// (streaming with add() does not wait); shared tasks and programs are
+// inserted in key order, so commits to different platforms never deadlock.
+//
+// Row order: stored rows get ids in add() order, and the first of two equal
+// rows (the table's dedup key) is the one kept.
+//
+// Thread-safety: UploadStore is thread-safe; an UploadWriter belongs to one
+// thread. Neither owns the pool; it must outlive them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "registry/pg_pool.h"
+
+namespace tcl::registry {
+
+enum class UploadKind { kMeasurements, kCandidates };
+std::string_view upload_kind_name(UploadKind k);  // "measurements" | "candidates" (as in SQL)
+
+// One accepted line, already parsed and checked by the caller.
+struct UploadRow {
+  std::string program_id;    // core::program_id (64 hex)
+  std::string workload_key;  // core::canonical_workload_key
+  std::string steps_json;    // canonical compact steps array (core::write_steps)
+  std::string record;        // the original line, byte-exact, without '\n'
+  // Measurements only (ignored for candidates):
+  std::vector<double> costs;
+  std::int32_t error_no = 0;
+  double all_cost = 0;
+  std::int64_t timestamp = 0;
+};
+
+struct UploadCounts {
+  std::int64_t staged = 0;      // rows given to add()
+  std::int64_t inserted = 0;    // new rows stored
+  std::int64_t failed = 0;      // of inserted, failed measurements
+  std::int64_t duplicates = 0;  // staged - inserted (already stored, or twice in this upload)
+};
+
+struct CommittedUpload {
+  std::int64_t upload_id = 0;
+  // The stored report: make_report's JSON as the database renders jsonb (the
+  // same bytes for the first answer and every replay), or the earlier one.
+  std::string report_json;
+  bool replayed = false;    // true: an earlier upload with the same key/body won; nothing was inserted
+};
+
+class UploadWriter {
+ public:
+  ~UploadWriter();  // rolls back unless committed
+  UploadWriter(const UploadWriter&) = delete;
+  UploadWriter& operator=(const UploadWriter&) = delete;
+
+  // Streams one row into the staging table (COPY). Errors are kUnavailable
+  // (connection lost) or kInternal; after an error the writer is dead and
+  // every later call returns that error. libpq buffers rows, so a connection
+  // lost now may only show at a later add() or at commit().
+  Status add(const UploadRow& row);
+  // Moves staged rows into the tables, records the upload with
+  // make_report(upload_id, counts) as its report (must be JSON), commits.
+  // `idempotency_key` may be empty; `body_sha256` is 64 lower-case hex.
+  // OK: stored (replayed = false), or an earlier upload with this key/body
+  // won (replayed = true; nothing of ours is stored, make_report not called).
+  // Errors, after which nothing is stored: kUnavailable (connection lost,
+  // or lost during COMMIT with the outcome unknown: retry with the same key),
+  // kFailedPrecondition (key reused, see above; or already committed),
+  // kInvalidArgument (a row or the report breaks a schema rule, e.g. a bad
+  // program id or a workload key over 2000 bytes: the caller validates),
+  // kInternal. Call at most once.
+  Result<CommittedUpload> commit(std::string_view idempotency_key, std::string_view body_sha256,
+                                 const std::function<std::string(std::int64_t upload_id, const UploadCounts&)>& make_report);
+
+ private:
+  friend class UploadStore;
+  struct Impl;
+  explicit UploadWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A stored record streamed back by for_each_record().
+struct StoredRecord {
+  std::string program_id;
+  std::string record;  // the line as uploaded
+};
+
+class UploadStore {
+ public:
+  explicit UploadStore(PgPool& pool) : pool_(pool) {}
+
+  // The report of an earlier upload with this key (or, when the key is empty,
+  // this body hash) on this platform and kind, with replayed = true; nullopt
+  // when none. kFailedPrecondition when the key was used with another body or
+  // for the other kind; kUnavailable when the database is down.
+  Result<std::optional<CommittedUpload>> find_previous(std::int64_t platform_id, UploadKind kind,
+                                                       std::string_view idempotency_key,
+                                                       std::string_view body_sha256);
+  // Opens a transaction with a staging table; the writer holds one pool
+  // connection until it is destroyed. kUnavailable when the pool has no
+  // connection for us.
+  Result<std::unique_ptr<UploadWriter>> begin(std::int64_t platform_id, UploadKind kind);
+
+  // Calls `sink` for every stored row of the platform, oldest first, reading
+  // through a server-side cursor in batches of `batch` rows so memory stays
+  // bounded. A sink returning false stops early (OK). Measurements include
+  // failed ones. The sink runs inside one read transaction (one snapshot)
+  // that holds a pool connection until the call returns. kInvalidArgument
+  // when batch < 1; kUnavailable when the database is down (a connection
+  // lost after rows were delivered is reported, not retried).
+  Status for_each_record(std::int64_t platform_id, UploadKind kind,
+                         const std::function<bool(const StoredRecord&)>& sink, int batch = 2000);
+
+ private:
+  PgPool& pool_;
+};
+
+}  // namespace tcl::registry

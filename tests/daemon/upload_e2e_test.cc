@@ -1,0 +1,266 @@
+// Uploads and downloads through the real tcld over a real PostgreSQL.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "core/byte_stream.h"
+#include "core/line_reader.h"
+#include "tests/lib/http_client.h"
+#include "tests/lib/pg_cluster.h"
+#include "tests/lib/tcld_process.h"
+
+namespace tcl::testing {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+const std::string kData = std::string(TCL_SOURCE_DIR) + "/../shared/data";
+
+// The first `n` lines of a platform's real records.
+std::vector<std::string> real_lines(const std::string& platform, std::size_t n) {
+  auto reader = core::LineReader::open(kData + "/" + platform + "/records.jsonl.gz");
+  if (!reader) throw std::runtime_error("cannot open " + kData + ": " + reader.status().message());
+  std::vector<std::string> out;
+  std::string_view line;
+  while (out.size() < n && (*reader)->next(&line)) out.emplace_back(line);
+  return out;
+}
+
+std::string join(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
+class UploadTest : public ::testing::Test {
+ protected:
+  void SetUp() override { start({}); }
+  void start(std::vector<std::string> extra) {
+    if (url_.empty()) url_ = PgCluster::shared().create_database();
+    tcld_ = std::make_unique<TcldProcess>(url_, std::move(extra));
+    ASSERT_TRUE(tcld_->start()) << tcld_->log();
+    if (token_.empty()) {
+      token_ = tcld_->create_token("w", "write");
+      ASSERT_EQ(post("/v1/platforms",
+                     R"({"name": "x16", "target": "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu",
+                         "hardware_params": [16, 64, 64, 0, 0, 0, 0, 0]})")
+                    .status,
+                201);
+    }
+  }
+  void TearDown() override {
+    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
+  }
+  HttpResult post(const std::string& target, const std::string& body, std::map<std::string, std::string> h = {}) {
+    return http_call(tcld_->port(), HttpCall{"POST", target, body, token_, std::move(h), 60s});
+  }
+  HttpResult get(const std::string& target) { return http_get(tcld_->port(), target, token_); }
+  json::object counts() { return get("/v1/platforms/x16").json().at("counts").as_object(); }
+
+  std::string url_, token_;
+  std::unique_ptr<TcldProcess> tcld_;
+};
+
+TEST_F(UploadTest, UploadThenDownloadGivesTheSameRecords) {
+  const auto lines = real_lines("x86-16c", 3000);
+  auto r = post("/v1/platforms/x16/measurements", join(lines), {{"Content-Type", "application/x-ndjson"}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  const json::value rep = r.json();
+  EXPECT_EQ(rep.at("lines").as_int64(), 3000);
+  EXPECT_EQ(rep.at("rejected_count").as_int64(), 0) << r.body;
+  EXPECT_EQ(rep.at("accepted").as_int64() + rep.at("duplicates").as_int64(), 3000);
+  EXPECT_GT(rep.at("upload_id").as_int64(), 0);
+
+  auto down = get("/v1/platforms/x16/measurements");
+  ASSERT_EQ(down.status, 200);
+  EXPECT_EQ(down.headers["Content-Type"], "application/x-ndjson");
+  EXPECT_EQ(down.headers["Transfer-Encoding"], "chunked");
+  std::multiset<std::string> sent(lines.begin(), lines.end()), got;
+  std::size_t start = 0;
+  while (start < down.body.size()) {
+    const std::size_t nl = down.body.find('\n', start);
+    got.insert(down.body.substr(start, nl - start));
+    start = nl + 1;
+  }
+  // Exact duplicates in the input are stored once; everything else comes back byte for byte.
+  std::set<std::string> sent_unique(lines.begin(), lines.end());
+  EXPECT_EQ(got.size(), static_cast<std::size_t>(rep.at("accepted").as_int64()));
+  EXPECT_EQ(std::set<std::string>(got.begin(), got.end()), sent_unique);
+
+  const json::object c = counts();
+  EXPECT_EQ(c.at("measurements").as_int64() + c.at("failed").as_int64(), rep.at("accepted").as_int64());
+  EXPECT_EQ(c.at("failed").as_int64(), rep.at("failed").as_int64());
+  EXPECT_GT(c.at("tasks").as_int64(), 0);
+}
+
+TEST_F(UploadTest, RetriesAreIdempotent) {
+  const std::string body = join(real_lines("x86-16c", 500));
+  auto first = post("/v1/platforms/x16/measurements", body, {{"Idempotency-Key", "k-1"}});
+  ASSERT_EQ(first.status, 201) << first.body;
+  auto again = post("/v1/platforms/x16/measurements", body, {{"Idempotency-Key", "k-1"}});
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(again.headers["Idempotent-Replayed"], "true");
+  EXPECT_EQ(again.json().at("upload_id"), first.json().at("upload_id"));
+  // Same body, no key: recognised by its hash.
+  auto by_hash = post("/v1/platforms/x16/measurements", body);
+  EXPECT_EQ(by_hash.status, 200) << by_hash.body;
+  EXPECT_EQ(by_hash.json().at("upload_id"), first.json().at("upload_id"));
+  EXPECT_EQ(counts().at("measurements").as_int64() + counts().at("failed").as_int64(),
+            first.json().at("accepted").as_int64());
+  // The connection survives a replay that answered before reading the body.
+  HttpConnection c(tcld_->port());
+  for (int i = 0; i < 2; ++i) {
+    auto r = c.send(HttpCall{"POST", "/v1/platforms/x16/measurements", body, token_, {{"Idempotency-Key", "k-1"}}});
+    EXPECT_EQ(r.status, 200) << r.error;
+  }
+}
+
+TEST_F(UploadTest, GzipBodiesAreAccepted) {
+  const std::string body = join(real_lines("x86-16c", 200));
+  auto r = post("/v1/platforms/x16/measurements", core::gzip_compress(body), {{"Content-Encoding", "gzip"}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.json().at("lines").as_int64(), 200);
+  auto bad = post("/v1/platforms/x16/candidates", "this is not gzip", {{"Content-Encoding", "gzip"}});
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  auto unsupported = post("/v1/platforms/x16/candidates", body, {{"Content-Encoding", "br"}});
+  EXPECT_EQ(unsupported.status, 415) << unsupported.body;
+}
+
+TEST_F(UploadTest, EveryBadLineGetsItsReason) {
+  const std::string good = real_lines("x86-16c", 1)[0];
+  std::string unmeasured = good;
+  // All costs 0 → an unmeasured candidate, not a measurement.
+  const std::size_t r = unmeasured.find("\"r\": [[");
+  ASSERT_NE(r, std::string::npos);
+  const std::size_t end = unmeasured.find(']', r);
+  unmeasured.replace(r, end - r, "\"r\": [[0, 0");
+  std::string wrong_hw = good;
+  wrong_hw.replace(wrong_hw.find("[16, 64, 64"), 11, "[99, 64, 64");
+  std::string wrong_target = good;
+  wrong_target.replace(wrong_target.find("llvm -keys=cpu"), 14, "cuda -keys=gpu");
+
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{", "JSON"},
+      {"not json at all", "JSON"},
+      {"[1, 2, 3]", "object"},
+      {R"({"r": [[1e-5], 0, 1, 1], "v": "v0.6"})", "\"i\""},
+      {R"({"i": 5, "r": [[1e-5], 0, 1, 1]})", "i"},
+      {R"({"i": [["k", "llvm"], [[], [["SP", 0, 1, 8]]]], "r": [[1e-5], 0, 1, 1]})", "SP step"},
+      {R"({"i": [["k", "llvm"], [[], [["CA", 0]]]], "r": [[1e-5], 0, 1, 1]})", "CA step"},
+      {R"({"i": [["k", "llvm"], [[], 7]], "r": [[1e-5], 0, 1, 1]})", "steps"},
+      {R"({"i": [["k", "llvm"], [[], []]], "r": [[-1e-5], 0, 1, 1]})", "negative"},
+      {R"({"i": [["k", "llvm"], [[], []]], "r": [["x"], 0, 1, 1]})", "cost"},
+      {R"({"i": [["k", "llvm"], [[], []]], "r": [[1e-5], "zero", 1, 1]})", "error_no"},
+      {R"({"i": [["k", "llvm"], [[], []]], "r": 5})", "r"},
+      {R"({"i": [["k", "llvm"], [[], []]], "r": [[1e-5], 0, 1, 1], "extra": 1})", "extra"},
+      {R"({"i": [["k", "llvm"], [[], []]], "r": [[1e-5], 0, 1, 1], "v": 6})", "v"},
+      {R"({"i": [[5, "llvm"], [[], []]], "r": [[1e-5], 0, 1, 1]})", "workload"},
+      {R"({"i": [["k", 5], [[], []]], "r": [[1e-5], 0, 1, 1]})", "target"},
+      {R"({"i": [["k", "llvm", [1, 2]], [[], []]], "r": [[1e-5], 0, 1, 1]})", "hardware"},
+      {R"({"i": [["k"], [[], []]], "r": [[1e-5], 0, 1, 1]})", "i[0]"},
+      {R"({"i": [["k", "llvm"], [[], [["AN", 0, 1]]]], "r": [[1e-5], 0, 1, 1]})", "AN step"},
+      {R"({"i": [["k", "llvm"], [[], [[5, 0]]]], "r": [[1e-5], 0, 1, 1]})", "step"},
+      {unmeasured, "unmeasured"},
+      {wrong_hw, "num_cores"},
+      {wrong_target, "target kind"},
+      {std::string(2 << 20, 'x'), "longer than"},
+  };
+  std::string body = "# a comment line is skipped\n\n";
+  for (const auto& c : cases) body += c.first + "\n";
+  body += good + "\n";
+  auto res = post("/v1/platforms/x16/measurements", body);
+  ASSERT_EQ(res.status, 201) << res.body.substr(0, 2000);
+  const json::value rep = res.json();
+  EXPECT_EQ(rep.at("accepted").as_int64(), 1);
+  EXPECT_EQ(rep.at("rejected_count").as_int64(), static_cast<std::int64_t>(cases.size()));
+  const auto& rejected = rep.at("rejected").as_array();
+  ASSERT_EQ(rejected.size(), cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(rejected[i].at("line").as_int64(), static_cast<std::int64_t>(i + 3));  // two skipped lines first
+    const std::string reason(rejected[i].at("reason").as_string());
+    EXPECT_NE(reason.find(cases[i].second), std::string::npos)
+        << "line " << i + 3 << ": expected '" << cases[i].second << "' in: " << reason;
+  }
+}
+
+TEST_F(UploadTest, CandidatesTakeUnmeasuredRecordsAndDeduplicate) {
+  const auto lines = real_lines("x86-16c", 300);
+  auto r = post("/v1/platforms/x16/candidates", join(lines));
+  ASSERT_EQ(r.status, 201) << r.body;
+  auto again = post("/v1/platforms/x16/candidates", join(lines) + lines[0] + "\n");  // a different body
+  ASSERT_EQ(again.status, 201) << again.body;
+  EXPECT_EQ(again.json().at("accepted").as_int64(), 0);
+  EXPECT_EQ(again.json().at("duplicates").as_int64(), 301);
+  EXPECT_EQ(counts().at("candidates").as_int64(), r.json().at("accepted").as_int64());
+  auto down = get("/v1/platforms/x16/candidates");
+  ASSERT_EQ(down.status, 200);
+  EXPECT_EQ(static_cast<std::int64_t>(std::count(down.body.begin(), down.body.end(), '\n')),
+            r.json().at("accepted").as_int64());
+}
+
+TEST_F(UploadTest, UnknownPlatformIs404) {
+  EXPECT_EQ(post("/v1/platforms/nope/measurements", "{}\n").status, 404);
+  EXPECT_EQ(get("/v1/platforms/nope/measurements").status, 404);
+}
+
+// Sends a header promising `total` bytes and only the first half of them.
+std::unique_ptr<boost::asio::ip::tcp::socket> send_half(boost::asio::io_context& ioc, int port,
+                                                        const std::string& token, const std::string& body) {
+  using boost::asio::ip::tcp;
+  auto s = std::make_unique<tcp::socket>(ioc);
+  s->connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
+  const std::string head = "POST /v1/platforms/x16/measurements HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
+                           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  boost::asio::write(*s, boost::asio::buffer(head + body.substr(0, body.size() / 2)));
+  return s;
+}
+
+TEST_F(UploadTest, ClientDisconnectMidUploadLeavesNoRows) {
+  const std::string body = join(real_lines("x86-16c", 4000));
+  boost::asio::io_context ioc;
+  auto s = send_half(ioc, tcld_->port(), token_, body);
+  std::this_thread::sleep_for(500ms);  // rows are streaming into the open transaction
+  s->close();
+  std::this_thread::sleep_for(500ms);
+  const json::object c = counts();
+  EXPECT_EQ(c.at("measurements").as_int64(), 0);
+  EXPECT_EQ(c.at("failed").as_int64(), 0);
+  EXPECT_EQ(c.at("programs").as_int64(), 0);
+  // And a complete upload afterwards works.
+  EXPECT_EQ(post("/v1/platforms/x16/measurements", body).status, 201);
+}
+
+TEST_F(UploadTest, KilledDaemonMidUploadLeavesNoRows) {
+  const std::string body = join(real_lines("x86-16c", 4000));
+  boost::asio::io_context ioc;
+  auto s = send_half(ioc, tcld_->port(), token_, body);
+  std::this_thread::sleep_for(500ms);
+  tcld_->kill();  // SIGKILL: no chance to clean up
+  s->close();
+  start({});
+  const json::object c = counts();
+  EXPECT_EQ(c.at("measurements").as_int64(), 0);
+  EXPECT_EQ(c.at("programs").as_int64(), 0);
+  EXPECT_EQ(c.at("tasks").as_int64(), 0);
+}
+
+TEST_F(UploadTest, OversizedUploadIs413) {
+  tcld_->stop();
+  start({"--max-upload-bytes", "10000"});
+  auto r = post("/v1/platforms/x16/measurements", join(real_lines("x86-16c", 100)));
+  EXPECT_EQ(r.status, 413) << r.body;
+  EXPECT_EQ(r.json().at("error").at("code").as_string(), "PAYLOAD_TOO_LARGE");
+  EXPECT_EQ(counts().at("measurements").as_int64(), 0);
+}
+
+}  // namespace
+}  // namespace tcl::testing
