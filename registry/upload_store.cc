@@ -118,16 +118,18 @@ Result<std::optional<CommittedUpload>> find_previous_in(pqxx::transaction_base& 
   const std::string kind_name(upload_kind_name(kind));
   if (!key.empty()) {
     // The key is unique per platform (schema): a hit of the other kind, or
-    // with another body, is a reused key, not a retry.
+    // with another body, is a reused key, not a retry. An empty hash (the
+    // body is not read yet) compares the key only.
     const pqxx::result r = tx.exec_params(
         "SELECT id, kind, body_sha256, report::text FROM uploads WHERE platform_id = $1 AND idempotency_key = $2",
         platform_id, std::string(key));
     if (r.empty()) return std::optional<CommittedUpload>();
     const std::int64_t id = r[0][0].as<std::int64_t>();
-    if (r[0][1].as<std::string>() != kind_name || r[0][2].as<std::string>() != body_sha256) {
-      return Status::failed_precondition("Idempotency-Key '" + std::string(key) + "' was already used by upload " +
-                                         std::to_string(id) + " (" + r[0][1].as<std::string>() +
-                                         ") with a different body");
+    const std::string used_by = "Idempotency-Key '" + std::string(key) + "' was already used by upload " +
+                                std::to_string(id) + " (" + r[0][1].as<std::string>() + ")";
+    if (r[0][1].as<std::string>() != kind_name) return Status::failed_precondition(used_by);
+    if (!body_sha256.empty() && r[0][2].as<std::string>() != body_sha256) {
+      return Status::failed_precondition(used_by + " with a different body");
     }
     return std::optional<CommittedUpload>(CommittedUpload{id, r[0][3].as<std::string>(), true});
   }

@@ -117,8 +117,10 @@ class UploadStore {
 
   // The report of an earlier upload with this key (or, when the key is empty,
   // this body hash) on this platform and kind, with replayed = true; nullopt
-  // when none. kFailedPrecondition when the key was used with another body or
-  // for the other kind; kUnavailable when the database is down.
+  // when none. kFailedPrecondition when the key was used for the other kind,
+  // or with another body; `body_sha256` may be empty when the body is not
+  // read yet, and then only the key is compared (commit() compares both).
+  // With neither key nor hash: nullopt. kUnavailable when the database is down.
   Result<std::optional<CommittedUpload>> find_previous(std::int64_t platform_id, UploadKind kind,
                                                        std::string_view idempotency_key,
                                                        std::string_view body_sha256);

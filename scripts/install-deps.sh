@@ -11,7 +11,7 @@ runtime_packages=(
   libboost-json1.81.0 libboost-program-options1.81.0
   libtorch1.13 libopenblas0-pthread
   libpqxx-6.4 libprometheus-cpp-core1.0 libssl3 libspdlog1.10 zlib1g
-  postgresql ca-certificates
+  curl ca-certificates
 )
 
 build_packages=(

@@ -13,5 +13,8 @@ build_dir=${TCL_BUILD_DIR:-build}
 jobs=${TCL_JOBS:-$(nproc)}
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTCL_WERROR=ON
 cmake --build "$build_dir" -j "$jobs"
-cd "$build_dir"
-ctest --output-on-failure -j "$jobs" --timeout 600 "$@"
+(cd "$build_dir" && ctest --output-on-failure -j "$jobs" --timeout 600 "$@")
+# The record parser under libFuzzer (clang, ASan, UBSan) for a bounded time.
+if [[ "${TCL_FUZZ_SECONDS:-60}" != 0 && $# -eq 0 ]]; then
+  scripts/fuzz.sh "${TCL_FUZZ_SECONDS:-60}"
+fi

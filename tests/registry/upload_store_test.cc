@@ -383,6 +383,15 @@ TEST_F(UploadStoreTest, IdempotencyByKey) {
   EXPECT_EQ((*found)->report_json, first.report_json);
   EXPECT_TRUE((*found)->replayed);
 
+  // Before the body is read its hash is unknown: the key alone answers.
+  auto by_key_only = store_->find_previous(cpu_, UploadKind::kMeasurements, "key-1", "");
+  ASSERT_TRUE(by_key_only.is_ok()) << by_key_only.status().to_string();
+  ASSERT_TRUE(by_key_only->has_value());
+  EXPECT_EQ((*by_key_only)->upload_id, first.upload_id);
+  auto nothing = store_->find_previous(cpu_, UploadKind::kMeasurements, "", "");
+  ASSERT_TRUE(nothing.is_ok());
+  EXPECT_FALSE(nothing->has_value());
+
   // A retry that raced past find_previous is answered inside commit().
   ReportSpy spy;
   auto writer = store_->begin(cpu_, UploadKind::kMeasurements);
@@ -415,9 +424,11 @@ TEST_F(UploadStoreTest, ReusedKeyWithAnotherBodyOrKindIsFailedPrecondition) {
   ASSERT_FALSE(other_body.is_ok());
   EXPECT_EQ(other_body.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(other_body.status().message().find("key-1"), std::string::npos) << other_body.status().message();
-  auto other_kind = store_->find_previous(cpu_, UploadKind::kCandidates, "key-1", body_hash("b1"));
-  ASSERT_FALSE(other_kind.is_ok());
-  EXPECT_EQ(other_kind.status().code(), StatusCode::kFailedPrecondition);
+  for (const std::string& hash : {body_hash("b1"), std::string()}) {
+    auto other_kind = store_->find_previous(cpu_, UploadKind::kCandidates, "key-1", hash);
+    ASSERT_FALSE(other_kind.is_ok());
+    EXPECT_EQ(other_kind.status().code(), StatusCode::kFailedPrecondition);
+  }
 
   for (UploadKind kind : {UploadKind::kMeasurements, UploadKind::kCandidates}) {
     auto writer = store_->begin(cpu_, kind);
