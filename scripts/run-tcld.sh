@@ -33,7 +33,7 @@ if [[ ! -f "$data/pg/PG_VERSION" ]]; then
 fi
 [[ $(id -u) -eq 0 ]] && chown postgres:postgres "$data/run"
 if ! as_pg "$pgbin/pg_ctl" -D "$data/pg" status >/dev/null 2>&1; then
-  as_pg "$pgbin/pg_ctl" -D "$data/pg" -l "$data/postgres.log" -w \
+  as_pg "$pgbin/pg_ctl" -D "$data/pg" -l "$data/run/postgres.log" -w \
     -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$data/run" start >/dev/null
 fi
 url="postgresql://postgres@127.0.0.1:$port/postgres"

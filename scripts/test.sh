@@ -9,6 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
+# ccache hits across clones in other folders (CI builds a fresh clone).
+export CCACHE_BASEDIR="$(pwd)" CCACHE_NOHASHDIR=true
 build_dir=${TCL_BUILD_DIR:-build}
 jobs=${TCL_JOBS:-$(nproc)}
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTCL_WERROR=ON

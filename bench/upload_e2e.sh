@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# End-to-end upload throughput: `tclctl upload` of a whole records file
+# through tcld into PostgreSQL (batches of 50k lines, one upload each), with
+# tcld's resident memory sampled every 0.2 s.
+# Self-contained: a throwaway PostgreSQL cluster (server defaults) and tcld
+# are started on free loopback ports and removed. Run after a Release build:
+#   cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCL_BUILD_TESTS=OFF -DTCL_BUILD_TRAINER=OFF
+#   ninja -C build-release -j2 tcld tclctl
+#   bench/upload_e2e.sh [build-release] [records.jsonl.gz]
+# Environment: PERF=DIR records `perf record -g` of tcld (DIR/tcld.perf.data)
+# and of the PostgreSQL backends (DIR/pg.perf.data) during the upload;
+# PG_OPTS adds server settings ("-c shared_buffers=1GB ...");
+# KEEP=1 keeps the cluster directory for a look afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-release}
+records=${2:-/work/shared/data/x86-24c/records.jsonl.gz}
+pgbin=/usr/lib/postgresql/15/bin
+dir=$(mktemp -d /tmp/tcl-upload-bench-XXXXXX)
+as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+[[ $(id -u) -eq 0 ]] && chown postgres "$dir"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+pg_port=$(free_port)
+http_port=$(free_port)
+cleanup() {
+  [[ -n "${sampler_pid:-}" ]] && kill "$sampler_pid" 2>/dev/null
+  [[ -n "${tcld_pid:-}" ]] && kill "$tcld_pid" 2>/dev/null && wait "$tcld_pid" 2>/dev/null
+  as_pg "$pgbin/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
+  if [[ -n "${KEEP:-}" ]]; then echo "kept $dir"; else rm -rf "$dir"; fi
+}
+trap cleanup EXIT
+as_pg "$pgbin/initdb" -D "$dir/data" -U postgres -A trust >/dev/null
+as_pg "$pgbin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w \
+  -o "-c listen_addresses=127.0.0.1 -c port=$pg_port -c unix_socket_directories=$dir ${PG_OPTS:-}" start >/dev/null
+export TCLD_DATABASE_URL="postgresql://postgres@127.0.0.1:$pg_port/postgres"
+token=$("$build/daemon/tcld" token create --name bench --scope admin 2>/dev/null)
+"$build/daemon/tcld" serve --listen "127.0.0.1:$http_port" --log-level warn 2>"$dir/tcld.log" &
+tcld_pid=$!
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null && break; sleep 0.1; done
+curl -sf -XPOST -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/v1/platforms" \
+  -d '{"name":"x86-24c","target":"llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu","hardware_params":[24,64,64,0,0,0,0,0]}' \
+  >/dev/null
+
+# VmRSS of tcld in kB, one sample a line, every 0.2 s until killed.
+rss() { awk '/^VmRSS:/ {print $2}' "/proc/$tcld_pid/status" 2>/dev/null; }
+start_rss=$(rss)
+( while :; do rss; sleep 0.2; done ) >"$dir/rss.txt" &
+sampler_pid=$!
+
+perf_pids=()
+if [[ -n "${PERF:-}" ]]; then
+  mkdir -p "$PERF"
+  perf record -g -o "$PERF/tcld.perf.data" -p "$tcld_pid" >/dev/null 2>&1 &
+  perf_pids+=($!)
+  perf record -g -o "$PERF/pg.perf.data" -u postgres >/dev/null 2>&1 &
+  perf_pids+=($!)
+fi
+
+records_n=$(zcat "$records" | wc -l)
+t0=$(date +%s.%N)
+TCL_URL="http://127.0.0.1:$http_port" TCL_TOKEN="$token" "$build/tools/tclctl" upload --quiet --platform x86-24c "$records"
+t1=$(date +%s.%N)
+for p in "${perf_pids[@]}"; do kill -INT "$p"; wait "$p" 2>/dev/null || true; done
+kill "$sampler_pid" 2>/dev/null; wait "$sampler_pid" 2>/dev/null || true
+sampler_pid=
+
+stored=$(psql -qAt "$TCLD_DATABASE_URL" -c "SELECT count(*) FROM measurements")
+peak_rss=$(sort -n "$dir/rss.txt" | tail -1)
+python3 - "$records_n" "$stored" "$t0" "$t1" "$start_rss" "${peak_rss:-$start_rss}" <<'EOF'
+import sys
+n, stored, t0, t1, start, peak = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+secs = t1 - t0
+print(f"records: {n}  stored measurements: {stored}")
+print(f"upload: {secs:.2f} s  {n / secs:,.0f} records/s")
+print(f"tcld RSS: start {start / 1024:.1f} MB  peak {peak / 1024:.1f} MB  growth {(peak - start) / 1024:.1f} MB")
+EOF
