@@ -236,16 +236,16 @@ TEST_F(TcldTest, KeepAliveServesManyRequestsOnOneConnection) {
 }
 
 TEST_F(TcldTest, SlowClientTimesOutWithoutBlockingOthers) {
-  start({"--read-timeout-ms", "1000", "--idle-timeout-ms", "1000"});
+  start({"--read-timeout-ms", "3000", "--idle-timeout-ms", "3000"});
   RawSocket slow(port());
   slow.send("GET /healthz HTTP/1.1\r\nHost: x\r\n");  // never finishes its header
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < 5; ++i) EXPECT_EQ(http_get(port(), "/healthz").status, 200);
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 900ms);  // others were never queued behind it
-  const std::string got = slow.read_all();                  // returns when the server closes it
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2500ms);  // others were never queued behind it
+  const std::string got = slow.read_all();                   // returns when the server closes it
   const auto waited = std::chrono::steady_clock::now() - t0;
-  EXPECT_GE(waited, 800ms);
-  EXPECT_LT(waited, 10s);
+  EXPECT_GE(waited, 2500ms);
+  EXPECT_LT(waited, 15s);
   EXPECT_EQ(got.find("200 OK"), std::string::npos);
 }
 
