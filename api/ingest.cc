@@ -74,9 +74,9 @@ class Ingest {
     }
     if (std::string why = mismatch(record_.target, hw_ptr); !why.empty()) return reject(number, why);
 
+    // The steps are not stored apart from the line (migrations/0004): only
+    // the program id needs their canonical form.
     row_.workload_key = core::canonical_workload_key(record_.workload_key);
-    row_.steps_json.clear();
-    core::write_steps(record_.steps, &row_.steps_json);
     row_.program_id = core::program_id(record_);
     row_.record.assign(text);
     row_.costs = record_.costs;

@@ -56,21 +56,36 @@ if [[ -n "${PERF:-}" ]]; then
   perf_pids+=($!)
 fi
 
+# CPU seconds (user + system) of tcld and of all postgres processes: on a
+# shared machine these say more than wall time about what a change saves.
+cpu_of() { awk -v t="$(getconf CLK_TCK)" '{ split($0, a, ") "); split(a[2], f, " "); s += (f[12] + f[13]) / t } END { printf "%.2f", s }' "$@" 2>/dev/null; }
+pg_cpu() { cpu_of $(for p in $(pgrep -u postgres -x postgres); do echo /proc/$p/stat; done); }
 records_n=$(zcat "$records" | wc -l)
+tcld_cpu0=$(cpu_of /proc/$tcld_pid/stat)
+pg_cpu0=$(pg_cpu)
 t0=$(date +%s.%N)
-TCL_URL="http://127.0.0.1:$http_port" TCL_TOKEN="$token" "$build/tools/tclctl" upload --quiet --platform x86-24c "$records"
+TCL_URL="http://127.0.0.1:$http_port" TCL_TOKEN="$token" /usr/bin/time -f "%U %S" -o "$dir/tclctl.time" \
+  "$build/tools/tclctl" upload --quiet --platform x86-24c "$records"
 t1=$(date +%s.%N)
-for p in "${perf_pids[@]}"; do kill -INT "$p"; wait "$p" 2>/dev/null || true; done
+tcld_cpu1=$(cpu_of /proc/$tcld_pid/stat)
+pg_cpu1=$(pg_cpu)
+for p in "${perf_pids[@]}"; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 kill "$sampler_pid" 2>/dev/null; wait "$sampler_pid" 2>/dev/null || true
 sampler_pid=
 
 stored=$(psql -qAt "$TCLD_DATABASE_URL" -c "SELECT count(*) FROM measurements")
 peak_rss=$(sort -n "$dir/rss.txt" | tail -1)
-python3 - "$records_n" "$stored" "$t0" "$t1" "$start_rss" "${peak_rss:-$start_rss}" <<'EOF'
+python3 - "$records_n" "$stored" "$t0" "$t1" "$start_rss" "${peak_rss:-$start_rss}" \
+  "$tcld_cpu0" "$tcld_cpu1" "$pg_cpu0" "$pg_cpu1" "$(cat "$dir/tclctl.time")" <<'EOF'
 import sys
 n, stored, t0, t1, start, peak = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+tcld = float(sys.argv[8]) - float(sys.argv[7])
+pg = float(sys.argv[10]) - float(sys.argv[9])
+tclctl = sum(float(x) for x in sys.argv[11].split())
 secs = t1 - t0
 print(f"records: {n}  stored measurements: {stored}")
 print(f"upload: {secs:.2f} s  {n / secs:,.0f} records/s")
+print(f"cpu: tcld {tcld:.1f} s ({1e6 * tcld / n:.1f} us/record), postgres {pg:.1f} s ({1e6 * pg / n:.1f} us/record), "
+      f"tclctl {tclctl:.1f} s ({1e6 * tclctl / n:.1f} us/record)")
 print(f"tcld RSS: start {start / 1024:.1f} MB  peak {peak / 1024:.1f} MB  growth {(peak - start) / 1024:.1f} MB")
 EOF

@@ -14,8 +14,12 @@
 // same upload again (all duplicates), the same measurements on a second
 // platform (programs known, measurements new), and candidates on the first
 // platform (programs known).
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +27,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <unistd.h>
 
 #include "core/line_reader.h"
 #include "core/program_id.h"
@@ -39,6 +45,50 @@ using Clock = std::chrono::steady_clock;
 namespace reg = tcl::registry;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// CPU seconds (user + system) of this process, all threads.
+double own_cpu() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// CPU seconds of the processes of this machine named "postgres": client
+// backends (`backends`, those whose title names a client address) and all
+// of them (backends, WAL writer, checkpointer, ...). The server's share when
+// it runs here; 0 when it does not (or /proc is not readable). Wall time on
+// a shared machine says little, CPU time says what a change saves.
+struct ServerCpu {
+  double all = 0, backends = 0;
+};
+ServerCpu server_cpu() {
+  ServerCpu out;
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || stat.substr(open + 1, close - open - 1) != "postgres") {
+      continue;
+    }
+    // Fields after the command: state is field 3; utime and stime are 14, 15.
+    std::size_t pos = close + 2;
+    for (int field = 3; field < 14 && pos != std::string::npos; ++field) pos = stat.find(' ', pos) + 1;
+    if (pos == 0) continue;
+    double ticks = std::strtod(stat.c_str() + pos, nullptr);
+    pos = stat.find(' ', pos) + 1;
+    ticks += std::strtod(stat.c_str() + pos, nullptr);
+    std::ifstream cmd(entry.path() / "cmdline");
+    std::string title((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    out.all += ticks / tick;
+    if (title.find("(") != std::string::npos || title.find("[local]") != std::string::npos) out.backends += ticks / tick;
+  }
+  return out;
+}
 
 std::string hex64(std::mt19937_64& rng) {
   static const char* kHex = "0123456789abcdef";
@@ -63,20 +113,20 @@ std::vector<reg::UploadRow> synthetic_rows(std::size_t n, std::uint64_t seed) {
   for (std::size_t i = 0; i < n; ++i) {
     reg::UploadRow& r = rows[i];
     r.workload_key = tasks[rng() % tasks.size()];
-    r.steps_json = "[";
+    std::string steps = "[";
     for (int s = 0; s < 22; ++s) {
-      if (s > 0) r.steps_json += ',';
-      r.steps_json += "[\"SP\",2," + std::to_string(s) + "," + std::to_string(rng() % 1024) + ",[" +
-                      std::to_string(rng() % 64) + "],1]";
+      if (s > 0) steps += ',';
+      steps += "[\"SP\",2," + std::to_string(s) + "," + std::to_string(rng() % 1024) + ",[" +
+               std::to_string(rng() % 64) + "],1]";
     }
-    r.steps_json += ']';
+    steps += ']';
     r.program_id = hex64(rng);
     r.error_no = (rng() % 100) < 5 ? 4 : 0;
     for (int c = 0; c < 10; ++c) r.costs.push_back(cost(rng));
     r.all_cost = 0.2;
     r.timestamp = 1754209236 + static_cast<std::int64_t>(i);
     r.record = "{\"i\": [[" + r.workload_key + ", \"llvm -keys=cpu\", [24, 64, 64, 0, 0, 0, 0, 0], \"\", 2, []], [[], " +
-               r.steps_json + "]], \"r\": [[";
+               steps + "]], \"r\": [[";
     for (int c = 0; c < 10; ++c) {
       if (c > 0) r.record += ", ";
       r.record += std::to_string(r.costs[static_cast<std::size_t>(c)]);
@@ -100,7 +150,6 @@ tcl::Result<std::vector<reg::UploadRow>> real_rows(const std::string& path, std:
     if (tcl::core::is_skippable_line(line) || !parser.parse(line, &rec)) continue;
     reg::UploadRow r;
     r.workload_key = tcl::core::canonical_workload_key(rec.workload_key);
-    tcl::core::write_steps(rec.steps, &r.steps_json);
     r.program_id = tcl::core::program_id(rec);
     r.record = std::string(line);
     r.costs = rec.costs;
@@ -116,6 +165,8 @@ tcl::Result<std::vector<reg::UploadRow>> real_rows(const std::string& path, std:
 bool run_upload(reg::UploadStore& store, std::int64_t platform_id, reg::UploadKind kind,
                 const std::vector<reg::UploadRow>& rows, const char* label, const std::string& body_sha256) {
   const auto t0 = Clock::now();
+  const double cpu0 = own_cpu();
+  const ServerCpu server0 = server_cpu();
   auto writer = store.begin(platform_id, kind);
   if (!writer) {
     std::fprintf(stderr, "begin: %s\n", writer.status().to_string().c_str());
@@ -138,9 +189,14 @@ bool run_upload(reg::UploadStore& store, std::int64_t platform_id, reg::UploadKi
     return false;
   }
   const double total = seconds_since(t0);
-  std::printf("%-26s %8zu rows  add %6.2f s  commit %6.2f s  total %6.2f s  %9.0f rows/s  (inserted %lld, failed %lld)\n",
-              label, rows.size(), t_add, total - t_add, total, static_cast<double>(rows.size()) / total,
-              static_cast<long long>(counts.inserted), static_cast<long long>(counts.failed));
+  const double cpu = own_cpu() - cpu0;
+  const ServerCpu server1 = server_cpu();
+  const double server = server1.all - server0.all, backend = server1.backends - server0.backends;
+  std::printf("%-26s %8zu rows  add %5.2f s  commit %5.2f s  total %5.2f s  %7.0f rows/s  cpu: client %5.2f s, "
+              "server %5.2f s (%4.1f us/row; backend %5.2f s)  (inserted %lld, failed %lld)\n",
+              label, rows.size(), t_add, total - t_add, total, static_cast<double>(rows.size()) / total, cpu, server,
+              1e6 * server / static_cast<double>(rows.size()), backend, static_cast<long long>(counts.inserted),
+              static_cast<long long>(counts.failed));
   return true;
 }
 

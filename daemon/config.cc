@@ -12,7 +12,7 @@ namespace po = boost::program_options;
 namespace {
 
 po::options_description options(Config& c, std::int64_t* read_ms, std::int64_t* write_ms, std::int64_t* idle_ms,
-                                std::int64_t* grace_ms, std::int64_t* token_ttl_ms) {
+                                std::int64_t* grace_ms, std::int64_t* token_ttl_ms, std::int64_t* lease_ms) {
   po::options_description d("Options (each also read from TCLD_<NAME>, e.g. TCLD_DATABASE_URL)");
   d.add_options()
       ("help,h", "print this help")
@@ -35,6 +35,12 @@ po::options_description options(Config& c, std::int64_t* read_ms, std::int64_t* 
        "on SIGTERM, how long in-flight requests may take")
       ("token-cache-ttl-ms", po::value(token_ttl_ms)->default_value(c.token_cache_ttl.count()),
        "how long a checked token is trusted before asking the database again")
+      ("train-workers", po::value(&c.train_workers)->default_value(c.train_workers),
+       "training jobs run at once by this process (serve: 0 leaves training to `tcld worker`)")
+      ("train-threads", po::value(&c.train_threads)->default_value(c.train_threads),
+       "torch threads per training job (0 = all cores)")
+      ("job-lease-ms", po::value(lease_ms)->default_value(c.job_lease.count()),
+       "a claimed job's lease; a worker that stops heartbeating loses the job after this")
       ("log-level", po::value(&c.log_level)->default_value(c.log_level), "trace|debug|info|warn|error")
       ("name", po::value(&c.token_name), "token create/revoke: the token's name")
       ("scope", po::value(&c.token_scope)->default_value(c.token_scope), "token create: read|write|admin");
@@ -47,15 +53,16 @@ constexpr const char* kCommands =
     "  serve                               apply migrations, then serve the HTTP API\n"
     "  migrate                             apply pending migrations and exit\n"
     "  token create --name N --scope S     create an API token (printed once)\n"
-    "  token revoke --name N               revoke a token\n";
+    "  token revoke --name N               revoke a token\n"
+    "  worker                              run training jobs only (no HTTP)\n";
 
 }  // namespace
 
 std::string usage() {
   Config c;
-  std::int64_t a = 0, b = 0, d = 0, e = 0, f = 0;
+  std::int64_t a = 0, b = 0, d = 0, e = 0, f = 0, g = 0;
   std::ostringstream out;
-  out << kCommands << "\n" << options(c, &a, &b, &d, &e, &f);
+  out << kCommands << "\n" << options(c, &a, &b, &d, &e, &f, &g);
   return out.str();
 }
 
@@ -68,8 +75,8 @@ unsigned short Config::port() const {
 Result<Config> parse_config(int argc, const char* const* argv, const std::vector<std::string>& env,
                             std::string* help) {
   Config c;
-  std::int64_t read_ms = 0, write_ms = 0, idle_ms = 0, grace_ms = 0, token_ttl_ms = 0;
-  po::options_description desc = options(c, &read_ms, &write_ms, &idle_ms, &grace_ms, &token_ttl_ms);
+  std::int64_t read_ms = 0, write_ms = 0, idle_ms = 0, grace_ms = 0, token_ttl_ms = 0, lease_ms = 0;
+  po::options_description desc = options(c, &read_ms, &write_ms, &idle_ms, &grace_ms, &token_ttl_ms, &lease_ms);
   po::options_description hidden;
   hidden.add_options()("command", po::value(&c.command))("args", po::value(&c.args)->multitoken());
   po::options_description all;
@@ -123,6 +130,11 @@ Result<Config> parse_config(int argc, const char* const* argv, const std::vector
   if (c.tls_cert.empty() != c.tls_key.empty()) {
     return Status::invalid_argument("--tls-cert and --tls-key go together");
   }
+  if (c.train_workers < 0 || c.train_threads < 0) {
+    return Status::invalid_argument("--train-workers and --train-threads must be >= 0");
+  }
+  if (lease_ms < 1000) return Status::invalid_argument("--job-lease-ms must be at least 1000");
+  c.job_lease = std::chrono::milliseconds(lease_ms);
   if (read_ms <= 0 || write_ms <= 0 || idle_ms <= 0 || grace_ms < 0 || token_ttl_ms < 0) {
     return Status::invalid_argument("timeouts must be positive");
   }

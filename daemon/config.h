@@ -31,6 +31,9 @@ struct Config {
   std::chrono::milliseconds idle_timeout{60000};
   std::chrono::milliseconds shutdown_grace{20000};
   std::chrono::milliseconds token_cache_ttl{5000};
+  int train_workers = 1;                           // job threads in `serve` (0 = none); `worker` runs these only
+  int train_threads = 0;                           // torch threads per job; 0 = all cores
+  std::chrono::milliseconds job_lease{60000};
   std::string log_level = "info";                   // trace|debug|info|warn|error
 
   // Subcommand options (token create/revoke).

@@ -9,12 +9,19 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
+#include <condition_variable>
 #include <cstdio>
+#include <functional>
+#include <mutex>
 #include <iostream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "api/auth.h"
 #include "api/handlers/health.h"
+#include "api/handlers/jobs.h"
+#include "api/handlers/models.h"
 #include "api/handlers/platforms.h"
 #include "api/handlers/uploads.h"
 #include "api/http_metrics.h"
@@ -22,7 +29,10 @@
 #include "api/router.h"
 #include "api/server.h"
 #include "daemon/config.h"
+#include "daemon/job_worker.h"
+#include "registry/job_queue.h"
 #include "registry/migrations.h"
+#include "registry/model_store.h"
 #include "registry/pg_pool.h"
 #include "registry/platform_store.h"
 #include "registry/token_store.h"
@@ -102,6 +112,69 @@ int run_token(const Config& c) {
   return 0;
 }
 
+JobWorkerOptions worker_options(const Config& c, int threads) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  JobWorkerOptions o;
+  o.worker_id = std::string(host) + ":" + std::to_string(::getpid());
+  o.threads = threads;
+  o.torch_threads = c.train_threads;
+  o.lease = c.job_lease;
+  return o;
+}
+
+// Waits for SIGINT/SIGTERM on a small loop of its own and calls `on_signal`.
+class SignalWaiter {
+ public:
+  explicit SignalWaiter(std::function<void()> on_signal) : signals_(ioc_, SIGINT, SIGTERM) {
+    signals_.async_wait([on_signal = std::move(on_signal)](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      spdlog::info("signal {}: shutting down", sig);
+      on_signal();
+    });
+    thread_ = std::thread([this] { ioc_.run(); });
+  }
+  ~SignalWaiter() {
+    signals_.cancel();
+    ioc_.stop();
+    thread_.join();
+  }
+
+ private:
+  boost::asio::io_context ioc_;
+  boost::asio::signal_set signals_;
+  std::thread thread_;
+};
+
+int run_worker(const Config& c) {
+  prometheus::Registry metrics;
+  registry::PgPool pool(pool_options(c));
+  if (Status s = migrate_with_retry(pool, std::chrono::seconds(60)); !s) {
+    spdlog::error("start-up stopped: {}", s.to_string());
+    return 1;
+  }
+  registry::PlatformStore platforms(pool);
+  registry::UploadStore uploads(pool);
+  registry::JobQueue jobs(pool);
+  registry::ModelStore models(pool);
+  JobWorker worker(worker_options(c, std::max(1, c.train_workers)), jobs, platforms, uploads, models, metrics);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;
+  SignalWaiter signals([&] {
+    std::lock_guard lock(mu);
+    stop = true;
+    cv.notify_all();
+  });
+  worker.start();
+  spdlog::info("worker: running {} job thread(s)", std::max(1, c.train_workers));
+  std::unique_lock lock(mu);
+  cv.wait(lock, [&] { return stop; });
+  worker.stop();
+  spdlog::info("worker stopped");
+  return 0;
+}
+
 int run_serve(const Config& c) {
   prometheus::Registry metrics;
   prometheus::BuildGauge()
@@ -118,6 +191,10 @@ int run_serve(const Config& c) {
   auto& pool_open = pool_gauges.Add({{"state", "open"}});
   auto& pool_in_use = pool_gauges.Add({{"state", "in_use"}});
   auto& pool_waiting = pool_gauges.Add({{"state", "waiting"}});
+  auto& job_gauges = prometheus::BuildGauge()
+                         .Name("tcld_jobs")
+                         .Help("Training and distillation jobs by state (all replicas: read from the database).")
+                         .Register(metrics);
 
   registry::PgPool pool(pool_options(c));
   if (Status s = migrate_with_retry(pool, std::chrono::seconds(60)); !s) {
@@ -127,6 +204,8 @@ int run_serve(const Config& c) {
   registry::PlatformStore platforms(pool);
   registry::TokenStore tokens(pool);
   registry::UploadStore uploads(pool);
+  registry::JobQueue jobs(pool);
+  registry::ModelStore models(pool);
   api::TokenCache token_cache([&tokens](std::string_view t) { return tokens.lookup(t); }, c.token_cache_ttl);
 
   api::ServerOptions so;
@@ -164,31 +243,35 @@ int run_serve(const Config& c) {
     pool_open.Set(st.open);
     pool_in_use.Set(st.in_use);
     pool_waiting.Set(st.waiting);
+    if (auto counts = jobs.counts_by_state(); counts) {
+      for (const auto& jc : *counts) {
+        job_gauges.Add({{"state", std::string(registry::job_state_name(jc.state))}}).Set(static_cast<double>(jc.count));
+      }
+    }
   };
   health.openapi_yaml = api::kOpenApiYaml;
   api::add_health_routes(router, std::move(health));
   api::add_platform_routes(router, platforms);
   api::add_upload_routes(router, platforms, uploads, api::UploadRouteOptions{c.max_upload_bytes, 1 << 20});
+  api::add_job_routes(router, platforms, jobs);
+  api::add_model_routes(router, models);
 
   if (Status s = server.start(); !s) {
     spdlog::error("start-up stopped: {}", s.to_string());
     return 1;
   }
 
-  // Signals on their own small loop, so a busy I/O pool cannot delay them.
-  boost::asio::io_context signal_ioc;
-  boost::asio::signal_set signals(signal_ioc, SIGINT, SIGTERM);
-  signals.async_wait([&server](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
-    spdlog::info("signal {}: shutting down", sig);
-    server.shutdown();
-  });
-  std::thread signal_thread([&signal_ioc] { signal_ioc.run(); });
-
-  server.run();
-  signals.cancel();
-  signal_ioc.stop();
-  signal_thread.join();
+  std::unique_ptr<JobWorker> worker;
+  if (c.train_workers > 0) {
+    worker = std::make_unique<JobWorker>(worker_options(c, c.train_workers), jobs, platforms, uploads, models, metrics);
+    worker->start();
+  }
+  {
+    // Signals on their own small loop, so a busy I/O pool cannot delay them.
+    SignalWaiter signals([&server] { server.shutdown(); });
+    server.run();
+  }
+  if (worker) worker->stop();
   spdlog::info("tcld stopped");
   return 0;
 }
@@ -218,6 +301,7 @@ int main(int argc, char** argv) {
     if (config->command == "migrate") return run_migrate(*config);
     if (config->command == "token") return run_token(*config);
     if (config->command == "serve") return run_serve(*config);
+    if (config->command == "worker") return run_worker(*config);
     std::fprintf(stderr, "tcld: '%s' is not available yet\n", config->command.c_str());
     return 2;
   } catch (const std::exception& e) {

@@ -2,31 +2,53 @@
 // uploads, tasks, programs, measurements, candidates).
 //
 // An upload is all-or-nothing: an UploadWriter holds one connection and one
-// transaction from begin() to commit(); rows stream in through COPY into a
-// temporary staging table and are moved into the real tables (deduplicated,
-// ON CONFLICT DO NOTHING) by commit(). A writer destroyed without commit()
-// rolls back, so a client that disconnects or a daemon that dies mid-upload
-// leaves no rows.
+// transaction from begin() to commit(); every row it writes is in that
+// transaction, so a writer destroyed without commit() rolls back, and a
+// client that disconnects or a daemon that dies mid-upload leaves no rows.
+//
+// Streaming: add() formats each row into a slice (a few thousand rows) in
+// the caller's thread; full slices go to a background thread of the writer
+// that writes them into the tables with COPY while the caller keeps parsing,
+// so PostgreSQL works during the upload instead of after it. Each slice is
+// deduplicated first (one query for the keys of the slice that are stored
+// already, in this or earlier uploads; a set for repeats inside the slice),
+// then its new tasks and programs and its new rows are written.
+//
+// Concurrency: writing rows straight into the tables needs the *upload
+// lock*, a transaction-level advisory lock shared by all platforms: its
+// holder is the only transaction inserting into tasks, programs,
+// measurements or candidates, so the dedup queries above cannot race and two
+// uploads can never wait for each other's rows (no deadlock). A writer tries
+// the lock at each slice without waiting; while another upload holds it, its
+// slices go to a temporary staging table instead, moved into the tables once
+// it gets the lock. commit() waits for the lock. So concurrent uploads
+// stream at full speed, but their commits (and direct writes) run one at a
+// time: an upload's commit may wait for a whole other upload to finish.
 //
 // Idempotency: an upload is recorded with its Idempotency-Key (if any) and
 // the SHA-256 of its body. find_previous() returns the stored report of an
 // earlier upload with the same key, or — when no key is given — the same body
 // hash, kind and platform; commit() does the same check again under the
-// transaction so two concurrent retries insert once (the loser gets the
-// winner's report back, with `replayed` set). A key is unique per platform
-// (schema): reusing it with another body or for the other kind is
+// lock so two concurrent retries insert once (the loser gets the winner's
+// report back, with `replayed` set). A key is unique per platform (schema):
+// reusing it with another body or for the other kind is
 // kFailedPrecondition, never a replay.
 //
-// Concurrency: commit() takes a transaction-level advisory lock on
-// (platform, kind), so commits to one platform and kind run one at a time
-// (streaming with add() does not wait); shared tasks and programs are
-// inserted in key order, so commits to different platforms never deadlock.
+// Integrity: the bulk tables have no foreign keys (migrations/0004): this
+// writer inserts each row's task and program, and the upload row, in the
+// transaction of the rows, so no row is ever committed without them.
+//
+// Dedup keys: a measurement is a duplicate of a stored one with the same
+// (platform, program, timestamp, costs), compared through a 16-byte hash
+// (the same bytes as SQL tcl_measurement_dedup_key); a candidate, of one with
+// the same (platform, program).
 //
 // Row order: stored rows get ids in add() order, and the first of two equal
 // rows (the table's dedup key) is the one kept.
 //
 // Thread-safety: UploadStore is thread-safe; an UploadWriter belongs to one
-// thread. Neither owns the pool; it must outlive them.
+// thread (its background thread is internal). Neither owns the pool; it must
+// outlive them.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +71,6 @@ std::string_view upload_kind_name(UploadKind k);  // "measurements" | "candidate
 struct UploadRow {
   std::string program_id;    // core::program_id (64 hex)
   std::string workload_key;  // core::canonical_workload_key
-  std::string steps_json;    // canonical compact steps array (core::write_steps)
   std::string record;        // the original line, byte-exact, without '\n'
   // Measurements only (ignored for candidates):
   std::vector<double> costs;
@@ -79,12 +100,14 @@ class UploadWriter {
   UploadWriter(const UploadWriter&) = delete;
   UploadWriter& operator=(const UploadWriter&) = delete;
 
-  // Streams one row into the staging table (COPY). Errors are kUnavailable
-  // (connection lost) or kInternal; after an error the writer is dead and
-  // every later call returns that error. libpq buffers rows, so a connection
-  // lost now may only show at a later add() or at commit().
+  // Queues one row (copied). Errors are those of writing an earlier slice:
+  // kUnavailable (connection lost), kInvalidArgument (a row breaks a schema
+  // rule, see commit()) or kInternal; after an error the writer is dead and
+  // every later call returns that error. Rows are written a slice at a
+  // time, so a failure may only show at a later add() or at commit().
+  // May block while the previous slice is still being written.
   Status add(const UploadRow& row);
-  // Moves staged rows into the tables, records the upload with
+  // Writes the rows still queued, records the upload with
   // make_report(upload_id, counts) as its report (must be JSON), commits.
   // `idempotency_key` may be empty; `body_sha256` is 64 lower-case hex.
   // OK: stored (replayed = false), or an earlier upload with this key/body
@@ -94,7 +117,8 @@ class UploadWriter {
   // kFailedPrecondition (key reused, see above; or already committed),
   // kInvalidArgument (a row or the report breaks a schema rule, e.g. a bad
   // program id or a workload key over 2000 bytes: the caller validates),
-  // kInternal. Call at most once.
+  // kInternal. May wait for the upload lock (see the top of this file).
+  // Call at most once.
   Result<CommittedUpload> commit(std::string_view idempotency_key, std::string_view body_sha256,
                                  const std::function<std::string(std::int64_t upload_id, const UploadCounts&)>& make_report);
 
@@ -124,9 +148,9 @@ class UploadStore {
   Result<std::optional<CommittedUpload>> find_previous(std::int64_t platform_id, UploadKind kind,
                                                        std::string_view idempotency_key,
                                                        std::string_view body_sha256);
-  // Opens a transaction with a staging table; the writer holds one pool
-  // connection until it is destroyed. kUnavailable when the pool has no
-  // connection for us.
+  // Opens a transaction and reserves the upload's id; the writer holds one
+  // pool connection (and, while it writes, one thread) until it is
+  // destroyed. kUnavailable when the pool has no connection for us.
   Result<std::unique_ptr<UploadWriter>> begin(std::int64_t platform_id, UploadKind kind);
 
   // Calls `sink` for every stored row of the platform, oldest first, reading

@@ -102,6 +102,44 @@ TEST_F(UploadTest, UploadThenDownloadGivesTheSameRecords) {
   EXPECT_GT(c.at("tasks").as_int64(), 0);
 }
 
+TEST_F(UploadTest, LongOverlappingUploadsStoreEachRecordOnce) {
+  // Long enough for several of the store's slices; the second upload
+  // repeats the last 4000 records of the first.
+  const auto lines = real_lines("x86-16c", 20000);
+  const std::vector<std::string> first(lines.begin(), lines.begin() + 12000);
+  const std::vector<std::string> second(lines.begin() + 8000, lines.end());
+  auto a = post("/v1/platforms/x16/measurements", join(first));
+  ASSERT_EQ(a.status, 201) << a.body;
+  auto b = post("/v1/platforms/x16/measurements", core::gzip_compress(join(second)), {{"Content-Encoding", "gzip"}});
+  ASSERT_EQ(b.status, 201) << b.body;
+  const std::set<std::string> unique_first(first.begin(), first.end()), unique_all(lines.begin(), lines.end());
+  EXPECT_EQ(a.json().at("accepted").as_int64(), static_cast<std::int64_t>(unique_first.size()));
+  EXPECT_EQ(b.json().at("accepted").as_int64(), static_cast<std::int64_t>(unique_all.size() - unique_first.size()));
+  EXPECT_EQ(b.json().at("accepted").as_int64() + b.json().at("duplicates").as_int64(), 12000);
+  auto c = post("/v1/platforms/x16/measurements", join(lines));
+  ASSERT_EQ(c.status, 201) << c.body;
+  EXPECT_EQ(c.json().at("accepted").as_int64(), 0);
+  EXPECT_EQ(c.json().at("duplicates").as_int64(), 20000);
+
+  auto down = get("/v1/platforms/x16/measurements");
+  ASSERT_EQ(down.status, 200);
+  std::vector<std::string> got;
+  for (std::size_t start = 0; start < down.body.size();) {
+    const std::size_t nl = down.body.find('\n', start);
+    got.push_back(down.body.substr(start, nl - start));
+    start = nl + 1;
+  }
+  // Upload order, each record once.
+  std::vector<std::string> expected;
+  std::set<std::string> seen;
+  for (const auto& l : lines) {
+    if (seen.insert(l).second) expected.push_back(l);
+  }
+  EXPECT_EQ(got, expected);
+  const json::object n = counts();
+  EXPECT_EQ(n.at("measurements").as_int64() + n.at("failed").as_int64(), static_cast<std::int64_t>(expected.size()));
+}
+
 TEST_F(UploadTest, RetriesAreIdempotent) {
   const std::string body = join(real_lines("x86-16c", 500));
   auto first = post("/v1/platforms/x16/measurements", body, {{"Idempotency-Key", "k-1"}});
@@ -224,8 +262,10 @@ std::unique_ptr<boost::asio::ip::tcp::socket> send_half(boost::asio::io_context&
   return s;
 }
 
+// Bodies of 30000 lines: the first half is several of the store's slices,
+// written into the tables (uncommitted) before the connection goes.
 TEST_F(UploadTest, ClientDisconnectMidUploadLeavesNoRows) {
-  const std::string body = join(real_lines("x86-16c", 4000));
+  const std::string body = join(real_lines("x86-16c", 30000));
   boost::asio::io_context ioc;
   auto s = send_half(ioc, tcld_->port(), token_, body);
   std::this_thread::sleep_for(500ms);  // rows are streaming into the open transaction
@@ -240,7 +280,7 @@ TEST_F(UploadTest, ClientDisconnectMidUploadLeavesNoRows) {
 }
 
 TEST_F(UploadTest, KilledDaemonMidUploadLeavesNoRows) {
-  const std::string body = join(real_lines("x86-16c", 4000));
+  const std::string body = join(real_lines("x86-16c", 30000));
   boost::asio::io_context ioc;
   auto s = send_half(ioc, tcld_->port(), token_, body);
   std::this_thread::sleep_for(500ms);

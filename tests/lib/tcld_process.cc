@@ -52,8 +52,8 @@ int run_tcld(const std::vector<std::string>& args, std::string* stdout_text) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-TcldProcess::TcldProcess(std::string database_url, std::vector<std::string> extra_args)
-    : database_url_(std::move(database_url)), extra_args_(std::move(extra_args)) {
+TcldProcess::TcldProcess(std::string database_url, std::vector<std::string> extra_args, std::string command)
+    : database_url_(std::move(database_url)), extra_args_(std::move(extra_args)), command_(std::move(command)) {
   char tmpl[] = "/tmp/tcld-test-log-XXXXXX";
   const int fd = ::mkstemp(tmpl);
   if (fd >= 0) ::close(fd);
@@ -67,8 +67,11 @@ TcldProcess::~TcldProcess() {
 
 bool TcldProcess::start(std::chrono::milliseconds wait) {
   port_ = free_port();
-  std::vector<std::string> args = {tcld_binary(), "serve", "--listen", "127.0.0.1:" + std::to_string(port_),
-                                   "--database-url", database_url_};
+  std::vector<std::string> args = {tcld_binary(), command_, "--database-url", database_url_};
+  if (command_ == "serve") {
+    args.push_back("--listen");
+    args.push_back("127.0.0.1:" + std::to_string(port_));
+  }
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   pid_ = ::fork();
   if (pid_ < 0) return false;
@@ -89,8 +92,12 @@ bool TcldProcess::start(std::chrono::milliseconds wait) {
       pid_ = -1;
       return false;
     }
-    const bool tls = std::find(extra_args_.begin(), extra_args_.end(), "--tls-cert") != extra_args_.end();
-    if (tls ? HttpConnection(port_).open() : http_get(port_, "/healthz").status == 200) return true;
+    if (command_ == "worker") {
+      if (log().find("worker: running") != std::string::npos) return true;
+    } else {
+      const bool tls = std::find(extra_args_.begin(), extra_args_.end(), "--tls-cert") != extra_args_.end();
+      if (tls ? HttpConnection(port_).open() : http_get(port_, "/healthz").status == 200) return true;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;

@@ -23,8 +23,10 @@ int run_tcld(const std::vector<std::string>& args, std::string* stdout_text);
 
 class TcldProcess {
  public:
-  // `args` follow "serve"; --listen and --database-url are added.
-  TcldProcess(std::string database_url, std::vector<std::string> extra_args = {});
+  // `args` follow the command ("serve": --listen is added; both get
+  // --database-url). A "worker" has no HTTP port: start() waits for its
+  // "worker: running" log line instead of /healthz.
+  TcldProcess(std::string database_url, std::vector<std::string> extra_args = {}, std::string command = "serve");
   ~TcldProcess();
   // Starts and waits for /healthz; false (and the log in `log()`) on failure.
   bool start(std::chrono::milliseconds wait = std::chrono::seconds(30));
@@ -39,6 +41,7 @@ class TcldProcess {
  private:
   std::string database_url_;
   std::vector<std::string> extra_args_;
+  std::string command_;
   std::string log_path_;
   int port_ = 0;
   pid_t pid_ = -1;

@@ -228,5 +228,49 @@ TEST(Migrations, UnreachableDatabaseIsUnavailable) {
   EXPECT_EQ(check_migrations(*pool, embedded_migrations()).code(), StatusCode::kUnavailable);
 }
 
+// 0004_bulk_uploads on a database with rows: they keep their content, get
+// their dedup key, and are still deduplicated.
+TEST(Migrations, BulkUploadSchemaKeepsStoredRows) {
+  const std::string url = PgCluster::shared().create_database();
+  auto pool = make_pool(url);
+  std::vector<Migration> before;
+  for (const Migration& m : embedded_migrations()) {
+    if (m.number < 4) before.push_back(m);
+  }
+  ASSERT_TRUE(apply_migrations(*pool, before).is_ok());
+  exec_sql(url, R"sql(
+    INSERT INTO platforms (name, target, hardware_params) VALUES ('cpu', 'llvm', '{4,64,64,0,0,0,0,0}');
+    INSERT INTO tasks (workload_key) VALUES ('["t"]');
+    INSERT INTO programs (id, task_id, steps) VALUES ('0123456789abcdef', 1, '[["SP", 2, 0, 64, [4], 1]]');
+    INSERT INTO uploads (platform_id, kind, body_sha256) VALUES (1, 'measurements', repeat('a', 64));
+    INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, record)
+      VALUES (1, '0123456789abcdef', 1, '{0.5,0.25}', 0, 1, 1600000000, 'a'),
+             (1, '0123456789abcdef', 1, '{-0.0}', 0, 1, 1600000000, 'b');
+    INSERT INTO candidates (platform_id, program_id, upload_id, record) VALUES (1, '0123456789abcdef', 1, 'c');
+  )sql");
+  auto report = apply_migrations(*pool, embedded_migrations());
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+
+  EXPECT_EQ(query_text(url, "SELECT string_agg(record, ',' ORDER BY id) FROM measurements"), "a,b");
+  EXPECT_EQ(query_text(url, "SELECT count(*) FROM measurements "
+                            "WHERE dedup_key = tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs)"),
+            "2");
+  EXPECT_EQ(query_text(url, "SELECT count(*) FROM programs"), "1");
+  EXPECT_EQ(query_text(url, "SELECT count(*) FROM information_schema.columns "
+                            "WHERE table_name = 'programs' AND column_name = 'steps'"),
+            "0");
+  EXPECT_EQ(query_text(url, "SELECT count(*) FROM pg_constraint WHERE contype = 'f' "
+                            "AND conrelid IN ('programs'::regclass, 'measurements'::regclass, 'candidates'::regclass)"),
+            "0");
+  // A stored run is still a duplicate (0 and -0 are one cost, as before).
+  for (const char* costs : {"{0.5,0.25}", "{0}"}) {
+    const std::string sql = std::string("INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, "
+                                        "all_cost, timestamp, record, dedup_key) VALUES (1, '0123456789abcdef', 1, '") +
+                            costs + "', 0, 1, 1600000000, 'again', tcl_measurement_dedup_key(1, '0123456789abcdef', "
+                                    "1600000000, '" + costs + "'))";
+    EXPECT_THROW(exec_sql(url, sql), pqxx::unique_violation) << costs;
+  }
+}
+
 }  // namespace
 }  // namespace tcl::registry

@@ -109,9 +109,9 @@ TEST_F(PlatformStoreTest, GetCountsProgramsTasksMeasurementsFailuresAndCandidate
   const std::string o = std::to_string(other->id);
   exec_sql(url_, R"sql(
     INSERT INTO tasks (workload_key) VALUES ('["t1"]'), ('["t2"]'), ('["t3"]');
-    INSERT INTO programs (id, task_id, steps) VALUES
-      ('aaaaaaaaaaaaaaaa', 1, '[]'), ('bbbbbbbbbbbbbbbb', 1, '[]'),
-      ('cccccccccccccccc', 2, '[]'), ('dddddddddddddddd', 3, '[]');
+    INSERT INTO programs (id, task_id) VALUES
+      ('aaaaaaaaaaaaaaaa', 1), ('bbbbbbbbbbbbbbbb', 1),
+      ('cccccccccccccccc', 2), ('dddddddddddddddd', 3);
   )sql");
   exec_sql(url_, "INSERT INTO uploads (platform_id, kind, body_sha256) VALUES (" + p +
                      ", 'measurements', repeat('a', 64)), (" + p + ", 'candidates', repeat('b', 64)), (" + o +
@@ -119,12 +119,14 @@ TEST_F(PlatformStoreTest, GetCountsProgramsTasksMeasurementsFailuresAndCandidate
   // cpu: program a measured twice (ok) and once failed (error_no), b measured
   // with a zero cost (failed); c and a in the candidate pool. other: d.
   exec_sql(url_, "INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, "
-                 "timestamp, record) VALUES "
-                 "(" + p + ", 'aaaaaaaaaaaaaaaa', 1, '{0.001,0.002}', 0, 1.5, 100, 'line a1'),"
+                 "timestamp, record, dedup_key) "
+                 "SELECT *, tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs) FROM (VALUES "
+                 "(" + p + ", 'aaaaaaaaaaaaaaaa', 1, '{0.001,0.002}'::float8[], 0, 1.5, 100, 'line a1'),"
                  "(" + p + ", 'aaaaaaaaaaaaaaaa', 1, '{0.003}', 0, 1.5, 101, 'line a2'),"
                  "(" + p + ", 'aaaaaaaaaaaaaaaa', 1, '{1e10}', 4, 1.5, 102, 'line a3'),"
                  "(" + p + ", 'bbbbbbbbbbbbbbbb', 1, '{0.001,0}', 0, 1.5, 103, 'line b1'),"
-                 "(" + o + ", 'dddddddddddddddd', 3, '{0.001}', 0, 1.5, 104, 'line d1')");
+                 "(" + o + ", 'dddddddddddddddd', 3, '{0.001}', 0, 1.5, 104, 'line d1')"
+                 ") AS v (platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, record)");
   exec_sql(url_, "INSERT INTO candidates (platform_id, program_id, upload_id, record) VALUES "
                  "(" + p + ", 'cccccccccccccccc', 2, 'cand c'), (" + p + ", 'aaaaaaaaaaaaaaaa', 2, 'cand a')");
 

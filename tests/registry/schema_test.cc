@@ -21,7 +21,7 @@ class SchemaTest : public testing::MigratedDbTest {
     exec_sql(url_, R"sql(
       INSERT INTO platforms (name, target, hardware_params) VALUES ('cpu', 'llvm', '{4,64,64,0,0,0,0,0}');
       INSERT INTO tasks (workload_key) VALUES ('["abc", 1, 2]');
-      INSERT INTO programs (id, task_id, steps) VALUES ('0123456789abcdef', 1, '[["SP", 2, 0, 64, [4], 1]]');
+      INSERT INTO programs (id, task_id) VALUES ('0123456789abcdef', 1);
       INSERT INTO uploads (platform_id, kind, idempotency_key, body_sha256)
         VALUES (1, 'measurements', 'key-1', repeat('a', 64));
     )sql");
@@ -72,23 +72,33 @@ TEST_F(SchemaTest, HardwareParamsAreExactlyEightIntegers) {
   EXPECT_FALSE(rejected("INSERT INTO platforms (name, target, hardware_params) VALUES ('d', 't', '{1,2,3,4,5,6,7,8}')"));
 }
 
+// The dedup key is written by registry/upload_store.cc, computed in C++ as
+// tcl_measurement_dedup_key (tested in upload_store_test.cc); a writer in
+// SQL calls the function.
 TEST_F(SchemaTest, MeasurementsDedupOnPlatformProgramTimestampCostsAndDeriveFailed) {
-  const std::string insert =
-      "INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, record) "
-      "VALUES (1, '0123456789abcdef', 1, ";
-  EXPECT_FALSE(rejected(insert + "'{0.5,0.25}', 0, 1.0, 1600000000, '{\"v\": \"v0.6\"}')"));
+  const auto insert = [](const std::string& costs, int error_no, std::int64_t timestamp, const std::string& record) {
+    return "INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, "
+           "record, dedup_key) VALUES (1, '0123456789abcdef', 1, '" + costs + "', " + std::to_string(error_no) +
+           ", 1.0, " + std::to_string(timestamp) + ", '" + record + "', tcl_measurement_dedup_key(1, '0123456789abcdef', " +
+           std::to_string(timestamp) + ", '" + costs + "'))";
+  };
+  EXPECT_FALSE(rejected(insert("{0.5,0.25}", 0, 1600000000, "{\"v\": \"v0.6\"}")));
   // The same run again, whatever the line looks like: a duplicate.
-  EXPECT_TRUE(rejected(insert + "'{0.5,0.25}', 0, 1.0, 1600000000, '{\"v\": \"v0.5\"}')"));
+  EXPECT_TRUE(rejected(insert("{0.5,0.25}", 0, 1600000000, "{\"v\": \"v0.5\"}")));
+  EXPECT_TRUE(rejected(insert("{0.50,2.5e-1}", 0, 1600000000, "same values, spelled otherwise")));
   // Another run of the same program: kept.
-  EXPECT_FALSE(rejected(insert + "'{0.5,0.25}', 0, 1.0, 1600000001, 'second run')"));
-  EXPECT_FALSE(rejected(insert + "'{0.4}', 0, 1.0, 1600000000, 'same second, other costs')"));
+  EXPECT_FALSE(rejected(insert("{0.5,0.25}", 0, 1600000001, "second run")));
+  EXPECT_FALSE(rejected(insert("{0.4}", 0, 1600000000, "same second, other costs")));
+  EXPECT_FALSE(rejected(insert("{0.25,0.5}", 0, 1600000000, "same costs, other order")));
   // Failed: error_no, a cost <= 0, no costs.
-  EXPECT_FALSE(rejected(insert + "'{0.5}', 2, 1.0, 1600000002, 'error')"));
-  EXPECT_FALSE(rejected(insert + "'{0.5,0}', 0, 1.0, 1600000003, 'zero')"));
-  EXPECT_FALSE(rejected(insert + "'{}', 0, 1.0, 1600000004, 'empty')"));
-  EXPECT_TRUE(rejected(insert + "'{0.5,NULL}', 0, 1.0, 1600000005, 'null cost')"));
+  EXPECT_FALSE(rejected(insert("{0.5}", 2, 1600000002, "error")));
+  EXPECT_FALSE(rejected(insert("{0.5,0}", 0, 1600000003, "zero")));
+  EXPECT_FALSE(rejected(insert("{}", 0, 1600000004, "empty")));
+  EXPECT_TRUE(rejected("INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, "
+                       "timestamp, record, dedup_key) VALUES (1, '0123456789abcdef', 1, '{0.5,NULL}', 0, 1.0, "
+                       "1600000005, 'null cost', '00112233-4455-6677-8899-aabbccddeeff')"));
   EXPECT_EQ(query_text(url_, "SELECT string_agg(failed::text, ',' ORDER BY id) FROM measurements"),
-            "false,false,false,true,true,true");
+            "false,false,false,false,true,true,true");
   // The line comes back byte-exact.
   EXPECT_EQ(query_text(url_, "SELECT record FROM measurements ORDER BY id LIMIT 1"), "{\"v\": \"v0.6\"}");
 }

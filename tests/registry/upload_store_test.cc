@@ -6,6 +6,8 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,13 +28,13 @@ using testing::query_text;
 UploadRow row(int task, int program, std::int64_t timestamp, std::vector<double> costs, std::int32_t error_no = 0) {
   UploadRow r;
   r.workload_key = "[\"task" + std::to_string(task) + "\",[1,64,56,56],[64,64,3,3]]";
-  r.steps_json = "[[\"SP\",2,0,1024,[" + std::to_string(program) + ",4],1],[\"AN\",2,0,3]]";
-  r.program_id = sha256_hex(r.workload_key + "\n" + r.steps_json);
+  const std::string steps = "[[\"SP\",2,0,1024,[" + std::to_string(program) + ",4],1],[\"AN\",2,0,3]]";
+  r.program_id = sha256_hex(r.workload_key + "\n" + steps);
   r.costs = std::move(costs);
   r.error_no = error_no;
   r.all_cost = 0.25;
   r.timestamp = timestamp;
-  r.record = "{\"i\": [[" + r.workload_key + ", \"llvm\"], [[], " + r.steps_json + "]], \"r\": [[...], " +
+  r.record = "{\"i\": [[" + r.workload_key + ", \"llvm\"], [[], " + steps + "]], \"r\": [[...], " +
              std::to_string(error_no) + ", 0.25, " + std::to_string(timestamp) + "], \"v\": \"v0.6\"}";
   return r;
 }
@@ -153,11 +155,12 @@ TEST_F(UploadStoreTest, CommittedRowsReadBackByteExactInOrder) {
   EXPECT_EQ(query_text(url_, "SELECT count(*) FROM measurements WHERE upload_id = " + std::to_string(done.upload_id) +
                                  " AND platform_id = " + std::to_string(cpu_)),
             "50");
+  // A row's program, and the program's task (the steps are in the record).
   EXPECT_EQ(query_text(url_, "SELECT count(*) FROM programs p JOIN tasks t ON t.id = p.task_id "
                              "JOIN measurements m ON m.program_id = p.id "
                              "WHERE m.record = (SELECT record FROM measurements ORDER BY id OFFSET 10 LIMIT 1) "
-                             "AND t.workload_key = '" + rows[10].workload_key + "' AND p.steps = '" +
-                                 rows[10].steps_json + "'::jsonb"),
+                             "AND p.id = '" + rows[10].program_id + "' AND t.workload_key = '" +
+                                 rows[10].workload_key + "'"),
             "1");
   const pqxx::result m = exec_sql(url_, "SELECT costs, error_no, all_cost, timestamp FROM measurements ORDER BY id");
   ASSERT_EQ(m.size(), rows.size());
@@ -205,12 +208,13 @@ TEST_F(UploadStoreTest, WriterOfCandidatesDestroyedWithoutCommitLeavesNoRows) {
   expect_nothing_stored();
 }
 
-// Terminates the backend that is running this test's COPY.
-void kill_copy_backend(const std::string& url) {
+// Terminates the backend of the one writer open in this test's database
+// (the only connection in a transaction).
+void kill_writer_backend(const std::string& url) {
   const pqxx::result r = exec_sql(url,
                                   "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                                   "WHERE datname = current_database() AND pid <> pg_backend_pid() "
-                                  "AND query LIKE 'COPY%'");
+                                  "AND xact_start IS NOT NULL");
   ASSERT_EQ(r.size(), 1u);
   ASSERT_TRUE(r[0][0].as<bool>());
 }
@@ -219,8 +223,8 @@ TEST_F(UploadStoreTest, ConnectionKilledWhileAddingIsUnavailableAndStoresNothing
   auto writer = store_->begin(cpu_, UploadKind::kMeasurements);
   ASSERT_TRUE(writer.is_ok());
   for (int i = 0; i < 100; ++i) ASSERT_TRUE((*writer)->add(row(1, i, 1, {0.5})).is_ok());
-  kill_copy_backend(url_);
-  // libpq buffers COPY data, so add() notices when a buffer goes out.
+  kill_writer_backend(url_);
+  // Rows are written a slice at a time, so add() notices when one goes out.
   Status failure;
   for (int i = 100; i < 200000 && failure.is_ok(); ++i) failure = (*writer)->add(row(1, i, 1, {0.5}));
   ASSERT_FALSE(failure.is_ok()) << "add() never noticed the dead connection";
@@ -242,7 +246,7 @@ TEST_F(UploadStoreTest, ConnectionKilledBeforeCommitIsUnavailableAndStoresNothin
     auto writer = store_->begin(cpu_, kind);
     ASSERT_TRUE(writer.is_ok());
     for (int i = 0; i < 10; ++i) ASSERT_TRUE((*writer)->add(row(1, i, 1, {0.5})).is_ok());
-    kill_copy_backend(url_);
+    kill_writer_backend(url_);
     auto done = (*writer)->commit("key", body_hash("x"), [](std::int64_t, const UploadCounts&) { return "{}"; });
     ASSERT_FALSE(done.is_ok());
     EXPECT_EQ(done.status().code(), StatusCode::kUnavailable) << done.status().to_string();
@@ -699,6 +703,233 @@ TEST_F(UploadStoreTest, RowTheCallerFailedToValidateFailsTheWholeUpload) {
   EXPECT_EQ(done2.status().code(), StatusCode::kInvalidArgument);
   w2->reset();
   expect_nothing_stored();
+}
+
+// --- Slices, the upload lock, and integrity without foreign keys ------------
+//
+// A writer writes rows a slice (a few thousand rows) at a time; the uploads
+// below are large enough for several slices.
+
+constexpr int kManyRows = 9000;
+
+// Every stored row has its platform, program and upload, and every program
+// its task: the bulk tables have no foreign keys (migrations/0004), so this
+// is UploadStore's job. And every program has a row (its steps are only in
+// the record lines).
+void expect_no_orphans(const std::string& url) {
+  for (const char* sql : {
+           "SELECT count(*) FROM measurements m WHERE NOT EXISTS (SELECT FROM programs p WHERE p.id = m.program_id)",
+           "SELECT count(*) FROM measurements m WHERE NOT EXISTS (SELECT FROM uploads u WHERE u.id = m.upload_id "
+           "AND u.platform_id = m.platform_id AND u.kind = 'measurements')",
+           "SELECT count(*) FROM measurements m WHERE NOT EXISTS (SELECT FROM platforms p WHERE p.id = m.platform_id)",
+           "SELECT count(*) FROM candidates c WHERE NOT EXISTS (SELECT FROM programs p WHERE p.id = c.program_id)",
+           "SELECT count(*) FROM candidates c WHERE NOT EXISTS (SELECT FROM uploads u WHERE u.id = c.upload_id "
+           "AND u.platform_id = c.platform_id AND u.kind = 'candidates')",
+           "SELECT count(*) FROM candidates c WHERE NOT EXISTS (SELECT FROM platforms p WHERE p.id = c.platform_id)",
+           "SELECT count(*) FROM programs p WHERE NOT EXISTS (SELECT FROM tasks t WHERE t.id = p.task_id)",
+           "SELECT count(*) FROM programs p WHERE NOT EXISTS (SELECT FROM measurements m WHERE m.program_id = p.id) "
+           "AND NOT EXISTS (SELECT FROM candidates c WHERE c.program_id = p.id)",
+       }) {
+    EXPECT_EQ(query_text(url, sql), "0") << sql;
+  }
+}
+
+// Upload locks (two-key advisory locks) in this test's database, granted
+// or waiting.
+std::string upload_locks(const std::string& url, bool granted) {
+  return query_text(url, std::string("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 "
+                                     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                                     "AND ") +
+                             (granted ? "granted" : "NOT granted"));
+}
+
+// Rows [first, last) of a long upload: 13 tasks; program i measured at
+// timestamp 1600000000 + i, with the row of every 10th program repeated
+// right after it (a repeat within the upload).
+std::vector<UploadRow> many_rows(int first, int last) {
+  std::vector<UploadRow> rows;
+  for (int i = first; i < last; ++i) {
+    rows.push_back(row(i % 13, i, 1600000000 + i, {1e-5 * (i % 97 + 1), 2e-5}, i % 31 == 0 ? 7 : 0));
+    if (i % 10 == 0) rows.push_back(rows.back());
+  }
+  return rows;
+}
+
+// The records of `rows` without repeats, first one kept.
+std::vector<std::string> unique_records(const std::vector<UploadRow>& rows) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const UploadRow& r : rows) {
+    if (seen.insert(r.record).second) out.push_back(r.record);
+  }
+  return out;
+}
+
+TEST_F(UploadStoreTest, LongUploadIsStoredInOrderWithRepeatsDropped) {
+  const std::vector<UploadRow> rows = many_rows(0, kManyRows);
+  ReportSpy spy;
+  upload(cpu_, UploadKind::kMeasurements, rows, "", "long", &spy);
+  const std::vector<std::string> expected = unique_records(rows);
+  EXPECT_EQ(spy.counts.staged, static_cast<std::int64_t>(rows.size()));
+  EXPECT_EQ(spy.counts.inserted, kManyRows);
+  EXPECT_EQ(spy.counts.duplicates, static_cast<std::int64_t>(rows.size()) - kManyRows);
+  EXPECT_EQ(spy.counts.failed, (kManyRows + 30) / 31);
+  EXPECT_EQ(query_text(url_, "SELECT count(*) FROM measurements WHERE failed"), std::to_string(spy.counts.failed));
+  std::vector<StoredRecord> got = records(cpu_, UploadKind::kMeasurements);
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].record, expected[i]) << i;
+  EXPECT_EQ(count("programs"), std::to_string(kManyRows));
+  EXPECT_EQ(count("tasks"), "13");
+  expect_no_orphans(url_);
+}
+
+TEST_F(UploadStoreTest, RowsStoredBeforeAreFoundInEverySlice) {
+  // The second upload overlaps the first by 3000 rows (its first slice is
+  // partly stored, so the optimistic COPY is rolled back and the rows are
+  // looked up), then has only new rows; the third has none.
+  ReportSpy first, second, third;
+  upload(cpu_, UploadKind::kMeasurements, many_rows(0, 6000), "", "a", &first);
+  const std::vector<UploadRow> overlap = many_rows(3000, 3000 + kManyRows);
+  upload(cpu_, UploadKind::kMeasurements, overlap, "", "b", &second);
+  EXPECT_EQ(first.counts.inserted, 6000);
+  EXPECT_EQ(second.counts.inserted, kManyRows - 3000);
+  EXPECT_EQ(second.counts.duplicates, static_cast<std::int64_t>(overlap.size()) - (kManyRows - 3000));
+  std::int64_t failed_new = 0;
+  for (int i = 6000; i < 3000 + kManyRows; ++i) failed_new += i % 31 == 0 ? 1 : 0;
+  EXPECT_EQ(second.counts.failed, failed_new);
+  upload(cpu_, UploadKind::kMeasurements, many_rows(0, 3000 + kManyRows), "", "c", &third);
+  EXPECT_EQ(third.counts.inserted, 0);
+
+  // Stored in order: the first upload's rows, then the second's new ones.
+  std::vector<UploadRow> all = many_rows(0, 6000);
+  for (int i = 6000; i < 3000 + kManyRows; ++i) all.push_back(row(i % 13, i, 1600000000 + i, {1e-5 * (i % 97 + 1), 2e-5}, i % 31 == 0 ? 7 : 0));
+  const std::vector<std::string> expected = unique_records(all);
+  std::vector<StoredRecord> got = records(cpu_, UploadKind::kMeasurements);
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].record, expected[i]) << i;
+
+  // The same programs on the other platform: programs known, rows new.
+  ReportSpy gpu;
+  upload(gpu_, UploadKind::kMeasurements, overlap, "", "b", &gpu);
+  EXPECT_EQ(gpu.counts.inserted, kManyRows);
+  EXPECT_EQ(count("programs"), std::to_string(3000 + kManyRows));
+
+  // Candidates: a program is in a pool once.
+  ReportSpy c1, c2;
+  upload(cpu_, UploadKind::kCandidates, many_rows(0, 5000), "", "c1", &c1);
+  upload(cpu_, UploadKind::kCandidates, many_rows(2000, 12000), "", "c2", &c2);
+  EXPECT_EQ(c1.counts.inserted, 5000);
+  EXPECT_EQ(c2.counts.inserted, 12000 - 5000);
+  EXPECT_EQ(count("candidates"), "12000");
+  EXPECT_EQ(count("programs"), std::to_string(3000 + kManyRows));
+  expect_no_orphans(url_);
+}
+
+TEST_F(UploadStoreTest, DedupKeyIsTheSqlFunctionOfProgramTimestampAndCosts) {
+  std::vector<UploadRow> rows = {
+      row(1, 1, 1600000000, {0.5, 0.25}),
+      row(1, 2, -5, {1e-300, 1e300, 0.1 + 0.2, 5e-324}),
+      row(1, 3, 0, {}),
+      row(1, 4, 1600000000, std::vector<double>(40, 3.25e-5)),
+      row(1, 5, 1600000000, {0.0}),
+  };
+  UploadRow negative_zero = rows[4];  // -0 and 0 are one cost, as they compared before
+  negative_zero.costs = {-0.0};
+  negative_zero.record += " ";
+  rows.push_back(negative_zero);
+  ReportSpy spy;
+  upload(cpu_, UploadKind::kMeasurements, rows, "", "keys", &spy);
+  EXPECT_EQ(spy.counts.inserted, 5);
+  EXPECT_EQ(query_text(url_, "SELECT count(*) FROM measurements "
+                             "WHERE dedup_key = tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs)"),
+            "5");
+}
+
+TEST_F(UploadStoreTest, UploadWaitingForTheLockIsStagedAndMovedAtCommit) {
+  // Writer A streams first and holds the upload lock; writer B (the other
+  // platform, sharing some programs and tasks with A) stages its slices,
+  // and its commit waits for A's.
+  auto a = store_->begin(cpu_, UploadKind::kMeasurements);
+  ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+  for (const UploadRow& r : many_rows(0, 5000)) ASSERT_TRUE((*a)->add(r).is_ok());
+  bool locked = false;
+  for (int i = 0; i < 500 && !locked; ++i) {
+    locked = upload_locks(url_, true) == "1";
+    if (!locked) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(locked) << "writer A never took the upload lock";
+
+  std::vector<UploadRow> b_rows = many_rows(2000, 2000 + kManyRows);
+  b_rows.push_back(b_rows.front());  // a repeat across slices
+  auto b = store_->begin(gpu_, UploadKind::kMeasurements);
+  ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+  for (const UploadRow& r : b_rows) ASSERT_TRUE((*b)->add(r).is_ok());
+  ReportSpy b_spy;
+  std::optional<Result<CommittedUpload>> b_done;
+  std::thread b_commit([&] { b_done.emplace((*b)->commit("", body_hash("b"), b_spy.fn())); });
+  bool waiting = false;
+  for (int i = 0; i < 500 && !waiting; ++i) {
+    waiting = upload_locks(url_, false) == "1";
+    if (!waiting) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(waiting) << "writer B's commit did not wait for the lock";
+  EXPECT_EQ(count("measurements"), "0");  // nothing committed yet
+  ReportSpy a_spy;
+  auto a_done = (*a)->commit("", body_hash("a"), a_spy.fn());
+  ASSERT_TRUE(a_done.is_ok()) << a_done.status().to_string();
+  b_commit.join();
+  ASSERT_TRUE(b_done->is_ok()) << b_done->status().to_string();
+
+  EXPECT_EQ(a_spy.counts.inserted, 5000);
+  EXPECT_EQ(b_spy.counts.inserted, kManyRows);
+  EXPECT_EQ(b_spy.counts.duplicates, static_cast<std::int64_t>(b_rows.size()) - kManyRows);
+  std::int64_t b_failed = 0;
+  for (int i = 2000; i < 2000 + kManyRows; ++i) b_failed += i % 31 == 0 ? 1 : 0;
+  EXPECT_EQ(b_spy.counts.failed, b_failed);
+  const std::vector<std::string> expected = unique_records(b_rows);
+  std::vector<StoredRecord> got = records(gpu_, UploadKind::kMeasurements);
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].record, expected[i]) << i;
+  EXPECT_EQ(count("programs"), std::to_string(2000 + kManyRows));
+  EXPECT_EQ(count("tasks"), "13");
+  EXPECT_EQ(query_text(url_, "SELECT count(*) FROM measurements "
+                             "WHERE dedup_key <> tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs)"),
+            "0");
+  expect_no_orphans(url_);
+}
+
+TEST_F(UploadStoreTest, NoOrphanRowsWhateverHappensToAnUpload) {
+  // Committed, abandoned after slices were written, failed in a late slice,
+  // replayed: only committed uploads leave rows, and those are complete.
+  upload(cpu_, UploadKind::kMeasurements, many_rows(0, 5000), "k1", "committed");
+  {
+    auto w = store_->begin(cpu_, UploadKind::kMeasurements);
+    ASSERT_TRUE(w.is_ok());
+    for (const UploadRow& r : many_rows(4000, 4000 + kManyRows)) ASSERT_TRUE((*w)->add(r).is_ok());
+    std::this_thread::sleep_for(200ms);  // slices are in the tables, uncommitted
+  }
+  {
+    auto w = store_->begin(gpu_, UploadKind::kMeasurements);
+    ASSERT_TRUE(w.is_ok());
+    std::vector<UploadRow> rows = many_rows(20000, 20000 + kManyRows);
+    rows.push_back(row(99, 99999, 1, {0.5}));
+    rows.back().workload_key = std::string(3000, 'x');  // a new task over tasks' limit, in the last slice
+    Status s;
+    for (const UploadRow& r : rows) {
+      if (s = (*w)->add(r); !s) break;
+    }
+    if (s.is_ok()) s = (*w)->commit("", body_hash("bad"), [](std::int64_t, const UploadCounts&) { return "{}"; }).status();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  }
+  CommittedUpload replay = upload(cpu_, UploadKind::kMeasurements, many_rows(0, 5000), "k1", "committed");
+  EXPECT_TRUE(replay.replayed);
+  upload(gpu_, UploadKind::kCandidates, many_rows(0, 7000), "", "candidates");
+  EXPECT_EQ(count("uploads"), "2");
+  EXPECT_EQ(count("measurements"), "5000");
+  EXPECT_EQ(count("candidates"), "7000");
+  EXPECT_EQ(count("programs"), "7000");
+  expect_no_orphans(url_);
+  EXPECT_EQ(pool_->stats().in_use, 0);
 }
 
 TEST_F(UploadStoreTest, DatabaseDownIsUnavailable) {

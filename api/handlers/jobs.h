@@ -1,0 +1,18 @@
+// api/handlers/jobs.h — training and distillation jobs:
+//   POST /v1/platforms/{name}/jobs   {"kind": "train"|"distill", ...options} → 202, the job
+//   GET  /v1/platforms/{name}/jobs   the platform's recent jobs
+//   GET  /v1/jobs/{id}               state, progress, error, result version
+//   POST /v1/jobs/{id}/cancel        queued → cancelled now; running → stops at its next heartbeat
+// Jobs run in workers (daemon/job_worker.h), never in a request.
+// Does not own the stores; they must outlive the router.
+#pragma once
+
+#include "api/router.h"
+#include "registry/job_queue.h"
+#include "registry/platform_store.h"
+
+namespace tcl::api {
+
+void add_job_routes(Router& router, registry::PlatformStore& platforms, registry::JobQueue& jobs);
+
+}  // namespace tcl::api

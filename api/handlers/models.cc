@@ -1,0 +1,127 @@
+#include "api/handlers/models.h"
+
+#include <boost/json.hpp>
+
+#include "api/http_error.h"
+#include "api/json_body.h"
+
+namespace tcl::api {
+namespace json = boost::json;
+
+namespace {
+
+// Stored JSON texts go out as JSON, not as strings.
+json::value embedded(const std::string& text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text.empty() ? std::string_view("{}") : std::string_view(text), ec);
+  return ec ? json::value(json::object{}) : v;
+}
+
+json::object version_json(const registry::VersionInfo& v) {
+  json::array platforms, aliases;
+  for (const auto& p : v.platforms) platforms.push_back(json::string(p));
+  for (const auto& a : v.aliases) aliases.push_back(json::string(a));
+  json::object o{{"version", v.version},
+                 {"parent", v.parent ? json::value(*v.parent) : json::value(nullptr)},
+                 {"platforms", std::move(platforms)},
+                 {"status", registry::version_status_name(v.status)},
+                 {"status_reasons", embedded(v.status_reasons_json)},
+                 {"aliases", std::move(aliases)},
+                 {"metrics", embedded(v.metrics_json)},
+                 {"config", embedded(v.config_json)},
+                 {"training_summary", embedded(v.training_summary_json)},
+                 {"weights_sha256", v.weights_sha256},
+                 {"weights_size", v.weights_size},
+                 {"has_fisher", v.fisher_sha256.has_value()},
+                 {"created_at", v.created_at}};
+  return o;
+}
+
+json::object move_json(const registry::AliasMove& m) {
+  return json::object{{"alias", m.alias},
+                      {"from_version", m.from_version ? json::value(*m.from_version) : json::value(nullptr)},
+                      {"to_version", m.to_version},
+                      {"actor", m.actor},
+                      {"reason", m.reason},
+                      {"moved_at", m.moved_at}};
+}
+
+}  // namespace
+
+void add_model_routes(Router& router, registry::ModelStore& models) {
+  router.add(http::verb::get, "/v1/models", [&models](const Request&) {
+    auto all = models.lineage();
+    if (!all) return error_response(all.status());
+    json::array versions;
+    for (const auto& v : *all) versions.push_back(version_json(v));
+    return json_response(http::status::ok, json::object{{"versions", std::move(versions)}});
+  });
+
+  router.add(http::verb::get, "/v1/models/{version}", [&models](const Request& req) {
+    auto id = models.resolve(req.param("version"));
+    if (!id) return error_response(id.status());
+    auto v = models.get(*id);
+    if (!v) return error_response(v.status());
+    return json_response(http::status::ok, version_json(*v));
+  });
+
+  router.add(http::verb::get, "/v1/models/{version}/weights", [&models](const Request& req) {
+    auto id = models.resolve(req.param("version"));
+    if (!id) return error_response(id.status());
+    auto blob = models.weights(*id);
+    if (!blob) return error_response(blob.status());
+    Response res;
+    res.content_type = "application/octet-stream";
+    res.body = std::move(blob->bytes);
+    res.headers["ETag"] = "\"" + blob->sha256 + "\"";
+    res.headers["X-Weights-SHA256"] = blob->sha256;
+    res.headers["Content-Disposition"] = "attachment; filename=\"tcl-v" + std::to_string(*id) + ".pt\"";
+    return res;
+  });
+
+  router.add(http::verb::get, "/v1/aliases/{alias}", [&models](const Request& req) {
+    auto a = models.get_alias(req.param("alias"));
+    if (!a) return error_response(a.status());
+    return json_response(http::status::ok,
+                         json::object{{"alias", a->name}, {"version", a->version}, {"updated_at", a->updated_at}});
+  });
+
+  router.add(http::verb::put, "/v1/aliases/{alias}",
+             [&models](const Request& req) {
+               const std::string& name = req.param("alias");
+               if (!registry::is_valid_alias_name(name)) {
+                 return error_response(Status::invalid_argument("alias names match [a-z0-9][a-z0-9._-]{0,63}"),
+                                       json::object{{"field", "alias"}});
+               }
+               auto body = parse_json_object(req.body());
+               if (!body) return error_response(body.status());
+               auto version = optional_int(*body, "version");
+               if (!version) return error_response(version.status(), json::object{{"field", "version"}});
+               if (!*version) {
+                 return error_response(Status::invalid_argument("field 'version' is required"),
+                                       json::object{{"field", "version"}});
+               }
+               auto reason = optional_string(*body, "reason");
+               if (!reason) return error_response(reason.status(), json::object{{"field", "reason"}});
+               const std::string actor = req.principal ? req.principal->name : "unknown";
+               auto moved = models.set_alias(name, **version, actor, reason->value_or("moved by hand"));
+               if (!moved) return error_response(moved.status());
+               json::object out{{"alias", moved->alias.name},
+                                {"version", moved->alias.version},
+                                {"updated_at", moved->alias.updated_at},
+                                {"changed", moved->changed}};
+               if (moved->move) out["move"] = move_json(*moved->move);
+               return json_response(http::status::ok, out);
+             },
+             RouteOptions{Access::kAdmin, std::size_t{16 << 10}});
+
+  router.add(http::verb::get, "/v1/aliases/{alias}/history", [&models](const Request& req) {
+    auto h = models.alias_history(req.param("alias"));
+    if (!h) return error_response(h.status());
+    json::array moves;
+    for (const auto& m : *h) moves.push_back(move_json(m));
+    return json_response(http::status::ok, json::object{{"alias", req.param("alias")}, {"history", std::move(moves)}});
+  });
+}
+
+}  // namespace tcl::api

@@ -1,0 +1,312 @@
+// bench_predict — programs/s of the student's inference paths on real
+// records (DESIGN §4 "Inference has its own fast path"; target ≥ 50k
+// programs/s through the fast path on 2 cores).
+//
+//   bench_predict [PATH.jsonl[.gz]] [--records N] [--threads T] [--seconds S]
+//                 [--chunk-tokens C] [--simd auto|avx512|avx2|baseline] [--fast-only]
+//                 [--d-model D] [--n-layers K] [--d-state S] [--expand E]
+//
+// Reads the first N records (default 8192) of PATH (default
+// ../shared/data/x86-24c/records.jsonl.gz), featurizes them with core's
+// encoders (steps → [N, 72, kTokenDim] tokens, the first record's hardware
+// descriptor shared by all), and reports programs/s for batches of 512 and
+// 4096 programs through:
+//   fast         StudentInference::predict (T threads; also 1 thread, and embed)
+//   torch        MambaStudent::forward on the whole batch under NoGradGuard
+//   facade       CostModel::predict (torch in chunks of 32)
+//   attention    the TLP-style attention baseline's forward, same inputs
+//   attn-tlp     the same baseline on TLP's own CPU encoding (25 × 22)
+// torch paths run with torch::set_num_threads(T). Weights are randomly
+// initialised (throughput does not depend on them). Each figure covers the
+// same records for both batch sizes (N / batch windows per cycle) and is the
+// best of cycles lasting at least S seconds in total (default 2); the torch
+// paths, ~50x slower, make one cycle over the first 4096 records.
+// The --d-model/... flags change the student's config (to size a default).
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/features.h"
+#include "core/line_reader.h"
+#include "core/record.h"
+#include "trainer/cost_model.h"
+#include "trainer/fast_inference.h"
+#include "trainer/model_config.h"
+#include "trainer/score_model.h"
+
+namespace {
+
+namespace core = tcl::core;
+namespace trainer = tcl::trainer;
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::string path = "../shared/data/x86-24c/records.jsonl.gz";
+  int64_t records = 8192;
+  int32_t threads = 2;
+  double seconds = 2.0;
+  int32_t chunk_tokens = trainer::InferenceOptions{}.chunk_tokens;
+  bool fast_only = false;
+  trainer::SimdLevel simd = trainer::SimdLevel::kAuto;
+  int64_t d_model = 0, n_layers = 0, d_state = 0, expand = 0;  // 0 = default
+};
+
+struct Data {
+  int64_t n = 0;
+  int64_t L = core::kDefaultMaxSteps;
+  std::vector<float> tokens;    // [n, L, kTokenDim]
+  std::vector<int32_t> lengths;  // [n]
+  std::vector<float> tlp;       // [n, 25, 22]
+  std::vector<int32_t> tlp_lengths;
+  std::vector<float> descriptor;  // [kHardwareDim]
+};
+
+bool load(const Args& a, Data* d) {
+  auto reader = core::LineReader::open(a.path);
+  if (!reader) {
+    std::fprintf(stderr, "%s\n", reader.status().to_string().c_str());
+    return false;
+  }
+  core::RecordParser parser;
+  std::vector<core::Record> records;
+  std::string_view line;
+  core::Record rec;
+  while (static_cast<int64_t>(records.size()) < a.records && (*reader)->next(&line)) {
+    if (core::is_skippable_line(line)) continue;
+    if (!parser.parse(line, &rec)) continue;
+    records.push_back(rec);
+  }
+  if (records.empty()) {
+    std::fprintf(stderr, "no records in %s\n", a.path.c_str());
+    return false;
+  }
+  d->n = static_cast<int64_t>(records.size());
+  d->tokens.resize(static_cast<size_t>(d->n * d->L * core::kTokenDim));
+  d->lengths.resize(static_cast<size_t>(d->n));
+  core::encode_tokens_batch(records, static_cast<int>(d->L), d->tokens.data(), nullptr,
+                            d->lengths.data());
+  const core::TlpConfig& tc = core::kTlpCpu;
+  d->tlp.resize(static_cast<size_t>(d->n * tc.seq_len * tc.emb_size));
+  for (int64_t i = 0; i < d->n; ++i) {
+    d->tlp_lengths.push_back(static_cast<int32_t>(
+        core::encode_tlp(records[static_cast<size_t>(i)].steps, tc,
+                         d->tlp.data() + i * tc.seq_len * tc.emb_size)));
+  }
+  d->descriptor.resize(core::kHardwareDim);
+  core::encode_hardware(records[0].hardware_params, records[0].target, d->descriptor.data());
+  return true;
+}
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+struct Rate {
+  double wall = 0;  // programs per second of wall time, best cycle
+  double cpu = 0;   // programs per CPU-second (all threads), best cycle
+};
+
+// Rates of fn(first, count) over one cycle: the n records in windows of
+// `batch` (the same records for every batch size). Cycles repeat until
+// `seconds` have passed (at least min_cycles); the best cycle counts (the
+// machine is shared: the best cycle is the least disturbed).
+Rate measure(int64_t n, int64_t batch, double seconds, int min_cycles,
+             const std::function<void(int64_t, int64_t)>& fn) {
+  fn(0, std::min<int64_t>(batch, 64));  // warm-up (scratch, allocator, caches)
+  const int64_t windows = n / batch;
+  const double programs = static_cast<double>(windows * batch);
+  Rate best;
+  double total = 0;
+  for (int cycle = 0; total < seconds || cycle < min_cycles; ++cycle) {
+    const auto t0 = Clock::now();
+    const double c0 = cpu_seconds();
+    for (int64_t w = 0; w < windows; ++w) fn(w * batch, batch);
+    const double cpu = cpu_seconds() - c0;
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    total += s;
+    best.wall = std::max(best.wall, programs / s);
+    best.cpu = std::max(best.cpu, programs / cpu);
+  }
+  return best;
+}
+
+trainer::ModelConfig student_config(const Args& a) {
+  trainer::ModelConfig c;
+  c.token_dim = core::kTokenDim;
+  c.descriptor_dim = core::kHardwareDim;
+  c.max_len = core::kDefaultMaxSteps;
+  if (a.d_model > 0) c.d_model = a.d_model;
+  if (a.n_layers > 0) c.n_layers = a.n_layers;
+  if (a.d_state > 0) c.d_state = a.d_state;
+  if (a.expand > 0) c.expand = a.expand;
+  return c;
+}
+
+void fail(const tcl::Status& s) {
+  std::fprintf(stderr, "%s\n", s.to_string().c_str());
+  std::exit(1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const auto value = [&] { return i + 1 < argc ? argv[++i] : "0"; };
+    if (arg == "--records") a.records = std::atoll(value());
+    else if (arg == "--threads") a.threads = std::atoi(value());
+    else if (arg == "--seconds") a.seconds = std::atof(value());
+    else if (arg == "--chunk-tokens") a.chunk_tokens = std::atoi(value());
+    else if (arg == "--fast-only") a.fast_only = true;
+    else if (arg == "--simd") {
+      const std::string_view v = value();
+      a.simd = v == "avx512" ? trainer::SimdLevel::kAvx512
+               : v == "avx2" ? trainer::SimdLevel::kAvx2
+               : v == "baseline" ? trainer::SimdLevel::kBaseline
+                                 : trainer::SimdLevel::kAuto;
+    }
+    else if (arg == "--d-model") a.d_model = std::atoll(value());
+    else if (arg == "--n-layers") a.n_layers = std::atoll(value());
+    else if (arg == "--d-state") a.d_state = std::atoll(value());
+    else if (arg == "--expand") a.expand = std::atoll(value());
+    else if (!arg.starts_with("--")) a.path = std::string(arg);
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
+      return 2;
+    }
+  }
+  Data data;
+  if (!load(a, &data)) return 1;
+  int64_t tokens = 0;
+  for (int32_t l : data.lengths) tokens += l;
+  std::vector<int32_t> sorted = data.lengths;
+  std::sort(sorted.begin(), sorted.end());
+
+  const trainer::ModelConfig config = student_config(a);
+  auto student = trainer::make_score_model(config);
+  if (!student) fail(student.status());
+  trainer::ModelConfig att_config = config;
+  att_config.kind = trainer::ModelKind::kAttention;
+  auto attention = trainer::make_score_model(att_config);
+  if (!attention) fail(attention.status());
+  trainer::ModelConfig tlp_config = att_config;
+  tlp_config.token_dim = core::kTlpCpu.emb_size;
+  tlp_config.max_len = core::kTlpCpu.seq_len;
+  auto attention_tlp = trainer::make_score_model(tlp_config);
+  if (!attention_tlp) fail(attention_tlp.status());
+  std::unique_ptr<trainer::CostModel> facade = trainer::CostModel::wrap(*student);
+
+  trainer::InferenceOptions options;
+  options.threads = a.threads;
+  options.chunk_tokens = a.chunk_tokens;
+  options.simd = a.simd;
+  auto fast = trainer::StudentInference::create(**student, options);
+  if (!fast) fail(fast.status());
+  options.threads = 1;
+  auto fast1 = trainer::StudentInference::create(**student, options);
+  if (!fast1) fail(fast1.status());
+  torch::set_num_threads(a.threads);
+
+  const int64_t n_params = (*student)->num_parameters();
+  std::printf("records: %lld from %s; steps per program: mean %.1f, median %d, max %d\n",
+              static_cast<long long>(data.n), a.path.c_str(),
+              static_cast<double>(tokens) / static_cast<double>(data.n),
+              sorted[sorted.size() / 2], sorted.back());
+  std::printf("student: d_model %lld, n_layers %lld, d_state %lld, expand %lld, d_conv %lld, "
+              "token_dim %lld, descriptor_dim %lld, max_len %lld: %lld parameters, %.3f MB fp32\n",
+              static_cast<long long>(config.d_model), static_cast<long long>(config.n_layers),
+              static_cast<long long>(config.d_state), static_cast<long long>(config.expand),
+              static_cast<long long>(config.d_conv), static_cast<long long>(config.token_dim),
+              static_cast<long long>(config.descriptor_dim), static_cast<long long>(config.max_len),
+              static_cast<long long>(n_params), static_cast<double>(n_params) * 4 / 1e6);
+  std::printf("fast path: %s kernels, chunk_tokens %d; threads %d (torch intra-op threads %d)\n",
+              std::string(trainer::simd_level_name((*fast)->simd_level())).c_str(), a.chunk_tokens,
+              a.threads, torch::get_num_threads());
+
+  const int64_t kd = core::kHardwareDim;
+  const int64_t row = data.L * core::kTokenDim;
+  const auto batch_view = [&](int64_t first, int64_t count) {
+    return trainer::FeatureBatch{
+        count, data.L, std::span<const float>(data.tokens).subspan(first * row, count * row),
+        std::span<const int32_t>(data.lengths).subspan(first, count), data.descriptor};
+  };
+  std::vector<float> scores(static_cast<size_t>(std::min<int64_t>(data.n, 4096)));
+  std::vector<float> emb(scores.size() * static_cast<size_t>(config.d_model));
+
+  std::printf("\nprograms/s (wall clock, best cycle) [programs per CPU-second, all threads];\n"
+              "torch rows: the first %lld records\n",
+              static_cast<long long>(std::min<int64_t>(data.n, 4096)));
+  std::printf("%-36s %24s %24s\n", "path", "batch 512", "batch 4096");
+  // Torch paths are ~50x slower: one cycle over the first 4096 records.
+  const auto report = [&](const char* name, const std::function<void(int64_t, int64_t)>& fn,
+                          bool slow = false) {
+    std::printf("%-36s", name);
+    const int64_t n = slow ? std::min<int64_t>(data.n, 4096) : data.n;
+    for (int64_t batch : {int64_t{512}, int64_t{4096}}) {
+      if (batch > n) {
+        std::printf(" %24s", "-");
+        continue;
+      }
+      const Rate r = measure(n, batch, slow ? 0.0 : a.seconds, slow ? 1 : 2, fn);
+      std::printf(" %12.0f [%9.0f]", r.wall, r.cpu);
+      std::fflush(stdout);
+    }
+    std::printf("\n");
+  };
+
+  report("fast predict", [&](int64_t f, int64_t c) {
+    if (auto s = (*fast)->predict(batch_view(f, c), std::span<float>(scores).first(c)); !s) fail(s);
+  });
+  report("fast predict, 1 thread", [&](int64_t f, int64_t c) {
+    if (auto s = (*fast1)->predict(batch_view(f, c), std::span<float>(scores).first(c)); !s) fail(s);
+  });
+  report("fast embed", [&](int64_t f, int64_t c) {
+    if (auto s = (*fast)->embed(batch_view(f, c), std::span<float>(emb).first(c * config.d_model)); !s) fail(s);
+  });
+  if (a.fast_only) return 0;
+
+  torch::NoGradGuard no_grad;
+  const auto tensors = [&](int64_t f, int64_t c, int64_t L) {
+    torch::Tensor t = torch::from_blob(data.tokens.data() + f * row, {c, data.L, core::kTokenDim});
+    torch::Tensor l = torch::from_blob(data.lengths.data() + f, {c}, torch::kInt).to(torch::kLong);
+    torch::Tensor d = torch::from_blob(data.descriptor.data(), {1, kd}).expand({c, kd});
+    return std::make_tuple(t.narrow(1, 0, L), l, d);
+  };
+  report("torch forward (L = 72)", [&](int64_t f, int64_t c) {
+    auto [t, l, d] = tensors(f, c, data.L);
+    (*student)->forward(t, l, d);
+  }, true);
+  report("torch forward (L = batch's longest)", [&](int64_t f, int64_t c) {
+    const int32_t L = *std::max_element(data.lengths.begin() + f, data.lengths.begin() + f + c);
+    auto [t, l, d] = tensors(f, c, std::max(L, 1));
+    (*student)->forward(t, l, d);
+  }, true);
+  report("facade CostModel::predict", [&](int64_t f, int64_t c) {
+    if (auto s = facade->predict(batch_view(f, c), std::span<float>(scores).first(c)); !s) fail(s);
+  }, true);
+  report("attention forward (L = 72)", [&](int64_t f, int64_t c) {
+    auto [t, l, d] = tensors(f, c, data.L);
+    (*attention)->forward(t, l, d);
+  }, true);
+  report("attention forward (TLP 25 x 22)", [&](int64_t f, int64_t c) {
+    const int64_t tl = core::kTlpCpu.seq_len, te = core::kTlpCpu.emb_size;
+    torch::Tensor t = torch::from_blob(data.tlp.data() + f * tl * te, {c, tl, te});
+    torch::Tensor l = torch::from_blob(data.tlp_lengths.data() + f, {c}, torch::kInt).to(torch::kLong);
+    torch::Tensor d = torch::from_blob(data.descriptor.data(), {1, kd}).expand({c, kd});
+    (*attention_tlp)->forward(t, l, d);
+  }, true);
+  return 0;
+}

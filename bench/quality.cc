@@ -1,0 +1,343 @@
+// bench_quality — the evaluation protocol of DESIGN §10 on one platform's
+// real records: per seed, hold out a share of whole tasks (core::in_holdout,
+// salt = seed), train every model kind with the same budget (same records,
+// epochs, batch shape, learning rate, time budget), and score the held-out
+// tasks: top-1 / top-5 (sum ratio and mean over tasks), pairwise accuracy
+// and the random-order floor. Prints per-seed rows and a markdown table of
+// mean ± sample standard deviation over the seeds.
+//
+//   bench_quality --data DIR|FILE [--seeds 3] [--seed-base 1]
+//       [--models mamba,attention:tlp,mlp] [--max-records N] [--max-eval-records N]
+//       [--sampling records|tasks] [--eval-fraction 0.25] [--epochs E]
+//       [--time-budget S] [--threads 2] [--lr X] [--weight-decay X]
+//       [--group-size N] [--groups-per-batch N] [--d-model N] [--n-layers N]
+//       [--d-state N] [--dropout X] [--sigma X] [--ndcg-at K] [--max-len N] [--verbose]
+//
+// A model is KIND[:ENCODING]: kind mamba|attention|mlp, encoding steps (the
+// student's tokens, default) or tlp (TLP's raw-argument encoding).
+// "attention:tlp" is the TLP-style baseline with its own encoding.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/line_reader.h"
+#include "core/record.h"
+#include "trainer/dataset.h"
+#include "trainer/train_job.h"
+
+namespace {
+
+namespace core = tcl::core;
+namespace tr = tcl::trainer;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// CPU seconds of the whole process (all threads): on a shared box the wall
+// time depends on the neighbours, this much less.
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+struct ModelSpec {
+  tr::ModelKind kind;
+  tr::TokenEncoding encoding;
+  std::string name;  // "mamba", "attention:tlp"
+};
+
+struct Args {
+  std::string data;
+  int seeds = 3;
+  std::uint64_t seed_base = 1;
+  std::vector<ModelSpec> models;
+  std::int64_t max_records = 50'000;
+  std::int64_t max_eval_records = 0;
+  tr::RecordSampling sampling = tr::RecordSampling::kRecords;
+  double eval_fraction = 0.25;
+  int epochs = 4;
+  double time_budget = 0;
+  int threads = 2;
+  double lr = -1, weight_decay = -1, dropout = -1, sigma = -1;
+  std::int64_t group_size = 0, groups_per_batch = 0, d_model = 0, n_layers = 0, d_state = 0;
+  std::int64_t ndcg_at = -1;
+  int max_len = core::kDefaultMaxSteps;
+  bool verbose = false;
+};
+
+bool parse_models(std::string_view list, std::vector<ModelSpec>* out) {
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    const std::size_t colon = item.find(':');
+    const auto kind = tr::parse_model_kind(item.substr(0, colon));
+    auto encoding = std::optional<tr::TokenEncoding>(tr::TokenEncoding::kSteps);
+    if (colon != std::string_view::npos) encoding = tr::parse_token_encoding(item.substr(colon + 1));
+    if (!kind || !encoding) {
+      std::fprintf(stderr, "bad model '%.*s' (KIND[:steps|tlp])\n", static_cast<int>(item.size()), item.data());
+      return false;
+    }
+    out->push_back({*kind, *encoding, std::string(item)});
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return !out->empty();
+}
+
+bool parse_args(int argc, char** argv, Args* a) {
+  std::string models = "mamba,attention:tlp,mlp";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view k = argv[i];
+    if (k == "--verbose") {
+      a->verbose = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s needs a value\n", argv[i]);
+      return false;
+    }
+    const char* v = argv[++i];
+    if (k == "--data") a->data = v;
+    else if (k == "--seeds") a->seeds = std::atoi(v);
+    else if (k == "--seed-base") a->seed_base = std::strtoull(v, nullptr, 10);
+    else if (k == "--models") models = v;
+    else if (k == "--max-records") a->max_records = std::atoll(v);
+    else if (k == "--max-eval-records") a->max_eval_records = std::atoll(v);
+    else if (k == "--sampling") a->sampling = std::string_view(v) == "tasks" ? tr::RecordSampling::kTasks : tr::RecordSampling::kRecords;
+    else if (k == "--eval-fraction") a->eval_fraction = std::atof(v);
+    else if (k == "--epochs") a->epochs = std::atoi(v);
+    else if (k == "--time-budget") a->time_budget = std::atof(v);
+    else if (k == "--threads") a->threads = std::atoi(v);
+    else if (k == "--lr") a->lr = std::atof(v);
+    else if (k == "--weight-decay") a->weight_decay = std::atof(v);
+    else if (k == "--dropout") a->dropout = std::atof(v);
+    else if (k == "--sigma") a->sigma = std::atof(v);
+    else if (k == "--ndcg-at") a->ndcg_at = std::atoll(v);
+    else if (k == "--group-size") a->group_size = std::atoll(v);
+    else if (k == "--groups-per-batch") a->groups_per_batch = std::atoll(v);
+    else if (k == "--d-model") a->d_model = std::atoll(v);
+    else if (k == "--n-layers") a->n_layers = std::atoll(v);
+    else if (k == "--d-state") a->d_state = std::atoll(v);
+    else if (k == "--max-len") a->max_len = std::atoi(v);
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", argv[i - 1]);
+      return false;
+    }
+  }
+  if (a->data.empty()) {
+    std::fprintf(stderr,
+                 "usage: bench_quality --data DIR|FILE [--seeds 3] [--models mamba,attention:tlp,mlp]\n"
+                 "       [--max-records N] [--epochs E] [--time-budget S] ... (see bench/quality.cc)\n");
+    return false;
+  }
+  return parse_models(models, &a->models) && a->seeds >= 1;
+}
+
+// Every parseable record of the file; counts the lines that were not.
+bool load_records(const std::string& path, std::vector<core::Record>* out, std::int64_t* bad) {
+  auto reader = core::LineReader::open(path);
+  if (!reader) {
+    std::fprintf(stderr, "%s\n", reader.status().to_string().c_str());
+    return false;
+  }
+  core::RecordParser parser;
+  core::Record rec;
+  std::string_view line;
+  while ((*reader)->next(&line)) {
+    if (core::is_skippable_line(line)) continue;
+    if (parser.parse(line, &rec)) {
+      out->push_back(rec);
+    } else {
+      ++*bad;
+    }
+  }
+  if (!(*reader)->status()) {
+    std::fprintf(stderr, "%s\n", (*reader)->status().to_string().c_str());
+    return false;
+  }
+  return true;
+}
+
+// The columns of the table.
+struct Row {
+  double top1_sum, top1_mean, top5_sum, top5_mean, pairwise;
+  double train_s, steps, epochs, params;
+  double cpu_s = 0;
+};
+Row row_of(const tr::TrainResult& r) {
+  const tr::RankingMetrics& m = r.metrics;
+  return {m.top1.sum_ratio, m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy,
+          r.train_s,        static_cast<double>(r.steps), static_cast<double>(r.epochs_done),
+          static_cast<double>(r.num_parameters)};
+}
+Row floor_of(const tr::RankingMetrics& m) {
+  return {m.random_top1.sum_ratio, m.random_top1.mean_ratio, m.random_top5.sum_ratio,
+          m.random_top5.mean_ratio, 0.5, 0, 0, 0, 0};
+}
+
+std::string mean_sd(const std::vector<double>& xs, int digits) {
+  double mean = 0;
+  for (double x : xs) mean += x;
+  mean /= static_cast<double>(xs.size());
+  double var = 0;
+  for (double x : xs) var += (x - mean) * (x - mean);
+  const double sd = xs.size() > 1 ? std::sqrt(var / static_cast<double>(xs.size() - 1)) : 0.0;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f ± %.*f", digits, mean, digits, sd);
+  return buf;
+}
+
+void print_table(const std::vector<std::string>& names, const std::map<std::string, std::vector<Row>>& rows) {
+  std::printf("\n| model | top-1 sum | top-1 mean | top-5 sum | top-5 mean | pairwise | params | epochs | steps | train s | cpu s |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const std::string& name : names) {
+    const std::vector<Row>& rs = rows.at(name);
+    auto col = [&](double Row::*f, int digits) {
+      std::vector<double> xs;
+      for (const Row& r : rs) xs.push_back(r.*f);
+      return mean_sd(xs, digits);
+    };
+    const bool floor = name == "random floor";
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name.c_str(),
+                col(&Row::top1_sum, 3).c_str(), col(&Row::top1_mean, 3).c_str(), col(&Row::top5_sum, 3).c_str(),
+                col(&Row::top5_mean, 3).c_str(), floor ? "0.5" : col(&Row::pairwise, 3).c_str(),
+                floor ? "" : std::to_string(static_cast<long long>(rs[0].params)).c_str(),
+                floor ? "" : col(&Row::epochs, 1).c_str(), floor ? "" : col(&Row::steps, 0).c_str(),
+                floor ? "" : col(&Row::train_s, 0).c_str(), floor ? "" : col(&Row::cpu_s, 0).c_str());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!parse_args(argc, argv, &a)) return 2;
+  const Clock::time_point t0 = Clock::now();
+
+  std::string path = a.data;
+  if (std::filesystem::is_directory(path)) path += "/records.jsonl.gz";
+  std::vector<core::Record> records;
+  std::int64_t bad = 0;
+  if (!load_records(path, &records, &bad)) return 1;
+  auto platform = tr::platform_of(records);
+  if (!platform) {
+    std::fprintf(stderr, "%s\n", platform.status().to_string().c_str());
+    return 1;
+  }
+  std::printf("# bench_quality %s\n", path.c_str());
+  std::printf("records: %zu (%lld unparseable), loaded in %.1f s; target: %s\n", records.size(),
+              static_cast<long long>(bad), seconds_since(t0), platform->target.c_str());
+  std::printf("budget per model and seed: max_records %lld (%s), max_eval_records %lld, epochs %d, "
+              "time budget %.0f s, threads %d; eval fraction %.2f of tasks, salt = seed\n",
+              static_cast<long long>(a.max_records),
+              a.sampling == tr::RecordSampling::kTasks ? "whole tasks" : "share of every task",
+              static_cast<long long>(a.max_eval_records), a.epochs, a.time_budget, a.threads, a.eval_fraction);
+  std::fflush(stdout);
+
+  std::vector<std::string> names;
+  for (const ModelSpec& m : a.models) names.push_back(m.name);
+  names.push_back("random floor");
+  std::map<std::string, std::vector<Row>> rows;
+
+  for (int s = 0; s < a.seeds; ++s) {
+    const std::uint64_t seed = a.seed_base + static_cast<std::uint64_t>(s);
+    std::map<tr::TokenEncoding, tr::Dataset> datasets;
+    for (const ModelSpec& m : a.models) {
+      if (datasets.count(m.encoding) != 0) continue;
+      tr::DatasetOptions o;
+      o.encoding = m.encoding;
+      o.max_len = a.max_len;
+      o.eval_fraction = a.eval_fraction;
+      o.split_salt = seed;
+      o.max_records = a.max_records;
+      o.max_eval_records = a.max_eval_records;
+      o.sampling = a.sampling;
+      o.sample_seed = seed;
+      const Clock::time_point tb = Clock::now();
+      auto ds = tr::build_dataset(records, *platform, o);
+      if (!ds) {
+        std::fprintf(stderr, "%s\n", ds.status().to_string().c_str());
+        return 1;
+      }
+      const tr::DatasetSummary& d = ds->summary;
+      std::printf("seed %llu, %s data: %lld measured, %lld failed; train %lld tasks / %lld programs, "
+                  "eval %lld tasks / %lld programs, L=%lld (%.1f s)\n",
+                  static_cast<unsigned long long>(seed), std::string(tr::token_encoding_name(m.encoding)).c_str(),
+                  static_cast<long long>(d.measured), static_cast<long long>(d.failed),
+                  static_cast<long long>(d.train_tasks), static_cast<long long>(d.train_records),
+                  static_cast<long long>(d.eval_tasks), static_cast<long long>(d.eval_records),
+                  static_cast<long long>(ds->seq_len), seconds_since(tb));
+      datasets.emplace(m.encoding, std::move(*ds));
+    }
+    for (const ModelSpec& m : a.models) {
+      tr::TrainRequest req;
+      req.dataset = &datasets.at(m.encoding);
+      req.model.kind = m.kind;
+      req.model.max_len = a.max_len;
+      if (a.d_model > 0) req.model.d_model = a.d_model;
+      if (a.n_layers > 0) req.model.n_layers = a.n_layers;
+      if (a.d_state > 0) req.model.d_state = a.d_state;
+      if (a.dropout >= 0) req.model.dropout = a.dropout;
+      req.epochs = a.epochs;
+      if (a.lr > 0) req.learning_rate = a.lr;
+      if (a.weight_decay >= 0) req.weight_decay = a.weight_decay;
+      if (a.sigma > 0) req.lambda_sigma = a.sigma;
+      if (a.ndcg_at >= 0) req.ndcg_at = a.ndcg_at;
+      if (a.group_size > 0) req.group_size = a.group_size;
+      if (a.groups_per_batch > 0) req.groups_per_batch = a.groups_per_batch;
+      req.seed = seed;
+      req.threads = a.threads;
+      req.time_budget_s = a.time_budget;
+      req.eval_each_epoch = a.verbose;
+      const std::string label = m.name;
+      const double cpu0 = cpu_seconds();
+      auto result = tr::train_platform(req, [&](int epoch, double loss, double val_top1) {
+        if (a.verbose) {
+          std::printf("  seed %llu %-14s epoch %d loss %.4f val top-1 mean %.4f (%.0f s)\n",
+                      static_cast<unsigned long long>(seed), label.c_str(), epoch, loss, val_top1,
+                      seconds_since(t0));
+          std::fflush(stdout);
+        }
+        return true;
+      });
+      if (!result) {
+        std::fprintf(stderr, "%s: %s\n", label.c_str(), result.status().to_string().c_str());
+        return 1;
+      }
+      const double cpu_s = cpu_seconds() - cpu0;
+      const tr::RankingMetrics& mm = result->metrics;
+      std::printf("seed %llu %-14s top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f | floor top-1 %.4f/%.4f "
+                  "top-5 %.4f/%.4f | %lld params, %d epochs, %lld steps%s, train %.1f s, eval %.1f s, "
+                  "cpu %.0f s, final loss %.4f\n",
+                  static_cast<unsigned long long>(seed), label.c_str(), mm.top1.sum_ratio, mm.top1.mean_ratio,
+                  mm.top5.sum_ratio, mm.top5.mean_ratio, mm.pairwise_accuracy, mm.random_top1.sum_ratio,
+                  mm.random_top1.mean_ratio, mm.random_top5.sum_ratio, mm.random_top5.mean_ratio,
+                  static_cast<long long>(result->num_parameters), result->epochs_done,
+                  static_cast<long long>(result->steps), result->budget_exhausted ? " (budget hit)" : "",
+                  result->train_s, result->eval_s, cpu_s,
+                  result->epoch_losses.empty() ? NAN : result->epoch_losses.back());
+      std::fflush(stdout);
+      rows[m.name].push_back(row_of(*result));
+      rows[m.name].back().cpu_s = cpu_s;
+      if (&m == &a.models.front()) rows["random floor"].push_back(floor_of(mm));
+    }
+  }
+  std::printf("\n%d seeds (%llu..%llu), mean ± sample sd; top-k sum = Σbest/Σbest-in-top-k, "
+              "mean = mean over tasks of best/best-in-top-k.\n",
+              a.seeds, static_cast<unsigned long long>(a.seed_base),
+              static_cast<unsigned long long>(a.seed_base + static_cast<std::uint64_t>(a.seeds) - 1));
+  print_table(names, rows);
+  std::printf("\ntotal wall time %.0f s\n", seconds_since(t0));
+  return 0;
+}

@@ -1,0 +1,168 @@
+// registry/model_store.h — the student lineage and its aliases (tables
+// model_versions, aliases, alias_history).
+//
+// A version is written once, complete: create_version() inserts the row with
+// its weights (and Fisher) in one INSERT, in one transaction with anything
+// else it does, so no reader ever sees a version without its bytes. The
+// weights' SHA-256 is computed here (core/sha256.h) and checked again by the
+// database (CHECK constraint in 0001), and weights()/fisher() check it a third
+// time on the way out: bytes that do not match are kDataLoss, never returned.
+// Versions are numbered by the database in creation order; a failed create
+// may leave a gap in the numbers.
+//
+// Aliases are named pointers into the lineage ("production" is what predict
+// uses). Every move is recorded in alias_history in the same transaction
+// (from, to, who, why, when); rolling back is moving the alias back, which is
+// a new history row. The database NOTIFYs every move on kAliasChannel
+// (registry/alias_listener.h) so that every replica reloads.
+//
+// Thread-safe (every call takes its own pool connection). Does not own
+// `pool`; it must outlive the store.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "registry/pg_pool.h"
+
+namespace tcl::registry {
+
+// The alias predict uses when no model is named (DESIGN §8).
+inline constexpr std::string_view kProductionAlias = "production";
+
+// The promotion gate's verdict. Stored as text (model_versions.status): names
+// never change. Which version serves traffic is decided by aliases only.
+enum class VersionStatus { kCandidate, kPromoted, kRejected };
+std::string_view version_status_name(VersionStatus s);  // "candidate" | "promoted" | "rejected"
+std::optional<VersionStatus> parse_version_status(std::string_view s);
+
+// [a-z0-9][a-z0-9._-]{0,63}, as the schema requires.
+bool is_valid_alias_name(std::string_view name);
+
+struct NewVersion {
+  std::optional<std::int64_t> parent;  // the teacher (v(k-1)); nullopt for a root
+  std::vector<std::string> platforms;  // names of registered platforms, in onboarding order; at least one
+  std::string config_json = "{}";      // training config (architecture, losses, seeds); any JSON
+  std::string metrics_json = "{}";     // per-platform evaluation; any JSON
+  std::string training_summary_json = "{}";  // what the run reports (epochs, losses, wall time); any JSON
+  std::string weights;                 // serialized weights; not empty
+  std::optional<std::string> fisher;   // EWC diagonal Fisher, if computed
+  VersionStatus status = VersionStatus::kCandidate;
+};
+
+struct CreateVersionOptions {
+  // Point `production` at the new version when no production alias exists
+  // yet (the first version of a deployment), with a history row by `actor`.
+  // Done in the same transaction: two concurrent creators cannot both win.
+  bool make_production_if_unset = false;
+  std::string actor = "tcld";
+  std::string reason = "first version";
+};
+
+// A version without its bytes.
+struct VersionInfo {
+  std::int64_t version = 0;
+  std::optional<std::int64_t> parent;
+  std::vector<std::string> platforms;
+  std::string config_json;  // JSON texts as jsonb renders them
+  std::string metrics_json;
+  std::string training_summary_json;
+  std::string weights_sha256;  // 64 lower-case hex
+  std::int64_t weights_size = 0;
+  std::optional<std::string> fisher_sha256;  // nullopt: no Fisher stored
+  std::int64_t fisher_size = 0;
+  VersionStatus status = VersionStatus::kCandidate;
+  std::string status_reasons_json;  // "{}" until set_status()
+  std::string status_changed_at;    // ISO-8601 UTC; "" until set_status()
+  std::string created_at;           // ISO-8601 UTC
+  std::vector<std::string> aliases;  // names pointing at this version, sorted
+};
+
+// Bytes read back, with the checksum they were verified against.
+struct Blob {
+  std::string bytes;
+  std::string sha256;  // 64 lower-case hex
+};
+
+struct Alias {
+  std::string name;
+  std::int64_t version = 0;
+  std::string updated_at;  // ISO-8601 UTC
+};
+
+// One row of alias_history.
+struct AliasMove {
+  std::int64_t id = 0;  // increasing: history order
+  std::string alias;
+  std::optional<std::int64_t> from_version;  // nullopt: the move that created the alias
+  std::int64_t to_version = 0;
+  std::string actor;  // who (token name)
+  std::string reason;
+  std::string moved_at;  // ISO-8601 UTC
+};
+
+struct SetAliasResult {
+  Alias alias;      // the alias after the call
+  bool changed = false;  // false: it already pointed there; nothing recorded, no NOTIFY
+  std::optional<AliasMove> move;  // the history row written now (when changed)
+};
+
+class ModelStore {
+ public:
+  explicit ModelStore(PgPool& pool) : pool_(pool) {}
+
+  // Stores a complete version (see top). OK: the stored version, with
+  // `aliases` (["production"] when make_production_if_unset took effect).
+  // kInvalidArgument: no weights, no or repeated platforms, a JSON text that
+  // does not parse, an invalid actor. kNotFound: the parent or a platform
+  // does not exist. kUnavailable: the database is down (nothing stored).
+  Result<VersionInfo> create_version(const NewVersion& v, const CreateVersionOptions& options = {});
+
+  // Metadata only (no bytes). kNotFound: no such version.
+  Result<VersionInfo> get(std::int64_t version);
+
+  // The weights, verified against the stored SHA-256. kDataLoss: the bytes do
+  // not match (corrupted storage); kNotFound: no such version.
+  Result<Blob> weights(std::int64_t version);
+  // Likewise for the Fisher information. kNotFound also when the version has
+  // none.
+  Result<Blob> fisher(std::int64_t version);
+
+  // Every version, oldest first, with parent links and aliases.
+  Result<std::vector<VersionInfo>> lineage();
+
+  // Records the promotion gate's verdict and why (`reasons_json`, any JSON;
+  // "" means {}). kNotFound: no such version. kInvalidArgument: bad JSON.
+  Status set_status(std::int64_t version, VersionStatus status, std::string_view reasons_json);
+
+  // "production" / "7" → the version number: all digits name a version
+  // (which must exist), anything else an alias. kNotFound otherwise.
+  Result<std::int64_t> resolve(std::string_view alias_or_version);
+
+  // kNotFound: no such alias.
+  Result<Alias> get_alias(std::string_view name);
+  // Every alias, by name (the current-version-per-alias gauge, reloads).
+  Result<std::vector<Alias>> list_aliases();
+
+  // Points alias `name` at `version` (creating the alias if needed) and
+  // records the move by `actor` (not empty) with `reason` in alias_history,
+  // in one transaction; the database NOTIFYs it. Concurrent moves of one
+  // alias are serialized (row lock), so history has no lost updates.
+  // kInvalidArgument: bad alias name or empty actor. kNotFound: no such
+  // version.
+  Result<SetAliasResult> set_alias(std::string_view name, std::int64_t version, std::string_view actor,
+                                   std::string_view reason);
+
+  // Every move of the alias, oldest first. kNotFound: no such alias.
+  Result<std::vector<AliasMove>> alias_history(std::string_view name);
+
+ private:
+  Result<Blob> read_blob(std::int64_t version, bool fisher);
+  PgPool& pool_;
+};
+
+}  // namespace tcl::registry

@@ -1,0 +1,282 @@
+// tests/trainer/dataset_test.cc — build_dataset on small hand-made records:
+// labels, failed and unmeasured records left out, groups by canonical task
+// key, the split by whole tasks, the caps, and the token buffers against
+// core's encoders. Torch-free.
+#include "trainer/dataset.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/features.h"
+#include "core/program_id.h"
+#include "core/task_split.h"
+
+namespace tcl::trainer {
+namespace {
+
+constexpr const char* kCpuTarget = "llvm -keys=cpu -mtriple=x86_64-linux-gnu";
+constexpr const char* kGpuTarget = "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -thread_warp_size=32";
+
+core::Step split_step(std::int64_t inner) {
+  core::Step s;
+  s.kind = core::StepKind::kSplit;
+  s.extent = 64;
+  s.lengths = {inner};
+  s.inner_to_outer = true;
+  return s;
+}
+
+core::Step annotation_step(std::int32_t annotation) {
+  core::Step s;
+  s.kind = core::StepKind::kAnnotation;
+  s.iter_id = 1;
+  s.annotation = annotation;
+  return s;
+}
+
+// A measured record of task `key` with `n_steps` steps and mean cost `cost`.
+core::Record make_record(const std::string& key, double cost, int n_steps = 2, std::int32_t error_no = 0) {
+  core::Record r;
+  r.workload_key = key;
+  r.target = kCpuTarget;
+  r.hardware_params = core::HardwareParams{24, 64, 64, 0, 0, 0, 0, 0};
+  for (int i = 0; i < n_steps; ++i) {
+    r.steps.push_back(i % 2 == 0 ? split_step(1 + i) : annotation_step(2));
+  }
+  r.costs = {cost, cost};
+  r.error_no = error_no;
+  r.version = "v0.6";
+  return r;
+}
+
+Platform cpu_platform() { return Platform{kCpuTarget, core::HardwareParams{24, 64, 64, 0, 0, 0, 0, 0}}; }
+
+std::string task_key(int t) { return "[\"task" + std::to_string(t) + "\", 1, 64]"; }
+
+// `tasks` tasks of `per_task` programs each, costs 1..per_task ms.
+std::vector<core::Record> many_tasks(int tasks, int per_task) {
+  std::vector<core::Record> out;
+  for (int t = 0; t < tasks; ++t) {
+    for (int i = 0; i < per_task; ++i) out.push_back(make_record(task_key(t), 1e-3 * (1 + i), 2 + (i % 3)));
+  }
+  return out;
+}
+
+// group id → set of latencies, for a split.
+std::map<std::int64_t, std::vector<double>> by_group(const DatasetSplit& s) {
+  std::map<std::int64_t, std::vector<double>> m;
+  for (std::int64_t i = 0; i < s.count; ++i) m[s.groups[size_t(i)]].push_back(s.latencies[size_t(i)]);
+  return m;
+}
+
+TEST(DatasetTest, LabelsGroupsAndExclusions) {
+  std::vector<core::Record> records = {
+      make_record("[\"a\", 1, 2]", 2e-3),   // a: best 1e-3 → y = 0.5
+      make_record("[\"b\",1]", 5e-3),       // b
+      make_record("[\"a\",1,2]", 1e-3),     // a, same task (canonical key): y = 1
+      make_record("[\"a\", 1, 2]", 0.5e-3, 2, /*error_no=*/1),  // failed: not a label, not the min
+      make_record("[\"b\", 1]", 10e-3),     // b: y = 0.5
+      make_record("[\"a\",1,2]", 4e-3),     // a: y = 0.25
+      make_record("[\"c\"]", 1e-3),         // c: a single measured program → dropped
+  };
+  core::Record candidate = make_record("[\"a\",1,2]", 0);
+  candidate.costs = {0, 0};
+  records.push_back(candidate);
+  core::Record bad_cost = make_record("[\"b\",1]", 1e-3);
+  bad_cost.costs = {1e-3, -1};  // a cost <= 0: failed
+  records.push_back(bad_cost);
+
+  auto ds = build_dataset(records, cpu_platform(), DatasetOptions{});
+  ASSERT_TRUE(ds.is_ok()) << ds.status().to_string();
+  const DatasetSummary& s = ds->summary;
+  EXPECT_EQ(s.records, 9);
+  EXPECT_EQ(s.measured, 6);
+  EXPECT_EQ(s.failed, 2);
+  EXPECT_EQ(s.candidates, 1);
+  EXPECT_EQ(s.tasks, 2);
+  EXPECT_EQ(s.tasks_dropped, 1);
+  EXPECT_EQ(s.train_tasks, 2);
+  EXPECT_EQ(s.train_records, 5);
+  EXPECT_EQ(s.eval_records, 0);
+  EXPECT_EQ(s.capped_records, 0);
+
+  ASSERT_EQ(ds->task_keys, (std::vector<std::string>{"[\"a\",1,2]", "[\"b\",1]"}));
+  const DatasetSplit& t = ds->train;
+  ASSERT_EQ(t.count, 5);
+  // Task a first (sorted keys), its programs in input order; then b.
+  EXPECT_EQ(t.groups, (std::vector<std::int64_t>{0, 0, 0, 1, 1}));
+  EXPECT_EQ(t.latencies, (std::vector<double>{2e-3, 1e-3, 4e-3, 5e-3, 10e-3}));
+  const std::vector<float> want = {0.5f, 1.0f, 0.25f, 1.0f, 0.5f};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_FLOAT_EQ(t.labels[i], want[i]) << i;
+  EXPECT_EQ(t.tasks, 2);
+
+  // One descriptor for the platform, as core encodes it.
+  std::vector<float> desc(core::kHardwareDim);
+  core::encode_hardware(cpu_platform().hardware, kCpuTarget, desc.data());
+  EXPECT_EQ(ds->descriptor, desc);
+}
+
+TEST(DatasetTest, TokensMatchCoreEncodingAndLengthIsTheLongest) {
+  std::vector<core::Record> records = {make_record(task_key(0), 1e-3, 3), make_record(task_key(0), 2e-3, 7),
+                                       make_record(task_key(1), 1e-3, 5), make_record(task_key(1), 3e-3, 1)};
+  auto ds = build_dataset(records, cpu_platform(), DatasetOptions{});
+  ASSERT_TRUE(ds.is_ok()) << ds.status().to_string();
+  EXPECT_EQ(ds->encoding, TokenEncoding::kSteps);
+  EXPECT_EQ(ds->seq_len, 7);
+  EXPECT_EQ(ds->token_dim, core::kTokenDim);
+  const DatasetSplit& t = ds->train;
+  ASSERT_EQ(t.tokens.size(), size_t(4 * 7 * core::kTokenDim));
+  EXPECT_EQ(t.lengths, (std::vector<std::int32_t>{3, 7, 5, 1}));
+  std::vector<float> want(7 * core::kTokenDim);
+  for (size_t i = 0; i < 4; ++i) {
+    core::encode_tokens(records[i].steps, 7, want.data());
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), t.tokens.begin() + long(i * want.size()))) << i;
+  }
+
+  // max_len cuts: L = min(longest, max_len).
+  DatasetOptions o;
+  o.max_len = 4;
+  auto cut = build_dataset(records, cpu_platform(), o);
+  ASSERT_TRUE(cut.is_ok());
+  EXPECT_EQ(cut->seq_len, 4);
+  EXPECT_EQ(cut->train.lengths, (std::vector<std::int32_t>{3, 4, 4, 1}));
+}
+
+TEST(DatasetTest, TlpEncodingFollowsTheTarget) {
+  std::vector<core::Record> records = many_tasks(2, 3);
+  DatasetOptions o;
+  o.encoding = TokenEncoding::kTlp;
+  auto cpu = build_dataset(records, cpu_platform(), o);
+  ASSERT_TRUE(cpu.is_ok());
+  EXPECT_EQ(cpu->seq_len, core::kTlpCpu.seq_len);
+  EXPECT_EQ(cpu->token_dim, core::kTlpCpu.emb_size);
+  std::vector<float> want(size_t(core::kTlpCpu.seq_len * core::kTlpCpu.emb_size));
+  core::encode_tlp(records[0].steps, core::kTlpCpu, want.data());
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), cpu->train.tokens.begin()));
+
+  auto gpu = build_dataset(records, Platform{kGpuTarget, std::nullopt}, o);
+  ASSERT_TRUE(gpu.is_ok());
+  EXPECT_EQ(gpu->seq_len, core::kTlpGpu.seq_len);
+  EXPECT_EQ(gpu->token_dim, core::kTlpGpu.emb_size);
+  EXPECT_EQ(parse_token_encoding(token_encoding_name(TokenEncoding::kTlp)), TokenEncoding::kTlp);
+  EXPECT_EQ(parse_token_encoding("nope"), std::nullopt);
+}
+
+TEST(DatasetTest, SplitKeepsWholeTasksAndFollowsInHoldout) {
+  const std::vector<core::Record> records = many_tasks(60, 5);
+  for (std::uint64_t salt : {0u, 1u, 2u}) {
+    DatasetOptions o;
+    o.eval_fraction = 0.3;
+    o.split_salt = salt;
+    auto ds = build_dataset(records, cpu_platform(), o);
+    ASSERT_TRUE(ds.is_ok()) << ds.status().to_string();
+    const auto train = by_group(ds->train), eval = by_group(ds->eval);
+    EXPECT_EQ(train.size() + eval.size(), 60u);
+    EXPECT_GT(eval.size(), 5u);
+    EXPECT_LT(eval.size(), 35u);
+    for (const auto& [g, lat] : train) {
+      EXPECT_EQ(eval.count(g), 0u) << "task " << g << " in both splits";
+      EXPECT_EQ(lat.size(), 5u);
+      EXPECT_FALSE(core::in_holdout(ds->task_keys[size_t(g)], 0.3, salt));
+    }
+    for (const auto& [g, lat] : eval) {
+      EXPECT_EQ(lat.size(), 5u);
+      EXPECT_TRUE(core::in_holdout(ds->task_keys[size_t(g)], 0.3, salt));
+    }
+    EXPECT_EQ(ds->summary.eval_tasks, static_cast<std::int64_t>(eval.size()));
+    EXPECT_EQ(ds->summary.eval_records, ds->eval.count);
+  }
+}
+
+TEST(DatasetTest, RecordCapKeepsAShareOfEveryTaskWithTrueLabels) {
+  const std::vector<core::Record> records = many_tasks(10, 20);
+  DatasetOptions o;
+  o.max_records = 50;
+  o.sample_seed = 7;
+  auto ds = build_dataset(records, cpu_platform(), o);
+  ASSERT_TRUE(ds.is_ok());
+  EXPECT_EQ(ds->train.count, 50);
+  EXPECT_EQ(ds->summary.capped_records, 150);
+  const auto groups = by_group(ds->train);
+  EXPECT_EQ(groups.size(), 10u);
+  for (const auto& [g, lat] : groups) EXPECT_EQ(lat.size(), 5u);
+  // Labels compare with the task's true best (1 ms), sampled or not.
+  for (std::int64_t i = 0; i < ds->train.count; ++i) {
+    EXPECT_FLOAT_EQ(ds->train.labels[size_t(i)], static_cast<float>(1e-3 / ds->train.latencies[size_t(i)]));
+  }
+  // Deterministic by seed; another seed picks other programs.
+  auto again = build_dataset(records, cpu_platform(), o);
+  EXPECT_EQ(again->train.latencies, ds->train.latencies);
+  o.sample_seed = 8;
+  auto other = build_dataset(records, cpu_platform(), o);
+  EXPECT_NE(other->train.latencies, ds->train.latencies);
+  EXPECT_EQ(other->train.count, 50);
+
+  // A tiny cap still keeps 2 programs of every task.
+  o.max_records = 5;
+  auto tiny = build_dataset(records, cpu_platform(), o);
+  EXPECT_EQ(tiny->train.count, 20);
+}
+
+TEST(DatasetTest, TaskCapKeepsWholeTasks) {
+  const std::vector<core::Record> records = many_tasks(10, 20);
+  DatasetOptions o;
+  o.max_records = 75;
+  o.sampling = RecordSampling::kTasks;
+  o.sample_seed = 3;
+  auto ds = build_dataset(records, cpu_platform(), o);
+  ASSERT_TRUE(ds.is_ok());
+  EXPECT_EQ(ds->train.count, 60);
+  EXPECT_EQ(ds->train.tasks, 3);
+  for (const auto& [g, lat] : by_group(ds->train)) EXPECT_EQ(lat.size(), 20u);
+  auto again = build_dataset(records, cpu_platform(), o);
+  EXPECT_EQ(again->train.groups, ds->train.groups);
+}
+
+TEST(DatasetTest, EvalCapIsSeparateFromTrainCap) {
+  const std::vector<core::Record> records = many_tasks(40, 10);
+  DatasetOptions o;
+  o.eval_fraction = 0.5;
+  o.max_records = 40;
+  auto ds = build_dataset(records, cpu_platform(), o);
+  ASSERT_TRUE(ds.is_ok());
+  EXPECT_LE(ds->train.count, 40 + 2 * ds->train.tasks);
+  EXPECT_EQ(ds->eval.count, ds->eval.tasks * 10);  // eval untouched
+  o.max_eval_records = 20;
+  auto capped = build_dataset(records, cpu_platform(), o);
+  EXPECT_LT(capped->eval.count, ds->eval.count);
+  EXPECT_EQ(capped->eval.tasks, ds->eval.tasks);
+}
+
+TEST(DatasetTest, Errors) {
+  const std::vector<core::Record> records = many_tasks(3, 4);
+  DatasetOptions o;
+  o.eval_fraction = 1.0;
+  EXPECT_EQ(build_dataset(records, cpu_platform(), o).status().code(), StatusCode::kInvalidArgument);
+  o.eval_fraction = 0;
+  o.max_len = 0;
+  EXPECT_EQ(build_dataset(records, cpu_platform(), o).status().code(), StatusCode::kInvalidArgument);
+
+  std::vector<core::Record> failed = many_tasks(2, 3);
+  for (core::Record& r : failed) r.error_no = 4;
+  EXPECT_EQ(build_dataset(failed, cpu_platform(), {}).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(build_dataset({}, cpu_platform(), {}).status().code(), StatusCode::kFailedPrecondition);
+
+  // Every task held out: nothing to train on.
+  DatasetOptions all_eval;
+  all_eval.eval_fraction = 0.999999;
+  EXPECT_EQ(build_dataset(records, cpu_platform(), all_eval).status().code(), StatusCode::kFailedPrecondition);
+
+  auto p = platform_of(records);
+  ASSERT_TRUE(p.is_ok());
+  EXPECT_EQ(p->target, kCpuTarget);
+  EXPECT_EQ(platform_of({}).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace tcl::trainer

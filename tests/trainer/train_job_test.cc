@@ -1,0 +1,203 @@
+// tests/trainer/train_job_test.cc — train_platform on a small synthetic
+// platform whose costs follow a planted rule on the steps: the loss falls and
+// held-out tasks rank above the random floor; the callback and the cancel
+// flag cancel (kCancelled); the time budget stops training; the same seed
+// gives the same checkpoint bytes. Torch-free, as the daemon's worker uses it.
+#include "trainer/train_job.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "trainer/cost_model.h"
+
+namespace tcl::trainer {
+namespace {
+
+constexpr const char* kTarget = "llvm -keys=cpu -mtriple=x86_64-linux-gnu -num-cores=8";
+
+// Task t, program p: split the loop by tile 2^(p % 8) and annotate the inner
+// loop (none / unroll / vectorize by p / 8 % 3). The cost is the task's base
+// times a planted rule: tile 16 is best, vectorize beats unroll beats none.
+core::Record planted(int t, int p) {
+  core::Record r;
+  r.workload_key = "[\"planted\", " + std::to_string(t) + "]";
+  r.target = kTarget;
+  const int log_tile = p % 8;
+  const int annotation = (p / 8) % 3;  // 0 none, 1 unroll, 2 vectorize
+  core::Step sp;
+  sp.kind = core::StepKind::kSplit;
+  sp.extent = 256;
+  sp.lengths = {std::int64_t{1} << log_tile};
+  sp.inner_to_outer = true;
+  core::Step an;
+  an.kind = core::StepKind::kAnnotation;
+  an.iter_id = 1;
+  an.annotation = annotation;
+  core::Step ca;
+  ca.kind = core::StepKind::kComputeAt;
+  ca.stage_id = 1;
+  ca.target_iter_id = t % 3;
+  r.steps = {sp, an, ca};
+  const double rule = (1.0 + 0.4 * std::abs(log_tile - 4)) * (annotation == 2 ? 0.6 : annotation == 1 ? 0.8 : 1.0);
+  const double noise = 1.0 + 0.01 * ((t * 31 + p * 17) % 7);
+  const double cost = 1e-3 * (1 + t % 5) * rule * noise;
+  r.costs = {cost};
+  r.version = "v0.6";
+  return r;
+}
+
+std::vector<core::Record> planted_platform(int tasks, int per_task) {
+  std::vector<core::Record> out;
+  for (int t = 0; t < tasks; ++t) {
+    for (int p = 0; p < per_task; ++p) out.push_back(planted(t, p));
+  }
+  core::Record failed = planted(0, 0);
+  failed.error_no = 7;  // a failed measurement rides along and is left out
+  out.push_back(failed);
+  return out;
+}
+
+TrainRequest small_request(const std::vector<core::Record>& records) {
+  TrainRequest r;
+  r.records = records;
+  r.platform = Platform{kTarget, std::nullopt};
+  r.data.eval_fraction = 0.25;
+  r.data.split_salt = 1;
+  r.model.d_model = 16;
+  r.model.d_state = 4;
+  r.model.film_hidden = 16;
+  r.model.head_hidden = 16;
+  r.model.dropout = 0.0;
+  r.epochs = 12;
+  r.group_size = 24;
+  r.groups_per_batch = 4;
+  r.learning_rate = 5e-3;
+  r.seed = 11;
+  r.threads = 1;  // the box is shared
+  return r;
+}
+
+TEST(TrainJobTest, LowersLossAndRanksHeldOutTasks) {
+  const std::vector<core::Record> records = planted_platform(24, 48);
+  TrainRequest req = small_request(records);
+  int calls = 0;
+  auto result = train_platform(req, [&](int epoch, double loss, double val_top1) {
+    EXPECT_EQ(epoch, ++calls);
+    EXPECT_TRUE(std::isfinite(loss));
+    EXPECT_TRUE(std::isfinite(val_top1));
+    return true;
+  });
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  const TrainResult& r = *result;
+  EXPECT_EQ(calls, 12);
+  EXPECT_EQ(r.epochs_done, 12);
+  ASSERT_EQ(r.epoch_losses.size(), 12u);
+  std::printf("[ train ] loss %.4f -> %.4f, %lld steps, top-1 mean %.3f (floor %.3f), pairwise %.3f, %.2f s\n",
+              r.epoch_losses.front(), r.epoch_losses.back(), static_cast<long long>(r.steps),
+              r.metrics.top1.mean_ratio, r.metrics.random_top1.mean_ratio, r.metrics.pairwise_accuracy, r.wall_s);
+  EXPECT_LT(r.epoch_losses.back(), 0.6 * r.epoch_losses.front());
+  EXPECT_FALSE(r.budget_exhausted);
+
+  // Data summary: the failed record is counted and left out; tasks split whole.
+  EXPECT_EQ(r.data.records, 24 * 48 + 1);
+  EXPECT_EQ(r.data.failed, 1);
+  EXPECT_EQ(r.data.tasks, 24);
+  EXPECT_EQ(r.data.train_tasks + r.data.eval_tasks, 24);
+  EXPECT_GT(r.data.eval_tasks, 0);
+  EXPECT_EQ(r.metrics.tasks, r.data.eval_tasks);
+  EXPECT_EQ(r.metrics.programs, r.data.eval_records);
+
+  // Held-out tasks: far above the random floor.
+  EXPECT_GT(r.metrics.pairwise_accuracy, 0.85);
+  EXPECT_GT(r.metrics.top1.mean_ratio, r.metrics.random_top1.mean_ratio + 0.2);
+  EXPECT_GT(r.metrics.top5.mean_ratio, 0.9);
+
+  // The checkpoint is a CostModel with the data's shapes.
+  auto loaded = CostModel::load(r.checkpoint);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  EXPECT_EQ((*loaded)->num_parameters(), r.num_parameters);
+  EXPECT_EQ((*loaded)->config().token_dim, core::kTokenDim);
+  EXPECT_EQ((*loaded)->config().descriptor_dim, core::kHardwareDim);
+  EXPECT_EQ(r.config.seed, 11u);
+}
+
+TEST(TrainJobTest, CallbackCancels) {
+  const std::vector<core::Record> records = planted_platform(8, 16);
+  TrainRequest req = small_request(records);
+  int calls = 0;
+  auto result = train_platform(req, [&](int, double, double) { return ++calls < 2; });
+  EXPECT_EQ(result.status().code(), StatusCode::kCancelled) << result.status().to_string();
+  EXPECT_EQ(calls, 2);
+
+  std::atomic<bool> cancel{true};
+  req.cancel = &cancel;
+  EXPECT_EQ(train_platform(req).status().code(), StatusCode::kCancelled);
+}
+
+TEST(TrainJobTest, TimeBudgetStopsTraining) {
+  const std::vector<core::Record> records = planted_platform(8, 16);
+  TrainRequest req = small_request(records);
+  req.epochs = 1'000'000;
+  req.time_budget_s = 0.5;
+  auto result = train_platform(req);
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  EXPECT_TRUE(result->budget_exhausted);
+  EXPECT_LT(result->epochs_done, 1'000'000);
+  EXPECT_GT(result->steps, 0);
+  EXPECT_LT(result->wall_s, 5.0);
+  EXPECT_FALSE(result->checkpoint.empty());
+}
+
+TEST(TrainJobTest, SameSeedSameCheckpoint) {
+  const std::vector<core::Record> records = planted_platform(8, 16);
+  TrainRequest req = small_request(records);
+  req.epochs = 3;
+  req.model.dropout = 0.1;  // the dropout stream is seeded too
+  auto a = train_platform(req);
+  auto b = train_platform(req);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_TRUE(a->checkpoint == b->checkpoint);
+  EXPECT_EQ(a->epoch_losses, b->epoch_losses);
+  req.seed = 12;
+  auto c = train_platform(req);
+  ASSERT_TRUE(c.is_ok());
+  EXPECT_FALSE(a->checkpoint == c->checkpoint);
+}
+
+TEST(TrainJobTest, PrebuiltTlpDatasetSetsShapes) {
+  const std::vector<core::Record> records = planted_platform(8, 16);
+  DatasetOptions o;
+  o.encoding = TokenEncoding::kTlp;
+  auto ds = build_dataset(records, Platform{kTarget, std::nullopt}, o);
+  ASSERT_TRUE(ds.is_ok());
+  TrainRequest req = small_request({});
+  req.dataset = &*ds;
+  req.model.kind = ModelKind::kAttention;
+  req.epochs = 1;
+  auto result = train_platform(req);
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  EXPECT_EQ(result->encoding, TokenEncoding::kTlp);
+  EXPECT_EQ(result->config.max_len, core::kTlpCpu.seq_len);
+  EXPECT_EQ(result->config.token_dim, core::kTlpCpu.emb_size);
+  EXPECT_EQ(result->metrics.tasks, 0);  // no eval split requested
+  EXPECT_EQ(result->dataset_s, 0.0);
+}
+
+TEST(TrainJobTest, BadRequests) {
+  const std::vector<core::Record> records = planted_platform(4, 8);
+  TrainRequest req = small_request(records);
+  req.epochs = 0;
+  EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
+  req = small_request(records);
+  req.model.d_model = 0;
+  EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
+  req = small_request({});
+  EXPECT_EQ(train_platform(req).status().code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace tcl::trainer

@@ -1,0 +1,259 @@
+// trainer/dataset.cc
+#include "trainer/dataset.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <unordered_map>
+
+#include "core/labels.h"
+#include "core/program_id.h"
+#include "core/target.h"
+#include "core/task_split.h"
+
+namespace tcl::trainer {
+namespace {
+
+// splitmix64: a tiny, portable, seeded generator (std::shuffle's output is
+// not specified across standard libraries; this is).
+struct SplitMix64 {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, n), n > 0 (the modulo bias is < n / 2^64: irrelevant here).
+  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
+};
+
+template <typename T>
+void shuffle(std::vector<T>& v, SplitMix64& rng) {
+  for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng.below(i)]);
+}
+
+// Measured programs of one kept task, in input order.
+struct Task {
+  std::string key;
+  std::vector<std::size_t> members;  // record indices
+  bool eval = false;
+};
+
+// Keeps about `cap` programs of `tasks` (0 = all), as `sampling` says; the
+// kept members stay in input order. Returns the number left out.
+std::int64_t apply_cap(std::vector<Task*>& tasks, std::int64_t cap, RecordSampling sampling,
+                       std::uint64_t seed) {
+  std::int64_t total = 0;
+  for (const Task* t : tasks) total += static_cast<std::int64_t>(t->members.size());
+  if (cap <= 0 || total <= cap) return 0;
+  SplitMix64 rng{seed};
+
+  if (sampling == RecordSampling::kTasks) {
+    std::vector<Task*> order = tasks;
+    shuffle(order, rng);
+    std::vector<Task*> kept;
+    std::int64_t sum = 0;
+    for (Task* t : order) {
+      const auto n = static_cast<std::int64_t>(t->members.size());
+      if (sum + n <= cap) {
+        kept.push_back(t);
+        sum += n;
+      }
+    }
+    if (kept.empty()) {  // no whole task fits: part of the first one
+      Task* t = order.front();
+      shuffle(t->members, rng);
+      t->members.resize(static_cast<std::size_t>(std::max<std::int64_t>(cap, 2)));
+      std::sort(t->members.begin(), t->members.end());
+      kept.push_back(t);
+      sum = static_cast<std::int64_t>(t->members.size());
+    }
+    // Keep the sorted-by-key order of the caller.
+    std::vector<Task*> in_order;
+    for (Task* t : tasks) {
+      if (std::find(kept.begin(), kept.end(), t) != kept.end()) in_order.push_back(t);
+    }
+    tasks = std::move(in_order);
+    return total - sum;
+  }
+
+  // kRecords: the same share of every task, at least 2 programs each.
+  const double share = static_cast<double>(cap) / static_cast<double>(total);
+  std::int64_t sum = 0;
+  for (Task* t : tasks) {
+    const std::size_t n = t->members.size();
+    std::size_t k = static_cast<std::size_t>(std::floor(static_cast<double>(n) * share));
+    k = std::min(n, std::max<std::size_t>(k, 2));
+    shuffle(t->members, rng);
+    t->members.resize(k);
+    std::sort(t->members.begin(), t->members.end());
+    sum += static_cast<std::int64_t>(k);
+  }
+  return total - sum;
+}
+
+// Encodes the kept tasks into `out`.
+void fill_split(const std::vector<Task*>& tasks, std::span<const core::Record> records,
+                std::span<const double> labels, const std::vector<double>& mean_costs,
+                const std::unordered_map<std::string, std::int64_t>& task_ids,
+                const Dataset& shape, const core::TlpConfig& tlp, DatasetSplit* out) {
+  std::int64_t n = 0;
+  for (const Task* t : tasks) n += static_cast<std::int64_t>(t->members.size());
+  const auto L = static_cast<std::size_t>(shape.seq_len);
+  const auto D = static_cast<std::size_t>(shape.token_dim);
+  const std::size_t stride = L * D;
+  out->count = n;
+  out->tasks = static_cast<std::int64_t>(tasks.size());
+  out->tokens.assign(static_cast<std::size_t>(n) * stride, 0.0f);
+  out->lengths.resize(static_cast<std::size_t>(n));
+  out->labels.resize(static_cast<std::size_t>(n));
+  out->latencies.resize(static_cast<std::size_t>(n));
+  out->groups.resize(static_cast<std::size_t>(n));
+  std::size_t row = 0;
+  for (const Task* t : tasks) {
+    const std::int64_t group = task_ids.at(t->key);
+    for (std::size_t i : t->members) {
+      float* dst = out->tokens.data() + row * stride;
+      const std::span<const core::Step> steps = records[i].steps;
+      out->lengths[row] = shape.encoding == TokenEncoding::kTlp
+                              ? core::encode_tlp(steps, tlp, dst)
+                              : core::encode_tokens(steps, static_cast<int>(L), dst);
+      out->labels[row] = static_cast<float>(labels[i]);
+      out->latencies[row] = mean_costs[i];
+      out->groups[row] = group;
+      ++row;
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view token_encoding_name(TokenEncoding encoding) {
+  switch (encoding) {
+    case TokenEncoding::kSteps: return "steps";
+    case TokenEncoding::kTlp: return "tlp";
+  }
+  return "unknown";
+}
+
+std::optional<TokenEncoding> parse_token_encoding(std::string_view name) {
+  if (name == "steps") return TokenEncoding::kSteps;
+  if (name == "tlp") return TokenEncoding::kTlp;
+  return std::nullopt;
+}
+
+Result<Dataset> build_dataset(std::span<const core::Record> records, const Platform& platform,
+                              const DatasetOptions& options) {
+  if (!(options.eval_fraction >= 0.0 && options.eval_fraction < 1.0)) {
+    return Status::invalid_argument("dataset: eval_fraction must be in [0, 1), got " +
+                                    std::to_string(options.eval_fraction));
+  }
+  if (options.max_len < 1) {
+    return Status::invalid_argument("dataset: max_len must be >= 1, got " +
+                                    std::to_string(options.max_len));
+  }
+  if (options.max_records < 0 || options.max_eval_records < 0) {
+    return Status::invalid_argument("dataset: max_records and max_eval_records must be >= 0");
+  }
+
+  Dataset ds;
+  ds.encoding = options.encoding;
+  DatasetSummary& sum = ds.summary;
+  sum.records = static_cast<std::int64_t>(records.size());
+
+  // Classify, and group the measured programs by task.
+  std::unordered_map<std::string, std::size_t> task_index;
+  std::vector<Task> all_tasks;
+  std::vector<std::uint64_t> group(records.size(), 0);
+  std::vector<double> mean_costs(records.size(), 0.0);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const core::Record& r = records[i];
+    switch (core::classify(r)) {
+      case core::RecordClass::kFailed: ++sum.failed; continue;
+      case core::RecordClass::kCandidate: ++sum.candidates; continue;
+      case core::RecordClass::kMeasured: ++sum.measured; break;
+    }
+    std::string key = core::canonical_workload_key(r.workload_key);
+    auto [it, fresh] = task_index.try_emplace(key, all_tasks.size());
+    if (fresh) all_tasks.push_back(Task{std::move(key), {}, false});
+    all_tasks[it->second].members.push_back(i);
+    group[i] = it->second;
+    mean_costs[i] = core::mean_cost(r);
+  }
+  // Labels from every measured program of the task, before any cap. Entries
+  // that are not measured have cost 0 and get y = 0 (never used).
+  const std::vector<double> labels = core::labels_from_costs(group, mean_costs);
+
+  // Keep tasks with a ranking signal; ids in sorted key order.
+  std::vector<Task*> kept;
+  for (Task& t : all_tasks) {
+    if (t.members.size() < 2) {
+      ++sum.tasks_dropped;
+      continue;
+    }
+    t.eval = options.eval_fraction > 0 &&
+             core::in_holdout(t.key, options.eval_fraction, options.split_salt);
+    kept.push_back(&t);
+  }
+  if (kept.empty()) {
+    return Status::failed_precondition("dataset: no task has two measured programs (" +
+                                       std::to_string(sum.measured) + " measured of " +
+                                       std::to_string(sum.records) + " records)");
+  }
+  std::sort(kept.begin(), kept.end(), [](const Task* a, const Task* b) { return a->key < b->key; });
+  std::unordered_map<std::string, std::int64_t> task_ids;
+  for (const Task* t : kept) {
+    task_ids.emplace(t->key, static_cast<std::int64_t>(ds.task_keys.size()));
+    ds.task_keys.push_back(t->key);
+  }
+  sum.tasks = static_cast<std::int64_t>(kept.size());
+
+  std::vector<Task*> train, eval;
+  for (Task* t : kept) (t->eval ? eval : train).push_back(t);
+  if (train.empty()) {
+    return Status::failed_precondition("dataset: all " + std::to_string(kept.size()) +
+                                       " tasks fell in the eval split (eval_fraction " +
+                                       std::to_string(options.eval_fraction) + ")");
+  }
+  sum.capped_records =
+      apply_cap(train, options.max_records, options.sampling, options.sample_seed) +
+      apply_cap(eval, options.max_eval_records, options.sampling,
+                options.sample_seed ^ 0x5EED5EED5EED5EEDULL);
+
+  // Shape.
+  const core::TlpConfig tlp =
+      core::parse_target(platform.target).has_key("gpu") ? core::kTlpGpu : core::kTlpCpu;
+  if (options.encoding == TokenEncoding::kTlp) {
+    ds.seq_len = tlp.seq_len;
+    ds.token_dim = tlp.emb_size;
+  } else {
+    std::size_t longest = 1;
+    for (const auto* split : {&train, &eval}) {
+      for (const Task* t : *split) {
+        for (std::size_t i : t->members) longest = std::max(longest, records[i].steps.size());
+      }
+    }
+    ds.seq_len = static_cast<std::int64_t>(std::min<std::size_t>(longest, static_cast<std::size_t>(options.max_len)));
+    ds.token_dim = core::kTokenDim;
+  }
+  ds.descriptor.resize(core::kHardwareDim);
+  core::encode_hardware(platform.hardware, platform.target, ds.descriptor.data());
+
+  fill_split(train, records, labels, mean_costs, task_ids, ds, tlp, &ds.train);
+  fill_split(eval, records, labels, mean_costs, task_ids, ds, tlp, &ds.eval);
+  sum.train_tasks = ds.train.tasks;
+  sum.train_records = ds.train.count;
+  sum.eval_tasks = ds.eval.tasks;
+  sum.eval_records = ds.eval.count;
+  return ds;
+}
+
+Result<Platform> platform_of(std::span<const core::Record> records) {
+  for (const core::Record& r : records) {
+    if (!r.target.empty()) return Platform{r.target, r.hardware_params};
+  }
+  return Status::not_found("no record names a target");
+}
+
+}  // namespace tcl::trainer

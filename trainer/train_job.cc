@@ -1,0 +1,378 @@
+// trainer/train_job.cc — dataset → tensors (no copy of the token buffer),
+// the epoch loop over chunks of whole groups, evaluation, checkpoint; every
+// torch exception becomes a Status here.
+#include "trainer/train_job.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "core/features.h"
+#include "trainer/cost_model.h"
+#include "trainer/lambda_rank.h"
+#include "trainer/optimizer.h"
+#include "trainer/score_model.h"
+
+namespace tcl::trainer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The batch-order stream is seeded apart from init and dropout.
+constexpr std::uint64_t kOrderSeedSalt = 0xD1B54A32D192ED03ULL;
+
+struct SplitMix64 {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
+};
+
+template <typename T>
+void shuffle(std::vector<T>& v, SplitMix64& rng) {
+  for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng.below(i)]);
+}
+
+// Sets torch's intra-op thread count for a scope.
+class ThreadsScope {
+ public:
+  explicit ThreadsScope(int threads) {
+    if (threads > 0) {
+      previous_ = at::get_num_threads();
+      at::set_num_threads(threads);
+    }
+  }
+  ~ThreadsScope() {
+    if (previous_ > 0) at::set_num_threads(previous_);
+  }
+  ThreadsScope(const ThreadsScope&) = delete;
+  ThreadsScope& operator=(const ThreadsScope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+// Tensors over a split's buffers. tokens is a view of the split's memory
+// (from_blob, no copy): the split must outlive it.
+struct SplitTensors {
+  std::int64_t count = 0;
+  torch::Tensor tokens;   // [n, L, D] float
+  torch::Tensor lengths;  // [n] int64
+  torch::Tensor labels;   // [n] float
+  const DatasetSplit* split = nullptr;
+};
+
+SplitTensors to_tensors(const DatasetSplit& s, const Dataset& ds) {
+  SplitTensors t;
+  t.count = s.count;
+  t.split = &s;
+  t.tokens = torch::from_blob(const_cast<float*>(s.tokens.data()), {s.count, ds.seq_len, ds.token_dim},
+                              torch::kFloat);
+  t.lengths = torch::from_blob(const_cast<std::int32_t*>(s.lengths.data()), {s.count}, torch::kInt)
+                  .to(torch::kLong);
+  t.labels = torch::from_blob(const_cast<float*>(s.labels.data()), {s.count}, torch::kFloat);
+  return t;
+}
+
+// Rows [first, first + n) trimmed to their longest sequence (at least 1).
+std::pair<torch::Tensor, torch::Tensor> trimmed_rows(const SplitTensors& t, std::int64_t first,
+                                                     std::int64_t n) {
+  std::int32_t longest = 1;
+  for (std::int64_t i = first; i < first + n; ++i) {
+    longest = std::max(longest, t.split->lengths[static_cast<std::size_t>(i)]);
+  }
+  return {t.tokens.narrow(0, first, n).narrow(1, 0, longest), t.lengths.narrow(0, first, n)};
+}
+
+// Scores of every program of the split, eval mode, no gradients.
+std::vector<float> score_split(ScoreModel& model, const SplitTensors& t,
+                               const torch::Tensor& descriptor) {
+  torch::NoGradGuard no_grad;
+  model.eval();
+  constexpr std::int64_t kChunk = 256;
+  std::vector<float> scores(static_cast<std::size_t>(t.count));
+  for (std::int64_t first = 0; first < t.count; first += kChunk) {
+    const std::int64_t n = std::min(kChunk, t.count - first);
+    auto [tokens, lengths] = trimmed_rows(t, first, n);
+    const torch::Tensor s =
+        model.forward(tokens, lengths, descriptor.expand({n, descriptor.size(1)})).contiguous();
+    std::copy_n(s.data_ptr<float>(), n, scores.begin() + first);
+  }
+  return scores;
+}
+
+RankingMetrics evaluate(ScoreModel& model, const SplitTensors& t, const torch::Tensor& descriptor) {
+  if (t.count == 0) return {};
+  const std::vector<float> scores = score_split(model, t, descriptor);
+  return evaluate_ranking(t.split->groups, t.split->latencies, scores);
+}
+
+// Each group's rows (contiguous in a split, but do not rely on it).
+std::vector<std::vector<std::int64_t>> group_rows(const DatasetSplit& s) {
+  std::vector<std::vector<std::int64_t>> rows;
+  std::vector<std::int64_t> slot;  // group id → index in rows, -1 = none yet
+  for (std::int64_t i = 0; i < s.count; ++i) {
+    const std::int64_t g = s.groups[static_cast<std::size_t>(i)];
+    if (g >= static_cast<std::int64_t>(slot.size())) slot.resize(static_cast<std::size_t>(g) + 1, -1);
+    if (slot[static_cast<std::size_t>(g)] < 0) {
+      slot[static_cast<std::size_t>(g)] = static_cast<std::int64_t>(rows.size());
+      rows.emplace_back();
+    }
+    rows[static_cast<std::size_t>(slot[static_cast<std::size_t>(g)])].push_back(i);
+  }
+  return rows;
+}
+
+std::vector<std::vector<std::int64_t>> epoch_chunks(const std::vector<std::vector<std::int64_t>>& groups,
+                                                    std::int64_t group_size, SplitMix64& rng) {
+  std::vector<std::vector<std::int64_t>> chunks;
+  for (const auto& g : groups) {
+    std::vector<std::int64_t> rows = g;
+    shuffle(rows, rng);
+    const std::size_t n = rows.size();
+    const std::size_t k = (n + static_cast<std::size_t>(group_size) - 1) / static_cast<std::size_t>(group_size);
+    for (std::size_t c = 0; c < k; ++c) {
+      const std::size_t begin = c * n / k, end = (c + 1) * n / k;
+      chunks.emplace_back(rows.begin() + static_cast<std::ptrdiff_t>(begin),
+                          rows.begin() + static_cast<std::ptrdiff_t>(end));
+    }
+  }
+  shuffle(chunks, rng);
+  return chunks;
+}
+
+// One epoch's batches of chunks: every group's rows shuffled and cut into
+// ceil(n / group_size) chunks of near-equal size; the chunks shuffled, then
+// (bucketing) stably sorted by their longest sequence so that a batch holds
+// chunks of similar length; groups_per_batch consecutive chunks make a batch,
+// and the batches are shuffled.
+using Chunk = std::vector<std::int64_t>;
+std::vector<std::vector<Chunk>> epoch_batches(const std::vector<std::vector<std::int64_t>>& groups,
+                                              const DatasetSplit& split, const TrainRequest& r,
+                                              SplitMix64& rng) {
+  std::vector<Chunk> chunks = epoch_chunks(groups, r.group_size, rng);
+  if (r.bucket_by_length) {
+    std::vector<std::pair<std::int32_t, std::size_t>> keys;  // (longest, position)
+    keys.reserve(chunks.size());
+    for (std::size_t c = 0; c < chunks.size(); ++c) {
+      std::int32_t longest = 0;
+      for (std::int64_t row : chunks[c]) longest = std::max(longest, split.lengths[static_cast<std::size_t>(row)]);
+      keys.emplace_back(longest, c);
+    }
+    std::sort(keys.begin(), keys.end());
+    std::vector<Chunk> sorted;
+    sorted.reserve(chunks.size());
+    for (const auto& [longest, c] : keys) sorted.push_back(std::move(chunks[c]));
+    chunks = std::move(sorted);
+  }
+  std::vector<std::vector<Chunk>> batches;
+  const auto per_batch = static_cast<std::size_t>(r.groups_per_batch);
+  for (std::size_t c = 0; c < chunks.size(); c += per_batch) {
+    batches.emplace_back(std::make_move_iterator(chunks.begin() + static_cast<std::ptrdiff_t>(c)),
+                         std::make_move_iterator(chunks.begin() +
+                                                 static_cast<std::ptrdiff_t>(std::min(chunks.size(), c + per_batch))));
+  }
+  shuffle(batches, rng);
+  return batches;
+}
+
+std::int64_t chunks_per_epoch(const std::vector<std::vector<std::int64_t>>& groups, std::int64_t group_size) {
+  std::int64_t k = 0;
+  for (const auto& g : groups) k += (static_cast<std::int64_t>(g.size()) + group_size - 1) / group_size;
+  return k;
+}
+
+void set_lr(torch::optim::Optimizer& opt, double lr) {
+  for (auto& group : opt.param_groups()) {
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+  }
+}
+
+// Linear warm-up, then cosine decay from peak to 5% of it.
+double lr_at(const TrainRequest& r, std::int64_t step, std::int64_t total) {
+  const double t = total > 0 ? static_cast<double>(step) / static_cast<double>(total) : 0.0;
+  if (r.warmup_fraction > 0 && t < r.warmup_fraction) {
+    return r.learning_rate * (t + 1.0 / static_cast<double>(std::max<std::int64_t>(total, 1))) /
+           r.warmup_fraction;
+  }
+  const double w = r.warmup_fraction > 0 ? r.warmup_fraction : 0.0;
+  const double u = std::clamp((t - w) / std::max(1e-12, 1.0 - w), 0.0, 1.0);
+  constexpr double kFloor = 0.05;
+  return r.learning_rate * (kFloor + (1.0 - kFloor) * 0.5 * (1.0 + std::cos(M_PI * u)));
+}
+
+Status check_request(const TrainRequest& r) {
+  if (r.epochs < 1) return Status::invalid_argument("train: epochs must be >= 1");
+  if (r.groups_per_batch < 1) return Status::invalid_argument("train: groups_per_batch must be >= 1");
+  if (r.group_size < 2) return Status::invalid_argument("train: group_size must be >= 2");
+  if (!(r.learning_rate > 0)) return Status::invalid_argument("train: learning_rate must be > 0");
+  if (!(r.weight_decay >= 0)) return Status::invalid_argument("train: weight_decay must be >= 0");
+  if (!(r.warmup_fraction >= 0 && r.warmup_fraction < 1)) {
+    return Status::invalid_argument("train: warmup_fraction must be in [0, 1)");
+  }
+  if (!(r.grad_clip_norm >= 0)) return Status::invalid_argument("train: grad_clip_norm must be >= 0");
+  if (!(r.lambda_sigma > 0)) return Status::invalid_argument("train: lambda_sigma must be > 0");
+  if (r.ndcg_at < 0) return Status::invalid_argument("train: ndcg_at must be >= 0");
+  if (r.threads < 0) return Status::invalid_argument("train: threads must be >= 0");
+  if (!(r.time_budget_s >= 0)) return Status::invalid_argument("train: time_budget_s must be >= 0");
+  return Status::ok();
+}
+
+Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& progress,
+                        Clock::time_point start) {
+  TrainResult out;
+
+  // Data.
+  std::optional<Dataset> built;
+  const Dataset* ds = request.dataset;
+  if (ds == nullptr) {
+    DatasetOptions options = request.data;
+    options.max_len = static_cast<int>(std::min<std::int64_t>(options.max_len, request.model.max_len));
+    Result<Dataset> made = build_dataset(request.records, request.platform, options);
+    if (!made) return made.status().with_context("train");
+    built = std::move(*made);
+    ds = &*built;
+    out.dataset_s = seconds_since(start);
+  }
+  out.data = ds->summary;
+  out.encoding = ds->encoding;
+
+  // Model.
+  ModelConfig config = request.model;
+  config.token_dim = ds->token_dim;
+  config.descriptor_dim = static_cast<std::int64_t>(ds->descriptor.size());
+  config.seed = request.seed;
+  if (ds->encoding == TokenEncoding::kTlp) config.max_len = ds->seq_len;
+  if (ds->seq_len > config.max_len) {
+    return Status::invalid_argument("train: the data's sequence length " + std::to_string(ds->seq_len) +
+                                    " exceeds the model's max_len " + std::to_string(config.max_len));
+  }
+  Result<std::shared_ptr<ScoreModel>> made = make_score_model(config);
+  if (!made) return made.status().with_context("train");
+  ScoreModel& model = **made;
+  out.config = config;
+  out.num_parameters = model.num_parameters();
+
+  const SplitTensors train = to_tensors(ds->train, *ds);
+  const SplitTensors eval = to_tensors(ds->eval, *ds);
+  const torch::Tensor descriptor =
+      torch::from_blob(const_cast<float*>(ds->descriptor.data()),
+                       {1, static_cast<std::int64_t>(ds->descriptor.size())}, torch::kFloat);
+  const std::vector<std::vector<std::int64_t>> groups = group_rows(ds->train);
+  const std::int64_t steps_per_epoch =
+      (chunks_per_epoch(groups, request.group_size) + request.groups_per_batch - 1) / request.groups_per_batch;
+  const std::int64_t total_steps = steps_per_epoch * request.epochs;
+
+  auto adamw = make_adamw(model, AdamWConfig{.lr = request.learning_rate, .weight_decay = request.weight_decay});
+  const LambdaRankOptions loss_options{.sigma = request.lambda_sigma, .ndcg_at = request.ndcg_at};
+  SplitMix64 rng{request.seed ^ kOrderSeedSalt};
+  const auto cancelled = [&] { return request.cancel != nullptr && request.cancel->load(); };
+  const auto over_budget = [&] {
+    return request.time_budget_s > 0 && seconds_since(start) > request.time_budget_s;
+  };
+
+  // Training.
+  const Clock::time_point train_start = Clock::now();
+  std::vector<std::int64_t> idx;
+  std::vector<std::int64_t> local_group;
+  for (int epoch = 1; epoch <= request.epochs && !out.budget_exhausted; ++epoch) {
+    model.train();
+    const auto batches = epoch_batches(groups, ds->train, request, rng);
+    double loss_sum = 0;
+    std::int64_t loss_steps = 0;
+    for (const std::vector<Chunk>& batch : batches) {
+      if (cancelled()) return Status::cancelled("train: cancelled at epoch " + std::to_string(epoch));
+      if (over_budget()) {
+        out.budget_exhausted = true;
+        break;
+      }
+      idx.clear();
+      local_group.clear();
+      std::int32_t longest = 1;
+      for (std::size_t k = 0; k < batch.size(); ++k) {
+        for (std::int64_t row : batch[k]) {
+          idx.push_back(row);
+          local_group.push_back(static_cast<std::int64_t>(k));
+          longest = std::max(longest, ds->train.lengths[static_cast<std::size_t>(row)]);
+        }
+      }
+      const auto b = static_cast<std::int64_t>(idx.size());
+      const torch::Tensor index = torch::from_blob(idx.data(), {b}, torch::kLong);
+      const torch::Tensor tokens = train.tokens.narrow(1, 0, longest).index_select(0, index);
+      const torch::Tensor lengths = train.lengths.index_select(0, index);
+      const torch::Tensor labels = train.labels.index_select(0, index);
+      const torch::Tensor batch_groups = torch::from_blob(local_group.data(), {b}, torch::kLong);
+
+      set_lr(*adamw, lr_at(request, out.steps, total_steps));
+      const torch::Tensor scores = model.forward(tokens, lengths, descriptor.expand({b, descriptor.size(1)}));
+      const torch::Tensor loss = lambda_rank_loss(scores, labels, batch_groups, loss_options);
+      adamw->zero_grad();
+      loss.backward();
+      if (request.grad_clip_norm > 0) {
+        torch::nn::utils::clip_grad_norm_(model.parameters(), request.grad_clip_norm);
+      }
+      adamw->step();
+      loss_sum += loss.item<double>();
+      ++loss_steps;
+      ++out.steps;
+    }
+    if (loss_steps == 0) break;  // the budget ran out before this epoch began
+    const double epoch_loss = loss_sum / static_cast<double>(loss_steps);
+    if (out.budget_exhausted) {
+      // A partial epoch: report its loss without a val number (cancel still honoured).
+      if (progress && !progress(epoch, epoch_loss, std::numeric_limits<double>::quiet_NaN())) {
+        return Status::cancelled("train: cancelled at epoch " + std::to_string(epoch));
+      }
+      break;
+    }
+    out.epoch_losses.push_back(epoch_loss);
+    out.epochs_done = epoch;
+    double val_top1 = std::numeric_limits<double>::quiet_NaN();
+    if (request.eval_each_epoch && eval.count > 0 && progress) {
+      val_top1 = evaluate(model, eval, descriptor).top1.mean_ratio;
+    }
+    if (progress && !progress(epoch, epoch_loss, val_top1)) {
+      return Status::cancelled("train: cancelled after epoch " + std::to_string(epoch));
+    }
+  }
+  model.eval();
+  out.train_s = seconds_since(train_start);
+
+  // Evaluation and checkpoint.
+  const Clock::time_point eval_start = Clock::now();
+  out.metrics = evaluate(model, eval, descriptor);
+  out.eval_s = seconds_since(eval_start);
+  Result<std::string> bytes = CostModel::wrap(*made)->save();
+  if (!bytes) return bytes.status().with_context("train");
+  out.checkpoint = std::move(*bytes);
+  out.wall_s = seconds_since(start);
+  return out;
+}
+
+}  // namespace
+
+Result<TrainResult> train_platform(const TrainRequest& request, const ProgressCallback& progress) {
+  const Clock::time_point start = Clock::now();
+  if (Status s = check_request(request); !s) return s;
+  ThreadsScope threads(request.threads);
+  try {
+    return run(request, progress, start);
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("train: ") + e.what());
+  }
+}
+
+}  // namespace tcl::trainer

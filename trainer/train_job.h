@@ -1,0 +1,130 @@
+// trainer/train_job.h — train one model on one platform's records and
+// evaluate it on held-out tasks: the entry point of the daemon's training
+// worker and of bench_quality. Torch-free: records in, checkpoint bytes and
+// plain metrics out, Status for every failure (torch exceptions are caught).
+//
+// Data flow:
+//   records ─ build_dataset (dataset.h: labels, groups, task split, caps, tokens)
+//   → make_score_model(config) → epochs of LambdaRank steps (AdamW, cosine LR)
+//   → evaluate_ranking on the eval split (evaluation.h) → CostModel::save bytes
+//
+// One epoch visits every training program once: each task's programs are
+// shuffled and cut into chunks of at most `group_size` (near-equal sizes);
+// a step takes `groups_per_batch` chunks (of similar length when bucketing),
+// each its own LambdaRank group, so
+// a step costs O(groups_per_batch · group_size) forward work and
+// O((groups_per_batch · group_size)²) loss work, whatever the task sizes.
+// Each batch is cut to its longest sequence (padding costs nothing).
+//
+// Reproducibility: the same request, seed and thread count give the same
+// checkpoint bytes, unless the time budget or the cancel flag stops the run
+// (those depend on the clock). Model init, dropout and batch order all
+// derive from `seed`.
+//
+// Cost (measured on the 2-core dev box, 2 threads, default student): see
+// docs in trainer/README.md; the defaults finish in a few minutes on the
+// whole x86-24c set (max_records caps the training split).
+//
+// Thread-safety: train_platform may run on any thread; it sets torch's
+// process-wide intra-op thread count for its duration when `threads` > 0
+// (and restores it), so run one job per process at a time.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/record.h"
+#include "core/status.h"
+#include "trainer/dataset.h"
+#include "trainer/evaluation.h"
+#include "trainer/model_config.h"
+
+namespace tcl::trainer {
+
+struct TrainRequest {
+  // --- data: records of ONE platform, or a dataset built beforehand --------
+  // Read during the call only. Ignored when `dataset` is set.
+  std::span<const core::Record> records;
+  Platform platform;  // target + hardware params of those records
+  // Split, caps and encoding. Defaults: 10% of tasks held out (salt 0, the
+  // platform's standing split) and at most 200k training programs (seeded
+  // share of every task), so a job on the whole x86-24c set (533k records)
+  // finishes in minutes on 2 cores.
+  DatasetOptions data = default_data_options();
+  // A prebuilt dataset (benchmarks train several models on one); not owned,
+  // must outlive the call. Its encoding decides token_dim and max_len.
+  const Dataset* dataset = nullptr;
+
+  // --- model -----------------------------------------------------------
+  // kind and sizes. token_dim, descriptor_dim and (for TLP-encoded data)
+  // max_len are overwritten from the data; seed is overwritten by `seed`.
+  ModelConfig model;
+
+  // --- optimisation ------------------------------------------------------
+  int epochs = 4;
+  std::int64_t groups_per_batch = 8;  // chunks (LambdaRank groups) per step
+  std::int64_t group_size = 64;       // programs per chunk, at most
+  // Batch chunks of similar length (fewer padded tokens: 1.5x fewer on the
+  // GPU set, 1.7x on CPU sets); the batch order stays random.
+  bool bucket_by_length = true;
+  double learning_rate = 2e-3;        // AdamW peak; cosine decay to 5% over the planned steps
+  double warmup_fraction = 0.02;      // linear warm-up share of the planned steps
+  double weight_decay = 1e-2;         // matrices only (optimizer.h)
+  double grad_clip_norm = 1.0;        // 0 = no clipping
+  double lambda_sigma = 1.0;          // LambdaRank logistic slope (lambda_rank.h)
+  std::int64_t ndcg_at = 0;           // LambdaRank NDCG truncation, 0 = whole group
+  std::uint64_t seed = 0;             // model init, dropout and batch order
+
+  // --- resources ---------------------------------------------------------
+  int threads = 0;              // torch intra-op threads for the job; 0 = leave as is
+  double time_budget_s = 0;     // stop training once exceeded (checked every step); 0 = none
+  bool eval_each_epoch = true;  // val_top1 for the progress callback (NaN when false)
+  // Polled every step; true = cancel (kCancelled). Not owned; may be null.
+  const std::atomic<bool>* cancel = nullptr;
+
+  static DatasetOptions default_data_options() {
+    DatasetOptions d;
+    d.eval_fraction = 0.1;
+    d.max_records = 200'000;
+    return d;
+  }
+};
+
+struct TrainResult {
+  std::string checkpoint;   // CostModel::save() bytes (config + fp32 weights)
+  ModelConfig config;       // as trained (shapes from the data, seed)
+  TokenEncoding encoding = TokenEncoding::kSteps;  // what the model must be fed
+  RankingMetrics metrics;   // on the eval split (all zero when it is empty)
+  DatasetSummary data;      // what the data held and kept
+  std::int64_t num_parameters = 0;
+
+  int epochs_done = 0;      // whole epochs finished
+  std::int64_t steps = 0;   // optimizer steps taken
+  std::vector<double> epoch_losses;  // mean training loss per finished epoch
+  bool budget_exhausted = false;     // the time budget stopped training early
+
+  double wall_s = 0;        // the whole call
+  double dataset_s = 0;     // building the dataset (0 for a prebuilt one)
+  double train_s = 0;       // optimizer steps (incl. per-epoch evaluation)
+  double eval_s = 0;        // the final evaluation
+};
+
+// Called after every epoch with its 1-based number, its mean training loss and
+// the eval split's top-1 mean ratio (mean over tasks of best / best-in-top-1;
+// NaN without an eval split or when eval_each_epoch is false). Returning
+// false cancels the job: train_platform then returns kCancelled.
+using ProgressCallback = std::function<bool(int epoch, double loss, double val_top1)>;
+
+// OK: the trained model and its metrics (also when the time budget stopped
+// training early: see budget_exhausted). kCancelled: the callback returned
+// false or *cancel became true. kInvalidArgument: a bad request field
+// (named) or a config that does not validate. kFailedPrecondition: the data
+// has no trainable task (dataset.h). kInternal: torch failed (message kept).
+Result<TrainResult> train_platform(const TrainRequest& request,
+                                   const ProgressCallback& progress = {});
+
+}  // namespace tcl::trainer
