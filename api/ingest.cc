@@ -75,8 +75,13 @@ class Ingest {
     if (std::string why = mismatch(record_.target, hw_ptr); !why.empty()) return reject(number, why);
 
     // The steps are not stored apart from the line (migrations/0004): only
-    // the program id needs their canonical form.
-    row_.workload_key = core::canonical_workload_key(record_.workload_key);
+    // the program id needs their canonical form. Consecutive lines of a log
+    // nearly always share their task, so its canonical key is kept.
+    if (!have_workload_key_ || record_.workload_key != last_workload_key_) {
+      have_workload_key_ = true;
+      last_workload_key_ = record_.workload_key;
+      row_.workload_key = core::canonical_workload_key(record_.workload_key);
+    }
     row_.program_id = core::program_id(record_);
     row_.record.assign(text);
     row_.costs = record_.costs;
@@ -132,6 +137,8 @@ class Ingest {
   json::array rejected_;
   std::int64_t rejected_count_ = 0;
   std::int64_t lines_ = 0;
+  bool have_workload_key_ = false;
+  std::string last_workload_key_;     // as in the record; row_.workload_key is its canonical form
   std::string last_target_ = "\x01";  // never a real target
   std::string last_target_why_;
   Status status_;

@@ -12,6 +12,10 @@
 //       [--time-budget S] [--threads 2] [--lr X] [--weight-decay X]
 //       [--group-size N] [--groups-per-batch N] [--d-model N] [--n-layers N]
 //       [--d-state N] [--dropout X] [--sigma X] [--ndcg-at K] [--max-len N] [--verbose]
+//       [--dump DIR]   (per-program eval scores as CSV, for diagnosis)
+//   bench_quality --data DIR --job [--models KIND] [flags]
+//       one train_platform call as the daemon's worker makes it: all records,
+//       TrainRequest's defaults, only the flags given overriding them.
 //
 // A model is KIND[:ENCODING]: kind mamba|attention|mlp, encoding steps (the
 // student's tokens, default) or tlp (TLP's raw-argument encoding).
@@ -24,6 +28,7 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,6 +79,9 @@ struct Args {
   std::int64_t ndcg_at = -1;
   int max_len = core::kDefaultMaxSteps;
   bool verbose = false;
+  std::string dump;  // directory for per-program eval scores (CSV), empty = none
+  bool job = false;  // --job: one train_platform call with the job's defaults
+  std::set<std::string> given;  // flags set on the command line
 };
 
 bool parse_models(std::string_view list, std::vector<ModelSpec>* out) {
@@ -99,10 +107,11 @@ bool parse_args(int argc, char** argv, Args* a) {
   std::string models = "mamba,attention:tlp,mlp";
   for (int i = 1; i < argc; ++i) {
     const std::string_view k = argv[i];
-    if (k == "--verbose") {
-      a->verbose = true;
+    if (k == "--verbose" || k == "--job") {
+      (k == "--job" ? a->job : a->verbose) = true;
       continue;
     }
+    a->given.insert(std::string(k));
     if (i + 1 >= argc) {
       std::fprintf(stderr, "%s needs a value\n", argv[i]);
       return false;
@@ -130,6 +139,7 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--n-layers") a->n_layers = std::atoll(v);
     else if (k == "--d-state") a->d_state = std::atoll(v);
     else if (k == "--max-len") a->max_len = std::atoi(v);
+    else if (k == "--dump") a->dump = v;
     else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i - 1]);
       return false;
@@ -218,6 +228,62 @@ void print_table(const std::vector<std::string>& names, const std::map<std::stri
   }
 }
 
+// --job: what the daemon's worker does — one train_platform call on all the
+// records with TrainRequest's defaults (split, caps, epochs, schedule), only
+// the flags given on the command line overriding them.
+int run_job(const Args& a, const std::vector<core::Record>& records, const tr::Platform& platform) {
+  tr::TrainRequest req;
+  req.records = records;
+  req.platform = platform;
+  req.model.kind = a.models.front().kind;
+  req.data.encoding = a.models.front().encoding;
+  const auto has = [&](const char* flag) { return a.given.count(flag) != 0; };
+  if (has("--max-records")) req.data.max_records = a.max_records;
+  if (has("--max-eval-records")) req.data.max_eval_records = a.max_eval_records;
+  if (has("--eval-fraction")) req.data.eval_fraction = a.eval_fraction;
+  if (has("--epochs")) req.epochs = a.epochs;
+  if (has("--time-budget")) req.time_budget_s = a.time_budget;
+  if (has("--lr")) req.learning_rate = a.lr;
+  if (has("--group-size")) req.group_size = a.group_size;
+  if (has("--groups-per-batch")) req.groups_per_batch = a.groups_per_batch;
+  req.seed = a.seed_base;
+  req.threads = a.threads;
+  std::printf("job: %s, max_records %lld, max_eval_records %lld, eval fraction %.2f, epochs %d, "
+              "time budget %.0f s, threads %d\n",
+              a.models.front().name.c_str(), static_cast<long long>(req.data.max_records),
+              static_cast<long long>(req.data.max_eval_records), req.data.eval_fraction, req.epochs,
+              req.time_budget_s, req.threads);
+  std::fflush(stdout);
+  const Clock::time_point t0 = Clock::now();
+  const double cpu0 = cpu_seconds();
+  auto result = tr::train_platform(req, [&](int epoch, double loss, double val_top1) {
+    std::printf("  epoch %d loss %.4f val top-1 mean %.4f (%.0f s)\n", epoch, loss, val_top1, seconds_since(t0));
+    std::fflush(stdout);
+    return true;
+  });
+  if (!result) {
+    std::fprintf(stderr, "%s\n", result.status().to_string().c_str());
+    return 1;
+  }
+  const tr::TrainResult& r = *result;
+  const tr::RankingMetrics& m = r.metrics;
+  std::printf("data: %lld records, %lld measured, %lld failed; train %lld tasks / %lld programs, "
+              "eval %lld tasks / %lld programs, %lld capped\n",
+              static_cast<long long>(r.data.records), static_cast<long long>(r.data.measured),
+              static_cast<long long>(r.data.failed), static_cast<long long>(r.data.train_tasks),
+              static_cast<long long>(r.data.train_records), static_cast<long long>(r.data.eval_tasks),
+              static_cast<long long>(r.data.eval_records), static_cast<long long>(r.data.capped_records));
+  std::printf("eval: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f (floor top-1 %.4f/%.4f)\n", m.top1.sum_ratio,
+              m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy,
+              m.random_top1.sum_ratio, m.random_top1.mean_ratio);
+  std::printf("%lld params, %d epochs, %lld steps%s; wall %.1f s (dataset %.1f, train %.1f, eval %.1f), "
+              "cpu %.0f s, checkpoint %zu bytes\n",
+              static_cast<long long>(r.num_parameters), r.epochs_done, static_cast<long long>(r.steps),
+              r.budget_exhausted ? " (budget hit)" : "", r.wall_s, r.dataset_s, r.train_s, r.eval_s,
+              cpu_seconds() - cpu0, r.checkpoint.size());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -238,6 +304,7 @@ int main(int argc, char** argv) {
   std::printf("# bench_quality %s\n", path.c_str());
   std::printf("records: %zu (%lld unparseable), loaded in %.1f s; target: %s\n", records.size(),
               static_cast<long long>(bad), seconds_since(t0), platform->target.c_str());
+  if (a.job) return run_job(a, records, *platform);
   std::printf("budget per model and seed: max_records %lld (%s), max_eval_records %lld, epochs %d, "
               "time budget %.0f s, threads %d; eval fraction %.2f of tasks, salt = seed\n",
               static_cast<long long>(a.max_records),
@@ -328,6 +395,21 @@ int main(int argc, char** argv) {
                   result->train_s, result->eval_s, cpu_s,
                   result->epoch_losses.empty() ? NAN : result->epoch_losses.back());
       std::fflush(stdout);
+      if (!a.dump.empty()) {
+        // seed_<s>_<model>.csv: task,latency,label,score per eval program.
+        std::string file = a.dump + "/seed_" + std::to_string(seed) + "_" + label + ".csv";
+        for (char& ch : file) ch = ch == ':' ? '-' : ch;
+        if (std::FILE* f = std::fopen(file.c_str(), "w")) {
+          const tr::Dataset& ds = datasets.at(m.encoding);
+          std::fprintf(f, "task,latency,label,score\n");
+          for (std::int64_t i = 0; i < ds.eval.count; ++i) {
+            const auto k = static_cast<std::size_t>(i);
+            std::fprintf(f, "%lld,%.9g,%.6g,%.6g\n", static_cast<long long>(ds.eval.groups[k]),
+                         ds.eval.latencies[k], ds.eval.labels[k], result->eval_scores[k]);
+          }
+          std::fclose(f);
+        }
+      }
       rows[m.name].push_back(row_of(*result));
       rows[m.name].back().cpu_s = cpu_s;
       if (&m == &a.models.front()) rows["random floor"].push_back(floor_of(mm));

@@ -3,13 +3,17 @@
 # through tcld into PostgreSQL (batches of 50k lines, one upload each), with
 # tcld's resident memory sampled every 0.2 s.
 # Self-contained: a throwaway PostgreSQL cluster (server defaults) and tcld
-# are started on free loopback ports and removed. Run after a Release build:
+# are started on free loopback ports and removed. Run after a Release build
+# of tcld and tclctl (add -DTCL_BUILD_TRAINER=ON where daemon/ needs trainer/):
 #   cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCL_BUILD_TESTS=OFF -DTCL_BUILD_TRAINER=OFF
 #   ninja -C build-release -j2 tcld tclctl
 #   bench/upload_e2e.sh [build-release] [records.jsonl.gz]
+# Prints records/s, tcld's start and peak RSS, and the CPU seconds of tcld,
+# of this cluster's PostgreSQL processes and of tclctl (on a shared machine
+# these say more than wall time about what a change saves).
 # Environment: PERF=DIR records `perf record -g` of tcld (DIR/tcld.perf.data)
-# and of the PostgreSQL backends (DIR/pg.perf.data) during the upload;
-# PG_OPTS adds server settings ("-c shared_buffers=1GB ...");
+# and of every postgres process of the machine (DIR/pg.perf.data) during the
+# upload; PG_OPTS adds server settings ("-c shared_buffers=1GB ...");
 # KEEP=1 keeps the cluster directory for a look afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,10 +60,11 @@ if [[ -n "${PERF:-}" ]]; then
   perf_pids+=($!)
 fi
 
-# CPU seconds (user + system) of tcld and of all postgres processes: on a
-# shared machine these say more than wall time about what a change saves.
+# CPU seconds (user + system) of processes (their /proc/PID/stat files); the
+# cluster's are its postmaster and the postmaster's children.
 cpu_of() { awk -v t="$(getconf CLK_TCK)" '{ split($0, a, ") "); split(a[2], f, " "); s += (f[12] + f[13]) / t } END { printf "%.2f", s }' "$@" 2>/dev/null; }
-pg_cpu() { cpu_of $(for p in $(pgrep -u postgres -x postgres); do echo /proc/$p/stat; done); }
+postmaster=$(head -1 "$dir/data/postmaster.pid")
+pg_cpu() { cpu_of $(for p in "$postmaster" $(pgrep -P "$postmaster"); do echo "/proc/$p/stat"; done); }
 records_n=$(zcat "$records" | wc -l)
 tcld_cpu0=$(cpu_of /proc/$tcld_pid/stat)
 pg_cpu0=$(pg_cpu)

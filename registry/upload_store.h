@@ -8,17 +8,18 @@
 //
 // Streaming: add() formats each row into a slice (a few thousand rows) in
 // the caller's thread; full slices go to a background thread of the writer
-// that writes them into the tables with COPY while the caller keeps parsing,
-// so PostgreSQL works during the upload instead of after it. Each slice is
-// deduplicated first (one query for the keys of the slice that are stored
-// already, in this or earlier uploads; a set for repeats inside the slice),
-// then its new tasks and programs and its new rows are written.
+// that writes them into the tables (binary COPY) while the caller keeps
+// parsing, so PostgreSQL works during the upload instead of after it.
+// Repeats inside a slice are dropped first; rows and programs stored
+// before (in this or earlier uploads) are rejected by the tables' unique
+// indexes, the slice's COPY is rolled back to a savepoint and the slice
+// asks which of its keys are stored, then writes the others.
 //
 // Concurrency: writing rows straight into the tables needs the *upload
 // lock*, a transaction-level advisory lock shared by all platforms: its
 // holder is the only transaction inserting into tasks, programs,
-// measurements or candidates, so the dedup queries above cannot race and two
-// uploads can never wait for each other's rows (no deadlock). A writer tries
+// measurements or candidates, so deduplication cannot race and two uploads
+// never wait for each other's rows (no deadlock). A writer tries
 // the lock at each slice without waiting; while another upload holds it, its
 // slices go to a temporary staging table instead, moved into the tables once
 // it gets the lock. commit() waits for the lock. So concurrent uploads

@@ -201,14 +201,14 @@ void set_lr(torch::optim::Optimizer& opt, double lr) {
   }
 }
 
-// Linear warm-up, then cosine decay from peak to 5% of it.
-double lr_at(const TrainRequest& r, std::int64_t step, std::int64_t total) {
-  const double t = total > 0 ? static_cast<double>(step) / static_cast<double>(total) : 0.0;
+// Linear warm-up, then cosine decay from peak to 5% of it; t in [0, 1] is
+// the share of the run done (steps, or the clock under a time budget).
+double lr_at(const TrainRequest& r, double t, std::int64_t total_steps) {
   if (r.warmup_fraction > 0 && t < r.warmup_fraction) {
-    return r.learning_rate * (t + 1.0 / static_cast<double>(std::max<std::int64_t>(total, 1))) /
-           r.warmup_fraction;
+    const double first = 1.0 / static_cast<double>(std::max<std::int64_t>(total_steps, 1));
+    return r.learning_rate * std::min(1.0, (t + first) / r.warmup_fraction);
   }
-  const double w = r.warmup_fraction > 0 ? r.warmup_fraction : 0.0;
+  const double w = r.warmup_fraction;
   const double u = std::clamp((t - w) / std::max(1e-12, 1.0 - w), 0.0, 1.0);
   constexpr double kFloor = 0.05;
   return r.learning_rate * (kFloor + (1.0 - kFloor) * 0.5 * (1.0 + std::cos(M_PI * u)));
@@ -286,6 +286,9 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
 
   // Training.
   const Clock::time_point train_start = Clock::now();
+  // What the budget leaves for training (building the dataset came first).
+  const double train_budget_s =
+      request.time_budget_s > 0 ? std::max(1e-3, request.time_budget_s - seconds_since(start)) : 0.0;
   std::vector<std::int64_t> idx;
   std::vector<std::int64_t> local_group;
   for (int epoch = 1; epoch <= request.epochs && !out.budget_exhausted; ++epoch) {
@@ -316,7 +319,11 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       const torch::Tensor labels = train.labels.index_select(0, index);
       const torch::Tensor batch_groups = torch::from_blob(local_group.data(), {b}, torch::kLong);
 
-      set_lr(*adamw, lr_at(request, out.steps, total_steps));
+      // The schedule follows the steps, or the clock when a time budget
+      // would end the run first (then the LR still anneals before the cut).
+      double t = static_cast<double>(out.steps) / static_cast<double>(std::max<std::int64_t>(total_steps, 1));
+      if (train_budget_s > 0) t = std::max(t, seconds_since(train_start) / train_budget_s);
+      set_lr(*adamw, lr_at(request, std::min(t, 1.0), total_steps));
       const torch::Tensor scores = model.forward(tokens, lengths, descriptor.expand({b, descriptor.size(1)}));
       const torch::Tensor loss = lambda_rank_loss(scores, labels, batch_groups, loss_options);
       adamw->zero_grad();
@@ -353,7 +360,10 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
 
   // Evaluation and checkpoint.
   const Clock::time_point eval_start = Clock::now();
-  out.metrics = evaluate(model, eval, descriptor);
+  if (eval.count > 0) {
+    out.eval_scores = score_split(model, eval, descriptor);
+    out.metrics = evaluate_ranking(ds->eval.groups, ds->eval.latencies, out.eval_scores);
+  }
   out.eval_s = seconds_since(eval_start);
   Result<std::string> bytes = CostModel::wrap(*made)->save();
   if (!bytes) return bytes.status().with_context("train");

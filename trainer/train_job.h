@@ -16,10 +16,15 @@
 // O((groups_per_batch · group_size)²) loss work, whatever the task sizes.
 // Each batch is cut to its longest sequence (padding costs nothing).
 //
+// Learning rate: linear warm-up, then cosine decay to 5% of the peak over
+// the planned steps (epochs × steps per epoch). Under a time budget the
+// schedule follows whichever is further along, the steps or the clock, so a
+// run cut by the budget has still annealed.
+//
 // Reproducibility: the same request, seed and thread count give the same
-// checkpoint bytes, unless the time budget or the cancel flag stops the run
-// (those depend on the clock). Model init, dropout and batch order all
-// derive from `seed`.
+// checkpoint bytes when time_budget_s = 0 (a budget ties the schedule and
+// the stop to the clock). Model init, dropout and batch order all derive
+// from `seed`.
 //
 // Cost (measured on the 2-core dev box, 2 threads, default student): see
 // docs in trainer/README.md; the defaults finish in a few minutes on the
@@ -71,7 +76,7 @@ struct TrainRequest {
   // Batch chunks of similar length (fewer padded tokens: 1.5x fewer on the
   // GPU set, 1.7x on CPU sets); the batch order stays random.
   bool bucket_by_length = true;
-  double learning_rate = 2e-3;        // AdamW peak; cosine decay to 5% over the planned steps
+  double learning_rate = 2e-3;        // AdamW peak (see "Learning rate" above)
   double warmup_fraction = 0.02;      // linear warm-up share of the planned steps
   double weight_decay = 1e-2;         // matrices only (optimizer.h)
   double grad_clip_norm = 1.0;        // 0 = no clipping
@@ -81,7 +86,9 @@ struct TrainRequest {
 
   // --- resources ---------------------------------------------------------
   int threads = 0;              // torch intra-op threads for the job; 0 = leave as is
-  double time_budget_s = 0;     // stop training once exceeded (checked every step); 0 = none
+  // Seconds for the whole call: training stops at the first step past it
+  // (checked every step; the final evaluation still runs). 0 = none.
+  double time_budget_s = 0;
   bool eval_each_epoch = true;  // val_top1 for the progress callback (NaN when false)
   // Polled every step; true = cancel (kCancelled). Not owned; may be null.
   const std::atomic<bool>* cancel = nullptr;
@@ -99,6 +106,7 @@ struct TrainResult {
   ModelConfig config;       // as trained (shapes from the data, seed)
   TokenEncoding encoding = TokenEncoding::kSteps;  // what the model must be fed
   RankingMetrics metrics;   // on the eval split (all zero when it is empty)
+  std::vector<float> eval_scores;  // the model's score of each eval program, in split order
   DatasetSummary data;      // what the data held and kept
   std::int64_t num_parameters = 0;
 
