@@ -13,7 +13,8 @@
 // programs (every task, program and measurement is new: the headline), the
 // same upload again (all duplicates), the same measurements on a second
 // platform (programs known, measurements new), and candidates on the first
-// platform (programs known).
+// platform (programs known); with the CPU seconds of this process and, when
+// the server runs on this machine, of its processes (see server_cpu()).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -54,16 +55,22 @@ double own_cpu() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-// CPU seconds of the processes of this machine named "postgres": client
-// backends (`backends`, those whose title names a client address) and all
-// of them (backends, WAL writer, checkpointer, ...). The server's share when
-// it runs here; 0 when it does not (or /proc is not readable). Wall time on
-// a shared machine says little, CPU time says what a change saves.
+// CPU seconds of the server's processes, when it runs on this machine: the
+// processes named "postgres" of the cluster listening on the URL's port
+// (its postmaster, found by "port=N" on its command line, and the
+// postmaster's children), or of every cluster when that is not found.
+// `backends` counts client backends only (a client address in their
+// title). Wall time on a shared machine says little, CPU time says what a
+// change saves.
 struct ServerCpu {
   double all = 0, backends = 0;
 };
-ServerCpu server_cpu() {
-  ServerCpu out;
+struct ProcStat {
+  std::string pid, ppid, title;
+  double seconds = 0;
+};
+std::vector<ProcStat> postgres_processes() {
+  std::vector<ProcStat> out;
   const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
@@ -75,19 +82,47 @@ ServerCpu server_cpu() {
     if (open == std::string::npos || close == std::string::npos || stat.substr(open + 1, close - open - 1) != "postgres") {
       continue;
     }
-    // Fields after the command: state is field 3; utime and stime are 14, 15.
-    std::size_t pos = close + 2;
-    for (int field = 3; field < 14 && pos != std::string::npos; ++field) pos = stat.find(' ', pos) + 1;
-    if (pos == 0) continue;
-    double ticks = std::strtod(stat.c_str() + pos, nullptr);
-    pos = stat.find(' ', pos) + 1;
-    ticks += std::strtod(stat.c_str() + pos, nullptr);
+    // Fields after the command (field 2): 3 state, 4 ppid, ..., 14 utime, 15 stime.
+    std::vector<std::string> fields;
+    for (std::size_t pos = close + 2; pos < stat.size() && fields.size() < 13;) {
+      const std::size_t sp = std::min(stat.find(' ', pos), stat.size());
+      fields.push_back(stat.substr(pos, sp - pos));
+      pos = sp + 1;
+    }
+    if (fields.size() < 13) continue;
+    ProcStat p;
+    p.pid = pid;
+    p.ppid = fields[1];
+    p.seconds = (std::strtod(fields[11].c_str(), nullptr) + std::strtod(fields[12].c_str(), nullptr)) / tick;
     std::ifstream cmd(entry.path() / "cmdline");
-    std::string title((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-    out.all += ticks / tick;
-    if (title.find("(") != std::string::npos || title.find("[local]") != std::string::npos) out.backends += ticks / tick;
+    p.title.assign(std::istreambuf_iterator<char>(cmd), std::istreambuf_iterator<char>());
+    out.push_back(std::move(p));
   }
   return out;
+}
+ServerCpu server_cpu(const std::string& port) {
+  const std::vector<ProcStat> procs = postgres_processes();
+  std::string postmaster;
+  for (const ProcStat& p : procs) {
+    if (!port.empty() && p.title.find("port=" + port) != std::string::npos) postmaster = p.pid;
+  }
+  ServerCpu out;
+  for (const ProcStat& p : procs) {
+    if (!postmaster.empty() && p.pid != postmaster && p.ppid != postmaster) continue;
+    out.all += p.seconds;
+    if (p.title.find('(') != std::string::npos || p.title.find("[local]") != std::string::npos) out.backends += p.seconds;
+  }
+  return out;
+}
+
+// The port of a postgresql:// URL ("" when it has none).
+std::string url_port(const std::string& url) {
+  const std::size_t at = url.find('@'), scheme = url.find("://");
+  const std::size_t host = at != std::string::npos ? at + 1 : scheme != std::string::npos ? scheme + 3 : 0;
+  const std::size_t end = url.find_first_of("/?", host);
+  const std::string hostport = url.substr(host, end == std::string::npos ? std::string::npos : end - host);
+  const std::size_t colon = hostport.rfind(':');
+  return colon == std::string::npos ? "" : hostport.substr(colon + 1);
 }
 
 std::string hex64(std::mt19937_64& rng) {
@@ -161,12 +196,14 @@ tcl::Result<std::vector<reg::UploadRow>> real_rows(const std::string& path, std:
   return rows;
 }
 
+std::string server_port;  // of the database URL, for server_cpu()
+
 // One upload of `rows`; prints its figures. Returns false on error.
 bool run_upload(reg::UploadStore& store, std::int64_t platform_id, reg::UploadKind kind,
                 const std::vector<reg::UploadRow>& rows, const char* label, const std::string& body_sha256) {
   const auto t0 = Clock::now();
   const double cpu0 = own_cpu();
-  const ServerCpu server0 = server_cpu();
+  const ServerCpu server0 = server_cpu(server_port);
   auto writer = store.begin(platform_id, kind);
   if (!writer) {
     std::fprintf(stderr, "begin: %s\n", writer.status().to_string().c_str());
@@ -190,7 +227,7 @@ bool run_upload(reg::UploadStore& store, std::int64_t platform_id, reg::UploadKi
   }
   const double total = seconds_since(t0);
   const double cpu = own_cpu() - cpu0;
-  const ServerCpu server1 = server_cpu();
+  const ServerCpu server1 = server_cpu(server_port);
   const double server = server1.all - server0.all, backend = server1.backends - server0.backends;
   std::printf("%-26s %8zu rows  add %5.2f s  commit %5.2f s  total %5.2f s  %7.0f rows/s  cpu: client %5.2f s, "
               "server %5.2f s (%4.1f us/row; backend %5.2f s)  (inserted %lld, failed %lld)\n",
@@ -208,6 +245,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string url = argv[1];
+  server_port = url_port(url);
   std::size_t n = 100000;
   std::string records_path;
   for (int i = 2; i + 1 < argc; i += 2) {

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <span>
 #include <stdexcept>
+#include <system_error>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -191,7 +192,8 @@ UNION ALL
 SELECT t.id, t.workload_key FROM tasks t JOIN k ON t.workload_key = k.w
 )sql";
 
-// The task cache of a writer forgets everything past this many keys.
+// A writer empties its task cache (workload key -> id) once it holds more
+// keys than this: memory stays bounded on an upload of many tasks.
 constexpr std::size_t kMaxCachedTasks = 100000;
 
 template <typename Int>
@@ -585,7 +587,14 @@ struct UploadWriter::Impl {
   // waiting while the one before is still queued.
   Status submit() {
     std::unique_lock<std::mutex> lock(mu);
-    if (!worker.joinable()) worker = std::thread([this] { run(); });
+    if (!worker.joinable()) {
+      try {
+        worker = std::thread([this] { run(); });
+      } catch (const std::system_error& e) {
+        lock.unlock();
+        return record(Status::internal(std::string("cannot start the upload's writer thread: ") + e.what()));
+      }
+    }
     cv.wait(lock, [this] { return queued == nullptr || dead; });
     if (dead) return error;
     queued = std::move(filling);
@@ -857,6 +866,7 @@ struct UploadWriter::Impl {
   // Makes task_ids hold the id of the task of every needed program,
   // inserting the tasks that do not exist yet.
   void resolve_tasks(const Slice& s, const std::vector<std::uint8_t>& needed) {
+    if (task_ids.size() > kMaxCachedTasks) task_ids.clear();  // before looking: the slice's ids must stay
     std::vector<const std::string*> missing;
     std::vector<std::uint8_t> asked(s.workload_keys.size(), 0);
     for (std::size_t p = 0; p < needed.size(); ++p) {
@@ -866,7 +876,6 @@ struct UploadWriter::Impl {
       missing.push_back(s.workload_keys[t]);
     }
     if (missing.empty()) return;
-    if (task_ids.size() + missing.size() > kMaxCachedTasks) task_ids.clear();
     scratch2.assign("{");
     for (std::size_t i = 0; i < missing.size(); ++i) {
       if (i > 0) scratch2.push_back(',');

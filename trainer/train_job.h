@@ -22,13 +22,14 @@
 // run cut by the budget has still annealed.
 //
 // Reproducibility: the same request, seed and thread count give the same
-// checkpoint bytes when time_budget_s = 0 (a budget ties the schedule and
-// the stop to the clock). Model init, dropout and batch order all derive
-// from `seed`.
+// checkpoint bytes as long as the time budget does not bind (the clock only
+// takes over the schedule when training falls behind the budget's pace);
+// time_budget_s = 0 guarantees it. Model init, dropout and batch order all
+// derive from `seed`.
 //
-// Cost (measured on the 2-core dev box, 2 threads, default student): see
-// docs in trainer/README.md; the defaults finish in a few minutes on the
-// whole x86-24c set (max_records caps the training split).
+// Cost (2-core dev box, 2 threads, default student, x86-24c tokens of ~25
+// steps): about 1.2k programs/s of training when the box is quiet, 2–5x less
+// when it is shared; bench_quality --job measures the defaults end to end.
 //
 // Thread-safety: train_platform may run on any thread; it sets torch's
 // process-wide intra-op thread count for its duration when `threads` > 0
@@ -56,9 +57,9 @@ struct TrainRequest {
   std::span<const core::Record> records;
   Platform platform;  // target + hardware params of those records
   // Split, caps and encoding. Defaults: 10% of tasks held out (salt 0, the
-  // platform's standing split) and at most 200k training programs (seeded
-  // share of every task), so a job on the whole x86-24c set (533k records)
-  // finishes in minutes on 2 cores.
+  // platform's standing split), at most 100k training programs and 20k eval
+  // programs (a seeded share of every task), so that a job on the whole
+  // x86-24c set (533k records) fits its default time budget on 2 cores.
   DatasetOptions data = default_data_options();
   // A prebuilt dataset (benchmarks train several models on one); not owned,
   // must outlive the call. Its encoding decides token_dim and max_len.
@@ -70,7 +71,7 @@ struct TrainRequest {
   ModelConfig model;
 
   // --- optimisation ------------------------------------------------------
-  int epochs = 4;
+  int epochs = 3;
   std::int64_t groups_per_batch = 8;  // chunks (LambdaRank groups) per step
   std::int64_t group_size = 64;       // programs per chunk, at most
   // Batch chunks of similar length (fewer padded tokens: 1.5x fewer on the
@@ -87,8 +88,9 @@ struct TrainRequest {
   // --- resources ---------------------------------------------------------
   int threads = 0;              // torch intra-op threads for the job; 0 = leave as is
   // Seconds for the whole call: training stops at the first step past it
-  // (checked every step; the final evaluation still runs). 0 = none.
-  double time_budget_s = 0;
+  // (checked every step; the final evaluation still runs). 0 = none. The
+  // default keeps a daemon job within about ten minutes on a 2-core box.
+  double time_budget_s = 600;
   bool eval_each_epoch = true;  // val_top1 for the progress callback (NaN when false)
   // Polled every step; true = cancel (kCancelled). Not owned; may be null.
   const std::atomic<bool>* cancel = nullptr;
@@ -96,7 +98,8 @@ struct TrainRequest {
   static DatasetOptions default_data_options() {
     DatasetOptions d;
     d.eval_fraction = 0.1;
-    d.max_records = 200'000;
+    d.max_records = 100'000;
+    d.max_eval_records = 20'000;
     return d;
   }
 };
