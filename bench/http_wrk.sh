@@ -9,26 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-release}
 secs=${2:-10}
-pgbin=/usr/lib/postgresql/15/bin
-dir=$(mktemp -d /tmp/tcl-bench-XXXXXX)
-as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-[[ $(id -u) -eq 0 ]] && chown postgres "$dir"
-pg_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-http_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cleanup() {
-  [[ -n "${tcld_pid:-}" ]] && kill "$tcld_pid" 2>/dev/null && wait "$tcld_pid" 2>/dev/null
-  as_pg "$pgbin/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-as_pg "$pgbin/initdb" -D "$dir/data" -U postgres -A trust >/dev/null
-as_pg "$pgbin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w \
-  -o "-c listen_addresses=127.0.0.1 -c port=$pg_port -c unix_socket_directories=$dir" start >/dev/null
-export TCLD_DATABASE_URL="postgresql://postgres@127.0.0.1:$pg_port/postgres"
-token=$("$build/daemon/tcld" token create --name bench --scope admin 2>/dev/null)
-"$build/daemon/tcld" serve --listen "127.0.0.1:$http_port" --log-level warn 2>"$dir/tcld.log" &
-tcld_pid=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null && break; sleep 0.1; done
+source bench/lib/stack.sh
+trap stack_stop EXIT
+stack_start "$build"
 curl -sf -XPOST -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/v1/platforms" \
   -d '{"name":"bench","target":"llvm -keys=cpu","hardware_params":[24,64,64,0,0,0,0,0]}' >/dev/null
 

@@ -11,7 +11,7 @@
 //       [--sampling records|tasks] [--eval-fraction 0.25] [--epochs E]
 //       [--time-budget S] [--threads 2] [--lr X] [--weight-decay X]
 //       [--group-size N] [--groups-per-batch N] [--d-model N] [--n-layers N]
-//       [--d-state N] [--dropout X] [--sigma X] [--ndcg-at K] [--max-len N] [--verbose]
+//       [--d-state N] [--expand N] [--dropout X] [--sigma X] [--ndcg-at K] [--max-len N] [--verbose]
 //       [--dump DIR]   (per-program eval scores as CSV, for diagnosis)
 //   bench_quality --data DIR --job [--models KIND] [flags]
 //       one train_platform call as the daemon's worker makes it: all records,
@@ -75,7 +75,7 @@ struct Args {
   double time_budget = 0;
   int threads = 2;
   double lr = -1, weight_decay = -1, dropout = -1, sigma = -1;
-  std::int64_t group_size = 0, groups_per_batch = 0, d_model = 0, n_layers = 0, d_state = 0;
+  std::int64_t group_size = 0, groups_per_batch = 0, d_model = 0, n_layers = 0, d_state = 0, expand = 0;
   std::int64_t ndcg_at = -1;
   int max_len = core::kDefaultMaxSteps;
   bool verbose = false;
@@ -138,6 +138,7 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--d-model") a->d_model = std::atoll(v);
     else if (k == "--n-layers") a->n_layers = std::atoll(v);
     else if (k == "--d-state") a->d_state = std::atoll(v);
+    else if (k == "--expand") a->expand = std::atoll(v);
     else if (k == "--max-len") a->max_len = std::atoi(v);
     else if (k == "--dump") a->dump = v;
     else {
@@ -355,6 +356,7 @@ int main(int argc, char** argv) {
       if (a.d_model > 0) req.model.d_model = a.d_model;
       if (a.n_layers > 0) req.model.n_layers = a.n_layers;
       if (a.d_state > 0) req.model.d_state = a.d_state;
+      if (a.expand > 0) req.model.expand = a.expand;
       if (a.dropout >= 0) req.model.dropout = a.dropout;
       req.epochs = a.epochs;
       if (a.lr > 0) req.learning_rate = a.lr;

@@ -19,28 +19,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-release}
 records=${2:-/work/shared/data/x86-24c/records.jsonl.gz}
-pgbin=/usr/lib/postgresql/15/bin
-dir=$(mktemp -d /tmp/tcl-upload-bench-XXXXXX)
-as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-[[ $(id -u) -eq 0 ]] && chown postgres "$dir"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-pg_port=$(free_port)
-http_port=$(free_port)
+source bench/lib/stack.sh
 cleanup() {
   [[ -n "${sampler_pid:-}" ]] && kill "$sampler_pid" 2>/dev/null
-  [[ -n "${tcld_pid:-}" ]] && kill "$tcld_pid" 2>/dev/null && wait "$tcld_pid" 2>/dev/null
-  as_pg "$pgbin/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
-  if [[ -n "${KEEP:-}" ]]; then echo "kept $dir"; else rm -rf "$dir"; fi
+  stack_stop
 }
 trap cleanup EXIT
-as_pg "$pgbin/initdb" -D "$dir/data" -U postgres -A trust >/dev/null
-as_pg "$pgbin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w \
-  -o "-c listen_addresses=127.0.0.1 -c port=$pg_port -c unix_socket_directories=$dir ${PG_OPTS:-}" start >/dev/null
-export TCLD_DATABASE_URL="postgresql://postgres@127.0.0.1:$pg_port/postgres"
-token=$("$build/daemon/tcld" token create --name bench --scope admin 2>/dev/null)
-"$build/daemon/tcld" serve --listen "127.0.0.1:$http_port" --log-level warn 2>"$dir/tcld.log" &
-tcld_pid=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null && break; sleep 0.1; done
+stack_start "$build"
+dir=$stack_dir
 curl -sf -XPOST -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/v1/platforms" \
   -d '{"name":"x86-24c","target":"llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu","hardware_params":[24,64,64,0,0,0,0,0]}' \
   >/dev/null
@@ -63,7 +49,6 @@ fi
 # CPU seconds (user + system) of processes (their /proc/PID/stat files); the
 # cluster's are its postmaster and the postmaster's children.
 cpu_of() { awk -v t="$(getconf CLK_TCK)" '{ split($0, a, ") "); split(a[2], f, " "); s += (f[12] + f[13]) / t } END { printf "%.2f", s }' "$@" 2>/dev/null; }
-postmaster=$(head -1 "$dir/data/postmaster.pid")
 pg_cpu() { cpu_of $(for p in "$postmaster" $(pgrep -P "$postmaster"); do echo "/proc/$p/stat"; done); }
 records_n=$(zcat "$records" | wc -l)
 tcld_cpu0=$(cpu_of /proc/$tcld_pid/stat)

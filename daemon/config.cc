@@ -41,6 +41,10 @@ po::options_description options(Config& c, std::int64_t* read_ms, std::int64_t* 
        "torch threads per training job (0 = all cores)")
       ("job-lease-ms", po::value(lease_ms)->default_value(c.job_lease.count()),
        "a claimed job's lease; a worker that stops heartbeating loses the job after this")
+      ("predict-threads", po::value(&c.predict_threads)->default_value(c.predict_threads),
+       "threads scoring one predict request (0 = all cores)")
+      ("max-loaded-models", po::value(&c.max_loaded_models)->default_value(c.max_loaded_models),
+       "model versions kept in memory for predict (aliased ones always stay)")
       ("log-level", po::value(&c.log_level)->default_value(c.log_level), "trace|debug|info|warn|error")
       ("name", po::value(&c.token_name), "token create/revoke: the token's name")
       ("scope", po::value(&c.token_scope)->default_value(c.token_scope), "token create: read|write|admin");
@@ -132,6 +136,9 @@ Result<Config> parse_config(int argc, const char* const* argv, const std::vector
   }
   if (c.train_workers < 0 || c.train_threads < 0) {
     return Status::invalid_argument("--train-workers and --train-threads must be >= 0");
+  }
+  if (c.predict_threads < 0 || c.max_loaded_models < 1) {
+    return Status::invalid_argument("--predict-threads must be >= 0 and --max-loaded-models >= 1");
   }
   if (lease_ms < 1000) return Status::invalid_argument("--job-lease-ms must be at least 1000");
   c.job_lease = std::chrono::milliseconds(lease_ms);

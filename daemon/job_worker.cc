@@ -38,12 +38,13 @@ struct JobWorker::Metrics {
 
 namespace {
 
-// Job options with their defaults; unknown keys are an error (named).
+// Job options with their defaults (TrainRequest's: what bench_quality --job
+// measures); unknown keys are an error (named).
 struct TrainOptions {
-  int epochs = 4;
-  std::int64_t max_records = 200'000;
-  double time_budget_s = 600;
-  double eval_fraction = 0.1;
+  int epochs = trainer::TrainRequest{}.epochs;
+  std::int64_t max_records = trainer::TrainRequest::default_data_options().max_records;
+  double time_budget_s = trainer::TrainRequest{}.time_budget_s;
+  double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
   std::uint64_t seed = 0;
   std::string model = "mamba";
 };

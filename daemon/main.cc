@@ -9,6 +9,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <functional>
@@ -23,13 +24,16 @@
 #include "api/handlers/jobs.h"
 #include "api/handlers/models.h"
 #include "api/handlers/platforms.h"
+#include "api/handlers/predict.h"
 #include "api/handlers/uploads.h"
 #include "api/http_metrics.h"
+#include "api/model_cache.h"
 #include "api/openapi.h"
 #include "api/router.h"
 #include "api/server.h"
 #include "daemon/config.h"
 #include "daemon/job_worker.h"
+#include "registry/alias_listener.h"
 #include "registry/job_queue.h"
 #include "registry/migrations.h"
 #include "registry/model_store.h"
@@ -206,6 +210,12 @@ int run_serve(const Config& c) {
   registry::UploadStore uploads(pool);
   registry::JobQueue jobs(pool);
   registry::ModelStore models(pool);
+  api::ModelCache model_cache(models, api::ModelCacheOptions{c.predict_threads, static_cast<std::size_t>(c.max_loaded_models)});
+  if (Status s = model_cache.resync(); !s) spdlog::warn("model_cache: aliases not loaded yet: {}", s.to_string());
+  auto& alias_gauges = prometheus::BuildGauge()
+                           .Name("tcld_model_alias_version")
+                           .Help("The model version each alias points at, as this replica serves it.")
+                           .Register(metrics);
   api::TokenCache token_cache([&tokens](std::string_view t) { return tokens.lookup(t); }, c.token_cache_ttl);
 
   api::ServerOptions so;
@@ -227,13 +237,15 @@ int run_serve(const Config& c) {
                      http_metrics);
 
   api::HealthDeps health;
-  health.readiness = [&pool, &server] {
+  health.readiness = [&pool, &server, &model_cache] {
     std::vector<api::ReadinessCheck> checks;
     checks.push_back({"accepting", !server.draining(), server.draining() ? "shutting down" : ""});
     Status db = pool.ping();
     checks.push_back({"database", db.is_ok(), db.message()});
     Status mig = db ? registry::check_migrations(pool, registry::embedded_migrations()) : Status::unavailable("database down");
     checks.push_back({"migrations", mig.is_ok(), mig.message()});
+    const bool model_ok = model_cache.production_ready();
+    checks.push_back({"model", model_ok, model_ok ? "" : "the production model version is not loaded"});
     return checks;
   };
   health.metric_registries = {&metrics};
@@ -243,6 +255,9 @@ int run_serve(const Config& c) {
     pool_open.Set(st.open);
     pool_in_use.Set(st.in_use);
     pool_waiting.Set(st.waiting);
+    for (const auto& [alias, version] : model_cache.aliases()) {
+      alias_gauges.Add({{"alias", alias}}).Set(static_cast<double>(version));
+    }
     if (auto counts = jobs.counts_by_state(); counts) {
       for (const auto& jc : *counts) {
         job_gauges.Add({{"state", std::string(registry::job_state_name(jc.state))}}).Set(static_cast<double>(jc.count));
@@ -255,6 +270,7 @@ int run_serve(const Config& c) {
   api::add_upload_routes(router, platforms, uploads, api::UploadRouteOptions{c.max_upload_bytes, 1 << 20});
   api::add_job_routes(router, platforms, jobs);
   api::add_model_routes(router, models);
+  api::add_predict_routes(router, platforms, model_cache, metrics);
 
   if (Status s = server.start(); !s) {
     spdlog::error("start-up stopped: {}", s.to_string());
@@ -266,11 +282,24 @@ int run_serve(const Config& c) {
     worker = std::make_unique<JobWorker>(worker_options(c, c.train_workers), jobs, platforms, uploads, models, metrics);
     worker->start();
   }
+  // Alias moves from any replica or tclctl arrive by NOTIFY; reloads run here,
+  // off the request path.
+  std::atomic<bool> stopping{false};
+  std::thread alias_thread([&] {
+    registry::AliasListener listener(
+        {.url = c.database_url}, [&](const registry::AliasChange& change) { model_cache.on_alias_change(change); },
+        [&] {
+          if (Status s = model_cache.resync(); !s) spdlog::warn("model_cache: resync failed: {}", s.to_string());
+        });
+    while (!stopping) (void)listener.wait(std::chrono::milliseconds(500));
+  });
   {
     // Signals on their own small loop, so a busy I/O pool cannot delay them.
     SignalWaiter signals([&server] { server.shutdown(); });
     server.run();
   }
+  stopping = true;
+  alias_thread.join();
   if (worker) worker->stop();
   spdlog::info("tcld stopped");
   return 0;

@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "tools/api_client.h"
+#include "tools/commands.h"
 #include "tools/upload.h"
 
 namespace json = boost::json;
 using tcl::tools::ApiClient;
 using tcl::tools::ApiResponse;
+using tcl::tools::Args;
 
 namespace {
 
@@ -26,6 +28,10 @@ constexpr const char* kUsage =
     "  platform list\n"
     "  platform show NAME\n"
     "  upload --platform P [--kind measurements|candidates] [--batch-lines N] [--gzip] [--quiet] FILE.jsonl[.gz]...\n"
+    "  predict --platform P [--model ALIAS|VERSION] [--top K] FILE.jsonl[.gz]...\n"
+    "  lineage\n"
+    "  job start --platform P [--kind train] [--epochs N] [--max-records N] [--time-budget-s S] [--wait]\n"
+    "  job show|wait|cancel ID\n"
     "Environment: TCL_URL (default http://127.0.0.1:8080), TCL_TOKEN.\n";
 
 int fail(const std::string& message) {
@@ -33,22 +39,11 @@ int fail(const std::string& message) {
   return 1;
 }
 
-// Splits "--flag value" pairs out of args; positional words stay in order.
-struct Args {
-  std::vector<std::string> words;
-  std::vector<std::pair<std::string, std::string>> flags;
-  std::string flag(const std::string& name, const std::string& fallback = "") const {
-    for (const auto& [k, v] : flags)
-      if (k == name) return v;
-    return fallback;
-  }
-};
-
 Args split_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
-    if (s == "--gzip" || s == "--quiet") {
+    if (s == "--gzip" || s == "--quiet" || s == "--wait") {
       a.flags.emplace_back(s.substr(2), "1");
     } else if (s.rfind("--", 0) == 0 && i + 1 < argc) {
       a.flags.emplace_back(s.substr(2), argv[++i]);
@@ -114,6 +109,9 @@ int main(int argc, char** argv) {
   const char* env_token = std::getenv("TCL_TOKEN");
   ApiClient api(a.flag("url", env_url ? env_url : "http://127.0.0.1:8080"), a.flag("token", env_token ? env_token : ""));
   if (a.words[0] == "platform") return platform_command(api, a);
+  if (a.words[0] == "predict") return tcl::tools::predict_command(api, a);
+  if (a.words[0] == "lineage") return tcl::tools::lineage_command(api, a);
+  if (a.words[0] == "job") return tcl::tools::job_command(api, a);
   if (a.words[0] == "upload") {
     tcl::tools::UploadCommand cmd;
     cmd.platform = a.flag("platform");

@@ -1,0 +1,164 @@
+#include "api/model_cache.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace tcl::api {
+
+namespace {
+
+// "7" → 7; nullopt for anything that is not all digits (an alias name).
+std::optional<std::int64_t> as_version_number(std::string_view s) {
+  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+ModelCache::ModelCache(registry::ModelStore& store, ModelCacheOptions options)
+    : store_(store), options_(options) {}
+
+Result<std::shared_ptr<const LoadedModel>> ModelCache::load(std::int64_t version) {
+  auto info = store_.get(version);
+  if (!info) return info.status();
+  auto blob = store_.weights(version);  // checks the SHA-256
+  if (!blob) return blob.status();
+  auto model = trainer::CostModel::load(blob->bytes);
+  if (!model) {
+    return Status::internal("model version " + std::to_string(version) +
+                            " does not load: " + model.status().message());
+  }
+  auto loaded = std::make_shared<LoadedModel>();
+  loaded->version = version;
+  loaded->platforms = info->platforms;
+  loaded->weights_sha256 = blob->sha256;
+  if ((*model)->config().kind == trainer::ModelKind::kMamba) {
+    trainer::InferenceOptions io;
+    io.threads = options_.threads_per_call;
+    auto fast = trainer::StudentInference::create(**model, io);
+    if (!fast) {
+      return Status::internal("model version " + std::to_string(version) +
+                              " has no fast path: " + fast.status().message());
+    }
+    loaded->fast = std::move(*fast);
+  }
+  loaded->model = std::move(*model);
+  spdlog::info("model_cache: loaded version={} kind={} params={} sha256={}", version,
+               trainer::model_kind_name(loaded->model->config().kind), loaded->model->num_parameters(),
+               loaded->weights_sha256.substr(0, 12));
+  return std::shared_ptr<const LoadedModel>(std::move(loaded));
+}
+
+Result<std::shared_ptr<const LoadedModel>> ModelCache::get_version(std::int64_t version) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = versions_.find(version); it != versions_.end()) {
+      it->second.last_used = ++clock_;
+      return it->second.model;
+    }
+  }
+  auto loaded = load(version);
+  if (!loaded) return loaded.status();
+  std::lock_guard lock(mu_);
+  auto [it, inserted] = versions_.try_emplace(version, Entry{*loaded, 0});
+  it->second.last_used = ++clock_;
+  if (inserted) evict_locked();
+  return it->second.model;
+}
+
+void ModelCache::evict_locked() {
+  while (versions_.size() > options_.max_versions) {
+    auto victim = versions_.end();
+    for (auto it = versions_.begin(); it != versions_.end(); ++it) {
+      const bool aliased = std::any_of(aliases_.begin(), aliases_.end(),
+                                       [&](const auto& a) { return a.second == it->first; });
+      if (aliased) continue;
+      if (victim == versions_.end() || it->second.last_used < victim->second.last_used) victim = it;
+    }
+    if (victim == versions_.end()) return;  // everything loaded is aliased: keep it
+    versions_.erase(victim);
+  }
+}
+
+Result<std::shared_ptr<const LoadedModel>> ModelCache::get(std::string_view alias_or_version) {
+  if (auto number = as_version_number(alias_or_version)) return get_version(*number);
+  std::int64_t version = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = aliases_.find(alias_or_version); it != aliases_.end()) version = it->second;
+  }
+  if (version == 0) {
+    // Not heard of yet (its NOTIFY may still be on the way): ask once.
+    auto alias = store_.get_alias(alias_or_version);
+    if (!alias) {
+      if (alias.status().code() == StatusCode::kNotFound && alias_or_version == "production") {
+        return Status::not_found("no model version is in production yet: train one first (POST /v1/platforms/{name}/jobs)");
+      }
+      return alias.status();
+    }
+    version = alias->version;
+    std::lock_guard lock(mu_);
+    aliases_.try_emplace(alias->name, version);
+  }
+  return get_version(version);
+}
+
+void ModelCache::on_alias_change(const registry::AliasChange& change) {
+  auto loaded = get_version(change.version);
+  if (!loaded) {
+    spdlog::error("model_cache: alias={} moved to version={} which does not load: {}", change.alias,
+                  change.version, loaded.status().to_string());
+  }
+  std::lock_guard lock(mu_);
+  aliases_[change.alias] = change.version;
+  spdlog::info("model_cache: alias={} now version={}", change.alias, change.version);
+  evict_locked();
+}
+
+Status ModelCache::resync() {
+  auto all = store_.list_aliases();
+  if (!all) return all.status();
+  for (const auto& a : *all) {
+    if (auto loaded = get_version(a.version); !loaded) {
+      spdlog::error("model_cache: alias={} points at version={} which does not load: {}", a.name, a.version,
+                    loaded.status().to_string());
+    }
+  }
+  std::lock_guard lock(mu_);
+  aliases_.clear();
+  for (const auto& a : *all) aliases_[a.name] = a.version;
+  evict_locked();
+  return Status::ok();
+}
+
+std::int64_t ModelCache::alias_version(std::string_view alias) const {
+  std::lock_guard lock(mu_);
+  auto it = aliases_.find(alias);
+  return it == aliases_.end() ? 0 : it->second;
+}
+
+std::map<std::string, std::int64_t, std::less<>> ModelCache::aliases() const {
+  std::lock_guard lock(mu_);
+  return aliases_;
+}
+
+bool ModelCache::production_ready() const {
+  std::lock_guard lock(mu_);
+  auto it = aliases_.find(std::string_view("production"));
+  if (it == aliases_.end()) return true;
+  return versions_.count(it->second) > 0;
+}
+
+std::size_t ModelCache::loaded_count() const {
+  std::lock_guard lock(mu_);
+  return versions_.size();
+}
+
+}  // namespace tcl::api

@@ -1,0 +1,178 @@
+// tclctl, the binary, against a real tcld: platform commands, a batched and
+// retried upload (idempotent), predict (plain and --top), lineage and jobs.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/line_reader.h"
+#include "registry/model_store.h"
+#include "registry/pg_pool.h"
+#include "tests/lib/http_client.h"
+#include "tests/lib/model_fixture.h"
+#include "tests/lib/pg_cluster.h"
+#include "tests/lib/tcld_process.h"
+
+namespace tcl::testing {
+namespace {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+const std::string kData = std::string(TCL_SOURCE_DIR) + "/../shared/data";
+const std::string kTclctl = std::string(TCL_BINARY_DIR) + "/tools/tclctl";
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;  // stdout; stderr goes to the test log
+};
+
+class TclctlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    url_ = PgCluster::shared().create_database();
+    tcld_ = std::make_unique<TcldProcess>(url_);
+    ASSERT_TRUE(tcld_->start()) << tcld_->log();
+    token_ = tcld_->create_token("lab", "admin");
+    dir_ = fs::temp_directory_path() / ("tclctl-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    fs::remove_all(dir_);
+    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
+  }
+  CliRun tclctl(const std::string& args) {
+    const std::string cmd = "TCL_URL=http://127.0.0.1:" + std::to_string(tcld_->port()) + " TCL_TOKEN=" + token_ +
+                            " " + kTclctl + " " + args;
+    CliRun r;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) return r;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+    const int status = ::pclose(p);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+  }
+  // The first n lines of x86-16c, plus `extra` lines, as a file.
+  std::string write_records(std::size_t n, const std::string& extra = "") {
+    auto reader = core::LineReader::open(kData + "/x86-16c/records.jsonl.gz");
+    EXPECT_TRUE(reader);
+    const std::string path = (dir_ / "records.jsonl").string();
+    std::ofstream out(path);
+    std::string_view line;
+    for (std::size_t i = 0; i < n && (*reader)->next(&line); ++i) out << line << '\n';
+    out << extra;
+    return path;
+  }
+  void create_platform() {
+    const CliRun r = tclctl(
+        "platform create --name x16 --target 'llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu' "
+        "--hardware-params 16,64,64,0,0,0,0,0");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+  }
+
+  std::string url_, token_;
+  fs::path dir_;
+  std::unique_ptr<TcldProcess> tcld_;
+};
+
+TEST_F(TclctlTest, PlatformsAndARetriedBatchedUpload) {
+  create_platform();
+  EXPECT_NE(tclctl("platform list").out.find("x16"), std::string::npos);
+  EXPECT_NE(tclctl("platform create --name x16 --target llvm --hardware-params 1,2,3,4,5,6,7,8").exit_code, 0);
+
+  const std::string file = write_records(300, "{\"i\": 1}\nnot json\n");
+  CliRun first = tclctl("upload --platform x16 --batch-lines 100 --quiet " + file);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const json::value report = json::parse(first.out);
+  EXPECT_EQ(report.at("lines").as_int64(), 302);
+  EXPECT_EQ(report.at("accepted").as_int64(), 300);
+  EXPECT_EQ(report.at("rejected").as_int64(), 2);
+  EXPECT_EQ(report.at("batches").as_int64(), 4);
+
+  // CliRun again (an interrupted upload is simply rerun): nothing is stored twice.
+  CliRun again = tclctl("upload --platform x16 --batch-lines 100 --quiet " + file);
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(json::parse(again.out).at("replayed_batches").as_int64(), 4);
+  const json::value shown = json::parse(tclctl("platform show x16").out);
+  const auto& counts = shown.at("counts");
+  EXPECT_EQ(counts.at("measurements").as_int64() + counts.at("failed").as_int64(), 300);
+}
+
+TEST_F(TclctlTest, PredictLineageAndJobs) {
+  create_platform();
+  registry::PgPool pool(registry::PgPoolOptions{url_, 1});
+  registry::ModelStore models(pool);
+  registry::NewVersion v;
+  v.platforms = {"x16"};
+  v.weights = fresh_checkpoint(3);
+  v.metrics_json = R"({"x16": {"top1": 0.875}})";
+  registry::CreateVersionOptions o;
+  o.make_production_if_unset = true;
+  ASSERT_TRUE(models.create_version(v, o));
+
+  const std::string file = write_records(120);
+  CliRun scores = tclctl("predict --platform x16 " + file);
+  ASSERT_EQ(scores.exit_code, 0) << scores.out;
+  std::istringstream in(scores.out);
+  int lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    const auto tab = line.find('\t');
+    ASSERT_NE(tab, std::string::npos) << line;
+    EXPECT_TRUE(std::isfinite(std::stod(line.substr(0, tab)))) << line;
+    EXPECT_EQ(line.substr(tab + 1), file + ":" + std::to_string(lines + 1));
+  }
+  EXPECT_EQ(lines, 120);
+
+  // --top 2: per task, at most two, best first.
+  CliRun top = tclctl("predict --platform x16 --top 2 " + file);
+  ASSERT_EQ(top.exit_code, 0) << top.out;
+  std::istringstream tin(top.out);
+  int tasks = 0, ranked = 0;
+  double previous = 0;
+  for (std::string line; std::getline(tin, line);) {
+    if (line.rfind("# ", 0) == 0) {
+      ++tasks;
+      continue;
+    }
+    const auto t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
+    const int rank = std::stoi(line.substr(0, t1));
+    const double score = std::stod(line.substr(t1 + 1, t2 - t1 - 1));
+    EXPECT_LE(rank, 2);
+    if (rank == 2) {
+      EXPECT_LE(score, previous) << top.out;
+    }
+    previous = score;
+    ++ranked;
+  }
+  EXPECT_GE(tasks, 1);
+  EXPECT_LE(ranked, 2 * tasks);
+  EXPECT_GE(ranked, tasks);
+  EXPECT_EQ(tclctl("predict --platform nope " + file).exit_code, 1);
+
+  const CliRun lineage = tclctl("lineage");
+  ASSERT_EQ(lineage.exit_code, 0);
+  EXPECT_NE(lineage.out.find("production"), std::string::npos) << lineage.out;
+  EXPECT_NE(lineage.out.find("x16=0.875"), std::string::npos) << lineage.out;
+
+  // A job started and cancelled from the command line.
+  const CliRun started = tclctl("job start --platform x16 --epochs 1 --max-records 100");
+  ASSERT_EQ(started.exit_code, 0) << started.out;
+  const std::string id = std::to_string(json::parse(started.out).at("id").as_int64());
+  EXPECT_EQ(tclctl("job cancel " + id).exit_code, 0);
+  const json::value shown = json::parse(tclctl("job show " + id).out);
+  EXPECT_EQ(shown.at("id").as_int64(), std::stoll(id));
+  EXPECT_TRUE(shown.at("cancel_requested").as_bool() || shown.at("state").as_string() == "cancelled" ||
+              shown.at("state").as_string() == "failed" || shown.at("state").as_string() == "succeeded")
+      << json::serialize(shown);
+  EXPECT_EQ(tclctl("job start").exit_code, 1);
+}
+
+}  // namespace
+}  // namespace tcl::testing

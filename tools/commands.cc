@@ -1,0 +1,233 @@
+#include "tools/commands.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <thread>
+
+#include "core/line_reader.h"
+#include "core/record.h"
+
+namespace tcl::tools {
+namespace json = boost::json;
+
+std::string Args::flag(const std::string& name, const std::string& fallback) const {
+  for (const auto& [k, v] : flags)
+    if (k == name) return v;
+  return fallback;
+}
+
+namespace {
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "tclctl: %s\n", message.c_str());
+  return 1;
+}
+
+std::string text(const json::value& v) {
+  if (v.is_string()) return std::string(v.as_string());
+  if (v.is_null()) return "-";
+  return json::serialize(v);
+}
+
+// Records per POST /v1/predict: well inside the route's limits.
+constexpr std::size_t kPredictBatch = 4096;
+
+struct Scored {
+  double score = 0;
+  std::string where;         // file:line
+  std::string workload_key;  // for --top
+};
+
+}  // namespace
+
+int predict_command(ApiClient& api, const Args& a) {
+  const std::string platform = a.flag("platform");
+  if (platform.empty() || a.words.size() < 2) {
+    std::fputs("usage: tclctl predict --platform P [--model M] [--top K] FILE.jsonl[.gz]...\n", stderr);
+    return 2;
+  }
+  const std::string model = a.flag("model", "production");
+  long top = 0;
+  try {
+    top = std::stol(a.flag("top", "0"));
+  } catch (const std::exception&) {
+    top = -1;
+  }
+  if (top < 0) return fail("--top must be a non-negative integer");
+
+  std::vector<Scored> all;
+  std::vector<Scored> pending;
+  json::array lines;
+  std::int64_t version = 0, truncated = 0;
+  const auto flush = [&]() -> int {
+    if (lines.empty()) return 0;
+    const json::object body{{"platform", platform}, {"model", model}, {"records", std::move(lines)}};
+    lines = json::array();
+    auto r = api.call("POST", "/v1/predict", json::serialize(body));
+    if (!r) return fail(r.status().message());
+    if (r->status != 200) return fail(r->error_text());
+    const json::value answer = r->json();
+    const auto& scores = answer.at("scores").as_array();
+    if (scores.size() != pending.size()) return fail("the daemon returned a score count that does not match");
+    version = answer.at("model_version").as_int64();
+    truncated += answer.at("truncated").as_int64();
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      pending[i].score = scores[i].to_number<double>();
+      if (top == 0) {
+        std::printf("%.6g\t%s\n", pending[i].score, pending[i].where.c_str());
+      } else {
+        all.push_back(std::move(pending[i]));
+      }
+    }
+    pending.clear();
+    return 0;
+  };
+
+  core::RecordParser parser;
+  core::Record record;
+  for (std::size_t f = 1; f < a.words.size(); ++f) {
+    const std::string& file = a.words[f];
+    auto reader = core::LineReader::open(file);
+    if (!reader) return fail(reader.status().message());
+    std::string_view line;
+    while ((*reader)->next(&line)) {
+      if (core::is_skippable_line(line)) continue;
+      Scored s;
+      s.where = file + ":" + std::to_string((*reader)->line_number());
+      if (top > 0) {
+        // Only --top needs the task; the daemon validates the record either way.
+        if (Status st = parser.parse(line, &record); !st) return fail(s.where + ": " + st.message());
+        s.workload_key = record.workload_key;
+      }
+      pending.push_back(std::move(s));
+      lines.emplace_back(line);
+      if (lines.size() == kPredictBatch) {
+        if (int rc = flush(); rc != 0) return rc;
+      }
+    }
+    if (!(*reader)->status()) return fail(file + ": " + (*reader)->status().message());
+  }
+  if (int rc = flush(); rc != 0) return rc;
+
+  if (top > 0) {
+    std::map<std::string, std::vector<const Scored*>> by_task;
+    for (const auto& s : all) by_task[s.workload_key].push_back(&s);
+    for (auto& [task, items] : by_task) {
+      std::stable_sort(items.begin(), items.end(), [](const Scored* x, const Scored* y) { return x->score > y->score; });
+      std::printf("# %s (%zu programs)\n", task.c_str(), items.size());
+      for (std::size_t i = 0; i < items.size() && i < static_cast<std::size_t>(top); ++i) {
+        std::printf("%zu\t%.6g\t%s\n", i + 1, items[i]->score, items[i]->where.c_str());
+      }
+    }
+  }
+  std::fprintf(stderr, "tclctl: scored with model version %lld on %s%s\n", static_cast<long long>(version),
+               platform.c_str(),
+               truncated > 0 ? (" (" + std::to_string(truncated) + " programs longer than the model reads)").c_str()
+                             : "");
+  return 0;
+}
+
+int lineage_command(ApiClient& api, const Args&) {
+  auto r = api.call("GET", "/v1/models");
+  if (!r) return fail(r.status().message());
+  if (r->status != 200) return fail(r->error_text());
+  const json::value lineage = r->json();
+  std::printf("%-8s %-8s %-10s %-20s %-24s %-32s %s\n", "VERSION", "PARENT", "STATUS", "ALIASES", "PLATFORMS",
+              "TOP-1 (per platform)", "CREATED");
+  for (const auto& v : lineage.at("versions").as_array()) {
+    std::string aliases, platforms, top1;
+    for (const auto& x : v.at("aliases").as_array()) aliases += (aliases.empty() ? "" : ",") + text(x);
+    for (const auto& x : v.at("platforms").as_array()) platforms += (platforms.empty() ? "" : ",") + text(x);
+    if (const json::object* m = v.at("metrics").if_object()) {
+      for (const auto& [platform, metrics] : *m) {
+        const json::value* t = metrics.is_object() ? metrics.as_object().if_contains("top1") : nullptr;
+        if (t == nullptr || !t->is_number()) continue;
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%s%s=%.3f", top1.empty() ? "" : " ", std::string(platform).c_str(),
+                      t->to_number<double>());
+        top1 += buf;
+      }
+    }
+    std::printf("%-8s %-8s %-10s %-20s %-24s %-32s %s\n", text(v.at("version")).c_str(), text(v.at("parent")).c_str(),
+                text(v.at("status")).c_str(), aliases.empty() ? "-" : aliases.c_str(), platforms.c_str(),
+                top1.empty() ? "-" : top1.c_str(), text(v.at("created_at")).c_str());
+  }
+  return 0;
+}
+
+namespace {
+
+bool finished(const json::value& job) {
+  const std::string state = text(job.at("state"));
+  return state == "succeeded" || state == "failed" || state == "cancelled";
+}
+
+int wait_job(ApiClient& api, const std::string& id) {
+  std::string last;
+  for (;;) {
+    auto r = api.call("GET", "/v1/jobs/" + id);
+    if (!r) return fail(r.status().message());
+    if (r->status != 200) return fail(r->error_text());
+    const json::value job = r->json();
+    const std::string line = text(job.at("state")) + " " + json::serialize(job.at("progress"));
+    if (line != last) std::fprintf(stderr, "job %s: %s\n", id.c_str(), line.c_str());
+    last = line;
+    if (finished(job)) {
+      std::printf("%s\n", json::serialize(job).c_str());
+      return text(job.at("state")) == "succeeded" ? 0 : 1;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+}  // namespace
+
+int job_command(ApiClient& api, const Args& a) {
+  const std::string verb = a.words.size() > 1 ? a.words[1] : "";
+  if (verb == "start") {
+    const std::string platform = a.flag("platform");
+    if (platform.empty()) return fail("job start needs --platform");
+    json::object body{{"kind", a.flag("kind", "train")}};
+    for (const char* key : {"epochs", "max-records", "time-budget-s", "seed"}) {
+      const std::string v = a.flag(key);
+      if (v.empty()) continue;
+      std::string field(key);
+      std::replace(field.begin(), field.end(), '-', '_');
+      try {
+        body[field] = std::stod(v);
+      } catch (const std::exception&) {
+        return fail(std::string("--") + key + " must be a number");
+      }
+    }
+    if (!a.flag("model").empty()) body["model"] = a.flag("model");
+    auto r = api.call("POST", "/v1/platforms/" + platform + "/jobs", json::serialize(body));
+    if (!r) return fail(r.status().message());
+    if (r->status != 202) return fail(r->error_text());
+    const std::string id = text(r->json().at("id"));
+    if (a.flag("wait").empty() || a.flag("wait") == "0") {
+      std::printf("%s\n", r->body.c_str());
+      return 0;
+    }
+    return wait_job(api, id);
+  }
+  if ((verb == "show" || verb == "wait" || verb == "cancel") && a.words.size() > 2) {
+    const std::string& id = a.words[2];
+    if (verb == "wait") return wait_job(api, id);
+    auto r = verb == "show" ? api.call("GET", "/v1/jobs/" + id) : api.call("POST", "/v1/jobs/" + id + "/cancel");
+    if (!r) return fail(r.status().message());
+    if (r->status / 100 != 2) return fail(r->error_text());
+    std::printf("%s\n", r->body.c_str());
+    return 0;
+  }
+  std::fputs("usage: tclctl job start --platform P [--kind train] [--epochs N] [--max-records N] [--time-budget-s S]\n"
+             "                        [--model mamba|attention|mlp] [--wait]\n"
+             "       tclctl job show|wait|cancel ID\n",
+             stderr);
+  return 2;
+}
+
+}  // namespace tcl::tools
