@@ -25,6 +25,7 @@
 #include "api/handlers/models.h"
 #include "api/handlers/platforms.h"
 #include "api/handlers/predict.h"
+#include "api/handlers/sample_requests.h"
 #include "api/handlers/uploads.h"
 #include "api/http_metrics.h"
 #include "api/model_cache.h"
@@ -39,6 +40,7 @@
 #include "registry/model_store.h"
 #include "registry/pg_pool.h"
 #include "registry/platform_store.h"
+#include "registry/sample_store.h"
 #include "registry/token_store.h"
 #include "registry/upload_store.h"
 
@@ -210,6 +212,7 @@ int run_serve(const Config& c) {
   registry::UploadStore uploads(pool);
   registry::JobQueue jobs(pool);
   registry::ModelStore models(pool);
+  registry::SampleStore samples(pool);
   api::ModelCache model_cache(models, api::ModelCacheOptions{c.predict_threads, static_cast<std::size_t>(c.max_loaded_models)});
   if (Status s = model_cache.resync(); !s) spdlog::warn("model_cache: aliases not loaded yet: {}", s.to_string());
   auto& alias_gauges = prometheus::BuildGauge()
@@ -271,6 +274,7 @@ int run_serve(const Config& c) {
   api::add_job_routes(router, platforms, jobs);
   api::add_model_routes(router, models);
   api::add_predict_routes(router, platforms, model_cache, metrics);
+  api::add_sample_request_routes(router, platforms, uploads, samples, model_cache);
 
   if (Status s = server.start(); !s) {
     spdlog::error("start-up stopped: {}", s.to_string());

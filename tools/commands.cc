@@ -6,10 +6,14 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include "core/line_reader.h"
+#include "core/program_id.h"
 #include "core/record.h"
+#include "tools/upload.h"
 
 namespace tcl::tools {
 namespace json = boost::json;
@@ -228,6 +232,144 @@ int job_command(ApiClient& api, const Args& a) {
              "       tclctl job show|wait|cancel ID\n",
              stderr);
   return 2;
+}
+
+namespace {
+
+// POST a sample request; the parsed answer or a printed failure (nullopt).
+std::optional<json::value> create_sample_request(ApiClient& api, const Args& a, const std::string& platform) {
+  json::object body{{"strategy", a.flag("strategy", "rdu")}};
+  try {
+    if (!a.flag("budget").empty()) body["budget"] = std::stoll(a.flag("budget"));
+    if (!a.flag("fraction").empty()) body["fraction"] = std::stod(a.flag("fraction"));
+    if (!a.flag("seed").empty()) body["seed"] = std::stoll(a.flag("seed"));
+  } catch (const std::exception&) {
+    fail("--budget, --fraction and --seed must be numbers");
+    return std::nullopt;
+  }
+  if (!a.flag("model").empty()) body["model"] = a.flag("model");
+  auto r = api.call("POST", "/v1/platforms/" + platform + "/sample-requests", json::serialize(body));
+  if (!r) {
+    fail(r.status().message());
+    return std::nullopt;
+  }
+  if (r->status != 201) {
+    fail(r->error_text());
+    return std::nullopt;
+  }
+  return r->json();
+}
+
+}  // namespace
+
+int sample_command(ApiClient& api, const Args& a) {
+  const std::string platform = a.flag("platform");
+  if (platform.empty() || (a.flag("fraction").empty() == a.flag("budget").empty())) {
+    std::fputs("usage: tclctl sample --platform P (--fraction F | --budget N) [--strategy S] [--seed N] [-o FILE]\n",
+               stderr);
+    return 2;
+  }
+  auto req = create_sample_request(api, a, platform);
+  if (!req) return 1;
+  const std::string id = text(req->at("id"));
+  auto lines = api.call("GET", "/v1/sample-requests/" + id, "", {{"Accept", "application/x-ndjson"}});
+  if (!lines) return fail(lines.status().message());
+  if (lines->status != 200) return fail(lines->error_text());
+  const std::string out = a.flag("o", a.flag("output"));
+  if (out.empty() || out == "-") {
+    std::fwrite(lines->body.data(), 1, lines->body.size(), stdout);
+  } else {
+    FILE* f = std::fopen(out.c_str(), "wb");
+    if (f == nullptr) return fail("cannot write " + out);
+    const bool ok = std::fwrite(lines->body.data(), 1, lines->body.size(), f) == lines->body.size();
+    if (std::fclose(f) != 0 || !ok) return fail("cannot write " + out);
+  }
+  const json::value& params = req->at("params");
+  std::fprintf(stderr, "tclctl: sample request %s: %zu programs to measure of a pool of %s (strategy %s, model %s)\n",
+               id.c_str(), req->at("items").as_array().size(), text(params.at("pool_size")).c_str(),
+               text(req->at("strategy")).c_str(), text(req->at("model_version")).c_str());
+  return 0;
+}
+
+int onboard_command(ApiClient& api, const Args& a) {
+  const std::string platform = a.flag("platform"), candidates = a.flag("candidates"), answers = a.flag("answers");
+  if (platform.empty() || candidates.empty() || answers.empty()) {
+    std::fputs("usage: tclctl onboard --platform P --candidates FILE --answers FILE [--rounds N] [--fraction F]\n"
+               "                      [--strategy S] [--seed N]\n",
+               stderr);
+    return 2;
+  }
+  int rounds = 1;
+  try {
+    rounds = std::stoi(a.flag("rounds", "1"));
+  } catch (const std::exception&) {
+    rounds = 0;
+  }
+  if (rounds < 1) return fail("--rounds must be a positive integer");
+  Args per_round = a;
+  if (a.flag("fraction").empty() && a.flag("budget").empty()) per_round.flags.emplace_back("fraction", "0.05");
+
+  // The lab's notebook: every known measurement by program identity.
+  std::unordered_map<std::string, std::string> known;
+  {
+    auto reader = core::LineReader::open(answers);
+    if (!reader) return fail(reader.status().message());
+    core::RecordParser parser;
+    core::Record r;
+    std::string_view line;
+    while ((*reader)->next(&line)) {
+      if (core::is_skippable_line(line) || !parser.parse(line, &r).is_ok()) continue;
+      if (core::classify(r) == core::RecordClass::kCandidate) continue;
+      known.try_emplace(core::program_id(r), std::string(line));
+    }
+    if (!(*reader)->status()) return fail(answers + ": " + (*reader)->status().message());
+  }
+  std::fprintf(stderr, "tclctl: %zu known measurements in %s\n", known.size(), answers.c_str());
+
+  // The pool (idempotent: a rerun replays the same batches).
+  UploadCommand pool;
+  pool.platform = platform;
+  pool.kind = "candidates";
+  pool.files = {candidates};
+  pool.quiet = true;
+  UploadTotals pool_totals;
+  if (int rc = run_upload_command(api, pool, &pool_totals); rc != 0) return rc;
+  std::fprintf(stderr, "tclctl: pool: %lld candidates accepted, %lld duplicates\n", pool_totals.accepted,
+               pool_totals.duplicates);
+
+  std::int64_t total_measured = 0;
+  for (int round = 1; round <= rounds; ++round) {
+    auto req = create_sample_request(api, per_round, platform);
+    if (!req) return 1;
+    std::string body;
+    std::size_t found = 0, missing = 0;
+    for (const auto& item : req->at("items").as_array()) {
+      auto it = known.find(std::string(item.at("program_id").as_string()));
+      if (it == known.end()) {
+        ++missing;
+        continue;
+      }
+      body += it->second;
+      body.push_back('\n');
+      ++found;
+    }
+    if (!body.empty()) {
+      auto up = api.call("POST", "/v1/platforms/" + platform + "/measurements", body,
+                         {{"Content-Type", "application/x-ndjson"},
+                          {"Idempotency-Key", "onboard-" + platform + "-request-" + text(req->at("id"))}});
+      if (!up) return fail(up.status().message());
+      if (up->status != 201 && up->status != 200) return fail(up->error_text());
+    }
+    total_measured += static_cast<std::int64_t>(found);
+    std::fprintf(stderr, "round %d/%d: request %s picked %zu of %s (strategy %s); measured %zu%s; total %lld\n",
+                 round, rounds, text(req->at("id")).c_str(), req->at("items").as_array().size(),
+                 text(req->at("params").at("pool_size")).c_str(), text(req->at("strategy")).c_str(), found,
+                 missing ? (", " + std::to_string(missing) + " not in the answers").c_str() : "",
+                 static_cast<long long>(total_measured));
+  }
+  std::printf("{\"platform\": \"%s\", \"rounds\": %d, \"measured\": %lld}\n", platform.c_str(), rounds,
+              static_cast<long long>(total_measured));
+  return 0;
 }
 
 }  // namespace tcl::tools

@@ -32,4 +32,18 @@ int lineage_command(ApiClient& api, const Args& a);
 //   wait polls until the job ends, printing its progress on stderr.
 int job_command(ApiClient& api, const Args& a);
 
+// sample --platform P (--fraction F | --budget N) [--strategy S] [--seed N]
+//        [--model M] [-o FILE]
+//   Creates a sample request and writes the records to measure as JSON lines
+//   to FILE (default stdout); the request's id and sizes go to stderr.
+int sample_command(ApiClient& api, const Args& a);
+// onboard --platform P --candidates FILE --answers FILE [--rounds N]
+//         [--fraction F] [--strategy S] [--seed N]
+//   Plays the lab on known measurements (how we evaluate on real logs):
+//   uploads the candidate pool, then per round asks for a sample request,
+//   looks the picked programs up in the answers file (program identity:
+//   workload key + steps) and uploads those measurements, printing each
+//   round's progress. Programs the answers do not hold are reported.
+int onboard_command(ApiClient& api, const Args& a);
+
 }  // namespace tcl::tools

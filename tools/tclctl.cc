@@ -30,6 +30,8 @@ constexpr const char* kUsage =
     "  upload --platform P [--kind measurements|candidates] [--batch-lines N] [--gzip] [--quiet] FILE.jsonl[.gz]...\n"
     "  predict --platform P [--model ALIAS|VERSION] [--top K] FILE.jsonl[.gz]...\n"
     "  lineage\n"
+    "  sample --platform P (--fraction F | --budget N) [--strategy rdu|random|r|d|u] [--seed N] [-o FILE]\n"
+    "  onboard --platform P --candidates FILE --answers FILE [--rounds N] [--fraction F] [--strategy S]\n"
     "  job start --platform P [--kind train] [--epochs N] [--max-records N] [--time-budget-s S] [--wait]\n"
     "  job show|wait|cancel ID\n"
     "Environment: TCL_URL (default http://127.0.0.1:8080), TCL_TOKEN.\n";
@@ -45,6 +47,8 @@ Args split_args(int argc, char** argv) {
     std::string s = argv[i];
     if (s == "--gzip" || s == "--quiet" || s == "--wait") {
       a.flags.emplace_back(s.substr(2), "1");
+    } else if (s == "-o" && i + 1 < argc) {
+      a.flags.emplace_back("o", argv[++i]);
     } else if (s.rfind("--", 0) == 0 && i + 1 < argc) {
       a.flags.emplace_back(s.substr(2), argv[++i]);
     } else {
@@ -112,6 +116,8 @@ int main(int argc, char** argv) {
   if (a.words[0] == "predict") return tcl::tools::predict_command(api, a);
   if (a.words[0] == "lineage") return tcl::tools::lineage_command(api, a);
   if (a.words[0] == "job") return tcl::tools::job_command(api, a);
+  if (a.words[0] == "sample") return tcl::tools::sample_command(api, a);
+  if (a.words[0] == "onboard") return tcl::tools::onboard_command(api, a);
   if (a.words[0] == "upload") {
     tcl::tools::UploadCommand cmd;
     cmd.platform = a.flag("platform");

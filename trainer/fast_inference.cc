@@ -503,4 +503,59 @@ Status StudentInference::embed(const FeatureBatch& batch, std::span<float> embed
   }
 }
 
+namespace {
+
+// A counter-based generator: the mask of (program, sample, unit) depends on
+// nothing else, so results do not depend on the order of evaluation.
+inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+inline float unit_float(uint64_t x) { return static_cast<float>(x >> 40) * (1.0f / 16777216.0f); }
+
+}  // namespace
+
+Status StudentInference::head_mc(std::span<const float> embeddings, int64_t count, int32_t samples,
+                                 uint64_t seed, std::span<float> scores) const {
+  const Dims& d = impl_->net.dims;
+  const fast::Net& net = impl_->net;
+  if (count < 0 || samples < 1) return Status::invalid_argument("head_mc: count < 0 or samples < 1");
+  if (static_cast<int64_t>(embeddings.size()) != count * d.d) {
+    return Status::invalid_argument("head_mc: embeddings: " + size_text(embeddings.size(), count * d.d));
+  }
+  if (static_cast<int64_t>(scores.size()) != count * samples) {
+    return Status::invalid_argument("head_mc: scores: " + size_text(scores.size(), count * samples));
+  }
+  const float p = static_cast<float>(impl_->config.dropout);
+  const float keep_scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
+  std::vector<float> x(static_cast<size_t>(d.d)), h(static_cast<size_t>(d.hhp));
+  for (int64_t i = 0; i < count; ++i) {
+    const float* e = embeddings.data() + i * d.d;
+    for (int32_t s = 0; s < samples; ++s) {
+      const uint64_t stream = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(i) * 0x100000001B3ull + static_cast<uint64_t>(s)));
+      uint64_t counter = 0;
+      for (int64_t k = 0; k < d.d; ++k) {
+        x[k] = unit_float(splitmix64(stream + counter++)) < p ? 0.0f : e[k] * keep_scale;
+      }
+      std::copy(net.head_in_b, net.head_in_b + d.hhp, h.begin());
+      for (int64_t k = 0; k < d.d; ++k) {
+        const float xk = x[k];
+        if (xk == 0.0f) continue;
+        const float* w = net.head_in_t + k * d.hhp;
+        for (int64_t j = 0; j < d.hhp; ++j) h[j] += xk * w[j];
+      }
+      float out = net.head_out_b;
+      for (int64_t j = 0; j < d.hh; ++j) {
+        float v = h[j] / (1.0f + std::exp(-h[j]));  // SiLU
+        v = unit_float(splitmix64(stream + counter++)) < p ? 0.0f : v * keep_scale;
+        out += v * net.head_out_w[j];
+      }
+      scores[static_cast<size_t>(s * count + i)] = out;
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace tcl::trainer

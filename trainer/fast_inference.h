@@ -95,6 +95,17 @@ class StudentInference {
   // [count, d_model].
   Status embed(const FeatureBatch& batch, std::span<float> embeddings) const;
 
+  // MC dropout for uncertainty (the sampler's U): `samples` passes of the
+  // scoring head over embed()'s output with fresh dropout masks at the
+  // model's dropout rate (the student's dropout lives in its head, so this
+  // is the distribution CostModel::predict_mc samples from, without running
+  // the encoder again). scores[s · count + i], sample-major. Deterministic
+  // for a seed, whatever the thread count. kInvalidArgument on size
+  // mismatches or samples < 1. Single-threaded plain loops: the head is a
+  // few percent of a forward pass.
+  Status head_mc(std::span<const float> embeddings, int64_t count, int32_t samples, uint64_t seed,
+                 std::span<float> scores) const;
+
  private:
   struct Impl;
   explicit StudentInference(std::unique_ptr<Impl> impl);

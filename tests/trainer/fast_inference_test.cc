@@ -347,3 +347,62 @@ TEST(FastInferenceTest, RejectsBadInputsAndOtherKinds) {
 
 }  // namespace
 }  // namespace tcl::trainer
+
+namespace tcl::trainer {
+namespace {
+
+// head_mc: with dropout 0 every sample is the deterministic score; with
+// dropout the samples spread around it, reproducibly for a seed, and their
+// spread tracks the torch MC-dropout spread of the same model.
+TEST(FastInferenceTest, HeadMcSamplesTheHeadsDropout) {
+  ModelConfig c = odd_config(21);
+  c.dropout = 0.0;
+  auto model = make_model(c);
+  auto fast = make_fast(*model, SimdLevel::kAuto, 1);
+  ASSERT_NE(fast, nullptr);
+  const Batch b = make_batch(16, c.max_len, c, 21);
+  std::vector<float> scores(16), emb(16 * c.d_model), mc(16 * 3);
+  ASSERT_TRUE(fast->predict(view(b, b.descriptors), scores).is_ok());
+  ASSERT_TRUE(fast->embed(view(b, b.descriptors), emb).is_ok());
+  ASSERT_TRUE(fast->head_mc(emb, 16, 3, 7, mc).is_ok());
+  for (int s = 0; s < 3; ++s) EXPECT_LT(scaled_error({mc.begin() + s * 16, mc.begin() + (s + 1) * 16}, scores), 1e-4);
+
+  c.dropout = 0.3;
+  auto noisy = make_model(c);
+  auto fast_noisy = make_fast(*noisy, SimdLevel::kAuto, 1);
+  ASSERT_TRUE(fast_noisy->embed(view(b, b.descriptors), emb).is_ok());
+  const int S = 400;
+  std::vector<float> a(16 * S), again(16 * S), other(16 * S);
+  ASSERT_TRUE(fast_noisy->head_mc(emb, 16, S, 1, a).is_ok());
+  ASSERT_TRUE(fast_noisy->head_mc(emb, 16, S, 1, again).is_ok());
+  ASSERT_TRUE(fast_noisy->head_mc(emb, 16, S, 2, other).is_ok());
+  EXPECT_EQ(a, again);
+  EXPECT_NE(a, other);
+  // Torch's own MC dropout on the same programs: the per-program standard
+  // deviations agree in the aggregate (same masks distribution, other draws).
+  Result<std::unique_ptr<CostModel>> facade = CostModel::load(*CostModel::wrap(noisy)->save());
+  ASSERT_TRUE(facade.is_ok());
+  std::vector<float> torch_mc(16 * S);
+  ASSERT_TRUE((*facade)->predict_mc(view(b, b.descriptors), S, torch_mc).is_ok());
+  double ours = 0, theirs = 0;
+  for (int i = 0; i < 16; ++i) {
+    double m1 = 0, m2 = 0, t1 = 0, t2 = 0;
+    for (int s = 0; s < S; ++s) {
+      m1 += a[s * 16 + i];
+      m2 += double(a[s * 16 + i]) * a[s * 16 + i];
+      t1 += torch_mc[s * 16 + i];
+      t2 += double(torch_mc[s * 16 + i]) * torch_mc[s * 16 + i];
+    }
+    ours += std::sqrt(std::max(0.0, m2 / S - (m1 / S) * (m1 / S)));
+    theirs += std::sqrt(std::max(0.0, t2 / S - (t1 / S) * (t1 / S)));
+  }
+  EXPECT_GT(ours, 0.0);
+  EXPECT_NEAR(ours / theirs, 1.0, 0.15) << ours << " vs " << theirs;
+
+  std::vector<float> wrong(5);
+  EXPECT_FALSE(fast_noisy->head_mc(emb, 16, S, 1, wrong).is_ok());
+  EXPECT_FALSE(fast_noisy->head_mc(emb, 16, 0, 1, a).is_ok());
+}
+
+}  // namespace
+}  // namespace tcl::trainer

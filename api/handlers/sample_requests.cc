@@ -1,0 +1,479 @@
+#include "api/handlers/sample_requests.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "api/handlers/platforms.h"
+#include "api/http_error.h"
+#include "api/json_body.h"
+#include "core/features.h"
+#include "core/record.h"
+#include "sampler/rdu.h"
+
+namespace tcl::api {
+namespace json = boost::json;
+
+namespace {
+
+using Descriptor = std::array<float, core::kHardwareDim>;
+
+Descriptor descriptor_of(const registry::Platform& p) {
+  const auto& hw = p.hardware_params;
+  Descriptor d{};
+  core::encode_hardware(core::HardwareParams{hw[0], hw[1], hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]}, p.target,
+                        d.data());
+  return d;
+}
+
+struct SampleParams {
+  std::optional<std::int64_t> budget;
+  std::optional<double> fraction;
+  sampler::Strategy strategy = sampler::Strategy::kRdu;
+  sampler::Weights weights;
+  std::uint64_t seed = 0;
+  int mc_samples = 8;
+  int min_per_task = 2;
+  std::string model = "production";
+};
+
+Status bad(const std::string& field, const std::string& message) {
+  return Status::invalid_argument("field '" + field + "' " + message);
+}
+
+Result<SampleParams> parse_params(const json::object& body) {
+  static const std::unordered_set<std::string_view> known = {"budget", "fraction", "strategy", "weights", "seed",
+                                                             "model",  "mc_samples", "min_per_task"};
+  for (const auto& kv : body) {
+    if (!known.count(kv.key())) return bad(std::string(kv.key()), "is not a sample-request parameter");
+  }
+  SampleParams p;
+  auto budget = optional_int(body, "budget");
+  if (!budget) return budget.status();
+  auto fraction = optional_number(body, "fraction");
+  if (!fraction) return fraction.status();
+  if (budget->has_value() == fraction->has_value()) {
+    return Status::invalid_argument("give exactly one of 'budget' (a count) or 'fraction' (of the unmeasured pool)");
+  }
+  if (budget->has_value() && **budget < 1) return bad("budget", "must be at least 1");
+  if (fraction->has_value() && !(**fraction > 0.0 && **fraction <= 1.0)) return bad("fraction", "must be in (0, 1]");
+  p.budget = *budget;
+  p.fraction = *fraction;
+  auto strategy = optional_string(body, "strategy");
+  if (!strategy) return strategy.status();
+  if (strategy->has_value()) {
+    auto s = sampler::parse_strategy(**strategy);
+    if (!s) return bad("strategy", "must be \"rdu\", \"random\", \"r\", \"d\" or \"u\", got \"" + **strategy + "\"");
+    p.strategy = *s;
+  }
+  if (const json::value* w = body.if_contains("weights")) {
+    if (!w->is_object()) return bad("weights", "must be an object {\"r\", \"d\", \"u\"}");
+    for (const auto& kv : w->as_object()) {
+      const std::string key(kv.key());
+      if (key != "r" && key != "d" && key != "u") return bad("weights", "has an unknown key '" + key + "'");
+      if (!kv.value().is_number()) return bad("weights." + key, "must be a number");
+      const double x = kv.value().to_number<double>();
+      if (!(x >= 0.0) || !std::isfinite(x)) return bad("weights." + key, "must be a finite number >= 0");
+      (key == "r" ? p.weights.r : key == "d" ? p.weights.d : p.weights.u) = x;
+    }
+  }
+  auto seed = optional_int(body, "seed");
+  if (!seed) return seed.status();
+  if (seed->has_value()) {
+    if (**seed < 0) return bad("seed", "must be >= 0");
+    p.seed = static_cast<std::uint64_t>(**seed);
+  }
+  auto mc = optional_int(body, "mc_samples");
+  if (!mc) return mc.status();
+  if (mc->has_value()) {
+    if (**mc < 2 || **mc > 256) return bad("mc_samples", "must be in [2, 256]");
+    p.mc_samples = static_cast<int>(**mc);
+  }
+  auto min_per_task = optional_int(body, "min_per_task");
+  if (!min_per_task) return min_per_task.status();
+  if (min_per_task->has_value()) {
+    if (**min_per_task < 0 || **min_per_task > 1000) return bad("min_per_task", "must be in [0, 1000]");
+    p.min_per_task = static_cast<int>(**min_per_task);
+  }
+  auto model = optional_string(body, "model");
+  if (!model) return model.status();
+  if (model->has_value()) p.model = **model;
+  return p;
+}
+
+// Featurizes programs in passes and turns them into embeddings and
+// uncertainties with one model version (the fast path for a student).
+class Embedder {
+ public:
+  static constexpr std::size_t kPass = 1024;
+
+  Embedder(const LoadedModel& model, const Descriptor& own, std::vector<Descriptor> others, int mc_samples,
+           std::uint64_t seed)
+      : model_(model), own_(own), others_(std::move(others)), mc_samples_(mc_samples), seed_(seed) {}
+
+  std::int64_t dim() const { return model_.model->config().d_model; }
+
+  // Queues one program; runs a pass when kPass are queued. `with_uncertainty`
+  // must be the same for every program of one pass (flush between kinds).
+  Status add(const std::vector<core::Step>& steps, bool with_uncertainty, std::vector<float>* embeddings,
+             std::vector<float>* uncertainty) {
+    pending_.push_back(steps);
+    if (pending_.size() == kPass) return flush(with_uncertainty, embeddings, uncertainty);
+    return Status::ok();
+  }
+
+  Status flush(bool with_uncertainty, std::vector<float>* embeddings, std::vector<float>* uncertainty) {
+    const std::int64_t n = static_cast<std::int64_t>(pending_.size());
+    if (n == 0) return Status::ok();
+    const trainer::ModelConfig& c = model_.model->config();
+    int L = 1;
+    for (const auto& s : pending_) L = std::max<int>(L, static_cast<int>(std::min<std::int64_t>(s.size(), c.max_len)));
+    const std::size_t stride = static_cast<std::size_t>(L) * core::kTokenDim;
+    tokens_.assign(static_cast<std::size_t>(n) * stride, 0.0f);
+    lengths_.resize(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      lengths_[i] = core::encode_tokens(pending_[i], L, tokens_.data() + i * stride);
+    }
+    pending_.clear();
+    trainer::FeatureBatch batch{n, L, tokens_, lengths_, std::span<const float>(own_.data(), own_.size())};
+    const std::size_t first = embeddings->size();
+    embeddings->resize(first + static_cast<std::size_t>(n * dim()));
+    std::span<float> emb(embeddings->data() + first, static_cast<std::size_t>(n * dim()));
+    Status s = model_.fast ? model_.fast->embed(batch, emb) : model_.model->embed(batch, emb);
+    if (!s || !with_uncertainty) return s;
+
+    // MC dropout: the spread of the head's scores under dropout.
+    mc_.resize(static_cast<std::size_t>(n * mc_samples_));
+    s = model_.fast ? model_.fast->head_mc(emb, n, mc_samples_, seed_ + calls_++, mc_)
+                    : model_.model->predict_mc(batch, mc_samples_, mc_);
+    if (!s) return s;
+    std::vector<double> u(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      double m1 = 0, m2 = 0;
+      for (int k = 0; k < mc_samples_; ++k) {
+        const double v = mc_[static_cast<std::size_t>(k * n + i)];
+        m1 += v;
+        m2 += v * v;
+      }
+      m1 /= mc_samples_;
+      u[i] = std::sqrt(std::max(0.0, m2 / mc_samples_ - m1 * m1));
+    }
+    // The other platforms this version knows: how much their conditionings
+    // disagree about the program (no label exists yet in round 1).
+    if (!others_.empty()) {
+      std::vector<std::vector<float>> per(others_.size() + 1, std::vector<float>(static_cast<std::size_t>(n)));
+      for (std::size_t o = 0; o <= others_.size(); ++o) {
+        const Descriptor& d = o == 0 ? own_ : others_[o - 1];
+        batch.descriptors = std::span<const float>(d.data(), d.size());
+        s = model_.fast ? model_.fast->predict(batch, per[o]) : model_.model->predict(batch, per[o]);
+        if (!s) return s;
+      }
+      const double k = static_cast<double>(per.size());
+      for (std::int64_t i = 0; i < n; ++i) {
+        double m1 = 0, m2 = 0;
+        for (const auto& p : per) {
+          m1 += p[i];
+          m2 += double(p[i]) * p[i];
+        }
+        m1 /= k;
+        u[i] += std::sqrt(std::max(0.0, m2 / k - m1 * m1));
+      }
+    }
+    for (double x : u) uncertainty->push_back(static_cast<float>(x));
+    return Status::ok();
+  }
+
+ private:
+  const LoadedModel& model_;
+  Descriptor own_;
+  std::vector<Descriptor> others_;
+  int mc_samples_;
+  std::uint64_t seed_;
+  std::uint64_t calls_ = 0;
+  std::vector<std::vector<core::Step>> pending_;
+  std::vector<float> tokens_;
+  std::vector<std::int32_t> lengths_;
+  std::vector<float> mc_;
+};
+
+json::value number_or_null(double v) { return std::isfinite(v) ? json::value(v) : json::value(nullptr); }
+
+json::object request_json(const registry::SampleRequest& s) {
+  boost::system::error_code ec;
+  json::value params = json::parse(s.params_json, ec);
+  return json::object{{"id", s.id},
+                      {"platform", s.platform},
+                      {"strategy", s.strategy},
+                      {"params", ec ? json::value(json::object{}) : params},
+                      {"model_version", s.model_version ? json::value(*s.model_version) : json::value(nullptr)},
+                      {"status", s.status},
+                      {"items_total", s.items},
+                      {"items_measured", s.measured},
+                      {"created_at", s.created_at},
+                      {"completed_at", s.completed_at.empty() ? json::value(nullptr) : json::value(s.completed_at)}};
+}
+
+Result<std::int64_t> request_id(const Request& req) {
+  const std::string& s = req.param("id");
+  std::int64_t id = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
+  if (ec != std::errc() || end != s.data() + s.size() || id <= 0) {
+    return Status::not_found("sample request '" + s + "' does not exist");
+  }
+  return id;
+}
+
+bool wants_ndjson(const Request& req) {
+  return req.header("Accept").find("application/x-ndjson") != std::string_view::npos;
+}
+
+}  // namespace
+
+void add_sample_request_routes(Router& router, registry::PlatformStore& platforms, registry::UploadStore& uploads,
+                               registry::SampleStore& samples, ModelCache& models) {
+  router.add(
+      http::verb::post, "/v1/platforms/{name}/sample-requests",
+      [&](const Request& req) -> Response {
+        const auto t0 = std::chrono::steady_clock::now();
+        const std::string& name = req.param("name");
+        if (!valid_platform_name(name)) return error_response(Status::not_found("platform '" + name + "' does not exist"));
+        auto body = parse_json_object(req.body());
+        if (!body) return error_response(body.status());
+        auto params = parse_params(*body);
+        if (!params) {
+          const std::string field = field_of(params.status());
+          return error_response(params.status(), field.empty() ? json::value(nullptr) : json::value(json::object{{"field", field}}));
+        }
+        auto platform = platforms.find(name);
+        if (!platform) return error_response(platform.status());
+
+        const bool needs_model = params->strategy != sampler::Strategy::kRandom;
+        std::shared_ptr<const LoadedModel> model;
+        if (needs_model) {
+          auto m = models.get(params->model);
+          if (!m) {
+            if (m.status().code() != StatusCode::kNotFound) return error_response(m.status());
+            return error_response(Status::failed_precondition(
+                "strategy '" + std::string(sampler::strategy_name(params->strategy)) + "' needs a model version ('" +
+                params->model + "': " + m.status().message() + "); train one first or use \"random\""));
+          }
+          model = *m;
+        }
+        // Descriptors of the other platforms the version covers (round-1 uncertainty).
+        std::vector<Descriptor> others;
+        if (model) {
+          for (const auto& other : model->platforms) {
+            if (other == name) continue;
+            if (auto p = platforms.find(other); p) others.push_back(descriptor_of(*p));
+          }
+        }
+        std::optional<Embedder> embedder;
+        if (model) embedder.emplace(*model, descriptor_of(*platform), std::move(others), params->mc_samples, params->seed);
+
+        // What is measured on the platform (their programs leave the pool;
+        // their embeddings join Diversity), and what other open requests hold.
+        std::unordered_set<std::string> measured;
+        std::vector<std::pair<std::string, std::vector<core::Step>>> measured_programs;
+        core::RecordParser parser;
+        core::Record record;
+        Status read = uploads.for_each_record(platform->id, registry::UploadKind::kMeasurements,
+                                              [&](const registry::StoredRecord& r) {
+                                                if (!measured.insert(r.program_id).second) return true;
+                                                if (embedder && parser.parse(r.record, &record).is_ok()) {
+                                                  measured_programs.emplace_back(record.workload_key, record.steps);
+                                                }
+                                                return true;
+                                              });
+        if (!read) return error_response(read);
+        auto pending = samples.pending_programs(platform->id);
+        if (!pending) return error_response(pending.status());
+
+        // The pool, embedded pass by pass as it streams in.
+        std::vector<std::string> program_ids;
+        std::vector<std::int32_t> task;
+        std::vector<std::string> task_keys;
+        std::unordered_map<std::string, std::int32_t> task_index;
+        std::vector<float> embeddings, uncertainty;
+        Status failure;
+        read = uploads.for_each_record(platform->id, registry::UploadKind::kCandidates,
+                                       [&](const registry::StoredRecord& r) {
+                                         if (measured.count(r.program_id) || pending->count(r.program_id)) return true;
+                                         if (!parser.parse(r.record, &record).is_ok()) return true;  // checked at upload
+                                         auto [it, added] = task_index.try_emplace(
+                                             record.workload_key, static_cast<std::int32_t>(task_keys.size()));
+                                         if (added) task_keys.push_back(record.workload_key);
+                                         program_ids.push_back(r.program_id);
+                                         task.push_back(it->second);
+                                         if (embedder) failure = embedder->add(record.steps, true, &embeddings, &uncertainty);
+                                         return failure.is_ok();
+                                       });
+        if (!read) return error_response(read);
+        if (embedder && failure.is_ok()) failure = embedder->flush(true, &embeddings, &uncertainty);
+        if (!failure) return error_response(failure);
+        const auto n = static_cast<std::int64_t>(program_ids.size());
+        if (n == 0) {
+          return error_response(Status::invalid_argument(
+              "platform '" + name + "' has no unmeasured candidates left: upload a pool first "
+              "(POST /v1/platforms/" + name + "/candidates)"), json::object{{"pool_size", 0}});
+        }
+        // Measured programs of the pool's tasks: already selected, for Diversity.
+        std::vector<float> measured_embeddings, unused;
+        std::vector<std::int32_t> measured_task;
+        if (embedder) {
+          for (const auto& [key, steps] : measured_programs) {
+            auto it = task_index.find(key);
+            if (it == task_index.end()) continue;
+            measured_task.push_back(it->second);
+            if (Status s = embedder->add(steps, false, &measured_embeddings, &unused); !s) return error_response(s);
+          }
+          if (Status s = embedder->flush(false, &measured_embeddings, &unused); !s) return error_response(s);
+        }
+        const std::int64_t budget =
+            params->budget ? *params->budget
+                           : std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(*params->fraction * static_cast<double>(n) - 1e-9)));
+        if (budget > n) {
+          return error_response(Status::invalid_argument("budget " + std::to_string(budget) +
+                                                         " is larger than the unmeasured pool (" + std::to_string(n) +
+                                                         " candidates)"),
+                                json::object{{"field", "budget"}, {"pool_size", n}});
+        }
+        const auto t_embedded = std::chrono::steady_clock::now();
+
+        if (!embedder) embeddings.assign(static_cast<std::size_t>(n), 0.0f);  // random: no embedding needed
+        sampler::Pool pool;
+        pool.count = n;
+        pool.dim = embedder ? embedder->dim() : 1;
+        pool.embeddings = embeddings;
+        pool.uncertainty = uncertainty;
+        pool.task = task;
+        pool.num_tasks = static_cast<std::int32_t>(task_keys.size());
+        pool.measured_count = static_cast<std::int64_t>(measured_task.size());
+        pool.measured_embeddings = measured_embeddings;
+        pool.measured_task = measured_task;
+        sampler::SampleOptions so;
+        so.budget = budget;
+        so.strategy = params->strategy;
+        so.weights = params->weights;
+        so.seed = params->seed;
+        so.min_per_task = params->min_per_task;
+        auto picks = sampler::select(pool, so);
+        if (!picks) return error_response(picks.status(), json::object{{"pool_size", n}, {"tasks", task_keys.size()}});
+        const auto t_selected = std::chrono::steady_clock::now();
+
+        registry::NewSampleRequest nr;
+        nr.platform_id = platform->id;
+        nr.strategy = std::string(sampler::strategy_name(params->strategy));
+        if (model) nr.model_version = model->version;
+        nr.items.reserve(picks->size());
+        for (const auto& p : *picks) {
+          registry::SampleItem it;
+          it.program_id = program_ids[static_cast<std::size_t>(p.index)];
+          it.r = p.r;
+          it.d = p.d;
+          it.u = p.u;
+          it.score = p.score;
+          nr.items.push_back(std::move(it));
+        }
+        const auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+        nr.params_json = json::serialize(json::object{
+            {"budget", budget},
+            {"fraction", params->fraction ? json::value(*params->fraction) : json::value(nullptr)},
+            {"weights", json::object{{"r", params->weights.r}, {"d", params->weights.d}, {"u", params->weights.u}}},
+            {"seed", params->seed},
+            {"mc_samples", params->mc_samples},
+            {"min_per_task", params->min_per_task},
+            {"model", model ? json::value(params->model) : json::value(nullptr)},
+            {"pool_size", n},
+            {"pool_tasks", task_keys.size()},
+            {"measured_programs", measured.size()},
+            {"seconds", json::object{{"embed", seconds(t0, t_embedded)}, {"select", seconds(t_embedded, t_selected)}}}});
+        auto stored = samples.create(nr);
+        if (!stored) return error_response(stored.status());
+
+        // The answer: the request and every item with its record.
+        json::array items;
+        items.reserve(picks->size());
+        std::size_t k = 0;
+        Status records = samples.for_each_record_to_measure(stored->id, [&](const std::string& line) {
+          if (k >= picks->size()) return;
+          const auto& p = (*picks)[k];
+          boost::system::error_code ec;
+          json::value rec = json::parse(line, ec);
+          items.push_back(json::object{{"rank", k},
+                                       {"program_id", nr.items[k].program_id},
+                                       {"task", task_keys[static_cast<std::size_t>(p.task)]},
+                                       {"r", number_or_null(p.r)},
+                                       {"d", number_or_null(p.d)},
+                                       {"u", number_or_null(p.u)},
+                                       {"score", number_or_null(p.score)},
+                                       {"record", ec ? json::value(line) : rec}});
+          ++k;
+        });
+        if (!records) return error_response(records);
+        spdlog::info("sample_request: id={} platform={} strategy={} pool={} tasks={} budget={} embed_s={:.2f} select_s={:.2f}",
+                     stored->id, name, nr.strategy, n, task_keys.size(), budget, seconds(t0, t_embedded),
+                     seconds(t_embedded, t_selected));
+        json::object out = request_json(*stored);
+        out["items"] = std::move(items);
+        Response res = json_response(http::status::created, out);
+        res.headers["Location"] = "/v1/sample-requests/" + std::to_string(stored->id);
+        return res;
+      },
+      RouteOptions{Access::kWrite, std::size_t{64 << 10}});
+
+  router.add(http::verb::get, "/v1/sample-requests/{id}", [&samples](const Request& req) -> Response {
+    auto id = request_id(req);
+    if (!id) return error_response(id.status());
+    if (wants_ndjson(req)) {
+      std::string body;
+      Status s = samples.for_each_record_to_measure(*id, [&body](const std::string& line) {
+        body += line;
+        body.push_back('\n');
+      });
+      if (!s) return error_response(s);
+      Response res;
+      res.content_type = "application/x-ndjson";
+      res.body = std::move(body);
+      return res;
+    }
+    auto s = samples.get(*id);
+    if (!s) return error_response(s.status());
+    auto items = samples.items(*id);
+    if (!items) return error_response(items.status());
+    json::object out = request_json(*s);
+    json::array list;
+    list.reserve(items->size());
+    for (const auto& it : *items) {
+      list.push_back(json::object{{"rank", it.rank},
+                                  {"program_id", it.program_id},
+                                  {"r", number_or_null(it.r)},
+                                  {"d", number_or_null(it.d)},
+                                  {"u", number_or_null(it.u)},
+                                  {"score", number_or_null(it.score)},
+                                  {"measured", it.measured}});
+    }
+    out["items"] = std::move(list);
+    return json_response(http::status::ok, out);
+  });
+
+  router.add(
+      http::verb::post, "/v1/sample-requests/{id}/cancel",
+      [&samples](const Request& req) -> Response {
+        auto id = request_id(req);
+        if (!id) return error_response(id.status());
+        auto s = samples.cancel(*id);
+        if (!s) return error_response(s.status());
+        return json_response(http::status::ok, request_json(*s));
+      },
+      RouteOptions{Access::kWrite, std::size_t{4 << 10}});
+}
+
+}  // namespace tcl::api

@@ -1,0 +1,35 @@
+// api/handlers/sample_requests.h — which candidates to measure next (DESIGN §6, §8):
+//   POST /v1/platforms/{name}/sample-requests   select and store (201)
+//        {"budget": N} or {"fraction": f in (0, 1]}  (of the unmeasured pool),
+//        "strategy": "rdu" (default) | "random" | "r" | "d" | "u",
+//        "weights": {"r", "d", "u"}, "seed", "model" (alias or version,
+//        default production), "mc_samples" (default 8), "min_per_task" (2)
+//   GET  /v1/sample-requests/{id}               status, progress, items;
+//        with Accept: application/x-ndjson the records still to measure
+//   POST /v1/sample-requests/{id}/cancel
+//
+// The pool is the platform's candidates that have no measurement on it and
+// are not pending in another open request. For every strategy but random,
+// the production student (or `model`) conditioned on the platform's
+// descriptor gives each candidate an embedding (its pooled state) and an
+// uncertainty: the spread of MC-dropout scores plus, when the version
+// covers other platforms, the spread of its scores under their
+// descriptors (DESIGN §6, round 1). Measured programs of the same tasks
+// count as already selected for Diversity, so a later round spreads away
+// from what was measured.
+//
+// Does not own what it is given; all of it must outlive the router.
+#pragma once
+
+#include "api/model_cache.h"
+#include "api/router.h"
+#include "registry/platform_store.h"
+#include "registry/sample_store.h"
+#include "registry/upload_store.h"
+
+namespace tcl::api {
+
+void add_sample_request_routes(Router& router, registry::PlatformStore& platforms, registry::UploadStore& uploads,
+                               registry::SampleStore& samples, ModelCache& models);
+
+}  // namespace tcl::api

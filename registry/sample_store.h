@@ -1,0 +1,87 @@
+// registry/sample_store.h — sample requests: which candidates of a platform
+// to measure next, with the scores that chose them (tables sample_requests,
+// sample_request_items; 0001 and 0006).
+//
+// A request is stored with all its items in one transaction (never half).
+// Items are fulfilled by measurements uploaded later, whatever upload they
+// come in: refresh() marks every item whose program has a measurement on the
+// request's platform (failed ones included: the lab tried it) and completes
+// the request when none is left. get() refreshes first, so what a client
+// reads is always current.
+//
+//   open ──(every item measured)──▶ completed
+//     └───────(cancel)────────────▶ cancelled
+//
+// Thread-safe (every call takes its own pool connection). Does not own
+// `pool`; it must outlive the store.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "core/status.h"
+#include "registry/pg_pool.h"
+
+namespace tcl::registry {
+
+struct SampleItem {
+  std::int32_t rank = 0;  // 0 = picked first
+  std::string program_id;
+  // The normalized score terms at the moment of the pick; NaN = not used
+  // (random strategy), stored as NULL.
+  double r = 0, d = 0, u = 0, score = 0;
+  bool measured = false;
+};
+
+struct NewSampleRequest {
+  std::int64_t platform_id = 0;
+  std::string strategy;                  // "rdu" | "random" | "r" | "d" | "u"
+  std::string params_json = "{}";        // the request as given and as resolved (budget, weights, seed, ...)
+  std::optional<std::int64_t> model_version;  // the version whose embeddings were used
+  std::vector<SampleItem> items;         // in pick order; ranks are assigned here
+};
+
+struct SampleRequest {
+  std::int64_t id = 0;
+  std::string platform;
+  std::int64_t platform_id = 0;
+  std::string strategy;
+  std::string params_json;
+  std::optional<std::int64_t> model_version;
+  std::string status;  // "open" | "completed" | "cancelled"
+  std::string created_at;
+  std::string completed_at;  // "" until completed
+  std::int64_t items = 0;
+  std::int64_t measured = 0;
+};
+
+class SampleStore {
+ public:
+  explicit SampleStore(PgPool& pool) : pool_(pool) {}
+
+  // Stores a request with its items. kInvalidArgument: no items, a bad
+  // strategy, params that are not a JSON object. kNotFound: no such platform.
+  Result<SampleRequest> create(const NewSampleRequest& request);
+  // The request, refreshed first (see top). kNotFound: no such request.
+  Result<SampleRequest> get(std::int64_t id);
+  // Its items in pick order (as of the last refresh).
+  Result<std::vector<SampleItem>> items(std::int64_t id);
+  // The candidate record lines of the items still to measure, in pick order
+  // (refreshed first). kNotFound: no such request.
+  Status for_each_record_to_measure(std::int64_t id, const std::function<void(const std::string&)>& sink);
+  // Cancels an open request (its items stop counting as pending).
+  // kNotFound: no such request; kFailedPrecondition: it is not open.
+  Result<SampleRequest> cancel(std::int64_t id);
+  // Programs picked by the platform's open requests and not measured yet: a
+  // new request leaves them out, so two rounds never ask for one program.
+  Result<std::unordered_set<std::string>> pending_programs(std::int64_t platform_id);
+
+ private:
+  PgPool& pool_;
+};
+
+}  // namespace tcl::registry

@@ -1,0 +1,230 @@
+// Sample requests through the real tcld: a pool of real programs uploaded as
+// candidates, requests made with each strategy, items fulfilled by later
+// measurement uploads, and every documented error.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/line_reader.h"
+#include "core/record.h"
+#include "registry/model_store.h"
+#include "registry/pg_pool.h"
+#include "tests/lib/http_client.h"
+#include "tests/lib/model_fixture.h"
+#include "tests/lib/pg_cluster.h"
+#include "tests/lib/tcld_process.h"
+
+namespace tcl::testing {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+const std::string kData = std::string(TCL_SOURCE_DIR) + "/../shared/data";
+
+// Every `step`-th measured record of x86-16c (spread over its tasks).
+std::vector<core::Record> spread_records(std::size_t step) {
+  auto reader = core::LineReader::open(kData + "/x86-16c/records.jsonl.gz");
+  if (!reader) throw std::runtime_error(reader.status().message());
+  std::vector<core::Record> out;
+  std::string_view line;
+  for (std::size_t i = 0; (*reader)->next(&line); ++i) {
+    if (i % step != 0) continue;
+    auto r = core::parse_record(line);
+    if (r && core::classify(*r) == core::RecordClass::kMeasured) out.push_back(*r);
+  }
+  return out;
+}
+
+std::string as_candidate(core::Record r) {
+  r.costs = {0.0};
+  r.error_no = 0;
+  r.all_cost = 0;
+  return core::write_record(r);
+}
+
+class SampleRequestsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    url_ = PgCluster::shared().create_database();
+    tcld_ = std::make_unique<TcldProcess>(url_);
+    ASSERT_TRUE(tcld_->start()) << tcld_->log();
+    token_ = tcld_->create_token("lab", "write");
+    ASSERT_EQ(call("POST", "/v1/platforms",
+                   R"({"name": "x16", "target": "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu",
+                       "hardware_params": [16, 64, 64, 0, 0, 0, 0, 0]})")
+                  .status,
+              201);
+    records_ = spread_records(60);
+    std::string pool;
+    for (const auto& r : records_) {
+      pool += as_candidate(r) + "\n";
+      by_key_[r.workload_key]++;
+    }
+    auto up = call("POST", "/v1/platforms/x16/candidates", pool);
+    ASSERT_EQ(up.status, 201) << up.body;
+    pool_size_ = up.json().at("accepted").as_int64();
+    ASSERT_GT(pool_size_, 200);
+  }
+  void TearDown() override {
+    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
+  }
+  HttpResult call(const std::string& method, const std::string& target, const std::string& body = "",
+                  std::map<std::string, std::string> headers = {}) {
+    return http_call(tcld_->port(), HttpCall{method, target, body, token_, std::move(headers), 60s});
+  }
+  void add_model() {
+    registry::PgPool pool(registry::PgPoolOptions{url_, 1});
+    registry::ModelStore models(pool);
+    registry::NewVersion v;
+    v.platforms = {"x16"};
+    v.weights = fresh_checkpoint(5);
+    registry::CreateVersionOptions o;
+    o.make_production_if_unset = true;
+    ASSERT_TRUE(models.create_version(v, o));
+  }
+  // The measured record of a sampled item (the lab's answer).
+  std::string measured_line(const json::value& item) {
+    auto r = core::parse_record(json::serialize(item.at("record")));
+    EXPECT_TRUE(r) << r.status().to_string();
+    for (const auto& m : records_) {
+      if (m.workload_key == r->workload_key && m.steps == r->steps) return core::write_record(m);
+    }
+    ADD_FAILURE() << "no measurement for " << item.at("program_id");
+    return "";
+  }
+
+  std::string url_, token_;
+  std::unique_ptr<TcldProcess> tcld_;
+  std::vector<core::Record> records_;
+  std::map<std::string, int> by_key_;
+  std::int64_t pool_size_ = 0;
+};
+
+std::set<std::string> ids_of(const json::value& request) {
+  std::set<std::string> ids;
+  for (const auto& it : request.at("items").as_array()) ids.insert(std::string(it.at("program_id").as_string()));
+  return ids;
+}
+
+TEST_F(SampleRequestsTest, RandomRequestIsFulfilledByLaterUploads) {
+  auto created = call("POST", "/v1/platforms/x16/sample-requests", R"({"fraction": 0.1, "strategy": "random", "seed": 1})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const json::value req = created.json();
+  const auto& items = req.at("items").as_array();
+  ASSERT_EQ(static_cast<std::int64_t>(items.size()), static_cast<std::int64_t>(std::ceil(0.1 * pool_size_)));
+  EXPECT_EQ(ids_of(req).size(), items.size());  // no duplicates
+  std::map<std::string, int> per_task;
+  for (const auto& it : items) per_task[std::string(it.at("task").as_string())]++;
+  for (const auto& [key, n] : by_key_) EXPECT_GE(per_task[key], std::min(2, n)) << key;
+  EXPECT_TRUE(items[0].at("r").is_null());
+  EXPECT_EQ(req.at("status").as_string(), "open");
+  const std::string id = std::to_string(req.at("id").as_int64());
+
+  // The records still to measure, for a lab without network to the daemon.
+  auto lines = call("GET", "/v1/sample-requests/" + id, "", {{"Accept", "application/x-ndjson"}});
+  ASSERT_EQ(lines.status, 200);
+  EXPECT_EQ(static_cast<std::size_t>(std::count(lines.body.begin(), lines.body.end(), '\n')), items.size());
+
+  // Half measured, then the rest: the request follows by itself.
+  std::string first, rest;
+  for (std::size_t i = 0; i < items.size(); ++i) (i % 2 == 0 ? first : rest) += measured_line(items[i]) + "\n";
+  ASSERT_EQ(call("POST", "/v1/platforms/x16/measurements", first).status, 201);
+  json::value progress = call("GET", "/v1/sample-requests/" + id).json();
+  EXPECT_EQ(progress.at("items_measured").as_int64(), static_cast<std::int64_t>((items.size() + 1) / 2));
+  EXPECT_EQ(progress.at("status").as_string(), "open");
+  auto still = call("GET", "/v1/sample-requests/" + id, "", {{"Accept", "application/x-ndjson"}});
+  EXPECT_EQ(static_cast<std::size_t>(std::count(still.body.begin(), still.body.end(), '\n')), items.size() / 2);
+  ASSERT_EQ(call("POST", "/v1/platforms/x16/measurements", rest).status, 201);
+  progress = call("GET", "/v1/sample-requests/" + id).json();
+  EXPECT_EQ(progress.at("status").as_string(), "completed");
+  EXPECT_EQ(progress.at("items_measured").as_int64(), static_cast<std::int64_t>(items.size()));
+
+  // The next round never picks a measured program.
+  auto next = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "strategy": "random", "seed": 1})");
+  ASSERT_EQ(next.status, 201) << next.body;
+  for (const auto& p : ids_of(next.json())) EXPECT_EQ(ids_of(req).count(p), 0u) << p;
+}
+
+TEST_F(SampleRequestsTest, RduUsesTheModelIsDeterministicAndSkipsPendingPrograms) {
+  add_model();
+  auto a = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3})");
+  ASSERT_EQ(a.status, 201) << a.body;
+  const json::value ra = a.json();
+  EXPECT_EQ(ra.at("strategy").as_string(), "rdu");
+  EXPECT_EQ(ra.at("model_version").as_int64(), 1);
+  EXPECT_EQ(ra.at("items").as_array().size(), 40u);
+  for (const auto& it : ra.at("items").as_array()) {
+    for (const char* k : {"r", "d", "u", "score"}) {
+      ASSERT_TRUE(it.at(k).is_number()) << k;
+      EXPECT_TRUE(std::isfinite(it.at(k).to_number<double>()));
+    }
+  }
+  // While it is open, another request leaves its programs alone.
+  auto b = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3})");
+  ASSERT_EQ(b.status, 201) << b.body;
+  for (const auto& p : ids_of(b.json())) EXPECT_EQ(ids_of(ra).count(p), 0u);
+  // Cancelled, its programs come back: the same request picks the same items.
+  for (const auto* r : {&ra}) {
+    auto c = call("POST", "/v1/sample-requests/" + std::to_string(r->at("id").as_int64()) + "/cancel");
+    ASSERT_EQ(c.status, 200) << c.body;
+    EXPECT_EQ(c.json().at("status").as_string(), "cancelled");
+  }
+  ASSERT_EQ(call("POST", "/v1/sample-requests/" + std::to_string(b.json().at("id").as_int64()) + "/cancel").status, 200);
+  auto again = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3})");
+  ASSERT_EQ(again.status, 201) << again.body;
+  std::vector<std::string> order_a, order_again;
+  for (const auto& it : ra.at("items").as_array()) order_a.emplace_back(it.at("program_id").as_string());
+  const json::value again_json = again.json();
+  for (const auto& it : again_json.at("items").as_array()) order_again.emplace_back(it.at("program_id").as_string());
+  EXPECT_EQ(order_a, order_again);
+  // Each ablation strategy runs too.
+  for (const char* s : {"r", "d", "u"}) {
+    auto r = call("POST", "/v1/platforms/x16/sample-requests",
+                  std::string(R"({"budget": 36, "seed": 1, "strategy": ")") + s + "\"}");
+    EXPECT_EQ(r.status, 201) << s << ": " << r.body;
+  }
+}
+
+TEST_F(SampleRequestsTest, BadParametersAreRejectedWithTheReason) {
+  const auto expect = [&](const std::string& body, int status, const std::string& needle) {
+    auto r = call("POST", "/v1/platforms/x16/sample-requests", body);
+    EXPECT_EQ(r.status, status) << body << " -> " << r.body;
+    EXPECT_NE(r.body.find(needle), std::string::npos) << body << " -> " << r.body;
+  };
+  expect(R"({"fraction": 0, "strategy": "random"})", 400, "(0, 1]");
+  expect(R"({"fraction": 1.5, "strategy": "random"})", 400, "(0, 1]");
+  expect(R"({"budget": 5, "fraction": 0.1, "strategy": "random"})", 400, "exactly one");
+  expect(R"({"strategy": "random"})", 400, "exactly one");
+  expect(R"({"budget": 5, "strategy": "best"})", 400, "strategy");
+  expect(R"({"budget": 5, "strategy": "random", "colour": 1})", 400, "colour");
+  expect(R"({"budget": 5, "weights": {"r": -1}})", 400, "weights.r");
+  expect(R"({"budget": 100000, "strategy": "random"})", 400, "larger than the unmeasured pool");
+  expect(R"({"budget": 3, "strategy": "random"})", 400, "budget");  // below 2 per task
+  expect(R"({"budget": 40})", 409, "train one first");                // rdu needs a model
+  auto missing = call("POST", "/v1/platforms/nope/sample-requests", R"({"budget": 5, "strategy": "random"})");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(call("GET", "/v1/sample-requests/999").status, 404);
+  EXPECT_EQ(call("GET", "/v1/sample-requests/abc").status, 404);
+
+  // An empty pool.
+  ASSERT_EQ(call("POST", "/v1/platforms", R"({"name": "empty", "target": "llvm", "hardware_params": [1,1,1,0,0,0,0,0]})").status,
+            201);
+  auto empty = call("POST", "/v1/platforms/empty/sample-requests", R"({"budget": 5, "strategy": "random"})");
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_NE(empty.body.find("no unmeasured candidates"), std::string::npos) << empty.body;
+
+  // Cancelling twice.
+  auto r = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "strategy": "random"})");
+  ASSERT_EQ(r.status, 201);
+  const std::string id = std::to_string(r.json().at("id").as_int64());
+  EXPECT_EQ(call("POST", "/v1/sample-requests/" + id + "/cancel").status, 200);
+  EXPECT_EQ(call("POST", "/v1/sample-requests/" + id + "/cancel").status, 409);
+}
+
+}  // namespace
+}  // namespace tcl::testing
