@@ -9,6 +9,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 
 #include "core/record.h"
 #include "trainer/train_job.h"
@@ -47,6 +48,9 @@ struct TrainOptions {
   double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
   std::uint64_t seed = 0;
   std::string model = "mamba";
+  // Fine-tune from this version (alias or number) instead of starting fresh:
+  // the result is the platform's active column (alias active.<platform>).
+  std::string init;
 };
 
 Result<TrainOptions> parse_options(const std::string& text) {
@@ -75,6 +79,11 @@ Result<TrainOptions> parse_options(const std::string& text) {
       if (x = number(0, 0.9); x) o.eval_fraction = *x;
     } else if (key == "seed") {
       if (x = number(0, 1e15); x) o.seed = static_cast<std::uint64_t>(*x);
+    } else if (key == "init") {
+      if (!value.is_string() || value.as_string().empty()) {
+        return Status::invalid_argument("option 'init' must be a model alias or version, e.g. \"production\"");
+      }
+      o.init = std::string(value.as_string());
     } else if (key == "model") {
       if (!value.is_string() || (value.as_string() != "mamba" && value.as_string() != "attention" &&
                                  value.as_string() != "mlp")) {
@@ -180,7 +189,20 @@ void JobWorker::run_job(const registry::Job& job) {
   if (!read) return fail(read);
   if (stopping_) return;  // the lease lapses; another worker retries
 
+  // Fine-tuning: the starting version's weights (checked against their SHA-256).
+  std::optional<std::int64_t> init_version;
+  std::string init_weights;
+  if (!options->init.empty()) {
+    auto id = models_.resolve(options->init);
+    if (!id) return fail(id.status().with_context("option 'init'"));
+    auto blob = models_.weights(*id);
+    if (!blob) return fail(blob.status());
+    init_version = *id;
+    init_weights = std::move(blob->bytes);
+  }
+
   trainer::TrainRequest request;
+  request.init_checkpoint = init_weights;
   request.records = records;
   request.platform.target = platform->target;
   const auto& hw = platform->hardware_params;
@@ -245,6 +267,7 @@ void JobWorker::run_job(const registry::Job& job) {
     return fail(trained.status());
   }
   registry::NewVersion v;
+  v.parent = init_version;
   v.platforms = {job.platform};
   v.weights = std::move(trained->checkpoint);
   v.metrics_json = json::serialize(json::object{{job.platform, metrics_json(trained->metrics)}});
@@ -253,7 +276,8 @@ void JobWorker::run_job(const registry::Job& job) {
                                                {"epochs", options->epochs},
                                                {"max_records", options->max_records},
                                                {"eval_fraction", options->eval_fraction},
-                                               {"seed", options->seed}});
+                                               {"seed", options->seed},
+                                               {"init", init_version ? json::value(*init_version) : json::value(nullptr)}});
   json::array losses;
   for (double l : trained->epoch_losses) losses.push_back(l);
   v.training_summary_json = json::serialize(json::object{
@@ -270,6 +294,12 @@ void JobWorker::run_job(const registry::Job& job) {
   create.actor = "job " + std::to_string(job.id);
   auto version = models_.create_version(v, create);
   if (!version) return fail(version.status());
+  if (init_version) {
+    // The platform's active column: what its next sample requests score with.
+    auto moved = models_.set_alias("active." + job.platform, version->version, "job " + std::to_string(job.id),
+                                   "active column fine-tuned from version " + std::to_string(*init_version));
+    if (!moved) return fail(moved.status());
+  }
   if (Status f = jobs_.finish(job.id, me, registry::JobOutcome::success(version->version)); !f) {
     spdlog::warn("job id={}: finished as version {} but could not record it: {}", job.id, version->version,
                  f.to_string());

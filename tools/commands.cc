@@ -208,6 +208,7 @@ int job_command(ApiClient& api, const Args& a) {
       }
     }
     if (!a.flag("model").empty()) body["model"] = a.flag("model");
+    if (!a.flag("init").empty()) body["init"] = a.flag("init");
     auto r = api.call("POST", "/v1/platforms/" + platform + "/jobs", json::serialize(body));
     if (!r) return fail(r.status().message());
     if (r->status != 202) return fail(r->error_text());
@@ -306,6 +307,13 @@ int onboard_command(ApiClient& api, const Args& a) {
     rounds = 0;
   }
   if (rounds < 1) return fail("--rounds must be a positive integer");
+  if (!a.flag("finetune-epochs").empty()) {
+    try {
+      if (std::stod(a.flag("finetune-epochs")) < 1) throw std::invalid_argument("epochs");
+    } catch (const std::exception&) {
+      return fail("--finetune-epochs must be a number >= 1");
+    }
+  }
   Args per_round = a;
   if (a.flag("fraction").empty() && a.flag("budget").empty()) per_round.flags.emplace_back("fraction", "0.05");
 
@@ -361,6 +369,15 @@ int onboard_command(ApiClient& api, const Args& a) {
       if (up->status != 201 && up->status != 200) return fail(up->error_text());
     }
     total_measured += static_cast<std::int64_t>(found);
+    // Learn from this round before the next: fine-tune the active column.
+    if (round < rounds && !a.flag("finetune-epochs").empty() && found > 0) {
+      const json::object job{{"kind", "train"}, {"init", "production"},
+                             {"epochs", std::stod(a.flag("finetune-epochs"))}, {"eval_fraction", 0.0}};
+      auto started = api.call("POST", "/v1/platforms/" + platform + "/jobs", json::serialize(job));
+      if (!started) return fail(started.status().message());
+      if (started->status != 202) return fail(started->error_text());
+      if (int rc = wait_job(api, text(started->json().at("id"))); rc != 0) return rc;
+    }
     std::fprintf(stderr, "round %d/%d: request %s picked %zu of %s (strategy %s); measured %zu%s; total %lld\n",
                  round, rounds, text(req->at("id")).c_str(), req->at("items").as_array().size(),
                  text(req->at("params").at("pool_size")).c_str(), text(req->at("strategy")).c_str(), found,

@@ -27,7 +27,7 @@ int predict_command(ApiClient& api, const Args& a);
 //   status, aliases, top-1 per platform, created).
 int lineage_command(ApiClient& api, const Args& a);
 // job start --platform P [--kind train|distill] [--epochs N] [--max-records N]
-//           [--time-budget-s S] [--model mamba|attention|mlp] [--wait]
+//           [--time-budget-s S] [--model mamba|attention|mlp] [--init VERSION] [--wait]
 // job show ID | job wait ID | job cancel ID
 //   wait polls until the job ends, printing its progress on stderr.
 int job_command(ApiClient& api, const Args& a);
@@ -38,12 +38,14 @@ int job_command(ApiClient& api, const Args& a);
 //   to FILE (default stdout); the request's id and sizes go to stderr.
 int sample_command(ApiClient& api, const Args& a);
 // onboard --platform P --candidates FILE --answers FILE [--rounds N]
-//         [--fraction F] [--strategy S] [--seed N]
+//         [--fraction F] [--strategy S] [--seed N] [--finetune-epochs E]
 //   Plays the lab on known measurements (how we evaluate on real logs):
 //   uploads the candidate pool, then per round asks for a sample request,
 //   looks the picked programs up in the answers file (program identity:
 //   workload key + steps) and uploads those measurements, printing each
-//   round's progress. Programs the answers do not hold are reported.
+//   round's progress. Programs the answers do not hold are reported. With
+//   --finetune-epochs, a train job with "init": "production" between rounds
+//   fine-tunes the platform's active column, which the next round uses.
 int onboard_command(ApiClient& api, const Args& a);
 
 }  // namespace tcl::tools

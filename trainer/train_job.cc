@@ -260,7 +260,23 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
     return Status::invalid_argument("train: the data's sequence length " + std::to_string(ds->seq_len) +
                                     " exceeds the model's max_len " + std::to_string(config.max_len));
   }
-  Result<std::shared_ptr<ScoreModel>> made = make_score_model(config);
+  Result<std::shared_ptr<ScoreModel>> made = Status::internal("train: no model");
+  if (request.init_checkpoint.empty()) {
+    made = make_score_model(config);
+  } else {
+    auto init = CostModel::load(request.init_checkpoint);
+    if (!init) return init.status().with_context("train: init_checkpoint");
+    const ModelConfig& c = (*init)->config();
+    if (c.token_dim != config.token_dim || c.descriptor_dim != config.descriptor_dim || ds->seq_len > c.max_len) {
+      return Status::invalid_argument("train: init_checkpoint reads tokens of " + std::to_string(c.token_dim) +
+                                      " floats, descriptors of " + std::to_string(c.descriptor_dim) +
+                                      " and at most " + std::to_string(c.max_len) + " steps; the data has " +
+                                      std::to_string(config.token_dim) + ", " + std::to_string(config.descriptor_dim) +
+                                      " and " + std::to_string(ds->seq_len));
+    }
+    config = c;
+    made = (*init)->score_model();
+  }
   if (!made) return made.status().with_context("train");
   ScoreModel& model = **made;
   out.config = config;

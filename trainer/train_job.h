@@ -69,6 +69,13 @@ struct TrainRequest {
   // kind and sizes. token_dim, descriptor_dim and (for TLP-encoded data)
   // max_len are overwritten from the data; seed is overwritten by `seed`.
   ModelConfig model;
+  // Fine-tuning (DESIGN §5 "Progress": the active column): when not empty,
+  // training starts from these checkpoint bytes (CostModel::save(), e.g. the
+  // production version's weights) instead of a fresh model, and their
+  // config wins over `model`. The data must fit it (same token and
+  // descriptor widths, sequences within its max_len): kInvalidArgument
+  // otherwise; kDataLoss when the bytes are not a checkpoint. Not owned.
+  std::string_view init_checkpoint;
 
   // --- optimisation ------------------------------------------------------
   int epochs = 3;

@@ -18,6 +18,7 @@
 #include "core/features.h"
 #include "core/record.h"
 #include "sampler/rdu.h"
+#include "trainer/pool_embedding.h"
 
 namespace tcl::api {
 namespace json = boost::json;
@@ -109,101 +110,6 @@ Result<SampleParams> parse_params(const json::object& body) {
   return p;
 }
 
-// Featurizes programs in passes and turns them into embeddings and
-// uncertainties with one model version (the fast path for a student).
-class Embedder {
- public:
-  static constexpr std::size_t kPass = 1024;
-
-  Embedder(const LoadedModel& model, const Descriptor& own, std::vector<Descriptor> others, int mc_samples,
-           std::uint64_t seed)
-      : model_(model), own_(own), others_(std::move(others)), mc_samples_(mc_samples), seed_(seed) {}
-
-  std::int64_t dim() const { return model_.model->config().d_model; }
-
-  // Queues one program; runs a pass when kPass are queued. `with_uncertainty`
-  // must be the same for every program of one pass (flush between kinds).
-  Status add(const std::vector<core::Step>& steps, bool with_uncertainty, std::vector<float>* embeddings,
-             std::vector<float>* uncertainty) {
-    pending_.push_back(steps);
-    if (pending_.size() == kPass) return flush(with_uncertainty, embeddings, uncertainty);
-    return Status::ok();
-  }
-
-  Status flush(bool with_uncertainty, std::vector<float>* embeddings, std::vector<float>* uncertainty) {
-    const std::int64_t n = static_cast<std::int64_t>(pending_.size());
-    if (n == 0) return Status::ok();
-    const trainer::ModelConfig& c = model_.model->config();
-    int L = 1;
-    for (const auto& s : pending_) L = std::max<int>(L, static_cast<int>(std::min<std::int64_t>(s.size(), c.max_len)));
-    const std::size_t stride = static_cast<std::size_t>(L) * core::kTokenDim;
-    tokens_.assign(static_cast<std::size_t>(n) * stride, 0.0f);
-    lengths_.resize(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) {
-      lengths_[i] = core::encode_tokens(pending_[i], L, tokens_.data() + i * stride);
-    }
-    pending_.clear();
-    trainer::FeatureBatch batch{n, L, tokens_, lengths_, std::span<const float>(own_.data(), own_.size())};
-    const std::size_t first = embeddings->size();
-    embeddings->resize(first + static_cast<std::size_t>(n * dim()));
-    std::span<float> emb(embeddings->data() + first, static_cast<std::size_t>(n * dim()));
-    Status s = model_.fast ? model_.fast->embed(batch, emb) : model_.model->embed(batch, emb);
-    if (!s || !with_uncertainty) return s;
-
-    // MC dropout: the spread of the head's scores under dropout.
-    mc_.resize(static_cast<std::size_t>(n * mc_samples_));
-    s = model_.fast ? model_.fast->head_mc(emb, n, mc_samples_, seed_ + calls_++, mc_)
-                    : model_.model->predict_mc(batch, mc_samples_, mc_);
-    if (!s) return s;
-    std::vector<double> u(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) {
-      double m1 = 0, m2 = 0;
-      for (int k = 0; k < mc_samples_; ++k) {
-        const double v = mc_[static_cast<std::size_t>(k * n + i)];
-        m1 += v;
-        m2 += v * v;
-      }
-      m1 /= mc_samples_;
-      u[i] = std::sqrt(std::max(0.0, m2 / mc_samples_ - m1 * m1));
-    }
-    // The other platforms this version knows: how much their conditionings
-    // disagree about the program (no label exists yet in round 1).
-    if (!others_.empty()) {
-      std::vector<std::vector<float>> per(others_.size() + 1, std::vector<float>(static_cast<std::size_t>(n)));
-      for (std::size_t o = 0; o <= others_.size(); ++o) {
-        const Descriptor& d = o == 0 ? own_ : others_[o - 1];
-        batch.descriptors = std::span<const float>(d.data(), d.size());
-        s = model_.fast ? model_.fast->predict(batch, per[o]) : model_.model->predict(batch, per[o]);
-        if (!s) return s;
-      }
-      const double k = static_cast<double>(per.size());
-      for (std::int64_t i = 0; i < n; ++i) {
-        double m1 = 0, m2 = 0;
-        for (const auto& p : per) {
-          m1 += p[i];
-          m2 += double(p[i]) * p[i];
-        }
-        m1 /= k;
-        u[i] += std::sqrt(std::max(0.0, m2 / k - m1 * m1));
-      }
-    }
-    for (double x : u) uncertainty->push_back(static_cast<float>(x));
-    return Status::ok();
-  }
-
- private:
-  const LoadedModel& model_;
-  Descriptor own_;
-  std::vector<Descriptor> others_;
-  int mc_samples_;
-  std::uint64_t seed_;
-  std::uint64_t calls_ = 0;
-  std::vector<std::vector<core::Step>> pending_;
-  std::vector<float> tokens_;
-  std::vector<std::int32_t> lengths_;
-  std::vector<float> mc_;
-};
-
 json::value number_or_null(double v) { return std::isfinite(v) ? json::value(v) : json::value(nullptr); }
 
 json::object request_json(const registry::SampleRequest& s) {
@@ -267,16 +173,32 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
           }
           model = *m;
         }
+        // Once a fine-tuning job made the platform's active column (alias
+        // active.<platform>), it scores the pool and its disagreement with
+        // the student joins the uncertainty (DESIGN §5 "Progress", §6).
+        std::shared_ptr<const LoadedModel> active;
+        if (needs_model && !body->contains("model")) {
+          if (auto a = models.get("active." + name); a) active = *a;
+        }
         // Descriptors of the other platforms the version covers (round-1 uncertainty).
-        std::vector<Descriptor> others;
+        std::vector<std::vector<float>> others;
         if (model) {
           for (const auto& other : model->platforms) {
             if (other == name) continue;
-            if (auto p = platforms.find(other); p) others.push_back(descriptor_of(*p));
+            if (auto p = platforms.find(other); p) {
+              const Descriptor d = descriptor_of(*p);
+              others.emplace_back(d.begin(), d.end());
+            }
           }
         }
-        std::optional<Embedder> embedder;
-        if (model) embedder.emplace(*model, descriptor_of(*platform), std::move(others), params->mc_samples, params->seed);
+        const Descriptor own = descriptor_of(*platform);
+        std::optional<trainer::PoolEmbedder> embedder;
+        if (model) {
+          const LoadedModel& scorer = active ? *active : *model;
+          embedder.emplace(trainer::ServedModel{scorer.model.get(), scorer.fast.get()}, own, std::move(others),
+                           trainer::PoolEmbeddingOptions{params->mc_samples, params->seed},
+                           active ? trainer::ServedModel{model->model.get(), model->fast.get()} : trainer::ServedModel{});
+        }
 
         // What is measured on the platform (their programs leave the pool;
         // their embeddings join Diversity), and what other open requests hold.
@@ -312,11 +234,12 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
                                          if (added) task_keys.push_back(record.workload_key);
                                          program_ids.push_back(r.program_id);
                                          task.push_back(it->second);
-                                         if (embedder) failure = embedder->add(record.steps, true, &embeddings, &uncertainty);
+                                         if (embedder) failure = embedder->add(record.steps, true);
                                          return failure.is_ok();
                                        });
         if (!read) return error_response(read);
-        if (embedder && failure.is_ok()) failure = embedder->flush(true, &embeddings, &uncertainty);
+        if (embedder && failure.is_ok()) failure = embedder->flush();
+        if (embedder) embedder->take(&embeddings, &uncertainty);
         if (!failure) return error_response(failure);
         const auto n = static_cast<std::int64_t>(program_ids.size());
         if (n == 0) {
@@ -332,9 +255,10 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
             auto it = task_index.find(key);
             if (it == task_index.end()) continue;
             measured_task.push_back(it->second);
-            if (Status s = embedder->add(steps, false, &measured_embeddings, &unused); !s) return error_response(s);
+            if (Status s = embedder->add(steps, false); !s) return error_response(s);
           }
-          if (Status s = embedder->flush(false, &measured_embeddings, &unused); !s) return error_response(s);
+          if (Status s = embedder->flush(); !s) return error_response(s);
+          embedder->take(&measured_embeddings, &unused);
         }
         const std::int64_t budget =
             params->budget ? *params->budget
@@ -371,7 +295,7 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
         registry::NewSampleRequest nr;
         nr.platform_id = platform->id;
         nr.strategy = std::string(sampler::strategy_name(params->strategy));
-        if (model) nr.model_version = model->version;
+        if (model) nr.model_version = active ? active->version : model->version;
         nr.items.reserve(picks->size());
         for (const auto& p : *picks) {
           registry::SampleItem it;
@@ -391,6 +315,7 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
             {"mc_samples", params->mc_samples},
             {"min_per_task", params->min_per_task},
             {"model", model ? json::value(params->model) : json::value(nullptr)},
+            {"active_column", active ? json::value(active->version) : json::value(nullptr)},
             {"pool_size", n},
             {"pool_tasks", task_keys.size()},
             {"measured_programs", measured.size()},

@@ -16,7 +16,10 @@
 // covers other platforms, the spread of its scores under their
 // descriptors (DESIGN §6, round 1). Measured programs of the same tasks
 // count as already selected for Diversity, so a later round spreads away
-// from what was measured.
+// from what was measured. Once a fine-tuning job made the platform's active
+// column (a train job with "init", alias active.<platform>), it scores the
+// pool instead and its disagreement with the student joins the uncertainty,
+// so a round learns from the rounds before it.
 //
 // Does not own what it is given; all of it must outlive the router.
 #pragma once

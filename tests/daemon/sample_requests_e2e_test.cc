@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "core/line_reader.h"
 #include "core/record.h"
@@ -188,6 +189,58 @@ TEST_F(SampleRequestsTest, RduUsesTheModelIsDeterministicAndSkipsPendingPrograms
                   std::string(R"({"budget": 36, "seed": 1, "strategy": ")") + s + "\"}");
     EXPECT_EQ(r.status, 201) << s << ": " << r.body;
   }
+}
+
+// A round learns from the one before: a fine-tuning job from production
+// becomes the platform's active column, and the next request scores with it.
+TEST_F(SampleRequestsTest, AFineTunedActiveColumnDrivesTheNextRound) {
+  add_model();
+  auto first = call("POST", "/v1/platforms/x16/sample-requests", R"({"fraction": 0.2, "seed": 2})");
+  ASSERT_EQ(first.status, 201) << first.body;
+  const json::value req = first.json();
+  std::string body;
+  for (const auto& it : req.at("items").as_array()) body += measured_line(it) + "\n";
+  ASSERT_EQ(call("POST", "/v1/platforms/x16/measurements", body).status, 201);
+  EXPECT_EQ(call("GET", "/v1/sample-requests/" + std::to_string(req.at("id").as_int64())).json().at("status").as_string(),
+            "completed");
+
+  auto job = call("POST", "/v1/platforms/x16/jobs", R"({"kind": "train", "init": "production", "epochs": 1, "eval_fraction": 0})");
+  ASSERT_EQ(job.status, 202) << job.body;
+  const std::string id = std::to_string(job.json().at("id").as_int64());
+  json::value state;
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    state = call("GET", "/v1/jobs/" + id).json();
+    const auto s = state.at("state").as_string();
+    if (s == "succeeded" || s == "failed" || s == "cancelled") break;
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_EQ(state.at("state").as_string(), "succeeded") << json::serialize(state);
+  const std::int64_t column = state.at("result_version").as_int64();
+  const json::value version = call("GET", "/v1/models/" + std::to_string(column)).json();
+  EXPECT_EQ(version.at("parent").as_int64(), 1);
+  EXPECT_EQ(call("GET", "/v1/aliases/active.x16").json().at("version").as_int64(), column);
+  EXPECT_EQ(call("GET", "/v1/aliases/production").json().at("version").as_int64(), 1);  // unchanged
+
+  auto next = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 36, "seed": 2})");
+  ASSERT_EQ(next.status, 201) << next.body;
+  const json::value n = next.json();
+  EXPECT_EQ(n.at("model_version").as_int64(), column);
+  EXPECT_EQ(n.at("params").at("active_column").as_int64(), column);
+  for (const auto& p : ids_of(n)) EXPECT_EQ(ids_of(req).count(p), 0u);  // never a measured program
+  // A bad init fails the job with the reason.
+  auto bad = call("POST", "/v1/platforms/x16/jobs", R"({"kind": "train", "init": "no-such-alias"})");
+  ASSERT_EQ(bad.status, 202);
+  const std::string bad_id = std::to_string(bad.json().at("id").as_int64());
+  json::value failed;
+  const auto until = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < until) {
+    failed = call("GET", "/v1/jobs/" + bad_id).json();
+    if (failed.at("state").as_string() == "failed") break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(failed.at("state").as_string(), "failed");
+  EXPECT_NE(json::serialize(failed.at("error")).find("init"), std::string::npos) << json::serialize(failed);
 }
 
 TEST_F(SampleRequestsTest, BadParametersAreRejectedWithTheReason) {

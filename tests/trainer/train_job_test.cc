@@ -127,6 +127,48 @@ TEST(TrainJobTest, LowersLossAndRanksHeldOutTasks) {
   EXPECT_EQ(r.config.seed, 11u);
 }
 
+// Fine-tuning from a checkpoint (the active column): it starts where the
+// checkpoint ends (a lower first-epoch loss than a fresh start), keeps the
+// checkpoint's config, and refuses one whose shapes do not fit the data.
+TEST(TrainJobTest, FineTunesFromACheckpoint) {
+  const std::vector<core::Record> records = planted_platform(24, 48);
+  TrainRequest base = small_request(records);
+  base.epochs = 6;
+  auto first = train_platform(base, nullptr);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+
+  TrainRequest tune = small_request(records);
+  tune.epochs = 2;
+  tune.model.d_model = 32;  // ignored: the checkpoint's config wins
+  tune.init_checkpoint = first->checkpoint;
+  auto tuned = train_platform(tune, nullptr);
+  ASSERT_TRUE(tuned.is_ok()) << tuned.status().to_string();
+  EXPECT_EQ(tuned->config.d_model, 16);
+  EXPECT_EQ(tuned->num_parameters, first->num_parameters);
+  EXPECT_NE(tuned->checkpoint, first->checkpoint);
+
+  TrainRequest fresh = small_request(records);
+  fresh.epochs = 2;
+  auto scratch = train_platform(fresh, nullptr);
+  ASSERT_TRUE(scratch.is_ok());
+  EXPECT_LT(tuned->epoch_losses.front(), 0.8 * scratch->epoch_losses.front());
+  EXPECT_GE(tuned->metrics.pairwise_accuracy, first->metrics.pairwise_accuracy - 0.05);
+
+  TrainRequest bad = small_request(records);
+  bad.init_checkpoint = "not a checkpoint";
+  EXPECT_EQ(train_platform(bad, nullptr).status().code(), StatusCode::kDataLoss);
+  ModelConfig narrow;
+  narrow.token_dim = 7;
+  narrow.descriptor_dim = core::kHardwareDim;
+  auto other = CostModel::create(narrow);
+  ASSERT_TRUE(other.is_ok());
+  const std::string other_bytes = *(*other)->save();
+  bad.init_checkpoint = other_bytes;
+  auto refused = train_platform(bad, nullptr);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("init_checkpoint"), std::string::npos) << refused.status().to_string();
+}
+
 TEST(TrainJobTest, CallbackCancels) {
   const std::vector<core::Record> records = planted_platform(8, 16);
   TrainRequest req = small_request(records);
