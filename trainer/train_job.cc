@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstring>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -14,6 +15,7 @@
 
 #include "core/features.h"
 #include "trainer/cost_model.h"
+#include "trainer/fast_inference.h"
 #include "trainer/lambda_rank.h"
 #include "trainer/optimizer.h"
 #include "trainer/score_model.h"
@@ -214,6 +216,72 @@ double lr_at(const TrainRequest& r, double t, std::int64_t total_steps) {
   return r.learning_rate * (kFloor + (1.0 - kFloor) * 0.5 * (1.0 + std::cos(M_PI * u)));
 }
 
+// Scores of every program of a split by a frozen model under one
+// descriptor (distillation targets): the fast path for a student.
+Result<std::vector<float>> frozen_scores(const CostModel& model, const DatasetSplit& split, std::int64_t seq_len,
+                                         std::span<const float> descriptor) {
+  std::vector<float> out(static_cast<std::size_t>(split.count));
+  if (split.count == 0) return out;
+  const FeatureBatch batch{split.count, seq_len, split.tokens, split.lengths, descriptor};
+  if (model.config().kind == ModelKind::kMamba) {
+    auto fast = StudentInference::create(model, InferenceOptions{.threads = 0});
+    if (!fast) return fast.status();
+    if (Status s = (*fast)->predict(batch, out); !s) return s;
+    return out;
+  }
+  if (Status s = model.predict(batch, out); !s) return s;
+  return out;
+}
+
+// Ranking-aware distillation over the chunks of a batch (rows of chunk k
+// are contiguous, in chunk order): mean over chunks of
+// KL(softmax(target/τ) ‖ softmax(scores/τ)).
+torch::Tensor listwise_kd(const torch::Tensor& scores, const torch::Tensor& target,
+                          const std::vector<std::int64_t>& chunk_sizes, double temperature) {
+  torch::Tensor total = torch::zeros({}, scores.options());
+  std::int64_t offset = 0, used = 0;
+  for (std::int64_t n : chunk_sizes) {
+    if (n >= 2) {
+      const torch::Tensor s = scores.narrow(0, offset, n) / temperature;
+      const torch::Tensor t = target.narrow(0, offset, n) / temperature;
+      const torch::Tensor p = torch::softmax(t, 0);
+      total = total + (p * (torch::log_softmax(t, 0) - torch::log_softmax(s, 0))).sum();
+      ++used;
+    }
+    offset += n;
+  }
+  return used > 0 ? total / static_cast<double>(used) : total;
+}
+
+// Fisher bytes <-> per-parameter tensors (the model's parameter order).
+std::string fisher_bytes(const std::vector<torch::Tensor>& fisher) {
+  std::string out;
+  for (const torch::Tensor& f : fisher) {
+    const torch::Tensor c = f.contiguous().to(torch::kFloat);
+    out.append(reinterpret_cast<const char*>(c.data_ptr<float>()), static_cast<std::size_t>(c.numel()) * sizeof(float));
+  }
+  return out;
+}
+
+Result<std::vector<torch::Tensor>> fisher_tensors(std::string_view bytes, ScoreModel& model) {
+  std::vector<torch::Tensor> out;
+  std::size_t offset = 0;
+  for (const torch::Tensor& p : model.parameters()) {
+    const std::size_t n = static_cast<std::size_t>(p.numel()) * sizeof(float);
+    if (offset + n > bytes.size()) break;
+    torch::Tensor f = torch::empty_like(p);
+    std::memcpy(f.data_ptr<float>(), bytes.data() + offset, n);
+    out.push_back(f);
+    offset += n;
+  }
+  if (offset != bytes.size() || out.size() != model.parameters().size()) {
+    return Status::invalid_argument("train: teacher_fisher holds " + std::to_string(bytes.size()) +
+                                    " bytes; the teacher has " + std::to_string(model.num_parameters()) +
+                                    " parameters (" + std::to_string(4 * model.num_parameters()) + " bytes)");
+  }
+  return out;
+}
+
 Status check_request(const TrainRequest& r) {
   if (r.epochs < 1) return Status::invalid_argument("train: epochs must be >= 1");
   if (r.groups_per_batch < 1) return Status::invalid_argument("train: groups_per_batch must be >= 1");
@@ -292,6 +360,44 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       (chunks_per_epoch(groups, request.group_size) + request.groups_per_batch - 1) / request.groups_per_batch;
   const std::int64_t total_steps = steps_per_epoch * request.epochs;
 
+  // Distillation targets, computed once on this platform's programs.
+  const DistillTargets* kd = request.distill;
+  std::vector<float> column_target;
+  std::vector<std::vector<float>> old_targets;
+  std::vector<torch::Tensor> old_descriptors, anchor, fisher;
+  if (kd != nullptr) {
+    if (request.init_checkpoint.empty()) return Status::invalid_argument("train: distill needs init_checkpoint (the teacher)");
+    if (ds->encoding != TokenEncoding::kSteps) return Status::invalid_argument("train: distill needs the steps encoding");
+    auto teacher = CostModel::load(request.init_checkpoint);
+    if (!teacher) return teacher.status().with_context("train: teacher");
+    if (!kd->column_checkpoint.empty()) {
+      auto column = CostModel::load(kd->column_checkpoint);
+      if (!column) return column.status().with_context("train: active column");
+      auto c = frozen_scores(**column, ds->train, ds->seq_len, ds->descriptor);
+      if (!c) return c.status().with_context("train: active column");
+      column_target = std::move(*c);
+    }
+    for (const auto& h : kd->old_descriptors) {
+      if (static_cast<std::int64_t>(h.size()) != config.descriptor_dim) {
+        return Status::invalid_argument("train: an old platform's descriptor has " + std::to_string(h.size()) +
+                                        " floats, the model reads " + std::to_string(config.descriptor_dim));
+      }
+      auto t = frozen_scores(**teacher, ds->train, ds->seq_len, h);
+      if (!t) return t.status().with_context("train: teacher");
+      old_targets.push_back(std::move(*t));
+      old_descriptors.push_back(torch::from_blob(const_cast<float*>(h.data()), {1, config.descriptor_dim}, torch::kFloat));
+    }
+    if (!kd->teacher_fisher.empty() && kd->ewc_weight > 0) {
+      auto f = fisher_tensors(kd->teacher_fisher, model);
+      if (!f) return f.status();
+      fisher = std::move(*f);
+      torch::NoGradGuard no_grad;
+      for (const torch::Tensor& p : model.parameters()) anchor.push_back(p.detach().clone());
+    }
+  }
+  std::vector<std::int64_t> chunk_sizes;
+  std::vector<float> batch_target;
+
   auto adamw = make_adamw(model, AdamWConfig{.lr = request.learning_rate, .weight_decay = request.weight_decay});
   const LambdaRankOptions loss_options{.sigma = request.lambda_sigma, .ndcg_at = request.ndcg_at};
   SplitMix64 rng{request.seed ^ kOrderSeedSalt};
@@ -320,8 +426,10 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       }
       idx.clear();
       local_group.clear();
+      chunk_sizes.clear();
       std::int32_t longest = 1;
       for (std::size_t k = 0; k < batch.size(); ++k) {
+        chunk_sizes.push_back(static_cast<std::int64_t>(batch[k].size()));
         for (std::int64_t row : batch[k]) {
           idx.push_back(row);
           local_group.push_back(static_cast<std::int64_t>(k));
@@ -341,7 +449,32 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       if (train_budget_s > 0) t = std::max(t, seconds_since(train_start) / train_budget_s);
       set_lr(*adamw, lr_at(request, std::min(t, 1.0), total_steps));
       const torch::Tensor scores = model.forward(tokens, lengths, descriptor.expand({b, descriptor.size(1)}));
-      const torch::Tensor loss = lambda_rank_loss(scores, labels, batch_groups, loss_options);
+      torch::Tensor loss = lambda_rank_loss(scores, labels, batch_groups, loss_options);
+      if (kd != nullptr) {
+        const auto gather = [&](const std::vector<float>& all) {
+          batch_target.resize(idx.size());
+          for (std::size_t i = 0; i < idx.size(); ++i) batch_target[i] = all[static_cast<std::size_t>(idx[i])];
+          return torch::from_blob(batch_target.data(), {b}, torch::kFloat).clone();
+        };
+        loss = kd->label_weight * loss;
+        if (!column_target.empty() && kd->column_weight > 0) {
+          loss = loss + kd->column_weight * listwise_kd(scores, gather(column_target), chunk_sizes, kd->temperature);
+        }
+        for (std::size_t j = 0; j < old_targets.size() && kd->old_weight > 0; ++j) {
+          const torch::Tensor old_scores =
+              model.forward(tokens, lengths, old_descriptors[j].expand({b, old_descriptors[j].size(1)}));
+          loss = loss + kd->old_weight * listwise_kd(old_scores, gather(old_targets[j]), chunk_sizes, kd->temperature);
+        }
+        if (!fisher.empty()) {
+          torch::Tensor ewc = torch::zeros({});
+          std::size_t i = 0;
+          for (const torch::Tensor& p : model.parameters()) {
+            ewc = ewc + (fisher[i] * (p - anchor[i]).pow(2)).sum();
+            ++i;
+          }
+          loss = loss + kd->ewc_weight * ewc;
+        }
+      }
       adamw->zero_grad();
       loss.backward();
       if (request.grad_clip_norm > 0) {
@@ -381,6 +514,58 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
     out.metrics = evaluate_ranking(ds->eval.groups, ds->eval.latencies, out.eval_scores);
   }
   out.eval_s = seconds_since(eval_start);
+  if (request.compute_fisher && request.fisher_batches > 0 && !groups.empty()) {
+    // Diagonal empirical Fisher: squared gradients of the ranking loss,
+    // averaged over batches of the training split, scaled to mean 1 (so
+    // DistillTargets::ewc_weight means the same for every version).
+    const Clock::time_point fisher_start = Clock::now();
+    std::vector<torch::Tensor> sum;
+    for (const torch::Tensor& p : model.parameters()) sum.push_back(torch::zeros_like(p));
+    SplitMix64 fisher_rng{request.seed ^ 0xF15E5ULL};
+    const auto batches = epoch_batches(groups, ds->train, request, fisher_rng);
+    std::int64_t used = 0;
+    for (const std::vector<Chunk>& batch : batches) {
+      if (used == request.fisher_batches) break;
+      idx.clear();
+      local_group.clear();
+      std::int32_t longest = 1;
+      for (std::size_t k = 0; k < batch.size(); ++k) {
+        for (std::int64_t row : batch[k]) {
+          idx.push_back(row);
+          local_group.push_back(static_cast<std::int64_t>(k));
+          longest = std::max(longest, ds->train.lengths[static_cast<std::size_t>(row)]);
+        }
+      }
+      const auto b = static_cast<std::int64_t>(idx.size());
+      const torch::Tensor index = torch::from_blob(idx.data(), {b}, torch::kLong);
+      const torch::Tensor scores = model.forward(train.tokens.narrow(1, 0, longest).index_select(0, index),
+                                                 train.lengths.index_select(0, index),
+                                                 descriptor.expand({b, descriptor.size(1)}));
+      const torch::Tensor loss = lambda_rank_loss(scores, train.labels.index_select(0, index),
+                                                  torch::from_blob(local_group.data(), {b}, torch::kLong), loss_options);
+      model.zero_grad();
+      loss.backward();
+      std::size_t i = 0;
+      for (const torch::Tensor& p : model.parameters()) {
+        if (p.grad().defined()) sum[i] += p.grad().detach().pow(2);
+        ++i;
+      }
+      ++used;
+    }
+    model.zero_grad();
+    if (used > 0) {
+      double total = 0;
+      std::int64_t count = 0;
+      for (const torch::Tensor& f : sum) {
+        total += f.sum().item<double>();
+        count += f.numel();
+      }
+      const double mean = total / static_cast<double>(std::max<std::int64_t>(count, 1));
+      for (torch::Tensor& f : sum) f.div_(mean > 0 ? mean : 1.0);
+      out.fisher = fisher_bytes(sum);
+    }
+    out.fisher_s = seconds_since(fisher_start);
+  }
   Result<std::string> bytes = CostModel::wrap(*made)->save();
   if (!bytes) return bytes.status().with_context("train");
   out.checkpoint = std::move(*bytes);
@@ -398,6 +583,30 @@ Result<TrainResult> train_platform(const TrainRequest& request, const ProgressCa
     return run(request, progress, start);
   } catch (const std::exception& e) {
     return Status::internal(std::string("train: ") + e.what());
+  }
+}
+
+}  // namespace tcl::trainer
+
+namespace tcl::trainer {
+
+Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::span<const core::Record> records,
+                                           const Platform& platform, const DatasetOptions& data, int threads) {
+  ThreadsScope scope(threads);
+  try {
+    auto model = CostModel::load(checkpoint);
+    if (!model) return model.status();
+    DatasetOptions options = data;
+    options.max_len = static_cast<int>(std::min<std::int64_t>(options.max_len, (*model)->config().max_len));
+    Result<Dataset> ds = build_dataset(records, platform, options);
+    if (!ds) return ds.status().with_context("evaluate");
+    if (ds->eval.count == 0) return Status::failed_precondition("evaluate: the evaluation split holds no task");
+    const SplitTensors eval = to_tensors(ds->eval, *ds);
+    const torch::Tensor descriptor = torch::from_blob(const_cast<float*>(ds->descriptor.data()),
+                                                      {1, static_cast<std::int64_t>(ds->descriptor.size())}, torch::kFloat);
+    return evaluate(*(*model)->score_model(), eval, descriptor);
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("evaluate: ") + e.what());
   }
 }
 

@@ -51,6 +51,8 @@
 
 namespace tcl::trainer {
 
+struct DistillTargets;
+
 struct TrainRequest {
   // --- data: records of ONE platform, or a dataset built beforehand --------
   // Read during the call only. Ignored when `dataset` is set.
@@ -76,6 +78,14 @@ struct TrainRequest {
   // descriptor widths, sequences within its max_len): kInvalidArgument
   // otherwise; kDataLoss when the bytes are not a checkpoint. Not owned.
   std::string_view init_checkpoint;
+  // Continual distillation (DESIGN §5 "Compress"): set together with
+  // init_checkpoint = the teacher T. See DistillTargets.
+  const DistillTargets* distill = nullptr;
+  // Diagonal Fisher information of the trained model (TrainResult::fisher),
+  // for the EWC penalty of the next distillation: squared gradients of the
+  // ranking loss over up to `fisher_batches` training batches.
+  bool compute_fisher = true;
+  int fisher_batches = 64;
 
   // --- optimisation ------------------------------------------------------
   int epochs = 3;
@@ -111,8 +121,31 @@ struct TrainRequest {
   }
 };
 
+// What the student is distilled towards while it learns platform k (the
+// records of TrainRequest), starting from the teacher T (init_checkpoint):
+//   loss = label_weight  · LambdaRank(S(x, h_k), labels)
+//        + column_weight · KD(S(x, h_k), C(x, h_k))        the active column
+//        + old_weight    · Σ_j KD(S(x, h_j), T(x, h_j))    every old platform j
+//        + ewc_weight    · Σ_i F_i (θ_i − θ_T,i)²          EWC, F = T's Fisher
+// KD is ranking-aware: per task group, KL(softmax(target/τ) ‖ softmax(S/τ)).
+// Targets are computed once on platform k's programs only: no old
+// platform's data takes part (DESIGN §5.3).
+struct DistillTargets {
+  std::string_view column_checkpoint;  // C, fine-tuned on platform k; empty = none (column_weight unused)
+  std::vector<std::vector<float>> old_descriptors;  // h_j, core::kHardwareDim floats each
+  std::string_view teacher_fisher;     // TrainResult::fisher of T; empty = no EWC
+  double label_weight = 1.0;
+  double column_weight = 1.0;
+  double old_weight = 1.0;
+  double ewc_weight = 0.05;
+  double temperature = 1.0;
+};
+
 struct TrainResult {
   std::string checkpoint;   // CostModel::save() bytes (config + fp32 weights)
+  // Diagonal Fisher (float32 per parameter, in the checkpoint's parameter
+  // order, scaled to mean 1); empty unless compute_fisher.
+  std::string fisher;
   ModelConfig config;       // as trained (shapes from the data, seed)
   TokenEncoding encoding = TokenEncoding::kSteps;  // what the model must be fed
   RankingMetrics metrics;   // on the eval split (all zero when it is empty)
@@ -129,7 +162,15 @@ struct TrainResult {
   double dataset_s = 0;     // building the dataset (0 for a prebuilt one)
   double train_s = 0;       // optimizer steps (incl. per-epoch evaluation)
   double eval_s = 0;        // the final evaluation
+  double fisher_s = 0;      // the Fisher information
 };
+
+// Top-1/top-5 of a checkpoint on one platform's records, split as `data`
+// says (its eval split: eval_fraction and split_salt; the platform's
+// standing evaluation split is TrainRequest::default_data_options()).
+// kFailedPrecondition when the split holds no evaluable task.
+Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::span<const core::Record> records,
+                                           const Platform& platform, const DatasetOptions& data, int threads = 0);
 
 // Called after every epoch with its 1-based number, its mean training loss and
 // the eval split's top-1 mean ratio (mean over tasks of best / best-in-top-1;

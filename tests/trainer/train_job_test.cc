@@ -245,3 +245,97 @@ TEST(TrainJobTest, BadRequests) {
 
 }  // namespace
 }  // namespace tcl::trainer
+
+namespace tcl::trainer {
+namespace {
+
+// Another platform: the planted rule reversed on the tile (tile 1 best).
+std::vector<core::Record> reversed_platform(int tasks, int per_task) {
+  std::vector<core::Record> out = planted_platform(tasks, per_task);
+  out.pop_back();  // the failed one
+  for (auto& r : out) {
+    const double tile = static_cast<double>(r.steps[0].lengths[0]);
+    r.costs = {1e-3 * (1.0 + 0.3 * std::log2(tile)) * (1.0 + 0.01 * (r.steps[1].annotation))};
+  }
+  return out;
+}
+
+// Distillation keeps what the teacher knew about the old platform (its
+// ranking under the old descriptor) far better than plain fine-tuning on the
+// new platform, while it learns the new one; the Fisher is stored with each
+// model; the run is reproducible.
+TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
+  const std::vector<core::Record> old_records = planted_platform(16, 48);
+  TrainRequest base = small_request(old_records);
+  base.epochs = 8;
+  auto teacher = train_platform(base, nullptr);
+  ASSERT_TRUE(teacher.is_ok()) << teacher.status().to_string();
+  ASSERT_EQ(teacher->fisher.size(), 4u * static_cast<std::size_t>(teacher->num_parameters));
+  {
+    const float* f = reinterpret_cast<const float*>(teacher->fisher.data());
+    double mean = 0;
+    for (std::int64_t i = 0; i < teacher->num_parameters; ++i) {
+      ASSERT_TRUE(std::isfinite(f[i]) && f[i] >= 0);
+      mean += f[i];
+    }
+    EXPECT_NEAR(mean / static_cast<double>(teacher->num_parameters), 1.0, 1e-3);
+  }
+
+  // The new platform: another target (so another descriptor), the rule reversed.
+  std::vector<core::Record> new_records = reversed_platform(16, 48);
+  const char* new_target = "cuda -keys=cuda,gpu -arch=sm_75 -thread_warp_size=32";
+  for (auto& r : new_records) r.target = new_target;
+  std::vector<float> old_descriptor(core::kHardwareDim), new_descriptor(core::kHardwareDim);
+  core::encode_hardware(std::nullopt, kTarget, old_descriptor.data());
+  core::encode_hardware(std::nullopt, new_target, new_descriptor.data());
+
+  const auto onboard = [&](const DistillTargets* kd) {
+    TrainRequest r = small_request(new_records);
+    r.platform = Platform{new_target, std::nullopt};
+    r.epochs = 12;
+    r.init_checkpoint = teacher->checkpoint;
+    r.distill = kd;
+    auto out = train_platform(r, nullptr);
+    EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+    return out;
+  };
+  auto plain = onboard(nullptr);
+  DistillTargets kd;
+  kd.old_descriptors = {old_descriptor};
+  kd.teacher_fisher = teacher->fisher;
+  auto distilled = onboard(&kd);
+  ASSERT_TRUE(plain.is_ok() && distilled.is_ok());
+  EXPECT_EQ(distilled->num_parameters, teacher->num_parameters);  // constant size
+
+  // Forgetting, measured as DESIGN §10 does: the old platform's held-out tasks.
+  DatasetOptions split = base.data;  // the teacher's evaluation split
+  const auto old_metrics = [&](const std::string& checkpoint) {
+    auto m = evaluate_checkpoint(checkpoint, old_records, base.platform, split, 1);
+    EXPECT_TRUE(m.is_ok()) << m.status().to_string();
+    return m.is_ok() ? m->pairwise_accuracy : 0.0;
+  };
+  const double t_old = old_metrics(teacher->checkpoint), p_old = old_metrics(plain->checkpoint),
+               d_old = old_metrics(distilled->checkpoint);
+  std::printf("[ distill ] old platform pairwise: teacher %.3f, plain fine-tune %.3f, distilled %.3f; "
+              "new platform pairwise: plain %.3f, distilled %.3f\n",
+              t_old, p_old, d_old, plain->metrics.pairwise_accuracy, distilled->metrics.pairwise_accuracy);
+  EXPECT_GT(d_old, p_old + 0.1);
+  EXPECT_GT(d_old, t_old - 0.1);
+  EXPECT_GT(distilled->metrics.pairwise_accuracy, 0.7);  // and it learned the new platform
+
+  // Same inputs, same bytes.
+  auto again = onboard(&kd);
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_EQ(again->checkpoint, distilled->checkpoint);
+
+  // A Fisher of the wrong size is refused.
+  DistillTargets bad = kd;
+  bad.teacher_fisher = std::string_view(teacher->fisher).substr(4);
+  TrainRequest r = small_request(new_records);
+  r.init_checkpoint = teacher->checkpoint;
+  r.distill = &bad;
+  EXPECT_EQ(train_platform(r, nullptr).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tcl::trainer
