@@ -6,12 +6,17 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
 
+#include "core/features.h"
+#include "core/program_id.h"
 #include "core/record.h"
+#include "core/task_split.h"
+#include "daemon/promotion_gate.h"
 #include "trainer/train_job.h"
 
 namespace tcl::daemon {
@@ -39,6 +44,11 @@ struct JobWorker::Metrics {
 
 namespace {
 
+core::HardwareParams hardware_of(const registry::Platform& p) {
+  const auto& hw = p.hardware_params;
+  return core::HardwareParams{hw[0], hw[1], hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]};
+}
+
 // Job options with their defaults (TrainRequest's: what bench_quality --job
 // measures); unknown keys are an error (named).
 struct TrainOptions {
@@ -51,9 +61,34 @@ struct TrainOptions {
   // Fine-tune from this version (alias or number) instead of starting fresh:
   // the result is the platform's active column (alias active.<platform>).
   std::string init;
+  // Distill only (trainer::DistillTargets; the promotion gate's margin).
+  double label_weight = trainer::DistillTargets{}.label_weight;
+  double column_weight = trainer::DistillTargets{}.column_weight;
+  double old_weight = trainer::DistillTargets{}.old_weight;
+  double ewc_weight = trainer::DistillTargets{}.ewc_weight;
+  double temperature = trainer::DistillTargets{}.temperature;
+  double margin = 0.01;
+  int column_epochs = 3;  // fine-tuning the active column when none exists
 };
 
-Result<TrainOptions> parse_options(const std::string& text) {
+trainer::TrainRequest make_request(const TrainOptions& o, const registry::Platform& platform,
+                                   const std::vector<core::Record>& records) {
+  trainer::TrainRequest request;
+  request.records = records;
+  request.platform.target = platform.target;
+  request.platform.hardware = hardware_of(platform);
+  request.data.eval_fraction = o.eval_fraction;
+  request.data.max_records = o.max_records;
+  request.model.kind = o.model == "attention" ? trainer::ModelKind::kAttention
+                       : o.model == "mlp"     ? trainer::ModelKind::kMlp
+                                              : trainer::ModelKind::kMamba;
+  request.epochs = o.epochs;
+  request.seed = o.seed;
+  request.time_budget_s = o.time_budget_s;
+  return request;
+}
+
+Result<TrainOptions> parse_options(const std::string& text, registry::JobKind kind) {
   TrainOptions o;
   boost::system::error_code ec;
   json::value v = json::parse(text, ec);
@@ -79,7 +114,20 @@ Result<TrainOptions> parse_options(const std::string& text) {
       if (x = number(0, 0.9); x) o.eval_fraction = *x;
     } else if (key == "seed") {
       if (x = number(0, 1e15); x) o.seed = static_cast<std::uint64_t>(*x);
-    } else if (key == "init") {
+    } else if (kind == registry::JobKind::kDistill &&
+               (key == "label_weight" || key == "column_weight" || key == "old_weight" || key == "ewc_weight")) {
+      if (x = number(0, 1e6); x) {
+        (key == "label_weight" ? o.label_weight : key == "column_weight" ? o.column_weight
+                                                  : key == "old_weight"  ? o.old_weight
+                                                                         : o.ewc_weight) = *x;
+      }
+    } else if (kind == registry::JobKind::kDistill && key == "temperature") {
+      if (x = number(0.01, 100); x) o.temperature = *x;
+    } else if (kind == registry::JobKind::kDistill && key == "margin") {
+      if (x = number(0, 1); x) o.margin = *x;
+    } else if (kind == registry::JobKind::kDistill && key == "column_epochs") {
+      if (x = number(1, 1000); x) o.column_epochs = static_cast<int>(*x);
+    } else if (key == "init" && kind == registry::JobKind::kTrain) {
       if (!value.is_string() || value.as_string().empty()) {
         return Status::invalid_argument("option 'init' must be a model alias or version, e.g. \"production\"");
       }
@@ -151,6 +199,7 @@ void JobWorker::loop(int index) {
 void JobWorker::run_job(const registry::Job& job) {
   const std::string& me = job.worker;
   const auto started = Clock::now();
+  const bool distill = job.kind == registry::JobKind::kDistill;
   spdlog::info("job id={} kind={} platform={} attempt={} worker={}: started", job.id,
                registry::job_kind_name(job.kind), job.platform, job.attempts, me);
   auto fail = [&](const Status& s) {
@@ -159,71 +208,18 @@ void JobWorker::run_job(const registry::Job& job) {
       spdlog::warn("job id={}: could not record the failure: {}", job.id, f.to_string());
     }
   };
-  if (job.kind == registry::JobKind::kDistill) {
-    return fail(Status::failed_precondition("distill jobs are not available in this build yet"));
-  }
-  auto options = parse_options(job.options_json);
+  auto options = parse_options(job.options_json, job.kind);
   if (!options) return fail(options.status());
   auto platform = platforms_.get(job.platform);
   if (!platform) return fail(platform.status());
 
-  // Read the platform's measurements. Records take ~5-8 KB each in memory,
-  // so when there are many more than the job may train on, keep a
-  // deterministic share (by program id) instead of all of them.
-  const std::int64_t stored = platform->counts.measurements + platform->counts.failed;
-  const double keep = stored > 0 ? std::min(1.0, 1.25 * static_cast<double>(options->max_records) /
-                                                     (1.0 - options->eval_fraction) / static_cast<double>(stored))
-                                 : 1.0;
-  std::vector<core::Record> records;
-  core::RecordParser parser;
-  core::Record record;
-  Status read = uploads_.for_each_record(platform->id, registry::UploadKind::kMeasurements,
-                                         [&](const registry::StoredRecord& r) {
-                                           if (keep < 1.0) {
-                                             const unsigned v = std::stoul(r.program_id.substr(0, 8), nullptr, 16);
-                                             if (static_cast<double>(v) / 4294967296.0 >= keep) return !stopping_;
-                                           }
-                                           if (parser.parse(r.record, &record).is_ok()) records.push_back(record);
-                                           return !stopping_.load();
-                                         });
-  if (!read) return fail(read);
-  if (stopping_) return;  // the lease lapses; another worker retries
-
-  // Fine-tuning: the starting version's weights (checked against their SHA-256).
-  std::optional<std::int64_t> init_version;
-  std::string init_weights;
-  if (!options->init.empty()) {
-    auto id = models_.resolve(options->init);
-    if (!id) return fail(id.status().with_context("option 'init'"));
-    auto blob = models_.weights(*id);
-    if (!blob) return fail(blob.status());
-    init_version = *id;
-    init_weights = std::move(blob->bytes);
-  }
-
-  trainer::TrainRequest request;
-  request.init_checkpoint = init_weights;
-  request.records = records;
-  request.platform.target = platform->target;
-  const auto& hw = platform->hardware_params;
-  request.platform.hardware = core::HardwareParams{hw[0], hw[1], hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]};
-  request.data.eval_fraction = options->eval_fraction;
-  request.data.max_records = options->max_records;
-  request.model.kind = options->model == "attention" ? trainer::ModelKind::kAttention
-                       : options->model == "mlp"     ? trainer::ModelKind::kMlp
-                                                     : trainer::ModelKind::kMamba;
-  request.epochs = options->epochs;
-  request.seed = options->seed;
-  request.threads = options_.torch_threads;
-  request.time_budget_s = options->time_budget_s;
+  // Heartbeats on their own thread from here on: reading, an epoch or an
+  // evaluation can outlast the lease.
   std::atomic<bool> cancel{false};
-  request.cancel = &cancel;
-
-  // Heartbeats on their own thread: an epoch can outlast the lease.
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
-  std::string progress = json::serialize(json::object{{"phase", "training"}, {"records", records.size()}});
+  std::string progress = json::serialize(json::object{{"phase", "reading"}});
   std::thread heartbeat([&] {
     std::unique_lock lock(mu);
     while (!cv.wait_for(lock, options_.lease / 4, [&] { return done; })) {
@@ -236,14 +232,105 @@ void JobWorker::run_job(const registry::Job& job) {
       }
     }
   });
+  const auto set_progress = [&](json::object p) {
+    std::lock_guard lock(mu);
+    progress = json::serialize(p);
+  };
+  struct StopHeartbeat {
+    std::mutex& mu;
+    std::condition_variable& cv;
+    bool& done;
+    std::thread& t;
+    ~StopHeartbeat() {
+      {
+        std::lock_guard lock(mu);
+        done = true;
+      }
+      cv.notify_all();
+      t.join();
+    }
+  } stop_heartbeat{mu, cv, done, heartbeat};
+
+  // This platform's measurements, and nothing else (DESIGN §5.3).
+  auto records = read_platform_records(*platform, options->max_records, options->eval_fraction);
+  if (!records) return fail(records.status());
+  if (stopping_) return;  // the lease lapses; another worker retries
+
+  // The starting point: a version to fine-tune ("init"), or for a distill
+  // the teacher (production), its Fisher and the platform's active column.
+  std::optional<std::int64_t> init_version;
+  std::string init_weights, teacher_fisher, column_weights;
+  std::vector<std::string> teacher_platforms;
+  const std::string init_name = distill ? std::string("production") : options->init;
+  if (!init_name.empty()) {
+    auto id = models_.resolve(init_name);
+    if (!id) {
+      if (distill) return fail(Status::failed_precondition("distill needs a production version to distill into: " + id.status().message()));
+      return fail(id.status().with_context("option 'init'"));
+    }
+    auto blob = models_.weights(*id);
+    if (!blob) return fail(blob.status());
+    init_version = *id;
+    init_weights = std::move(blob->bytes);
+    auto info = models_.get(*id);
+    if (!info) return fail(info.status());
+    teacher_platforms = info->platforms;
+  }
+  trainer::DistillTargets targets;
+  if (distill) {
+    if (auto f = models_.fisher(*init_version); f) {
+      teacher_fisher = std::move(f->bytes);
+    } else if (f.status().code() != StatusCode::kNotFound) {
+      return fail(f.status());
+    }
+    // The active column: the platform's fine-tuned copy of this teacher
+    // (a train job with "init"), or fine-tuned here (Progress).
+    if (auto a = models_.get_alias("active." + job.platform); a) {
+      if (auto info = models_.get(a->version); info && info->parent == init_version) {
+        auto blob = models_.weights(a->version);
+        if (!blob) return fail(blob.status());
+        column_weights = std::move(blob->bytes);
+      }
+    }
+    if (column_weights.empty()) {
+      set_progress(json::object{{"phase", "active column"}, {"records", records->size()}});
+      trainer::TrainRequest column = make_request(*options, *platform, *records);
+      column.init_checkpoint = init_weights;
+      column.epochs = options->column_epochs;
+      column.compute_fisher = false;
+      column.eval_each_epoch = false;
+      column.cancel = &cancel;
+      auto tuned = trainer::train_platform(column, nullptr);
+      if (!tuned) return fail(tuned.status().with_context("active column"));
+      column_weights = std::move(tuned->checkpoint);
+    }
+    for (const auto& name : teacher_platforms) {
+      if (name == job.platform) continue;
+      auto old = platforms_.find(name);
+      if (!old) return fail(old.status().with_context("teacher platform"));
+      std::vector<float> h(core::kHardwareDim);
+      core::encode_hardware(hardware_of(*old), old->target, h.data());
+      targets.old_descriptors.push_back(std::move(h));
+    }
+    targets.teacher_fisher = teacher_fisher;
+    targets.column_checkpoint = column_weights;
+    targets.label_weight = options->label_weight;
+    targets.column_weight = options->column_weight;
+    targets.old_weight = options->old_weight;
+    targets.ewc_weight = options->ewc_weight;
+    targets.temperature = options->temperature;
+  }
+
+  trainer::TrainRequest request = make_request(*options, *platform, *records);
+  request.init_checkpoint = init_weights;
+  if (distill) request.distill = &targets;
+  request.cancel = &cancel;
+  set_progress(json::object{{"phase", "training"}, {"records", records->size()}});
   const auto on_epoch = [&](int epoch, double loss, double val_top1) {
     json::object p{{"phase", "training"}, {"epoch", epoch}, {"epochs", options->epochs}, {"loss", loss},
-                   {"records", records.size()}};
+                   {"records", records->size()}};
     if (!std::isnan(val_top1)) p["val_top1"] = val_top1;
-    {
-      std::lock_guard lock(mu);
-      progress = json::serialize(p);
-    }
+    set_progress(p);
     const prometheus::Labels labels{{"platform", job.platform}};
     metrics_->epoch.Add(labels).Set(epoch);
     metrics_->loss.Add(labels).Set(loss);
@@ -251,33 +338,70 @@ void JobWorker::run_job(const registry::Job& job) {
     return !cancel.load();
   };
   auto trained = trainer::train_platform(request, on_epoch);
-  {
-    std::lock_guard lock(mu);
-    done = true;
-  }
-  cv.notify_all();
-  heartbeat.join();
-  // The last epoch's progress, so the job shows where training ended.
-  (void)jobs_.heartbeat(job.id, me, options_.lease, progress);
-  records.clear();
-  records.shrink_to_fit();
-
+  records->clear();
+  records->shrink_to_fit();
   if (!trained) {
     if (trained.status().code() == StatusCode::kCancelled && stopping_) return;  // retried after the lease
     return fail(trained.status());
   }
+
   registry::NewVersion v;
   v.parent = init_version;
-  v.platforms = {job.platform};
+  v.platforms = distill ? teacher_platforms : std::vector<std::string>{};
+  if (std::find(v.platforms.begin(), v.platforms.end(), job.platform) == v.platforms.end()) {
+    v.platforms.push_back(job.platform);
+  }
   v.weights = std::move(trained->checkpoint);
-  v.metrics_json = json::serialize(json::object{{job.platform, metrics_json(trained->metrics)}});
-  v.config_json = json::serialize(json::object{{"model", options->model},
-                                               {"model_config", trainer::config_to_text(trained->config)},
-                                               {"epochs", options->epochs},
-                                               {"max_records", options->max_records},
-                                               {"eval_fraction", options->eval_fraction},
-                                               {"seed", options->seed},
-                                               {"init", init_version ? json::value(*init_version) : json::value(nullptr)}});
+  if (!trained->fisher.empty()) v.fisher = std::move(trained->fisher);
+  json::object metrics{{job.platform, metrics_json(trained->metrics)}};
+  std::optional<GateDecision> gate;
+  if (distill) {
+    // Every covered platform on its evaluation split, the student against
+    // its teacher (read for measuring only, after the weights are final).
+    set_progress(json::object{{"phase", "evaluating"}, {"platforms", v.platforms.size()}});
+    std::vector<PlatformComparison> compared;
+    json::object versus_parent;
+    for (const auto& name : v.platforms) {
+      PlatformComparison c{name, name == job.platform && std::find(teacher_platforms.begin(), teacher_platforms.end(),
+                                                                   name) == teacher_platforms.end(),
+                           std::nullopt, std::nullopt};
+      auto evaluated = evaluate_platform(name, v.weights, init_weights);
+      if (evaluated) {
+        metrics[name] = metrics_json(evaluated->student);
+        c.teacher_top1 = evaluated->teacher.top1.mean_ratio;
+        c.student_top1 = evaluated->student.top1.mean_ratio;
+        versus_parent[name] = json::object{{"parent_top1", *c.teacher_top1},
+                                           {"top1", *c.student_top1},
+                                           {"change", *c.student_top1 - *c.teacher_top1}};
+      } else {
+        spdlog::warn("job id={}: platform {} not evaluated: {}", job.id, name, evaluated.status().to_string());
+      }
+      compared.push_back(std::move(c));
+      if (cancel) return;
+    }
+    metrics["versus_parent"] = std::move(versus_parent);
+    gate = promotion_decision(compared, options->margin);
+    v.status = gate->promote ? registry::VersionStatus::kPromoted : registry::VersionStatus::kCandidate;
+  }
+  v.metrics_json = json::serialize(metrics);
+  v.config_json = json::serialize(json::object{
+      {"kind", registry::job_kind_name(job.kind)},
+      {"model", options->model},
+      {"model_config", trainer::config_to_text(trained->config)},
+      {"epochs", options->epochs},
+      {"max_records", options->max_records},
+      {"eval_fraction", options->eval_fraction},
+      {"seed", options->seed},
+      {"init", init_version ? json::value(*init_version) : json::value(nullptr)},
+      {"distill", distill ? json::value(json::object{{"label_weight", targets.label_weight},
+                                                     {"column_weight", targets.column_weight},
+                                                     {"old_weight", targets.old_weight},
+                                                     {"ewc_weight", targets.ewc_weight},
+                                                     {"temperature", targets.temperature},
+                                                     {"ewc", !teacher_fisher.empty()},
+                                                     {"old_platforms", targets.old_descriptors.size()},
+                                                     {"margin", options->margin}})
+                          : json::value(nullptr)}});
   json::array losses;
   for (double l : trained->epoch_losses) losses.push_back(l);
   v.training_summary_json = json::serialize(json::object{
@@ -289,12 +413,23 @@ void JobWorker::run_job(const registry::Job& job) {
       {"budget_exhausted", trained->budget_exhausted},
       {"parameters", trained->num_parameters},
       {"wall_s", std::chrono::duration<double>(Clock::now() - started).count()}});
+  if (cancel) return;  // cancelled or lost the lease: no version
   registry::CreateVersionOptions create;
   create.make_production_if_unset = true;
   create.actor = "job " + std::to_string(job.id);
   auto version = models_.create_version(v, create);
   if (!version) return fail(version.status());
-  if (init_version) {
+  if (gate) {
+    json::array reasons;
+    for (const auto& r : gate->reasons) reasons.push_back(json::string(r));
+    (void)models_.set_status(version->version, v.status,
+                             json::serialize(json::object{{"promote", gate->promote}, {"reasons", reasons}}));
+    if (gate->promote) {
+      auto moved = models_.set_alias("production", version->version, "promotion gate (job " + std::to_string(job.id) + ")",
+                                     "distilled " + job.platform + " into version " + std::to_string(*init_version));
+      if (!moved) return fail(moved.status());
+    }
+  } else if (init_version) {
     // The platform's active column: what its next sample requests score with.
     auto moved = models_.set_alias("active." + job.platform, version->version, "job " + std::to_string(job.id),
                                    "active column fine-tuned from version " + std::to_string(*init_version));
@@ -305,8 +440,60 @@ void JobWorker::run_job(const registry::Job& job) {
                  f.to_string());
     return;
   }
-  spdlog::info("job id={} platform={}: version {} in {:.1f} s, top1={:.3f}", job.id, job.platform, version->version,
-               std::chrono::duration<double>(Clock::now() - started).count(), trained->metrics.top1.mean_ratio);
+  spdlog::info("job id={} kind={} platform={}: version {} in {:.1f} s, top1={:.3f}{}", job.id,
+               registry::job_kind_name(job.kind), job.platform, version->version,
+               std::chrono::duration<double>(Clock::now() - started).count(), trained->metrics.top1.mean_ratio,
+               gate ? (gate->promote ? ", promoted" : ", kept as a candidate") : "");
+}
+
+Result<std::vector<core::Record>> JobWorker::read_platform_records(const registry::Platform& platform,
+                                                                   std::int64_t max_records, double eval_fraction,
+                                                                   bool eval_split_only) {
+  // Records take ~5-8 KB each in memory, so when there are many more than
+  // the job may train on, keep a deterministic share (by program id).
+  const std::int64_t stored = platform.counts.measurements + platform.counts.failed;
+  const double keep = stored > 0 && max_records > 0
+                          ? std::min(1.0, 1.25 * static_cast<double>(max_records) / (1.0 - eval_fraction) /
+                                              static_cast<double>(stored))
+                          : 1.0;
+  std::vector<core::Record> records;
+  core::RecordParser parser;
+  core::Record record;
+  Status read = uploads_.for_each_record(platform.id, registry::UploadKind::kMeasurements,
+                                         [&](const registry::StoredRecord& r) {
+                                           if (keep < 1.0) {
+                                             const unsigned v = std::stoul(r.program_id.substr(0, 8), nullptr, 16);
+                                             if (static_cast<double>(v) / 4294967296.0 >= keep) return !stopping_;
+                                           }
+                                           if (!parser.parse(r.record, &record).is_ok()) return !stopping_.load();
+                                           if (eval_split_only && !core::in_holdout(core::canonical_workload_key(record.workload_key), eval_fraction, 0)) {
+                                             return !stopping_.load();
+                                           }
+                                           records.push_back(record);
+                                           return !stopping_.load();
+                                         });
+  if (!read) return read;
+  return records;
+}
+
+Result<JobWorker::Evaluated> JobWorker::evaluate_platform(const std::string& name, const std::string& student,
+                                                          const std::string& teacher) {
+  auto platform = platforms_.get(name);
+  if (!platform) return platform.status();
+  const trainer::DatasetOptions split = trainer::TrainRequest::default_data_options();
+  auto records = read_platform_records(*platform, 0, split.eval_fraction, /*eval_split_only=*/true);
+  if (!records) return records.status();
+  trainer::Platform p;
+  p.target = platform->target;
+  p.hardware = hardware_of(*platform);
+  Evaluated out;
+  auto s = trainer::evaluate_checkpoint(student, *records, p, split, options_.torch_threads);
+  if (!s) return s.status();
+  auto t = trainer::evaluate_checkpoint(teacher, *records, p, split, options_.torch_threads);
+  if (!t) return t.status();
+  out.student = *s;
+  out.teacher = *t;
+  return out;
 }
 
 }  // namespace tcl::daemon

@@ -9,6 +9,23 @@
 // or a separate `tcld worker` process). A cancel seen by the heartbeat stops
 // the training within one step.
 //
+// Kinds (DESIGN §5):
+//   train             a model of one platform; with "init" (a version) a
+//                     fine-tuned copy of it: the platform's active column,
+//                     alias active.<platform>.
+//   distill           the new platform folded into the lineage: the teacher
+//                     is `production`; the student starts from it and learns
+//                     the platform with KD from the active column (its alias
+//                     if it was fine-tuned from this teacher, else fine-tuned
+//                     here first), KD from the teacher under every old
+//                     platform's descriptor, and EWC with the teacher's
+//                     Fisher. Only this platform's rows are read for training;
+//                     old platforms' evaluation splits are read afterwards,
+//                     to measure forgetting. The promotion gate
+//                     (promotion_gate.h) then moves `production` or keeps the
+//                     version as a candidate, with its reasons.
+// Every version stores its Fisher information for the next distillation.
+//
 // Thread-safety: start()/stop() from one thread. Does not own the stores or
 // the metrics registry; they must outlive the worker.
 #pragma once
@@ -22,10 +39,12 @@
 #include <thread>
 #include <vector>
 
+#include "core/record.h"
 #include "registry/job_queue.h"
 #include "registry/model_store.h"
 #include "registry/platform_store.h"
 #include "registry/upload_store.h"
+#include "trainer/evaluation.h"
 
 namespace tcl::daemon {
 
@@ -54,6 +73,18 @@ class JobWorker {
   struct Metrics;
   void loop(int index);
   void run_job(const registry::Job& job);
+  // The platform's measurements (a seeded share when there are far more than
+  // max_records; all when max_records is 0), or with eval_split_only the
+  // records of its standing evaluation split's tasks only.
+  Result<std::vector<core::Record>> read_platform_records(const registry::Platform& platform,
+                                                          std::int64_t max_records, double eval_fraction,
+                                                          bool eval_split_only = false);
+  struct Evaluated {
+    trainer::RankingMetrics student, teacher;
+  };
+  // A student and its teacher on one platform's evaluation split.
+  Result<Evaluated> evaluate_platform(const std::string& platform, const std::string& student,
+                                      const std::string& teacher);
 
   const JobWorkerOptions options_;
   registry::JobQueue& jobs_;

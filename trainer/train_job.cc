@@ -14,6 +14,8 @@
 #include <utility>
 
 #include "core/features.h"
+#include "core/program_id.h"
+#include "core/task_split.h"
 #include "trainer/cost_model.h"
 #include "trainer/fast_inference.h"
 #include "trainer/lambda_rank.h"
@@ -596,12 +598,22 @@ Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::spa
   try {
     auto model = CostModel::load(checkpoint);
     if (!model) return model.status();
+    // The records of the split's tasks, as one split of their own.
+    std::vector<core::Record> held_out;
+    for (const core::Record& r : records) {
+      if (data.eval_fraction > 0 &&
+          core::in_holdout(core::canonical_workload_key(r.workload_key), data.eval_fraction, data.split_salt)) {
+        held_out.push_back(r);
+      }
+    }
+    if (held_out.empty()) return Status::failed_precondition("evaluate: the evaluation split holds no task");
     DatasetOptions options = data;
     options.max_len = static_cast<int>(std::min<std::int64_t>(options.max_len, (*model)->config().max_len));
-    Result<Dataset> ds = build_dataset(records, platform, options);
+    options.eval_fraction = 0;
+    options.max_records = data.max_eval_records;
+    Result<Dataset> ds = build_dataset(held_out, platform, options);
     if (!ds) return ds.status().with_context("evaluate");
-    if (ds->eval.count == 0) return Status::failed_precondition("evaluate: the evaluation split holds no task");
-    const SplitTensors eval = to_tensors(ds->eval, *ds);
+    const SplitTensors eval = to_tensors(ds->train, *ds);
     const torch::Tensor descriptor = torch::from_blob(const_cast<float*>(ds->descriptor.data()),
                                                       {1, static_cast<std::int64_t>(ds->descriptor.size())}, torch::kFloat);
     return evaluate(*(*model)->score_model(), eval, descriptor);

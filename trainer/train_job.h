@@ -165,10 +165,11 @@ struct TrainResult {
   double fisher_s = 0;      // the Fisher information
 };
 
-// Top-1/top-5 of a checkpoint on one platform's records, split as `data`
-// says (its eval split: eval_fraction and split_salt; the platform's
-// standing evaluation split is TrainRequest::default_data_options()).
-// kFailedPrecondition when the split holds no evaluable task.
+// Top-1/top-5 of a checkpoint on the records of one platform whose tasks
+// fall in the evaluation split `data` names (eval_fraction, split_salt;
+// the platform's standing split is TrainRequest::default_data_options()),
+// at most data.max_eval_records of them. kFailedPrecondition when no
+// record's task is in the split.
 Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::span<const core::Record> records,
                                            const Platform& platform, const DatasetOptions& data, int threads = 0);
 

@@ -72,8 +72,9 @@ Result<registry::NewPlatform> parse_new_platform(std::string_view body) {
                                       std::to_string(i) + " is not an integer)");
     }
     const std::int64_t x = v.is_int64() ? v.as_int64() : static_cast<std::int64_t>(v.as_uint64());
-    if (x < 0) {
-      return Status::invalid_argument("field 'hardware_params' item " + std::to_string(i) + " must be >= 0");
+    if (x < -1) {  // TVM writes -1 for a parameter it does not know (num_cores of a GPU)
+      return Status::invalid_argument("field 'hardware_params' item " + std::to_string(i) +
+                                      " must be >= 0, or -1 for unknown");
     }
     p.hardware_params[i] = x;
   }

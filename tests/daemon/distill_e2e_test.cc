@@ -1,0 +1,162 @@
+// Continual distillation through the real tcld: a first platform trained,
+// a second one distilled into the lineage (parent, platforms, Fisher,
+// per-platform metrics and the comparison with the parent, the gate's
+// verdict), rollback through the alias, and the no-old-data proof: with
+// every old platform's measurements deleted, the same distill job gives
+// bit-identical weights.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include <thread>
+
+#include "core/line_reader.h"
+#include "tests/lib/http_client.h"
+#include "tests/lib/pg_cluster.h"
+#include "tests/lib/tcld_process.h"
+
+namespace tcl::testing {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+const std::string kData = std::string(TCL_SOURCE_DIR) + "/../shared/data";
+
+// Every `step`-th line of a platform's records, n at most.
+std::string lines_of(const std::string& platform, std::size_t step, std::size_t n) {
+  auto reader = core::LineReader::open(kData + "/" + platform + "/records.jsonl.gz");
+  if (!reader) throw std::runtime_error(reader.status().message());
+  std::string body;
+  std::string_view line;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; kept < n && (*reader)->next(&line); ++i) {
+    if (i % step != 0) continue;
+    body.append(line);
+    body.push_back('\n');
+    ++kept;
+  }
+  return body;
+}
+
+class DistillTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    url_ = PgCluster::shared().create_database();
+    // One torch thread: the same job gives the same bytes.
+    tcld_ = std::make_unique<TcldProcess>(url_, std::vector<std::string>{"--train-threads", "1"});
+    ASSERT_TRUE(tcld_->start()) << tcld_->log();
+    token_ = tcld_->create_token("ops", "admin");
+    ASSERT_EQ(call("POST", "/v1/platforms",
+                   R"({"name": "x16", "target": "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu",
+                       "hardware_params": [16, 64, 64, 0, 0, 0, 0, 0]})")
+                  .status,
+              201);
+    ASSERT_EQ(call("POST", "/v1/platforms",
+                   R"({"name": "t4", "target": "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -thread_warp_size=32",
+                       "hardware_params": [-1, 16, 64, 49152, 2147483647, 1024, 8, 32]})")
+                  .status,
+              201);
+    ASSERT_EQ(call("POST", "/v1/platforms/x16/measurements", lines_of("x86-16c", 20, 1200)).status, 201);
+    ASSERT_EQ(call("POST", "/v1/platforms/t4/measurements", lines_of("gpu-2080ti", 30, 1200)).status, 201);
+  }
+  void TearDown() override {
+    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
+  }
+  HttpResult call(const std::string& method, const std::string& target, const std::string& body = "") {
+    return http_call(tcld_->port(), HttpCall{method, target, body, token_, {}, 60s});
+  }
+  // Starts a job and waits for it to end; returns its final state.
+  json::value run_job(const std::string& platform, const std::string& options) {
+    auto started = call("POST", "/v1/platforms/" + platform + "/jobs", options);
+    EXPECT_EQ(started.status, 202) << started.body;
+    const std::string id = std::to_string(started.json().at("id").as_int64());
+    json::value job;
+    const auto deadline = std::chrono::steady_clock::now() + 240s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      job = call("GET", "/v1/jobs/" + id).json();
+      const auto state = job.at("state").as_string();
+      if (state == "succeeded" || state == "failed" || state == "cancelled") break;
+      std::this_thread::sleep_for(200ms);
+    }
+    return job;
+  }
+  std::string sha_of(std::int64_t version) {
+    return std::string(call("GET", "/v1/models/" + std::to_string(version)).json().at("weights_sha256").as_string());
+  }
+
+  std::string url_, token_;
+  std::unique_ptr<TcldProcess> tcld_;
+};
+
+TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
+  // Without a production version there is nothing to distill into.
+  json::value none = run_job("t4", R"({"kind": "distill", "epochs": 1})");
+  EXPECT_EQ(none.at("state").as_string(), "failed");
+  EXPECT_NE(json::serialize(none.at("error")).find("production"), std::string::npos) << json::serialize(none);
+
+  json::value first = run_job("x16", R"({"kind": "train", "epochs": 2, "seed": 1})");
+  ASSERT_EQ(first.at("state").as_string(), "succeeded") << json::serialize(first);
+  const std::int64_t v1 = first.at("result_version").as_int64();
+  EXPECT_TRUE(call("GET", "/v1/models/" + std::to_string(v1)).json().at("has_fisher").as_bool());
+
+  const std::string distill = R"({"kind": "distill", "epochs": 2, "column_epochs": 1, "seed": 1})";
+  json::value d = run_job("t4", distill);
+  ASSERT_EQ(d.at("state").as_string(), "succeeded") << json::serialize(d);
+  const std::int64_t v2 = d.at("result_version").as_int64();
+  const json::value version = call("GET", "/v1/models/" + std::to_string(v2)).json();
+  EXPECT_EQ(version.at("parent").as_int64(), v1);
+  ASSERT_EQ(version.at("platforms").as_array().size(), 2u);
+  EXPECT_EQ(version.at("platforms").as_array()[0].as_string(), "x16");
+  EXPECT_EQ(version.at("platforms").as_array()[1].as_string(), "t4");
+  EXPECT_TRUE(version.at("has_fisher").as_bool());
+  EXPECT_EQ(version.at("weights_size").as_int64(),
+            call("GET", "/v1/models/" + std::to_string(v1)).json().at("weights_size").as_int64());  // constant size
+  const json::value& metrics = version.at("metrics");
+  for (const char* p : {"x16", "t4"}) {
+    ASSERT_TRUE(metrics.at(p).at("top1").is_number()) << json::serialize(metrics);
+    ASSERT_TRUE(metrics.at("versus_parent").at(p).at("parent_top1").is_number()) << json::serialize(metrics);
+  }
+  EXPECT_EQ(version.at("config").at("distill").at("old_platforms").as_int64(), 1);
+  // The gate's verdict is recorded with its reasons, and production follows it.
+  const std::string status(version.at("status").as_string());
+  ASSERT_TRUE(status == "promoted" || status == "candidate") << status;
+  EXPECT_EQ(version.at("status_reasons").at("reasons").as_array().size(), 2u) << json::serialize(version);
+  const std::int64_t production = call("GET", "/v1/aliases/production").json().at("version").as_int64();
+  EXPECT_EQ(production, status == "promoted" ? v2 : v1);
+
+  // Rollback (or keep) production on v1, delete every old platform's data,
+  // distill again: the weights are bit-identical.
+  ASSERT_EQ(call("PUT", "/v1/aliases/production", R"({"version": )" + std::to_string(v1) + R"(, "reason": "rollback"})").status,
+            200);
+  const std::string sql = "psql -q '" + url_ +
+                          "' -c \"DELETE FROM measurements WHERE platform_id = (SELECT id FROM platforms WHERE name = "
+                          "'x16')\" >/dev/null";
+  ASSERT_EQ(std::system(sql.c_str()), 0);
+  EXPECT_EQ(call("GET", "/v1/platforms/x16").json().at("counts").at("measurements").as_int64(), 0);
+  json::value again = run_job("t4", distill);
+  ASSERT_EQ(again.at("state").as_string(), "succeeded") << json::serialize(again);
+  const std::int64_t v3 = again.at("result_version").as_int64();
+  EXPECT_EQ(sha_of(v3), sha_of(v2));
+  // Only the measuring changed: x16 has no evaluation data now.
+  const json::value v3_json = call("GET", "/v1/models/" + std::to_string(v3)).json();
+  EXPECT_FALSE(v3_json.at("metrics").as_object().contains("versus_parent") &&
+               v3_json.at("metrics").at("versus_parent").as_object().contains("x16"));
+
+  // Every move of production is in its history.
+  const json::value history = call("GET", "/v1/aliases/production/history").json();
+  EXPECT_GE(history.at("history").as_array().size(), 2u);
+}
+
+TEST_F(DistillTest, DistillOptionsAreChecked) {
+  ASSERT_EQ(run_job("x16", R"({"kind": "train", "epochs": 1})").at("state").as_string(), "succeeded");
+  json::value bad = run_job("t4", R"({"kind": "distill", "ewc_weight": -1})");
+  EXPECT_EQ(bad.at("state").as_string(), "failed");
+  EXPECT_NE(json::serialize(bad.at("error")).find("ewc_weight"), std::string::npos);
+  json::value wrong_kind = run_job("x16", R"({"kind": "train", "margin": 0.1})");
+  EXPECT_EQ(wrong_kind.at("state").as_string(), "failed");
+  EXPECT_NE(json::serialize(wrong_kind.at("error")).find("margin"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tcl::testing
