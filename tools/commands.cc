@@ -384,6 +384,14 @@ int onboard_command(ApiClient& api, const Args& a) {
                  missing ? (", " + std::to_string(missing) + " not in the answers").c_str() : "",
                  static_cast<long long>(total_measured));
   }
+  if (!a.flag("distill").empty() && a.flag("distill") != "0") {
+    // Fold the platform into the lineage, then show it.
+    auto started = api.call("POST", "/v1/platforms/" + platform + "/jobs", R"({"kind": "distill"})");
+    if (!started) return fail(started.status().message());
+    if (started->status != 202) return fail(started->error_text());
+    if (int rc = wait_job(api, text(started->json().at("id"))); rc != 0) return rc;
+    if (int rc = lineage_command(api, a); rc != 0) return rc;
+  }
   std::printf("{\"platform\": \"%s\", \"rounds\": %d, \"measured\": %lld}\n", platform.c_str(), rounds,
               static_cast<long long>(total_measured));
   return 0;

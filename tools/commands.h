@@ -38,14 +38,16 @@ int job_command(ApiClient& api, const Args& a);
 //   to FILE (default stdout); the request's id and sizes go to stderr.
 int sample_command(ApiClient& api, const Args& a);
 // onboard --platform P --candidates FILE --answers FILE [--rounds N]
-//         [--fraction F] [--strategy S] [--seed N] [--finetune-epochs E]
+//         [--fraction F] [--strategy S] [--seed N] [--finetune-epochs E] [--distill]
 //   Plays the lab on known measurements (how we evaluate on real logs):
 //   uploads the candidate pool, then per round asks for a sample request,
 //   looks the picked programs up in the answers file (program identity:
 //   workload key + steps) and uploads those measurements, printing each
 //   round's progress. Programs the answers do not hold are reported. With
 //   --finetune-epochs, a train job with "init": "production" between rounds
-//   fine-tunes the platform's active column, which the next round uses.
+//   fine-tunes the platform's active column, which the next round uses;
+//   with --distill, a distill job folds the platform into the lineage at the
+//   end and the lineage is printed.
 int onboard_command(ApiClient& api, const Args& a);
 
 }  // namespace tcl::tools

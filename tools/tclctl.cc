@@ -32,6 +32,7 @@ constexpr const char* kUsage =
     "  lineage\n"
     "  sample --platform P (--fraction F | --budget N) [--strategy rdu|random|r|d|u] [--seed N] [-o FILE]\n"
     "  onboard --platform P --candidates FILE --answers FILE [--rounds N] [--fraction F] [--strategy S]\n"
+    "          [--finetune-epochs E] [--distill]\n"
     "  job start --platform P [--kind train] [--epochs N] [--max-records N] [--time-budget-s S] [--wait]\n"
     "  job show|wait|cancel ID\n"
     "Environment: TCL_URL (default http://127.0.0.1:8080), TCL_TOKEN.\n";
@@ -45,7 +46,7 @@ Args split_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
-    if (s == "--gzip" || s == "--quiet" || s == "--wait") {
+    if (s == "--gzip" || s == "--quiet" || s == "--wait" || s == "--distill") {
       a.flags.emplace_back(s.substr(2), "1");
     } else if (s == "-o" && i + 1 < argc) {
       a.flags.emplace_back("o", argv[++i]);
