@@ -41,10 +41,11 @@ std::string lines_of(const std::string& platform, std::size_t step, std::size_t 
 
 class DistillTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override {}
+  // One torch thread: the same job gives the same bytes.
+  void start(std::vector<std::string> args = {"--train-threads", "1"}) {
     url_ = PgCluster::shared().create_database();
-    // One torch thread: the same job gives the same bytes.
-    tcld_ = std::make_unique<TcldProcess>(url_, std::vector<std::string>{"--train-threads", "1"});
+    tcld_ = std::make_unique<TcldProcess>(url_, std::move(args));
     ASSERT_TRUE(tcld_->start()) << tcld_->log();
     token_ = tcld_->create_token("ops", "admin");
     ASSERT_EQ(call("POST", "/v1/platforms",
@@ -90,6 +91,7 @@ class DistillTest : public ::testing::Test {
 };
 
 TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
+  start();
   // Without a production version there is nothing to distill into.
   json::value none = run_job("t4", R"({"kind": "distill", "epochs": 1})");
   EXPECT_EQ(none.at("state").as_string(), "failed");
@@ -149,6 +151,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
 }
 
 TEST_F(DistillTest, DistillOptionsAreChecked) {
+  start();
   ASSERT_EQ(run_job("x16", R"({"kind": "train", "epochs": 1})").at("state").as_string(), "succeeded");
   json::value bad = run_job("t4", R"({"kind": "distill", "ewc_weight": -1})");
   EXPECT_EQ(bad.at("state").as_string(), "failed");
@@ -156,6 +159,49 @@ TEST_F(DistillTest, DistillOptionsAreChecked) {
   json::value wrong_kind = run_job("x16", R"({"kind": "train", "margin": 0.1})");
   EXPECT_EQ(wrong_kind.at("state").as_string(), "failed");
   EXPECT_NE(json::serialize(wrong_kind.at("error")).find("margin"), std::string::npos);
+}
+
+// A worker killed in the middle of a distill: no half version is visible,
+// the lease runs out, another worker takes the job over and finishes it.
+TEST_F(DistillTest, AKilledDistillIsRetriedAndLeavesNoHalfVersion) {
+  start({"--train-workers", "1", "--train-threads", "1"});
+  ASSERT_EQ(run_job("x16", R"({"kind": "train", "epochs": 1})").at("state").as_string(), "succeeded");
+  tcld_->stop();
+  tcld_ = std::make_unique<TcldProcess>(url_, std::vector<std::string>{"--train-workers", "0"});
+  ASSERT_TRUE(tcld_->start()) << tcld_->log();
+
+  auto created = call("POST", "/v1/platforms/t4/jobs",
+                      R"({"kind": "distill", "epochs": 40, "column_epochs": 1, "time_budget_s": 6})");
+  ASSERT_EQ(created.status, 202) << created.body;
+  const std::string id = std::to_string(created.json().at("id").as_int64());
+  TcldProcess first(url_, {"--job-lease-ms", "2000", "--train-threads", "1"}, "worker");
+  ASSERT_TRUE(first.start()) << first.log();
+  json::value job;
+  const auto running_by = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < running_by) {
+    job = call("GET", "/v1/jobs/" + id).json();
+    if (job.at("state").as_string() == "running") break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(job.at("state").as_string(), "running") << json::serialize(job);
+  std::this_thread::sleep_for(1s);
+  first.kill();  // SIGKILL mid-job
+  EXPECT_EQ(call("GET", "/v1/models").json().at("versions").as_array().size(), 1u);
+
+  TcldProcess second(url_, {"--job-lease-ms", "2000", "--train-threads", "1"}, "worker");
+  ASSERT_TRUE(second.start()) << second.log();
+  const auto done_by = std::chrono::steady_clock::now() + 240s;
+  while (std::chrono::steady_clock::now() < done_by) {
+    job = call("GET", "/v1/jobs/" + id).json();
+    if (job.at("finished_at").is_string()) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_EQ(job.at("state").as_string(), "succeeded") << json::serialize(job) << second.log();
+  EXPECT_EQ(job.at("attempts").as_int64(), 2);
+  const json::value versions = call("GET", "/v1/models").json();
+  ASSERT_EQ(versions.at("versions").as_array().size(), 2u);  // v1 and the one distilled version
+  EXPECT_EQ(versions.at("versions").as_array()[1].at("parent").as_int64(), 1);
+  EXPECT_EQ(second.stop(), 0);
 }
 
 }  // namespace
