@@ -142,7 +142,7 @@ TEST_F(TcldTest, ValidationErrorsNameTheField) {
       {R"({"name": "a", "hardware_params": [1,2,3,4,5,6,7,8]})", "target"},
       {R"({"name": "a", "target": "llvm", "hardware_params": [1,2,3]})", "hardware_params"},
       {R"({"name": "a", "target": "llvm", "hardware_params": [1,2,3,4,5,6,7,"x"]})", "hardware_params"},
-      {R"({"name": "a", "target": "llvm", "hardware_params": [1,2,3,4,5,6,7,-1]})", "hardware_params"},
+      {R"({"name": "a", "target": "llvm", "hardware_params": [1,2,3,4,5,6,7,-2]})", "hardware_params"},
       {R"({"name": "a", "target": 5, "hardware_params": [1,2,3,4,5,6,7,8]})", "target"},
       {R"({"name": "a", "target": "llvm", "hardware_params": [1,2,3,4,5,6,7,8], "colour": 1})", "colour"},
   };
