@@ -353,7 +353,10 @@ void JobWorker::run_job(const registry::Job& job) {
   }
   v.weights = std::move(trained->checkpoint);
   if (!trained->fisher.empty()) v.fisher = std::move(trained->fisher);
-  json::object metrics{{job.platform, metrics_json(trained->metrics)}};
+  // No evaluation split (eval_fraction 0, e.g. an active column trained on a
+  // few measured programs): no numbers rather than zeros.
+  json::object metrics{{job.platform, trained->metrics.tasks > 0 ? json::value(metrics_json(trained->metrics))
+                                                                 : json::value(json::object{{"eval_tasks", 0}})}};
   std::optional<GateDecision> gate;
   if (distill) {
     // Every covered platform on its evaluation split, the student against
@@ -429,6 +432,10 @@ void JobWorker::run_job(const registry::Job& job) {
                                      "distilled " + job.platform + " into version " + std::to_string(*init_version));
       if (!moved) return fail(moved.status());
     }
+  } else if (std::find(version->aliases.begin(), version->aliases.end(), "production") != version->aliases.end()) {
+    // The lineage's first version: production by rule, not by the gate.
+    (void)models_.set_status(version->version, registry::VersionStatus::kPromoted,
+                             R"({"reasons": ["the first version of the lineage becomes production"]})");
   } else if (init_version) {
     // The platform's active column: what its next sample requests score with.
     auto moved = models_.set_alias("active." + job.platform, version->version, "job " + std::to_string(job.id),

@@ -219,6 +219,9 @@ TEST_F(SampleRequestsTest, AFineTunedActiveColumnDrivesTheNextRound) {
   const std::int64_t column = state.at("result_version").as_int64();
   const json::value version = call("GET", "/v1/models/" + std::to_string(column)).json();
   EXPECT_EQ(version.at("parent").as_int64(), 1);
+  EXPECT_EQ(version.at("status").as_string(), "candidate");
+  EXPECT_EQ(version.at("metrics").at("x16").at("eval_tasks").as_int64(), 0);  // no split: no numbers
+  EXPECT_FALSE(version.at("metrics").at("x16").as_object().contains("top1"));
   EXPECT_EQ(call("GET", "/v1/aliases/active.x16").json().at("version").as_int64(), column);
   EXPECT_EQ(call("GET", "/v1/aliases/production").json().at("version").as_int64(), 1);  // unchanged
 
