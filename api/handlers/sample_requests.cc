@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -144,7 +147,20 @@ bool wants_ndjson(const Request& req) {
 }  // namespace
 
 void add_sample_request_routes(Router& router, registry::PlatformStore& platforms, registry::UploadStore& uploads,
-                               registry::SampleStore& samples, ModelCache& models) {
+                               registry::SampleStore& samples, ModelCache& models, prometheus::Registry& metrics) {
+  auto& requests_total = prometheus::BuildCounter()
+                             .Name("tcld_sample_requests_total")
+                             .Help("Sample requests created, by strategy.")
+                             .Register(metrics);
+  auto& items_total = prometheus::BuildCounter()
+                          .Name("tcld_sample_request_items_total")
+                          .Help("Programs picked for measurement by sample requests, by strategy.")
+                          .Register(metrics);
+  auto& phase_seconds = prometheus::BuildHistogram()
+                            .Name("tcld_sample_request_seconds")
+                            .Help("Time to create a sample request, by phase (embed: read and score the pool; select: RDU).")
+                            .Register(metrics);
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60};
   router.add(
       http::verb::post, "/v1/platforms/{name}/sample-requests",
       [&](const Request& req) -> Response {
@@ -343,6 +359,10 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
           ++k;
         });
         if (!records) return error_response(records);
+        requests_total.Add({{"strategy", nr.strategy}}).Increment();
+        items_total.Add({{"strategy", nr.strategy}}).Increment(static_cast<double>(nr.items.size()));
+        phase_seconds.Add({{"phase", "embed"}}, kBuckets).Observe(seconds(t0, t_embedded));
+        phase_seconds.Add({{"phase", "select"}}, kBuckets).Observe(seconds(t_embedded, t_selected));
         spdlog::info("sample_request: id={} platform={} strategy={} pool={} tasks={} budget={} embed_s={:.2f} select_s={:.2f}",
                      stored->id, name, nr.strategy, n, task_keys.size(), budget, seconds(t0, t_embedded),
                      seconds(t_embedded, t_selected));

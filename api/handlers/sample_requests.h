@@ -24,6 +24,8 @@
 // Does not own what it is given; all of it must outlive the router.
 #pragma once
 
+#include <prometheus/registry.h>
+
 #include "api/model_cache.h"
 #include "api/router.h"
 #include "registry/platform_store.h"
@@ -32,7 +34,9 @@
 
 namespace tcl::api {
 
+// Metrics: tcld_sample_requests_total{strategy}, tcld_sample_request_items_total
+// {strategy} (programs picked) and tcld_sample_request_seconds{phase="embed"|"select"}.
 void add_sample_request_routes(Router& router, registry::PlatformStore& platforms, registry::UploadStore& uploads,
-                               registry::SampleStore& samples, ModelCache& models);
+                               registry::SampleStore& samples, ModelCache& models, prometheus::Registry& metrics);
 
 }  // namespace tcl::api

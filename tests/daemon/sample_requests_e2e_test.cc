@@ -145,6 +145,12 @@ TEST_F(SampleRequestsTest, RandomRequestIsFulfilledByLaterUploads) {
   EXPECT_EQ(progress.at("status").as_string(), "completed");
   EXPECT_EQ(progress.at("items_measured").as_int64(), static_cast<std::int64_t>(items.size()));
 
+  // /metrics counts the request and its items.
+  const std::string metrics = http_get(tcld_->port(), "/metrics").body;
+  EXPECT_NE(metrics.find("tcld_sample_requests_total{strategy=\"random\"} 1"), std::string::npos) << metrics.substr(0, 3000);
+  EXPECT_NE(metrics.find("tcld_sample_request_items_total{strategy=\"random\"} " + std::to_string(items.size())),
+            std::string::npos);
+
   // The next round never picks a measured program.
   auto next = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "strategy": "random", "seed": 1})");
   ASSERT_EQ(next.status, 201) << next.body;
