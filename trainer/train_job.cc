@@ -358,8 +358,44 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       torch::from_blob(const_cast<float*>(ds->descriptor.data()),
                        {1, static_cast<std::int64_t>(ds->descriptor.size())}, torch::kFloat);
   const std::vector<std::vector<std::int64_t>> groups = group_rows(ds->train);
-  const std::int64_t steps_per_epoch =
+  std::int64_t steps_per_epoch =
       (chunks_per_epoch(groups, request.group_size) + request.groups_per_batch - 1) / request.groups_per_batch;
+
+  // Joint training: the other platforms' data, each with its descriptor.
+  struct Source {
+    const Dataset* ds;
+    SplitTensors train;
+    torch::Tensor descriptor;
+    std::vector<std::vector<std::int64_t>> groups;
+  };
+  std::vector<Dataset> joint_data;
+  joint_data.reserve(request.joint.size());
+  std::vector<Source> sources;
+  sources.push_back(Source{ds, train, descriptor, groups});
+  if (!request.joint.empty()) {
+    if (request.distill != nullptr || request.dataset != nullptr) {
+      return Status::invalid_argument("train: joint training goes with neither distill nor a prebuilt dataset");
+    }
+    DatasetOptions options = request.data;
+    options.max_len = static_cast<int>(std::min<std::int64_t>(options.max_len, config.max_len));
+    for (const auto& j : request.joint) {
+      Result<Dataset> made_j = build_dataset(j.records, j.platform, options);
+      if (!made_j) return made_j.status().with_context("train: joint platform " + j.platform.target);
+      if (made_j->token_dim != ds->token_dim || made_j->seq_len > config.max_len) {
+        return Status::invalid_argument("train: a joint platform's data does not fit the model");
+      }
+      joint_data.push_back(std::move(*made_j));
+    }
+    for (const Dataset& d : joint_data) {
+      Source src{&d, to_tensors(d.train, d),
+                 torch::from_blob(const_cast<float*>(d.descriptor.data()),
+                                  {1, static_cast<std::int64_t>(d.descriptor.size())}, torch::kFloat),
+                 group_rows(d.train)};
+      steps_per_epoch +=
+          (chunks_per_epoch(src.groups, request.group_size) + request.groups_per_batch - 1) / request.groups_per_batch;
+      sources.push_back(std::move(src));
+    }
+  }
   const std::int64_t total_steps = steps_per_epoch * request.epochs;
 
   // Distillation targets, computed once on this platform's programs.
@@ -417,10 +453,18 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
   std::vector<std::int64_t> local_group;
   for (int epoch = 1; epoch <= request.epochs && !out.budget_exhausted; ++epoch) {
     model.train();
-    const auto batches = epoch_batches(groups, ds->train, request, rng);
+    // (source, batch) pairs; with one source this is the primary's batches.
+    std::vector<std::pair<std::size_t, std::vector<Chunk>>> batches;
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      for (auto& b : epoch_batches(sources[k].groups, sources[k].ds->train, request, rng)) {
+        batches.emplace_back(k, std::move(b));
+      }
+    }
+    if (sources.size() > 1) shuffle(batches, rng);
     double loss_sum = 0;
     std::int64_t loss_steps = 0;
-    for (const std::vector<Chunk>& batch : batches) {
+    for (const auto& [source_index, batch] : batches) {
+      const Source& src = sources[source_index];
       if (cancelled()) return Status::cancelled("train: cancelled at epoch " + std::to_string(epoch));
       if (over_budget()) {
         out.budget_exhausted = true;
@@ -435,14 +479,14 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
         for (std::int64_t row : batch[k]) {
           idx.push_back(row);
           local_group.push_back(static_cast<std::int64_t>(k));
-          longest = std::max(longest, ds->train.lengths[static_cast<std::size_t>(row)]);
+          longest = std::max(longest, src.ds->train.lengths[static_cast<std::size_t>(row)]);
         }
       }
       const auto b = static_cast<std::int64_t>(idx.size());
       const torch::Tensor index = torch::from_blob(idx.data(), {b}, torch::kLong);
-      const torch::Tensor tokens = train.tokens.narrow(1, 0, longest).index_select(0, index);
-      const torch::Tensor lengths = train.lengths.index_select(0, index);
-      const torch::Tensor labels = train.labels.index_select(0, index);
+      const torch::Tensor tokens = src.train.tokens.narrow(1, 0, longest).index_select(0, index);
+      const torch::Tensor lengths = src.train.lengths.index_select(0, index);
+      const torch::Tensor labels = src.train.labels.index_select(0, index);
       const torch::Tensor batch_groups = torch::from_blob(local_group.data(), {b}, torch::kLong);
 
       // The schedule follows the steps, or the clock when a time budget
@@ -450,7 +494,7 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       double t = static_cast<double>(out.steps) / static_cast<double>(std::max<std::int64_t>(total_steps, 1));
       if (train_budget_s > 0) t = std::max(t, seconds_since(train_start) / train_budget_s);
       set_lr(*adamw, lr_at(request, std::min(t, 1.0), total_steps));
-      const torch::Tensor scores = model.forward(tokens, lengths, descriptor.expand({b, descriptor.size(1)}));
+      const torch::Tensor scores = model.forward(tokens, lengths, src.descriptor.expand({b, src.descriptor.size(1)}));
       torch::Tensor loss = lambda_rank_loss(scores, labels, batch_groups, loss_options);
       if (kd != nullptr) {
         const auto gather = [&](const std::vector<float>& all) {

@@ -78,6 +78,17 @@ struct TrainRequest {
   // descriptor widths, sequences within its max_len): kInvalidArgument
   // otherwise; kDataLoss when the bytes are not a checkpoint. Not owned.
   std::string_view init_checkpoint;
+  // Joint training (DESIGN §10's multi-task upper bound): more platforms
+  // trained in the same run, each with its own records and descriptor and
+  // the same data options; every batch comes from one platform, batches of
+  // all platforms are shuffled together. Metrics, eval scores and the
+  // Fisher are the primary platform's (records / platform above).
+  // Incompatible with distill and a prebuilt dataset (kInvalidArgument).
+  struct PlatformRecords {
+    std::span<const core::Record> records;
+    Platform platform;
+  };
+  std::vector<PlatformRecords> joint;
   // Continual distillation (DESIGN §5 "Compress"): set together with
   // init_checkpoint = the teacher T. See DistillTargets.
   const DistillTargets* distill = nullptr;
