@@ -1,0 +1,900 @@
+// bench_continual — continual distillation (DESIGN §5) along a platform
+// sequence on real records (issue 6 item 8): how much each old platform
+// forgets, how well the new one is learned, the parameter count and the
+// seconds of a distillation step, for distillation versus the baselines.
+//
+//   0. Splits: per platform, tasks with core::in_holdout(canonical key, 0.3,
+//      salt 0) form the evaluation split (all their measured records; never
+//      used for a gradient); the measured records of the other tasks, one per
+//      program (core::program_id), are the platform's pool.
+//   1. Base (step 0): the default student trained on the first platform's
+//      pool (train_platform: eval_fraction 0, max_records --base-max-records,
+//      --base-epochs, --threads, seed --seed, no time budget, with Fisher).
+//   2. Each next platform k: 10% (--fraction) of k's pool picked by rdu as the
+//      daemon's sample request does (trainer::PoolEmbedder with the current
+//      production model = the distill lineage's student, fast path, k's
+//      descriptor, others = descriptors of the platforms covered so far,
+//      --mc-samples, seed --seed; sampler::select budget ceil(fraction·pool),
+//      default weights and min_per_task, seed --seed). Every method trains on
+//      that same set (an extra distill lineage selects with its own student).
+//      Methods, each from its own previous model:
+//        distill  active column = train_platform(init = teacher, selected,
+//                 --column-epochs, no Fisher); student = train_platform(init =
+//                 teacher, selected, distill = {column, old descriptors of
+//                 every covered platform, teacher's Fisher, --ewc,
+//                 --old-weight}, --epochs); its Fisher is the next teacher's.
+//        ft       plain fine-tuning: train_platform(init = previous, selected,
+//                 --epochs), no distillation.
+//        c1, c2   a separate fresh student per platform on the selected set
+//                 (c1) or the whole pool (c2, capped at --base-max-records);
+//                 the first platform's is the base. c2 stands in for the
+//                 joint multi-task upper bound (b), not run here (the
+//                 trainer's TrainRequest::joint came after this bench).
+//      --extra-distill OLD,EWC adds a second, labelled distill lineage with
+//      those weights (the one allowed variation).
+//   3. After each step every current model is scored on the evaluation split
+//      of every platform seen so far: trainer::evaluate_checkpoint(records of
+//      that platform, DatasetOptions{eval_fraction 0.3, split_salt 0,
+//      max_eval_records 20000}); top-1 mean ratio (sum ratio beside it),
+//      forgetting = top-1 now − top-1 right after the platform was learned.
+//
+// Everything trained (checkpoints, Fisher, selections, metrics, seconds) is
+// stored under --cache, named by a hash of what produced it (inputs' sha256,
+// settings), so a rerun resumes and a variation reuses what it shares.
+// Tables go to stdout and to --out/RESULTS.md, rewritten after each step.
+//
+//   bench_continual [--data /work/shared/data] [--out /tmp/continual]
+//       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
+//       [--epochs 6] [--column-epochs 6] [--ewc 0.05] [--old-weight 1]
+//       [--extra-distill OLD,EWC] [--seed 1] [--fraction 0.1] [--mc-samples 8]
+//       [--base-epochs 4] [--base-max-records 40000] [--threads 2]
+//       [--methods distill,ft,c1,c2]
+//
+// --data holds one folder per platform with records.jsonl.gz. Run under
+// `nice -n 10` on a shared box; one training at a time (threads = --threads).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/features.h"
+#include "core/line_reader.h"
+#include "core/program_id.h"
+#include "core/record.h"
+#include "core/sha256.h"
+#include "core/task_split.h"
+#include "sampler/rdu.h"
+#include "trainer/cost_model.h"
+#include "trainer/dataset.h"
+#include "trainer/evaluation.h"
+#include "trainer/fast_inference.h"
+#include "trainer/pool_embedding.h"
+#include "trainer/train_job.h"
+
+namespace {
+
+namespace core = tcl::core;
+namespace tr = tcl::trainer;
+namespace sampler = tcl::sampler;
+using tcl::Result;
+using tcl::Status;
+using Clock = std::chrono::steady_clock;
+
+constexpr double kHoldout = 0.3;
+constexpr std::uint64_t kSplitSalt = 0;
+constexpr std::int64_t kMaxEvalRecords = 20'000;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+std::vector<std::string> split_list(std::string_view s) {
+  std::vector<std::string> out;
+  while (!s.empty()) {
+    const std::size_t comma = s.find(',');
+    out.emplace_back(s.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    s.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+struct Args {
+  std::string data = "/work/shared/data";
+  std::string out = "/tmp/continual";
+  std::string cache;  // default <out>/cache
+  std::vector<std::string> platforms = {"x86-24c", "x86-16c", "gpu-2080ti"};
+  std::set<std::string> methods = {"distill", "ft", "c1", "c2"};
+  int epochs = 6, column_epochs = 6, base_epochs = 4;
+  double ewc = tr::DistillTargets{}.ewc_weight;
+  double old_weight = tr::DistillTargets{}.old_weight;
+  bool extra = false;
+  double extra_old = 0, extra_ewc = 0;
+  std::uint64_t seed = 1;
+  double fraction = 0.1;
+  int mc_samples = 8;
+  std::int64_t base_max_records = 40'000;
+  int threads = 2;
+  std::string command;  // the command line, for the tables
+};
+
+bool parse_args(int argc, char** argv, Args* a) {
+  a->command = "bench_continual";
+  for (int i = 1; i < argc; ++i) a->command += std::string(" ") + argv[i];
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view k = argv[i];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s needs a value\n", argv[i]);
+      return false;
+    }
+    const char* v = argv[++i];
+    if (k == "--data") a->data = v;
+    else if (k == "--out") a->out = v;
+    else if (k == "--cache") a->cache = v;
+    else if (k == "--platforms") a->platforms = split_list(v);
+    else if (k == "--methods") {
+      const auto m = split_list(v);
+      a->methods = std::set<std::string>(m.begin(), m.end());
+    } else if (k == "--epochs") a->epochs = std::atoi(v);
+    else if (k == "--column-epochs") a->column_epochs = std::atoi(v);
+    else if (k == "--base-epochs") a->base_epochs = std::atoi(v);
+    else if (k == "--ewc") a->ewc = std::atof(v);
+    else if (k == "--old-weight") a->old_weight = std::atof(v);
+    else if (k == "--extra-distill") {
+      const auto w = split_list(v);
+      if (w.size() != 2) {
+        std::fprintf(stderr, "--extra-distill needs OLD,EWC\n");
+        return false;
+      }
+      a->extra = true;
+      a->extra_old = std::atof(w[0].c_str());
+      a->extra_ewc = std::atof(w[1].c_str());
+    } else if (k == "--seed") a->seed = std::strtoull(v, nullptr, 10);
+    else if (k == "--fraction") a->fraction = std::atof(v);
+    else if (k == "--mc-samples") a->mc_samples = std::atoi(v);
+    else if (k == "--base-max-records") a->base_max_records = std::atoll(v);
+    else if (k == "--threads") a->threads = std::atoi(v);
+    else {
+      std::fprintf(stderr, "unknown flag %s (see bench/continual.cc)\n", argv[i - 1]);
+      return false;
+    }
+  }
+  if (a->cache.empty()) a->cache = a->out + "/cache";
+  if (!a->methods.count("distill")) {
+    std::fprintf(stderr, "--methods must include distill (its student is the production model rdu selects with)\n");
+    return false;
+  }
+  for (const std::string& m : a->methods) {
+    if (m != "distill" && m != "ft" && m != "c1" && m != "c2") {
+      std::fprintf(stderr, "unknown method %s (distill, ft, c1, c2)\n", m.c_str());
+      return false;
+    }
+  }
+  if (a->platforms.size() < 2 || a->epochs < 1 || a->column_epochs < 1 || a->base_epochs < 1 ||
+      a->mc_samples < 2 || !(a->fraction > 0 && a->fraction <= 1) || a->ewc < 0 || a->old_weight < 0) {
+    std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction or weights\n");
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Files of the cache.
+
+bool read_file(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return static_cast<bool>(in) || in.eof();
+}
+
+bool write_file(const std::string& path, std::string_view bytes) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) return false;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  return !ec;
+}
+
+std::string sha12(std::string_view bytes) { return tcl::sha256_hex(bytes).substr(0, 12); }
+
+// <cache>/<what>-<platform>-<hash of the provenance key>
+std::string cache_path(const Args& a, const std::string& what, const std::string& platform, const std::string& key) {
+  return a.cache + "/" + what + "-" + platform + "-" + tcl::sha256_hex(key).substr(0, 16);
+}
+
+// ---------------------------------------------------------------------------
+// Records.
+
+struct PlatformData {
+  std::string name;
+  tr::Platform platform;
+  std::vector<float> descriptor;
+  std::vector<core::Record> pool;     // measured, one per program, non-held-out tasks
+  std::vector<std::int32_t> task;     // per pool record
+  std::int32_t num_tasks = 0;
+  std::vector<core::Record> holdout;  // every measured record of the held-out tasks
+  std::int64_t holdout_tasks = 0;
+};
+
+std::vector<float> descriptor_of(const tr::Platform& p) {
+  std::vector<float> d(core::kHardwareDim);
+  core::encode_hardware(p.hardware, p.target, d.data());
+  return d;
+}
+
+bool load_platform(const Args& a, const std::string& name, bool keep_pool, PlatformData* p) {
+  const Clock::time_point t0 = Clock::now();
+  const std::string path = a.data + "/" + name + "/records.jsonl.gz";
+  auto reader = core::LineReader::open(path);
+  if (!reader) {
+    std::fprintf(stderr, "%s\n", reader.status().to_string().c_str());
+    return false;
+  }
+  p->name = name;
+  core::RecordParser parser;
+  core::Record rec;
+  std::string_view line;
+  std::unordered_set<std::string> seen, held;
+  std::unordered_map<std::string, std::int32_t> task_index;
+  std::int64_t lines = 0, measured = 0;
+  bool have_platform = false;
+  while ((*reader)->next(&line)) {
+    if (core::is_skippable_line(line)) continue;
+    if (!parser.parse(line, &rec)) continue;
+    ++lines;
+    if (!have_platform && !rec.target.empty()) {
+      auto pl = tr::platform_of(std::span<const core::Record>(&rec, 1));
+      if (pl) {
+        p->platform = *pl;
+        have_platform = true;
+      }
+    }
+    if (core::classify(rec) != core::RecordClass::kMeasured) continue;
+    ++measured;
+    std::string key = core::canonical_workload_key(rec.workload_key);
+    if (core::in_holdout(key, kHoldout, kSplitSalt)) {
+      held.insert(key);
+      p->holdout.push_back(std::move(rec));
+      rec = core::Record{};
+      continue;
+    }
+    if (!keep_pool || !seen.insert(core::program_id(rec)).second) continue;
+    auto [it, added] = task_index.try_emplace(key, static_cast<std::int32_t>(task_index.size()));
+    p->task.push_back(it->second);
+    p->pool.push_back(std::move(rec));
+    rec = core::Record{};
+  }
+  if (!(*reader)->status()) {
+    std::fprintf(stderr, "%s\n", (*reader)->status().to_string().c_str());
+    return false;
+  }
+  if (!have_platform) {
+    std::fprintf(stderr, "%s: no record names a target\n", name.c_str());
+    return false;
+  }
+  p->descriptor = descriptor_of(p->platform);
+  p->num_tasks = static_cast<std::int32_t>(task_index.size());
+  p->holdout_tasks = static_cast<std::int64_t>(held.size());
+  std::printf("%s: %lld records, %lld measured; pool %s; eval split %lld tasks / %zu records (%.1f s)\n",
+              name.c_str(), static_cast<long long>(lines), static_cast<long long>(measured),
+              keep_pool ? (std::to_string(p->pool.size()) + " programs in " + std::to_string(p->num_tasks) + " tasks").c_str()
+                        : "not kept",
+              static_cast<long long>(p->holdout_tasks), p->holdout.size(), seconds_since(t0));
+  std::fflush(stdout);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Training and evaluation, through the cache.
+
+struct Trained {
+  std::string checkpoint, fisher;
+  double wall_s = 0, cpu_s = 0;
+  std::int64_t params = 0, programs = 0;
+  bool cached = false;
+};
+
+Result<Trained> train_cached(const Args& a, const std::string& what, const std::string& platform,
+                             const std::string& key, const tr::TrainRequest& req) {
+  const std::string base = cache_path(a, what, platform, key);
+  Trained t;
+  std::string meta;
+  if (read_file(base + ".meta", &meta) && read_file(base + ".ckpt", &t.checkpoint) &&
+      (!req.compute_fisher || read_file(base + ".fisher", &t.fisher))) {
+    std::istringstream in(meta);
+    in >> t.wall_s >> t.cpu_s >> t.params >> t.programs;
+    if (in) {
+      t.cached = true;
+      std::printf("  %-8s %-10s cached (%s): trained %.0f s wall, %.0f s cpu on %lld programs\n", what.c_str(),
+                  platform.c_str(), base.c_str(), t.wall_s, t.cpu_s, static_cast<long long>(t.programs));
+      std::fflush(stdout);
+      return t;
+    }
+  }
+  const Clock::time_point t0 = Clock::now();
+  const double cpu0 = cpu_seconds();
+  auto r = tr::train_platform(req, [&](int epoch, double loss, double) {
+    std::printf("  %-8s %-10s epoch %d loss %.4f (%.0f s)\n", what.c_str(), platform.c_str(), epoch, loss,
+                seconds_since(t0));
+    std::fflush(stdout);
+    return true;
+  });
+  if (!r) return r.status().with_context(what + " on " + platform);
+  t.wall_s = seconds_since(t0);
+  t.cpu_s = cpu_seconds() - cpu0;
+  t.params = r->num_parameters;
+  t.programs = r->data.train_records;
+  t.checkpoint = std::move(r->checkpoint);
+  t.fisher = std::move(r->fisher);
+  std::printf("  %-8s %-10s trained: %lld programs, %d epochs, %lld steps; %.1f s wall (train %.1f, fisher %.1f), "
+              "%.0f s cpu\n",
+              what.c_str(), platform.c_str(), static_cast<long long>(t.programs), r->epochs_done,
+              static_cast<long long>(r->steps), t.wall_s, r->train_s, r->fisher_s, t.cpu_s);
+  std::fflush(stdout);
+  if (!write_file(base + ".ckpt", t.checkpoint) || (req.compute_fisher && !write_file(base + ".fisher", t.fisher)) ||
+      !write_file(base + ".meta", fmt("%.3f", t.wall_s) + " " + fmt("%.3f", t.cpu_s) + " " +
+                                      std::to_string(t.params) + " " + std::to_string(t.programs) + "\n" + key + "\n")) {
+    return Status::internal("cannot write " + base);
+  }
+  return t;
+}
+
+tr::TrainRequest make_request(const Args& a, const PlatformData& p, std::span<const core::Record> records, int epochs) {
+  tr::TrainRequest req;
+  req.records = records;
+  req.platform = p.platform;
+  req.data = tr::TrainRequest::default_data_options();
+  req.data.eval_fraction = 0;  // the evaluation split is scored outside and its tasks are not in `records`
+  req.data.max_records = a.base_max_records;
+  req.epochs = epochs;
+  req.seed = a.seed;
+  req.threads = a.threads;
+  req.time_budget_s = 0;
+  req.eval_each_epoch = false;
+  return req;
+}
+
+struct Score {
+  double top1_mean = NAN, top1_sum = NAN, floor_mean = NAN, floor_sum = NAN;
+  std::int64_t tasks = 0, programs = 0;
+};
+
+Result<Score> evaluate_cached(const Args& a, const PlatformData& p, const std::string& checkpoint) {
+  const std::string key = "eval|" + p.name + "|" + tcl::sha256_hex(checkpoint) + "|" + fmt("%g", kHoldout) + "|" +
+                          std::to_string(kSplitSalt) + "|" + std::to_string(kMaxEvalRecords);
+  const std::string path = cache_path(a, "eval", p.name, key) + ".txt";
+  Score s;
+  std::string text;
+  if (read_file(path, &text)) {
+    std::istringstream in(text);
+    in >> s.top1_mean >> s.top1_sum >> s.floor_mean >> s.floor_sum >> s.tasks >> s.programs;
+    if (in) return s;
+  }
+  tr::DatasetOptions o;
+  o.eval_fraction = kHoldout;
+  o.split_salt = kSplitSalt;
+  o.max_eval_records = kMaxEvalRecords;
+  auto m = tr::evaluate_checkpoint(checkpoint, p.holdout, p.platform, o, a.threads);
+  if (!m) return m.status().with_context("evaluate on " + p.name);
+  s = {m->top1.mean_ratio, m->top1.sum_ratio, m->random_top1.mean_ratio, m->random_top1.sum_ratio, m->tasks,
+       m->programs};
+  write_file(path, fmt("%.6f", s.top1_mean) + " " + fmt("%.6f", s.top1_sum) + " " + fmt("%.6f", s.floor_mean) + " " +
+                       fmt("%.6f", s.floor_sum) + " " + std::to_string(s.tasks) + " " + std::to_string(s.programs) +
+                       "\n" + key + "\n");
+  return s;
+}
+
+// The rdu selection of platform k's pool, as the daemon's sample request
+// makes it with `model` as the production version covering `covered`.
+struct Selection {
+  std::vector<std::int64_t> picks;  // pool indices
+  double embed_s = 0, select_s = 0;
+  std::string digest;               // of the picks
+};
+
+Result<Selection> select_cached(const Args& a, const PlatformData& p, const std::string& model,
+                                const std::vector<std::vector<float>>& covered) {
+  const auto budget = static_cast<std::int64_t>(std::ceil(a.fraction * static_cast<double>(p.pool.size())));
+  const std::string key = "select|" + p.name + "|" + tcl::sha256_hex(model) + "|covered " +
+                          std::to_string(covered.size()) + "|budget " + std::to_string(budget) + "|mc " +
+                          std::to_string(a.mc_samples) + "|seed " + std::to_string(a.seed);
+  const std::string path = cache_path(a, "select", p.name, key) + ".txt";
+  Selection sel;
+  std::string text;
+  if (read_file(path, &text)) {
+    std::istringstream in(text);
+    std::int64_t n = 0;
+    in >> sel.embed_s >> sel.select_s >> n;
+    for (std::int64_t i = 0, x = 0; i < n && in >> x; ++i) sel.picks.push_back(x);
+    if (in && static_cast<std::int64_t>(sel.picks.size()) == n) {
+      sel.digest = sha12(text);
+      return sel;
+    }
+    sel.picks.clear();
+  }
+  auto cm = tr::CostModel::load(model);
+  if (!cm) return cm.status();
+  auto fast = tr::StudentInference::create(**cm, tr::InferenceOptions{.threads = a.threads});
+  if (!fast) return fast.status();
+  Clock::time_point t0 = Clock::now();
+  tr::PoolEmbedder embedder(tr::ServedModel{cm->get(), fast->get()}, p.descriptor, covered,
+                            tr::PoolEmbeddingOptions{a.mc_samples, a.seed});
+  for (const core::Record& r : p.pool) {
+    if (Status s = embedder.add(r.steps, true); !s) return s;
+  }
+  if (Status s = embedder.flush(); !s) return s;
+  std::vector<float> emb, unc;
+  const std::int64_t dim = embedder.dim();
+  embedder.take(&emb, &unc);
+  sel.embed_s = seconds_since(t0);
+  sampler::Pool pool;
+  pool.count = static_cast<std::int64_t>(p.pool.size());
+  pool.dim = dim;
+  pool.embeddings = emb;
+  pool.uncertainty = unc;
+  pool.task = p.task;
+  pool.num_tasks = p.num_tasks;
+  sampler::SampleOptions so;
+  so.budget = budget;
+  so.strategy = sampler::Strategy::kRdu;
+  so.seed = a.seed;
+  t0 = Clock::now();
+  auto picks = sampler::select(pool, so);
+  if (!picks) return picks.status();
+  sel.select_s = seconds_since(t0);
+  for (const sampler::Pick& k : *picks) sel.picks.push_back(k.index);
+  std::string out = fmt("%.3f", sel.embed_s) + " " + fmt("%.3f", sel.select_s) + " " + std::to_string(sel.picks.size());
+  for (std::int64_t i : sel.picks) out += " " + std::to_string(i);
+  out += "\n";
+  write_file(path, out);
+  sel.digest = sha12(out);
+  return sel;
+}
+
+// ---------------------------------------------------------------------------
+// Results.
+
+struct Cell {
+  Score score;
+  std::int64_t params = 0;
+};
+
+struct Timing {
+  std::string method, what;
+  double wall_s = 0, cpu_s = 0;
+  std::int64_t programs = 0;
+  bool cached = false;
+};
+
+struct StepResult {
+  std::string platform;                                      // learned at this step
+  std::int64_t pool = 0, selected = 0;
+  std::map<std::string, std::map<std::string, Cell>> cells;  // method → platform → cell
+  std::map<std::string, Score> floors;                       // platform → random floor
+  std::vector<Timing> timings;
+  double embed_s = 0, select_s = 0;
+};
+
+struct Lineage {
+  std::string name;  // row label
+  bool distill = false;
+  double old_weight = 0, ewc = 0;
+  std::string model, fisher;  // current version (and its Fisher for distill)
+};
+
+// (c1)/(c2): one model per platform.
+bool is_separate(const std::string& method) { return method.rfind("(c", 0) == 0; }
+
+std::string cell_text(const Score& s) { return fmt("%.4f", s.top1_mean) + " (" + fmt("%.4f", s.top1_sum) + ")"; }
+
+std::string render(const Args& a, const std::vector<StepResult>& steps, const std::vector<std::string>& order,
+                   double total_s) {
+  std::ostringstream md;
+  md << "# Continual distillation along " ;
+  for (std::size_t i = 0; i < a.platforms.size(); ++i) md << (i ? " → " : "") << a.platforms[i];
+  md << " (issue 6 item 8)\n\n";
+  md << "Command (repo root, after the build below): `nice -n 10 build-continual/bench/" << a.command << "`\n\n";
+  md << "Build: `cmake -S . -B build-continual -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCL_BUILD_TESTS=OFF && "
+        "cmake --build build-continual -j2 --target bench_continual`\n\n";
+  md << "Settings: eval split = core::in_holdout(canonical key, 0.3, salt 0) of each platform (scored with "
+        "evaluate_checkpoint, max_eval_records 20000); pool = measured records of the other tasks, one per program. "
+        "Base: " << a.base_epochs << " epochs on ≤" << a.base_max_records << " pool programs, seed " << a.seed
+     << ". Per new platform: rdu selects " << fmt("%g", a.fraction * 100) << "% of the pool (PoolEmbedder with the "
+        "distill lineage's production model, mc_samples " << a.mc_samples << ", others = covered platforms, seed "
+     << a.seed << "); distill = active column (" << a.column_epochs << " epochs) + student (" << a.epochs
+     << " epochs, ewc " << fmt("%g", a.ewc) << ", old_weight " << fmt("%g", a.old_weight)
+     << "); ft / c1 = " << a.epochs << " epochs on the same selection; c2 = a fresh student on the whole pool ("
+     << a.epochs << " epochs). Threads " << a.threads << ", no time budget, box shared (2 cores, another "
+        "benchmark running).\n\n";
+  md << "Cells: top-1 mean ratio (sum ratio) on the platform's eval split. (c1)/(c2) keep one model per "
+        "platform: a column is that platform's own model (x86-24c's is the base), so they cannot forget; their "
+        "parameter count is the sum over platforms. **(b) joint training on all platforms' data was not run: when "
+        "this experiment was specified the trainer took one platform per TrainRequest (TrainRequest::joint landed in "
+        "commit 2607156 while it ran; a follow-up can add (b)). (c2), a separate student on the whole pool, is the "
+        "stand-in upper bound for the new platform.**\n\n";
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const StepResult& st = steps[s];
+    md << "## Step " << s << ": " << (s == 0 ? "base on " : "+ ") << st.platform;
+    if (s > 0) md << " (pool " << st.pool << " programs, selected " << st.selected << ")";
+    md << "\n\n| method |";
+    for (std::size_t j = 0; j <= s; ++j) md << " " << steps[j].platform << " |";
+    md << " params |\n|---|";
+    for (std::size_t j = 0; j <= s; ++j) md << "---|";
+    md << "---|\n";
+    for (const std::string& m : order) {
+      auto it = st.cells.find(m);
+      if (it == st.cells.end()) continue;
+      md << "| " << m << " |";
+      std::int64_t params = 0;
+      for (std::size_t j = 0; j <= s; ++j) {
+        auto c = it->second.find(steps[j].platform);
+        md << " " << (c == it->second.end() ? std::string("–") : cell_text(c->second.score)) << " |";
+        if (c != it->second.end()) params = std::max(params, c->second.params);
+      }
+      // c1/c2: one model per platform, the parameters add up.
+      if (is_separate(m)) {
+        params = 0;
+        for (const auto& [pl, c] : it->second) params += c.params;
+      }
+      md << " " << params << " |\n";
+    }
+    md << "| random floor |";
+    for (std::size_t j = 0; j <= s; ++j) {
+      auto f = st.floors.find(steps[j].platform);
+      md << " " << (f == st.floors.end() ? std::string("–") : cell_text(f->second)) << " |";
+    }
+    md << " |\n\n";
+    if (s > 0) {
+      md << "Forgetting (top-1 mean now − right after the platform was learned; sum ratio in parentheses):\n\n"
+            "| method |";
+      for (std::size_t j = 0; j < s; ++j) md << " " << steps[j].platform << " |";
+      md << "\n|---|";
+      for (std::size_t j = 0; j < s; ++j) md << "---|";
+      md << "\n";
+      for (const std::string& m : order) {
+        if (is_separate(m)) continue;
+        auto it = st.cells.find(m);
+        if (it == st.cells.end()) continue;
+        md << "| " << m << " |";
+        for (std::size_t j = 0; j < s; ++j) {
+          const std::string& pl = steps[j].platform;
+          auto learned = steps[j].cells.find(m);
+          auto now = it->second.find(pl);
+          if (learned == steps[j].cells.end() || now == it->second.end() || !learned->second.count(pl)) {
+            md << " – |";
+            continue;
+          }
+          const Score& l = learned->second.at(pl).score;
+          md << " " << fmt("%+.4f", now->second.score.top1_mean - l.top1_mean) << " ("
+             << fmt("%+.4f", now->second.score.top1_sum - l.top1_sum) << ") |";
+        }
+        md << "\n";
+      }
+      md << "\n";
+    }
+    if (!st.timings.empty()) {
+      md << "Timings (wall s on the shared box; cpu s of the process, 2 threads):";
+      if (s > 0) md << " rdu selection: embed " << fmt("%.1f", st.embed_s) << " s + select " << fmt("%.2f", st.select_s) << " s.";
+      md << "\n\n| method | phase | programs | wall s | cpu s |\n|---|---|---|---|---|\n";
+      std::map<std::string, std::pair<double, double>> distill_total;
+      for (const Timing& t : st.timings) {
+        md << "| " << t.method << " | " << t.what << " | " << t.programs << " | " << fmt("%.1f", t.wall_s) << " | "
+           << fmt("%.0f", t.cpu_s) << " |\n";
+        if (t.what == "column" || t.what == "student") {
+          distill_total[t.method].first += t.wall_s;
+          distill_total[t.method].second += t.cpu_s;
+        }
+      }
+      for (const auto& [m, w] : distill_total) {
+        md << "| " << m << " | **column + student** | " << st.selected << " | **" << fmt("%.1f", w.first) << "** | "
+           << fmt("%.0f", w.second) << " |\n";
+      }
+      md << "\n";
+    }
+  }
+  // The targets of issue 6 item 8, per distill lineage.
+  if (steps.size() > 1) {
+    md << "## Targets\n\n";
+    const std::string upper = "(c2) separate, whole pool";
+    for (const std::string& m : order) {
+      if (m.rfind("distill", 0) != 0) continue;
+      double worst = 0;
+      std::string worst_at = "none";
+      std::set<std::int64_t> params;
+      for (std::size_t s = 0; s < steps.size(); ++s) {
+        auto now = steps[s].cells.find(m);
+        if (now == steps[s].cells.end()) continue;
+        for (const auto& [pl, c] : now->second) params.insert(c.params);
+        for (std::size_t j = 0; j < s; ++j) {
+          const std::string& pl = steps[j].platform;
+          auto learned = steps[j].cells.find(m);
+          if (learned == steps[j].cells.end() || !learned->second.count(pl) || !now->second.count(pl)) continue;
+          const double d = now->second.at(pl).score.top1_mean - learned->second.at(pl).score.top1_mean;
+          if (d < worst) {
+            worst = d;
+            worst_at = pl + " at step " + std::to_string(s);
+          }
+        }
+      }
+      md << "- **" << m << "**: largest top-1 (mean) loss of an old platform " << fmt("%+.4f", worst) << " ("
+         << worst_at << "; target ≥ −0.01: " << (worst >= -0.01 ? "met" : "NOT met") << ")";
+      for (std::size_t s = 1; s < steps.size(); ++s) {
+        auto d = steps[s].cells.find(m);
+        auto u = steps[s].cells.find(upper);
+        if (d == steps[s].cells.end() || u == steps[s].cells.end()) continue;
+        const double gap = d->second.at(steps[s].platform).score.top1_mean -
+                           u->second.at(steps[s].platform).score.top1_mean;
+        md << "; new " << steps[s].platform << " vs (c2): " << fmt("%+.4f", gap) << " (target ≥ −0.03: "
+           << (gap >= -0.03 ? "met" : "NOT met") << ")";
+      }
+      md << "; parameter count " << (params.size() == 1 ? "constant (" + std::to_string(*params.begin()) + ")" : "NOT constant");
+      for (std::size_t s = 1; s < steps.size(); ++s) {
+        double wall = 0;
+        for (const Timing& t : steps[s].timings) {
+          if (t.method == m && (t.what == "column" || t.what == "student")) wall += t.wall_s;
+        }
+        if (wall <= 0 || steps[s].selected <= 0) continue;
+        md << "; step " << s << " column + student " << fmt("%.0f", wall) << " s for " << steps[s].selected
+           << " programs (linear in programs: " << fmt("%.0f", wall * 4000.0 / static_cast<double>(steps[s].selected))
+           << " s for 10% of a 40k pool; target ≤ 300 s)";
+      }
+      md << ".\n";
+    }
+    md << "\n";
+  }
+  md << "Total wall time of this run: " << fmt("%.0f", total_s) << " s (cached steps count their load only).\n";
+  return md.str();
+}
+
+int fail(const std::string& what, const Status& s) {
+  std::fprintf(stderr, "%s: %s\n", what.c_str(), s.to_string().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!parse_args(argc, argv, &a)) return 2;
+  const Clock::time_point t_start = Clock::now();
+  std::filesystem::create_directories(a.cache);
+  std::printf("# %s\n", a.command.c_str());
+  std::fflush(stdout);
+
+  // Lineages (rows that carry a model along the sequence).
+  std::vector<Lineage> lineages;
+  if (a.methods.count("distill")) lineages.push_back({"distill", true, a.old_weight, a.ewc, {}, {}});
+  if (a.extra) {
+    lineages.push_back({"distill (old_weight " + fmt("%g", a.extra_old) + ", ewc " + fmt("%g", a.extra_ewc) + ")",
+                        true, a.extra_old, a.extra_ewc, {}, {}});
+  }
+  if (a.methods.count("ft")) lineages.push_back({"(a) fine-tune", false, 0, 0, {}, {}});
+  std::vector<std::string> order;
+  for (const Lineage& l : lineages) order.push_back(l.name);
+  const std::string c1 = "(c1) separate, 10%", c2 = "(c2) separate, whole pool";
+  if (a.methods.count("c1")) order.push_back(c1);
+  if (a.methods.count("c2")) order.push_back(c2);
+
+  std::vector<PlatformData> platforms(a.platforms.size());
+  std::vector<StepResult> steps;
+  const auto write_results = [&] {
+    const std::string md = render(a, steps, order, seconds_since(t_start));
+    write_file(a.out + "/RESULTS.md", md);
+  };
+
+  // Step 0: the base on the first platform's pool.
+  {
+    PlatformData& p0 = platforms[0];
+    const std::string key = "base|" + a.data + "/" + a.platforms[0] + "|max_records " +
+                            std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.base_epochs) +
+                            "|seed " + std::to_string(a.seed) + "|threads " + std::to_string(a.threads) +
+                            "|holdout 0.3 salt 0 dedup";
+    const std::string path = cache_path(a, "base", a.platforms[0], key);
+    const bool cached = std::filesystem::exists(path + ".meta");
+    if (!load_platform(a, a.platforms[0], !cached, &p0)) return 1;
+    tr::TrainRequest req = make_request(a, p0, p0.pool, a.base_epochs);
+    auto base = train_cached(a, "base", p0.name, key, req);
+    if (!base) return fail("base", base.status());
+    p0.pool = {};
+    p0.task = {};
+    auto score = evaluate_cached(a, p0, base->checkpoint);
+    if (!score) return fail("base", score.status());
+    StepResult st;
+    st.platform = p0.name;
+    st.floors[p0.name] = *score;
+    st.floors[p0.name].top1_mean = score->floor_mean;
+    st.floors[p0.name].top1_sum = score->floor_sum;
+    for (Lineage& l : lineages) {
+      l.model = base->checkpoint;
+      l.fisher = base->fisher;
+      st.cells[l.name][p0.name] = {*score, base->params};
+    }
+    if (a.methods.count("c1")) st.cells[c1][p0.name] = {*score, base->params};
+    if (a.methods.count("c2")) st.cells[c2][p0.name] = {*score, base->params};
+    st.timings.push_back({"base", "train", base->wall_s, base->cpu_s, base->programs, base->cached});
+    std::printf("step 0 (%s): base top-1 %.4f/%.4f (mean/sum) on %lld eval tasks; %lld params\n", p0.name.c_str(),
+                score->top1_mean, score->top1_sum, static_cast<long long>(score->tasks),
+                static_cast<long long>(base->params));
+    std::fflush(stdout);
+    steps.push_back(std::move(st));
+    write_results();
+  }
+
+  for (std::size_t k = 1; k < a.platforms.size(); ++k) {
+    PlatformData& p = platforms[k];
+    if (!load_platform(a, a.platforms[k], true, &p)) return 1;
+    std::vector<std::vector<float>> covered;
+    for (std::size_t j = 0; j < k; ++j) covered.push_back(platforms[j].descriptor);
+    StepResult st;
+    st.platform = p.name;
+    st.pool = static_cast<std::int64_t>(p.pool.size());
+    // Selections: by the production model of the first lineage (shared by
+    // ft/c1), and by its own for any other distill lineage.
+    std::map<std::string, Selection> selections;  // model sha → selection
+    const auto selection_for = [&](const std::string& model) -> Result<const Selection*> {
+      const std::string sha = tcl::sha256_hex(model);
+      auto it = selections.find(sha);
+      if (it == selections.end()) {
+        auto sel = select_cached(a, p, model, covered);
+        if (!sel) return sel.status();
+        std::printf("  rdu selection on %s: %zu of %zu (embed %.1f s, select %.2f s) [%s]\n", p.name.c_str(),
+                    sel->picks.size(), p.pool.size(), sel->embed_s, sel->select_s, sel->digest.c_str());
+        std::fflush(stdout);
+        it = selections.emplace(sha, std::move(*sel)).first;
+      }
+      return &it->second;
+    };
+    const auto records_of = [&](const Selection& sel) {
+      std::vector<core::Record> out;
+      out.reserve(sel.picks.size());
+      for (std::int64_t i : sel.picks) out.push_back(p.pool[static_cast<std::size_t>(i)]);
+      return out;
+    };
+    auto shared = selection_for(lineages.front().model);
+    if (!shared) return fail("selection", shared.status());
+    const std::vector<core::Record> shared_records = records_of(**shared);
+    st.selected = static_cast<std::int64_t>(shared_records.size());
+    st.embed_s = (*shared)->embed_s;
+    st.select_s = (*shared)->select_s;
+
+    for (Lineage& l : lineages) {
+      if (l.distill) {
+        auto sel = selection_for(l.model);
+        if (!sel) return fail("selection", sel.status());
+        const std::vector<core::Record> records = records_of(**sel);
+        const std::string teacher_sha = tcl::sha256_hex(l.model);
+        // Active column.
+        tr::TrainRequest col = make_request(a, p, records, a.column_epochs);
+        col.init_checkpoint = l.model;
+        col.compute_fisher = false;
+        const std::string col_key = "column|" + p.name + "|teacher " + teacher_sha + "|sel " + (*sel)->digest +
+                                    "|epochs " + std::to_string(a.column_epochs) + "|seed " + std::to_string(a.seed);
+        auto column = train_cached(a, "column", p.name, col_key, col);
+        if (!column) return fail(l.name, column.status());
+        // Student.
+        tr::DistillTargets targets;
+        targets.column_checkpoint = column->checkpoint;
+        targets.old_descriptors = covered;
+        targets.teacher_fisher = l.fisher;
+        targets.old_weight = l.old_weight;
+        targets.ewc_weight = l.ewc;
+        tr::TrainRequest req = make_request(a, p, records, a.epochs);
+        req.init_checkpoint = l.model;
+        req.distill = &targets;
+        const std::string key = "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " +
+                                tcl::sha256_hex(l.fisher) + "|column " + tcl::sha256_hex(column->checkpoint) +
+                                "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) + " w " +
+                                fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) + "|epochs " +
+                                std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
+        auto student = train_cached(a, "distill", p.name, key, req);
+        if (!student) return fail(l.name, student.status());
+        st.timings.push_back({l.name, "column", column->wall_s, column->cpu_s, column->programs, column->cached});
+        st.timings.push_back({l.name, "student", student->wall_s, student->cpu_s, student->programs, student->cached});
+        l.model = std::move(student->checkpoint);
+        l.fisher = std::move(student->fisher);
+      } else {
+        tr::TrainRequest req = make_request(a, p, shared_records, a.epochs);
+        req.init_checkpoint = l.model;
+        req.compute_fisher = false;
+        const std::string key = "ft|" + p.name + "|init " + tcl::sha256_hex(l.model) + "|sel " + (*shared)->digest +
+                                "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
+        auto ft = train_cached(a, "ft", p.name, key, req);
+        if (!ft) return fail(l.name, ft.status());
+        st.timings.push_back({l.name, "fine-tune", ft->wall_s, ft->cpu_s, ft->programs, ft->cached});
+        l.model = std::move(ft->checkpoint);
+      }
+    }
+    // Separate models of this platform.
+    std::map<std::string, Trained> separate;
+    if (a.methods.count("c1")) {
+      tr::TrainRequest req = make_request(a, p, shared_records, a.epochs);
+      req.compute_fisher = false;
+      const std::string key = "fresh|" + p.name + "|sel " + (*shared)->digest + "|epochs " +
+                              std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
+      auto t = train_cached(a, "c1", p.name, key, req);
+      if (!t) return fail(c1, t.status());
+      st.timings.push_back({c1, "train", t->wall_s, t->cpu_s, t->programs, t->cached});
+      separate[c1] = std::move(*t);
+    }
+    if (a.methods.count("c2")) {
+      tr::TrainRequest req = make_request(a, p, p.pool, a.epochs);
+      req.compute_fisher = false;
+      const std::string key = "fresh|" + p.name + "|whole pool " + std::to_string(p.pool.size()) + "|max_records " +
+                              std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.epochs) + "|seed " +
+                              std::to_string(a.seed);
+      auto t = train_cached(a, "c2", p.name, key, req);
+      if (!t) return fail(c2, t.status());
+      st.timings.push_back({c2, "train", t->wall_s, t->cpu_s, t->programs, t->cached});
+      separate[c2] = std::move(*t);
+    }
+
+    // Scores on every platform seen so far.
+    for (const Lineage& l : lineages) {
+      auto cm = tr::CostModel::load(l.model);
+      if (!cm) return fail(l.name, cm.status());
+      const std::int64_t params = (*cm)->num_parameters();
+      for (std::size_t j = 0; j <= k; ++j) {
+        auto s = evaluate_cached(a, platforms[j], l.model);
+        if (!s) return fail(l.name, s.status());
+        st.cells[l.name][platforms[j].name] = {*s, params};
+        std::printf("  %-30s on %-10s top-1 %.4f/%.4f  (%lld params)\n", l.name.c_str(), platforms[j].name.c_str(),
+                    s->top1_mean, s->top1_sum, static_cast<long long>(params));
+        if (!st.floors.count(platforms[j].name)) {
+          Score f = *s;
+          f.top1_mean = s->floor_mean;
+          f.top1_sum = s->floor_sum;
+          st.floors[platforms[j].name] = f;
+        }
+      }
+    }
+    for (const auto& [name, t] : separate) {
+      auto s = evaluate_cached(a, p, t.checkpoint);
+      if (!s) return fail(name, s.status());
+      st.cells[name] = steps.back().cells[name];  // the earlier platforms' own models
+      st.cells[name][p.name] = {*s, t.params};
+      std::printf("  %-30s on %-10s top-1 %.4f/%.4f  (%lld params)\n", name.c_str(), p.name.c_str(), s->top1_mean,
+                  s->top1_sum, static_cast<long long>(t.params));
+    }
+    std::fflush(stdout);
+    steps.push_back(std::move(st));
+    p.pool = {};  // selections are done; only the eval split is needed from now on
+    p.task = {};
+    write_results();
+  }
+  const std::string md = render(a, steps, order, seconds_since(t_start));
+  std::printf("\n%s", md.c_str());
+  write_file(a.out + "/RESULTS.md", md);
+  return 0;
+}

@@ -1,0 +1,924 @@
+// bench_onboarding — DESIGN §10 "data efficiency" for onboarding a platform
+// (issue 5 item 6) on real records: a base student trained on x86-24c is
+// fine-tuned on a budget of another platform's measurements picked by the RDU
+// sampler (DESIGN §6) or a baseline, and scored on that platform's held-out
+// tasks.
+//
+//   1. Base: the default student trained on x86-24c (trainer::train_platform,
+//      --base-max-records programs, --base-epochs, seed 1, threads --threads,
+//      no time budget). Its checkpoint bytes are cached in --base-checkpoint
+//      (loaded when the file exists).
+//   2. Per target platform (x86-16c, gpu-2080ti): tasks split by
+//      core::in_holdout(canonical key, --holdout, --split-salt); pool = the
+//      measured records of the other tasks, one per program (core::program_id);
+//      evaluation set = every measured record of the held-out tasks.
+//   3. Embeddings and uncertainty of the pool as the daemon's sample request
+//      computes them (api/handlers/sample_requests.cc): trainer::PoolEmbedder
+//      with the base (fast path), this platform's descriptor, others =
+//      {x86-24c's descriptor}, --mc-samples, seed = the run's seed.
+//   4. Per fraction f and strategy (rdu, random, r, d, u): sampler::select
+//      with budget ceil(f·pool), min_per_task 2, --weights (rdu); then the
+//      base is fine-tuned on the picked records only (init_checkpoint = base,
+//      no eval split, --ft-epochs, --ft-lr, seed) and scored on the held-out
+//      tasks with trainer::evaluate_ranking (TenSet top-1/top-5: sum ratio and
+//      mean over tasks; pairwise accuracy; the random-order floor). Reference
+//      rows: the whole pool (f = 1) and the base without fine-tuning.
+//      --rounds 2: the budget in two halves; after the first, the base is
+//      fine-tuned on it (the active column), which then scores the remaining
+//      pool with the base as reference and the first picks as measured (the
+//      daemon's second request); the final model is the base fine-tuned on
+//      both halves. random always picks in one round (two draw from the same
+//      distribution).
+//   5. --timing: seconds for sampler::select to pick --timing-fraction of a
+//      --timing-pool-program pool of x86-24c programs (seeded sample), after
+//      PoolEmbedder embedded it (embedding timed apart), per strategy.
+//
+// Every finished fine-tune is appended to --out/runs.tsv, keyed by platform,
+// seed, strategy, fraction and the settings that shape it (base checkpoint
+// sha256, split, epochs, lr, weights, rounds, ...); a rerun skips what is
+// there, so a killed run resumes. Tables (mean ± sample sd over the seeds
+// found) are printed per platform from that file.
+//
+//   bench_onboarding --base-checkpoint PATH [--data DIR] [--out DIR]
+//       [--platform x86-16c,gpu-2080ti] [--seeds 1] [--seed-base 1]
+//       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--no-full]
+//       [--base-max-records 40000] [--base-epochs 4] [--ft-epochs 6] [--ft-lr 0.002]
+//       [--weights 1,1,1] [--rounds 1|2] [--holdout 0.3] [--split-salt 5]
+//       [--mc-samples 8] [--min-per-task 2] [--threads 2]
+//   bench_onboarding --base-checkpoint PATH --timing [--timing-pool 100000]
+//       [--timing-fraction 0.1] [--strategies rdu,random] [--data DIR]
+//
+// --data holds one folder per platform with records.jsonl.gz (default
+// /work/shared/data); --out defaults to /tmp/onboarding.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/features.h"
+#include "core/line_reader.h"
+#include "core/program_id.h"
+#include "core/record.h"
+#include "core/sha256.h"
+#include "core/task_split.h"
+#include "sampler/rdu.h"
+#include "trainer/cost_model.h"
+#include "trainer/dataset.h"
+#include "trainer/evaluation.h"
+#include "trainer/fast_inference.h"
+#include "trainer/pool_embedding.h"
+#include "trainer/train_job.h"
+
+namespace {
+
+namespace core = tcl::core;
+namespace tr = tcl::trainer;
+namespace sampler = tcl::sampler;
+using Clock = std::chrono::steady_clock;
+using tcl::Result;
+using tcl::Status;
+
+constexpr const char* kBasePlatform = "x86-24c";
+constexpr std::uint64_t kBaseSeed = 1;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct Args {
+  std::string data = "/work/shared/data";
+  std::string out = "/tmp/onboarding";
+  std::string base_checkpoint;
+  std::vector<std::string> platforms = {"x86-16c", "gpu-2080ti"};
+  int seeds = 1;
+  std::uint64_t seed_base = 1;
+  std::vector<double> fractions = {0.05, 0.10, 0.20};
+  std::vector<sampler::Strategy> strategies;
+  bool full = true;
+  std::int64_t base_max_records = 40'000;
+  int base_epochs = 4;
+  int ft_epochs = 6;
+  double ft_lr = tr::TrainRequest{}.learning_rate;
+  sampler::Weights weights;
+  int rounds = 1;
+  double holdout = 0.3;
+  std::uint64_t split_salt = 5;
+  int mc_samples = 8;
+  int min_per_task = 2;
+  int threads = 2;
+  bool timing = false;
+  std::int64_t timing_pool = 100'000;
+  double timing_fraction = 0.1;
+};
+
+std::vector<std::string> split_list(std::string_view s) {
+  std::vector<std::string> out;
+  while (!s.empty()) {
+    const std::size_t comma = s.find(',');
+    out.emplace_back(s.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    s.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+bool parse_args(int argc, char** argv, Args* a) {
+  std::string strategies;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view k = argv[i];
+    if (k == "--timing" || k == "--no-full") {
+      (k == "--timing" ? a->timing : a->full) = k == "--timing";
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s needs a value\n", argv[i]);
+      return false;
+    }
+    const char* v = argv[++i];
+    if (k == "--data") a->data = v;
+    else if (k == "--out") a->out = v;
+    else if (k == "--base-checkpoint") a->base_checkpoint = v;
+    else if (k == "--platform") a->platforms = split_list(v);
+    else if (k == "--seeds") a->seeds = std::atoi(v);
+    else if (k == "--seed-base") a->seed_base = std::strtoull(v, nullptr, 10);
+    else if (k == "--fractions") {
+      a->fractions.clear();
+      for (const std::string& f : split_list(v)) a->fractions.push_back(std::atof(f.c_str()));
+    } else if (k == "--strategies") strategies = v;
+    else if (k == "--base-max-records") a->base_max_records = std::atoll(v);
+    else if (k == "--base-epochs") a->base_epochs = std::atoi(v);
+    else if (k == "--ft-epochs") a->ft_epochs = std::atoi(v);
+    else if (k == "--ft-lr") a->ft_lr = std::atof(v);
+    else if (k == "--weights") {
+      const std::vector<std::string> w = split_list(v);
+      if (w.size() != 3) {
+        std::fprintf(stderr, "--weights takes R,D,U\n");
+        return false;
+      }
+      a->weights = {std::atof(w[0].c_str()), std::atof(w[1].c_str()), std::atof(w[2].c_str())};
+    } else if (k == "--rounds") a->rounds = std::atoi(v);
+    else if (k == "--holdout") a->holdout = std::atof(v);
+    else if (k == "--split-salt") a->split_salt = std::strtoull(v, nullptr, 10);
+    else if (k == "--mc-samples") a->mc_samples = std::atoi(v);
+    else if (k == "--min-per-task") a->min_per_task = std::atoi(v);
+    else if (k == "--threads") a->threads = std::atoi(v);
+    else if (k == "--timing-pool") a->timing_pool = std::atoll(v);
+    else if (k == "--timing-fraction") a->timing_fraction = std::atof(v);
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", argv[i - 1]);
+      return false;
+    }
+  }
+  if (strategies.empty()) strategies = a->timing ? "rdu,random" : "rdu,random,r,d,u";
+  for (const std::string& s : split_list(strategies)) {
+    auto st = sampler::parse_strategy(s);
+    if (!st) {
+      std::fprintf(stderr, "unknown strategy '%s' (rdu, random, r, d, u)\n", s.c_str());
+      return false;
+    }
+    a->strategies.push_back(*st);
+  }
+  if (a->base_checkpoint.empty()) {
+    std::fprintf(stderr,
+                 "usage: bench_onboarding --base-checkpoint PATH [--platform x86-16c,gpu-2080ti] [--seeds 1]\n"
+                 "       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--ft-epochs 6] ...\n"
+                 "       bench_onboarding --base-checkpoint PATH --timing [--timing-pool 100000]\n"
+                 "       (see bench/onboarding.cc)\n");
+    return false;
+  }
+  if (a->rounds < 1 || a->rounds > 8 || a->seeds < 1 || a->ft_epochs < 1 || a->mc_samples < 2 ||
+      !(a->holdout > 0 && a->holdout < 1)) {
+    std::fprintf(stderr, "bad --rounds, --seeds, --ft-epochs, --mc-samples or --holdout\n");
+    return false;
+  }
+  return true;
+}
+
+// Every parseable record of the file (the `max` first when max > 0).
+bool load_records(const std::string& path, std::vector<core::Record>* out, std::int64_t max = 0) {
+  auto reader = core::LineReader::open(path);
+  if (!reader) {
+    std::fprintf(stderr, "%s\n", reader.status().to_string().c_str());
+    return false;
+  }
+  core::RecordParser parser;
+  core::Record rec;
+  std::string_view line;
+  while ((max <= 0 || static_cast<std::int64_t>(out->size()) < max) && (*reader)->next(&line)) {
+    if (core::is_skippable_line(line)) continue;
+    if (parser.parse(line, &rec)) out->push_back(rec);
+  }
+  if (!(*reader)->status()) {
+    std::fprintf(stderr, "%s\n", (*reader)->status().to_string().c_str());
+    return false;
+  }
+  return true;
+}
+
+std::string records_path(const Args& a, const std::string& platform) {
+  return a.data + "/" + platform + "/records.jsonl.gz";
+}
+
+// The platform of a file's records, from its first records only.
+Result<tr::Platform> platform_of_file(const std::string& path) {
+  std::vector<core::Record> head;
+  if (!load_records(path, &head, 100)) return Status::not_found(path + ": unreadable");
+  return tr::platform_of(head);
+}
+
+std::vector<float> descriptor_of(const tr::Platform& p) {
+  std::vector<float> d(core::kHardwareDim);
+  core::encode_hardware(p.hardware, p.target, d.data());
+  return d;
+}
+
+// A model version as the daemon serves it: the facade and the fast path.
+struct Loaded {
+  std::unique_ptr<tr::CostModel> model;
+  std::unique_ptr<tr::StudentInference> fast;
+  tr::ServedModel served() const { return {model.get(), fast.get()}; }
+};
+
+Result<Loaded> load_model(std::string_view checkpoint, int threads) {
+  auto model = tr::CostModel::load(checkpoint);
+  if (!model) return model.status();
+  auto fast = tr::StudentInference::create(**model, tr::InferenceOptions{.threads = threads});
+  if (!fast) return fast.status();
+  return Loaded{std::move(*model), std::move(*fast)};
+}
+
+// ---------------------------------------------------------------------------
+// Results, one line per finished run, appended as they finish.
+
+struct Outcome {
+  std::int64_t picked = 0;
+  double top1_sum = 0, top1_mean = 0, top5_sum = 0, top5_mean = 0, pairwise = 0;
+  double floor1_sum = 0, floor1_mean = 0;
+  double ft_s = 0, select_s = 0;
+};
+
+class RunLog {
+ public:
+  explicit RunLog(std::string path) : path_(std::move(path)) {
+    std::ifstream in(path_);
+    std::string line;
+    while (std::getline(in, line)) {
+      const std::size_t tab = line.find('\t');
+      if (tab == std::string::npos || line[0] == '#') continue;
+      std::istringstream vals(line.substr(tab + 1));
+      Outcome o;
+      vals >> o.picked >> o.top1_sum >> o.top1_mean >> o.top5_sum >> o.top5_mean >> o.pairwise >> o.floor1_sum >>
+          o.floor1_mean >> o.ft_s >> o.select_s;
+      if (vals) runs_[line.substr(0, tab)] = o;
+    }
+  }
+  const Outcome* find(const std::string& key) const {
+    auto it = runs_.find(key);
+    return it == runs_.end() ? nullptr : &it->second;
+  }
+  void add(const std::string& key, const Outcome& o) {
+    runs_[key] = o;
+    if (std::FILE* f = std::fopen(path_.c_str(), "a")) {
+      std::fprintf(f, "%s\t%lld %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.3f %.4f\n", key.c_str(),
+                   static_cast<long long>(o.picked), o.top1_sum, o.top1_mean, o.top5_sum, o.top5_mean, o.pairwise,
+                   o.floor1_sum, o.floor1_mean, o.ft_s, o.select_s);
+      std::fclose(f);
+    }
+  }
+
+ private:
+  std::string path_;
+  std::map<std::string, Outcome> runs_;
+};
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+// Keys: "platform|seed|strategy|fraction|settings".
+// A run's key holds only the settings that can change it: random's picks
+// ignore the weights, the rounds (it always picks in one round: two rounds
+// draw from the same distribution) and the MC samples; r, d and u ignore the
+// weights.
+struct Tags {
+  std::string zero_shot;  // base + split
+  std::string full;       // + fine-tune settings
+  std::string selection;  // + sampler settings (rdu's)
+  std::string single, random;  // r/d/u's, random's
+  const std::string& of(sampler::Strategy s) const {
+    return s == sampler::Strategy::kRdu ? selection : s == sampler::Strategy::kRandom ? random : single;
+  }
+  const std::string& of(std::string_view name) const { return of(*sampler::parse_strategy(name)); }
+};
+
+Tags tags_of(const Args& a, const std::string& base_sha) {
+  Tags t;
+  t.zero_shot = "base=" + base_sha.substr(0, 12) + " holdout=" + fmt("%g", a.holdout) +
+                " salt=" + std::to_string(a.split_salt);
+  t.full = t.zero_shot + " ft_epochs=" + std::to_string(a.ft_epochs) + " lr=" + fmt("%g", a.ft_lr);
+  const std::string min_per_task = " min_per_task=" + std::to_string(a.min_per_task);
+  const std::string model_based = " rounds=" + std::to_string(a.rounds) + " mc=" + std::to_string(a.mc_samples);
+  t.selection = t.full + " w=" + fmt("%g", a.weights.r) + "," + fmt("%g", a.weights.d) + "," +
+                fmt("%g", a.weights.u) + model_based + min_per_task;
+  t.single = t.full + model_based + min_per_task;
+  t.random = t.full + min_per_task;
+  return t;
+}
+
+std::string run_key(const std::string& platform, std::uint64_t seed, std::string_view strategy, double fraction,
+                    const std::string& tag) {
+  return platform + "|" + std::to_string(seed) + "|" + std::string(strategy) + "|" + fmt("%g", fraction) + "|" + tag;
+}
+
+// ---------------------------------------------------------------------------
+// One target platform's data.
+
+struct PlatformData {
+  std::string name;
+  tr::Platform platform;
+  std::vector<float> descriptor;
+  std::vector<core::Record> pool;         // measured, one per program, 70% tasks
+  std::vector<std::int32_t> task;         // per pool record
+  std::vector<std::string> task_keys;
+  std::int64_t pool_duplicates = 0;
+  std::vector<core::Record> holdout;      // measured records of the held-out tasks
+  tr::Dataset eval;                       // eval.train = the held-out programs, tokenised
+};
+
+bool load_platform(const Args& a, const std::string& name, int max_len, PlatformData* p) {
+  std::vector<core::Record> records;
+  const Clock::time_point t0 = Clock::now();
+  if (!load_records(records_path(a, name), &records)) return false;
+  auto platform = tr::platform_of(records);
+  if (!platform) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), platform.status().to_string().c_str());
+    return false;
+  }
+  p->name = name;
+  p->platform = *platform;
+  p->descriptor = descriptor_of(*platform);
+  std::unordered_set<std::string> seen;
+  std::unordered_map<std::string, std::int32_t> task_index;
+  std::unordered_set<std::string> holdout_tasks;
+  std::int64_t measured = 0;
+  for (core::Record& r : records) {
+    if (core::classify(r) != core::RecordClass::kMeasured) continue;
+    ++measured;
+    std::string key = core::canonical_workload_key(r.workload_key);
+    if (core::in_holdout(key, a.holdout, a.split_salt)) {
+      holdout_tasks.insert(key);
+      p->holdout.push_back(std::move(r));
+      continue;
+    }
+    if (!seen.insert(core::program_id(r)).second) {
+      ++p->pool_duplicates;
+      continue;
+    }
+    auto [it, added] = task_index.try_emplace(key, static_cast<std::int32_t>(p->task_keys.size()));
+    if (added) p->task_keys.push_back(key);
+    p->task.push_back(it->second);
+    p->pool.push_back(std::move(r));
+  }
+  tr::DatasetOptions o;
+  o.eval_fraction = 0;
+  o.max_len = max_len;
+  auto ds = tr::build_dataset(p->holdout, p->platform, o);
+  if (!ds) {
+    std::fprintf(stderr, "%s held-out set: %s\n", name.c_str(), ds.status().to_string().c_str());
+    return false;
+  }
+  p->eval = std::move(*ds);
+  std::printf("%s: %zu records, %lld measured; pool %zu programs in %zu tasks (%lld duplicate programs dropped); "
+              "held out %zu tasks, %zu records, evaluated %lld programs in %lld tasks (L=%lld); target %s (%.1f s)\n",
+              name.c_str(), records.size(), static_cast<long long>(measured), p->pool.size(), p->task_keys.size(),
+              static_cast<long long>(p->pool_duplicates), holdout_tasks.size(), p->holdout.size(),
+              static_cast<long long>(p->eval.train.count), static_cast<long long>(p->eval.train.tasks),
+              static_cast<long long>(p->eval.seq_len), p->platform.target.c_str(), seconds_since(t0));
+  std::fflush(stdout);
+  return true;
+}
+
+// Top-1/top-5 of a model on the held-out tasks.
+Result<tr::RankingMetrics> evaluate(const Loaded& m, const tr::Dataset& ds) {
+  const tr::DatasetSplit& s = ds.train;
+  tr::FeatureBatch batch{s.count, ds.seq_len, s.tokens, s.lengths, ds.descriptor};
+  std::vector<float> scores(static_cast<std::size_t>(s.count));
+  if (Status st = m.fast->predict(batch, scores); !st) return st;
+  return tr::evaluate_ranking(s.groups, s.latencies, scores);
+}
+
+// The base fine-tuned on `records` (the selected measurements).
+Result<tr::TrainResult> finetune(const Args& a, const std::string& base, const PlatformData& p,
+                                 std::span<const core::Record> records, std::uint64_t seed) {
+  tr::TrainRequest req;
+  req.records = records;
+  req.platform = p.platform;
+  req.data = tr::DatasetOptions{};
+  req.data.eval_fraction = 0;  // the held-out tasks are scored outside
+  req.init_checkpoint = base;
+  req.epochs = a.ft_epochs;
+  req.learning_rate = a.ft_lr;
+  req.seed = seed;
+  req.threads = a.threads;
+  req.time_budget_s = 0;
+  req.eval_each_epoch = false;
+  req.compute_fisher = false;  // for distillation only; does not change the weights
+  return tr::train_platform(req);
+}
+
+struct Embedded {
+  std::vector<float> embeddings, uncertainty;
+  std::int64_t dim = 0;
+  double seconds = 0;
+};
+
+// PoolEmbedder over the pool records `candidates` (with uncertainty), then
+// `measured` (without), as the daemon's sample request does.
+Result<Embedded> embed(const Args& a, const Loaded& scorer, const Loaded* reference, const PlatformData& p,
+                       const std::vector<float>& other, std::span<const std::int64_t> candidates,
+                       std::span<const std::int64_t> measured, std::uint64_t seed, std::vector<float>* measured_emb) {
+  const Clock::time_point t0 = Clock::now();
+  tr::PoolEmbedder embedder(scorer.served(), p.descriptor, {other},
+                            tr::PoolEmbeddingOptions{a.mc_samples, seed},
+                            reference ? reference->served() : tr::ServedModel{});
+  for (std::int64_t i : candidates) {
+    if (Status s = embedder.add(p.pool[static_cast<std::size_t>(i)].steps, true); !s) return s;
+  }
+  if (Status s = embedder.flush(); !s) return s;
+  Embedded e;
+  e.dim = embedder.dim();
+  embedder.take(&e.embeddings, &e.uncertainty);
+  if (!measured.empty()) {
+    for (std::int64_t i : measured) {
+      if (Status s = embedder.add(p.pool[static_cast<std::size_t>(i)].steps, false); !s) return s;
+    }
+    if (Status s = embedder.flush(); !s) return s;
+    std::vector<float> unused;
+    embedder.take(measured_emb, &unused);
+  }
+  e.seconds = seconds_since(t0);
+  return e;
+}
+
+// sampler::select over the pool records `candidates`; returns pool indices.
+Result<std::vector<std::int64_t>> select(const Args& a, const PlatformData& p, const Embedded& e,
+                                         std::span<const std::int64_t> candidates,
+                                         std::span<const std::int64_t> measured, const std::vector<float>& measured_emb,
+                                         sampler::Strategy strategy, std::int64_t budget, std::uint64_t seed,
+                                         double* seconds) {
+  std::vector<std::int32_t> task, measured_task;
+  for (std::int64_t i : candidates) task.push_back(p.task[static_cast<std::size_t>(i)]);
+  for (std::int64_t i : measured) measured_task.push_back(p.task[static_cast<std::size_t>(i)]);
+  sampler::Pool pool;
+  pool.count = static_cast<std::int64_t>(candidates.size());
+  pool.dim = e.dim;
+  pool.embeddings = e.embeddings;
+  pool.uncertainty = e.uncertainty;
+  pool.task = task;
+  pool.num_tasks = static_cast<std::int32_t>(p.task_keys.size());
+  pool.measured_count = static_cast<std::int64_t>(measured.size());
+  pool.measured_embeddings = measured_emb;
+  pool.measured_task = measured_task;
+  sampler::SampleOptions so;
+  so.budget = budget;
+  so.strategy = strategy;
+  so.weights = a.weights;
+  so.seed = seed;
+  so.min_per_task = a.min_per_task;
+  const Clock::time_point t0 = Clock::now();
+  auto picks = sampler::select(pool, so);
+  *seconds += seconds_since(t0);
+  if (!picks) return picks.status();
+  std::vector<std::int64_t> out;
+  out.reserve(picks->size());
+  for (const sampler::Pick& k : *picks) out.push_back(candidates[static_cast<std::size_t>(k.index)]);
+  return out;
+}
+
+int fail(const std::string& what, const Status& s) {
+  std::fprintf(stderr, "%s: %s\n", what.c_str(), s.to_string().c_str());
+  return 1;
+}
+
+Outcome outcome_of(const tr::RankingMetrics& m, std::int64_t picked, double ft_s, double select_s) {
+  return {picked,           m.top1.sum_ratio,        m.top1.mean_ratio,        m.top5.sum_ratio, m.top5.mean_ratio,
+          m.pairwise_accuracy, m.random_top1.sum_ratio, m.random_top1.mean_ratio, ft_s,             select_s};
+}
+
+void print_outcome(const std::string& label, const Outcome& o, bool cached) {
+  std::printf("  %-28s n=%-6lld top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f | floor %.4f/%.4f | "
+              "fine-tune %.1f s, select %.3f s%s\n",
+              label.c_str(), static_cast<long long>(o.picked), o.top1_sum, o.top1_mean, o.top5_sum, o.top5_mean,
+              o.pairwise, o.floor1_sum, o.floor1_mean, o.ft_s, o.select_s, cached ? " (cached)" : "");
+  std::fflush(stdout);
+}
+
+// ---------------------------------------------------------------------------
+// Tables.
+
+std::string cell(const std::vector<double>& xs, int digits = 3) {
+  if (xs.empty()) return "–";
+  double mean = 0;
+  for (double x : xs) mean += x;
+  mean /= static_cast<double>(xs.size());
+  char buf[64];
+  if (xs.size() == 1) {
+    std::snprintf(buf, sizeof buf, "%.*f", digits, mean);
+    return buf;
+  }
+  double var = 0;
+  for (double x : xs) var += (x - mean) * (x - mean);
+  std::snprintf(buf, sizeof buf, "%.*f ± %.*f", digits, mean, digits, std::sqrt(var / static_cast<double>(xs.size() - 1)));
+  return buf;
+}
+
+double mean_of(const std::vector<double>& xs) {
+  return xs.empty() ? NAN : std::accumulate(xs.begin(), xs.end(), 0.0) / static_cast<double>(xs.size());
+}
+
+void print_tables(const Args& a, const Tags& tags, const RunLog& log, const std::string& platform,
+                  std::int64_t pool_size) {
+  std::vector<std::uint64_t> seeds;
+  for (int s = 0; s < a.seeds; ++s) seeds.push_back(a.seed_base + static_cast<std::uint64_t>(s));
+  const auto values = [&](std::string_view strategy, double f, const std::string& tag, double Outcome::*field) {
+    std::vector<double> xs;
+    for (std::uint64_t seed : seeds) {
+      if (const Outcome* o = log.find(run_key(platform, seed, strategy, f, tag))) xs.push_back(o->*field);
+    }
+    return xs;
+  };
+  std::printf("\n### %s — pool %lld programs, seeds %llu..%llu, %s\n", platform.c_str(),
+              static_cast<long long>(pool_size), static_cast<unsigned long long>(seeds.front()),
+              static_cast<unsigned long long>(seeds.back()), tags.selection.c_str());
+  for (const auto& [title, field] : {std::pair{"top-1 sum ratio", &Outcome::top1_sum},
+                                     std::pair{"top-1 mean ratio (mean over tasks)", &Outcome::top1_mean}}) {
+    std::printf("\n%s\n\n| strategy |", title);
+    for (double f : a.fractions) std::printf(" %g%% |", 100 * f);
+    std::printf(" 100%% | zero-shot | random-order floor |\n|---|");
+    for (std::size_t i = 0; i < a.fractions.size() + 3; ++i) std::printf("---|");
+    std::printf("\n");
+    const std::string full = cell(values("all", 1.0, tags.full, field));
+    const Outcome* z = log.find(run_key(platform, 0, "zero-shot", 0.0, tags.zero_shot));
+    const std::string zero = z ? cell({z->*field}) : "–";
+    const std::string floor =
+        z ? cell({field == &Outcome::top1_sum ? z->floor1_sum : z->floor1_mean}) : "–";
+    for (sampler::Strategy s : a.strategies) {
+      const std::string_view name = sampler::strategy_name(s);
+      std::printf("| %.*s |", static_cast<int>(name.size()), name.data());
+      for (double f : a.fractions) std::printf(" %s |", cell(values(name, f, tags.of(s), field)).c_str());
+      std::printf(" %s | %s | %s |\n", full.c_str(), zero.c_str(), floor.c_str());
+    }
+  }
+  // Cost: programs picked, seconds per fine-tune and per selection.
+  std::printf("\nper run (mean over strategies and seeds; fine-tune = %d epochs from the base)\n\n| |", a.ft_epochs);
+  for (double f : a.fractions) std::printf(" %g%% |", 100 * f);
+  std::printf(" 100%% |\n|---|");
+  for (std::size_t i = 0; i <= a.fractions.size(); ++i) std::printf("---|");
+  std::printf("\n");
+  const auto picked = [](const Outcome& o) { return static_cast<double>(o.picked); };
+  const auto ft_s = [](const Outcome& o) { return o.ft_s; };
+  const auto select_s = [](const Outcome& o) { return o.select_s; };
+  for (const auto& [label, get, format] : {std::tuple{"programs", +picked, "%.0f"}, std::tuple{"fine-tune s", +ft_s, "%.0f"},
+                                           std::tuple{"select s", +select_s, "%.2f"}}) {
+    std::printf("| %s |", label);
+    for (double f : a.fractions) {
+      std::vector<double> xs;
+      for (sampler::Strategy s : a.strategies) {
+        for (std::uint64_t seed : seeds) {
+          if (const Outcome* o = log.find(run_key(platform, seed, sampler::strategy_name(s), f, tags.of(s)))) {
+            xs.push_back(get(*o));
+          }
+        }
+      }
+      std::printf(" %s |", xs.empty() ? "–" : fmt(format, mean_of(xs)).c_str());
+    }
+    std::vector<double> xs;
+    for (std::uint64_t seed : seeds) {
+      if (const Outcome* o = log.find(run_key(platform, seed, "all", 1.0, tags.full))) xs.push_back(get(*o));
+    }
+    std::printf(" %s |\n", xs.empty() || get == +select_s ? "–" : fmt(format, mean_of(xs)).c_str());
+  }
+  // The issue's targets, at 10% when it was run.
+  for (double f : a.fractions) {
+    if (std::fabs(f - 0.1) > 1e-9) continue;
+    for (const auto& [title, field] :
+         {std::pair{"sum", &Outcome::top1_sum}, std::pair{"mean", &Outcome::top1_mean}}) {
+      const double rdu = mean_of(values("rdu", f, tags.selection, field));
+      const double rnd = mean_of(values("random", f, tags.random, field));
+      const double all = mean_of(values("all", 1.0, tags.full, field));
+      std::printf("target (top-1 %s): rdu@10%% %.4f vs random@10%% %.4f → %s; rdu@10%% / 100%% = %.4f/%.4f = %.3f "
+                  "(≥ 0.95: %s)\n",
+                  title, rdu, rnd, rdu > rnd ? "rdu beats random" : "rdu does NOT beat random", rdu, all, rdu / all,
+                  rdu / all >= 0.95 ? "yes" : "no");
+    }
+  }
+  std::fflush(stdout);
+}
+
+// ---------------------------------------------------------------------------
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::not_found(path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Step 1: the base checkpoint, trained or read from the cache file.
+Result<std::string> base_checkpoint(const Args& a) {
+  if (std::filesystem::exists(a.base_checkpoint)) {
+    auto bytes = read_file(a.base_checkpoint);
+    if (bytes) std::printf("base: %s (%zu bytes, cached)\n", a.base_checkpoint.c_str(), bytes->size());
+    return bytes;
+  }
+  const Clock::time_point t0 = Clock::now();
+  std::vector<core::Record> records;
+  if (!load_records(records_path(a, kBasePlatform), &records)) return Status::not_found("x86-24c records");
+  auto platform = tr::platform_of(records);
+  if (!platform) return platform.status();
+  std::printf("base: %zu %s records loaded in %.1f s; training %lld programs, %d epochs, seed %llu, %d threads\n",
+              records.size(), kBasePlatform, seconds_since(t0), static_cast<long long>(a.base_max_records),
+              a.base_epochs, static_cast<unsigned long long>(kBaseSeed), a.threads);
+  std::fflush(stdout);
+  tr::TrainRequest req;
+  req.records = records;
+  req.platform = *platform;
+  req.data.max_records = a.base_max_records;
+  req.epochs = a.base_epochs;
+  req.seed = kBaseSeed;
+  req.threads = a.threads;
+  req.time_budget_s = 0;
+  req.eval_each_epoch = false;
+  auto r = tr::train_platform(req, [&](int epoch, double loss, double) {
+    std::printf("  base epoch %d loss %.4f (%.0f s)\n", epoch, loss, seconds_since(t0));
+    std::fflush(stdout);
+    return true;
+  });
+  if (!r) return r.status();
+  const tr::RankingMetrics& m = r->metrics;
+  std::printf("base: %lld train programs / %lld tasks; on x86-24c's standing eval split (%lld programs, %lld tasks): "
+              "top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f (floor %.4f/%.4f); train %.0f s, wall %.0f s\n",
+              static_cast<long long>(r->data.train_records), static_cast<long long>(r->data.train_tasks),
+              static_cast<long long>(r->data.eval_records), static_cast<long long>(r->data.eval_tasks),
+              m.top1.sum_ratio, m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy,
+              m.random_top1.sum_ratio, m.random_top1.mean_ratio, r->train_s, seconds_since(t0));
+  std::filesystem::create_directories(std::filesystem::path(a.base_checkpoint).parent_path());
+  std::ofstream out(a.base_checkpoint, std::ios::binary);
+  out.write(r->checkpoint.data(), static_cast<std::streamsize>(r->checkpoint.size()));
+  if (!out) return Status::internal("cannot write " + a.base_checkpoint);
+  return std::move(r->checkpoint);
+}
+
+// Step 5: selection time on a large pool of x86-24c programs.
+int run_timing(const Args& a, const std::string& base) {
+  auto scorer = load_model(base, a.threads);
+  if (!scorer) {
+    std::fprintf(stderr, "base: %s\n", scorer.status().to_string().c_str());
+    return 1;
+  }
+  const Clock::time_point t0 = Clock::now();
+  std::vector<core::Record> records;
+  if (!load_records(records_path(a, kBasePlatform), &records)) return 1;
+  auto own = platform_of_file(records_path(a, "x86-16c"));
+  auto base_platform = tr::platform_of(records);
+  if (!own || !base_platform) return 1;
+  // Measured programs, one per program id, a seeded sample of timing_pool.
+  std::vector<std::size_t> keep;
+  {
+    std::unordered_set<std::string> seen;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      if (core::classify(records[i]) == core::RecordClass::kMeasured && seen.insert(core::program_id(records[i])).second) {
+        keep.push_back(i);
+      }
+    }
+  }
+  std::uint64_t state = 0x0B0A4D1E5EEDULL;
+  const auto next = [&state] {
+    state += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  for (std::size_t i = keep.size(); i > 1; --i) std::swap(keep[i - 1], keep[next() % i]);
+  if (static_cast<std::int64_t>(keep.size()) > a.timing_pool) keep.resize(static_cast<std::size_t>(a.timing_pool));
+  std::sort(keep.begin(), keep.end());
+  PlatformData p;
+  p.name = "x86-24c sample";
+  p.descriptor = descriptor_of(*own);  // the pool as a new platform's candidates (x86-16c's descriptor)
+  std::unordered_map<std::string, std::int32_t> task_index;
+  for (std::size_t i : keep) {
+    auto [it, added] = task_index.try_emplace(core::canonical_workload_key(records[i].workload_key),
+                                              static_cast<std::int32_t>(p.task_keys.size()));
+    if (added) p.task_keys.push_back(it->first);
+    p.task.push_back(it->second);
+    p.pool.push_back(std::move(records[i]));
+  }
+  records.clear();
+  records.shrink_to_fit();
+  std::printf("timing pool: %zu programs in %zu tasks, sampled from x86-24c (loaded in %.1f s)\n", p.pool.size(),
+              p.task_keys.size(), seconds_since(t0));
+  std::fflush(stdout);
+  std::vector<std::int64_t> all(p.pool.size());
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<float> none;
+  auto e = embed(a, *scorer, nullptr, p, descriptor_of(*base_platform), all, {}, a.seed_base, &none);
+  if (!e) {
+    std::fprintf(stderr, "embed: %s\n", e.status().to_string().c_str());
+    return 1;
+  }
+  const auto budget = static_cast<std::int64_t>(std::ceil(a.timing_fraction * static_cast<double>(all.size()) - 1e-9));
+  std::printf("embed (PoolEmbedder: embeddings dim %lld + %d MC-dropout samples + 1 other conditioning, %d threads): "
+              "%.2f s\n\n| strategy | budget | select s |\n|---|---|---|\n",
+              static_cast<long long>(e->dim), a.mc_samples, a.threads, e->seconds);
+  std::fflush(stdout);
+  for (sampler::Strategy s : a.strategies) {
+    double sec = 0;
+    auto picks = select(a, p, *e, all, {}, none, s, budget, a.seed_base, &sec);
+    if (!picks) {
+      std::fprintf(stderr, "select: %s\n", picks.status().to_string().c_str());
+      return 1;
+    }
+    const std::string_view name = sampler::strategy_name(s);
+    std::printf("| %.*s | %lld | %.2f |\n", static_cast<int>(name.size()), name.data(), static_cast<long long>(budget),
+                sec);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+// Steps 2–4 for one platform.
+int run_platform(const Args& a, const std::string& base, const Loaded& base_model, const std::vector<float>& base_desc,
+                 const Tags& tags, RunLog& log, const std::string& name) {
+  PlatformData p;
+  if (!load_platform(a, name, static_cast<int>(base_model.model->config().max_len), &p)) return 1;
+  const auto n = static_cast<std::int64_t>(p.pool.size());
+
+  // Zero-shot: the base with this platform's descriptor.
+  const std::string zkey = run_key(name, 0, "zero-shot", 0.0, tags.zero_shot);  // seed-independent
+  if (const Outcome* cached = log.find(zkey)) {
+    print_outcome("zero-shot base", *cached, true);
+  } else {
+    auto m = evaluate(base_model, p.eval);
+    if (!m) return fail(name, m.status());
+    const Outcome o = outcome_of(*m, 0, 0, 0);
+    log.add(zkey, o);
+    print_outcome("zero-shot base", o, false);
+  }
+
+  std::vector<std::int64_t> all(static_cast<std::size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  const auto fine_tune_and_score = [&](std::span<const std::int64_t> picks, std::uint64_t seed,
+                                       double select_s) -> Result<Outcome> {
+    std::vector<core::Record> chosen;
+    chosen.reserve(picks.size());
+    for (std::int64_t i : picks) chosen.push_back(p.pool[static_cast<std::size_t>(i)]);
+    auto r = finetune(a, base, p, chosen, seed);
+    if (!r) return r.status();
+    auto tuned = load_model(r->checkpoint, a.threads);
+    if (!tuned) return tuned.status();
+    auto m = evaluate(*tuned, p.eval);
+    if (!m) return m.status();
+    return outcome_of(*m, static_cast<std::int64_t>(picks.size()), r->wall_s, select_s);
+  };
+
+  for (int si = 0; si < a.seeds; ++si) {
+    const std::uint64_t seed = a.seed_base + static_cast<std::uint64_t>(si);
+    const Clock::time_point ts = Clock::now();
+    if (a.full) {
+      const std::string key = run_key(name, seed, "all", 1.0, tags.full);
+      if (const Outcome* cached = log.find(key)) {
+        print_outcome("seed " + std::to_string(seed) + " 100% pool", *cached, true);
+      } else {
+        auto o = fine_tune_and_score(all, seed, 0);
+        if (!o) return fail("100%", o.status());
+        log.add(key, *o);
+        print_outcome("seed " + std::to_string(seed) + " 100% pool", *o, false);
+      }
+    }
+    // Round-1 embeddings of the whole pool by the base (shared by every
+    // strategy and fraction of this seed), made on first need.
+    std::optional<Embedded> base_emb;
+    for (double f : a.fractions) {
+      const auto budget = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(f * static_cast<double>(n) - 1e-9)));
+      for (sampler::Strategy strategy : a.strategies) {
+        const std::string_view sname = sampler::strategy_name(strategy);
+        const std::string key = run_key(name, seed, sname, f, tags.of(strategy));
+        const std::string label = "seed " + std::to_string(seed) + " " + std::string(sname) + " @" + fmt("%g", 100 * f) + "%";
+        if (const Outcome* o = log.find(key)) {
+          print_outcome(label, *o, true);
+          continue;
+        }
+        if (!base_emb) {
+          std::vector<float> none;
+          auto e = embed(a, base_model, nullptr, p, base_desc, all, {}, seed, &none);
+          if (!e) return fail("embed", e.status());
+          base_emb = std::move(*e);
+          std::printf("  seed %llu: pool embedded in %.2f s\n", static_cast<unsigned long long>(seed), base_emb->seconds);
+        }
+        double select_s = 0;
+        std::vector<std::int64_t> picked;
+        const int rounds = strategy == sampler::Strategy::kRandom ? 1 : a.rounds;
+        for (int round = 1; round <= rounds; ++round) {
+          const std::int64_t target = budget * round / rounds;  // cumulative picks after this round
+          const std::int64_t b = target - static_cast<std::int64_t>(picked.size());
+          if (b < 1) continue;
+          Result<std::vector<std::int64_t>> picks = Status::internal("no picks");
+          if (round == 1) {
+            picks = select(a, p, *base_emb, all, {}, {}, strategy, b, seed, &select_s);
+          } else {
+            // The active column: the base fine-tuned on what is measured so
+            // far scores the rest of the pool; the base is its reference.
+            std::vector<core::Record> chosen;
+            for (std::int64_t i : picked) chosen.push_back(p.pool[static_cast<std::size_t>(i)]);
+            auto r = finetune(a, base, p, chosen, seed);
+            if (!r) return fail("active column", r.status());
+            auto active = load_model(r->checkpoint, a.threads);
+            if (!active) return fail(name, active.status());
+            std::unordered_set<std::int64_t> taken(picked.begin(), picked.end());
+            std::vector<std::int64_t> rest;
+            for (std::int64_t i : all) {
+              if (!taken.count(i)) rest.push_back(i);
+            }
+            std::vector<float> measured_emb;
+            auto e = embed(a, *active, &base_model, p, base_desc, rest, picked, seed + 1000 * static_cast<std::uint64_t>(round), &measured_emb);
+            if (!e) return fail("embed", e.status());
+            picks = select(a, p, *e, rest, picked, measured_emb, strategy, b, seed + static_cast<std::uint64_t>(round), &select_s);
+          }
+          if (!picks) {
+            std::fprintf(stderr, "%s round %d: %s\n", label.c_str(), round, picks.status().to_string().c_str());
+            return 1;
+          }
+          picked.insert(picked.end(), picks->begin(), picks->end());
+        }
+        auto o = fine_tune_and_score(picked, seed, select_s);
+        if (!o) return fail(label, o.status());
+        log.add(key, *o);
+        print_outcome(label, *o, false);
+      }
+    }
+    std::printf("  seed %llu done in %.0f s\n", static_cast<unsigned long long>(seed), seconds_since(ts));
+  }
+  print_tables(a, tags, log, name, n);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!parse_args(argc, argv, &a)) return 2;
+  const Clock::time_point t0 = Clock::now();
+  std::filesystem::create_directories(a.out);
+  std::printf("# bench_onboarding:");
+  for (int i = 1; i < argc; ++i) std::printf(" %s", argv[i]);
+  std::printf("\n");
+  std::fflush(stdout);
+
+  auto base = base_checkpoint(a);
+  if (!base) {
+    std::fprintf(stderr, "base: %s\n", base.status().to_string().c_str());
+    return 1;
+  }
+  if (a.timing) {
+    const int rc = run_timing(a, *base);
+    std::printf("\ntotal wall time %.0f s\n", seconds_since(t0));
+    return rc;
+  }
+  auto base_model = load_model(*base, a.threads);
+  auto base_platform = platform_of_file(records_path(a, kBasePlatform));
+  if (!base_model || !base_platform) {
+    std::fprintf(stderr, "base model or x86-24c platform: %s\n",
+                 (!base_model ? base_model.status() : base_platform.status()).to_string().c_str());
+    return 1;
+  }
+  const std::vector<float> base_desc = descriptor_of(*base_platform);
+  const Tags tags = tags_of(a, tcl::sha256_hex(*base));
+  RunLog log(a.out + "/runs.tsv");
+  std::printf("settings: %s; seeds %llu..%llu; threads %d\n", tags.selection.c_str(),
+              static_cast<unsigned long long>(a.seed_base),
+              static_cast<unsigned long long>(a.seed_base + static_cast<std::uint64_t>(a.seeds) - 1), a.threads);
+  for (const std::string& name : a.platforms) {
+    if (int rc = run_platform(a, *base, *base_model, base_desc, tags, log, name); rc != 0) return rc;
+  }
+  std::printf("\ntotal wall time %.0f s\n", seconds_since(t0));
+  return 0;
+}
