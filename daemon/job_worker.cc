@@ -44,11 +44,6 @@ struct JobWorker::Metrics {
 
 namespace {
 
-core::HardwareParams hardware_of(const registry::Platform& p) {
-  const auto& hw = p.hardware_params;
-  return core::HardwareParams{hw[0], hw[1], hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]};
-}
-
 // Job options with their defaults (TrainRequest's: what bench_quality --job
 // measures); unknown keys are an error (named).
 struct TrainOptions {
@@ -76,7 +71,7 @@ trainer::TrainRequest make_request(const TrainOptions& o, const registry::Platfo
   trainer::TrainRequest request;
   request.records = records;
   request.platform.target = platform.target;
-  request.platform.hardware = hardware_of(platform);
+  request.platform.hardware = registry::hardware_params_of(platform);
   request.data.eval_fraction = o.eval_fraction;
   request.data.max_records = o.max_records;
   request.model.kind = o.model == "attention" ? trainer::ModelKind::kAttention
@@ -308,9 +303,8 @@ void JobWorker::run_job(const registry::Job& job) {
       if (name == job.platform) continue;
       auto old = platforms_.find(name);
       if (!old) return fail(old.status().with_context("teacher platform"));
-      std::vector<float> h(core::kHardwareDim);
-      core::encode_hardware(hardware_of(*old), old->target, h.data());
-      targets.old_descriptors.push_back(std::move(h));
+      const auto h = registry::descriptor_of(*old);
+      targets.old_descriptors.emplace_back(h.begin(), h.end());
     }
     targets.teacher_fisher = teacher_fisher;
     targets.column_checkpoint = column_weights;
@@ -338,6 +332,15 @@ void JobWorker::run_job(const registry::Job& job) {
     return !cancel.load();
   };
   auto trained = trainer::train_platform(request, on_epoch);
+  {
+    // The last epoch's progress now, not at the next heartbeat: the job shows where training ended.
+    std::string last;
+    {
+      std::lock_guard lock(mu);
+      last = progress;
+    }
+    (void)jobs_.heartbeat(job.id, me, options_.lease, last);
+  }
   records->clear();
   records->shrink_to_fit();
   if (!trained) {
@@ -492,7 +495,7 @@ Result<JobWorker::Evaluated> JobWorker::evaluate_platform(const std::string& nam
   if (!records) return records.status();
   trainer::Platform p;
   p.target = platform->target;
-  p.hardware = hardware_of(*platform);
+  p.hardware = registry::hardware_params_of(*platform);
   Evaluated out;
   auto s = trainer::evaluate_checkpoint(student, *records, p, split, options_.torch_threads);
   if (!s) return s.status();

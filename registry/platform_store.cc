@@ -8,6 +8,17 @@
 #include "registry/pg_pool_internal.h"
 
 namespace tcl::registry {
+
+core::HardwareParams hardware_params_of(const Platform& p) {
+  const auto& hw = p.hardware_params;
+  return core::HardwareParams{hw[0], hw[1], hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]};
+}
+
+std::array<float, core::kHardwareDim> descriptor_of(const Platform& p) {
+  std::array<float, core::kHardwareDim> d{};
+  core::encode_hardware(hardware_params_of(p), p.target, d.data());
+  return d;
+}
 namespace {
 
 // Columns shared by every platform query, in the order row_to_platform reads.

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/features.h"
+#include "core/record.h"
 #include "core/status.h"
 #include "registry/pg_pool.h"
 
@@ -30,6 +32,12 @@ struct Platform {
   std::string created_at;  // ISO-8601 UTC
   PlatformCounts counts;   // filled by get(); zero in list()
 };
+
+// The platform's TVM HardwareParams, and its hardware descriptor
+// (core::encode_hardware of those and the target): what the student is
+// conditioned on. One place for predict, sampling and jobs.
+core::HardwareParams hardware_params_of(const Platform& p);
+std::array<float, core::kHardwareDim> descriptor_of(const Platform& p);
 
 struct NewPlatform {
   std::string name;  // validated by the caller: [a-z0-9][a-z0-9._-]{0,63}

@@ -42,10 +42,7 @@ class DescriptorCache {
     }
     auto p = platforms_.find(name);
     if (!p) return p.status();
-    const auto& hw = p->hardware_params;
-    Descriptor d{};
-    core::encode_hardware(core::HardwareParams{hw[0], hw[1], hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]}, p->target,
-                          d.data());
+    const Descriptor d = registry::descriptor_of(*p);
     std::unique_lock lock(mu_);
     if (cache_.size() >= 4096) cache_.clear();
     cache_[name] = d;

@@ -29,14 +29,7 @@ namespace json = boost::json;
 namespace {
 
 using Descriptor = std::array<float, core::kHardwareDim>;
-
-Descriptor descriptor_of(const registry::Platform& p) {
-  const auto& hw = p.hardware_params;
-  Descriptor d{};
-  core::encode_hardware(core::HardwareParams{hw[0], hw[1], hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]}, p.target,
-                        d.data());
-  return d;
-}
+using registry::descriptor_of;
 
 struct SampleParams {
   std::optional<std::int64_t> budget;
