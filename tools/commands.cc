@@ -8,12 +8,10 @@
 #include <map>
 #include <optional>
 #include <thread>
-#include <unordered_map>
 
 #include "core/line_reader.h"
-#include "core/program_id.h"
 #include "core/record.h"
-#include "tools/upload.h"
+#include "tools/commands_internal.h"
 
 namespace tcl::tools {
 namespace json = boost::json;
@@ -23,8 +21,6 @@ std::string Args::flag(const std::string& name, const std::string& fallback) con
     if (k == name) return v;
   return fallback;
 }
-
-namespace {
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "tclctl: %s\n", message.c_str());
@@ -36,6 +32,8 @@ std::string text(const json::value& v) {
   if (v.is_null()) return "-";
   return json::serialize(v);
 }
+
+namespace {
 
 // Records per POST /v1/predict: well inside the route's limits.
 constexpr std::size_t kPredictBatch = 4096;
@@ -170,6 +168,8 @@ bool finished(const json::value& job) {
   return state == "succeeded" || state == "failed" || state == "cancelled";
 }
 
+}  // namespace
+
 int wait_job(ApiClient& api, const std::string& id) {
   std::string last;
   for (;;) {
@@ -187,8 +187,6 @@ int wait_job(ApiClient& api, const std::string& id) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
 }
-
-}  // namespace
 
 int job_command(ApiClient& api, const Args& a) {
   const std::string verb = a.words.size() > 1 ? a.words[1] : "";
@@ -235,8 +233,6 @@ int job_command(ApiClient& api, const Args& a) {
   return 2;
 }
 
-namespace {
-
 // POST a sample request; the parsed answer or a printed failure (nullopt).
 std::optional<json::value> create_sample_request(ApiClient& api, const Args& a, const std::string& platform) {
   json::object body{{"strategy", a.flag("strategy", "rdu")}};
@@ -260,8 +256,6 @@ std::optional<json::value> create_sample_request(ApiClient& api, const Args& a, 
   }
   return r->json();
 }
-
-}  // namespace
 
 int sample_command(ApiClient& api, const Args& a) {
   const std::string platform = a.flag("platform");
@@ -289,111 +283,6 @@ int sample_command(ApiClient& api, const Args& a) {
   std::fprintf(stderr, "tclctl: sample request %s: %zu programs to measure of a pool of %s (strategy %s, model %s)\n",
                id.c_str(), req->at("items").as_array().size(), text(params.at("pool_size")).c_str(),
                text(req->at("strategy")).c_str(), text(req->at("model_version")).c_str());
-  return 0;
-}
-
-int onboard_command(ApiClient& api, const Args& a) {
-  const std::string platform = a.flag("platform"), candidates = a.flag("candidates"), answers = a.flag("answers");
-  if (platform.empty() || candidates.empty() || answers.empty()) {
-    std::fputs("usage: tclctl onboard --platform P --candidates FILE --answers FILE [--rounds N] [--fraction F]\n"
-               "                      [--strategy S] [--seed N]\n",
-               stderr);
-    return 2;
-  }
-  int rounds = 1;
-  try {
-    rounds = std::stoi(a.flag("rounds", "1"));
-  } catch (const std::exception&) {
-    rounds = 0;
-  }
-  if (rounds < 1) return fail("--rounds must be a positive integer");
-  if (!a.flag("finetune-epochs").empty()) {
-    try {
-      if (std::stod(a.flag("finetune-epochs")) < 1) throw std::invalid_argument("epochs");
-    } catch (const std::exception&) {
-      return fail("--finetune-epochs must be a number >= 1");
-    }
-  }
-  Args per_round = a;
-  if (a.flag("fraction").empty() && a.flag("budget").empty()) per_round.flags.emplace_back("fraction", "0.05");
-
-  // The lab's notebook: every known measurement by program identity.
-  std::unordered_map<std::string, std::string> known;
-  {
-    auto reader = core::LineReader::open(answers);
-    if (!reader) return fail(reader.status().message());
-    core::RecordParser parser;
-    core::Record r;
-    std::string_view line;
-    while ((*reader)->next(&line)) {
-      if (core::is_skippable_line(line) || !parser.parse(line, &r).is_ok()) continue;
-      if (core::classify(r) == core::RecordClass::kCandidate) continue;
-      known.try_emplace(core::program_id(r), std::string(line));
-    }
-    if (!(*reader)->status()) return fail(answers + ": " + (*reader)->status().message());
-  }
-  std::fprintf(stderr, "tclctl: %zu known measurements in %s\n", known.size(), answers.c_str());
-
-  // The pool (idempotent: a rerun replays the same batches).
-  UploadCommand pool;
-  pool.platform = platform;
-  pool.kind = "candidates";
-  pool.files = {candidates};
-  pool.quiet = true;
-  UploadTotals pool_totals;
-  if (int rc = run_upload_command(api, pool, &pool_totals); rc != 0) return rc;
-  std::fprintf(stderr, "tclctl: pool: %lld candidates accepted, %lld duplicates\n", pool_totals.accepted,
-               pool_totals.duplicates);
-
-  std::int64_t total_measured = 0;
-  for (int round = 1; round <= rounds; ++round) {
-    auto req = create_sample_request(api, per_round, platform);
-    if (!req) return 1;
-    std::string body;
-    std::size_t found = 0, missing = 0;
-    for (const auto& item : req->at("items").as_array()) {
-      auto it = known.find(std::string(item.at("program_id").as_string()));
-      if (it == known.end()) {
-        ++missing;
-        continue;
-      }
-      body += it->second;
-      body.push_back('\n');
-      ++found;
-    }
-    if (!body.empty()) {
-      auto up = api.call("POST", "/v1/platforms/" + platform + "/measurements", body,
-                         {{"Content-Type", "application/x-ndjson"},
-                          {"Idempotency-Key", "onboard-" + platform + "-request-" + text(req->at("id"))}});
-      if (!up) return fail(up.status().message());
-      if (up->status != 201 && up->status != 200) return fail(up->error_text());
-    }
-    total_measured += static_cast<std::int64_t>(found);
-    // Learn from this round before the next: fine-tune the active column.
-    if (round < rounds && !a.flag("finetune-epochs").empty() && found > 0) {
-      const json::object job{{"kind", "train"}, {"init", "production"},
-                             {"epochs", std::stod(a.flag("finetune-epochs"))}, {"eval_fraction", 0.0}};
-      auto started = api.call("POST", "/v1/platforms/" + platform + "/jobs", json::serialize(job));
-      if (!started) return fail(started.status().message());
-      if (started->status != 202) return fail(started->error_text());
-      if (int rc = wait_job(api, text(started->json().at("id"))); rc != 0) return rc;
-    }
-    std::fprintf(stderr, "round %d/%d: request %s picked %zu of %s (strategy %s); measured %zu%s; total %lld\n",
-                 round, rounds, text(req->at("id")).c_str(), req->at("items").as_array().size(),
-                 text(req->at("params").at("pool_size")).c_str(), text(req->at("strategy")).c_str(), found,
-                 missing ? (", " + std::to_string(missing) + " not in the answers").c_str() : "",
-                 static_cast<long long>(total_measured));
-  }
-  if (!a.flag("distill").empty() && a.flag("distill") != "0") {
-    // Fold the platform into the lineage, then show it.
-    auto started = api.call("POST", "/v1/platforms/" + platform + "/jobs", R"({"kind": "distill"})");
-    if (!started) return fail(started.status().message());
-    if (started->status != 202) return fail(started->error_text());
-    if (int rc = wait_job(api, text(started->json().at("id"))); rc != 0) return rc;
-    if (int rc = lineage_command(api, a); rc != 0) return rc;
-  }
-  std::printf("{\"platform\": \"%s\", \"rounds\": %d, \"measured\": %lld}\n", platform.c_str(), rounds,
-              static_cast<long long>(total_measured));
   return 0;
 }
 

@@ -32,7 +32,9 @@ constexpr const char* kUsage =
     "  lineage\n"
     "  sample --platform P (--fraction F | --budget N) [--strategy rdu|random|r|d|u] [--seed N] [-o FILE]\n"
     "  onboard --platform P --candidates FILE --answers FILE [--rounds N] [--fraction F] [--strategy S]\n"
-    "          [--finetune-epochs E] [--distill]\n"
+    "          [--finetune-epochs E] [--distill] [--state FILE]\n"
+    "  onboard --platform P --measure-local [--models resnet50,mobilenet_v2,bert] [--per-task N] [--rounds N]\n"
+    "          [--fraction F | --budget N] [--epochs N] [--state FILE]   measure this machine, then distill\n"
     "  job start --platform P [--kind train] [--epochs N] [--max-records N] [--time-budget-s S] [--wait]\n"
     "  job show|wait|cancel ID\n"
     "Environment: TCL_URL (default http://127.0.0.1:8080), TCL_TOKEN.\n";
@@ -46,7 +48,7 @@ Args split_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
-    if (s == "--gzip" || s == "--quiet" || s == "--wait" || s == "--distill") {
+    if (s == "--gzip" || s == "--quiet" || s == "--wait" || s == "--distill" || s == "--measure-local") {
       a.flags.emplace_back(s.substr(2), "1");
     } else if (s == "-o" && i + 1 < argc) {
       a.flags.emplace_back("o", argv[++i]);

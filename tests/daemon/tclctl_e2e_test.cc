@@ -9,8 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/line_reader.h"
+#include "core/program_id.h"
+#include "core/record.h"
 #include "registry/model_store.h"
 #include "registry/pg_pool.h"
 #include "tests/lib/http_client.h"
@@ -172,6 +175,117 @@ TEST_F(TclctlTest, PredictLineageAndJobs) {
   EXPECT_TRUE(shown.at("state").as_string() == "cancelled" || shown.at("cancel_requested").as_bool())
       << json::serialize(shown);
   EXPECT_EQ(tclctl("job start").exit_code, 1);
+}
+
+// Writes the measured lines of `answers` again as candidates (costs cleared).
+std::string as_candidates(const std::string& answers, const fs::path& path) {
+  std::ifstream in(answers);
+  std::ofstream out(path);
+  for (std::string line; std::getline(in, line);) {
+    json::value v = json::parse(line);
+    json::array& r = v.as_object()["r"].as_array();
+    r[0] = json::array{0};
+    r[1] = 0;
+    out << json::serialize(v) << '\n';
+  }
+  return path.string();
+}
+
+TEST_F(TclctlTest, OnboardPlaysTheLabInRoundsThenTrainsTheFirstVersion) {
+  create_platform();
+  const std::string answers = write_records(400);
+  const std::string candidates = as_candidates(answers, dir_ / "pool.jsonl");
+  const std::string state = (dir_ / "onboard.json").string();
+  const CliRun run = tclctl("onboard --platform x16 --candidates " + candidates + " --answers " + answers +
+                            " --rounds 2 --fraction 0.1 --seed 3 --distill --epochs 1 --state " + state);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  // No model existed: both rounds sampled at random, then a train job made version 1.
+  const json::value shown = json::parse(tclctl("platform show x16").out);
+  const auto& counts = shown.at("counts");
+  const std::int64_t measured = counts.at("measurements").as_int64() + counts.at("failed").as_int64();
+  EXPECT_GE(measured, 2 * 4);  // two rounds of ~10% of the pool (≥ 2 per task)
+  EXPECT_LT(measured, 400);
+  const HttpResult lineage = http_get(tcld_->port(), "/v1/models", token_);
+  ASSERT_EQ(lineage.status, 200) << lineage.body;
+  EXPECT_NE(lineage.body.find("\"x16\""), std::string::npos) << lineage.body;
+  EXPECT_EQ(http_get(tcld_->port(), "/v1/aliases/production", token_).status, 200);
+  EXPECT_NE(run.out.find("production"), std::string::npos) << run.out;  // the lineage table
+
+  // Run again: the state file says it is done; nothing new is measured.
+  const CliRun again = tclctl("onboard --platform x16 --candidates " + candidates + " --answers " + answers +
+                              " --rounds 2 --fraction 0.1 --distill --state " + state);
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  const json::value after = json::parse(tclctl("platform show x16").out);
+  EXPECT_EQ(after.at("counts").at("measurements").as_int64() + after.at("counts").at("failed").as_int64(), measured);
+}
+
+TEST_F(TclctlTest, AnInterruptedOnboardingFinishesItsOpenRequestWithoutMeasuringTwice) {
+  create_platform();
+  const std::string answers = write_records(300);
+  const std::string candidates = as_candidates(answers, dir_ / "pool.jsonl");
+  ASSERT_EQ(tclctl("upload --platform x16 --kind candidates --quiet " + candidates).exit_code, 0);
+  // The run that was interrupted: it had opened a request and uploaded part of it.
+  const HttpResult opened = http_call(tcld_->port(), HttpCall{"POST", "/v1/platforms/x16/sample-requests",
+                                                              R"({"fraction": 0.2, "strategy": "random", "seed": 1})",
+                                                              token_, {}, 15000ms});
+  ASSERT_EQ(opened.status, 201) << opened.body;
+  const std::int64_t id = opened.json().at("id").as_int64();
+  const std::size_t picked = opened.json().at("items").as_array().size();
+  ASSERT_GT(picked, 4u);
+  std::unordered_map<std::string, std::string> by_program;
+  {
+    std::ifstream in(answers);
+    core::RecordParser parser;
+    core::Record r;
+    for (std::string line; std::getline(in, line);)
+      if (parser.parse(line, &r).is_ok()) by_program.emplace(core::program_id(r), line);
+  }
+  std::string first_part;
+  for (std::size_t i = 0; i < 3; ++i)
+    first_part += by_program.at(std::string(opened.json().at("items").at(i).at("program_id").as_string())) + "\n";
+  ASSERT_EQ(http_call(tcld_->port(), HttpCall{"POST", "/v1/platforms/x16/measurements", first_part, token_, {}, 15000ms})
+                .status,
+            201);
+  const std::string state = (dir_ / "onboard.json").string();
+  {
+    std::ofstream(state) << R"({"rounds_done": 0, "open_request": ")" << id << R"("})";
+  }
+
+  const CliRun resumed = tclctl("onboard --platform x16 --candidates " + candidates + " --answers " + answers +
+                                " --rounds 1 --fraction 0.2 --state " + state);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  const json::value request = http_get(tcld_->port(), "/v1/sample-requests/" + std::to_string(id), token_).json();
+  EXPECT_EQ(request.at("items_measured").as_int64(), static_cast<std::int64_t>(picked)) << json::serialize(request);
+  EXPECT_EQ(request.at("status").as_string(), "completed") << json::serialize(request);
+  // Exactly the picked programs are measured, each once: no new request, no repeat.
+  const json::value shown = json::parse(tclctl("platform show x16").out);
+  EXPECT_EQ(shown.at("counts").at("measurements").as_int64() + shown.at("counts").at("failed").as_int64(),
+            static_cast<std::int64_t>(picked));
+  const HttpResult next = http_get(tcld_->port(), "/v1/sample-requests/" + std::to_string(id + 1), token_);
+  EXPECT_EQ(next.status, 404) << next.body;
+}
+
+TEST_F(TclctlTest, OnboardMeasuresThisMachineEndToEnd) {
+  // Nothing registered, no model: tclctl registers the machine, generates BERT's
+  // operators, measures what each round picks, uploads it and trains version 1.
+  const std::string state = (dir_ / "here.state.json").string();
+  const CliRun run = tclctl("onboard --platform here --measure-local --models bert --per-task 4 --fraction 0.5 "
+                            "--rounds 1 --epochs 1 --state " + state);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(fs::exists(dir_ / "here.pool.jsonl"));
+  const json::value shown = json::parse(tclctl("platform show here").out);
+  EXPECT_NE(std::string(shown.at("target").as_string()).find("llvm -keys=cpu"), std::string::npos);
+  EXPECT_GT(shown.at("hardware_params").at(0).as_int64(), 0);  // cores, from the machine
+  const auto& counts = shown.at("counts");
+  EXPECT_EQ(counts.at("candidates").as_int64(), counts.at("programs").as_int64());
+  EXPECT_GE(counts.at("tasks").as_int64(), 4);
+  // Half the pool was picked and every picked program came back measured (or failed, with its error_no).
+  const std::int64_t answered = counts.at("measurements").as_int64() + counts.at("failed").as_int64();
+  EXPECT_GE(answered, counts.at("programs").as_int64() / 2 - counts.at("tasks").as_int64());
+  EXPECT_GT(counts.at("measurements").as_int64(), 0);
+  const HttpResult version = http_get(tcld_->port(), "/v1/models/1", token_);
+  ASSERT_EQ(version.status, 200) << version.body;
+  EXPECT_NE(version.body.find("\"here\""), std::string::npos) << version.body;
 }
 
 }  // namespace

@@ -1,0 +1,77 @@
+// measure/backend.h — what a measuring backend provides: source generation,
+// building many programs into one loadable module, and running one program
+// of a loaded module (verify against the reference, then time it).
+//
+// Data flow (as in TVM's measure.h):
+//   Program --codegen--> source --build (many per module)--> module file
+//     --open (in the isolated child, runner.h)--> Session --run--> RunResult
+// The CPU backend (cpu_backend.h) is the first implementation; a CUDA one
+// (NVRTC + CUDA events) implements the same three steps.
+//
+// Thread-safety: a Backend is used from one thread; a Session lives in the
+// runner's child process only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "measure/operators.h"
+#include "measure/schedule.h"
+
+namespace tcl::measure {
+
+struct Program {
+  Workload workload;
+  Schedule schedule;
+};
+
+// Outcome of a build: error_no is a core::MeasureError value (0, 2 compile
+// host, 3 compile device, 6 build timeout); `message` says why.
+struct BuildResult {
+  std::int32_t error_no = 0;
+  std::string module_path;  // set when error_no == 0
+  std::string message;
+  double seconds = 0;
+};
+
+// How a program is timed (TVM's number / repeat / min_repeat_ms).
+struct TimingOptions {
+  int repeat = 5;                  // costs per program
+  double min_repeat_seconds = 0.002;  // `number` grows until a repeat lasts this long
+  double budget_seconds = 1.0;     // timing of one program stops early past this
+};
+
+// Outcome of one program: error_no 0 with `costs` (seconds per run, one per
+// repeat), or 4 runtime / 5 wrong answer with `message`.
+struct RunResult {
+  std::int32_t error_no = 0;
+  std::vector<double> costs;
+  std::string message;
+};
+
+// A loaded module in the child process.
+class Session {
+ public:
+  virtual ~Session() = default;
+  virtual RunResult run(const Program& program, std::string_view symbol, const TimingOptions& timing) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  // Source of one program as a function named `symbol`.
+  virtual std::string codegen(const Program& program, std::string_view symbol) const = 0;
+  // Builds the sources (each from codegen(), distinct symbols) into one
+  // module at `path_stem` + the backend's suffix; never throws.
+  virtual BuildResult build(std::span<const std::string> sources, const std::string& path_stem) const = 0;
+  // Loads a built module. Called in the runner's child process only (the
+  // module may crash or hang it). nullptr and *error on failure.
+  virtual std::unique_ptr<Session> open(const std::string& module_path, std::string* error) const = 0;
+};
+
+}  // namespace tcl::measure

@@ -1,0 +1,49 @@
+#include "measure/hardware.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace tcl::measure {
+
+HardwareInfo local_hardware() {
+  HardwareInfo hw;
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  hw.num_cores = cores > 0 ? static_cast<int>(cores) : 1;
+#ifdef _SC_LEVEL1_DCACHE_LINESIZE
+  const long line = sysconf(_SC_LEVEL1_DCACHE_LINESIZE);
+  if (line > 0) hw.cache_line_bytes = static_cast<int>(line);
+#endif
+  // The first "flags" (x86) or "Features" (arm) line names the vector units.
+  std::set<std::string> flags;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string row;
+  while (std::getline(cpuinfo, row)) {
+    if (row.starts_with("flags") || row.starts_with("Features")) {
+      std::istringstream words(row.substr(row.find(':') + 1));
+      std::string f;
+      while (words >> f) flags.insert(f);
+      break;
+    }
+  }
+  if (flags.count("avx512f")) {
+    hw.vector_bytes = 64;
+    hw.mcpu = "skylake-avx512";
+  } else if (flags.count("avx2")) {
+    hw.vector_bytes = 32;
+    hw.mcpu = "core-avx2";
+  } else {
+    hw.vector_bytes = 16;  // SSE2 (x86-64 baseline) or NEON
+  }
+  hw.target = "llvm -keys=cpu";
+  if (!hw.mcpu.empty()) hw.target += " -mcpu=" + hw.mcpu;
+  hw.target += " -num-cores=" + std::to_string(hw.num_cores);
+  hw.params.num_cores = hw.num_cores;
+  hw.params.vector_unit_bytes = hw.vector_bytes;
+  hw.params.cache_line_bytes = hw.cache_line_bytes;
+  return hw;
+}
+
+}  // namespace tcl::measure

@@ -1,0 +1,26 @@
+// tools/commands_internal.h — helpers shared by tclctl's command files
+// (commands.cc, onboard.cc); not part of the tools/ API.
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <optional>
+#include <string>
+
+#include "tools/api_client.h"
+#include "tools/commands.h"
+
+namespace tcl::tools {
+
+// Prints "tclctl: MESSAGE" on stderr; returns 1 (the failure exit code).
+int fail(const std::string& message);
+// A JSON value as text for messages: strings bare, null as "-".
+std::string text(const boost::json::value& v);
+// Polls job ID once a second until it ends, printing its progress on stderr
+// and the final job on stdout; 0 when it succeeded.
+int wait_job(ApiClient& api, const std::string& id);
+// POST a sample request with a's --budget/--fraction/--strategy/--seed/--model;
+// the parsed answer, or nullopt after printing the failure.
+std::optional<boost::json::value> create_sample_request(ApiClient& api, const Args& a, const std::string& platform);
+
+}  // namespace tcl::tools
