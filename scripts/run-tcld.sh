@@ -21,7 +21,7 @@ fi
 
 scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build --target tcld tclctl
+cmake --build build --target tcld tclctl tcl-measure
 
 mkdir -p "$data"
 
