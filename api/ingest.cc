@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/byte_stream.h"
@@ -41,6 +42,17 @@ std::string platform_mismatch(const registry::Platform& platform, const std::str
   return {};
 }
 
+std::string_view reject_reason_name(RejectReason r) {
+  switch (r) {
+    case RejectReason::kLineTooLong: return "line_too_long";
+    case RejectReason::kInvalidRecord: return "invalid_record";
+    case RejectReason::kUnmeasured: return "unmeasured";
+    case RejectReason::kHardwareMismatch: return "hardware_mismatch";
+    case RejectReason::kTargetMismatch: return "target_mismatch";
+  }
+  return "invalid_record";
+}
+
 namespace {
 
 // Line-by-line state of one upload.
@@ -52,15 +64,17 @@ class Ingest {
   void line(std::string_view text, std::uint64_t number, bool too_long) {
     if (!status_.is_ok()) return;
     if (too_long) {
-      return reject(number, "line is longer than " + std::to_string(options_.max_line_bytes) + " bytes");
+      return reject(number, RejectReason::kLineTooLong,
+                    "line is longer than " + std::to_string(options_.max_line_bytes) + " bytes");
     }
     if (core::is_skippable_line(text)) return;
     ++lines_;
-    if (Status s = parser_.parse(text, &record_); !s) return reject(number, s.message());
+    if (Status s = parser_.parse(text, &record_); !s) return reject(number, RejectReason::kInvalidRecord, s.message());
     const bool measurements = options_.kind == registry::UploadKind::kMeasurements;
     const core::RecordClass cls = core::classify(record_);
     if (measurements && cls == core::RecordClass::kCandidate) {
-      return reject(number, "record is unmeasured (no costs, or all costs 0); upload it as a candidate");
+      return reject(number, RejectReason::kUnmeasured,
+                    "record is unmeasured (no costs, or all costs 0); upload it as a candidate");
     }
     std::int64_t hw[8];
     const std::int64_t* hw_ptr = nullptr;
@@ -72,7 +86,10 @@ class Ingest {
       std::copy(v, v + 8, hw);
       hw_ptr = hw;
     }
-    if (std::string why = mismatch(record_.target, hw_ptr); !why.empty()) return reject(number, why);
+    RejectReason why_class = RejectReason::kTargetMismatch;
+    if (std::string why = mismatch(record_.target, hw_ptr, &why_class); !why.empty()) {
+      return reject(number, why_class, why);
+    }
 
     // The steps are not stored apart from the line (migrations/0004): only
     // the program id needs their canonical form. Consecutive lines of a log
@@ -91,8 +108,9 @@ class Ingest {
     if (Status s = writer_.add(row_); !s) status_ = s;
   }
 
-  void reject(std::uint64_t number, std::string reason) {
+  void reject(std::uint64_t number, RejectReason reason_class, std::string reason) {
     ++rejected_count_;
+    ++rejected_by_reason_[static_cast<int>(reason_class)];
     if (rejected_.size() < options_.max_rejected_listed) {
       rejected_.push_back(json::object{{"line", number}, {"reason", std::move(reason)}});
     }
@@ -100,11 +118,15 @@ class Ingest {
 
   // The target check depends only on the target string: remember the last
   // answer, since a log repeats the same target on every line.
-  std::string mismatch(const std::string& target, const std::int64_t* hw) {
+  std::string mismatch(const std::string& target, const std::int64_t* hw, RejectReason* reason_class) {
     if (hw != nullptr) {
       std::string why = platform_mismatch(platform_, "", hw);
-      if (!why.empty()) return why;
+      if (!why.empty()) {
+        *reason_class = RejectReason::kHardwareMismatch;
+        return why;
+      }
     }
+    *reason_class = RejectReason::kTargetMismatch;
     if (target != last_target_) {
       last_target_ = target;
       last_target_why_ = platform_mismatch(platform_, target, nullptr);
@@ -126,6 +148,7 @@ class Ingest {
   }
 
   const Status& status() const { return status_; }
+  const std::int64_t* rejected_by_reason() const { return rejected_by_reason_; }
 
  private:
   const registry::Platform& platform_;
@@ -136,6 +159,7 @@ class Ingest {
   registry::UploadRow row_;
   json::array rejected_;
   std::int64_t rejected_count_ = 0;
+  std::int64_t rejected_by_reason_[kRejectReasons] = {};
   std::int64_t lines_ = 0;
   bool have_workload_key_ = false;
   std::string last_workload_key_;     // as in the record; row_.workload_key is its canonical form
@@ -151,7 +175,7 @@ Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry:
   if (!options.idempotency_key.empty()) {
     auto previous = uploads.find_previous(platform.id, options.kind, options.idempotency_key, "");
     if (!previous) return previous.status();
-    if (*previous) return UploadOutcome{(*previous)->report_json, true};
+    if (*previous) return UploadOutcome{(*previous)->report_json, true, {}};
   }
   auto writer = uploads.begin(platform.id, options.kind);
   if (!writer) return writer.status();
@@ -162,7 +186,9 @@ Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry:
   core::GzipInflater inflater;
   Sha256Stream body_hash;
   std::string chunk;
+  UploadTally tally;
   while (body.pop_wait(&chunk)) {
+    tally.body_bytes += static_cast<std::int64_t>(chunk.size());
     body_hash.update(chunk);
     if (options.gzip) {
       if (Status s = inflater.feed(chunk, [&lines](std::string_view out) { lines.feed(out); }); !s) return s;
@@ -180,11 +206,15 @@ Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry:
 
   const std::string hash = body_hash.finish_hex();
   auto committed = (*writer)->commit(options.idempotency_key, hash,
-                                     [&ingest](std::int64_t id, const registry::UploadCounts& counts) {
+                                     [&ingest, &tally](std::int64_t id, const registry::UploadCounts& counts) {
+                                       tally.accepted = counts.inserted;
+                                       tally.duplicates = counts.duplicates;
                                        return ingest.report(id, counts);
                                      });
   if (!committed) return committed.status();
-  return UploadOutcome{committed->report_json, committed->replayed};
+  if (committed->replayed) return UploadOutcome{committed->report_json, true, {}};
+  std::copy(ingest.rejected_by_reason(), ingest.rejected_by_reason() + kRejectReasons, tally.rejected);
+  return UploadOutcome{committed->report_json, false, tally};
 }
 
 }  // namespace tcl::api

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "api/chunk_channel.h"
 #include "core/status.h"
@@ -28,9 +29,30 @@ struct UploadOptions {
   std::size_t max_rejected_listed = 1000;  // rejected lines listed in the report
 };
 
+// Why a line was rejected, as a small closed set (a metric label; the report
+// carries the full wording). Values are never renumbered.
+enum class RejectReason : int {
+  kLineTooLong = 0,       // over max_line_bytes
+  kInvalidRecord = 1,     // not JSON, or not a TVM record (the parser's message)
+  kUnmeasured = 2,        // a candidate sent as a measurement
+  kHardwareMismatch = 3,  // hardware_params differ from the platform's
+  kTargetMismatch = 4,    // another target kind, -mcpu or -arch
+};
+inline constexpr int kRejectReasons = 5;
+std::string_view reject_reason_name(RejectReason r);  // "line_too_long", ...
+
+// What one stored upload added, for metrics (zero for a replay).
+struct UploadTally {
+  std::int64_t body_bytes = 0;  // as received (compressed when gzip)
+  std::int64_t accepted = 0;    // new rows, failed measurements included
+  std::int64_t duplicates = 0;
+  std::int64_t rejected[kRejectReasons] = {};  // by RejectReason
+};
+
 struct UploadOutcome {
   std::string report_json;  // {"upload_id", "accepted", "failed", "duplicates", "rejected", ...}
   bool replayed = false;    // an earlier upload with the same key/body answered
+  UploadTally tally;
 };
 
 // Reads `body` to its end. Errors: kInvalidArgument (corrupt gzip),

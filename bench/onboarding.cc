@@ -43,7 +43,7 @@
 //       [--platform x86-16c,gpu-2080ti] [--seeds 1] [--seed-base 1]
 //       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--no-full]
 //       [--base-max-records 40000] [--base-epochs 4] [--ft-epochs 6] [--ft-lr 0.002]
-//       [--weights 1,1,1] [--rounds 1|2] [--holdout 0.3] [--split-salt 5]
+//       [--weights 0,1,1] [--rounds 1|2] [--holdout 0.3] [--split-salt 5]
 //       [--mc-samples 8] [--min-per-task 2] [--threads 2]
 //   bench_onboarding --base-checkpoint PATH --timing [--timing-pool 100000]
 //       [--timing-fraction 0.1] [--strategies rdu,random] [--data DIR]

@@ -41,6 +41,8 @@ po::options_description options(Config& c, std::int64_t* read_ms, std::int64_t* 
        "torch threads per training job (0 = all cores)")
       ("job-lease-ms", po::value(lease_ms)->default_value(c.job_lease.count()),
        "a claimed job's lease; a worker that stops heartbeating loses the job after this")
+      ("metrics-listen", po::value(&c.metrics_listen),
+       "worker: host:port to serve /metrics, /healthz and /readyz on (default: none)")
       ("predict-threads", po::value(&c.predict_threads)->default_value(c.predict_threads),
        "threads scoring one predict request (0 = all cores)")
       ("max-loaded-models", po::value(&c.max_loaded_models)->default_value(c.max_loaded_models),
@@ -58,7 +60,7 @@ constexpr const char* kCommands =
     "  migrate                             apply pending migrations and exit\n"
     "  token create --name N --scope S     create an API token (printed once)\n"
     "  token revoke --name N               revoke a token\n"
-    "  worker                              run training jobs only (no HTTP)\n";
+    "  worker                              run training jobs only (HTTP only for --metrics-listen)\n";
 
 }  // namespace
 
@@ -127,6 +129,14 @@ Result<Config> parse_config(int argc, const char* const* argv, const std::vector
     if (port > 65535) throw std::out_of_range("port");
   } catch (const std::exception&) {
     return Status::invalid_argument("--listen port must be 0..65535, got '" + c.listen.substr(colon + 1) + "'");
+  }
+  if (!c.metrics_listen.empty()) {
+    const std::size_t mc = c.metrics_listen.rfind(':');
+    const std::string port = mc == std::string::npos ? "" : c.metrics_listen.substr(mc + 1);
+    if (mc == std::string::npos || mc == 0 || port.empty() || port.size() > 5 ||
+        port.find_first_not_of("0123456789") != std::string::npos || std::stoul(port) > 65535) {
+      return Status::invalid_argument("--metrics-listen must be host:port, got '" + c.metrics_listen + "'");
+    }
   }
   if (c.io_threads < 1 || c.worker_threads < 1 || c.db_pool_size < 1) {
     return Status::invalid_argument("--io-threads, --worker-threads and --db-pool-size must be >= 1");

@@ -34,6 +34,7 @@ struct Config {
   int train_workers = 1;                           // job threads in `serve` (0 = none); `worker` runs these only
   int train_threads = 0;                           // torch threads per job; 0 = all cores
   std::chrono::milliseconds job_lease{60000};
+  std::string metrics_listen;                      // worker: host:port serving /metrics ("" = none)
   int predict_threads = 0;                         // fast-path threads per predict request; 0 = all cores
   int max_loaded_models = 8;                       // model versions kept in memory for predict
   std::string log_level = "info";                   // trace|debug|info|warn|error

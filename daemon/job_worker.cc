@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 
 #include <boost/json.hpp>
@@ -36,10 +37,20 @@ struct JobWorker::Metrics {
         val_top1(prometheus::BuildGauge()
                      .Name("tcld_training_validation_top1")
                      .Help("Top-1 (mean over held-out tasks) after the last epoch, by platform.")
+                     .Register(r)),
+        epochs(prometheus::BuildGauge()
+                   .Name("tcld_training_epochs")
+                   .Help("Epochs asked for by the job running for a platform (progress = epoch / epochs).")
+                   .Register(r)),
+        finished(prometheus::BuildCounter()
+                     .Name("tcld_training_jobs_finished_total")
+                     .Help("Jobs this process finished, by kind and outcome (succeeded, failed).")
                      .Register(r)) {}
   prometheus::Family<prometheus::Gauge>& epoch;
   prometheus::Family<prometheus::Gauge>& loss;
   prometheus::Family<prometheus::Gauge>& val_top1;
+  prometheus::Family<prometheus::Gauge>& epochs;
+  prometheus::Family<prometheus::Counter>& finished;
 };
 
 namespace {
@@ -197,8 +208,10 @@ void JobWorker::run_job(const registry::Job& job) {
   const bool distill = job.kind == registry::JobKind::kDistill;
   spdlog::info("job id={} kind={} platform={} attempt={} worker={}: started", job.id,
                registry::job_kind_name(job.kind), job.platform, job.attempts, me);
+  const std::string kind(registry::job_kind_name(job.kind));
   auto fail = [&](const Status& s) {
     spdlog::warn("job id={}: failed: {}", job.id, s.to_string());
+    metrics_->finished.Add({{"kind", kind}, {"outcome", "failed"}}).Increment();
     if (Status f = jobs_.finish(job.id, me, registry::JobOutcome::failure(s.to_string())); !f) {
       spdlog::warn("job id={}: could not record the failure: {}", job.id, f.to_string());
     }
@@ -320,6 +333,8 @@ void JobWorker::run_job(const registry::Job& job) {
   if (distill) request.distill = &targets;
   request.cancel = &cancel;
   set_progress(json::object{{"phase", "training"}, {"records", records->size()}});
+  metrics_->epoch.Add({{"platform", job.platform}}).Set(0);
+  metrics_->epochs.Add({{"platform", job.platform}}).Set(options->epochs);
   const auto on_epoch = [&](int epoch, double loss, double val_top1) {
     json::object p{{"phase", "training"}, {"epoch", epoch}, {"epochs", options->epochs}, {"loss", loss},
                    {"records", records->size()}};
@@ -450,6 +465,7 @@ void JobWorker::run_job(const registry::Job& job) {
                  f.to_string());
     return;
   }
+  metrics_->finished.Add({{"kind", kind}, {"outcome", "succeeded"}}).Increment();
   spdlog::info("job id={} kind={} platform={}: version {} in {:.1f} s, top1={:.3f}{}", job.id,
                registry::job_kind_name(job.kind), job.platform, version->version,
                std::chrono::duration<double>(Clock::now() - started).count(), trained->metrics.top1.mean_ratio,

@@ -21,6 +21,7 @@
 
 #include "api/auth.h"
 #include "api/handlers/health.h"
+#include "api/handlers/inference_v2.h"
 #include "api/handlers/jobs.h"
 #include "api/handlers/models.h"
 #include "api/handlers/platforms.h"
@@ -34,6 +35,7 @@
 #include "api/server.h"
 #include "daemon/config.h"
 #include "daemon/job_worker.h"
+#include "daemon/onboarding_metrics.h"
 #include "registry/alias_listener.h"
 #include "registry/job_queue.h"
 #include "registry/migrations.h"
@@ -152,8 +154,18 @@ class SignalWaiter {
   std::thread thread_;
 };
 
+void register_build_info(prometheus::Registry& metrics) {
+  prometheus::BuildGauge()
+      .Name("tcld_build_info")
+      .Help("Always 1; the labels say which build is running.")
+      .Register(metrics)
+      .Add({{"version", TCL_VERSION}})
+      .Set(1);
+}
+
 int run_worker(const Config& c) {
   prometheus::Registry metrics;
+  register_build_info(metrics);
   registry::PgPool pool(pool_options(c));
   if (Status s = migrate_with_retry(pool, std::chrono::seconds(60)); !s) {
     spdlog::error("start-up stopped: {}", s.to_string());
@@ -164,16 +176,48 @@ int run_worker(const Config& c) {
   registry::JobQueue jobs(pool);
   registry::ModelStore models(pool);
   JobWorker worker(worker_options(c, std::max(1, c.train_workers)), jobs, platforms, uploads, models, metrics);
+  // With --metrics-listen, /metrics (training progress lives in this
+  // process) and health on a small server of its own; no token routes.
+  api::Router router;
+  api::HttpMetrics http_metrics(metrics);
+  std::unique_ptr<api::Server> server;
+  if (!c.metrics_listen.empty()) {
+    api::HealthDeps health;
+    health.readiness = [&pool] {
+      const Status db = pool.ping();
+      return std::vector<api::ReadinessCheck>{{"database", db.is_ok(), db.message()}};
+    };
+    health.metric_registries = {&metrics};
+    api::add_health_routes(router, std::move(health));
+    api::ServerOptions so;
+    so.host = c.metrics_listen.substr(0, c.metrics_listen.rfind(':'));
+    so.port = static_cast<unsigned short>(std::stoul(c.metrics_listen.substr(c.metrics_listen.rfind(':') + 1)));
+    so.io_threads = 1;
+    so.worker_threads = 1;
+    so.shutdown_grace = std::chrono::milliseconds(1000);
+    server = std::make_unique<api::Server>(
+        so, router, [](std::string_view) -> Result<registry::TokenInfo> {
+          return Status::unauthenticated("the worker's metrics server takes no tokens");
+        },
+        http_metrics);
+    if (Status s = server->start(); !s) {
+      spdlog::error("start-up stopped: {}", s.to_string());
+      return 1;
+    }
+    spdlog::info("worker: /metrics on {}:{}", so.host, server->port());
+  }
   std::mutex mu;
   std::condition_variable cv;
   bool stop = false;
   SignalWaiter signals([&] {
+    if (server) server->shutdown();
     std::lock_guard lock(mu);
     stop = true;
     cv.notify_all();
   });
   worker.start();
   spdlog::info("worker: running {} job thread(s)", std::max(1, c.train_workers));
+  if (server) server->run();  // until the signal has drained it
   std::unique_lock lock(mu);
   cv.wait(lock, [&] { return stop; });
   worker.stop();
@@ -183,12 +227,7 @@ int run_worker(const Config& c) {
 
 int run_serve(const Config& c) {
   prometheus::Registry metrics;
-  prometheus::BuildGauge()
-      .Name("tcld_build_info")
-      .Help("Always 1; the labels say which build is running.")
-      .Register(metrics)
-      .Add({{"version", TCL_VERSION}})
-      .Set(1);
+  register_build_info(metrics);
   auto& pool_gauges = prometheus::BuildGauge()
                           .Name("tcld_db_pool_connections")
                           .Help("PostgreSQL pool connections by state (max, open, in_use, waiting callers).")
@@ -213,6 +252,7 @@ int run_serve(const Config& c) {
   registry::JobQueue jobs(pool);
   registry::ModelStore models(pool);
   registry::SampleStore samples(pool);
+  OnboardingGauges onboarding(metrics, samples);
   api::ModelCache model_cache(models, api::ModelCacheOptions{c.predict_threads, static_cast<std::size_t>(c.max_loaded_models)});
   if (Status s = model_cache.resync(); !s) spdlog::warn("model_cache: aliases not loaded yet: {}", s.to_string());
   auto& alias_gauges = prometheus::BuildGauge()
@@ -266,11 +306,14 @@ int run_serve(const Config& c) {
         job_gauges.Add({{"state", std::string(registry::job_state_name(jc.state))}}).Set(static_cast<double>(jc.count));
       }
     }
+    onboarding.refresh();
   };
   health.openapi_yaml = api::kOpenApiYaml;
+  api::add_inference_v2_routes(router, platforms, models, model_cache, metrics, {.readiness = health.readiness});
   api::add_health_routes(router, std::move(health));
   api::add_platform_routes(router, platforms);
-  api::add_upload_routes(router, platforms, uploads, api::UploadRouteOptions{c.max_upload_bytes, 1 << 20});
+  api::add_upload_routes(router, platforms, uploads, api::UploadRouteOptions{c.max_upload_bytes, 1 << 20},
+                         metrics);
   api::add_job_routes(router, platforms, jobs);
   api::add_model_routes(router, models);
   api::add_predict_routes(router, platforms, model_cache, metrics);

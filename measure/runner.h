@@ -10,7 +10,10 @@
 // the parent never runs generated code.
 //
 // Thread-safety: run_isolated() is reentrant; `backend` must be usable from a
-// forked child (the CPU backend is).
+// forked child (the CPU backend is). The child is forked without exec, so in
+// a multi-threaded host (tcld) a lock held by another thread at fork time
+// (a concurrent dlopen) can stall the child: that shows as a run timeout,
+// never as a hang of the host.
 #pragma once
 
 #include <functional>

@@ -211,7 +211,7 @@ Schedule sample_schedule(const Workload& w, int vector_lanes, Rng& rng) {
     return s;
   }
   const LoopExtents ext = loop_extents(w);
-  s.inline_pad = rng.below(2) == 0;
+  if (has_pad_stage(w)) s.inline_pad = rng.below(2) == 0;
   const std::uint64_t p = rng.below(20);
   s.parallel_levels = p < 5 ? 0 : (p < 13 ? 1 : 2);
   s.spatial_order = sample_order(static_cast<int>(ext.spatial.size()), rng);
@@ -289,13 +289,18 @@ std::vector<core::Step> to_steps(const Workload& w, const Schedule& s) {
 
 Result<Schedule> from_steps(const Workload& w, const std::vector<core::Step>& steps) {
   using core::StepKind;
+  // Fields the kind does not use keep their defaults, as sample_schedule()
+  // leaves them, so that decoded schedules compare equal.
   Schedule s;
   s.vectorize = false;
-  s.parallel = false;
-  s.inline_pad = false;
-  s.inline_exp = false;
-  s.reduce_at_row = false;
-  s.parallel_levels = 0;
+  if (w.kind == OpKind::kSoftmax) {
+    s.parallel = false;
+    s.inline_exp = false;
+    s.reduce_at_row = false;
+  } else {
+    s.parallel_levels = 0;
+    if (has_pad_stage(w)) s.inline_pad = false;
+  }
   bool have_pragma = false;
   for (const auto& st : steps) {
     if (st.kind == StepKind::kPragma) {

@@ -33,6 +33,29 @@ WHERE s.id = $1 AND s.status = 'open'
   AND NOT EXISTS (SELECT 1 FROM sample_request_items i WHERE i.sample_request_id = s.id AND NOT i.measured)
 )sql";
 
+// Pool and measurement counts come from the uploads' reports (rows each
+// upload inserted; uploads are all-or-nothing), so no scrape counts rows of
+// the bulk tables. Items to measure use the flag refresh() maintains.
+constexpr const char* kOnboardingSql = R"sql(
+SELECT p.name, coalesce(u.candidates, 0), coalesce(u.measurements, 0), coalesce(r.requests, 0),
+       coalesce(t.to_measure, 0)
+FROM platforms p
+LEFT JOIN (SELECT platform_id,
+                  sum(inserted) FILTER (WHERE kind = 'candidates') AS candidates,
+                  sum(inserted) FILTER (WHERE kind = 'measurements') AS measurements
+           FROM (SELECT platform_id, kind,
+                        CASE WHEN jsonb_typeof(report -> 'accepted') = 'number'
+                             THEN (report ->> 'accepted')::numeric::bigint END AS inserted
+                 FROM uploads) x
+           GROUP BY platform_id) u ON u.platform_id = p.id
+LEFT JOIN (SELECT platform_id, count(*) AS requests FROM sample_requests
+           WHERE status <> 'cancelled' GROUP BY platform_id) r ON r.platform_id = p.id
+LEFT JOIN (SELECT s.platform_id, count(*) AS to_measure
+           FROM sample_requests s JOIN sample_request_items i ON i.sample_request_id = s.id
+           WHERE s.status = 'open' AND NOT i.measured GROUP BY s.platform_id) t ON t.platform_id = p.id
+ORDER BY p.name
+)sql";
+
 std::string request_name(std::int64_t id) { return "sample request " + std::to_string(id); }
 
 Result<SampleRequest> read_request(pqxx::work& tx, std::int64_t id) {
@@ -192,6 +215,18 @@ Result<std::unordered_set<std::string>> SampleStore::pending_programs(std::int64
                  "WHERE s.platform_id = $1 AND s.status = 'open' AND NOT i.measured",
                  platform_id)) {
           out.insert(row[0].as<std::string>());
+        }
+        return out;
+      });
+}
+
+Result<std::vector<OnboardingCounts>> SampleStore::onboarding_counts() {
+  return internal::with_transaction(
+      pool_, "counting onboarding progress", [&](pqxx::work& tx) -> Result<std::vector<OnboardingCounts>> {
+        std::vector<OnboardingCounts> out;
+        for (const pqxx::row& row : tx.exec(kOnboardingSql)) {
+          out.push_back({row[0].as<std::string>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>(),
+                         row[3].as<std::int64_t>(), row[4].as<std::int64_t>()});
         }
         return out;
       });

@@ -59,6 +59,16 @@ struct SampleRequest {
   std::int64_t measured = 0;
 };
 
+// One platform's onboarding progress (a /metrics gauge set; see
+// SampleStore::onboarding_counts).
+struct OnboardingCounts {
+  std::string platform;
+  std::int64_t candidates = 0;       // programs in the candidate pool
+  std::int64_t measurements = 0;     // measurements stored (failed ones included)
+  std::int64_t sample_requests = 0;  // rounds asked for (cancelled ones left out)
+  std::int64_t to_measure = 0;       // items of open requests not measured yet (as of their last refresh)
+};
+
 class SampleStore {
  public:
   explicit SampleStore(PgPool& pool) : pool_(pool) {}
@@ -79,6 +89,10 @@ class SampleStore {
   // Programs picked by the platform's open requests and not measured yet: a
   // new request leaves them out, so two rounds never ask for one program.
   Result<std::unordered_set<std::string>> pending_programs(std::int64_t platform_id);
+  // Every platform's onboarding progress, by name, in one statement that
+  // reads the small tables only (uploads' reports, sample requests and their
+  // items), never the measurements: cheap enough for every scrape.
+  Result<std::vector<OnboardingCounts>> onboarding_counts();
 
  private:
   PgPool& pool_;

@@ -67,8 +67,13 @@ std::string_view strategy_name(Strategy strategy);
 std::optional<Strategy> parse_strategy(std::string_view name);
 
 // α, β, γ of DESIGN §6: finite and >= 0, not all zero (for kRdu).
+// Default r = 0: in the onboarding experiment (docs/benchmarks.md) weighting
+// Representativeness pulled every selection toward a task's dense middle and
+// away from the fast tail that top-1 is about; without it rdu beat random at
+// 10% on x86-16c and gpu-2080ti on two task splits it was not chosen on
+// (salts 6, 7), and lost with it. R stays available per request.
 struct Weights {
-  double r = 1.0, d = 1.0, u = 1.0;
+  double r = 0.0, d = 1.0, u = 1.0;
 };
 
 // The candidates of one platform. Borrowed: the spans must stay live for the

@@ -24,6 +24,7 @@ build_packages=(
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev
   wrk python3
+  python3-yaml  # tests/deploy/container_files_test.py reads compose.yaml and the Prometheus/Grafana files
 )
 
 packages=("${build_packages[@]}")

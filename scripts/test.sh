@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
+scripts/contract/setup.sh   # pinned Redocly and Prism from npm (package-lock.json)
 # ccache hits across clones in other folders (CI builds a fresh clone).
 export CCACHE_BASEDIR="$(pwd)" CCACHE_NOHASHDIR=true
 build_dir=${TCL_BUILD_DIR:-build}
@@ -16,6 +17,13 @@ jobs=${TCL_JOBS:-$(nproc)}
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTCL_WERROR=ON
 cmake --build "$build_dir" -j "$jobs"
 (cd "$build_dir" && ctest --output-on-failure -j "$jobs" --timeout 600 "$@")
+# The end-to-end tests again, every request and response through Prism's validating proxy
+# against api/openapi.yaml (tests/lib/tcld_process.h, contract mode).
+# Those that check what Prism cannot carry (scripts/contract/direct_tests.txt) ran above already.
+if [[ $# -eq 0 ]]; then
+  direct=$(awk '!/^#/ && NF {print $1}' scripts/contract/direct_tests.txt | paste -sd'|')
+  (cd "$build_dir" && TCL_CONTRACT_PROXY=1 ctest --output-on-failure -j "$jobs" --timeout 600 -L e2e -E "^($direct)\$")
+fi
 # The record parser under libFuzzer (clang, ASan, UBSan) for a bounded time.
 if [[ "${TCL_FUZZ_SECONDS:-60}" != 0 && $# -eq 0 ]]; then
   scripts/fuzz.sh "${TCL_FUZZ_SECONDS:-60}"

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/descriptor_cache.h"
 #include "api/http_error.h"
 #include "api/json_body.h"
 #include "core/features.h"
@@ -26,34 +27,6 @@ namespace {
 // Programs per encode+score pass: bounds the token buffer (512 · 72 · 50
 // floats = 7 MB at worst) whatever the request's size.
 constexpr std::size_t kPassPrograms = 512;
-
-using Descriptor = std::array<float, core::kHardwareDim>;
-
-// Platform name → hardware descriptor. Platforms are immutable once created,
-// so entries never go stale; the map is emptied if it ever grows past a bound.
-class DescriptorCache {
- public:
-  explicit DescriptorCache(registry::PlatformStore& platforms) : platforms_(platforms) {}
-
-  Result<Descriptor> get(const std::string& name) {
-    {
-      std::shared_lock lock(mu_);
-      if (auto it = cache_.find(name); it != cache_.end()) return it->second;
-    }
-    auto p = platforms_.find(name);
-    if (!p) return p.status();
-    const Descriptor d = registry::descriptor_of(*p);
-    std::unique_lock lock(mu_);
-    if (cache_.size() >= 4096) cache_.clear();
-    cache_[name] = d;
-    return d;
-  }
-
- private:
-  registry::PlatformStore& platforms_;
-  std::shared_mutex mu_;
-  std::unordered_map<std::string, Descriptor> cache_;
-};
 
 struct PredictMetrics {
   explicit PredictMetrics(prometheus::Registry& r)

@@ -2,6 +2,10 @@
 
 #include <boost/json.hpp>
 
+#include <prometheus/counter.h>
+
+#include <memory>
+
 #include "api/chunk_channel.h"
 #include "api/handlers/platforms.h"
 #include "api/http_error.h"
@@ -12,13 +16,62 @@ namespace json = boost::json;
 
 namespace {
 
+// Counters of one upload kind, resolved once so an upload adds to them
+// without a label lookup.
+struct UploadKindMetrics {
+  UploadKindMetrics(prometheus::Registry& r, registry::UploadKind kind) {
+    const std::string k(registry::upload_kind_name(kind));
+    auto& uploads = prometheus::BuildCounter()
+                        .Name("tcld_uploads_total")
+                        .Help("Upload requests by kind and outcome (stored, replayed by idempotency, error).")
+                        .Register(r);
+    stored = &uploads.Add({{"kind", k}, {"outcome", "stored"}});
+    replayed = &uploads.Add({{"kind", k}, {"outcome", "replayed"}});
+    error = &uploads.Add({{"kind", k}, {"outcome", "error"}});
+    auto& lines = prometheus::BuildCounter()
+                      .Name("tcld_upload_lines_total")
+                      .Help("Record lines of stored uploads by result (accepted, duplicate, rejected).")
+                      .Register(r);
+    accepted = &lines.Add({{"kind", k}, {"result", "accepted"}});
+    duplicate = &lines.Add({{"kind", k}, {"result", "duplicate"}});
+    rejected = &lines.Add({{"kind", k}, {"result", "rejected"}});
+    auto& reasons = prometheus::BuildCounter()
+                        .Name("tcld_upload_rejected_lines_total")
+                        .Help("Rejected record lines of stored uploads by reason class.")
+                        .Register(r);
+    for (int i = 0; i < kRejectReasons; ++i) {
+      by_reason[i] = &reasons.Add({{"kind", k}, {"reason", std::string(reject_reason_name(static_cast<RejectReason>(i)))}});
+    }
+    bytes = &prometheus::BuildCounter()
+                 .Name("tcld_upload_bytes_total")
+                 .Help("Body bytes of stored uploads, as received (compressed when gzip).")
+                 .Register(r)
+                 .Add({{"kind", k}});
+  }
+  void observe(const Result<UploadOutcome>& outcome) {
+    if (!outcome) return error->Increment();
+    if (outcome->replayed) return replayed->Increment();
+    const UploadTally& t = outcome->tally;
+    stored->Increment();
+    accepted->Increment(static_cast<double>(t.accepted));
+    duplicate->Increment(static_cast<double>(t.duplicates));
+    for (int i = 0; i < kRejectReasons; ++i) {
+      rejected->Increment(static_cast<double>(t.rejected[i]));
+      by_reason[i]->Increment(static_cast<double>(t.rejected[i]));
+    }
+    bytes->Increment(static_cast<double>(t.body_bytes));
+  }
+  prometheus::Counter *stored, *replayed, *error, *accepted, *duplicate, *rejected, *bytes;
+  prometheus::Counter* by_reason[kRejectReasons];
+};
+
 Result<registry::Platform> find_platform(registry::PlatformStore& platforms, const std::string& name) {
   if (!valid_platform_name(name)) return Status::not_found("platform '" + name + "' does not exist");
   return platforms.find(name);
 }
 
 Response upload(const Request& req, registry::PlatformStore& platforms, registry::UploadStore& uploads,
-                registry::UploadKind kind, const UploadRouteOptions& limits) {
+                registry::UploadKind kind, const UploadRouteOptions& limits, UploadKindMetrics& metrics) {
   auto platform = find_platform(platforms, req.param("name"));
   if (!platform) return error_response(platform.status());
   UploadOptions options;
@@ -38,6 +91,7 @@ Response upload(const Request& req, registry::PlatformStore& platforms, registry
   }
   if (req.body_stream == nullptr) return error_response(Status::internal("upload route without a body stream"));
   auto outcome = run_upload(uploads, *platform, *req.body_stream, options);
+  metrics.observe(outcome);
   if (!outcome) return error_response(outcome.status());
   Response res;
   res.status = outcome->replayed ? http::status::ok : http::status::created;
@@ -83,14 +137,15 @@ Response download(const Request& req, registry::PlatformStore& platforms, regist
 }  // namespace
 
 void add_upload_routes(Router& router, registry::PlatformStore& platforms, registry::UploadStore& uploads,
-                       UploadRouteOptions options) {
+                       UploadRouteOptions options, prometheus::Registry& metrics) {
   using registry::UploadKind;
   const RouteOptions post{Access::kWrite, options.max_upload_bytes, /*stream_body=*/true};
   for (const UploadKind kind : {UploadKind::kMeasurements, UploadKind::kCandidates}) {
     const std::string path = "/v1/platforms/{name}/" + std::string(registry::upload_kind_name(kind));
+    auto kind_metrics = std::make_shared<UploadKindMetrics>(metrics, kind);
     router.add(http::verb::post, path,
-               [&platforms, &uploads, kind, options](const Request& req) {
-                 return upload(req, platforms, uploads, kind, options);
+               [&platforms, &uploads, kind, options, kind_metrics](const Request& req) {
+                 return upload(req, platforms, uploads, kind, options, *kind_metrics);
                },
                post);
     router.add(http::verb::get, path, [&platforms, &uploads, kind](const Request& req) {

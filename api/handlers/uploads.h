@@ -3,8 +3,15 @@
 //   POST /v1/platforms/{name}/candidates     JSON lines in → upload report
 //   GET  /v1/platforms/{name}/measurements   JSON lines out (streamed)
 //   GET  /v1/platforms/{name}/candidates     JSON lines out (streamed)
-// Does not own the stores; they must outlive the router.
+// Metrics (registered in `metrics`):
+//   tcld_uploads_total{kind,outcome}               outcome: stored | replayed | error
+//   tcld_upload_lines_total{kind,result}           result: accepted | duplicate | rejected
+//   tcld_upload_rejected_lines_total{kind,reason}  reason: api/ingest.h RejectReason names
+//   tcld_upload_bytes_total{kind}                  body bytes of stored uploads, as received
+// Does not own the stores or the registry; they must outlive the router.
 #pragma once
+
+#include <prometheus/registry.h>
 
 #include <cstddef>
 
@@ -20,6 +27,6 @@ struct UploadRouteOptions {
 };
 
 void add_upload_routes(Router& router, registry::PlatformStore& platforms, registry::UploadStore& uploads,
-                       UploadRouteOptions options);
+                       UploadRouteOptions options, prometheus::Registry& metrics);
 
 }  // namespace tcl::api

@@ -1,6 +1,8 @@
 // tests/lib/http_client.h — a small blocking HTTP/1.1 client for tests
 // (Boost.Beast over a real loopback socket). One connection per call unless
-// a Connection is kept; not thread-safe per Connection.
+// a Connection is kept; not thread-safe per Connection. Through the contract
+// proxy (tcld_process.h) a response whose request broke api/openapi.yaml is a
+// test failure unless its status is 4xx.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -9,6 +11,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/json/value.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -16,10 +20,19 @@
 
 namespace tcl::testing {
 
+// Header names compare case-insensitively, as in HTTP: a proxy may lower-case them.
+struct HeaderNameLess {
+  bool operator()(const std::string& a, const std::string& b) const {
+    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+      return std::tolower(static_cast<unsigned char>(x)) < std::tolower(static_cast<unsigned char>(y));
+    });
+  }
+};
+
 struct HttpResult {
   int status = 0;  // 0 when the connection failed
   std::string body;
-  std::map<std::string, std::string> headers;
+  std::map<std::string, std::string, HeaderNameLess> headers;
   std::string error;  // transport error, when status == 0
   boost::json::value json() const;  // parses body; null on failure
 };
@@ -29,7 +42,7 @@ struct HttpCall {
   std::string target = "/";
   std::string body;
   std::string token;  // sent as Authorization: Bearer <token> when non-empty
-  std::map<std::string, std::string> headers;
+  std::map<std::string, std::string> headers;  // a body without Content-Type gets the documented one
   std::chrono::milliseconds timeout{15000};
 };
 

@@ -4,11 +4,23 @@
 // free loopback port, output to a log file, then waits until /healthz
 // answers. stop() sends SIGTERM and returns the exit status; kill() sends
 // SIGKILL. The destructor kills a process still running. Not thread-safe.
+//
+// Contract mode (TCL_CONTRACT_PROXY=1 in the environment; scripts/test.sh runs
+// the e2e tests a second time so): a "serve" process without TLS also gets
+// `prism proxy api/openapi.yaml <tcld>` on a second free port, and port()
+// returns the proxy's, so every request and response of the test is checked
+// against the API document. stop()/kill()/the destructor add a gtest failure
+// for every response violation in Prism's log (any client: tclctl too);
+// http_client.h fails a request the document rejects unless tcld rejected it
+// too (4xx). Prism runs without --errors so that tcld, not Prism, answers the
+// tests' deliberately bad requests. tcld_port() is tcld's own port.
+// TCL_CONTRACT_LOG_DIR=<dir> keeps each test's Prism log there.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -32,9 +44,11 @@ class TcldProcess {
   bool start(std::chrono::milliseconds wait = std::chrono::seconds(30));
   int stop(std::chrono::milliseconds wait = std::chrono::seconds(30));  // SIGTERM; exit code or -1
   void kill();
-  int port() const { return port_; }
+  int port() const { return proxy_pid_ > 0 ? proxy_port_ : port_; }
+  int tcld_port() const { return port_; }
   pid_t pid() const { return pid_; }
   std::string log() const;
+  std::string proxy_log() const;  // Prism's output; empty outside contract mode
   // An admin token created through `tcld token create` on this database.
   std::string create_token(const std::string& name, const std::string& scope);
 
@@ -42,9 +56,16 @@ class TcldProcess {
   std::string database_url_;
   std::vector<std::string> extra_args_;
   std::string command_;
+  bool start_proxy(std::chrono::milliseconds wait);
+  void stop_proxy();  // ends Prism and reports the violations it logged
+
   std::string log_path_;
+  std::string proxy_log_path_;
   int port_ = 0;
   pid_t pid_ = -1;
+  int proxy_port_ = 0;
+  pid_t proxy_pid_ = -1;
+  std::size_t violations_reported_ = 0;  // lines of proxy_log() already reported
 };
 
 }  // namespace tcl::testing

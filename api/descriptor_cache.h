@@ -1,0 +1,48 @@
+// api/descriptor_cache.h — platform name → hardware descriptor (the model's
+// conditioning input, core/features.h), for the handlers that score programs
+// (/v1/predict, /v2 infer). Platforms are immutable once created, so entries
+// never go stale; the map is emptied if it ever grows past a bound.
+//
+// Thread-safe. Does not own the store, which must outlive the cache.
+#pragma once
+
+#include <array>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+
+#include "core/features.h"
+#include "core/status.h"
+#include "registry/platform_store.h"
+
+namespace tcl::api {
+
+using Descriptor = std::array<float, core::kHardwareDim>;
+
+class DescriptorCache {
+ public:
+  explicit DescriptorCache(registry::PlatformStore& platforms) : platforms_(platforms) {}
+
+  // kNotFound for an unknown platform; other errors from the store.
+  Result<Descriptor> get(const std::string& name) {
+    {
+      std::shared_lock lock(mu_);
+      if (auto it = cache_.find(name); it != cache_.end()) return it->second;
+    }
+    auto p = platforms_.find(name);
+    if (!p) return p.status();
+    const Descriptor d = registry::descriptor_of(*p);
+    std::unique_lock lock(mu_);
+    if (cache_.size() >= kMaxEntries) cache_.clear();
+    cache_[name] = d;
+    return d;
+  }
+
+ private:
+  static constexpr std::size_t kMaxEntries = 4096;
+  registry::PlatformStore& platforms_;
+  std::shared_mutex mu_;
+  std::unordered_map<std::string, Descriptor> cache_;
+};
+
+}  // namespace tcl::api

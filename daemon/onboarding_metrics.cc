@@ -1,0 +1,42 @@
+#include "daemon/onboarding_metrics.h"
+
+#include <spdlog/spdlog.h>
+
+namespace tcl::daemon {
+
+OnboardingGauges::OnboardingGauges(prometheus::Registry& registry, registry::SampleStore& samples)
+    : samples_(samples),
+      candidates_(prometheus::BuildGauge()
+                      .Name("tcld_onboarding_candidates")
+                      .Help("Programs in the platform's candidate pool.")
+                      .Register(registry)),
+      measurements_(prometheus::BuildGauge()
+                        .Name("tcld_onboarding_measurements")
+                        .Help("Measurements stored for the platform, failed ones included.")
+                        .Register(registry)),
+      sample_requests_(prometheus::BuildGauge()
+                           .Name("tcld_onboarding_sample_requests")
+                           .Help("Sample requests (rounds) made for the platform, cancelled ones left out.")
+                           .Register(registry)),
+      to_measure_(prometheus::BuildGauge()
+                      .Name("tcld_onboarding_items_to_measure")
+                      .Help("Programs picked by the platform's open sample requests and not measured yet "
+                            "(as of each request's last refresh).")
+                      .Register(registry)) {}
+
+void OnboardingGauges::refresh() {
+  auto counts = samples_.onboarding_counts();
+  if (!counts) {
+    spdlog::warn("metrics: onboarding counts not read: {}", counts.status().to_string());
+    return;
+  }
+  for (const registry::OnboardingCounts& c : *counts) {
+    const prometheus::Labels labels{{"platform", c.platform}};
+    candidates_.Add(labels).Set(static_cast<double>(c.candidates));
+    measurements_.Add(labels).Set(static_cast<double>(c.measurements));
+    sample_requests_.Add(labels).Set(static_cast<double>(c.sample_requests));
+    to_measure_.Add(labels).Set(static_cast<double>(c.to_measure));
+  }
+}
+
+}  // namespace tcl::daemon

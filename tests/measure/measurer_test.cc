@@ -1,0 +1,150 @@
+// Generated programs against the reference, and failures as data: planted
+// crashing, hanging, wrong and uncompilable programs become failed
+// measurements while the others in the same module are still measured.
+#include "measure/measurer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "core/line_reader.h"
+#include "measure/candidates.h"
+#include "measure/cpu_backend.h"
+#include "measure/hardware.h"
+#include "measure/reference.h"
+
+namespace tcl::measure {
+namespace {
+
+MeasureOptions fast_options() {
+  MeasureOptions o;
+  o.programs_per_unit = 64;  // one compiler run per test: compilation dominates
+  o.runner.timing.repeat = 2;
+  o.runner.timing.min_repeat_seconds = 0;
+  o.runner.timeout_seconds = 20;
+  return o;
+}
+
+// Tiny shapes of every kind; extents with several divisors so that tiles vary.
+const Workload kTiny[] = {{OpKind::kMatmul, {12, 16, 8}},
+                          {OpKind::kBatchMatmul, {2, 6, 8, 4}},
+                          {OpKind::kConv2d, {1, 6, 6, 4, 8, 3, 3, 1, 1}},
+                          {OpKind::kConv2d, {1, 7, 7, 3, 4, 3, 3, 2, 0}},
+                          {OpKind::kDepthwiseConv2d, {1, 8, 8, 8, 3, 3, 2, 1}},
+                          {OpKind::kSoftmax, {6, 16}}};
+
+TEST(ReferenceTest, CatchesAWrongElementAndNaN) {
+  std::vector<float> want = {1, 2, 3}, got = want;
+  EXPECT_EQ(compare_outputs(got, want), "");
+  got[1] = 2.01f;
+  EXPECT_NE(compare_outputs(got, want), "");
+  got[1] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_NE(compare_outputs(got, want), "");
+}
+
+TEST(ReferenceTest, MatmulByHand) {
+  const Workload w{OpKind::kMatmul, {2, 2, 2}};
+  const float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8};
+  float out[4];
+  reference(w, a, b, out);
+  EXPECT_EQ(std::vector<float>(out, out + 4), (std::vector<float>{19, 22, 43, 50}));
+}
+
+TEST(MeasurerTest, GeneratedProgramsOfEveryKindGiveTheRightAnswer) {
+  const HardwareInfo hw = local_hardware();
+  std::vector<core::Record> records;
+  for (const auto& w : kTiny) {
+    auto c = workload_candidates(w, 8, 11, hw);
+    records.insert(records.end(), c.begin(), c.end());
+  }
+  Measurer m(fast_options());
+  std::size_t last_done = 0;
+  const auto out = m.measure(records, [&](const MeasureProgress& p) { last_done = p.done; });
+  ASSERT_EQ(out.size(), records.size());
+  EXPECT_EQ(last_done, records.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].error_no, 0) << out[i].workload_key << " " << m.last_errors()[i];
+    EXPECT_EQ(core::classify(out[i]), core::RecordClass::kMeasured) << out[i].workload_key;
+    EXPECT_EQ(out[i].costs.size(), 2u);
+    EXPECT_EQ(out[i].steps, records[i].steps);
+    EXPECT_GT(out[i].all_cost, 0);
+  }
+}
+
+// A CPU backend whose codegen plants bad programs for marked workloads
+// (matmul with M = 2 crashes, 3 hangs, 5 answers wrong, 7 does not compile).
+class PlantedBackend : public CpuBackend {
+ public:
+  std::string codegen(const Program& p, std::string_view symbol) const override {
+    const std::string head = "extern \"C\" void " + std::string(symbol) + "(const float* in0, const float* in1, float* out, float* ws) {\n";
+    if (p.workload.kind == OpKind::kMatmul) {
+      switch (p.workload.args[0]) {
+        case 2: return head + "  (void)in0; (void)in1; (void)out; (void)ws; __builtin_trap();\n}\n";
+        case 3: return head + "  (void)in0; (void)in1; (void)out; (void)ws; for (volatile int i = 0;; ) (void)i;\n}\n";
+        case 5: return head + "  (void)in0; (void)in1; (void)ws; for (int i = 0; i < 4 * 4; ++i) out[i] = 1.0f;\n}\n";
+        case 7: return head + "  this is not C++;\n}\n";
+        default: break;
+      }
+    }
+    return CpuBackend::codegen(p, symbol);
+  }
+};
+
+TEST(MeasurerTest, PlantedFailuresBecomeFailedMeasurements) {
+  const HardwareInfo hw = local_hardware();
+  std::vector<core::Record> records;
+  for (std::int64_t m : {4, 2, 4, 3, 4, 5, 7, 4}) {
+    auto c = workload_candidates({OpKind::kMatmul, {m, 4, 4}}, 1, static_cast<std::uint64_t>(records.size()), hw);
+    records.push_back(c.front());
+  }
+  core::Record undecodable = records.front();
+  undecodable.workload_key = R"(["tcl.matmul", 4, 4])";
+  records.push_back(undecodable);
+  MeasureOptions o = fast_options();
+  o.runner.timeout_seconds = 2;  // the planted hang costs this much
+  Measurer measurer(o, std::make_unique<PlantedBackend>());
+  const auto out = measurer.measure(records);
+  ASSERT_EQ(out.size(), records.size());
+  using core::MeasureError;
+  const MeasureError want[] = {MeasureError::kNoError,        MeasureError::kRuntimeDeviceError, MeasureError::kNoError,
+                               MeasureError::kRunTimeoutError, MeasureError::kNoError,            MeasureError::kWrongAnswerError,
+                               MeasureError::kCompileHostError, MeasureError::kNoError,           MeasureError::kInstantiationError};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].error_no, static_cast<std::int32_t>(want[i])) << i << ": " << measurer.last_errors()[i];
+    if (want[i] == MeasureError::kNoError) {
+      EXPECT_EQ(core::classify(out[i]), core::RecordClass::kMeasured);
+    } else {
+      EXPECT_EQ(core::classify(out[i]), core::RecordClass::kFailed);
+      EXPECT_FALSE(measurer.last_errors()[i].empty()) << i;
+    }
+  }
+  EXPECT_NE(measurer.last_errors()[1].find("signal"), std::string::npos) << measurer.last_errors()[1];
+}
+
+TEST(TclMeasureCliTest, CandidatesWritesParseableRecordsPerTask) {
+  const std::string out = ::testing::TempDir() + "/tcl_measure_pool.jsonl";
+  const std::string cmd = std::string(TCL_BINARY_DIR) + "/measure/tcl-measure candidates --model mobilenet_v2 --per-task 3 -o " + out;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  auto tasks = model_tasks("mobilenet_v2");
+  ASSERT_TRUE(tasks);
+  auto reader = core::LineReader::open(out);
+  ASSERT_TRUE(reader);
+  core::RecordParser parser;
+  std::string_view line;
+  std::map<std::string, int> per_task;
+  while ((*reader)->next(&line)) {
+    auto r = parser.parse(line);
+    ASSERT_TRUE(r) << r.status().message();
+    ++per_task[r->workload_key];
+    EXPECT_TRUE(decode_program(*r)) << line;
+  }
+  EXPECT_EQ(per_task.size(), tasks->size());
+  for (const auto& [key, n] : per_task) EXPECT_EQ(n, 3) << key;
+  const std::string bad = std::string(TCL_BINARY_DIR) + "/measure/tcl-measure candidates --model vgg -o " + out + " 2>/dev/null";
+  EXPECT_NE(std::system(bad.c_str()), 0);
+}
+
+}  // namespace
+}  // namespace tcl::measure
