@@ -396,6 +396,19 @@ TEST_F(InferenceV2Test, DocumentedErrors) {
   expect_error(with([](json::object& b) { b["outputs"] = json::array{json::object{{"name", "embedding"}}}; }), 400,
                "unknown output 'embedding'");
 
+  // Bodies the API document itself rejects go to tcld directly: in contract mode
+  // Prism would refuse them before tcld could answer (tests/lib/tcld_process.h).
+  const auto expect_direct_error = [&](const std::string& body, const std::string& needle) {
+    auto r = http_call(tcld_->tcld_port(), HttpCall{"POST", "/v2/models/tcl/infer", body, reader_,
+                                                    {{"Content-Type", "application/json"}}, 60s});
+    EXPECT_EQ(r.status, 400) << body.substr(0, 300) << " -> " << r.body;
+    const json::value v = r.json();
+    ASSERT_TRUE(v.is_object() && v.as_object().contains("error") && v.at("error").is_string()) << r.body;
+    EXPECT_NE(v.at("error").as_string().find(needle), std::string::npos) << r.body;
+  };
+  expect_direct_error(good.substr(0, good.size() / 2), "JSON");
+  expect_direct_error(with([](json::object& b) { b["id"] = 7; }), "id");
+
   // Infer needs a read token; tcld answers that before the protocol handler.
   EXPECT_EQ(call("POST", "/v2/models/tcl/infer", good, "").status, 401);
 }
