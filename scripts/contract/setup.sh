@@ -4,7 +4,7 @@
 # SHA-256 makes later calls a no-op, so CI pays the install once per clone (~10 s with npm's cache).
 set -euo pipefail
 cd "$(dirname "$0")"
-exec 9<"$0" && flock 9  # ctest may start two callers at once
+exec 9<"$(basename "$0")" && flock 9  # ctest may start two callers at once
 
 # Redocly CLI 2 needs Node.js >= 20.19 (Debian 12's nodejs is 18.19: too old; the project's
 # machines and CI carry Node.js 20 with npm, from NodeSource).
