@@ -10,6 +10,7 @@
 // and a started job is waited for, not started again.
 #include <boost/json.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -248,7 +249,9 @@ int onboard_command(ApiClient& api, const Args& a) {
   int rounds = 1;
   long per_task = 8;
   double finetune_epochs = 0, final_epochs = 0;
+  std::uint64_t seed = 1;
   try {
+    seed = std::stoull(a.flag("seed", "1"));
     rounds = std::stoi(a.flag("rounds", "1"));
     per_task = std::stol(a.flag("per-task", "8"));
     if (!a.flag("finetune-epochs").empty()) {
@@ -257,7 +260,7 @@ int onboard_command(ApiClient& api, const Args& a) {
     }
     if (!a.flag("epochs").empty()) final_epochs = std::stod(a.flag("epochs"));
   } catch (const std::exception&) {
-    return fail("--rounds, --per-task, --epochs and --finetune-epochs must be numbers (--finetune-epochs >= 1)");
+    return fail("--rounds, --per-task, --seed, --epochs and --finetune-epochs must be numbers (--finetune-epochs >= 1)");
   }
   if (rounds < 1) return fail("--rounds must be a positive integer");
   if (per_task < 1) return fail("--per-task must be a positive integer");
@@ -293,7 +296,7 @@ int onboard_command(ApiClient& api, const Args& a) {
       std::stringstream ss(a.flag("models", "resnet50,mobilenet_v2,bert"));
       for (std::string m; std::getline(ss, m, ',');) models.push_back(m);
       auto pool = write_candidates(models, static_cast<int>(per_task),
-                                            std::stoull(a.flag("seed", "1")), candidates);
+                                            seed, candidates);
       if (!pool) return fail(pool.status().message());
       std::fprintf(stderr, "tclctl: %zu candidate programs for %s in %s\n", *pool, a.flag("models", "resnet50,mobilenet_v2,bert").c_str(),
                    candidates.c_str());
