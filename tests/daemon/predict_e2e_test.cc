@@ -10,13 +10,13 @@
 #include <thread>
 
 #include "core/features.h"
-#include "core/line_reader.h"
 #include "core/record.h"
 #include "registry/model_store.h"
 #include "registry/pg_pool.h"
 #include "tests/lib/http_client.h"
 #include "tests/lib/model_fixture.h"
 #include "tests/lib/pg_cluster.h"
+#include "tests/lib/shared_data.h"
 #include "tests/lib/tcld_process.h"
 #include "trainer/cost_model.h"
 
@@ -26,17 +26,7 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-const std::string kData = std::string(TCL_SOURCE_DIR) + "/../shared/data";
 constexpr const char* kTarget = "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu";
-
-std::vector<std::string> real_lines(std::size_t n) {
-  auto reader = core::LineReader::open(kData + "/x86-16c/records.jsonl.gz");
-  if (!reader) throw std::runtime_error(reader.status().message());
-  std::vector<std::string> lines;
-  std::string_view line;
-  while (lines.size() < n && (*reader)->next(&line)) lines.emplace_back(line);
-  return lines;
-}
 
 // What the daemon should answer: the torch forward of the checkpoint on the
 // platform's descriptor, each program padded to the model's max_len.
@@ -76,7 +66,7 @@ class PredictTest : public ::testing::Test {
               201);
     pool_ = std::make_unique<registry::PgPool>(registry::PgPoolOptions{url_, 2});
     models_ = std::make_unique<registry::ModelStore>(*pool_);
-    lines_ = real_lines(700);  // more than one 512-program pass
+    lines_ = shared_data_lines("x86-16c", 700);  // more than one 512-program pass
   }
   void TearDown() override {
     if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());

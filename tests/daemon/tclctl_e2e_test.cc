@@ -11,7 +11,6 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "core/line_reader.h"
 #include "core/program_id.h"
 #include "core/record.h"
 #include "registry/model_store.h"
@@ -19,6 +18,7 @@
 #include "tests/lib/http_client.h"
 #include "tests/lib/model_fixture.h"
 #include "tests/lib/pg_cluster.h"
+#include "tests/lib/shared_data.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -28,7 +28,6 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-const std::string kData = std::string(TCL_SOURCE_DIR) + "/../shared/data";
 const std::string kTclctl = std::string(TCL_BINARY_DIR) + "/tools/tclctl";
 
 struct CliRun {
@@ -64,12 +63,9 @@ class TclctlTest : public ::testing::Test {
   }
   // The first n lines of x86-16c, plus `extra` lines, as a file.
   std::string write_records(std::size_t n, const std::string& extra = "") {
-    auto reader = core::LineReader::open(kData + "/x86-16c/records.jsonl.gz");
-    EXPECT_TRUE(reader);
     const std::string path = (dir_ / "records.jsonl").string();
     std::ofstream out(path);
-    std::string_view line;
-    for (std::size_t i = 0; i < n && (*reader)->next(&line); ++i) out << line << '\n';
+    for (const std::string& line : shared_data_lines("x86-16c", n)) out << line << '\n';
     out << extra;
     return path;
   }

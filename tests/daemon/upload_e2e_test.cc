@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "core/byte_stream.h"
-#include "core/line_reader.h"
 #include "tests/lib/http_client.h"
 #include "tests/lib/pg_cluster.h"
+#include "tests/lib/shared_data.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -23,17 +23,6 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-const std::string kData = std::string(TCL_SOURCE_DIR) + "/../shared/data";
-
-// The first `n` lines of a platform's real records.
-std::vector<std::string> real_lines(const std::string& platform, std::size_t n) {
-  auto reader = core::LineReader::open(kData + "/" + platform + "/records.jsonl.gz");
-  if (!reader) throw std::runtime_error("cannot open " + kData + ": " + reader.status().message());
-  std::vector<std::string> out;
-  std::string_view line;
-  while (out.size() < n && (*reader)->next(&line)) out.emplace_back(line);
-  return out;
-}
 
 std::string join(const std::vector<std::string>& lines) {
   std::string s;
@@ -71,7 +60,7 @@ class UploadTest : public ::testing::Test {
 };
 
 TEST_F(UploadTest, UploadThenDownloadGivesTheSameRecords) {
-  const auto lines = real_lines("x86-16c", 3000);
+  const auto lines = shared_data_lines("x86-16c", 3000);
   auto r = post("/v1/platforms/x16/measurements", join(lines), {{"Content-Type", "application/x-ndjson"}});
   ASSERT_EQ(r.status, 201) << r.body;
   const json::value rep = r.json();
@@ -105,7 +94,7 @@ TEST_F(UploadTest, UploadThenDownloadGivesTheSameRecords) {
 TEST_F(UploadTest, LongOverlappingUploadsStoreEachRecordOnce) {
   // Long enough for several of the store's slices; the second upload
   // repeats the last 4000 records of the first.
-  const auto lines = real_lines("x86-16c", 20000);
+  const auto lines = shared_data_lines("x86-16c", 20000);
   const std::vector<std::string> first(lines.begin(), lines.begin() + 12000);
   const std::vector<std::string> second(lines.begin() + 8000, lines.end());
   auto a = post("/v1/platforms/x16/measurements", join(first));
@@ -141,7 +130,7 @@ TEST_F(UploadTest, LongOverlappingUploadsStoreEachRecordOnce) {
 }
 
 TEST_F(UploadTest, RetriesAreIdempotent) {
-  const std::string body = join(real_lines("x86-16c", 500));
+  const std::string body = join(shared_data_lines("x86-16c", 500));
   auto first = post("/v1/platforms/x16/measurements", body, {{"Idempotency-Key", "k-1"}});
   ASSERT_EQ(first.status, 201) << first.body;
   auto again = post("/v1/platforms/x16/measurements", body, {{"Idempotency-Key", "k-1"}});
@@ -163,7 +152,7 @@ TEST_F(UploadTest, RetriesAreIdempotent) {
 }
 
 TEST_F(UploadTest, GzipBodiesAreAccepted) {
-  const std::string body = join(real_lines("x86-16c", 200));
+  const std::string body = join(shared_data_lines("x86-16c", 200));
   auto r = post("/v1/platforms/x16/measurements", core::gzip_compress(body), {{"Content-Encoding", "gzip"}});
   ASSERT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(r.json().at("lines").as_int64(), 200);
@@ -174,7 +163,7 @@ TEST_F(UploadTest, GzipBodiesAreAccepted) {
 }
 
 TEST_F(UploadTest, EveryBadLineGetsItsReason) {
-  const std::string good = real_lines("x86-16c", 1)[0];
+  const std::string good = shared_data_lines("x86-16c", 1)[0];
   std::string unmeasured = good;
   // All costs 0 → an unmeasured candidate, not a measurement.
   const std::size_t r = unmeasured.find("\"r\": [[");
@@ -231,7 +220,7 @@ TEST_F(UploadTest, EveryBadLineGetsItsReason) {
 }
 
 TEST_F(UploadTest, CandidatesTakeUnmeasuredRecordsAndDeduplicate) {
-  const auto lines = real_lines("x86-16c", 300);
+  const auto lines = shared_data_lines("x86-16c", 300);
   auto r = post("/v1/platforms/x16/candidates", join(lines));
   ASSERT_EQ(r.status, 201) << r.body;
   auto again = post("/v1/platforms/x16/candidates", join(lines) + lines[0] + "\n");  // a different body
@@ -265,7 +254,7 @@ std::unique_ptr<boost::asio::ip::tcp::socket> send_half(boost::asio::io_context&
 // Bodies of 30000 lines: the first half is several of the store's slices,
 // written into the tables (uncommitted) before the connection goes.
 TEST_F(UploadTest, ClientDisconnectMidUploadLeavesNoRows) {
-  const std::string body = join(real_lines("x86-16c", 30000));
+  const std::string body = join(shared_data_lines("x86-16c", 30000));
   boost::asio::io_context ioc;
   auto s = send_half(ioc, tcld_->port(), token_, body);
   std::this_thread::sleep_for(500ms);  // rows are streaming into the open transaction
@@ -280,7 +269,7 @@ TEST_F(UploadTest, ClientDisconnectMidUploadLeavesNoRows) {
 }
 
 TEST_F(UploadTest, KilledDaemonMidUploadLeavesNoRows) {
-  const std::string body = join(real_lines("x86-16c", 30000));
+  const std::string body = join(shared_data_lines("x86-16c", 30000));
   boost::asio::io_context ioc;
   auto s = send_half(ioc, tcld_->port(), token_, body);
   std::this_thread::sleep_for(500ms);
@@ -296,7 +285,7 @@ TEST_F(UploadTest, KilledDaemonMidUploadLeavesNoRows) {
 TEST_F(UploadTest, OversizedUploadIs413) {
   tcld_->stop();
   start({"--max-upload-bytes", "10000"});
-  auto r = post("/v1/platforms/x16/measurements", join(real_lines("x86-16c", 100)));
+  auto r = post("/v1/platforms/x16/measurements", join(shared_data_lines("x86-16c", 100)));
   EXPECT_EQ(r.status, 413) << r.body;
   EXPECT_EQ(r.json().at("error").at("code").as_string(), "PAYLOAD_TOO_LARGE");
   EXPECT_EQ(counts().at("measurements").as_int64(), 0);
