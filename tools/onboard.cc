@@ -152,10 +152,9 @@ Result<std::vector<std::string>> still_to_measure(ApiClient& api, const std::str
 }
 
 // Measures request ID's remaining records chunk by chunk, uploading each
-// chunk as it is measured. Counts what was uploaded and what the lab could
-// not answer.
+// chunk as it is measured. Counts what the lab could not answer.
 Status run_round(ApiClient& api, Lab& lab, const std::string& platform, const std::string& id, std::size_t picked,
-                 std::size_t* measured, std::size_t* unanswered) {
+                 std::size_t* unanswered) {
   auto lines = still_to_measure(api, id);
   if (!lines) return lines.status();
   const std::size_t already = picked >= lines->size() ? picked - lines->size() : 0;
@@ -183,7 +182,6 @@ Status run_round(ApiClient& api, Lab& lab, const std::string& platform, const st
                      json::serialize(rej->as_array().front()).c_str());
       }
     }
-    *measured = end;
     std::fprintf(stderr, "\r  measured %zu/%zu", already + end, picked);
     std::fflush(stderr);
   }
@@ -349,8 +347,8 @@ int onboard_command(ApiClient& api, const Args& a) {
     const std::size_t picked = req.at("items").as_array().size();  // POST and GET both list them
     std::fprintf(stderr, "round %d/%d: request %s picked %zu programs\n", round, rounds, state.open_request.c_str(),
                  picked);
-    std::size_t measured = 0, unanswered = 0;
-    if (Status s = run_round(api, *lab, platform, state.open_request, picked, &measured, &unanswered); !s)
+    std::size_t unanswered = 0;
+    if (Status s = run_round(api, *lab, platform, state.open_request, picked, &unanswered); !s)
       return fail(s.message());
     if (unanswered > 0) std::fprintf(stderr, "  %zu programs could not be measured by the lab\n", unanswered);
     state.rounds_done = round;
