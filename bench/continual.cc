@@ -63,6 +63,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <sstream>
@@ -129,12 +130,13 @@ struct Args {
   std::string out = "/tmp/continual";
   std::string cache;  // default <out>/cache
   std::vector<std::string> platforms = {"x86-24c", "x86-16c", "gpu-2080ti"};
-  std::set<std::string> methods = {"distill", "ft", "c1", "c2"};
+  std::set<std::string> methods = {"distill", "ft", "b", "c1", "c2"};
   int epochs = 6, column_epochs = 6, base_epochs = 4;
   double ewc = tr::DistillTargets{}.ewc_weight;
   double old_weight = tr::DistillTargets{}.old_weight;
+  double unlabeled_ratio = tr::DistillTargets{}.unlabeled_ratio;
   bool extra = false;
-  double extra_old = 0, extra_ewc = 0;
+  double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0;
   std::uint64_t seed = 1;
   double fraction = 0.1;
   int mc_samples = 8;
@@ -165,15 +167,17 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--base-epochs") a->base_epochs = std::atoi(v);
     else if (k == "--ewc") a->ewc = std::atof(v);
     else if (k == "--old-weight") a->old_weight = std::atof(v);
+    else if (k == "--unlabeled-ratio") a->unlabeled_ratio = std::atof(v);
     else if (k == "--extra-distill") {
       const auto w = split_list(v);
-      if (w.size() != 2) {
-        std::fprintf(stderr, "--extra-distill needs OLD,EWC\n");
+      if (w.size() != 2 && w.size() != 3) {
+        std::fprintf(stderr, "--extra-distill needs OLD,EWC[,UNLABELED_RATIO]\n");
         return false;
       }
       a->extra = true;
       a->extra_old = std::atof(w[0].c_str());
       a->extra_ewc = std::atof(w[1].c_str());
+      a->extra_unlabeled = w.size() == 3 ? std::atof(w[2].c_str()) : a->unlabeled_ratio;
     } else if (k == "--seed") a->seed = std::strtoull(v, nullptr, 10);
     else if (k == "--fraction") a->fraction = std::atof(v);
     else if (k == "--mc-samples") a->mc_samples = std::atoi(v);
@@ -190,13 +194,13 @@ bool parse_args(int argc, char** argv, Args* a) {
     return false;
   }
   for (const std::string& m : a->methods) {
-    if (m != "distill" && m != "ft" && m != "c1" && m != "c2") {
-      std::fprintf(stderr, "unknown method %s (distill, ft, c1, c2)\n", m.c_str());
+    if (m != "distill" && m != "ft" && m != "b" && m != "c1" && m != "c2") {
+      std::fprintf(stderr, "unknown method %s (distill, ft, b, c1, c2)\n", m.c_str());
       return false;
     }
   }
   if (a->platforms.size() < 2 || a->epochs < 1 || a->column_epochs < 1 || a->base_epochs < 1 ||
-      a->mc_samples < 2 || !(a->fraction > 0 && a->fraction <= 1) || a->ewc < 0 || a->old_weight < 0) {
+      a->mc_samples < 2 || !(a->fraction > 0 && a->fraction <= 1) || a->ewc < 0 || a->old_weight < 0 || a->unlabeled_ratio < 0) {
     std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction or weights\n");
     return false;
   }
@@ -246,6 +250,7 @@ struct PlatformData {
   std::int32_t num_tasks = 0;
   std::vector<core::Record> holdout;  // every measured record of the held-out tasks
   std::int64_t holdout_tasks = 0;
+  std::vector<core::Record> selected;  // the distill lineage's rdu selection (new platforms; for (b))
 };
 
 std::vector<float> descriptor_of(const tr::Platform& p) {
@@ -429,7 +434,9 @@ Result<Selection> select_cached(const Args& a, const PlatformData& p, const std:
   const auto budget = static_cast<std::int64_t>(std::ceil(a.fraction * static_cast<double>(p.pool.size())));
   const std::string key = "select|" + p.name + "|" + tcl::sha256_hex(model) + "|covered " +
                           std::to_string(covered.size()) + "|budget " + std::to_string(budget) + "|mc " +
-                          std::to_string(a.mc_samples) + "|seed " + std::to_string(a.seed);
+                          std::to_string(a.mc_samples) + "|seed " + std::to_string(a.seed) + "|weights " +
+                          fmt("%g", sampler::Weights{}.r) + "," + fmt("%g", sampler::Weights{}.d) + "," +
+                          fmt("%g", sampler::Weights{}.u);
   const std::string path = cache_path(a, "select", p.name, key) + ".txt";
   Selection sel;
   std::string text;
@@ -510,7 +517,7 @@ struct StepResult {
 struct Lineage {
   std::string name;  // row label
   bool distill = false;
-  double old_weight = 0, ewc = 0;
+  double old_weight = 0, ewc = 0, unlabeled_ratio = 0;
   std::string model, fisher;  // current version (and its Fisher for distill)
 };
 
@@ -534,16 +541,17 @@ std::string render(const Args& a, const std::vector<StepResult>& steps, const st
      << ". Per new platform: rdu selects " << fmt("%g", a.fraction * 100) << "% of the pool (PoolEmbedder with the "
         "distill lineage's production model, mc_samples " << a.mc_samples << ", others = covered platforms, seed "
      << a.seed << "); distill = active column (" << a.column_epochs << " epochs) + student (" << a.epochs
-     << " epochs, ewc " << fmt("%g", a.ewc) << ", old_weight " << fmt("%g", a.old_weight)
-     << "); ft / c1 = " << a.epochs << " epochs on the same selection; c2 = a fresh student on the whole pool ("
-     << a.epochs << " epochs). Threads " << a.threads << ", no time budget, box shared (2 cores, another "
-        "benchmark running).\n\n";
+     << " epochs, ewc " << fmt("%g", a.ewc) << ", old_weight " << fmt("%g", a.old_weight) << ", unlabeled_ratio "
+     << fmt("%g", a.unlabeled_ratio) << ": the unselected rest of the pool as KD inputs"
+     << "); ft / c1 = " << a.epochs << " epochs on the same selection; b = a fresh student trained jointly on the "
+        "first platform's pool (as the base saw it) and the selection of every later platform ("
+     << a.base_epochs << " epochs); c2 = a fresh student on the whole pool (" << a.epochs
+     << " epochs). Threads " << a.threads << ", no time budget, box shared (2 cores).\n\n";
   md << "Cells: top-1 mean ratio (sum ratio) on the platform's eval split. (c1)/(c2) keep one model per "
         "platform: a column is that platform's own model (x86-24c's is the base), so they cannot forget; their "
-        "parameter count is the sum over platforms. **(b) joint training on all platforms' data was not run: when "
-        "this experiment was specified the trainer took one platform per TrainRequest (TrainRequest::joint landed in "
-        "commit 2607156 while it ran; a follow-up can add (b)). (c2), a separate student on the whole pool, is the "
-        "stand-in upper bound for the new platform.**\n\n";
+        "parameter count is the sum over platforms. (b) is the multi-task upper bound at the same measurement "
+        "budget: it sees every platform's training data at once (no old-data rule); (c2) shows what the whole pool "
+        "(10x the budget) would give.\n\n";
   for (std::size_t s = 0; s < steps.size(); ++s) {
     const StepResult& st = steps[s];
     md << "## Step " << s << ": " << (s == 0 ? "base on " : "+ ") << st.platform;
@@ -627,7 +635,9 @@ std::string render(const Args& a, const std::vector<StepResult>& steps, const st
   // The targets of issue 6 item 8, per distill lineage.
   if (steps.size() > 1) {
     md << "## Targets\n\n";
-    const std::string upper = "(c2) separate, whole pool";
+    const bool have_joint = std::find(order.begin(), order.end(), "(b) joint") != order.end();
+    const std::string upper = have_joint ? "(b) joint" : "(c2) separate, whole pool";
+    const std::string upper_tag = have_joint ? "(b)" : "(c2)";
     for (const std::string& m : order) {
       if (m.rfind("distill", 0) != 0) continue;
       double worst = 0;
@@ -656,7 +666,7 @@ std::string render(const Args& a, const std::vector<StepResult>& steps, const st
         if (d == steps[s].cells.end() || u == steps[s].cells.end()) continue;
         const double gap = d->second.at(steps[s].platform).score.top1_mean -
                            u->second.at(steps[s].platform).score.top1_mean;
-        md << "; new " << steps[s].platform << " vs (c2): " << fmt("%+.4f", gap) << " (target ≥ −0.03: "
+        md << "; new " << steps[s].platform << " vs " << upper_tag << ": " << fmt("%+.4f", gap) << " (target ≥ −0.03: "
            << (gap >= -0.03 ? "met" : "NOT met") << ")";
       }
       md << "; parameter count " << (params.size() == 1 ? "constant (" + std::to_string(*params.begin()) + ")" : "NOT constant");
@@ -695,15 +705,17 @@ int main(int argc, char** argv) {
 
   // Lineages (rows that carry a model along the sequence).
   std::vector<Lineage> lineages;
-  if (a.methods.count("distill")) lineages.push_back({"distill", true, a.old_weight, a.ewc, {}, {}});
+  if (a.methods.count("distill")) lineages.push_back({"distill", true, a.old_weight, a.ewc, a.unlabeled_ratio, {}, {}});
   if (a.extra) {
-    lineages.push_back({"distill (old_weight " + fmt("%g", a.extra_old) + ", ewc " + fmt("%g", a.extra_ewc) + ")",
-                        true, a.extra_old, a.extra_ewc, {}, {}});
+    lineages.push_back({"distill (old_weight " + fmt("%g", a.extra_old) + ", ewc " + fmt("%g", a.extra_ewc) +
+                            ", unlabeled " + fmt("%g", a.extra_unlabeled) + ")",
+                        true, a.extra_old, a.extra_ewc, a.extra_unlabeled, {}, {}});
   }
-  if (a.methods.count("ft")) lineages.push_back({"(a) fine-tune", false, 0, 0, {}, {}});
+  if (a.methods.count("ft")) lineages.push_back({"(a) fine-tune", false, 0, 0, 0, {}, {}});
   std::vector<std::string> order;
   for (const Lineage& l : lineages) order.push_back(l.name);
-  const std::string c1 = "(c1) separate, 10%", c2 = "(c2) separate, whole pool";
+  const std::string joint = "(b) joint", c1 = "(c1) separate, 10%", c2 = "(c2) separate, whole pool";
+  if (a.methods.count("b")) order.push_back(joint);
   if (a.methods.count("c1")) order.push_back(c1);
   if (a.methods.count("c2")) order.push_back(c2);
 
@@ -723,11 +735,11 @@ int main(int argc, char** argv) {
                             "|holdout 0.3 salt 0 dedup";
     const std::string path = cache_path(a, "base", a.platforms[0], key);
     const bool cached = std::filesystem::exists(path + ".meta");
-    if (!load_platform(a, a.platforms[0], !cached, &p0)) return 1;
+    if (!load_platform(a, a.platforms[0], !cached || a.methods.count("b"), &p0)) return 1;
     tr::TrainRequest req = make_request(a, p0, p0.pool, a.base_epochs);
     auto base = train_cached(a, "base", p0.name, key, req);
     if (!base) return fail("base", base.status());
-    p0.pool = {};
+    if (!a.methods.count("b")) p0.pool = {};  // (b) trains on it again at every step
     p0.task = {};
     auto score = evaluate_cached(a, p0, base->checkpoint);
     if (!score) return fail("base", score.status());
@@ -743,6 +755,7 @@ int main(int argc, char** argv) {
     }
     if (a.methods.count("c1")) st.cells[c1][p0.name] = {*score, base->params};
     if (a.methods.count("c2")) st.cells[c2][p0.name] = {*score, base->params};
+    if (a.methods.count("b")) st.cells[joint][p0.name] = {*score, base->params};
     st.timings.push_back({"base", "train", base->wall_s, base->cpu_s, base->programs, base->cached});
     std::printf("step 0 (%s): base top-1 %.4f/%.4f (mean/sum) on %lld eval tasks; %lld params\n", p0.name.c_str(),
                 score->top1_mean, score->top1_sum, static_cast<long long>(score->tasks),
@@ -785,6 +798,18 @@ int main(int argc, char** argv) {
     auto shared = selection_for(lineages.front().model);
     if (!shared) return fail("selection", shared.status());
     const std::vector<core::Record> shared_records = records_of(**shared);
+    p.selected = shared_records;
+    // The unmeasured rest of the pool: distillation inputs without labels.
+    const auto unlabeled_of = [&](const Selection& sel) {
+      std::vector<char> picked(p.pool.size(), 0);
+      for (std::int64_t i : sel.picks) picked[static_cast<std::size_t>(i)] = 1;
+      std::vector<core::Record> out;
+      out.reserve(p.pool.size() - sel.picks.size());
+      for (std::size_t i = 0; i < p.pool.size(); ++i) {
+        if (!picked[i]) out.push_back(p.pool[i]);
+      }
+      return out;
+    };
     st.selected = static_cast<std::int64_t>(shared_records.size());
     st.embed_s = (*shared)->embed_s;
     st.select_s = (*shared)->select_s;
@@ -810,13 +835,21 @@ int main(int argc, char** argv) {
         targets.teacher_fisher = l.fisher;
         targets.old_weight = l.old_weight;
         targets.ewc_weight = l.ewc;
+        targets.unlabeled_ratio = l.unlabeled_ratio;
+        const std::vector<core::Record> unlabeled = l.unlabeled_ratio > 0 ? unlabeled_of(**sel) : std::vector<core::Record>{};
+        targets.unlabeled = unlabeled;
         tr::TrainRequest req = make_request(a, p, records, a.epochs);
         req.init_checkpoint = l.model;
         req.distill = &targets;
         const std::string key = "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " +
                                 tcl::sha256_hex(l.fisher) + "|column " + tcl::sha256_hex(column->checkpoint) +
                                 "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) + " w " +
-                                fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) + "|epochs " +
+                                fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) +
+                                (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
+                                                             std::to_string(unlabeled.size()) + " max " +
+                                                             std::to_string(targets.max_unlabeled)
+                                                       : std::string()) +
+                                "|epochs " +
                                 std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
         auto student = train_cached(a, "distill", p.name, key, req);
         if (!student) return fail(l.name, student.status());
@@ -835,6 +868,28 @@ int main(int argc, char** argv) {
         st.timings.push_back({l.name, "fine-tune", ft->wall_s, ft->cpu_s, ft->programs, ft->cached});
         l.model = std::move(ft->checkpoint);
       }
+    }
+    // (b) joint: a fresh student on every platform's training data so far
+    // (the first platform's pool as the base saw it, the rdu selection of
+    // each later one): the multi-task upper bound at the same measurement
+    // budget, free of the no-old-data rule.
+    std::optional<Trained> joint_model;
+    if (a.methods.count("b")) {
+      tr::TrainRequest req = make_request(a, p, p.selected, a.base_epochs);
+      req.compute_fisher = false;
+      std::string key = "joint|" + p.name + "|sel " + (*shared)->digest + "|" + a.platforms[0] + " pool " +
+                        std::to_string(platforms[0].pool.size()) + " max_records " + std::to_string(a.base_max_records);
+      req.joint.push_back({platforms[0].pool, platforms[0].platform});
+      for (std::size_t j = 1; j < k; ++j) {
+        req.joint.push_back({platforms[j].selected, platforms[j].platform});
+        key += "|" + platforms[j].name + " " + sha12(std::to_string(platforms[j].selected.size()) + "|" +
+                                                     core::program_id(platforms[j].selected.front()));
+      }
+      key += "|epochs " + std::to_string(a.base_epochs) + "|seed " + std::to_string(a.seed);
+      auto t = train_cached(a, "joint", p.name, key, req);
+      if (!t) return fail(joint, t.status());
+      st.timings.push_back({joint, "train", t->wall_s, t->cpu_s, t->programs, t->cached});
+      joint_model = std::move(*t);
     }
     // Separate models of this platform.
     std::map<std::string, Trained> separate;
@@ -879,6 +934,17 @@ int main(int argc, char** argv) {
         }
       }
     }
+    if (joint_model) {
+      auto cm = tr::CostModel::load(joint_model->checkpoint);
+      if (!cm) return fail(joint, cm.status());
+      for (std::size_t j = 0; j <= k; ++j) {
+        auto s = evaluate_cached(a, platforms[j], joint_model->checkpoint);
+        if (!s) return fail(joint, s.status());
+        st.cells[joint][platforms[j].name] = {*s, (*cm)->num_parameters()};
+        std::printf("  %-30s on %-10s top-1 %.4f/%.4f\n", joint.c_str(), platforms[j].name.c_str(), s->top1_mean,
+                    s->top1_sum);
+      }
+    }
     for (const auto& [name, t] : separate) {
       auto s = evaluate_cached(a, p, t.checkpoint);
       if (!s) return fail(name, s.status());
@@ -889,7 +955,7 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
     steps.push_back(std::move(st));
-    p.pool = {};  // selections are done; only the eval split is needed from now on
+    p.pool = {};  // selections are done; only the eval split (and the selection, for (b)) is needed from now on
     p.task = {};
     write_results();
   }

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <unordered_set>
 
 #include "core/features.h"
 #include "core/program_id.h"
@@ -73,6 +74,8 @@ struct TrainOptions {
   double old_weight = trainer::DistillTargets{}.old_weight;
   double ewc_weight = trainer::DistillTargets{}.ewc_weight;
   double temperature = trainer::DistillTargets{}.temperature;
+  double unlabeled_ratio = trainer::DistillTargets{}.unlabeled_ratio;  // the unmeasured pool as KD inputs
+  std::int64_t max_unlabeled = trainer::DistillTargets{}.max_unlabeled;
   double margin = 0.01;
   int column_epochs = 3;  // fine-tuning the active column when none exists
 };
@@ -129,6 +132,10 @@ Result<TrainOptions> parse_options(const std::string& text, registry::JobKind ki
       }
     } else if (kind == registry::JobKind::kDistill && key == "temperature") {
       if (x = number(0.01, 100); x) o.temperature = *x;
+    } else if (kind == registry::JobKind::kDistill && key == "unlabeled_ratio") {
+      if (x = number(0, 100); x) o.unlabeled_ratio = *x;
+    } else if (kind == registry::JobKind::kDistill && key == "max_unlabeled") {
+      if (x = number(0, 1e7); x) o.max_unlabeled = static_cast<std::int64_t>(*x);
     } else if (kind == registry::JobKind::kDistill && key == "margin") {
       if (x = number(0, 1); x) o.margin = *x;
     } else if (kind == registry::JobKind::kDistill && key == "column_epochs") {
@@ -285,6 +292,7 @@ void JobWorker::run_job(const registry::Job& job) {
     teacher_platforms = info->platforms;
   }
   trainer::DistillTargets targets;
+  std::vector<core::Record> unlabeled;  // the unmeasured pool (targets.unlabeled views it)
   if (distill) {
     if (auto f = models_.fisher(*init_version); f) {
       teacher_fisher = std::move(f->bytes);
@@ -326,6 +334,15 @@ void JobWorker::run_job(const registry::Job& job) {
     targets.old_weight = options->old_weight;
     targets.ewc_weight = options->ewc_weight;
     targets.temperature = options->temperature;
+    targets.unlabeled_ratio = options->unlabeled_ratio;
+    targets.max_unlabeled = options->max_unlabeled;
+    if (options->unlabeled_ratio > 0 && options->max_unlabeled > 0) {
+      set_progress(json::object{{"phase", "reading the candidate pool"}, {"records", records->size()}});
+      auto pool = read_unmeasured_candidates(*platform, *records, options->max_unlabeled);
+      if (!pool) return fail(pool.status());
+      unlabeled = std::move(*pool);
+      targets.unlabeled = unlabeled;
+    }
   }
 
   trainer::TrainRequest request = make_request(*options, *platform, *records);
@@ -419,6 +436,9 @@ void JobWorker::run_job(const registry::Job& job) {
                                                      {"old_weight", targets.old_weight},
                                                      {"ewc_weight", targets.ewc_weight},
                                                      {"temperature", targets.temperature},
+                                                     {"unlabeled_ratio", targets.unlabeled_ratio},
+                                                     {"unlabeled_read", unlabeled.size()},
+                                                     {"unlabeled_programs", trained->unlabeled_programs},
                                                      {"ewc", !teacher_fisher.empty()},
                                                      {"old_platforms", targets.old_descriptors.size()},
                                                      {"margin", options->margin}})
@@ -499,6 +519,36 @@ Result<std::vector<core::Record>> JobWorker::read_platform_records(const registr
                                            return !stopping_.load();
                                          });
   if (!read) return read;
+  return records;
+}
+
+Result<std::vector<core::Record>> JobWorker::read_unmeasured_candidates(const registry::Platform& platform,
+                                                                       const std::vector<core::Record>& measured,
+                                                                       std::int64_t max_records) {
+  std::unordered_set<std::string> skip;
+  skip.reserve(measured.size());
+  for (const core::Record& r : measured) skip.insert(core::program_id(r));
+  // As for measurements: a deterministic share by program id when the pool
+  // is far larger than what the job keeps (the trainer caps it exactly).
+  const std::int64_t pool = platform.counts.candidates;
+  const double keep = pool > 0 && max_records > 0
+                          ? std::min(1.0, 1.25 * static_cast<double>(max_records) / static_cast<double>(pool))
+                          : 1.0;
+  std::vector<core::Record> records;
+  core::RecordParser parser;
+  core::Record record;
+  Status read = uploads_.for_each_record(platform.id, registry::UploadKind::kCandidates,
+                                         [&](const registry::StoredRecord& r) {
+                                           if (keep < 1.0) {
+                                             const unsigned v = std::stoul(r.program_id.substr(0, 8), nullptr, 16);
+                                             if (static_cast<double>(v) / 4294967296.0 >= keep) return !stopping_.load();
+                                           }
+                                           if (skip.count(r.program_id)) return !stopping_.load();
+                                           if (!parser.parse(r.record, &record).is_ok()) return !stopping_.load();
+                                           records.push_back(record);
+                                           return !stopping_.load();
+                                         });
+  if (!read) return read.with_context("reading the candidate pool");
   return records;
 }
 

@@ -79,6 +79,12 @@ class JobWorker {
   Result<std::vector<core::Record>> read_platform_records(const registry::Platform& platform,
                                                           std::int64_t max_records, double eval_fraction,
                                                           bool eval_split_only = false);
+  // The platform's candidates that are not among `measured` (its distill
+  // inputs without labels, DESIGN §5.2): about max_records of them, a
+  // deterministic share by program id when the pool is larger.
+  Result<std::vector<core::Record>> read_unmeasured_candidates(const registry::Platform& platform,
+                                                               const std::vector<core::Record>& measured,
+                                                               std::int64_t max_records);
   struct Evaluated {
     trainer::RankingMetrics student, teacher;
   };

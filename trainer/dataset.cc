@@ -249,6 +249,71 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
   return ds;
 }
 
+Result<Dataset> build_unlabeled_dataset(std::span<const core::Record> records, const Platform& platform,
+                                        const DatasetOptions& options) {
+  if (options.max_len < 1) {
+    return Status::invalid_argument("dataset: max_len must be >= 1, got " + std::to_string(options.max_len));
+  }
+  if (options.max_records < 0) return Status::invalid_argument("dataset: max_records must be >= 0");
+  if (!(options.eval_fraction >= 0.0 && options.eval_fraction < 1.0)) {
+    return Status::invalid_argument("dataset: eval_fraction must be in [0, 1), got " +
+                                    std::to_string(options.eval_fraction));
+  }
+  Dataset ds;
+  ds.encoding = TokenEncoding::kSteps;
+  ds.summary.records = static_cast<std::int64_t>(records.size());
+  std::unordered_map<std::string, std::size_t> task_index;
+  std::vector<Task> all_tasks;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    switch (core::classify(records[i])) {
+      case core::RecordClass::kFailed: ++ds.summary.failed; break;
+      case core::RecordClass::kCandidate: ++ds.summary.candidates; break;
+      case core::RecordClass::kMeasured: ++ds.summary.measured; break;
+    }
+    std::string key = core::canonical_workload_key(records[i].workload_key);
+    auto [it, fresh] = task_index.try_emplace(key, all_tasks.size());
+    if (fresh) all_tasks.push_back(Task{std::move(key), {}, false});
+    all_tasks[it->second].members.push_back(i);
+  }
+  std::vector<Task*> kept;
+  for (Task& t : all_tasks) {
+    if (t.members.size() < 2) {
+      ++ds.summary.tasks_dropped;
+      continue;
+    }
+    if (options.eval_fraction > 0 && core::in_holdout(t.key, options.eval_fraction, options.split_salt)) {
+      ++ds.summary.eval_tasks;  // left out: the eval split never gives a gradient
+      continue;
+    }
+    kept.push_back(&t);
+  }
+  if (kept.empty()) {
+    return Status::failed_precondition("dataset: no task outside the eval split has two unlabeled programs (" +
+                                       std::to_string(records.size()) + " records)");
+  }
+  std::sort(kept.begin(), kept.end(), [](const Task* a, const Task* b) { return a->key < b->key; });
+  std::unordered_map<std::string, std::int64_t> task_ids;
+  for (const Task* t : kept) {
+    task_ids.emplace(t->key, static_cast<std::int64_t>(ds.task_keys.size()));
+    ds.task_keys.push_back(t->key);
+  }
+  ds.summary.tasks = static_cast<std::int64_t>(kept.size());
+  ds.summary.capped_records = apply_cap(kept, options.max_records, RecordSampling::kRecords, options.sample_seed);
+  std::size_t longest = 1;
+  for (const Task* t : kept) {
+    for (std::size_t i : t->members) longest = std::max(longest, records[i].steps.size());
+  }
+  ds.seq_len = static_cast<std::int64_t>(std::min<std::size_t>(longest, static_cast<std::size_t>(options.max_len)));
+  ds.token_dim = core::kTokenDim;
+  ds.descriptor.resize(core::kHardwareDim);
+  core::encode_hardware(platform.hardware, platform.target, ds.descriptor.data());
+  const std::vector<double> zeros(records.size(), 0.0);
+  fill_split(kept, records, zeros, zeros, task_ids, ds, core::kTlpCpu, &ds.train);
+  ds.summary.train_tasks = ds.train.tasks;
+  ds.summary.train_records = ds.train.count;
+  return ds;
+}
+
 Result<Platform> platform_of(std::span<const core::Record> records) {
   for (const core::Record& r : records) {
     if (!r.target.empty()) return Platform{r.target, r.hardware_params};

@@ -116,6 +116,19 @@ struct Dataset {
 Result<Dataset> build_dataset(std::span<const core::Record> records, const Platform& platform,
                               const DatasetOptions& options);
 
+// Programs without labels: distillation inputs (DESIGN §5 "Compress" trains
+// on the new platform's unmeasured pool as well as its measurements). Every
+// record of `records` counts, whatever its class; they are grouped by task
+// (ids in sorted key order, as build_dataset) into `train`, with labels and
+// latencies 0 (never read); tasks with a single program are left out (a
+// ranking needs two), and so are the tasks of the eval split that
+// `options` names (eval_fraction, split_salt: they never give a gradient).
+// At most options.max_records programs (0 = all): the same seeded share
+// (sample_seed) of every task. Steps encoding, L = min(longest, max_len).
+// kFailedPrecondition when no task is left.
+Result<Dataset> build_unlabeled_dataset(std::span<const core::Record> records, const Platform& platform,
+                                        const DatasetOptions& options);
+
 // The platform of the first record that carries a target (target string and
 // hardware params); kNotFound when none does. For callers holding a file of
 // one platform's records (benchmarks, tools).

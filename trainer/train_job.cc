@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -361,17 +362,23 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
   std::int64_t steps_per_epoch =
       (chunks_per_epoch(groups, request.group_size) + request.groups_per_batch - 1) / request.groups_per_batch;
 
-  // Joint training: the other platforms' data, each with its descriptor.
+  // Where batches come from: the primary platform, the joint platforms, and
+  // for a distill the unmeasured pool (unlabeled: KD terms only).
   struct Source {
     const Dataset* ds;
     SplitTensors train;
     torch::Tensor descriptor;
     std::vector<std::vector<std::int64_t>> groups;
+    bool labeled = true;
+    std::int64_t max_batches = -1;  // per epoch; -1 = all
+    // Distill targets per row: the active column's and the teacher's per old platform.
+    std::vector<float> column_target = {};
+    std::vector<std::vector<float>> old_targets = {};
   };
   std::vector<Dataset> joint_data;
   joint_data.reserve(request.joint.size());
   std::vector<Source> sources;
-  sources.push_back(Source{ds, train, descriptor, groups});
+  sources.push_back(Source{.ds = ds, .train = train, .descriptor = descriptor, .groups = groups});
   if (!request.joint.empty()) {
     if (request.distill != nullptr || request.dataset != nullptr) {
       return Status::invalid_argument("train: joint training goes with neither distill nor a prebuilt dataset");
@@ -387,43 +394,75 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       joint_data.push_back(std::move(*made_j));
     }
     for (const Dataset& d : joint_data) {
-      Source src{&d, to_tensors(d.train, d),
-                 torch::from_blob(const_cast<float*>(d.descriptor.data()),
-                                  {1, static_cast<std::int64_t>(d.descriptor.size())}, torch::kFloat),
-                 group_rows(d.train)};
+      Source src{.ds = &d,
+                 .train = to_tensors(d.train, d),
+                 .descriptor = torch::from_blob(const_cast<float*>(d.descriptor.data()),
+                                                {1, static_cast<std::int64_t>(d.descriptor.size())}, torch::kFloat),
+                 .groups = group_rows(d.train)};
       steps_per_epoch +=
           (chunks_per_epoch(src.groups, request.group_size) + request.groups_per_batch - 1) / request.groups_per_batch;
       sources.push_back(std::move(src));
     }
   }
-  const std::int64_t total_steps = steps_per_epoch * request.epochs;
-
   // Distillation targets, computed once on this platform's programs.
   const DistillTargets* kd = request.distill;
-  std::vector<float> column_target;
-  std::vector<std::vector<float>> old_targets;
+  std::optional<Dataset> unlabeled;
   std::vector<torch::Tensor> old_descriptors, anchor, fisher;
   if (kd != nullptr) {
     if (request.init_checkpoint.empty()) return Status::invalid_argument("train: distill needs init_checkpoint (the teacher)");
     if (ds->encoding != TokenEncoding::kSteps) return Status::invalid_argument("train: distill needs the steps encoding");
+    if (!(kd->unlabeled_ratio >= 0)) return Status::invalid_argument("train: unlabeled_ratio must be >= 0");
+    if (kd->max_unlabeled < 0) return Status::invalid_argument("train: max_unlabeled must be >= 0");
     auto teacher = CostModel::load(request.init_checkpoint);
     if (!teacher) return teacher.status().with_context("train: teacher");
+    std::unique_ptr<CostModel> column;
     if (!kd->column_checkpoint.empty()) {
-      auto column = CostModel::load(kd->column_checkpoint);
-      if (!column) return column.status().with_context("train: active column");
-      auto c = frozen_scores(**column, ds->train, ds->seq_len, ds->descriptor);
+      auto c = CostModel::load(kd->column_checkpoint);
       if (!c) return c.status().with_context("train: active column");
-      column_target = std::move(*c);
+      column = std::move(*c);
     }
     for (const auto& h : kd->old_descriptors) {
       if (static_cast<std::int64_t>(h.size()) != config.descriptor_dim) {
         return Status::invalid_argument("train: an old platform's descriptor has " + std::to_string(h.size()) +
                                         " floats, the model reads " + std::to_string(config.descriptor_dim));
       }
-      auto t = frozen_scores(**teacher, ds->train, ds->seq_len, h);
-      if (!t) return t.status().with_context("train: teacher");
-      old_targets.push_back(std::move(*t));
       old_descriptors.push_back(torch::from_blob(const_cast<float*>(h.data()), {1, config.descriptor_dim}, torch::kFloat));
+    }
+    if (!kd->unlabeled.empty() && kd->unlabeled_ratio > 0) {
+      DatasetOptions options = request.data;  // its eval split stays out
+      options.max_len = static_cast<int>(config.max_len);
+      options.max_records = kd->max_unlabeled;
+      options.sample_seed = request.seed;
+      auto u = build_unlabeled_dataset(kd->unlabeled, request.platform, options);
+      if (u) {
+        unlabeled = std::move(*u);
+        out.unlabeled_programs = unlabeled->train.count;
+        Source src{.ds = &*unlabeled,
+                   .train = to_tensors(unlabeled->train, *unlabeled),
+                   .descriptor = descriptor,
+                   .groups = group_rows(unlabeled->train),
+                   .labeled = false};
+        src.max_batches = static_cast<std::int64_t>(std::ceil(kd->unlabeled_ratio * static_cast<double>(steps_per_epoch)));
+        src.max_batches = std::min(src.max_batches, (chunks_per_epoch(src.groups, request.group_size) +
+                                                     request.groups_per_batch - 1) / request.groups_per_batch);
+        steps_per_epoch += src.max_batches;
+        sources.push_back(std::move(src));
+      } else if (u.status().code() != StatusCode::kFailedPrecondition) {  // no task of 2: nothing to add
+        return u.status().with_context("train: unlabeled programs");
+      }
+    }
+    for (Source& src : sources) {
+      const DatasetSplit& split = src.ds->train;
+      if (column) {
+        auto c = frozen_scores(*column, split, src.ds->seq_len, ds->descriptor);
+        if (!c) return c.status().with_context("train: active column");
+        src.column_target = std::move(*c);
+      }
+      for (const auto& h : kd->old_descriptors) {
+        auto t = frozen_scores(**teacher, split, src.ds->seq_len, h);
+        if (!t) return t.status().with_context("train: teacher");
+        src.old_targets.push_back(std::move(*t));
+      }
     }
     if (!kd->teacher_fisher.empty() && kd->ewc_weight > 0) {
       auto f = fisher_tensors(kd->teacher_fisher, model);
@@ -433,6 +472,7 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       for (const torch::Tensor& p : model.parameters()) anchor.push_back(p.detach().clone());
     }
   }
+  const std::int64_t total_steps = steps_per_epoch * request.epochs;
   std::vector<std::int64_t> chunk_sizes;
   std::vector<float> batch_target;
 
@@ -456,9 +496,12 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
     // (source, batch) pairs; with one source this is the primary's batches.
     std::vector<std::pair<std::size_t, std::vector<Chunk>>> batches;
     for (std::size_t k = 0; k < sources.size(); ++k) {
-      for (auto& b : epoch_batches(sources[k].groups, sources[k].ds->train, request, rng)) {
-        batches.emplace_back(k, std::move(b));
+      auto source_batches = epoch_batches(sources[k].groups, sources[k].ds->train, request, rng);
+      if (sources[k].max_batches >= 0 &&
+          static_cast<std::int64_t>(source_batches.size()) > sources[k].max_batches) {
+        source_batches.resize(static_cast<std::size_t>(sources[k].max_batches));  // shuffled: a random share
       }
+      for (auto& b : source_batches) batches.emplace_back(k, std::move(b));
     }
     if (sources.size() > 1) shuffle(batches, rng);
     double loss_sum = 0;
@@ -486,7 +529,6 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       const torch::Tensor index = torch::from_blob(idx.data(), {b}, torch::kLong);
       const torch::Tensor tokens = src.train.tokens.narrow(1, 0, longest).index_select(0, index);
       const torch::Tensor lengths = src.train.lengths.index_select(0, index);
-      const torch::Tensor labels = src.train.labels.index_select(0, index);
       const torch::Tensor batch_groups = torch::from_blob(local_group.data(), {b}, torch::kLong);
 
       // The schedule follows the steps, or the clock when a time budget
@@ -495,7 +537,9 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       if (train_budget_s > 0) t = std::max(t, seconds_since(train_start) / train_budget_s);
       set_lr(*adamw, lr_at(request, std::min(t, 1.0), total_steps));
       const torch::Tensor scores = model.forward(tokens, lengths, src.descriptor.expand({b, src.descriptor.size(1)}));
-      torch::Tensor loss = lambda_rank_loss(scores, labels, batch_groups, loss_options);
+      torch::Tensor loss = src.labeled
+                               ? lambda_rank_loss(scores, src.train.labels.index_select(0, index), batch_groups, loss_options)
+                               : torch::zeros({});
       if (kd != nullptr) {
         const auto gather = [&](const std::vector<float>& all) {
           batch_target.resize(idx.size());
@@ -503,13 +547,13 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
           return torch::from_blob(batch_target.data(), {b}, torch::kFloat).clone();
         };
         loss = kd->label_weight * loss;
-        if (!column_target.empty() && kd->column_weight > 0) {
-          loss = loss + kd->column_weight * listwise_kd(scores, gather(column_target), chunk_sizes, kd->temperature);
+        if (!src.column_target.empty() && kd->column_weight > 0) {
+          loss = loss + kd->column_weight * listwise_kd(scores, gather(src.column_target), chunk_sizes, kd->temperature);
         }
-        for (std::size_t j = 0; j < old_targets.size() && kd->old_weight > 0; ++j) {
+        for (std::size_t j = 0; j < src.old_targets.size() && kd->old_weight > 0; ++j) {
           const torch::Tensor old_scores =
               model.forward(tokens, lengths, old_descriptors[j].expand({b, old_descriptors[j].size(1)}));
-          loss = loss + kd->old_weight * listwise_kd(old_scores, gather(old_targets[j]), chunk_sizes, kd->temperature);
+          loss = loss + kd->old_weight * listwise_kd(old_scores, gather(src.old_targets[j]), chunk_sizes, kd->temperature);
         }
         if (!fisher.empty()) {
           torch::Tensor ewc = torch::zeros({});

@@ -141,10 +141,20 @@ struct TrainRequest {
 // KD is ranking-aware: per task group, KL(softmax(target/τ) ‖ softmax(S/τ)).
 // Targets are computed once on platform k's programs only: no old
 // platform's data takes part (DESIGN §5.3).
+//
+// `unlabeled` adds platform k's unmeasured pool as inputs of the two KD
+// terms (DESIGN §5.2): each epoch also takes batches of those programs
+// (unlabeled_ratio × the measured batches, a fresh seeded share each epoch),
+// whose loss is the KD terms and EWC only. Tasks of the request's eval split
+// are left out of it. The measured training programs should not be in it
+// (the caller's contract: they would count twice).
 struct DistillTargets {
   std::string_view column_checkpoint;  // C, fine-tuned on platform k; empty = none (column_weight unused)
   std::vector<std::vector<float>> old_descriptors;  // h_j, core::kHardwareDim floats each
   std::string_view teacher_fisher;     // TrainResult::fisher of T; empty = no EWC
+  std::span<const core::Record> unlabeled;  // platform k's unmeasured programs; read during the call
+  double unlabeled_ratio = 1.0;             // unlabeled batches per measured batch, per epoch
+  std::int64_t max_unlabeled = 50'000;      // programs of `unlabeled` kept (seeded share per task)
   double label_weight = 1.0;
   double column_weight = 1.0;
   double old_weight = 1.0;
@@ -162,6 +172,7 @@ struct TrainResult {
   RankingMetrics metrics;   // on the eval split (all zero when it is empty)
   std::vector<float> eval_scores;  // the model's score of each eval program, in split order
   DatasetSummary data;      // what the data held and kept
+  std::int64_t unlabeled_programs = 0;  // distill: unmeasured programs kept as KD inputs
   std::int64_t num_parameters = 0;
 
   int epochs_done = 0;      // whole epochs finished

@@ -8,9 +8,12 @@
 
 #include <boost/json.hpp>
 
+#include <set>
 #include <thread>
 
 #include "core/line_reader.h"
+#include "core/program_id.h"
+#include "core/record.h"
 #include "tests/lib/http_client.h"
 #include "tests/lib/pg_cluster.h"
 #include "tests/lib/tcld_process.h"
@@ -102,6 +105,32 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
   const std::int64_t v1 = first.at("result_version").as_int64();
   EXPECT_TRUE(call("GET", "/v1/models/" + std::to_string(v1)).json().at("has_fisher").as_bool());
 
+  // The unmeasured pool: candidates of t4, some of them measured already
+  // (those are not distillation inputs).
+  const std::string pool = lines_of("gpu-2080ti", 15, 1000);
+  ASSERT_EQ(call("POST", "/v1/platforms/t4/candidates", pool).status, 201);
+  std::int64_t pool_unmeasured = 0;
+  {
+    const auto program_ids = [](const std::string& text) {
+      std::set<std::string> ids;
+      core::RecordParser parser;
+      core::Record r;
+      for (std::size_t at = 0, end = 0; at < text.size(); at = end + 1) {
+        end = text.find('\n', at);
+        EXPECT_TRUE(parser.parse(std::string_view(text).substr(at, end - at), &r).is_ok());
+        ids.insert(core::program_id(r));
+      }
+      return ids;
+    };
+    const std::set<std::string> measured = program_ids(lines_of("gpu-2080ti", 30, 1200));
+    const std::set<std::string> candidates = program_ids(pool);
+    for (const std::string& id : candidates) pool_unmeasured += measured.count(id) ? 0 : 1;
+    ASSERT_GT(pool_unmeasured, 0);
+    ASSERT_LT(pool_unmeasured, static_cast<std::int64_t>(candidates.size()));
+    ASSERT_EQ(call("GET", "/v1/platforms/t4").json().at("counts").at("candidates").as_int64(),
+              static_cast<std::int64_t>(candidates.size()));
+  }
+
   const std::string distill = R"({"kind": "distill", "epochs": 2, "column_epochs": 1, "seed": 1})";
   json::value d = run_job("t4", distill);
   ASSERT_EQ(d.at("state").as_string(), "succeeded") << json::serialize(d);
@@ -120,6 +149,10 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
     ASSERT_TRUE(metrics.at("versus_parent").at(p).at("parent_top1").is_number()) << json::serialize(metrics);
   }
   EXPECT_EQ(version.at("config").at("distill").at("old_platforms").as_int64(), 1);
+  EXPECT_EQ(version.at("config").at("distill").at("unlabeled_read").as_int64(), pool_unmeasured);
+  // Inputs outside t4's evaluation split (and in tasks of two or more).
+  EXPECT_GT(version.at("config").at("distill").at("unlabeled_programs").as_int64(), 0);
+  EXPECT_LE(version.at("config").at("distill").at("unlabeled_programs").as_int64(), pool_unmeasured);
   // The gate's verdict is recorded with its reasons, and production follows it.
   const std::string status(version.at("status").as_string());
   ASSERT_TRUE(status == "promoted" || status == "candidate") << status;

@@ -278,5 +278,65 @@ TEST(DatasetTest, Errors) {
   EXPECT_EQ(platform_of({}).status().code(), StatusCode::kNotFound);
 }
 
+// Unlabeled programs (distillation inputs): every class counts, grouped by
+// task in sorted key order, single-program tasks left out, tokens as core
+// encodes them, the cap keeps a share of every task.
+TEST(DatasetTest, UnlabeledDatasetGroupsEveryProgram) {
+  std::vector<core::Record> records;
+  for (int p = 0; p < 3; ++p) {
+    core::Record candidate = make_record(task_key(2), 1.0, 2 + p);
+    candidate.costs.clear();  // an unmeasured candidate
+    records.push_back(candidate);
+  }
+  records.push_back(make_record(task_key(1), 1.0, 3));
+  records.push_back(make_record(task_key(1), 1.0, 3, /*error_no=*/4));  // failed: still an input
+  records.push_back(make_record(task_key(3), 1.0, 2));                  // alone in its task
+  DatasetOptions options;
+  options.max_len = 3;
+  auto ds = build_unlabeled_dataset(records, cpu_platform(), options);
+  ASSERT_TRUE(ds.is_ok()) << ds.status().to_string();
+  EXPECT_EQ(ds->task_keys, (std::vector<std::string>{core::canonical_workload_key(task_key(1)),
+                                                      core::canonical_workload_key(task_key(2))}));
+  EXPECT_EQ(ds->summary.candidates, 3);
+  EXPECT_EQ(ds->summary.failed, 1);
+  EXPECT_EQ(ds->summary.tasks_dropped, 1);
+  ASSERT_EQ(ds->train.count, 5);
+  EXPECT_EQ(ds->eval.count, 0);
+  EXPECT_EQ(ds->seq_len, 3);  // min(longest 4, max_len 3)
+  EXPECT_EQ(ds->train.groups, (std::vector<std::int64_t>{0, 0, 1, 1, 1}));
+  EXPECT_EQ(ds->train.lengths, (std::vector<std::int32_t>{3, 3, 2, 3, 3}));
+  std::vector<float> expected(static_cast<std::size_t>(3 * core::kTokenDim), 0.0f);
+  core::encode_tokens(records[2].steps, 3, expected.data());
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(), ds->train.tokens.begin() + 4 * 3 * core::kTokenDim));
+
+  // The cap: a share of every task, at least 2 each.
+  DatasetOptions cap;
+  cap.max_records = 40;
+  cap.sample_seed = 7;
+  auto capped = build_unlabeled_dataset(many_tasks(4, 40), cpu_platform(), cap);
+  ASSERT_TRUE(capped.is_ok());
+  EXPECT_EQ(capped->train.count, 40);
+  EXPECT_EQ(capped->train.tasks, 4);
+
+  // The eval split's tasks never become inputs.
+  DatasetOptions split;
+  split.eval_fraction = 0.5;
+  split.split_salt = 3;
+  const std::vector<core::Record> tasks = many_tasks(20, 3);
+  auto outside = build_unlabeled_dataset(tasks, cpu_platform(), split);
+  ASSERT_TRUE(outside.is_ok());
+  std::int64_t held = 0;
+  for (int t = 0; t < 20; ++t) held += core::in_holdout(core::canonical_workload_key(task_key(t)), 0.5, 3) ? 1 : 0;
+  ASSERT_GT(held, 0);
+  EXPECT_EQ(outside->train.tasks, 20 - held);
+  for (const std::string& key : outside->task_keys) EXPECT_FALSE(core::in_holdout(key, 0.5, 3)) << key;
+
+  EXPECT_EQ(build_unlabeled_dataset({records.data() + 5, 1}, cpu_platform(), DatasetOptions{}).status().code(),
+            StatusCode::kFailedPrecondition);
+  DatasetOptions bad;
+  bad.max_len = 0;
+  EXPECT_EQ(build_unlabeled_dataset(records, cpu_platform(), bad).status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace tcl::trainer

@@ -374,5 +374,96 @@ TEST(TrainJobTest, JointTrainingLearnsEveryPlatform) {
   EXPECT_EQ(train_platform(bad, nullptr).status().code(), StatusCode::kInvalidArgument);
 }
 
+// The unmeasured pool as distillation inputs (DESIGN §5.2): with few
+// measured programs, the new platform's unlabeled programs carry the old
+// platform's ranking (teacher KD) and the column's into the student; they
+// add KD-only steps (unlabeled_ratio x the measured ones) and no labels.
+TEST(TrainJobTest, DistillationLearnsFromTheUnmeasuredPool) {
+  const std::vector<core::Record> old_records = planted_platform(16, 48);
+  TrainRequest base = small_request(old_records);
+  base.epochs = 8;
+  auto teacher = train_platform(base, nullptr);
+  ASSERT_TRUE(teacher.is_ok()) << teacher.status().to_string();
+
+  // A sibling CPU (same target, other hardware params): descriptors close
+  // to the old one, so learning it moves the old platform's scores too.
+  const Platform new_platform{kTarget, core::HardwareParams{4, 64, 64, 0, 0, 0, 0, 0}};
+  std::vector<core::Record> measured, pool = reversed_platform(16, 48);
+  // Measured: 12 programs of each task, all with small tiles (1..8).
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    const int p = static_cast<int>(i % 48);
+    if (p % 8 < 4 && p < 24) measured.push_back(pool[i]);
+  }
+  std::vector<core::Record> unlabeled;
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    const int p = static_cast<int>(i % 48);
+    if (!(p % 8 < 4 && p < 24)) {
+      core::Record r = pool[i];
+      r.costs.clear();  // an unmeasured candidate
+      unlabeled.push_back(std::move(r));
+    }
+  }
+  std::vector<float> old_descriptor(core::kHardwareDim);
+  core::encode_hardware(std::nullopt, kTarget, old_descriptor.data());
+
+  const auto distill = [&](double ratio) {
+    DistillTargets kd;
+    kd.old_descriptors = {old_descriptor};  // no EWC: the KD inputs alone keep the old platform
+    kd.unlabeled = unlabeled;
+    kd.unlabeled_ratio = ratio;
+    TrainRequest r = small_request(measured);
+    r.platform = new_platform;
+    r.epochs = 24;
+    r.learning_rate = 1e-2;
+    r.init_checkpoint = teacher->checkpoint;
+    r.distill = &kd;
+    auto out = train_platform(r, nullptr);
+    EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+    return out;
+  };
+  auto without = distill(0);
+  auto with = distill(2);
+  ASSERT_TRUE(without.is_ok() && with.is_ok());
+  // Up to 2 unlabeled batches per measured batch, every epoch (fewer only
+  // when the pool's chunks run out: it has 2 chunks per task here).
+  EXPECT_LE(with->steps, 3 * without->steps);
+  EXPECT_GE(2 * with->steps, 5 * without->steps);
+  EXPECT_EQ(with->data.train_records, without->data.train_records);  // labels: the measured programs only
+
+  // What the KD on the pool asks for: under the old descriptor the student
+  // orders the pool's programs as the teacher does (pairs within a task).
+  auto inputs = build_unlabeled_dataset(unlabeled, new_platform, DatasetOptions{});
+  ASSERT_TRUE(inputs.is_ok());
+  const auto old_scores = [&](const std::string& checkpoint) {
+    auto model = CostModel::load(checkpoint);
+    EXPECT_TRUE(model.is_ok());
+    std::vector<float> out(static_cast<std::size_t>(inputs->train.count));
+    EXPECT_TRUE((*model)->predict(FeatureBatch{inputs->train.count, inputs->seq_len, inputs->train.tokens,
+                                               inputs->train.lengths, old_descriptor},
+                                  out)
+                    .is_ok());
+    return out;
+  };
+  const std::vector<float> t = old_scores(teacher->checkpoint);
+  const auto agreement = [&](const std::vector<float>& s) {
+    std::int64_t same = 0, pairs = 0;
+    const auto& g = inputs->train.groups;
+    for (std::size_t a = 0; a < g.size(); ++a) {
+      for (std::size_t b = a + 1; b < g.size() && g[b] == g[a]; ++b) {
+        if (t[a] == t[b]) continue;
+        ++pairs;
+        same += (s[a] > s[b]) == (t[a] > t[b]) ? 1 : 0;
+      }
+    }
+    return static_cast<double>(same) / static_cast<double>(std::max<std::int64_t>(pairs, 1));
+  };
+  const double with_pool = agreement(old_scores(with->checkpoint));
+  const double without_pool = agreement(old_scores(without->checkpoint));
+  std::printf("[ unlabeled ] old-descriptor agreement with the teacher on the pool: distill %.3f, distill + pool %.3f\n",
+              without_pool, with_pool);
+  EXPECT_GT(with_pool, without_pool + 0.02);
+  EXPECT_GT(with_pool, 0.9);
+}
+
 }  // namespace
 }  // namespace tcl::trainer
