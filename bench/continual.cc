@@ -9,7 +9,8 @@
 //      program (core::program_id), are the platform's pool.
 //   1. Base (step 0): the default student trained on the first platform's
 //      pool (train_platform: eval_fraction 0, max_records --base-max-records,
-//      --base-epochs, --threads, seed --seed, no time budget, with Fisher).
+//      --base-epochs, --threads, seed --base-seed (default --seed), no time
+//      budget, with Fisher).
 //   2. Each next platform k: 10% (--fraction) of k's pool picked by rdu as the
 //      daemon's sample request does (trainer::PoolEmbedder with the current
 //      production model = the distill lineage's student, fast path, k's
@@ -22,16 +23,20 @@
 //                 --column-epochs, no Fisher); student = train_platform(init =
 //                 teacher, selected, distill = {column, old descriptors of
 //                 every covered platform, teacher's Fisher, --ewc,
-//                 --old-weight}, --epochs); its Fisher is the next teacher's.
+//                 --old-weight, the unselected rest of the pool as unlabeled
+//                 KD inputs at --unlabeled-ratio}, --epochs); its Fisher is
+//                 the next teacher's.
 //        ft       plain fine-tuning: train_platform(init = previous, selected,
 //                 --epochs), no distillation.
+//        b        joint training (the multi-task upper bound at the same
+//                 measurement budget): a fresh student on the first
+//                 platform's pool as the base saw it plus the selection of
+//                 every later platform (TrainRequest::joint, --base-epochs).
 //        c1, c2   a separate fresh student per platform on the selected set
 //                 (c1) or the whole pool (c2, capped at --base-max-records);
-//                 the first platform's is the base. c2 stands in for the
-//                 joint multi-task upper bound (b), not run here (the
-//                 trainer's TrainRequest::joint came after this bench).
-//      --extra-distill OLD,EWC adds a second, labelled distill lineage with
-//      those weights (the one allowed variation).
+//                 the first platform's is the base.
+//      --extra-distill OLD,EWC[,UNLABELED] adds a second, labelled distill
+//      lineage with those weights (the one allowed variation).
 //   3. After each step every current model is scored on the evaluation split
 //      of every platform seen so far: trainer::evaluate_checkpoint(records of
 //      that platform, DatasetOptions{eval_fraction 0.3, split_salt 0,
@@ -46,9 +51,10 @@
 //   bench_continual [--data /work/shared/data] [--out /tmp/continual]
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
 //       [--epochs 6] [--column-epochs 6] [--ewc 0.05] [--old-weight 1]
-//       [--extra-distill OLD,EWC] [--seed 1] [--fraction 0.1] [--mc-samples 8]
+//       [--unlabeled-ratio 1] [--extra-distill OLD,EWC[,UNLABELED]] [--seed 1]
+//       [--base-seed SEED] [--fraction 0.1] [--mc-samples 8]
 //       [--base-epochs 4] [--base-max-records 40000] [--threads 2]
-//       [--methods distill,ft,c1,c2]
+//       [--methods distill,ft,b,c1,c2]
 //
 // --data holds one folder per platform with records.jsonl.gz. Run under
 // `nice -n 10` on a shared box; one training at a time (threads = --threads).
@@ -138,6 +144,7 @@ struct Args {
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0;
   std::uint64_t seed = 1;
+  std::uint64_t base_seed = 0;  // 0 = --seed
   double fraction = 0.1;
   int mc_samples = 8;
   std::int64_t base_max_records = 40'000;
@@ -179,6 +186,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       a->extra_ewc = std::atof(w[1].c_str());
       a->extra_unlabeled = w.size() == 3 ? std::atof(w[2].c_str()) : a->unlabeled_ratio;
     } else if (k == "--seed") a->seed = std::strtoull(v, nullptr, 10);
+    else if (k == "--base-seed") a->base_seed = std::strtoull(v, nullptr, 10);
     else if (k == "--fraction") a->fraction = std::atof(v);
     else if (k == "--mc-samples") a->mc_samples = std::atoi(v);
     else if (k == "--base-max-records") a->base_max_records = std::atoll(v);
@@ -189,6 +197,7 @@ bool parse_args(int argc, char** argv, Args* a) {
     }
   }
   if (a->cache.empty()) a->cache = a->out + "/cache";
+  if (a->base_seed == 0) a->base_seed = a->seed;
   if (!a->methods.count("distill")) {
     std::fprintf(stderr, "--methods must include distill (its student is the production model rdu selects with)\n");
     return false;
@@ -350,7 +359,7 @@ Result<Trained> train_cached(const Args& a, const std::string& what, const std::
   }
   const Clock::time_point t0 = Clock::now();
   const double cpu0 = cpu_seconds();
-  auto r = tr::train_platform(req, [&](int epoch, double loss, double) {
+  auto r = tr::train_platform(req, [&](int epoch, int, double loss, double) {
     std::printf("  %-8s %-10s epoch %d loss %.4f (%.0f s)\n", what.c_str(), platform.c_str(), epoch, loss,
                 seconds_since(t0));
     std::fflush(stdout);
@@ -537,7 +546,7 @@ std::string render(const Args& a, const std::vector<StepResult>& steps, const st
         "cmake --build build-continual -j2 --target bench_continual`\n\n";
   md << "Settings: eval split = core::in_holdout(canonical key, 0.3, salt 0) of each platform (scored with "
         "evaluate_checkpoint, max_eval_records 20000); pool = measured records of the other tasks, one per program. "
-        "Base: " << a.base_epochs << " epochs on ≤" << a.base_max_records << " pool programs, seed " << a.seed
+        "Base: " << a.base_epochs << " epochs on ≤" << a.base_max_records << " pool programs, seed " << a.base_seed
      << ". Per new platform: rdu selects " << fmt("%g", a.fraction * 100) << "% of the pool (PoolEmbedder with the "
         "distill lineage's production model, mc_samples " << a.mc_samples << ", others = covered platforms, seed "
      << a.seed << "); distill = active column (" << a.column_epochs << " epochs) + student (" << a.epochs
@@ -731,12 +740,13 @@ int main(int argc, char** argv) {
     PlatformData& p0 = platforms[0];
     const std::string key = "base|" + a.data + "/" + a.platforms[0] + "|max_records " +
                             std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.base_epochs) +
-                            "|seed " + std::to_string(a.seed) + "|threads " + std::to_string(a.threads) +
+                            "|seed " + std::to_string(a.base_seed) + "|threads " + std::to_string(a.threads) +
                             "|holdout 0.3 salt 0 dedup";
     const std::string path = cache_path(a, "base", a.platforms[0], key);
     const bool cached = std::filesystem::exists(path + ".meta");
     if (!load_platform(a, a.platforms[0], !cached || a.methods.count("b"), &p0)) return 1;
     tr::TrainRequest req = make_request(a, p0, p0.pool, a.base_epochs);
+    req.seed = a.base_seed;
     auto base = train_cached(a, "base", p0.name, key, req);
     if (!base) return fail("base", base.status());
     if (!a.methods.count("b")) p0.pool = {};  // (b) trains on it again at every step

@@ -19,7 +19,8 @@
 //   4. Per fraction f and strategy (rdu, random, r, d, u): sampler::select
 //      with budget ceil(f·pool), min_per_task 2, --weights (rdu); then the
 //      base is fine-tuned on the picked records only (init_checkpoint = base,
-//      no eval split, --ft-epochs, --ft-lr, seed) and scored on the held-out
+//      no eval split, --ft-epochs (more when --ft-min-steps asks), --ft-lr,
+//      seed) and scored on the held-out
 //      tasks with trainer::evaluate_ranking (TenSet top-1/top-5: sum ratio and
 //      mean over tasks; pairwise accuracy; the random-order floor). Reference
 //      rows: the whole pool (f = 1) and the base without fine-tuning.
@@ -42,7 +43,7 @@
 //   bench_onboarding --base-checkpoint PATH [--data DIR] [--out DIR]
 //       [--platform x86-16c,gpu-2080ti] [--seeds 1] [--seed-base 1]
 //       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--no-full]
-//       [--base-max-records 40000] [--base-epochs 4] [--ft-epochs 6] [--ft-lr 0.002]
+//       [--base-max-records 40000] [--base-epochs 4] [--ft-epochs 6] [--ft-min-steps 0] [--ft-lr 0.002]
 //       [--weights 0,1,1] [--rounds 1|2] [--holdout 0.3] [--split-salt 5]
 //       [--mc-samples 8] [--min-per-task 2] [--threads 2]
 //   bench_onboarding --base-checkpoint PATH --timing [--timing-pool 100000]
@@ -113,6 +114,7 @@ struct Args {
   std::int64_t base_max_records = 40'000;
   int base_epochs = 4;
   int ft_epochs = 6;
+  std::int64_t ft_min_steps = 0;  // TrainRequest::min_steps of every fine-tune
   double ft_lr = tr::TrainRequest{}.learning_rate;
   sampler::Weights weights;
   int rounds = 1;
@@ -163,6 +165,7 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--base-max-records") a->base_max_records = std::atoll(v);
     else if (k == "--base-epochs") a->base_epochs = std::atoi(v);
     else if (k == "--ft-epochs") a->ft_epochs = std::atoi(v);
+    else if (k == "--ft-min-steps") a->ft_min_steps = std::atoll(v);
     else if (k == "--ft-lr") a->ft_lr = std::atof(v);
     else if (k == "--weights") {
       const std::vector<std::string> w = split_list(v);
@@ -332,7 +335,8 @@ Tags tags_of(const Args& a, const std::string& base_sha) {
   Tags t;
   t.zero_shot = "base=" + base_sha.substr(0, 12) + " holdout=" + fmt("%g", a.holdout) +
                 " salt=" + std::to_string(a.split_salt);
-  t.full = t.zero_shot + " ft_epochs=" + std::to_string(a.ft_epochs) + " lr=" + fmt("%g", a.ft_lr);
+  t.full = t.zero_shot + " ft_epochs=" + std::to_string(a.ft_epochs) + " lr=" + fmt("%g", a.ft_lr) +
+           (a.ft_min_steps > 0 ? " min_steps=" + std::to_string(a.ft_min_steps) : std::string());
   const std::string min_per_task = " min_per_task=" + std::to_string(a.min_per_task);
   const std::string model_based = " rounds=" + std::to_string(a.rounds) + " mc=" + std::to_string(a.mc_samples);
   t.selection = t.full + " w=" + fmt("%g", a.weights.r) + "," + fmt("%g", a.weights.d) + "," +
@@ -434,6 +438,7 @@ Result<tr::TrainResult> finetune(const Args& a, const std::string& base, const P
   req.data.eval_fraction = 0;  // the held-out tasks are scored outside
   req.init_checkpoint = base;
   req.epochs = a.ft_epochs;
+  req.min_steps = a.ft_min_steps;
   req.learning_rate = a.ft_lr;
   req.seed = seed;
   req.threads = a.threads;
@@ -667,7 +672,7 @@ Result<std::string> base_checkpoint(const Args& a) {
   req.threads = a.threads;
   req.time_budget_s = 0;
   req.eval_each_epoch = false;
-  auto r = tr::train_platform(req, [&](int epoch, double loss, double) {
+  auto r = tr::train_platform(req, [&](int epoch, int, double loss, double) {
     std::printf("  base epoch %d loss %.4f (%.0f s)\n", epoch, loss, seconds_since(t0));
     std::fflush(stdout);
     return true;

@@ -257,7 +257,7 @@ int run_job(const Args& a, const std::vector<core::Record>& records, const tr::P
   std::fflush(stdout);
   const Clock::time_point t0 = Clock::now();
   const double cpu0 = cpu_seconds();
-  auto result = tr::train_platform(req, [&](int epoch, double loss, double val_top1) {
+  auto result = tr::train_platform(req, [&](int epoch, int, double loss, double val_top1) {
     std::printf("  epoch %d loss %.4f val top-1 mean %.4f (%.0f s)\n", epoch, loss, val_top1, seconds_since(t0));
     std::fflush(stdout);
     return true;
@@ -371,7 +371,7 @@ int main(int argc, char** argv) {
       req.eval_each_epoch = a.verbose;
       const std::string label = m.name;
       const double cpu0 = cpu_seconds();
-      auto result = tr::train_platform(req, [&](int epoch, double loss, double val_top1) {
+      auto result = tr::train_platform(req, [&](int epoch, int, double loss, double val_top1) {
         if (a.verbose) {
           std::printf("  seed %llu %-14s epoch %d loss %.4f val top-1 mean %.4f (%.0f s)\n",
                       static_cast<unsigned long long>(seed), label.c_str(), epoch, loss, val_top1,

@@ -78,6 +78,7 @@ struct TrainOptions {
   std::int64_t max_unlabeled = trainer::DistillTargets{}.max_unlabeled;
   double margin = 0.01;
   int column_epochs = 3;  // fine-tuning the active column when none exists
+  std::int64_t min_steps = 0;  // TrainRequest::min_steps (the column's too)
 };
 
 trainer::TrainRequest make_request(const TrainOptions& o, const registry::Platform& platform,
@@ -92,6 +93,7 @@ trainer::TrainRequest make_request(const TrainOptions& o, const registry::Platfo
                        : o.model == "mlp"     ? trainer::ModelKind::kMlp
                                               : trainer::ModelKind::kMamba;
   request.epochs = o.epochs;
+  request.min_steps = o.min_steps;
   request.seed = o.seed;
   request.time_budget_s = o.time_budget_s;
   return request;
@@ -115,6 +117,8 @@ Result<TrainOptions> parse_options(const std::string& text, registry::JobKind ki
     Result<double> x = 0.0;
     if (key == "epochs") {
       if (x = number(1, 1000); x) o.epochs = static_cast<int>(*x);
+    } else if (key == "min_steps") {
+      if (x = number(0, 1e6); x) o.min_steps = static_cast<std::int64_t>(*x);
     } else if (key == "max_records") {
       if (x = number(100, 1e8); x) o.max_records = static_cast<std::int64_t>(*x);
     } else if (key == "time_budget_s") {
@@ -352,8 +356,9 @@ void JobWorker::run_job(const registry::Job& job) {
   set_progress(json::object{{"phase", "training"}, {"records", records->size()}});
   metrics_->epoch.Add({{"platform", job.platform}}).Set(0);
   metrics_->epochs.Add({{"platform", job.platform}}).Set(options->epochs);
-  const auto on_epoch = [&](int epoch, double loss, double val_top1) {
-    json::object p{{"phase", "training"}, {"epoch", epoch}, {"epochs", options->epochs}, {"loss", loss},
+  const auto on_epoch = [&](int epoch, int epochs, double loss, double val_top1) {
+    if (epoch == 1) metrics_->epochs.Add({{"platform", job.platform}}).Set(epochs);  // more under min_steps
+    json::object p{{"phase", "training"}, {"epoch", epoch}, {"epochs", epochs}, {"loss", loss},
                    {"records", records->size()}};
     if (!std::isnan(val_top1)) p["val_top1"] = val_top1;
     set_progress(p);
@@ -427,6 +432,7 @@ void JobWorker::run_job(const registry::Job& job) {
       {"model", options->model},
       {"model_config", trainer::config_to_text(trained->config)},
       {"epochs", options->epochs},
+      {"min_steps", options->min_steps},
       {"max_records", options->max_records},
       {"eval_fraction", options->eval_fraction},
       {"seed", options->seed},

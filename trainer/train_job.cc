@@ -287,6 +287,7 @@ Result<std::vector<torch::Tensor>> fisher_tensors(std::string_view bytes, ScoreM
 
 Status check_request(const TrainRequest& r) {
   if (r.epochs < 1) return Status::invalid_argument("train: epochs must be >= 1");
+  if (r.min_steps < 0 || r.min_steps > 1'000'000) return Status::invalid_argument("train: min_steps must be in [0, 1e6]");
   if (r.groups_per_batch < 1) return Status::invalid_argument("train: groups_per_batch must be >= 1");
   if (r.group_size < 2) return Status::invalid_argument("train: group_size must be >= 2");
   if (!(r.learning_rate > 0)) return Status::invalid_argument("train: learning_rate must be > 0");
@@ -472,7 +473,11 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       for (const torch::Tensor& p : model.parameters()) anchor.push_back(p.detach().clone());
     }
   }
-  const std::int64_t total_steps = steps_per_epoch * request.epochs;
+  // Small sets get more epochs when min_steps asks for it.
+  const int epochs = static_cast<int>(std::max<std::int64_t>(
+      request.epochs, (request.min_steps + steps_per_epoch - 1) / std::max<std::int64_t>(steps_per_epoch, 1)));
+  out.epochs_planned = epochs;
+  const std::int64_t total_steps = steps_per_epoch * epochs;
   std::vector<std::int64_t> chunk_sizes;
   std::vector<float> batch_target;
 
@@ -491,7 +496,7 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       request.time_budget_s > 0 ? std::max(1e-3, request.time_budget_s - seconds_since(start)) : 0.0;
   std::vector<std::int64_t> idx;
   std::vector<std::int64_t> local_group;
-  for (int epoch = 1; epoch <= request.epochs && !out.budget_exhausted; ++epoch) {
+  for (int epoch = 1; epoch <= epochs && !out.budget_exhausted; ++epoch) {
     model.train();
     // (source, batch) pairs; with one source this is the primary's batches.
     std::vector<std::pair<std::size_t, std::vector<Chunk>>> batches;
@@ -579,7 +584,7 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
     const double epoch_loss = loss_sum / static_cast<double>(loss_steps);
     if (out.budget_exhausted) {
       // A partial epoch: report its loss without a val number (cancel still honoured).
-      if (progress && !progress(epoch, epoch_loss, std::numeric_limits<double>::quiet_NaN())) {
+      if (progress && !progress(epoch, epochs, epoch_loss, std::numeric_limits<double>::quiet_NaN())) {
         return Status::cancelled("train: cancelled at epoch " + std::to_string(epoch));
       }
       break;
@@ -590,7 +595,7 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
     if (request.eval_each_epoch && eval.count > 0 && progress) {
       val_top1 = evaluate(model, eval, descriptor).top1.mean_ratio;
     }
-    if (progress && !progress(epoch, epoch_loss, val_top1)) {
+    if (progress && !progress(epoch, epochs, epoch_loss, val_top1)) {
       return Status::cancelled("train: cancelled after epoch " + std::to_string(epoch));
     }
   }

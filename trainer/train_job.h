@@ -100,6 +100,9 @@ struct TrainRequest {
 
   // --- optimisation ------------------------------------------------------
   int epochs = 3;
+  // At least this many optimizer steps: a small set (a 10% onboarding
+  // budget is a few dozen batches) gets more epochs. 0 = `epochs` as given.
+  std::int64_t min_steps = 0;
   std::int64_t groups_per_batch = 8;  // chunks (LambdaRank groups) per step
   std::int64_t group_size = 64;       // programs per chunk, at most
   // Batch chunks of similar length (fewer padded tokens: 1.5x fewer on the
@@ -175,6 +178,7 @@ struct TrainResult {
   std::int64_t unlabeled_programs = 0;  // distill: unmeasured programs kept as KD inputs
   std::int64_t num_parameters = 0;
 
+  int epochs_planned = 0;   // epochs, or more under min_steps
   int epochs_done = 0;      // whole epochs finished
   std::int64_t steps = 0;   // optimizer steps taken
   std::vector<double> epoch_losses;  // mean training loss per finished epoch
@@ -195,11 +199,12 @@ struct TrainResult {
 Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::span<const core::Record> records,
                                            const Platform& platform, const DatasetOptions& data, int threads = 0);
 
-// Called after every epoch with its 1-based number, its mean training loss and
+// Called after every epoch with its 1-based number, the epochs planned
+// (TrainRequest::epochs, or more under min_steps), its mean training loss and
 // the eval split's top-1 mean ratio (mean over tasks of best / best-in-top-1;
 // NaN without an eval split or when eval_each_epoch is false). Returning
 // false cancels the job: train_platform then returns kCancelled.
-using ProgressCallback = std::function<bool(int epoch, double loss, double val_top1)>;
+using ProgressCallback = std::function<bool(int epoch, int epochs, double loss, double val_top1)>;
 
 // OK: the trained model and its metrics (also when the time budget stopped
 // training early: see budget_exhausted). kCancelled: the callback returned

@@ -87,7 +87,7 @@ TEST(TrainJobTest, LowersLossAndRanksHeldOutTasks) {
   const std::vector<core::Record> records = planted_platform(24, 48);
   TrainRequest req = small_request(records);
   int calls = 0;
-  auto result = train_platform(req, [&](int epoch, double loss, double val_top1) {
+  auto result = train_platform(req, [&](int epoch, int, double loss, double val_top1) {
     EXPECT_EQ(epoch, ++calls);
     EXPECT_TRUE(std::isfinite(loss));
     EXPECT_TRUE(std::isfinite(val_top1));
@@ -173,7 +173,7 @@ TEST(TrainJobTest, CallbackCancels) {
   const std::vector<core::Record> records = planted_platform(8, 16);
   TrainRequest req = small_request(records);
   int calls = 0;
-  auto result = train_platform(req, [&](int, double, double) { return ++calls < 2; });
+  auto result = train_platform(req, [&](int, int, double, double) { return ++calls < 2; });
   EXPECT_EQ(result.status().code(), StatusCode::kCancelled) << result.status().to_string();
   EXPECT_EQ(calls, 2);
 
@@ -194,6 +194,36 @@ TEST(TrainJobTest, TimeBudgetStopsTraining) {
   EXPECT_GT(result->steps, 0);
   EXPECT_LT(result->wall_s, 5.0);
   EXPECT_FALSE(result->checkpoint.empty());
+}
+
+// min_steps: a small set trains for more epochs, reported to the callback.
+TEST(TrainJobTest, MinStepsAddsEpochsToSmallSets) {
+  const std::vector<core::Record> records = planted_platform(8, 16);
+  TrainRequest req = small_request(records);
+  req.epochs = 1;
+  auto one = train_platform(req);
+  ASSERT_TRUE(one.is_ok()) << one.status().to_string();
+  ASSERT_EQ(one->epochs_done, 1);
+  const std::int64_t per_epoch = one->steps;
+  req.min_steps = 3 * per_epoch + 1;
+  int last_epoch = 0, planned = 0;
+  auto more = train_platform(req, [&](int epoch, int epochs, double, double) {
+    last_epoch = epoch;
+    planned = epochs;
+    return true;
+  });
+  ASSERT_TRUE(more.is_ok()) << more.status().to_string();
+  EXPECT_EQ(more->epochs_done, 4);
+  EXPECT_EQ(more->epochs_planned, 4);
+  EXPECT_EQ(planned, 4);
+  EXPECT_EQ(last_epoch, 4);
+  EXPECT_GE(more->steps, req.min_steps);
+  req.min_steps = 2;  // fewer than the epochs give: no change
+  auto same = train_platform(req);
+  ASSERT_TRUE(same.is_ok());
+  EXPECT_EQ(same->checkpoint, one->checkpoint);
+  req.min_steps = -1;
+  EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(TrainJobTest, SameSeedSameCheckpoint) {
