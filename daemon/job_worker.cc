@@ -77,7 +77,7 @@ struct TrainOptions {
   double unlabeled_ratio = trainer::DistillTargets{}.unlabeled_ratio;  // the unmeasured pool as KD inputs
   std::int64_t max_unlabeled = trainer::DistillTargets{}.max_unlabeled;
   double margin = 0.01;
-  int column_epochs = 3;  // fine-tuning the active column when none exists
+  int column_epochs = 3;  // fine-tuning the active column when none exists (6 for a distill)
   std::int64_t min_steps = 0;  // TrainRequest::min_steps (the column's too)
 };
 
@@ -101,6 +101,11 @@ trainer::TrainRequest make_request(const TrainOptions& o, const registry::Platfo
 
 Result<TrainOptions> parse_options(const std::string& text, registry::JobKind kind) {
   TrainOptions o;
+  if (kind == registry::JobKind::kDistill) {
+    // The settings bench_continual measured (docs/benchmarks.md, issue 6).
+    o.epochs = 6;
+    o.column_epochs = 6;
+  }
   boost::system::error_code ec;
   json::value v = json::parse(text, ec);
   if (ec || !v.is_object()) return Status::invalid_argument("job options are not a JSON object");

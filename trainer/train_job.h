@@ -157,7 +157,9 @@ struct DistillTargets {
   std::string_view teacher_fisher;     // TrainResult::fisher of T; empty = no EWC
   std::span<const core::Record> unlabeled;  // platform k's unmeasured programs; read during the call
   double unlabeled_ratio = 1.0;             // unlabeled batches per measured batch, per epoch
-  std::int64_t max_unlabeled = 50'000;      // programs of `unlabeled` kept (seeded share per task)
+  // Programs of `unlabeled` kept (a seeded share per task). Their tokens take
+  // L · 200 bytes each: 50k GPU programs (L = 68) hold 680 MB during the call.
+  std::int64_t max_unlabeled = 50'000;
   double label_weight = 1.0;
   double column_weight = 1.0;
   double old_weight = 1.0;
