@@ -168,6 +168,13 @@ Result<TrainOptions> parse_options(const std::string& text, registry::JobKind ki
   return o;
 }
 
+// Whether a program falls in a deterministic share `keep` of all programs
+// (by the first 32 bits of its id: the same programs at every read).
+bool in_share(const std::string& program_id, double keep) {
+  if (keep >= 1.0) return true;
+  return static_cast<double>(std::stoul(program_id.substr(0, 8), nullptr, 16)) / 4294967296.0 < keep;
+}
+
 json::object metrics_json(const trainer::RankingMetrics& m) {
   return json::object{{"top1", m.top1.mean_ratio},
                       {"top1_sum_ratio", m.top1.sum_ratio},
@@ -518,10 +525,7 @@ Result<std::vector<core::Record>> JobWorker::read_platform_records(const registr
   core::Record record;
   Status read = uploads_.for_each_record(platform.id, registry::UploadKind::kMeasurements,
                                          [&](const registry::StoredRecord& r) {
-                                           if (keep < 1.0) {
-                                             const unsigned v = std::stoul(r.program_id.substr(0, 8), nullptr, 16);
-                                             if (static_cast<double>(v) / 4294967296.0 >= keep) return !stopping_;
-                                           }
+                                           if (!in_share(r.program_id, keep)) return !stopping_.load();
                                            if (!parser.parse(r.record, &record).is_ok()) return !stopping_.load();
                                            if (eval_split_only && !core::in_holdout(core::canonical_workload_key(record.workload_key), eval_fraction, 0)) {
                                              return !stopping_.load();
@@ -550,10 +554,7 @@ Result<std::vector<core::Record>> JobWorker::read_unmeasured_candidates(const re
   core::Record record;
   Status read = uploads_.for_each_record(platform.id, registry::UploadKind::kCandidates,
                                          [&](const registry::StoredRecord& r) {
-                                           if (keep < 1.0) {
-                                             const unsigned v = std::stoul(r.program_id.substr(0, 8), nullptr, 16);
-                                             if (static_cast<double>(v) / 4294967296.0 >= keep) return !stopping_.load();
-                                           }
+                                           if (!in_share(r.program_id, keep)) return !stopping_.load();
                                            if (skip.count(r.program_id)) return !stopping_.load();
                                            if (!parser.parse(r.record, &record).is_ok()) return !stopping_.load();
                                            records.push_back(record);
