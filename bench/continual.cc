@@ -184,7 +184,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       a->extra = true;
       a->extra_old = std::atof(w[0].c_str());
       a->extra_ewc = std::atof(w[1].c_str());
-      a->extra_unlabeled = w.size() == 3 ? std::atof(w[2].c_str()) : a->unlabeled_ratio;
+      a->extra_unlabeled = w.size() == 3 ? std::atof(w[2].c_str()) : -1;  // -1: --unlabeled-ratio's
     } else if (k == "--seed") a->seed = std::strtoull(v, nullptr, 10);
     else if (k == "--base-seed") a->base_seed = std::strtoull(v, nullptr, 10);
     else if (k == "--fraction") a->fraction = std::atof(v);
@@ -198,6 +198,7 @@ bool parse_args(int argc, char** argv, Args* a) {
   }
   if (a->cache.empty()) a->cache = a->out + "/cache";
   if (a->base_seed == 0) a->base_seed = a->seed;
+  if (a->extra && a->extra_unlabeled < 0) a->extra_unlabeled = a->unlabeled_ratio;
   if (!a->methods.count("distill")) {
     std::fprintf(stderr, "--methods must include distill (its student is the production model rdu selects with)\n");
     return false;
@@ -260,6 +261,7 @@ struct PlatformData {
   std::vector<core::Record> holdout;  // every measured record of the held-out tasks
   std::int64_t holdout_tasks = 0;
   std::vector<core::Record> selected;  // the distill lineage's rdu selection (new platforms; for (b))
+  std::string selected_digest;         // Selection::digest of it
 };
 
 std::vector<float> descriptor_of(const tr::Platform& p) {
@@ -809,6 +811,7 @@ int main(int argc, char** argv) {
     if (!shared) return fail("selection", shared.status());
     const std::vector<core::Record> shared_records = records_of(**shared);
     p.selected = shared_records;
+    p.selected_digest = (*shared)->digest;
     // The unmeasured rest of the pool: distillation inputs without labels.
     const auto unlabeled_of = [&](const Selection& sel) {
       std::vector<char> picked(p.pool.size(), 0);
@@ -892,8 +895,7 @@ int main(int argc, char** argv) {
       req.joint.push_back({platforms[0].pool, platforms[0].platform});
       for (std::size_t j = 1; j < k; ++j) {
         req.joint.push_back({platforms[j].selected, platforms[j].platform});
-        key += "|" + platforms[j].name + " " + sha12(std::to_string(platforms[j].selected.size()) + "|" +
-                                                     core::program_id(platforms[j].selected.front()));
+        key += "|" + platforms[j].name + " sel " + platforms[j].selected_digest;
       }
       key += "|epochs " + std::to_string(a.base_epochs) + "|seed " + std::to_string(a.seed);
       auto t = train_cached(a, "joint", p.name, key, req);

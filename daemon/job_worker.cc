@@ -392,6 +392,8 @@ void JobWorker::run_job(const registry::Job& job) {
   }
   records->clear();
   records->shrink_to_fit();
+  const std::size_t unlabeled_read = unlabeled.size();
+  unlabeled = {};  // targets.unlabeled is not read after training
   if (!trained) {
     if (trained.status().code() == StatusCode::kCancelled && stopping_) return;  // retried after the lease
     return fail(trained.status());
@@ -455,7 +457,7 @@ void JobWorker::run_job(const registry::Job& job) {
                                                      {"ewc_weight", targets.ewc_weight},
                                                      {"temperature", targets.temperature},
                                                      {"unlabeled_ratio", targets.unlabeled_ratio},
-                                                     {"unlabeled_read", unlabeled.size()},
+                                                     {"unlabeled_read", unlabeled_read},
                                                      {"unlabeled_programs", trained->unlabeled_programs},
                                                      {"ewc", !teacher_fisher.empty()},
                                                      {"old_platforms", targets.old_descriptors.size()},
@@ -466,6 +468,7 @@ void JobWorker::run_job(const registry::Job& job) {
   v.training_summary_json = json::serialize(json::object{
       {"job", job.id},
       {"records_read", static_cast<std::int64_t>(trained->data.records)},
+      {"epochs_planned", trained->epochs_planned},
       {"epochs_done", trained->epochs_done},
       {"steps", trained->steps},
       {"epoch_losses", std::move(losses)},
@@ -544,7 +547,7 @@ Result<std::vector<core::Record>> JobWorker::read_unmeasured_candidates(const re
   skip.reserve(measured.size());
   for (const core::Record& r : measured) skip.insert(core::program_id(r));
   // As for measurements: a deterministic share by program id when the pool
-  // is far larger than what the job keeps (the trainer caps it exactly).
+  // is far larger than what the job keeps (the trainer caps it further).
   const std::int64_t pool = platform.counts.candidates;
   const double keep = pool > 0 && max_records > 0
                           ? std::min(1.0, 1.25 * static_cast<double>(max_records) / static_cast<double>(pool))

@@ -123,8 +123,9 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
 // latencies 0 (never read); tasks with a single program are left out (a
 // ranking needs two), and so are the tasks of the eval split that
 // `options` names (eval_fraction, split_salt: they never give a gradient).
-// At most options.max_records programs (0 = all): the same seeded share
-// (sample_seed) of every task. Steps encoding, L = min(longest, max_len).
+// About options.max_records programs (0 = all): the same seeded share
+// (sample_seed) of every task, at least 2 each. Steps encoding,
+// L = min(longest, max_len).
 // kFailedPrecondition when no task is left.
 Result<Dataset> build_unlabeled_dataset(std::span<const core::Record> records, const Platform& platform,
                                         const DatasetOptions& options);

@@ -429,9 +429,14 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       }
       old_descriptors.push_back(torch::from_blob(const_cast<float*>(h.data()), {1, config.descriptor_dim}, torch::kFloat));
     }
-    if (!kd->unlabeled.empty() && kd->unlabeled_ratio > 0) {
+    // KD-only batches need a KD term to learn from.
+    const bool kd_term = (column && kd->column_weight > 0) || (!old_descriptors.empty() && kd->old_weight > 0);
+    if (!kd->unlabeled.empty() && kd->unlabeled_ratio > 0 && kd->max_unlabeled > 0 && kd_term) {
+      if (request.dataset != nullptr) {
+        return Status::invalid_argument("train: unlabeled programs go with records, not a prebuilt dataset");
+      }
       DatasetOptions options = request.data;  // its eval split stays out
-      options.max_len = static_cast<int>(config.max_len);
+      options.max_len = static_cast<int>(std::min<std::int64_t>(request.data.max_len, config.max_len));
       options.max_records = kd->max_unlabeled;
       options.sample_seed = request.seed;
       auto u = build_unlabeled_dataset(kd->unlabeled, request.platform, options);

@@ -148,17 +148,20 @@ struct TrainRequest {
 // `unlabeled` adds platform k's unmeasured pool as inputs of the two KD
 // terms (DESIGN §5.2): each epoch also takes batches of those programs
 // (unlabeled_ratio × the measured batches, a fresh seeded share each epoch),
-// whose loss is the KD terms and EWC only. Tasks of the request's eval split
-// are left out of it. The measured training programs should not be in it
-// (the caller's contract: they would count twice).
+// whose loss is the KD terms and EWC only (so the epoch loss mixes both
+// kinds of batch). Tasks of the request's eval split are left out of it; it
+// is ignored when no KD term has a weight, and refused with a prebuilt
+// dataset. The measured training programs should not be in it (the
+// caller's contract: they would count twice).
 struct DistillTargets {
   std::string_view column_checkpoint;  // C, fine-tuned on platform k; empty = none (column_weight unused)
   std::vector<std::vector<float>> old_descriptors;  // h_j, core::kHardwareDim floats each
   std::string_view teacher_fisher;     // TrainResult::fisher of T; empty = no EWC
   std::span<const core::Record> unlabeled;  // platform k's unmeasured programs; read during the call
   double unlabeled_ratio = 1.0;             // unlabeled batches per measured batch, per epoch
-  // Programs of `unlabeled` kept (a seeded share per task). Their tokens take
-  // L · 200 bytes each: 50k GPU programs (L = 68) hold 680 MB during the call.
+  // About this many programs of `unlabeled` kept (the same seeded share of
+  // every task, at least 2 each); 0 = none. Their tokens take L · 200 bytes
+  // each: 50k GPU programs (L = 68) hold 680 MB during the call.
   std::int64_t max_unlabeled = 50'000;
   double label_weight = 1.0;
   double column_weight = 1.0;
@@ -202,7 +205,8 @@ Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::spa
                                            const Platform& platform, const DatasetOptions& data, int threads = 0);
 
 // Called after every epoch with its 1-based number, the epochs planned
-// (TrainRequest::epochs, or more under min_steps), its mean training loss and
+// (TrainRequest::epochs, or more under min_steps), its mean training loss
+// (over every batch, the unlabeled ones of a distillation included) and
 // the eval split's top-1 mean ratio (mean over tasks of best / best-in-top-1;
 // NaN without an eval split or when eval_each_epoch is false). Returning
 // false cancels the job: train_platform then returns kCancelled.

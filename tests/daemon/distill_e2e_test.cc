@@ -186,13 +186,14 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
 TEST_F(DistillTest, DistillOptionsAreChecked) {
   start();
   // min_steps: a small set gets more epochs than asked for, and says so.
-  const json::value first = run_job("x16", R"({"kind": "train", "epochs": 1, "min_steps": 6})");
+  const json::value first = run_job("x16", R"({"kind": "train", "epochs": 1, "min_steps": 12})");
   ASSERT_EQ(first.at("state").as_string(), "succeeded") << json::serialize(first);
   const std::int64_t epochs = first.at("progress").at("epochs").as_int64();
   EXPECT_GE(epochs, 2) << json::serialize(first);
   EXPECT_EQ(first.at("progress").at("epoch").as_int64(), epochs);
   const json::value v1 = call("GET", "/v1/models/" + std::to_string(first.at("result_version").as_int64())).json();
-  EXPECT_GE(v1.at("training_summary").at("steps").as_int64(), 6) << json::serialize(v1);
+  EXPECT_GE(v1.at("training_summary").at("steps").as_int64(), 12) << json::serialize(v1);
+  EXPECT_EQ(v1.at("training_summary").at("epochs_planned").as_int64(), epochs) << json::serialize(v1);
   json::value negative = run_job("t4", R"({"kind": "distill", "min_steps": -1})");
   EXPECT_EQ(negative.at("state").as_string(), "failed");
   EXPECT_NE(json::serialize(negative.at("error")).find("min_steps"), std::string::npos);

@@ -218,7 +218,7 @@ TEST(TrainJobTest, MinStepsAddsEpochsToSmallSets) {
   EXPECT_EQ(planned, 4);
   EXPECT_EQ(last_epoch, 4);
   EXPECT_GE(more->steps, req.min_steps);
-  req.min_steps = 2;  // fewer than the epochs give: no change
+  req.min_steps = per_epoch;  // no more than one epoch gives: no change
   auto same = train_platform(req);
   ASSERT_TRUE(same.is_ok());
   EXPECT_EQ(same->checkpoint, one->checkpoint);
@@ -436,9 +436,10 @@ TEST(TrainJobTest, DistillationLearnsFromTheUnmeasuredPool) {
   std::vector<float> old_descriptor(core::kHardwareDim);
   core::encode_hardware(std::nullopt, kTarget, old_descriptor.data());
 
-  const auto distill = [&](double ratio) {
+  const auto distill = [&](double ratio, double old_weight = 1.0) {
     DistillTargets kd;
     kd.old_descriptors = {old_descriptor};  // no EWC: the KD inputs alone keep the old platform
+    kd.old_weight = old_weight;
     kd.unlabeled = unlabeled;
     kd.unlabeled_ratio = ratio;
     TrainRequest r = small_request(measured);
@@ -459,6 +460,13 @@ TEST(TrainJobTest, DistillationLearnsFromTheUnmeasuredPool) {
   EXPECT_LE(with->steps, 3 * without->steps);
   EXPECT_GE(2 * with->steps, 5 * without->steps);
   EXPECT_EQ(with->data.train_records, without->data.train_records);  // labels: the measured programs only
+  EXPECT_GT(with->unlabeled_programs, 0);
+  EXPECT_EQ(without->unlabeled_programs, 0);
+  // No KD term with a weight: nothing to learn from the pool, so it is not used.
+  auto no_kd = distill(2, /*old_weight=*/0.0);
+  ASSERT_TRUE(no_kd.is_ok());
+  EXPECT_EQ(no_kd->unlabeled_programs, 0);
+  EXPECT_EQ(no_kd->steps, without->steps);
 
   // What the KD on the pool asks for: under the old descriptor the student
   // orders the pool's programs as the teacher does (pairs within a task).
