@@ -28,8 +28,6 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-constexpr const char* kTarget = "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu";
-
 // Records featurized the way a client would: core's step tokens, cut to
 // max_len, padded to the longest program of the batch.
 struct Encoded {
@@ -97,45 +95,11 @@ json::object infer_body(const Encoded& e, std::string_view platform = "x16", boo
   return json::object{{"parameters", json::object{{"platform", platform}}}, {"inputs", std::move(inputs)}};
 }
 
-class InferenceV2Test : public ::testing::Test {
+class InferenceV2Test : public ServingTest {
  protected:
-  void SetUp() override {
-    url_ = PgCluster::shared().create_database();
-    tcld_ = std::make_unique<TcldProcess>(url_);
-    ASSERT_TRUE(tcld_->start()) << tcld_->log();
-    admin_ = tcld_->create_token("ops", "admin");
-    reader_ = tcld_->create_token("compiler", "read");
-    ASSERT_EQ(call("POST", "/v1/platforms",
-                   std::string(R"({"name": "x16", "hardware_params": [16,64,64,0,0,0,0,0], "target": ")") + kTarget +
-                       "\"}",
-                   admin_)
-                  .status,
-              201);
-    pool_ = std::make_unique<registry::PgPool>(registry::PgPoolOptions{url_, 2});
-    models_ = std::make_unique<registry::ModelStore>(*pool_);
-    lines_ = shared_data_lines("x86-16c", 300);
-  }
-  void TearDown() override {
-    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
-  }
-  HttpResult call(const std::string& method, const std::string& target, const std::string& body,
-                  const std::string& token) {
-    std::map<std::string, std::string> headers;
-    if (!body.empty()) headers["Content-Type"] = "application/json";
-    return http_call(tcld_->port(), HttpCall{method, target, body, token, headers, 60s});
-  }
+  void SetUp() override { start(300); }
   HttpResult infer(const json::object& body, const std::string& target = "/v2/models/tcl/infer") {
     return call("POST", target, json::serialize(body), reader_);
-  }
-  std::int64_t add_version(const std::string& weights) {
-    registry::NewVersion v;
-    v.platforms = {"x16"};
-    v.weights = weights;
-    registry::CreateVersionOptions o;
-    o.make_production_if_unset = true;
-    auto created = models_->create_version(v, o);
-    EXPECT_TRUE(created) << created.status().to_string();
-    return created ? created->version : 0;
   }
   // /v1/predict's scores for the first n lines, from `model`.
   std::vector<double> v1_scores(std::size_t n, const std::string& model) {
@@ -152,12 +116,6 @@ class InferenceV2Test : public ::testing::Test {
     }
     return out;
   }
-
-  std::string url_, admin_, reader_;
-  std::unique_ptr<TcldProcess> tcld_;
-  std::unique_ptr<registry::PgPool> pool_;
-  std::unique_ptr<registry::ModelStore> models_;
-  std::vector<std::string> lines_;
 };
 
 std::vector<double> scores_of(const HttpResult& r) {

@@ -26,8 +26,6 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-constexpr const char* kTarget = "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu";
-
 // What the daemon should answer: the torch forward of the checkpoint on the
 // platform's descriptor, each program padded to the model's max_len.
 std::vector<float> expected_scores(const std::string& weights, const std::vector<std::string>& lines,
@@ -38,7 +36,7 @@ std::vector<float> expected_scores(const std::string& weights, const std::vector
   const std::size_t n = lines.size();
   std::vector<float> tokens(n * L * core::kTokenDim), descriptor(core::kHardwareDim), scores(n);
   std::vector<std::int32_t> lengths(n);
-  core::encode_hardware(core::HardwareParams{hw[0], hw[1], hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]}, kTarget,
+  core::encode_hardware(core::HardwareParams{hw[0], hw[1], hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]}, kServingTarget,
                         descriptor.data());
   for (std::size_t i = 0; i < n; ++i) {
     auto r = core::parse_record(lines[i]);
@@ -50,41 +48,9 @@ std::vector<float> expected_scores(const std::string& weights, const std::vector
   return scores;
 }
 
-class PredictTest : public ::testing::Test {
+class PredictTest : public ServingTest {
  protected:
-  void SetUp() override {
-    url_ = PgCluster::shared().create_database();
-    tcld_ = std::make_unique<TcldProcess>(url_);
-    ASSERT_TRUE(tcld_->start()) << tcld_->log();
-    admin_ = tcld_->create_token("ops", "admin");
-    reader_ = tcld_->create_token("compiler", "read");
-    ASSERT_EQ(call("POST", "/v1/platforms",
-                   std::string(R"({"name": "x16", "hardware_params": [16,64,64,0,0,0,0,0], "target": ")") + kTarget +
-                       "\"}",
-                   admin_)
-                  .status,
-              201);
-    pool_ = std::make_unique<registry::PgPool>(registry::PgPoolOptions{url_, 2});
-    models_ = std::make_unique<registry::ModelStore>(*pool_);
-    lines_ = shared_data_lines("x86-16c", 700);  // more than one 512-program pass
-  }
-  void TearDown() override {
-    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
-  }
-  HttpResult call(const std::string& method, const std::string& target, const std::string& body,
-                  const std::string& token) {
-    return http_call(tcld_->port(), HttpCall{method, target, body, token, {}, 60s});
-  }
-  std::int64_t add_version(const std::string& weights) {
-    registry::NewVersion v;
-    v.platforms = {"x16"};
-    v.weights = weights;
-    registry::CreateVersionOptions o;
-    o.make_production_if_unset = true;
-    auto created = models_->create_version(v, o);
-    EXPECT_TRUE(created) << created.status().to_string();
-    return created ? created->version : 0;
-  }
+  void SetUp() override { start(700); }  // more than one 512-program pass
   // {"platform": "x16", <model>, "records": [the lines as objects]}.
   std::string records_body(const std::string& model_field, std::size_t n) {
     std::string body = R"({"platform": "x16", )" + model_field + R"("records": [)";
@@ -95,12 +61,7 @@ class PredictTest : public ::testing::Test {
     return body + "]}";
   }
 
-  std::string url_, admin_, reader_;
-  std::unique_ptr<TcldProcess> tcld_;
-  std::unique_ptr<registry::PgPool> pool_;
-  std::unique_ptr<registry::ModelStore> models_;
-  std::vector<std::string> lines_;
-  const std::array<std::int64_t, 8> hw_{16, 64, 64, 0, 0, 0, 0, 0};
+  const std::array<std::int64_t, 8> hw_ = kServingHardware;
 };
 
 void expect_scores_match(const json::value& answer, const std::vector<float>& expected) {
