@@ -283,7 +283,9 @@ void JobWorker::run_job(const registry::Job& job) {
   } stop_heartbeat{mu, cv, done, heartbeat};
 
   // This platform's measurements, and nothing else (DESIGN §5.3).
-  auto records = read_platform_records(*platform, options->max_records, options->eval_fraction);
+  std::unordered_set<std::string> measured_ids;  // what the distill's unlabeled inputs leave out
+  auto records = read_platform_records(*platform, options->max_records, options->eval_fraction, false,
+                                       distill ? &measured_ids : nullptr);
   if (!records) return fail(records.status());
   if (stopping_) return;  // the lease lapses; another worker retries
 
@@ -354,7 +356,7 @@ void JobWorker::run_job(const registry::Job& job) {
     targets.max_unlabeled = options->max_unlabeled;
     if (options->unlabeled_ratio > 0 && options->max_unlabeled > 0) {
       set_progress(json::object{{"phase", "reading the candidate pool"}, {"records", records->size()}});
-      auto pool = read_unmeasured_candidates(*platform, *records, options->max_unlabeled);
+      auto pool = read_unmeasured_candidates(*platform, measured_ids, options->max_unlabeled);
       if (!pool) return fail(pool.status());
       unlabeled = std::move(*pool);
       targets.unlabeled = unlabeled;
@@ -515,7 +517,8 @@ void JobWorker::run_job(const registry::Job& job) {
 
 Result<std::vector<core::Record>> JobWorker::read_platform_records(const registry::Platform& platform,
                                                                    std::int64_t max_records, double eval_fraction,
-                                                                   bool eval_split_only) {
+                                                                   bool eval_split_only,
+                                                                   std::unordered_set<std::string>* program_ids) {
   // Records take ~5-8 KB each in memory, so when there are many more than
   // the job may train on, keep a deterministic share (by program id).
   const std::int64_t stored = platform.counts.measurements + platform.counts.failed;
@@ -534,6 +537,7 @@ Result<std::vector<core::Record>> JobWorker::read_platform_records(const registr
                                              return !stopping_.load();
                                            }
                                            records.push_back(record);
+                                           if (program_ids != nullptr) program_ids->insert(r.program_id);
                                            return !stopping_.load();
                                          });
   if (!read) return read;
@@ -541,11 +545,8 @@ Result<std::vector<core::Record>> JobWorker::read_platform_records(const registr
 }
 
 Result<std::vector<core::Record>> JobWorker::read_unmeasured_candidates(const registry::Platform& platform,
-                                                                       const std::vector<core::Record>& measured,
+                                                                       const std::unordered_set<std::string>& measured,
                                                                        std::int64_t max_records) {
-  std::unordered_set<std::string> skip;
-  skip.reserve(measured.size());
-  for (const core::Record& r : measured) skip.insert(core::program_id(r));
   // As for measurements: a deterministic share by program id when the pool
   // is far larger than what the job keeps (the trainer caps it further).
   const std::int64_t pool = platform.counts.candidates;
@@ -558,7 +559,7 @@ Result<std::vector<core::Record>> JobWorker::read_unmeasured_candidates(const re
   Status read = uploads_.for_each_record(platform.id, registry::UploadKind::kCandidates,
                                          [&](const registry::StoredRecord& r) {
                                            if (!in_share(r.program_id, keep)) return !stopping_.load();
-                                           if (skip.count(r.program_id)) return !stopping_.load();
+                                           if (measured.count(r.program_id)) return !stopping_.load();
                                            if (!parser.parse(r.record, &record).is_ok()) return !stopping_.load();
                                            records.push_back(record);
                                            return !stopping_.load();

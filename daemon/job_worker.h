@@ -37,6 +37,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "core/record.h"
@@ -75,15 +76,17 @@ class JobWorker {
   void run_job(const registry::Job& job);
   // The platform's measurements (a seeded share when there are far more than
   // max_records; all when max_records is 0), or with eval_split_only the
-  // records of its standing evaluation split's tasks only.
+  // records of its standing evaluation split's tasks only. `program_ids`,
+  // when given, receives the stored program id of every record returned.
   Result<std::vector<core::Record>> read_platform_records(const registry::Platform& platform,
                                                           std::int64_t max_records, double eval_fraction,
-                                                          bool eval_split_only = false);
-  // The platform's candidates that are not among `measured` (its distill
-  // inputs without labels, DESIGN §5.2): about max_records of them, a
-  // deterministic share by program id when the pool is larger.
+                                                          bool eval_split_only = false,
+                                                          std::unordered_set<std::string>* program_ids = nullptr);
+  // The platform's candidates whose program ids are not in `measured` (its
+  // distill inputs without labels, DESIGN §5.2): about max_records of them,
+  // a deterministic share by program id when the pool is larger.
   Result<std::vector<core::Record>> read_unmeasured_candidates(const registry::Platform& platform,
-                                                               const std::vector<core::Record>& measured,
+                                                               const std::unordered_set<std::string>& measured,
                                                                std::int64_t max_records);
   struct Evaluated {
     trainer::RankingMetrics student, teacher;
