@@ -44,6 +44,7 @@
 //       [--platform x86-16c,gpu-2080ti] [--seeds 1] [--seed-base 1]
 //       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--no-full]
 //       [--base-max-records 40000] [--base-epochs 4] [--ft-epochs 6] [--ft-min-steps 0] [--ft-lr 0.002]
+//       [--ft-validation 0] [--ft-patience 0] [--trace-epochs]
 //       [--weights 0,1,1] [--rounds 1|2] [--holdout 0.3] [--split-salt 5]
 //       [--mc-samples 8] [--min-per-task 2] [--threads 2]
 //   bench_onboarding --base-checkpoint PATH --timing [--timing-pool 100000]
@@ -115,6 +116,9 @@ struct Args {
   int base_epochs = 4;
   int ft_epochs = 6;
   std::int64_t ft_min_steps = 0;  // TrainRequest::min_steps of every fine-tune
+  double ft_validation = 0;       // DatasetOptions::validation_fraction of every fine-tune
+  int ft_patience = 0;            // TrainRequest::patience
+  bool trace_epochs = false;      // print validation and held-out top-1 per epoch
   double ft_lr = tr::TrainRequest{}.learning_rate;
   sampler::Weights weights;
   int rounds = 1;
@@ -147,6 +151,10 @@ bool parse_args(int argc, char** argv, Args* a) {
       (k == "--timing" ? a->timing : a->full) = k == "--timing";
       continue;
     }
+    if (k == "--trace-epochs") {
+      a->trace_epochs = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "%s needs a value\n", argv[i]);
       return false;
@@ -166,6 +174,8 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--base-epochs") a->base_epochs = std::atoi(v);
     else if (k == "--ft-epochs") a->ft_epochs = std::atoi(v);
     else if (k == "--ft-min-steps") a->ft_min_steps = std::atoll(v);
+    else if (k == "--ft-validation") a->ft_validation = std::atof(v);
+    else if (k == "--ft-patience") a->ft_patience = std::atoi(v);
     else if (k == "--ft-lr") a->ft_lr = std::atof(v);
     else if (k == "--weights") {
       const std::vector<std::string> w = split_list(v);
@@ -336,7 +346,10 @@ Tags tags_of(const Args& a, const std::string& base_sha) {
   t.zero_shot = "base=" + base_sha.substr(0, 12) + " holdout=" + fmt("%g", a.holdout) +
                 " salt=" + std::to_string(a.split_salt);
   t.full = t.zero_shot + " ft_epochs=" + std::to_string(a.ft_epochs) + " lr=" + fmt("%g", a.ft_lr) +
-           (a.ft_min_steps > 0 ? " min_steps=" + std::to_string(a.ft_min_steps) : std::string());
+           (a.ft_min_steps > 0 ? " min_steps=" + std::to_string(a.ft_min_steps) : std::string()) +
+           (a.ft_validation > 0 ? " validation=" + fmt("%g", a.ft_validation) +
+                                      " patience=" + std::to_string(a.ft_patience)
+                                : std::string());
   const std::string min_per_task = " min_per_task=" + std::to_string(a.min_per_task);
   const std::string model_based = " rounds=" + std::to_string(a.rounds) + " mc=" + std::to_string(a.mc_samples);
   t.selection = t.full + " w=" + fmt("%g", a.weights.r) + "," + fmt("%g", a.weights.d) + "," +
@@ -436,16 +449,45 @@ Result<tr::TrainResult> finetune(const Args& a, const std::string& base, const P
   req.platform = p.platform;
   req.data = tr::DatasetOptions{};
   req.data.eval_fraction = 0;  // the held-out tasks are scored outside
+  req.data.validation_fraction = a.ft_validation;
+  req.data.sample_seed = seed;
   req.init_checkpoint = base;
   req.epochs = a.ft_epochs;
   req.min_steps = a.ft_min_steps;
+  req.patience = a.ft_patience;
   req.learning_rate = a.ft_lr;
   req.seed = seed;
   req.threads = a.threads;
   req.time_budget_s = 0;
   req.eval_each_epoch = false;
   req.compute_fisher = false;  // for distillation only; does not change the weights
-  return tr::train_platform(req);
+  if (!a.trace_epochs) return tr::train_platform(req);
+
+  // --trace-epochs: the held-out tasks ride along as the request's eval split
+  // (the same tasks: core::in_holdout with the bench's holdout and salt), so
+  // the progress callback sees their top-1 after every epoch. Training is
+  // unchanged: the training tasks, their validation share and labels are the same.
+  std::vector<core::Record> with_holdout(records.begin(), records.end());
+  with_holdout.insert(with_holdout.end(), p.holdout.begin(), p.holdout.end());
+  req.records = with_holdout;
+  req.data.eval_fraction = a.holdout;
+  req.data.split_salt = a.split_salt;
+  req.eval_each_epoch = true;
+  std::vector<double> losses, held_out;
+  auto r = tr::train_platform(req, [&](int, int, double loss, double top1) {
+    losses.push_back(loss);
+    held_out.push_back(top1);
+    return true;
+  });
+  if (!r) return r;
+  std::printf("    epoch  loss     | validation top-1 top-5 pairwise | held-out top-1 (mean ratio)\n");
+  for (std::size_t e = 0; e < held_out.size(); ++e) {
+    const tr::RankingMetrics* v = e < r->epoch_validation.size() ? &r->epoch_validation[e] : nullptr;
+    std::printf("    %5zu  %.4f | %.4f %.4f %.4f | %.4f%s\n", e + 1, losses[e], v ? v->top1.mean_ratio : NAN,
+                v ? v->top5.mean_ratio : NAN, v ? v->pairwise_accuracy : NAN, held_out[e],
+                static_cast<int>(e + 1) == r->best_epoch ? "  <- kept" : "");
+  }
+  return r;
 }
 
 struct Embedded {
@@ -798,6 +840,11 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
     for (std::int64_t i : picks) chosen.push_back(p.pool[static_cast<std::size_t>(i)]);
     auto r = finetune(a, base, p, chosen, seed);
     if (!r) return r.status();
+    if (r->best_epoch > 0) {
+      std::printf("    kept epoch %d of %d (%lld steps; validation %lld programs, top-1 %.4f)\n", r->best_epoch,
+                  r->epochs_done, static_cast<long long>(r->steps), static_cast<long long>(r->data.validation_records),
+                  r->validation.top1.mean_ratio);
+    }
     auto tuned = load_model(r->checkpoint, a.threads);
     if (!tuned) return tuned.status();
     auto m = evaluate(*tuned, p.eval);

@@ -93,6 +93,27 @@ std::int64_t apply_cap(std::vector<Task*>& tasks, std::int64_t cap, RecordSampli
   return total - sum;
 }
 
+// Moves a seeded share of each task's programs out of `tasks` into the
+// returned tasks (same keys; both sides keep input order): max(2, round(n ·
+// share)) when at least 2 stay, none otherwise.
+std::vector<Task> split_validation(const std::vector<Task*>& tasks, double share, std::uint64_t seed) {
+  std::vector<Task> out;
+  if (share <= 0) return out;
+  SplitMix64 rng{seed};
+  for (Task* t : tasks) {
+    const std::size_t n = t->members.size();
+    const auto k = std::max<std::size_t>(2, static_cast<std::size_t>(std::lround(static_cast<double>(n) * share)));
+    if (n < k + 2) continue;
+    shuffle(t->members, rng);
+    Task v{t->key, std::vector<std::size_t>(t->members.end() - static_cast<std::ptrdiff_t>(k), t->members.end()), false};
+    t->members.resize(n - k);
+    std::sort(t->members.begin(), t->members.end());
+    std::sort(v.members.begin(), v.members.end());
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 // Encodes the kept tasks into `out`.
 void fill_split(const std::vector<Task*>& tasks, std::span<const core::Record> records,
                 std::span<const double> labels, const std::vector<double>& mean_costs,
@@ -155,6 +176,10 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
   }
   if (options.max_records < 0 || options.max_eval_records < 0) {
     return Status::invalid_argument("dataset: max_records and max_eval_records must be >= 0");
+  }
+  if (!(options.validation_fraction >= 0.0 && options.validation_fraction < 1.0)) {
+    return Status::invalid_argument("dataset: validation_fraction must be in [0, 1), got " +
+                                    std::to_string(options.validation_fraction));
   }
 
   Dataset ds;
@@ -220,6 +245,10 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
       apply_cap(train, options.max_records, options.sampling, options.sample_seed) +
       apply_cap(eval, options.max_eval_records, options.sampling,
                 options.sample_seed ^ 0x5EED5EED5EED5EEDULL);
+  std::vector<Task> validation_tasks = split_validation(train, options.validation_fraction,
+                                                        options.sample_seed ^ 0x7A11DA7E7A11DA7EULL);
+  std::vector<Task*> validation;
+  for (Task& t : validation_tasks) validation.push_back(&t);
 
   // Shape.
   const core::TlpConfig tlp =
@@ -229,7 +258,7 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
     ds.token_dim = tlp.emb_size;
   } else {
     std::size_t longest = 1;
-    for (const auto* split : {&train, &eval}) {
+    for (const auto* split : {&train, &eval, &validation}) {
       for (const Task* t : *split) {
         for (std::size_t i : t->members) longest = std::max(longest, records[i].steps.size());
       }
@@ -242,10 +271,13 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
 
   fill_split(train, records, labels, mean_costs, task_ids, ds, tlp, &ds.train);
   fill_split(eval, records, labels, mean_costs, task_ids, ds, tlp, &ds.eval);
+  fill_split(validation, records, labels, mean_costs, task_ids, ds, tlp, &ds.validation);
   sum.train_tasks = ds.train.tasks;
   sum.train_records = ds.train.count;
   sum.eval_tasks = ds.eval.tasks;
   sum.eval_records = ds.eval.count;
+  sum.validation_tasks = ds.validation.tasks;
+  sum.validation_records = ds.validation.count;
   return ds;
 }
 

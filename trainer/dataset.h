@@ -8,6 +8,7 @@
 //           ─ group by canonical workload key (one group = one task)
 //           ─ split by whole tasks: core::in_holdout(key, eval_fraction, salt)
 //           ─ cap: max_records (train) / max_eval_records (eval), seeded
+//           ─ validation: a seeded share of each training task's programs
 //           ─ encode: tokens [n, L, token_dim], lengths [n]; one descriptor
 // Failed measurements and unmeasured candidates never get a label and are
 // left out; tasks with fewer than 2 measured programs carry no ranking signal
@@ -73,6 +74,13 @@ struct DatasetOptions {
   std::int64_t max_eval_records = 0;  // eval split
   RecordSampling sampling = RecordSampling::kRecords;
   std::uint64_t sample_seed = 0;
+  // Share of each training task's programs moved to the validation split
+  // (after the cap, seeded by sample_seed), in [0, 1); 0 = none. Unlike the
+  // eval split it cuts inside tasks, so that a small training set (a 10%
+  // onboarding budget of a few tasks) can still watch for over-fitting:
+  // a task gives max(2, round(n · share)) programs when at least 2 stay in
+  // training, none otherwise.
+  double validation_fraction = 0.0;
 };
 
 // What went in and what was kept.
@@ -85,6 +93,7 @@ struct DatasetSummary {
   std::int64_t tasks_dropped = 0;  // tasks with measurements but < 2 of them
   std::int64_t train_tasks = 0, train_records = 0;  // after the caps
   std::int64_t eval_tasks = 0, eval_records = 0;
+  std::int64_t validation_tasks = 0, validation_records = 0;
   std::int64_t capped_records = 0;  // measured programs of kept tasks left out by a cap
 };
 
@@ -106,6 +115,7 @@ struct Dataset {
   std::vector<float> descriptor;        // [core::kHardwareDim], the platform's
   std::vector<std::string> task_keys;   // canonical workload keys, sorted
   DatasetSplit train, eval;
+  DatasetSplit validation;  // programs of training tasks held out of training
   DatasetSummary summary;
 };
 

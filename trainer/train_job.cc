@@ -125,6 +125,21 @@ RankingMetrics evaluate(ScoreModel& model, const SplitTensors& t, const torch::T
   return evaluate_ranking(t.split->groups, t.split->latencies, scores);
 }
 
+// A copy of the model's state (parameters, then buffers), for early stopping.
+void copy_weights(ScoreModel& model, std::vector<torch::Tensor>* out) {
+  torch::NoGradGuard no_grad;
+  out->clear();
+  for (const torch::Tensor& p : model.parameters()) out->push_back(p.detach().clone());
+  for (const torch::Tensor& b : model.buffers()) out->push_back(b.detach().clone());
+}
+
+void restore_weights(const std::vector<torch::Tensor>& weights, ScoreModel* model) {
+  torch::NoGradGuard no_grad;
+  std::size_t i = 0;
+  for (torch::Tensor& p : model->parameters()) p.copy_(weights[i++]);
+  for (torch::Tensor& b : model->buffers()) b.copy_(weights[i++]);
+}
+
 // Each group's rows (contiguous in a split, but do not rely on it).
 std::vector<std::vector<std::int64_t>> group_rows(const DatasetSplit& s) {
   std::vector<std::vector<std::int64_t>> rows;
@@ -288,6 +303,7 @@ Result<std::vector<torch::Tensor>> fisher_tensors(std::string_view bytes, ScoreM
 Status check_request(const TrainRequest& r) {
   if (r.epochs < 1) return Status::invalid_argument("train: epochs must be >= 1");
   if (r.min_steps < 0 || r.min_steps > 1'000'000) return Status::invalid_argument("train: min_steps must be in [0, 1e6]");
+  if (r.patience < 0) return Status::invalid_argument("train: patience must be >= 0");
   if (r.groups_per_batch < 1) return Status::invalid_argument("train: groups_per_batch must be >= 1");
   if (r.group_size < 2) return Status::invalid_argument("train: group_size must be >= 2");
   if (!(r.learning_rate > 0)) return Status::invalid_argument("train: learning_rate must be > 0");
@@ -356,6 +372,7 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
 
   const SplitTensors train = to_tensors(ds->train, *ds);
   const SplitTensors eval = to_tensors(ds->eval, *ds);
+  const SplitTensors validation = to_tensors(ds->validation, *ds);
   const torch::Tensor descriptor =
       torch::from_blob(const_cast<float*>(ds->descriptor.data()),
                        {1, static_cast<std::int64_t>(ds->descriptor.size())}, torch::kFloat);
@@ -501,6 +518,10 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       request.time_budget_s > 0 ? std::max(1e-3, request.time_budget_s - seconds_since(start)) : 0.0;
   std::vector<std::int64_t> idx;
   std::vector<std::int64_t> local_group;
+  // Early stopping: the best epoch's weights, by validation top-1.
+  std::vector<torch::Tensor> best_weights;
+  double best_score = 0;
+  bool stop_early = false;
   for (int epoch = 1; epoch <= epochs && !out.budget_exhausted; ++epoch) {
     model.train();
     // (source, batch) pairs; with one source this is the primary's batches.
@@ -596,6 +617,18 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
     }
     out.epoch_losses.push_back(epoch_loss);
     out.epochs_done = epoch;
+    if (validation.count > 0) {
+      out.epoch_validation.push_back(evaluate(model, validation, descriptor));
+      const double score = out.epoch_validation.back().top1.mean_ratio;
+      if (out.best_epoch == 0 || score > best_score) {
+        best_score = score;
+        out.best_epoch = epoch;
+        out.validation = out.epoch_validation.back();
+        copy_weights(model, &best_weights);
+      } else if (request.patience > 0 && epoch - out.best_epoch >= request.patience) {
+        stop_early = true;
+      }
+    }
     double val_top1 = std::numeric_limits<double>::quiet_NaN();
     if (request.eval_each_epoch && eval.count > 0 && progress) {
       val_top1 = evaluate(model, eval, descriptor).top1.mean_ratio;
@@ -603,7 +636,9 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
     if (progress && !progress(epoch, epochs, epoch_loss, val_top1)) {
       return Status::cancelled("train: cancelled after epoch " + std::to_string(epoch));
     }
+    if (stop_early) break;
   }
+  if (!best_weights.empty() && out.best_epoch != out.epochs_done) restore_weights(best_weights, &model);
   model.eval();
   out.train_s = seconds_since(train_start);
 

@@ -123,6 +123,14 @@ struct TrainRequest {
   // default keeps a daemon job within about ten minutes on a 2-core box.
   double time_budget_s = 600;
   bool eval_each_epoch = true;  // val_top1 for the progress callback (NaN when false)
+  // Early stopping, with data.validation_fraction > 0 (a share of every
+  // training task's programs kept out of training): the validation split is
+  // scored after every epoch (top-1 mean ratio, ties to the earlier epoch),
+  // the call returns the weights of the best epoch, and training stops once
+  // `patience` epochs in a row did not beat it (0 = every planned epoch
+  // runs). Small budgets need it: the steps that a 10% GPU selection needs
+  // over-fit a 10% CPU one (docs/benchmarks.md, onboarding).
+  int patience = 0;
   // Polled every step; true = cancel (kCancelled). Not owned; may be null.
   const std::atomic<bool>* cancel = nullptr;
 
@@ -185,6 +193,11 @@ struct TrainResult {
 
   int epochs_planned = 0;   // epochs, or more under min_steps
   int epochs_done = 0;      // whole epochs finished
+  // With a validation split: per finished epoch, its metrics; the epoch
+  // whose weights were returned (1-based; 0 = none finished) and its metrics.
+  std::vector<RankingMetrics> epoch_validation;
+  int best_epoch = 0;
+  RankingMetrics validation;
   std::int64_t steps = 0;   // optimizer steps taken
   std::vector<double> epoch_losses;  // mean training loss per finished epoch
   bool budget_exhausted = false;     // the time budget stopped training early

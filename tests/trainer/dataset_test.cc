@@ -1,6 +1,7 @@
 // tests/trainer/dataset_test.cc — build_dataset on small hand-made records:
 // labels, failed and unmeasured records left out, groups by canonical task
-// key, the split by whole tasks, the caps, and the token buffers against
+// key, the split by whole tasks, the caps, the validation share inside
+// training tasks, and the token buffers against
 // core's encoders. Torch-free.
 #include "trainer/dataset.h"
 
@@ -251,6 +252,60 @@ TEST(DatasetTest, EvalCapIsSeparateFromTrainCap) {
   auto capped = build_dataset(records, cpu_platform(), o);
   EXPECT_LT(capped->eval.count, ds->eval.count);
   EXPECT_EQ(capped->eval.tasks, ds->eval.tasks);
+}
+
+// The validation split cuts a seeded share inside every training task that
+// can spare it (>= 2 programs left on each side), never in eval tasks.
+TEST(DatasetTest, ValidationSplitCutsInsideTrainingTasks) {
+  std::vector<core::Record> records = many_tasks(30, 20);
+  for (int i = 0; i < 3; ++i) records.push_back(make_record(task_key(99), 1e-3 * (1 + i)));  // too small to spare
+  DatasetOptions o;
+  o.eval_fraction = 0.3;
+  o.validation_fraction = 0.25;
+  o.sample_seed = 5;
+  auto ds = build_dataset(records, cpu_platform(), o);
+  ASSERT_TRUE(ds.is_ok()) << ds.status().to_string();
+  const auto train = by_group(ds->train);
+  const auto validation = by_group(ds->validation);
+  const auto eval = by_group(ds->eval);
+  ASSERT_GT(eval.size(), 0u);
+  EXPECT_EQ(ds->summary.validation_records, ds->validation.count);
+  EXPECT_EQ(ds->summary.validation_tasks, static_cast<std::int64_t>(validation.size()));
+  std::int64_t small_task = -1;
+  for (std::size_t g = 0; g < ds->task_keys.size(); ++g) {
+    if (ds->task_keys[g] == core::canonical_workload_key(task_key(99))) small_task = static_cast<std::int64_t>(g);
+  }
+  ASSERT_GE(small_task, 0);
+  for (const auto& [g, lat] : train) {
+    EXPECT_FALSE(eval.count(g));
+    if (g == small_task) {
+      EXPECT_FALSE(validation.count(g));
+      EXPECT_EQ(lat.size(), 3u);
+      continue;
+    }
+    ASSERT_TRUE(validation.count(g)) << "task " << g;
+    EXPECT_EQ(validation.at(g).size(), 5u);  // round(20 · 0.25)
+    EXPECT_EQ(lat.size(), 15u);
+    // Disjoint, and together the whole task (costs 1..20 ms are distinct).
+    std::set<double> all(lat.begin(), lat.end());
+    for (double x : validation.at(g)) EXPECT_TRUE(all.insert(x).second);
+    EXPECT_EQ(all.size(), 20u);
+  }
+  for (const auto& [g, lat] : validation) EXPECT_FALSE(eval.count(g));
+  for (std::int64_t i = 0; i < ds->validation.count; ++i) {  // labels against the task's true best
+    EXPECT_FLOAT_EQ(ds->validation.labels[size_t(i)], static_cast<float>(1e-3 / ds->validation.latencies[size_t(i)]));
+  }
+  // Deterministic by seed; another seed cuts elsewhere; 0 = none.
+  auto again = build_dataset(records, cpu_platform(), o);
+  EXPECT_EQ(again->validation.latencies, ds->validation.latencies);
+  o.sample_seed = 6;
+  EXPECT_NE(build_dataset(records, cpu_platform(), o)->validation.latencies, ds->validation.latencies);
+  o.validation_fraction = 0;
+  auto none = build_dataset(records, cpu_platform(), o);
+  EXPECT_EQ(none->validation.count, 0);
+  EXPECT_EQ(none->train.count, ds->train.count + ds->validation.count);
+  o.validation_fraction = 1.0;
+  EXPECT_EQ(build_dataset(records, cpu_platform(), o).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(DatasetTest, Errors) {

@@ -226,6 +226,76 @@ TEST(TrainJobTest, MinStepsAddsEpochsToSmallSets) {
   EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
 }
 
+// Early stopping: every epoch is scored on the validation share, the call
+// returns the best epoch's weights (ties to the earlier), and `patience`
+// stops training once that many epochs in a row did not beat it.
+TEST(TrainJobTest, EarlyStoppingKeepsTheBestValidationEpoch) {
+  const std::vector<core::Record> records = planted_platform(8, 32);
+  TrainRequest req = small_request(records);
+  req.data.eval_fraction = 0;
+  req.data.validation_fraction = 0.25;
+  req.data.sample_seed = 3;
+  req.epochs = 16;
+  req.learning_rate = 2e-2;  // a jumpy run: the best epoch is not the last
+  auto full = train_platform(req);
+  ASSERT_TRUE(full.is_ok()) << full.status().to_string();
+  EXPECT_EQ(full->epochs_done, 16);
+  ASSERT_EQ(full->epoch_validation.size(), 16u);
+  EXPECT_EQ(full->data.validation_records, 8 * 8);
+  EXPECT_EQ(full->data.train_records, 8 * 24);
+  int best = 1;
+  for (int e = 2; e <= 16; ++e) {
+    if (full->epoch_validation[e - 1].top1.mean_ratio > full->epoch_validation[best - 1].top1.mean_ratio) best = e;
+  }
+  EXPECT_EQ(full->best_epoch, best);
+  ASSERT_LT(best, 16) << "the planted run should peak before its last epoch, or the restore goes untested";
+  EXPECT_EQ(full->validation.top1.mean_ratio, full->epoch_validation[best - 1].top1.mean_ratio);
+
+  // The checkpoint holds the best epoch's weights: it scores the validation
+  // programs as that epoch did.
+  auto ds = build_dataset(records, req.platform, req.data);
+  ASSERT_TRUE(ds.is_ok());
+  auto model = CostModel::load(full->checkpoint);
+  ASSERT_TRUE(model.is_ok());
+  const DatasetSplit& v = ds->validation;
+  std::vector<float> scores(static_cast<std::size_t>(v.count));
+  ASSERT_TRUE((*model)->predict({v.count, ds->seq_len, v.tokens, v.lengths, ds->descriptor}, scores).is_ok());
+  const RankingMetrics kept = evaluate_ranking(v.groups, v.latencies, scores);
+  EXPECT_NEAR(kept.top1.mean_ratio, full->validation.top1.mean_ratio, 1e-6);
+  EXPECT_NEAR(kept.pairwise_accuracy, full->validation.pairwise_accuracy, 1e-6);
+
+  // Patience 2 stops at the first epoch two past the best so far; the epochs
+  // it ran match the full run's.
+  int expected_best = 1, expected_done = 16;
+  for (int e = 2; e <= 16; ++e) {
+    if (full->epoch_validation[e - 1].top1.mean_ratio > full->epoch_validation[expected_best - 1].top1.mean_ratio) {
+      expected_best = e;
+    } else if (e - expected_best >= 2) {
+      expected_done = e;
+      break;
+    }
+  }
+  req.patience = 2;
+  auto patient = train_platform(req);
+  ASSERT_TRUE(patient.is_ok());
+  EXPECT_EQ(patient->best_epoch, expected_best);
+  EXPECT_EQ(patient->epochs_done, expected_done);
+  ASSERT_LT(expected_done, 16) << "patience should cut this run short";
+  for (int e = 1; e <= expected_done; ++e) {
+    EXPECT_EQ(patient->epoch_validation[e - 1].top1.mean_ratio, full->epoch_validation[e - 1].top1.mean_ratio);
+  }
+
+  // No validation share: nothing scored, the last epoch's weights.
+  req.data.validation_fraction = 0;
+  req.patience = 0;
+  auto plain = train_platform(req);
+  ASSERT_TRUE(plain.is_ok());
+  EXPECT_EQ(plain->best_epoch, 0);
+  EXPECT_TRUE(plain->epoch_validation.empty());
+  req.patience = -1;
+  EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(TrainJobTest, SameSeedSameCheckpoint) {
   const std::vector<core::Record> records = planted_platform(8, 16);
   TrainRequest req = small_request(records);
