@@ -79,6 +79,9 @@ struct TrainOptions {
   double margin = 0.01;
   int column_epochs = 3;  // fine-tuning the active column when none exists (6 for a distill)
   std::int64_t min_steps = 0;  // TrainRequest::min_steps (the column's too)
+  // Early stopping (the column's too): DatasetOptions::validation_fraction, TrainRequest::patience.
+  double validation_fraction = 0;
+  int patience = 0;
 };
 
 trainer::TrainRequest make_request(const TrainOptions& o, const registry::Platform& platform,
@@ -94,6 +97,8 @@ trainer::TrainRequest make_request(const TrainOptions& o, const registry::Platfo
                                               : trainer::ModelKind::kMamba;
   request.epochs = o.epochs;
   request.min_steps = o.min_steps;
+  request.data.validation_fraction = o.validation_fraction;
+  request.patience = o.patience;
   request.seed = o.seed;
   request.time_budget_s = o.time_budget_s;
   return request;
@@ -124,6 +129,10 @@ Result<TrainOptions> parse_options(const std::string& text, registry::JobKind ki
       if (x = number(1, 1000); x) o.epochs = static_cast<int>(*x);
     } else if (key == "min_steps") {
       if (x = number(0, 1e6); x) o.min_steps = static_cast<std::int64_t>(*x);
+    } else if (key == "validation_fraction") {
+      if (x = number(0, 0.5); x) o.validation_fraction = *x;
+    } else if (key == "patience") {
+      if (x = number(0, 1000); x) o.patience = static_cast<int>(*x);
     } else if (key == "max_records") {
       if (x = number(100, 1e8); x) o.max_records = static_cast<std::int64_t>(*x);
     } else if (key == "time_budget_s") {
@@ -449,6 +458,8 @@ void JobWorker::run_job(const registry::Job& job) {
       {"model_config", trainer::config_to_text(trained->config)},
       {"epochs", options->epochs},
       {"min_steps", options->min_steps},
+      {"validation_fraction", options->validation_fraction},
+      {"patience", options->patience},
       {"max_records", options->max_records},
       {"eval_fraction", options->eval_fraction},
       {"seed", options->seed},
@@ -472,6 +483,8 @@ void JobWorker::run_job(const registry::Job& job) {
       {"records_read", static_cast<std::int64_t>(trained->data.records)},
       {"epochs_planned", trained->epochs_planned},
       {"epochs_done", trained->epochs_done},
+      {"best_epoch", trained->best_epoch},
+      {"validation_top1", trained->best_epoch > 0 ? json::value(trained->validation.top1.mean_ratio) : json::value(nullptr)},
       {"steps", trained->steps},
       {"epoch_losses", std::move(losses)},
       {"budget_exhausted", trained->budget_exhausted},

@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <set>
 #include <thread>
 
@@ -194,6 +195,22 @@ TEST_F(DistillTest, DistillOptionsAreChecked) {
   const json::value v1 = call("GET", "/v1/models/" + std::to_string(first.at("result_version").as_int64())).json();
   EXPECT_GE(v1.at("training_summary").at("steps").as_int64(), 12) << json::serialize(v1);
   EXPECT_EQ(v1.at("training_summary").at("epochs_planned").as_int64(), epochs) << json::serialize(v1);
+  // Early stopping: the version says which epoch it kept and its validation top-1.
+  const json::value early =
+      run_job("x16", R"({"kind": "train", "epochs": 4, "validation_fraction": 0.25, "patience": 1})");
+  ASSERT_EQ(early.at("state").as_string(), "succeeded") << json::serialize(early);
+  const json::value v2 = call("GET", "/v1/models/" + std::to_string(early.at("result_version").as_int64())).json();
+  const json::value& summary = v2.at("training_summary");
+  EXPECT_GE(summary.at("best_epoch").as_int64(), 1) << json::serialize(v2);
+  EXPECT_LE(summary.at("best_epoch").as_int64(), summary.at("epochs_done").as_int64());
+  EXPECT_LE(summary.at("epochs_done").as_int64(), std::min<std::int64_t>(4, summary.at("best_epoch").as_int64() + 1));
+  EXPECT_GT(summary.at("validation_top1").as_double(), 0);
+  EXPECT_EQ(v2.at("config").at("validation_fraction").as_double(), 0.25);
+  EXPECT_EQ(v2.at("config").at("patience").as_int64(), 1);
+  EXPECT_TRUE(v1.at("training_summary").at("validation_top1").is_null());
+  json::value too_big = run_job("x16", R"({"kind": "train", "validation_fraction": 0.9})");
+  EXPECT_EQ(too_big.at("state").as_string(), "failed");
+  EXPECT_NE(json::serialize(too_big.at("error")).find("validation_fraction"), std::string::npos);
   json::value negative = run_job("t4", R"({"kind": "distill", "min_steps": -1})");
   EXPECT_EQ(negative.at("state").as_string(), "failed");
   EXPECT_NE(json::serialize(negative.at("error")).find("min_steps"), std::string::npos);
