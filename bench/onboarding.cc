@@ -44,7 +44,7 @@
 //       [--platform x86-16c,gpu-2080ti] [--seeds 1] [--seed-base 1]
 //       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--no-full]
 //       [--base-max-records 40000] [--base-epochs 4] [--ft-epochs 6] [--ft-min-steps 0] [--ft-lr 0.002]
-//       [--ft-validation 0] [--ft-patience 0] [--trace-epochs]
+//       [--ft-validation 0] [--ft-patience 0] [--trace-epochs] [--wise 0.5,0.75]
 //       [--weights 0,1,1] [--rounds 1|2] [--holdout 0.3] [--split-salt 5]
 //       [--mc-samples 8] [--min-per-task 2] [--threads 2]
 //   bench_onboarding --base-checkpoint PATH --timing [--timing-pool 100000]
@@ -119,6 +119,7 @@ struct Args {
   double ft_validation = 0;       // DatasetOptions::validation_fraction of every fine-tune
   int ft_patience = 0;            // TrainRequest::patience
   bool trace_epochs = false;      // print validation and held-out top-1 per epoch
+  std::vector<double> wise;       // also score (1 − α)·base + α·fine-tune for each α (not cached)
   double ft_lr = tr::TrainRequest{}.learning_rate;
   sampler::Weights weights;
   int rounds = 1;
@@ -176,6 +177,9 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--ft-min-steps") a->ft_min_steps = std::atoll(v);
     else if (k == "--ft-validation") a->ft_validation = std::atof(v);
     else if (k == "--ft-patience") a->ft_patience = std::atoi(v);
+    else if (k == "--wise") {
+      for (const std::string& x : split_list(v)) a->wise.push_back(std::atof(x.c_str()));
+    }
     else if (k == "--ft-lr") a->ft_lr = std::atof(v);
     else if (k == "--weights") {
       const std::vector<std::string> w = split_list(v);
@@ -849,6 +853,16 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
     if (!tuned) return tuned.status();
     auto m = evaluate(*tuned, p.eval);
     if (!m) return m.status();
+    for (double alpha : a.wise) {  // WiSE-FT: the fine-tune mixed back with the base
+      auto mixed = tr::interpolate_checkpoints(base, r->checkpoint, alpha);
+      if (!mixed) return mixed.status();
+      auto mixed_model = load_model(*mixed, a.threads);
+      if (!mixed_model) return mixed_model.status();
+      auto mm = evaluate(*mixed_model, p.eval);
+      if (!mm) return mm.status();
+      std::printf("    wise alpha=%.2f: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f\n", alpha, mm->top1.sum_ratio,
+                  mm->top1.mean_ratio, mm->top5.sum_ratio, mm->top5.mean_ratio, mm->pairwise_accuracy);
+    }
     return outcome_of(*m, static_cast<std::int64_t>(picks.size()), r->wall_s, select_s);
   };
 

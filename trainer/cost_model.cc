@@ -4,11 +4,13 @@
 #include "trainer/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
 #include <torch/torch.h>
 
+#include "trainer/model_config.h"
 #include "trainer/score_model.h"
 
 namespace tcl::trainer {
@@ -174,6 +176,35 @@ Status CostModel::embed(const FeatureBatch& batch, std::span<float> embeddings) 
     std::memcpy(embeddings.data() + begin * d_model, e.data_ptr<float>(),
                 sizeof(float) * size_t(size * d_model));
   });
+}
+
+Result<std::string> interpolate_checkpoints(std::string_view a, std::string_view b, double alpha) {
+  if (!std::isfinite(alpha)) return Status::invalid_argument("interpolate: alpha must be finite");
+  try {
+    auto la = CostModel::load(a);
+    if (!la) return la.status().with_context("interpolate: a");
+    auto lb = CostModel::load(b);
+    if (!lb) return lb.status().with_context("interpolate: b");
+    const std::shared_ptr<ScoreModel> ma = (*la)->score_model(), mb = (*lb)->score_model();
+    ModelConfig ca = ma->config(), cb = mb->config();
+    ca.seed = cb.seed = 0;  // the init seed does not shape the weights' layout
+    if (config_to_text(ca) != config_to_text(cb)) {
+      return Status::invalid_argument("interpolate: the two checkpoints have different configs");
+    }
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> ta = ma->parameters(), tb = mb->parameters();
+    for (const torch::Tensor& t : ma->buffers()) ta.push_back(t);
+    for (const torch::Tensor& t : mb->buffers()) tb.push_back(t);
+    if (ta.size() != tb.size()) return Status::invalid_argument("interpolate: the two models differ in shape");
+    for (std::size_t i = 0; i < ta.size(); ++i) {
+      if (!ta[i].sizes().equals(tb[i].sizes())) return Status::invalid_argument("interpolate: the two models differ in shape");
+      if (!ta[i].is_floating_point()) continue;
+      ta[i].mul_(1.0 - alpha).add_(tb[i], alpha);
+    }
+    return save_score_model(*ma);
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("interpolate: ") + e.what());
+  }
 }
 
 }  // namespace tcl::trainer

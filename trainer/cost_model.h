@@ -70,4 +70,13 @@ class CostModel {
   std::unique_ptr<Impl> impl_;  // constant after construction
 };
 
+// Weight-space interpolation of two checkpoints of one architecture (equal
+// configs but for the seed): (1 − alpha) · a + alpha · b for every parameter and buffer, as
+// checkpoint bytes with a's config. With a = the init and b = its fine-tune
+// this is WiSE-FT (Wortsman et al., 2022): alpha = 1 is the fine-tune, 0 the
+// init; between them the mix is often better than either on data unlike the
+// fine-tune's. kInvalidArgument when the configs differ or alpha is not finite;
+// kDataLoss when either is not a checkpoint.
+Result<std::string> interpolate_checkpoints(std::string_view a, std::string_view b, double alpha);
+
 }  // namespace tcl::trainer

@@ -638,7 +638,10 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
     }
     if (stop_early) break;
   }
-  if (!best_weights.empty() && out.best_epoch != out.epochs_done) restore_weights(best_weights, &model);
+  // The best epoch's weights (a budget cut after it also ran part of an epoch).
+  if (!best_weights.empty() && (out.best_epoch != out.epochs_done || out.budget_exhausted)) {
+    restore_weights(best_weights, &model);
+  }
   model.eval();
   out.train_s = seconds_since(train_start);
 

@@ -67,6 +67,49 @@ TEST(CostModelTest, PredictEmbedSaveLoad) {
   EXPECT_EQ(CostModel::load("garbage").status().code(), StatusCode::kDataLoss);
 }
 
+// interpolate_checkpoints: alpha 0 and 1 give back either end exactly, a
+// mix lies between them, and a different architecture is refused.
+TEST(CostModelTest, InterpolatedCheckpointsMixTheWeights) {
+  ModelConfig c = small_config();
+  c.seed = 1;
+  auto a = CostModel::create(c);
+  c.seed = 2;
+  auto b = CostModel::create(c);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  const std::string bytes_a = *(*a)->save(), bytes_b = *(*b)->save();
+  ASSERT_NE(bytes_a, bytes_b);
+  const Buffers buf = make_buffers(5, 10, c, true);
+  const auto scores_of = [&](const std::string& bytes) {
+    auto m = CostModel::load(bytes);
+    EXPECT_TRUE(m.is_ok()) << m.status().to_string();
+    std::vector<float> s(5);
+    EXPECT_TRUE((*m)->predict(buf.batch(5, 10), s).is_ok());
+    return s;
+  };
+  auto zero = interpolate_checkpoints(bytes_a, bytes_b, 0.0);
+  auto one = interpolate_checkpoints(bytes_a, bytes_b, 1.0);
+  auto half = interpolate_checkpoints(bytes_a, bytes_b, 0.5);
+  ASSERT_TRUE(zero.is_ok() && one.is_ok() && half.is_ok()) << zero.status().to_string();
+  EXPECT_EQ(scores_of(*zero), scores_of(bytes_a));
+  EXPECT_EQ(scores_of(*one), scores_of(bytes_b));
+  EXPECT_NE(scores_of(*half), scores_of(bytes_a));
+  EXPECT_NE(scores_of(*half), scores_of(bytes_b));
+  // Halfway twice from a is a quarter of the way: weights mix linearly.
+  auto quarter = interpolate_checkpoints(bytes_a, bytes_b, 0.25);
+  auto half_of_half = interpolate_checkpoints(bytes_a, *half, 0.5);
+  ASSERT_TRUE(quarter.is_ok() && half_of_half.is_ok());
+  const std::vector<float> q = scores_of(*quarter), hh = scores_of(*half_of_half);
+  for (std::size_t i = 0; i < q.size(); ++i) EXPECT_NEAR(q[i], hh[i], 1e-4);
+
+  ModelConfig wider = c;
+  wider.d_model = 32;
+  auto w = CostModel::create(wider);
+  ASSERT_TRUE(w.is_ok());
+  EXPECT_EQ(interpolate_checkpoints(bytes_a, *(*w)->save(), 0.5).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(interpolate_checkpoints(bytes_a, bytes_b, NAN).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(interpolate_checkpoints("garbage", bytes_b, 0.5).status().code(), StatusCode::kDataLoss);
+}
+
 TEST(CostModelTest, SharedDescriptorEqualsRepeatedDescriptor) {
   const ModelConfig c = small_config();
   std::unique_ptr<CostModel> model = CostModel::create(c).value();
