@@ -44,7 +44,8 @@
 //       [--platform x86-16c,gpu-2080ti] [--seeds 1] [--seed-base 1]
 //       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--no-full]
 //       [--base-max-records 40000] [--base-epochs 4] [--ft-epochs 6] [--ft-min-steps 0] [--ft-lr 0.002]
-//       [--ft-validation 0] [--ft-patience 0] [--trace-epochs] [--wise 0.5,0.75]
+//       [--ft-validation 0] [--ft-validation-by programs|tasks] [--ft-patience 0] [--ft-refit]
+//       [--trace-epochs] [--wise 0.5,0.75]
 //       [--weights 0,1,1] [--rounds 1|2] [--holdout 0.3] [--split-salt 5]
 //       [--mc-samples 8] [--min-per-task 2] [--threads 2]
 //   bench_onboarding --base-checkpoint PATH --timing [--timing-pool 100000]
@@ -118,6 +119,8 @@ struct Args {
   std::int64_t ft_min_steps = 0;  // TrainRequest::min_steps of every fine-tune
   double ft_validation = 0;       // DatasetOptions::validation_fraction of every fine-tune
   int ft_patience = 0;            // TrainRequest::patience
+  bool ft_validation_tasks = false;  // DatasetOptions::validation_split = kTasks
+  bool ft_refit = false;          // TrainRequest::refit
   bool trace_epochs = false;      // print validation and held-out top-1 per epoch
   std::vector<double> wise;       // also score (1 − α)·base + α·fine-tune for each α (not cached)
   double ft_lr = tr::TrainRequest{}.learning_rate;
@@ -152,8 +155,8 @@ bool parse_args(int argc, char** argv, Args* a) {
       (k == "--timing" ? a->timing : a->full) = k == "--timing";
       continue;
     }
-    if (k == "--trace-epochs") {
-      a->trace_epochs = true;
+    if (k == "--trace-epochs" || k == "--ft-refit") {
+      (k == "--ft-refit" ? a->ft_refit : a->trace_epochs) = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -177,6 +180,13 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--ft-min-steps") a->ft_min_steps = std::atoll(v);
     else if (k == "--ft-validation") a->ft_validation = std::atof(v);
     else if (k == "--ft-patience") a->ft_patience = std::atoi(v);
+    else if (k == "--ft-validation-by") {
+      if (std::string_view(v) != "tasks" && std::string_view(v) != "programs") {
+        std::fprintf(stderr, "--ft-validation-by takes tasks or programs\n");
+        return false;
+      }
+      a->ft_validation_tasks = std::string_view(v) == "tasks";
+    }
     else if (k == "--wise") {
       for (const std::string& x : split_list(v)) a->wise.push_back(std::atof(x.c_str()));
     }
@@ -352,7 +362,8 @@ Tags tags_of(const Args& a, const std::string& base_sha) {
   t.full = t.zero_shot + " ft_epochs=" + std::to_string(a.ft_epochs) + " lr=" + fmt("%g", a.ft_lr) +
            (a.ft_min_steps > 0 ? " min_steps=" + std::to_string(a.ft_min_steps) : std::string()) +
            (a.ft_validation > 0 ? " validation=" + fmt("%g", a.ft_validation) +
-                                      " patience=" + std::to_string(a.ft_patience)
+                                      " patience=" + std::to_string(a.ft_patience) +
+                                      (a.ft_validation_tasks ? " by=tasks" : "") + (a.ft_refit ? " refit" : "")
                                 : std::string());
   const std::string min_per_task = " min_per_task=" + std::to_string(a.min_per_task);
   const std::string model_based = " rounds=" + std::to_string(a.rounds) + " mc=" + std::to_string(a.mc_samples);
@@ -459,6 +470,8 @@ Result<tr::TrainResult> finetune(const Args& a, const std::string& base, const P
   req.epochs = a.ft_epochs;
   req.min_steps = a.ft_min_steps;
   req.patience = a.ft_patience;
+  req.refit = a.ft_refit;
+  if (a.ft_validation_tasks) req.data.validation_split = tr::ValidationSplit::kTasks;
   req.learning_rate = a.ft_lr;
   req.seed = seed;
   req.threads = a.threads;
@@ -845,8 +858,9 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
     auto r = finetune(a, base, p, chosen, seed);
     if (!r) return r.status();
     if (r->best_epoch > 0) {
-      std::printf("    kept epoch %d of %d (%lld steps; validation %lld programs, top-1 %.4f)\n", r->best_epoch,
-                  r->epochs_done, static_cast<long long>(r->steps), static_cast<long long>(r->data.validation_records),
+      std::printf("    kept epoch %d of %d%s (%lld steps; validation %lld programs, top-1 %.4f)\n", r->best_epoch,
+                  static_cast<int>(r->epoch_validation.size()), r->refitted ? ", refitted on all" : "",
+                  static_cast<long long>(r->steps), static_cast<long long>(r->validation.programs),
                   r->validation.top1.mean_ratio);
     }
     auto tuned = load_model(r->checkpoint, a.threads);

@@ -245,10 +245,21 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
       apply_cap(train, options.max_records, options.sampling, options.sample_seed) +
       apply_cap(eval, options.max_eval_records, options.sampling,
                 options.sample_seed ^ 0x5EED5EED5EED5EEDULL);
-  std::vector<Task> validation_tasks = split_validation(train, options.validation_fraction,
-                                                        options.sample_seed ^ 0x7A11DA7E7A11DA7EULL);
+  std::vector<Task> validation_tasks;  // kPrograms: the cut-out shares
   std::vector<Task*> validation;
-  for (Task& t : validation_tasks) validation.push_back(&t);
+  if (options.validation_split == ValidationSplit::kTasks && options.validation_fraction > 0) {
+    std::vector<Task*> rest;
+    for (Task* t : train) {
+      (core::in_holdout(t->key, options.validation_fraction, options.sample_seed ^ 0x7A11DA7E7A11DA7EULL) ? validation
+                                                                                                          : rest)
+          .push_back(t);
+    }
+    if (rest.empty()) validation.clear();  // every task drawn: no validation
+    else train = std::move(rest);
+  } else {
+    validation_tasks = split_validation(train, options.validation_fraction, options.sample_seed ^ 0x7A11DA7E7A11DA7EULL);
+    for (Task& t : validation_tasks) validation.push_back(&t);
+  }
 
   // Shape.
   const core::TlpConfig tlp =

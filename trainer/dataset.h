@@ -45,6 +45,14 @@ enum class TokenEncoding : std::uint8_t {
 std::string_view token_encoding_name(TokenEncoding encoding);  // "steps", "tlp"
 std::optional<TokenEncoding> parse_token_encoding(std::string_view name);
 
+// How DatasetOptions::validation_fraction cuts the validation split out of
+// the training tasks.
+enum class ValidationSplit : std::uint8_t {
+  kPrograms,  // a seeded share inside every task: watches over-fitting to programs
+  kTasks,     // whole tasks (core::in_holdout, salted by sample_seed): watches
+              // over-fitting to the training tasks, as the eval split would
+};
+
 // How max_records / max_eval_records pick what stays.
 enum class RecordSampling : std::uint8_t {
   kRecords,  // every task keeps the same share of its programs (at least 2), seeded
@@ -74,13 +82,14 @@ struct DatasetOptions {
   std::int64_t max_eval_records = 0;  // eval split
   RecordSampling sampling = RecordSampling::kRecords;
   std::uint64_t sample_seed = 0;
-  // Share of each training task's programs moved to the validation split
-  // (after the cap, seeded by sample_seed), in [0, 1); 0 = none. Unlike the
-  // eval split it cuts inside tasks, so that a small training set (a 10%
-  // onboarding budget of a few tasks) can still watch for over-fitting:
-  // a task gives max(2, round(n · share)) programs when at least 2 stay in
-  // training, none otherwise.
+  // Share of the training split moved to the validation split (after the
+  // cap, seeded by sample_seed), in [0, 1); 0 = none.
+  // kPrograms: a task gives max(2, round(n · share)) programs when at least
+  // 2 stay in training, none otherwise.
+  // kTasks: about that share of the training tasks, whole; none when the
+  // draw would take every task or none.
   double validation_fraction = 0.0;
+  ValidationSplit validation_split = ValidationSplit::kPrograms;
 };
 
 // What went in and what was kept.

@@ -304,6 +304,10 @@ Status check_request(const TrainRequest& r) {
   if (r.epochs < 1) return Status::invalid_argument("train: epochs must be >= 1");
   if (r.min_steps < 0 || r.min_steps > 1'000'000) return Status::invalid_argument("train: min_steps must be in [0, 1e6]");
   if (r.patience < 0) return Status::invalid_argument("train: patience must be >= 0");
+  if (r.stop_after_epochs < 0) return Status::invalid_argument("train: stop_after_epochs must be >= 0");
+  if (r.refit && r.dataset != nullptr) {
+    return Status::invalid_argument("train: refit needs records, not a prebuilt dataset");
+  }
   if (r.groups_per_batch < 1) return Status::invalid_argument("train: groups_per_batch must be >= 1");
   if (r.group_size < 2) return Status::invalid_argument("train: group_size must be >= 2");
   if (!(r.learning_rate > 0)) return Status::invalid_argument("train: learning_rate must be > 0");
@@ -636,7 +640,7 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
     if (progress && !progress(epoch, epochs, epoch_loss, val_top1)) {
       return Status::cancelled("train: cancelled after epoch " + std::to_string(epoch));
     }
-    if (stop_early) break;
+    if (stop_early || epoch == request.stop_after_epochs) break;
   }
   // The best epoch's weights (a budget cut after it also ran part of an epoch).
   if (!best_weights.empty() && (out.best_epoch != out.epochs_done || out.budget_exhausted)) {
@@ -718,7 +722,24 @@ Result<TrainResult> train_platform(const TrainRequest& request, const ProgressCa
   if (Status s = check_request(request); !s) return s;
   ThreadsScope threads(request.threads);
   try {
-    return run(request, progress, start);
+    Result<TrainResult> first = run(request, progress, start);
+    if (!first || !request.refit || first->best_epoch == 0) return first;
+    // Refit: the same start and schedule on every program, cut at the best epoch.
+    TrainRequest again = request;
+    again.data.validation_fraction = 0;
+    again.refit = false;
+    again.epochs = first->epochs_planned;
+    again.min_steps = 0;
+    again.stop_after_epochs = first->best_epoch;
+    if (request.time_budget_s > 0) again.time_budget_s = std::max(1.0, request.time_budget_s - seconds_since(start));
+    Result<TrainResult> second = run(again, progress, Clock::now());
+    if (!second) return second;
+    second->refitted = true;
+    second->best_epoch = first->best_epoch;
+    second->validation = first->validation;
+    second->epoch_validation = std::move(first->epoch_validation);
+    second->wall_s = seconds_since(start);
+    return second;
   } catch (const std::exception& e) {
     return Status::internal(std::string("train: ") + e.what());
   }

@@ -131,6 +131,17 @@ struct TrainRequest {
   // runs). Small budgets need it: the steps that a 10% GPU selection needs
   // over-fit a 10% CPU one (docs/benchmarks.md, onboarding).
   int patience = 0;
+  // Refit (with a validation split): once the best epoch is known, train
+  // again from the same start on the training and validation programs
+  // together, with the same planned schedule cut after that many epochs;
+  // that model is the result (metrics, eval scores, Fisher), while
+  // best_epoch, validation and epoch_validation tell of the first run. The
+  // progress callback sees both runs. Needs records (kInvalidArgument with a
+  // prebuilt dataset). Costs a second training.
+  bool refit = false;
+  // Stop after this many epochs, the schedule still planned over all of
+  // them (refit uses it); 0 = every planned epoch.
+  int stop_after_epochs = 0;
   // Polled every step; true = cancel (kCancelled). Not owned; may be null.
   const std::atomic<bool>* cancel = nullptr;
 
@@ -192,7 +203,8 @@ struct TrainResult {
   std::int64_t num_parameters = 0;
 
   int epochs_planned = 0;   // epochs, or more under min_steps
-  int epochs_done = 0;      // whole epochs finished
+  int epochs_done = 0;      // whole epochs finished (the refit's, after a refit)
+  bool refitted = false;    // the result is the refit (TrainRequest::refit)
   // With a validation split: per finished epoch, its metrics; the epoch
   // whose weights were returned (1-based; 0 = none finished) and its metrics.
   std::vector<RankingMetrics> epoch_validation;

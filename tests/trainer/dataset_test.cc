@@ -308,6 +308,38 @@ TEST(DatasetTest, ValidationSplitCutsInsideTrainingTasks) {
   EXPECT_EQ(build_dataset(records, cpu_platform(), o).status().code(), StatusCode::kInvalidArgument);
 }
 
+// kTasks: the validation split takes whole training tasks (in_holdout,
+// salted by sample_seed), never eval tasks, and never every task.
+TEST(DatasetTest, ValidationSplitByTasksTakesWholeTasks) {
+  const std::vector<core::Record> records = many_tasks(40, 6);
+  DatasetOptions o;
+  o.eval_fraction = 0.25;
+  o.validation_fraction = 0.3;
+  o.validation_split = ValidationSplit::kTasks;
+  o.sample_seed = 9;
+  auto ds = build_dataset(records, cpu_platform(), o);
+  ASSERT_TRUE(ds.is_ok()) << ds.status().to_string();
+  const auto train = by_group(ds->train), validation = by_group(ds->validation), eval = by_group(ds->eval);
+  ASSERT_GT(validation.size(), 0u);
+  ASSERT_GT(train.size(), 0u);
+  EXPECT_EQ(train.size() + validation.size() + eval.size(), 40u);
+  for (const auto& [g, lat] : validation) {
+    EXPECT_EQ(lat.size(), 6u);  // whole
+    EXPECT_FALSE(train.count(g));
+    EXPECT_FALSE(eval.count(g));
+    EXPECT_TRUE(core::in_holdout(ds->task_keys[size_t(g)], 0.3, 9 ^ 0x7A11DA7E7A11DA7EULL));
+  }
+  for (const auto& [g, lat] : train) EXPECT_EQ(lat.size(), 6u);
+  o.sample_seed = 10;  // another draw
+  EXPECT_NE(build_dataset(records, cpu_platform(), o)->validation.groups, ds->validation.groups);
+  // A draw of every training task leaves no validation rather than no training.
+  o.validation_fraction = 0.999999;
+  auto all = build_dataset(records, cpu_platform(), o);
+  ASSERT_TRUE(all.is_ok());
+  EXPECT_EQ(all->validation.count, 0);
+  EXPECT_EQ(all->train.count, ds->train.count + ds->validation.count);
+}
+
 TEST(DatasetTest, Errors) {
   const std::vector<core::Record> records = many_tasks(3, 4);
   DatasetOptions o;

@@ -296,6 +296,51 @@ TEST(TrainJobTest, EarlyStoppingKeepsTheBestValidationEpoch) {
   EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
 }
 
+// Refit: the epochs chosen on a validation split of whole tasks, then the
+// same start and schedule on every program, cut there.
+TEST(TrainJobTest, RefitTrainsOnEveryProgramForTheBestEpochs) {
+  const std::vector<core::Record> records = planted_platform(12, 24);
+  TrainRequest req = small_request(records);
+  req.data.eval_fraction = 0;
+  req.data.validation_fraction = 0.3;
+  req.data.validation_split = ValidationSplit::kTasks;
+  req.data.sample_seed = 4;
+  req.epochs = 8;
+  req.learning_rate = 2e-2;
+  auto chosen = train_platform(req);
+  ASSERT_TRUE(chosen.is_ok()) << chosen.status().to_string();
+  ASSERT_GT(chosen->data.validation_tasks, 0);
+  EXPECT_FALSE(chosen->refitted);
+  req.refit = true;
+  int callbacks = 0;
+  auto refit = train_platform(req, [&](int, int, double, double) { return ++callbacks > 0; });
+  ASSERT_TRUE(refit.is_ok()) << refit.status().to_string();
+  EXPECT_TRUE(refit->refitted);
+  EXPECT_EQ(refit->best_epoch, chosen->best_epoch);
+  EXPECT_EQ(refit->epochs_done, chosen->best_epoch);
+  EXPECT_EQ(refit->epochs_planned, 8);
+  EXPECT_EQ(refit->epoch_validation.size(), 8u);
+  EXPECT_EQ(refit->data.train_records, 12 * 24);  // validation tasks included
+  EXPECT_EQ(refit->data.validation_records, 0);
+  EXPECT_EQ(callbacks, 8 + chosen->best_epoch);   // both runs report
+  // Exactly the run that the refit describes.
+  TrainRequest direct = small_request(records);
+  direct.data.eval_fraction = 0;
+  direct.data.sample_seed = 4;
+  direct.epochs = 8;
+  direct.learning_rate = 2e-2;
+  direct.stop_after_epochs = chosen->best_epoch;
+  auto same = train_platform(direct);
+  ASSERT_TRUE(same.is_ok());
+  EXPECT_EQ(same->epochs_done, chosen->best_epoch);
+  EXPECT_EQ(same->checkpoint, refit->checkpoint);
+  // A prebuilt dataset cannot be refitted.
+  auto ds = build_dataset(records, req.platform, req.data);
+  ASSERT_TRUE(ds.is_ok());
+  req.dataset = &*ds;
+  EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(TrainJobTest, SameSeedSameCheckpoint) {
   const std::vector<core::Record> records = planted_platform(8, 16);
   TrainRequest req = small_request(records);
