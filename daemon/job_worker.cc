@@ -81,7 +81,9 @@ struct TrainOptions {
   std::int64_t min_steps = 0;  // TrainRequest::min_steps (the column's too)
   // Early stopping (the column's too): DatasetOptions::validation_fraction, TrainRequest::patience.
   double validation_fraction = 0;
+  bool validation_by_tasks = false;  // "validation_by": "tasks" (else "programs")
   int patience = 0;
+  bool refit = false;
 };
 
 trainer::TrainRequest make_request(const TrainOptions& o, const registry::Platform& platform,
@@ -98,7 +100,9 @@ trainer::TrainRequest make_request(const TrainOptions& o, const registry::Platfo
   request.epochs = o.epochs;
   request.min_steps = o.min_steps;
   request.data.validation_fraction = o.validation_fraction;
+  if (o.validation_by_tasks) request.data.validation_split = trainer::ValidationSplit::kTasks;
   request.patience = o.patience;
+  request.refit = o.refit;
   request.seed = o.seed;
   request.time_budget_s = o.time_budget_s;
   return request;
@@ -131,6 +135,14 @@ Result<TrainOptions> parse_options(const std::string& text, registry::JobKind ki
       if (x = number(0, 1e6); x) o.min_steps = static_cast<std::int64_t>(*x);
     } else if (key == "validation_fraction") {
       if (x = number(0, 0.5); x) o.validation_fraction = *x;
+    } else if (key == "validation_by") {
+      if (!value.is_string() || (value.as_string() != "programs" && value.as_string() != "tasks")) {
+        return Status::invalid_argument("option 'validation_by' must be \"programs\" or \"tasks\"");
+      }
+      o.validation_by_tasks = value.as_string() == "tasks";
+    } else if (key == "refit") {
+      if (!value.is_bool()) return Status::invalid_argument("option 'refit' must be true or false");
+      o.refit = value.as_bool();
     } else if (key == "patience") {
       if (x = number(0, 1000); x) o.patience = static_cast<int>(*x);
     } else if (key == "max_records") {
@@ -459,7 +471,9 @@ void JobWorker::run_job(const registry::Job& job) {
       {"epochs", options->epochs},
       {"min_steps", options->min_steps},
       {"validation_fraction", options->validation_fraction},
+      {"validation_by", options->validation_by_tasks ? "tasks" : "programs"},
       {"patience", options->patience},
+      {"refit", options->refit},
       {"max_records", options->max_records},
       {"eval_fraction", options->eval_fraction},
       {"seed", options->seed},
@@ -484,6 +498,7 @@ void JobWorker::run_job(const registry::Job& job) {
       {"epochs_planned", trained->epochs_planned},
       {"epochs_done", trained->epochs_done},
       {"best_epoch", trained->best_epoch},
+      {"refitted", trained->refitted},
       {"validation_top1", trained->best_epoch > 0 ? json::value(trained->validation.top1.mean_ratio) : json::value(nullptr)},
       {"steps", trained->steps},
       {"epoch_losses", std::move(losses)},

@@ -208,6 +208,18 @@ TEST_F(DistillTest, DistillOptionsAreChecked) {
   EXPECT_EQ(v2.at("config").at("validation_fraction").as_double(), 0.25);
   EXPECT_EQ(v2.at("config").at("patience").as_int64(), 1);
   EXPECT_TRUE(v1.at("training_summary").at("validation_top1").is_null());
+  // By whole tasks, then refitted on every program for the epochs chosen.
+  const json::value refit = run_job(
+      "x16", R"({"kind": "train", "epochs": 3, "validation_fraction": 0.4, "validation_by": "tasks", "refit": true})");
+  ASSERT_EQ(refit.at("state").as_string(), "succeeded") << json::serialize(refit);
+  const json::value v3 = call("GET", "/v1/models/" + std::to_string(refit.at("result_version").as_int64())).json();
+  EXPECT_TRUE(v3.at("training_summary").at("refitted").as_bool()) << json::serialize(v3);
+  EXPECT_EQ(v3.at("training_summary").at("epochs_done").as_int64(), v3.at("training_summary").at("best_epoch").as_int64());
+  EXPECT_EQ(v3.at("config").at("validation_by").as_string(), "tasks");
+  EXPECT_FALSE(v2.at("training_summary").at("refitted").as_bool());
+  json::value bad_by = run_job("x16", R"({"kind": "train", "validation_by": "rows"})");
+  EXPECT_EQ(bad_by.at("state").as_string(), "failed");
+  EXPECT_NE(json::serialize(bad_by.at("error")).find("validation_by"), std::string::npos);
   json::value too_big = run_job("x16", R"({"kind": "train", "validation_fraction": 0.9})");
   EXPECT_EQ(too_big.at("state").as_string(), "failed");
   EXPECT_NE(json::serialize(too_big.at("error")).find("validation_fraction"), std::string::npos);
