@@ -226,17 +226,26 @@ TEST(TrainJobTest, MinStepsAddsEpochsToSmallSets) {
   EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
 }
 
+// A run that scores a validation split after every epoch: no eval split, and
+// a learning rate high enough for a jumpy run (the best epoch is not the last).
+TrainRequest validated_request(const std::vector<core::Record>& records, double fraction, ValidationSplit split,
+                               std::uint64_t sample_seed, int epochs) {
+  TrainRequest req = small_request(records);
+  req.data.eval_fraction = 0;
+  req.data.validation_fraction = fraction;
+  req.data.validation_split = split;
+  req.data.sample_seed = sample_seed;
+  req.epochs = epochs;
+  req.learning_rate = 2e-2;
+  return req;
+}
+
 // Early stopping: every epoch is scored on the validation share, the call
 // returns the best epoch's weights (ties to the earlier), and `patience`
 // stops training once that many epochs in a row did not beat it.
 TEST(TrainJobTest, EarlyStoppingKeepsTheBestValidationEpoch) {
   const std::vector<core::Record> records = planted_platform(8, 32);
-  TrainRequest req = small_request(records);
-  req.data.eval_fraction = 0;
-  req.data.validation_fraction = 0.25;
-  req.data.sample_seed = 3;
-  req.epochs = 16;
-  req.learning_rate = 2e-2;  // a jumpy run: the best epoch is not the last
+  TrainRequest req = validated_request(records, 0.25, ValidationSplit::kPrograms, 3, 16);
   auto full = train_platform(req);
   ASSERT_TRUE(full.is_ok()) << full.status().to_string();
   EXPECT_EQ(full->epochs_done, 16);
@@ -300,13 +309,7 @@ TEST(TrainJobTest, EarlyStoppingKeepsTheBestValidationEpoch) {
 // same start and schedule on every program, cut there.
 TEST(TrainJobTest, RefitTrainsOnEveryProgramForTheBestEpochs) {
   const std::vector<core::Record> records = planted_platform(12, 24);
-  TrainRequest req = small_request(records);
-  req.data.eval_fraction = 0;
-  req.data.validation_fraction = 0.3;
-  req.data.validation_split = ValidationSplit::kTasks;
-  req.data.sample_seed = 4;
-  req.epochs = 8;
-  req.learning_rate = 2e-2;
+  TrainRequest req = validated_request(records, 0.3, ValidationSplit::kTasks, 4, 8);
   auto chosen = train_platform(req);
   ASSERT_TRUE(chosen.is_ok()) << chosen.status().to_string();
   ASSERT_GT(chosen->data.validation_tasks, 0);
@@ -324,11 +327,7 @@ TEST(TrainJobTest, RefitTrainsOnEveryProgramForTheBestEpochs) {
   EXPECT_EQ(refit->data.validation_records, 0);
   EXPECT_EQ(callbacks, 8 + chosen->best_epoch);   // both runs report
   // Exactly the run that the refit describes.
-  TrainRequest direct = small_request(records);
-  direct.data.eval_fraction = 0;
-  direct.data.sample_seed = 4;
-  direct.epochs = 8;
-  direct.learning_rate = 2e-2;
+  TrainRequest direct = validated_request(records, 0, ValidationSplit::kPrograms, 4, 8);
   direct.stop_after_epochs = chosen->best_epoch;
   auto same = train_platform(direct);
   ASSERT_TRUE(same.is_ok());
