@@ -6,6 +6,7 @@
 // Data flow:
 //   records ─ build_dataset (dataset.h: labels, groups, task split, caps, tokens)
 //   → make_score_model(config) → epochs of LambdaRank steps (AdamW, cosine LR)
+//   → with a validation split: the best epoch's weights (early stopping, refit)
 //   → evaluate_ranking on the eval split (evaluation.h) → CostModel::save bytes
 //
 // One epoch visits every training program once: each task's programs are
