@@ -498,7 +498,9 @@ Result<tr::TrainResult> finetune(const Args& a, const std::string& base, const P
   });
   if (!r) return r;
   std::printf("    epoch  loss     | validation top-1 top-5 pairwise | held-out top-1 (mean ratio)\n");
-  for (std::size_t e = 0; e < held_out.size(); ++e) {
+  // After a refit only the first run's epochs are listed (the refit's follow them).
+  const std::size_t rows = r->refitted ? r->epoch_validation.size() : held_out.size();
+  for (std::size_t e = 0; e < rows && e < held_out.size(); ++e) {
     const tr::RankingMetrics* v = e < r->epoch_validation.size() ? &r->epoch_validation[e] : nullptr;
     std::printf("    %5zu  %.4f | %.4f %.4f %.4f | %.4f%s\n", e + 1, losses[e], v ? v->top1.mean_ratio : NAN,
                 v ? v->top5.mean_ratio : NAN, v ? v->pairwise_accuracy : NAN, held_out[e],

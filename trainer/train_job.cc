@@ -12,6 +12,8 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
+#include <unordered_set>
 #include <utility>
 
 #include "core/features.h"
@@ -407,6 +409,7 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
     }
     DatasetOptions options = request.data;
     options.max_len = static_cast<int>(std::min<std::int64_t>(options.max_len, config.max_len));
+    options.validation_fraction = 0;  // validation is the primary platform's
     for (const auto& j : request.joint) {
       Result<Dataset> made_j = build_dataset(j.records, j.platform, options);
       if (!made_j) return made_j.status().with_context("train: joint platform " + j.platform.target);
@@ -460,7 +463,18 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       options.max_len = static_cast<int>(std::min<std::int64_t>(request.data.max_len, config.max_len));
       options.max_records = kd->max_unlabeled;
       options.sample_seed = request.seed;
-      auto u = build_unlabeled_dataset(kd->unlabeled, request.platform, options);
+      // Whole validation tasks stay out too: no gradient from the tasks that judge the epochs.
+      std::vector<core::Record> outside_validation;
+      std::span<const core::Record> pool = kd->unlabeled;
+      if (ds->validation.count > 0 && request.data.validation_split == ValidationSplit::kTasks) {
+        std::unordered_set<std::string> validation_tasks;
+        for (std::int64_t g : ds->validation.groups) validation_tasks.insert(ds->task_keys[static_cast<std::size_t>(g)]);
+        for (const core::Record& r : kd->unlabeled) {
+          if (!validation_tasks.count(core::canonical_workload_key(r.workload_key))) outside_validation.push_back(r);
+        }
+        pool = outside_validation;
+      }
+      auto u = build_unlabeled_dataset(pool, request.platform, options);
       if (u) {
         unlabeled = std::move(*u);
         out.unlabeled_programs = unlabeled->train.count;
@@ -722,8 +736,12 @@ Result<TrainResult> train_platform(const TrainRequest& request, const ProgressCa
   if (Status s = check_request(request); !s) return s;
   ThreadsScope threads(request.threads);
   try {
-    Result<TrainResult> first = run(request, progress, start);
+    TrainRequest choose = request;
+    if (request.refit) choose.compute_fisher = false;  // the refit computes its own
+    Result<TrainResult> first = run(choose, progress, start);
     if (!first || !request.refit || first->best_epoch == 0) return first;
+    // A budget already spent leaves the refit no time to train: keep the early-stopped model.
+    if (first->budget_exhausted) return first;
     // Refit: the same start and schedule on every program, cut at the best epoch.
     TrainRequest again = request;
     again.data.validation_fraction = 0;
@@ -732,8 +750,16 @@ Result<TrainResult> train_platform(const TrainRequest& request, const ProgressCa
     again.min_steps = 0;
     again.stop_after_epochs = first->best_epoch;
     if (request.time_budget_s > 0) again.time_budget_s = std::max(1.0, request.time_budget_s - seconds_since(start));
-    Result<TrainResult> second = run(again, progress, Clock::now());
+    // Progress goes on counting: the refit's epochs follow the first run's.
+    const int done = first->epochs_done;
+    const ProgressCallback refit_progress =
+        progress ? ProgressCallback([&](int epoch, int, double loss, double val) {
+          return progress(done + epoch, done + first->best_epoch, loss, val);
+        })
+                 : ProgressCallback();
+    Result<TrainResult> second = run(again, refit_progress, Clock::now());
     if (!second) return second;
+    if (second->budget_exhausted) return first;  // cut short: the early-stopped model is the better one
     second->refitted = true;
     second->best_epoch = first->best_epoch;
     second->validation = first->validation;

@@ -124,8 +124,8 @@ struct TrainRequest {
   // default keeps a daemon job within about ten minutes on a 2-core box.
   double time_budget_s = 600;
   bool eval_each_epoch = true;  // val_top1 for the progress callback (NaN when false)
-  // Early stopping, with data.validation_fraction > 0 (a share of every
-  // training task's programs kept out of training): the validation split is
+  // Early stopping, with data.validation_fraction > 0 (programs or whole
+  // tasks kept out of training, data.validation_split): the validation split is
   // scored after every epoch (top-1 mean ratio, ties to the earlier epoch),
   // the call returns the weights of the best epoch, and training stops once
   // `patience` epochs in a row did not beat it (0 = every planned epoch
@@ -137,8 +137,10 @@ struct TrainRequest {
   // together, with the same planned schedule cut after that many epochs;
   // that model is the result (metrics, eval scores, Fisher), while
   // best_epoch, validation and epoch_validation tell of the first run. The
-  // progress callback sees both runs. Needs records (kInvalidArgument with a
-  // prebuilt dataset). Costs a second training.
+  // progress callback sees both runs, the refit's epochs numbered after the
+  // first run's (epochs planned = those done + the refit's). Needs records (kInvalidArgument with a
+  // prebuilt dataset). Costs a second training. Skipped (the early-stopped
+  // model returned, refitted = false) when the time budget cut either run.
   bool refit = false;
   // Stop after this many epochs, the schedule still planned over all of
   // them (refit uses it); 0 = every planned epoch.

@@ -276,6 +276,7 @@ TEST(DatasetTest, ValidationSplitCutsInsideTrainingTasks) {
     if (ds->task_keys[g] == core::canonical_workload_key(task_key(99))) small_task = static_cast<std::int64_t>(g);
   }
   ASSERT_GE(small_task, 0);
+  ASSERT_TRUE(train.count(small_task)) << "the small task should be a training task, or its case goes untested";
   for (const auto& [g, lat] : train) {
     EXPECT_FALSE(eval.count(g));
     if (g == small_task) {

@@ -315,8 +315,13 @@ TEST(TrainJobTest, RefitTrainsOnEveryProgramForTheBestEpochs) {
   ASSERT_GT(chosen->data.validation_tasks, 0);
   EXPECT_FALSE(chosen->refitted);
   req.refit = true;
-  int callbacks = 0;
-  auto refit = train_platform(req, [&](int, int, double, double) { return ++callbacks > 0; });
+  int callbacks = 0, last_epoch = 0, last_planned = 0;
+  auto refit = train_platform(req, [&](int epoch, int epochs, double, double) {
+    EXPECT_EQ(epoch, last_epoch + 1);  // the refit's epochs follow the first run's
+    last_epoch = epoch;
+    last_planned = epochs;
+    return ++callbacks > 0;
+  });
   ASSERT_TRUE(refit.is_ok()) << refit.status().to_string();
   EXPECT_TRUE(refit->refitted);
   EXPECT_EQ(refit->best_epoch, chosen->best_epoch);
@@ -326,6 +331,7 @@ TEST(TrainJobTest, RefitTrainsOnEveryProgramForTheBestEpochs) {
   EXPECT_EQ(refit->data.train_records, 12 * 24);  // validation tasks included
   EXPECT_EQ(refit->data.validation_records, 0);
   EXPECT_EQ(callbacks, 8 + chosen->best_epoch);   // both runs report
+  EXPECT_EQ(last_planned, last_epoch);
   // Exactly the run that the refit describes.
   TrainRequest direct = validated_request(records, 0, ValidationSplit::kPrograms, 4, 8);
   direct.stop_after_epochs = chosen->best_epoch;
@@ -550,7 +556,7 @@ TEST(TrainJobTest, DistillationLearnsFromTheUnmeasuredPool) {
   std::vector<float> old_descriptor(core::kHardwareDim);
   core::encode_hardware(std::nullopt, kTarget, old_descriptor.data());
 
-  const auto distill = [&](double ratio, double old_weight = 1.0) {
+  const auto distill = [&](double ratio, double old_weight = 1.0, bool validation_by_tasks = false) {
     DistillTargets kd;
     kd.old_descriptors = {old_descriptor};  // no EWC: the KD inputs alone keep the old platform
     kd.old_weight = old_weight;
@@ -562,6 +568,11 @@ TEST(TrainJobTest, DistillationLearnsFromTheUnmeasuredPool) {
     r.learning_rate = 1e-2;
     r.init_checkpoint = teacher->checkpoint;
     r.distill = &kd;
+    if (validation_by_tasks) {
+      r.data.validation_fraction = 0.3;
+      r.data.validation_split = ValidationSplit::kTasks;
+      r.data.sample_seed = 2;
+    }
     auto out = train_platform(r, nullptr);
     EXPECT_TRUE(out.is_ok()) << out.status().to_string();
     return out;
@@ -581,6 +592,11 @@ TEST(TrainJobTest, DistillationLearnsFromTheUnmeasuredPool) {
   ASSERT_TRUE(no_kd.is_ok());
   EXPECT_EQ(no_kd->unlabeled_programs, 0);
   EXPECT_EQ(no_kd->steps, without->steps);
+  // Whole validation tasks give no gradient, their unmeasured programs neither (36 a task).
+  auto validated = distill(2, 1.0, /*validation_by_tasks=*/true);
+  ASSERT_TRUE(validated.is_ok());
+  ASSERT_GT(validated->data.validation_tasks, 0);
+  EXPECT_EQ(validated->unlabeled_programs, with->unlabeled_programs - 36 * validated->data.validation_tasks);
 
   // What the KD on the pool asks for: under the old descriptor the student
   // orders the pool's programs as the teacher does (pairs within a task).
