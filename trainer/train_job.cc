@@ -736,9 +736,8 @@ Result<TrainResult> train_platform(const TrainRequest& request, const ProgressCa
   if (Status s = check_request(request); !s) return s;
   ThreadsScope threads(request.threads);
   try {
-    TrainRequest choose = request;
-    if (request.refit) choose.compute_fisher = false;  // the refit computes its own
-    Result<TrainResult> first = run(choose, progress, start);
+    // The first run keeps its Fisher: it is the result when the budget cuts the refit.
+    Result<TrainResult> first = run(request, progress, start);
     if (!first || !request.refit || first->best_epoch == 0) return first;
     // A budget already spent leaves the refit no time to train: keep the early-stopped model.
     if (first->budget_exhausted) return first;
