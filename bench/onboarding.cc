@@ -24,6 +24,10 @@
 //      tasks with trainer::evaluate_ranking (TenSet top-1/top-5: sum ratio and
 //      mean over tasks; pairwise accuracy; the random-order floor). Reference
 //      rows: the whole pool (f = 1) and the base without fine-tuning.
+//      --ft-auto-schedule: per fine-tune, the choice TrainRequest::auto_schedule
+//      makes (trainer::zero_shot_fit of the base on the picked programs
+//      against chance): the flags as given, or with the long schedule's
+//      floors; the run is also logged under that explicit schedule's key.
 //      --rounds 2: the budget in two halves; after the first, the base is
 //      fine-tuned on it (the active column), which then scores the remaining
 //      pool with the base as reference and the first picks as measured (the
@@ -45,6 +49,7 @@
 //       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--no-full]
 //       [--base-max-records 40000] [--base-epochs 4] [--ft-epochs 6] [--ft-min-steps 0] [--ft-lr 0.002]
 //       [--ft-validation 0] [--ft-validation-by programs|tasks] [--ft-patience 0] [--ft-refit]
+//       [--ft-auto-schedule]
 //       [--trace-epochs] [--wise 0.5,0.75]
 //       [--weights 0,1,1] [--rounds 1|2] [--holdout 0.3] [--split-salt 5]
 //       [--mc-samples 8] [--min-per-task 2] [--threads 2]
@@ -121,6 +126,7 @@ struct Args {
   int ft_patience = 0;            // TrainRequest::patience
   bool ft_validation_tasks = false;  // DatasetOptions::validation_split = kTasks
   bool ft_refit = false;          // TrainRequest::refit
+  bool ft_auto_schedule = false;  // TrainRequest::auto_schedule, decided here per run (see fine_tune_and_score)
   bool trace_epochs = false;      // print validation and held-out top-1 per epoch
   std::vector<double> wise;       // also score (1 − α)·base + α·fine-tune for each α (not cached)
   double ft_lr = tr::TrainRequest{}.learning_rate;
@@ -155,8 +161,8 @@ bool parse_args(int argc, char** argv, Args* a) {
       (k == "--timing" ? a->timing : a->full) = k == "--timing";
       continue;
     }
-    if (k == "--trace-epochs" || k == "--ft-refit") {
-      (k == "--ft-refit" ? a->ft_refit : a->trace_epochs) = true;
+    if (k == "--trace-epochs" || k == "--ft-refit" || k == "--ft-auto-schedule") {
+      (k == "--ft-refit" ? a->ft_refit : k == "--trace-epochs" ? a->trace_epochs : a->ft_auto_schedule) = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -364,7 +370,8 @@ Tags tags_of(const Args& a, const std::string& base_sha) {
            (a.ft_validation > 0 ? " validation=" + fmt("%g", a.ft_validation) +
                                       " patience=" + std::to_string(a.ft_patience) +
                                       (a.ft_validation_tasks ? " by=tasks" : "") + (a.ft_refit ? " refit" : "")
-                                : std::string());
+                                : std::string()) +
+           (a.ft_auto_schedule ? " schedule=auto" : "");
   const std::string min_per_task = " min_per_task=" + std::to_string(a.min_per_task);
   const std::string model_based = " rounds=" + std::to_string(a.rounds) + " mc=" + std::to_string(a.mc_samples);
   t.selection = t.full + " w=" + fmt("%g", a.weights.r) + "," + fmt("%g", a.weights.d) + "," +
@@ -457,8 +464,9 @@ Result<tr::RankingMetrics> evaluate(const Loaded& m, const tr::Dataset& ds) {
 }
 
 // The base fine-tuned on `records` (the selected measurements).
-Result<tr::TrainResult> finetune(const Args& a, const std::string& base, const PlatformData& p,
-                                 std::span<const core::Record> records, std::uint64_t seed) {
+// The fine-tune of `records` as asked by the flags (trace aside).
+tr::TrainRequest finetune_request(const Args& a, const std::string& base, const PlatformData& p,
+                                  std::span<const core::Record> records, std::uint64_t seed) {
   tr::TrainRequest req;
   req.records = records;
   req.platform = p.platform;
@@ -478,6 +486,26 @@ Result<tr::TrainResult> finetune(const Args& a, const std::string& base, const P
   req.time_budget_s = 0;
   req.eval_each_epoch = false;
   req.compute_fisher = false;  // for distillation only; does not change the weights
+  return req;
+}
+
+// The flags with TrainRequest's long schedule applied (what auto_schedule
+// does to a request whose platform is far from the base), and without them.
+Args long_schedule_args(Args a) {
+  const tr::TrainRequest::LongSchedule l;
+  a.ft_auto_schedule = false;
+  if (l.validation_fraction > a.ft_validation) {
+    a.ft_validation = l.validation_fraction;
+    a.ft_validation_tasks = false;
+  }
+  a.ft_min_steps = std::max(a.ft_min_steps, l.min_steps);
+  a.ft_patience = std::max(a.ft_patience, l.patience);
+  return a;
+}
+
+Result<tr::TrainResult> finetune(const Args& a, const std::string& base, const PlatformData& p,
+                                 std::span<const core::Record> records, std::uint64_t seed) {
+  tr::TrainRequest req = finetune_request(a, base, p, records, seed);
   if (!a.trace_epochs) return tr::train_platform(req);
 
   // --trace-epochs: the held-out tasks ride along as the request's eval split
@@ -852,12 +880,33 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
 
   std::vector<std::int64_t> all(static_cast<std::size_t>(n));
   std::iota(all.begin(), all.end(), 0);
-  const auto fine_tune_and_score = [&](std::span<const std::int64_t> picks, std::uint64_t seed,
-                                       double select_s) -> Result<Outcome> {
+  // --ft-auto-schedule: the decision TrainRequest::auto_schedule makes,
+  // taken here so that the run is also logged under the explicit schedule's
+  // key (and reuses a run made with those flags).
+  Args short_args = a;
+  short_args.ft_auto_schedule = false;
+  const Args long_args = long_schedule_args(a);
+  const std::string base_sha = tcl::sha256_hex(base);
+  const Tags short_tags = tags_of(short_args, base_sha), long_tags = tags_of(long_args, base_sha);
+  const auto fine_tune_and_score = [&](std::span<const std::int64_t> picks, std::uint64_t seed, double select_s,
+                                       std::string_view strategy, double fraction) -> Result<Outcome> {
     std::vector<core::Record> chosen;
     chosen.reserve(picks.size());
     for (std::int64_t i : picks) chosen.push_back(p.pool[static_cast<std::size_t>(i)]);
-    auto r = finetune(a, base, p, chosen, seed);
+    const Args* run_args = &a;
+    std::string explicit_key;
+    if (a.ft_auto_schedule) {
+      auto fit = tr::zero_shot_fit(finetune_request(short_args, base, p, chosen, seed), base);
+      if (!fit) return fit.status();
+      const bool far = !(fit->top1.mean_ratio > fit->random_top1.mean_ratio);
+      std::printf("    schedule %s: the base's top-1 on the %zu picked programs %.4f, chance %.4f (mean ratio)\n",
+                  far ? "long" : "short", chosen.size(), fit->top1.mean_ratio, fit->random_top1.mean_ratio);
+      run_args = far ? &long_args : &short_args;
+      const Tags& t = far ? long_tags : short_tags;
+      explicit_key = run_key(name, seed, strategy, fraction, strategy == "all" ? t.full : t.of(strategy));
+      if (const Outcome* o = log.find(explicit_key)) return *o;
+    }
+    auto r = finetune(*run_args, base, p, chosen, seed);
     if (!r) return r.status();
     if (r->best_epoch > 0) {
       std::printf("    kept epoch %d of %d%s (%lld steps; validation %lld programs, top-1 %.4f)\n", r->best_epoch,
@@ -879,7 +928,9 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
       std::printf("    wise alpha=%.2f: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f\n", alpha, mm->top1.sum_ratio,
                   mm->top1.mean_ratio, mm->top5.sum_ratio, mm->top5.mean_ratio, mm->pairwise_accuracy);
     }
-    return outcome_of(*m, static_cast<std::int64_t>(picks.size()), r->wall_s, select_s);
+    const Outcome o = outcome_of(*m, static_cast<std::int64_t>(picks.size()), r->wall_s, select_s);
+    if (!explicit_key.empty()) log.add(explicit_key, o);
+    return o;
   };
 
   for (int si = 0; si < a.seeds; ++si) {
@@ -890,7 +941,7 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
       if (const Outcome* cached = log.find(key)) {
         print_outcome("seed " + std::to_string(seed) + " 100% pool", *cached, true);
       } else {
-        auto o = fine_tune_and_score(all, seed, 0);
+        auto o = fine_tune_and_score(all, seed, 0, "all", 1.0);
         if (!o) return fail("100%", o.status());
         log.add(key, *o);
         print_outcome("seed " + std::to_string(seed) + " 100% pool", *o, false);
@@ -951,7 +1002,7 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
           }
           picked.insert(picked.end(), picks->begin(), picks->end());
         }
-        auto o = fine_tune_and_score(picked, seed, select_s);
+        auto o = fine_tune_and_score(picked, seed, select_s, sname, f);
         if (!o) return fail(label, o.status());
         log.add(key, *o);
         print_outcome(label, *o, false);

@@ -84,6 +84,10 @@ struct TrainOptions {
   bool validation_by_tasks = false;  // "validation_by": "tasks" (else "programs")
   int patience = 0;
   bool refit = false;
+  // TrainRequest::auto_schedule (fine-tuning only: a train job with init, a
+  // distill and its column): the long schedule when the starting model ranks
+  // the platform's measurements no better than chance.
+  bool auto_schedule = false;
 };
 
 trainer::TrainRequest make_request(const TrainOptions& o, const registry::Platform& platform,
@@ -103,6 +107,7 @@ trainer::TrainRequest make_request(const TrainOptions& o, const registry::Platfo
   if (o.validation_by_tasks) request.data.validation_split = trainer::ValidationSplit::kTasks;
   request.patience = o.patience;
   request.refit = o.refit;
+  request.auto_schedule = o.auto_schedule;
   request.seed = o.seed;
   request.time_budget_s = o.time_budget_s;
   return request;
@@ -140,9 +145,9 @@ Result<TrainOptions> parse_options(const std::string& text, registry::JobKind ki
         return Status::invalid_argument("option 'validation_by' must be \"programs\" or \"tasks\"");
       }
       o.validation_by_tasks = value.as_string() == "tasks";
-    } else if (key == "refit") {
-      if (!value.is_bool()) return Status::invalid_argument("option 'refit' must be true or false");
-      o.refit = value.as_bool();
+    } else if (key == "refit" || key == "auto_schedule") {
+      if (!value.is_bool()) return Status::invalid_argument("option '" + std::string(key) + "' must be true or false");
+      (key == "refit" ? o.refit : o.auto_schedule) = value.as_bool();
     } else if (key == "patience") {
       if (x = number(0, 1000); x) o.patience = static_cast<int>(*x);
     } else if (key == "max_records") {
@@ -386,6 +391,7 @@ void JobWorker::run_job(const registry::Job& job) {
 
   trainer::TrainRequest request = make_request(*options, *platform, *records);
   request.init_checkpoint = init_weights;
+  const bool fine_tune_scheduled = request.auto_schedule && !init_weights.empty();
   if (distill) request.distill = &targets;
   request.cancel = &cancel;
   set_progress(json::object{{"phase", "training"}, {"records", records->size()}});
@@ -474,6 +480,7 @@ void JobWorker::run_job(const registry::Job& job) {
       {"validation_by", options->validation_by_tasks ? "tasks" : "programs"},
       {"patience", options->patience},
       {"refit", options->refit},
+      {"auto_schedule", options->auto_schedule},
       {"max_records", options->max_records},
       {"eval_fraction", options->eval_fraction},
       {"seed", options->seed},
@@ -500,6 +507,10 @@ void JobWorker::run_job(const registry::Job& job) {
       {"best_epoch", trained->best_epoch},
       {"refitted", trained->refitted},
       {"validation_top1", trained->best_epoch > 0 ? json::value(trained->validation.top1.mean_ratio) : json::value(nullptr)},
+      {"schedule", !fine_tune_scheduled ? json::value(nullptr)
+                   : json::value(json::object{{"long", trained->long_schedule_used},
+                                              {"zero_shot_top1", trained->zero_shot.top1.mean_ratio},
+                                              {"chance_top1", trained->zero_shot.random_top1.mean_ratio}})},
       {"steps", trained->steps},
       {"epoch_losses", std::move(losses)},
       {"budget_exhausted", trained->budget_exhausted},

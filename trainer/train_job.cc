@@ -310,6 +310,13 @@ Status check_request(const TrainRequest& r) {
   if (r.refit && r.dataset != nullptr) {
     return Status::invalid_argument("train: refit needs records, not a prebuilt dataset");
   }
+  if (r.auto_schedule && r.dataset != nullptr) {
+    return Status::invalid_argument("train: auto_schedule needs records, not a prebuilt dataset");
+  }
+  if (!(r.long_schedule.validation_fraction >= 0 && r.long_schedule.validation_fraction < 1) ||
+      r.long_schedule.min_steps < 0 || r.long_schedule.patience < 0) {
+    return Status::invalid_argument("train: long_schedule needs validation_fraction in [0, 1), min_steps and patience >= 0");
+  }
   if (r.groups_per_batch < 1) return Status::invalid_argument("train: groups_per_batch must be >= 1");
   if (r.group_size < 2) return Status::invalid_argument("train: group_size must be >= 2");
   if (!(r.learning_rate > 0)) return Status::invalid_argument("train: learning_rate must be > 0");
@@ -729,42 +736,91 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
   return out;
 }
 
+// zero_shot_fit without the thread scope and the exception guard.
+Result<RankingMetrics> zero_shot_fit_unscoped(const TrainRequest& request, std::string_view checkpoint) {
+  auto model = CostModel::load(checkpoint);
+  if (!model) return model.status().with_context("zero-shot fit");
+  DatasetOptions options = request.data;
+  options.validation_fraction = 0;
+  options.max_len = static_cast<int>(std::min<std::int64_t>(options.max_len, (*model)->config().max_len));
+  Result<Dataset> ds = build_dataset(request.records, request.platform, options);
+  if (!ds) return ds.status().with_context("zero-shot fit");
+  const SplitTensors train = to_tensors(ds->train, *ds);
+  const torch::Tensor descriptor = torch::from_blob(const_cast<float*>(ds->descriptor.data()),
+                                                    {1, static_cast<std::int64_t>(ds->descriptor.size())}, torch::kFloat);
+  return evaluate(*(*model)->score_model(), train, descriptor);
+}
+
+// One training, then the refit when asked (TrainRequest::refit).
+Result<TrainResult> train_and_refit(const TrainRequest& request, const ProgressCallback& progress,
+                                    Clock::time_point start) {
+  // The first run keeps its Fisher: it is the result when the budget cuts the refit.
+  Result<TrainResult> first = run(request, progress, start);
+  if (!first || !request.refit || first->best_epoch == 0) return first;
+  // A budget already spent leaves the refit no time to train: keep the early-stopped model.
+  if (first->budget_exhausted) return first;
+  // Refit: the same start and schedule on every program, cut at the best epoch.
+  TrainRequest again = request;
+  again.data.validation_fraction = 0;
+  again.refit = false;
+  again.epochs = first->epochs_planned;
+  again.min_steps = 0;
+  again.stop_after_epochs = first->best_epoch;
+  if (request.time_budget_s > 0) again.time_budget_s = std::max(1.0, request.time_budget_s - seconds_since(start));
+  // Progress goes on counting: the refit's epochs follow the first run's.
+  const int done = first->epochs_done;
+  const ProgressCallback refit_progress =
+      progress ? ProgressCallback([&](int epoch, int, double loss, double val) {
+        return progress(done + epoch, done + first->best_epoch, loss, val);
+      })
+               : ProgressCallback();
+  Result<TrainResult> second = run(again, refit_progress, Clock::now());
+  if (!second) return second;
+  if (second->budget_exhausted) return first;  // cut short: the early-stopped model is the better one
+  second->refitted = true;
+  second->best_epoch = first->best_epoch;
+  second->validation = first->validation;
+  second->epoch_validation = std::move(first->epoch_validation);
+  second->wall_s = seconds_since(start);
+  return second;
+}
+
 }  // namespace
+
+Result<RankingMetrics> zero_shot_fit(const TrainRequest& request, std::string_view checkpoint) {
+  ThreadsScope threads(request.threads);
+  try {
+    return zero_shot_fit_unscoped(request, checkpoint);
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("zero-shot fit: ") + e.what());
+  }
+}
 
 Result<TrainResult> train_platform(const TrainRequest& request, const ProgressCallback& progress) {
   const Clock::time_point start = Clock::now();
   if (Status s = check_request(request); !s) return s;
   ThreadsScope threads(request.threads);
   try {
-    // The first run keeps its Fisher: it is the result when the budget cuts the refit.
-    Result<TrainResult> first = run(request, progress, start);
-    if (!first || !request.refit || first->best_epoch == 0) return first;
-    // A budget already spent leaves the refit no time to train: keep the early-stopped model.
-    if (first->budget_exhausted) return first;
-    // Refit: the same start and schedule on every program, cut at the best epoch.
-    TrainRequest again = request;
-    again.data.validation_fraction = 0;
-    again.refit = false;
-    again.epochs = first->epochs_planned;
-    again.min_steps = 0;
-    again.stop_after_epochs = first->best_epoch;
-    if (request.time_budget_s > 0) again.time_budget_s = std::max(1.0, request.time_budget_s - seconds_since(start));
-    // Progress goes on counting: the refit's epochs follow the first run's.
-    const int done = first->epochs_done;
-    const ProgressCallback refit_progress =
-        progress ? ProgressCallback([&](int epoch, int, double loss, double val) {
-          return progress(done + epoch, done + first->best_epoch, loss, val);
-        })
-                 : ProgressCallback();
-    Result<TrainResult> second = run(again, refit_progress, Clock::now());
-    if (!second) return second;
-    if (second->budget_exhausted) return first;  // cut short: the early-stopped model is the better one
-    second->refitted = true;
-    second->best_epoch = first->best_epoch;
-    second->validation = first->validation;
-    second->epoch_validation = std::move(first->epoch_validation);
-    second->wall_s = seconds_since(start);
-    return second;
+    if (!request.auto_schedule || request.init_checkpoint.empty()) return train_and_refit(request, progress, start);
+    Result<RankingMetrics> fit = zero_shot_fit_unscoped(request, request.init_checkpoint);
+    if (!fit) return fit.status().with_context("train");
+    const bool far = !(fit->top1.mean_ratio > fit->random_top1.mean_ratio);
+    TrainRequest chosen = request;
+    chosen.auto_schedule = false;
+    if (far) {
+      const TrainRequest::LongSchedule& l = request.long_schedule;
+      if (l.validation_fraction > chosen.data.validation_fraction) {
+        chosen.data.validation_fraction = l.validation_fraction;
+        chosen.data.validation_split = ValidationSplit::kPrograms;
+      }
+      chosen.min_steps = std::max(chosen.min_steps, l.min_steps);
+      chosen.patience = std::max(chosen.patience, l.patience);
+    }
+    Result<TrainResult> out = train_and_refit(chosen, progress, start);
+    if (!out) return out;
+    out->zero_shot = *fit;
+    out->long_schedule_used = far;
+    return out;
   } catch (const std::exception& e) {
     return Status::internal(std::string("train: ") + e.what());
   }

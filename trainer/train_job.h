@@ -145,6 +145,24 @@ struct TrainRequest {
   // Stop after this many epochs, the schedule still planned over all of
   // them (refit uses it); 0 = every planned epoch.
   int stop_after_epochs = 0;
+  // Schedule from the data (fine-tuning, with init_checkpoint): before any
+  // step, init_checkpoint scores the training programs (zero_shot_fit). If
+  // its top-1 mean ratio beats the random order's on the same tasks, the
+  // platform is near the lineage and the request runs as set. If not, the
+  // checkpoint ranks this platform no better than chance and `long_schedule`
+  // applies, each value a floor on the request's own: the measured case is
+  // x86-16c (near: a few epochs, more over-fit) against gpu-2080ti (far:
+  // hundreds of steps) after an x86-24c base (docs/benchmarks.md,
+  // onboarding). TrainResult::zero_shot and long_schedule_used tell what was
+  // seen and chosen. Ignored without init_checkpoint; kInvalidArgument with
+  // a prebuilt dataset (the validation share must be cut from records).
+  bool auto_schedule = false;
+  struct LongSchedule {
+    double validation_fraction = 0.2;  // inside each task (ValidationSplit::kPrograms)
+    std::int64_t min_steps = 200;
+    int patience = 20;
+  };
+  LongSchedule long_schedule;
   // Polled every step; true = cancel (kCancelled). Not owned; may be null.
   const std::atomic<bool>* cancel = nullptr;
 
@@ -208,6 +226,11 @@ struct TrainResult {
   int epochs_planned = 0;   // epochs, or more under min_steps
   int epochs_done = 0;      // whole epochs finished (the refit's, after a refit)
   bool refitted = false;    // the result is the refit (TrainRequest::refit)
+  // auto_schedule: init_checkpoint on the training programs before any step
+  // (random_top1 is the chance floor it was held against), and whether the
+  // long schedule was applied.
+  RankingMetrics zero_shot;
+  bool long_schedule_used = false;
   // With a validation split: per finished epoch, its metrics; the epoch
   // whose weights were returned (1-based; 0 = none finished) and its metrics.
   std::vector<RankingMetrics> epoch_validation;
@@ -231,6 +254,12 @@ struct TrainResult {
 // record's task is in the split.
 Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::span<const core::Record> records,
                                            const Platform& platform, const DatasetOptions& data, int threads = 0);
+
+// How well `checkpoint` ranks the programs that `request` would train on
+// (its records, platform and data options, with no validation share cut),
+// before any step: what auto_schedule decides on. The long
+// schedule applies when top1.mean_ratio <= random_top1.mean_ratio.
+Result<RankingMetrics> zero_shot_fit(const TrainRequest& request, std::string_view checkpoint);
 
 // Called after every epoch with its 1-based number, the epochs planned
 // (TrainRequest::epochs, or more under min_steps), its mean training loss

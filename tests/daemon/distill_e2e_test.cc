@@ -217,6 +217,23 @@ TEST_F(DistillTest, DistillOptionsAreChecked) {
   EXPECT_EQ(v3.at("training_summary").at("epochs_done").as_int64(), v3.at("training_summary").at("best_epoch").as_int64());
   EXPECT_EQ(v3.at("config").at("validation_by").as_string(), "tasks");
   EXPECT_FALSE(v2.at("training_summary").at("refitted").as_bool());
+  // The schedule from the data: the fine-tune says what its start scored and which schedule that chose.
+  const json::value scheduled =
+      run_job("x16", R"({"kind": "train", "epochs": 1, "init": "production", "auto_schedule": true})");
+  ASSERT_EQ(scheduled.at("state").as_string(), "succeeded") << json::serialize(scheduled);
+  const json::value v4 = call("GET", "/v1/models/" + std::to_string(scheduled.at("result_version").as_int64())).json();
+  const json::value& schedule = v4.at("training_summary").at("schedule");
+  ASSERT_TRUE(schedule.is_object()) << json::serialize(v4);
+  const double zero_shot = schedule.at("zero_shot_top1").as_double(), chance = schedule.at("chance_top1").as_double();
+  EXPECT_GT(zero_shot, 0);
+  EXPECT_GT(chance, 0);
+  EXPECT_EQ(schedule.at("long").as_bool(), zero_shot <= chance) << json::serialize(schedule);
+  EXPECT_EQ(v4.at("training_summary").at("best_epoch").as_int64() > 0, zero_shot <= chance);
+  EXPECT_TRUE(v4.at("config").at("auto_schedule").as_bool());
+  EXPECT_TRUE(v1.at("training_summary").at("schedule").is_null());  // not asked
+  json::value bad_schedule = run_job("x16", R"({"kind": "train", "auto_schedule": "yes"})");
+  EXPECT_EQ(bad_schedule.at("state").as_string(), "failed");
+  EXPECT_NE(json::serialize(bad_schedule.at("error")).find("auto_schedule"), std::string::npos);
   json::value bad_by = run_job("x16", R"({"kind": "train", "validation_by": "rows"})");
   EXPECT_EQ(bad_by.at("state").as_string(), "failed");
   EXPECT_NE(json::serialize(bad_by.at("error")).find("validation_by"), std::string::npos);

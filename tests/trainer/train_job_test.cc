@@ -346,6 +346,71 @@ TEST(TrainJobTest, RefitTrainsOnEveryProgramForTheBestEpochs) {
   EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
 }
 
+// The schedule from the data: a checkpoint that ranks the new records better
+// than chance keeps the request's schedule; one that ranks them worse (here
+// a platform whose costs invert the planted rule) gets the long schedule,
+// exactly as if its floors had been set by hand.
+TEST(TrainJobTest, AutoScheduleLengthensFineTuningOnlyForAFarPlatform) {
+  const std::vector<core::Record> records = planted_platform(8, 32);
+  TrainRequest base_req = small_request(records);
+  base_req.epochs = 6;
+  auto base = train_platform(base_req);
+  ASSERT_TRUE(base.is_ok()) << base.status().to_string();
+
+  std::vector<core::Record> inverted = records;
+  for (core::Record& r : inverted) r.costs = {1e-6 / r.costs[0]};
+
+  const auto tune_request = [&](const std::vector<core::Record>& data) {
+    TrainRequest t = validated_request(data, 0, ValidationSplit::kPrograms, 5, 3);
+    t.init_checkpoint = base->checkpoint;
+    t.long_schedule = {0.25, 40, 2};  // small floors: a unit test's budget
+    return t;
+  };
+
+  // Near: the request as set, to the byte.
+  TrainRequest near = tune_request(records);
+  near.auto_schedule = true;
+  auto near_run = train_platform(near);
+  ASSERT_TRUE(near_run.is_ok()) << near_run.status().to_string();
+  EXPECT_FALSE(near_run->long_schedule_used);
+  EXPECT_GT(near_run->zero_shot.top1.mean_ratio, near_run->zero_shot.random_top1.mean_ratio);
+  EXPECT_EQ(near_run->zero_shot.programs, 8 * 32);  // every labeled program, validation share included
+  EXPECT_EQ(near_run->best_epoch, 0);
+  auto as_set = train_platform(tune_request(records));
+  ASSERT_TRUE(as_set.is_ok());
+  EXPECT_EQ(near_run->checkpoint, as_set->checkpoint);
+
+  // Far: the long schedule's floors, to the byte.
+  TrainRequest far = tune_request(inverted);
+  far.auto_schedule = true;
+  auto far_run = train_platform(far);
+  ASSERT_TRUE(far_run.is_ok()) << far_run.status().to_string();
+  EXPECT_TRUE(far_run->long_schedule_used);
+  EXPECT_LT(far_run->zero_shot.top1.mean_ratio, far_run->zero_shot.random_top1.mean_ratio);
+  EXPECT_GT(far_run->best_epoch, 0);
+  EXPECT_EQ(far_run->data.validation_records, 8 * 8);
+  EXPECT_GT(far_run->epochs_planned, 3);  // min_steps lengthened the 3 epochs asked
+  TrainRequest by_hand = tune_request(inverted);
+  by_hand.data.validation_fraction = 0.25;
+  by_hand.min_steps = 40;
+  by_hand.patience = 2;
+  auto long_run = train_platform(by_hand);
+  ASSERT_TRUE(long_run.is_ok());
+  EXPECT_EQ(far_run->checkpoint, long_run->checkpoint);
+  EXPECT_EQ(far_run->epochs_done, long_run->epochs_done);
+
+  // zero_shot_fit is what the decision saw.
+  auto fit = zero_shot_fit(far, base->checkpoint);
+  ASSERT_TRUE(fit.is_ok());
+  EXPECT_EQ(fit->top1.mean_ratio, far_run->zero_shot.top1.mean_ratio);
+
+  // A prebuilt dataset cannot be given a validation share: refused.
+  auto ds = build_dataset(inverted, far.platform, far.data);
+  ASSERT_TRUE(ds.is_ok());
+  far.dataset = &*ds;
+  EXPECT_EQ(train_platform(far).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(TrainJobTest, SameSeedSameCheckpoint) {
   const std::vector<core::Record> records = planted_platform(8, 16);
   TrainRequest req = small_request(records);
