@@ -18,6 +18,7 @@
 #include "core/program_id.h"
 #include "core/record.h"
 #include "core/task_split.h"
+#include "api/job_options.h"
 #include "daemon/promotion_gate.h"
 #include "trainer/train_job.h"
 
@@ -56,41 +57,7 @@ struct JobWorker::Metrics {
 
 namespace {
 
-// Job options with their defaults (TrainRequest's: what bench_quality --job
-// measures); unknown keys are an error (named).
-struct TrainOptions {
-  int epochs = trainer::TrainRequest{}.epochs;
-  std::int64_t max_records = trainer::TrainRequest::default_data_options().max_records;
-  double time_budget_s = trainer::TrainRequest{}.time_budget_s;
-  double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
-  std::uint64_t seed = 0;
-  std::string model = "mamba";
-  // Fine-tune from this version (alias or number) instead of starting fresh:
-  // the result is the platform's active column (alias active.<platform>).
-  std::string init;
-  // Distill only (trainer::DistillTargets; the promotion gate's margin).
-  double label_weight = trainer::DistillTargets{}.label_weight;
-  double column_weight = trainer::DistillTargets{}.column_weight;
-  double old_weight = trainer::DistillTargets{}.old_weight;
-  double ewc_weight = trainer::DistillTargets{}.ewc_weight;
-  double temperature = trainer::DistillTargets{}.temperature;
-  double unlabeled_ratio = trainer::DistillTargets{}.unlabeled_ratio;  // the unmeasured pool as KD inputs
-  std::int64_t max_unlabeled = trainer::DistillTargets{}.max_unlabeled;
-  double margin = 0.01;
-  int column_epochs = 3;  // fine-tuning the active column when none exists (6 for a distill)
-  std::int64_t min_steps = 0;  // TrainRequest::min_steps (the column's too)
-  // Early stopping (the column's too): DatasetOptions::validation_fraction, TrainRequest::patience.
-  double validation_fraction = 0;
-  bool validation_by_tasks = false;  // "validation_by": "tasks" (else "programs")
-  int patience = 0;
-  bool refit = false;
-  // TrainRequest::auto_schedule (fine-tuning only: a train job with init, a
-  // distill and its column): the long schedule when the starting model ranks
-  // the platform's measurements no better than chance.
-  bool auto_schedule = false;
-};
-
-trainer::TrainRequest make_request(const TrainOptions& o, const registry::Platform& platform,
+trainer::TrainRequest make_request(const api::JobOptions& o, const registry::Platform& platform,
                                    const std::vector<core::Record>& records) {
   trainer::TrainRequest request;
   request.records = records;
@@ -111,87 +78,6 @@ trainer::TrainRequest make_request(const TrainOptions& o, const registry::Platfo
   request.seed = o.seed;
   request.time_budget_s = o.time_budget_s;
   return request;
-}
-
-Result<TrainOptions> parse_options(const std::string& text, registry::JobKind kind) {
-  TrainOptions o;
-  if (kind == registry::JobKind::kDistill) {
-    // The settings bench_continual measured (docs/benchmarks.md, issue 6).
-    o.epochs = 6;
-    o.column_epochs = 6;
-  }
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  if (ec || !v.is_object()) return Status::invalid_argument("job options are not a JSON object");
-  for (const auto& [key, value] : v.as_object()) {
-    auto number = [&](double lo, double hi) -> Result<double> {
-      if (!value.is_number()) return Status::invalid_argument("option '" + std::string(key) + "' must be a number");
-      const double x = value.to_number<double>();
-      if (!(x >= lo && x <= hi)) {
-        return Status::invalid_argument("option '" + std::string(key) + "' must be in [" + std::to_string(lo) + ", " +
-                                        std::to_string(hi) + "]");
-      }
-      return x;
-    };
-    Result<double> x = 0.0;
-    if (key == "epochs") {
-      if (x = number(1, 1000); x) o.epochs = static_cast<int>(*x);
-    } else if (key == "min_steps") {
-      if (x = number(0, 1e6); x) o.min_steps = static_cast<std::int64_t>(*x);
-    } else if (key == "validation_fraction") {
-      if (x = number(0, 0.5); x) o.validation_fraction = *x;
-    } else if (key == "validation_by") {
-      if (!value.is_string() || (value.as_string() != "programs" && value.as_string() != "tasks")) {
-        return Status::invalid_argument("option 'validation_by' must be \"programs\" or \"tasks\"");
-      }
-      o.validation_by_tasks = value.as_string() == "tasks";
-    } else if (key == "refit" || key == "auto_schedule") {
-      if (!value.is_bool()) return Status::invalid_argument("option '" + std::string(key) + "' must be true or false");
-      (key == "refit" ? o.refit : o.auto_schedule) = value.as_bool();
-    } else if (key == "patience") {
-      if (x = number(0, 1000); x) o.patience = static_cast<int>(*x);
-    } else if (key == "max_records") {
-      if (x = number(100, 1e8); x) o.max_records = static_cast<std::int64_t>(*x);
-    } else if (key == "time_budget_s") {
-      if (x = number(1, 7 * 86400); x) o.time_budget_s = *x;
-    } else if (key == "eval_fraction") {
-      if (x = number(0, 0.9); x) o.eval_fraction = *x;
-    } else if (key == "seed") {
-      if (x = number(0, 1e15); x) o.seed = static_cast<std::uint64_t>(*x);
-    } else if (kind == registry::JobKind::kDistill &&
-               (key == "label_weight" || key == "column_weight" || key == "old_weight" || key == "ewc_weight")) {
-      if (x = number(0, 1e6); x) {
-        (key == "label_weight" ? o.label_weight : key == "column_weight" ? o.column_weight
-                                                  : key == "old_weight"  ? o.old_weight
-                                                                         : o.ewc_weight) = *x;
-      }
-    } else if (kind == registry::JobKind::kDistill && key == "temperature") {
-      if (x = number(0.01, 100); x) o.temperature = *x;
-    } else if (kind == registry::JobKind::kDistill && key == "unlabeled_ratio") {
-      if (x = number(0, 100); x) o.unlabeled_ratio = *x;
-    } else if (kind == registry::JobKind::kDistill && key == "max_unlabeled") {
-      if (x = number(0, 1e7); x) o.max_unlabeled = static_cast<std::int64_t>(*x);
-    } else if (kind == registry::JobKind::kDistill && key == "margin") {
-      if (x = number(0, 1); x) o.margin = *x;
-    } else if (kind == registry::JobKind::kDistill && key == "column_epochs") {
-      if (x = number(1, 1000); x) o.column_epochs = static_cast<int>(*x);
-    } else if (key == "init" && kind == registry::JobKind::kTrain) {
-      if (!value.is_string() || value.as_string().empty()) {
-        return Status::invalid_argument("option 'init' must be a model alias or version, e.g. \"production\"");
-      }
-      o.init = std::string(value.as_string());
-    } else if (key == "model") {
-      if (!value.is_string() || (value.as_string() != "mamba" && value.as_string() != "attention" &&
-                                 value.as_string() != "mlp")) {
-        return Status::invalid_argument("option 'model' must be \"mamba\", \"attention\" or \"mlp\"");
-      }
-      o.model = std::string(value.as_string());
-    } else {
-      return Status::invalid_argument("unknown job option '" + std::string(key) + "'");
-    }
-    if (!x) return x.status();
-  }
-  return o;
 }
 
 // Whether a program falls in a deterministic share `keep` of all programs
@@ -265,7 +151,7 @@ void JobWorker::run_job(const registry::Job& job) {
       spdlog::warn("job id={}: could not record the failure: {}", job.id, f.to_string());
     }
   };
-  auto options = parse_options(job.options_json, job.kind);
+  auto options = api::parse_job_options(job.options_json, job.kind);
   if (!options) return fail(options.status());
   auto platform = platforms_.get(job.platform);
   if (!platform) return fail(platform.status());

@@ -6,6 +6,7 @@
 
 #include "api/handlers/platforms.h"
 #include "api/http_error.h"
+#include "api/job_options.h"
 #include "api/json_body.h"
 
 namespace tcl::api {
@@ -70,7 +71,10 @@ void add_job_routes(Router& router, registry::PlatformStore& platforms, registry
                if (!platform) return error_response(platform.status());
                json::object options = *body;
                options.erase("kind");
-               auto job = jobs.enqueue(platform->id, *kind, json::serialize(options));
+               const std::string options_json = json::serialize(options);
+               // Bad options fail here, before a job exists (the worker reads them again).
+               if (auto checked = parse_job_options(options_json, *kind); !checked) return error_response(checked.status());
+               auto job = jobs.enqueue(platform->id, *kind, options_json);
                if (!job) return error_response(job.status());
                Response res = json_response(http::status::accepted, job_json(*job));
                res.headers["Location"] = "/v1/jobs/" + std::to_string(job->id);

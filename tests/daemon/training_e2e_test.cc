@@ -104,14 +104,19 @@ TEST_F(TrainingTest, TrainJobCreatesTheFirstVersionAsProduction) {
   EXPECT_NE(metrics.body.find("tcld_jobs{state=\"succeeded\"} 1"), std::string::npos);
 }
 
-TEST_F(TrainingTest, BadOptionsFailTheJobWithTheReason) {
+// Bad options are refused before a job exists: 400 naming the option, and
+// the platform's job list stays empty.
+TEST_F(TrainingTest, BadOptionsAreRefusedWithTheReason) {
   start({"--train-workers", "1"});
-  auto created = call("POST", "/v1/platforms/x16/jobs", R"({"kind": "train", "epochz": 2})");
-  ASSERT_EQ(created.status, 202);
-  const std::string id = std::to_string(created.json().at("id").as_int64());
-  const json::value done = wait_job(id, [](const json::value& j) { return j.at("finished_at").is_string(); }, 60s);
-  ASSERT_TRUE(state_is(done, "failed")) << json::serialize(done);
-  EXPECT_NE(std::string(done.at("error").as_string()).find("epochz"), std::string::npos);
+  auto refused = call("POST", "/v1/platforms/x16/jobs", R"({"kind": "train", "epochz": 2})");
+  ASSERT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(refused.json().at("error").at("code").as_string(), "INVALID_ARGUMENT");
+  EXPECT_NE(std::string(refused.json().at("error").at("message").as_string()).find("epochz"), std::string::npos)
+      << refused.body;
+  auto wrong_kind = call("POST", "/v1/platforms/x16/jobs", R"({"kind": "train", "margin": 0.1})");  // distill only
+  ASSERT_EQ(wrong_kind.status, 400) << wrong_kind.body;
+  EXPECT_NE(wrong_kind.body.find("margin"), std::string::npos) << wrong_kind.body;
+  EXPECT_TRUE(call("GET", "/v1/platforms/x16/jobs").json().at("jobs").as_array().empty());
 }
 
 TEST_F(TrainingTest, AKilledWorkersJobIsRetriedAndFinishes) {

@@ -1,0 +1,89 @@
+#include "api/job_options.h"
+
+#include <boost/json.hpp>
+
+namespace tcl::api {
+namespace json = boost::json;
+
+Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind kind) {
+  JobOptions o;
+  if (kind == registry::JobKind::kDistill) {
+    // The settings bench_continual measured (docs/benchmarks.md, issue 6).
+    o.epochs = 6;
+    o.column_epochs = 6;
+  }
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return Status::invalid_argument("job options are not a JSON object");
+  for (const auto& [key, value] : v.as_object()) {
+    auto number = [&](double lo, double hi) -> Result<double> {
+      if (!value.is_number()) return Status::invalid_argument("option '" + std::string(key) + "' must be a number");
+      const double x = value.to_number<double>();
+      if (!(x >= lo && x <= hi)) {
+        return Status::invalid_argument("option '" + std::string(key) + "' must be in [" + std::to_string(lo) + ", " +
+                                        std::to_string(hi) + "]");
+      }
+      return x;
+    };
+    Result<double> x = 0.0;
+    if (key == "epochs") {
+      if (x = number(1, 1000); x) o.epochs = static_cast<int>(*x);
+    } else if (key == "min_steps") {
+      if (x = number(0, 1e6); x) o.min_steps = static_cast<std::int64_t>(*x);
+    } else if (key == "validation_fraction") {
+      if (x = number(0, 0.5); x) o.validation_fraction = *x;
+    } else if (key == "validation_by") {
+      if (!value.is_string() || (value.as_string() != "programs" && value.as_string() != "tasks")) {
+        return Status::invalid_argument("option 'validation_by' must be \"programs\" or \"tasks\"");
+      }
+      o.validation_by_tasks = value.as_string() == "tasks";
+    } else if (key == "refit" || key == "auto_schedule") {
+      if (!value.is_bool()) return Status::invalid_argument("option '" + std::string(key) + "' must be true or false");
+      (key == "refit" ? o.refit : o.auto_schedule) = value.as_bool();
+    } else if (key == "patience") {
+      if (x = number(0, 1000); x) o.patience = static_cast<int>(*x);
+    } else if (key == "max_records") {
+      if (x = number(100, 1e8); x) o.max_records = static_cast<std::int64_t>(*x);
+    } else if (key == "time_budget_s") {
+      if (x = number(1, 7 * 86400); x) o.time_budget_s = *x;
+    } else if (key == "eval_fraction") {
+      if (x = number(0, 0.9); x) o.eval_fraction = *x;
+    } else if (key == "seed") {
+      if (x = number(0, 1e15); x) o.seed = static_cast<std::uint64_t>(*x);
+    } else if (kind == registry::JobKind::kDistill &&
+               (key == "label_weight" || key == "column_weight" || key == "old_weight" || key == "ewc_weight")) {
+      if (x = number(0, 1e6); x) {
+        (key == "label_weight" ? o.label_weight : key == "column_weight" ? o.column_weight
+                                                  : key == "old_weight"  ? o.old_weight
+                                                                         : o.ewc_weight) = *x;
+      }
+    } else if (kind == registry::JobKind::kDistill && key == "temperature") {
+      if (x = number(0.01, 100); x) o.temperature = *x;
+    } else if (kind == registry::JobKind::kDistill && key == "unlabeled_ratio") {
+      if (x = number(0, 100); x) o.unlabeled_ratio = *x;
+    } else if (kind == registry::JobKind::kDistill && key == "max_unlabeled") {
+      if (x = number(0, 1e7); x) o.max_unlabeled = static_cast<std::int64_t>(*x);
+    } else if (kind == registry::JobKind::kDistill && key == "margin") {
+      if (x = number(0, 1); x) o.margin = *x;
+    } else if (kind == registry::JobKind::kDistill && key == "column_epochs") {
+      if (x = number(1, 1000); x) o.column_epochs = static_cast<int>(*x);
+    } else if (key == "init" && kind == registry::JobKind::kTrain) {
+      if (!value.is_string() || value.as_string().empty()) {
+        return Status::invalid_argument("option 'init' must be a model alias or version, e.g. \"production\"");
+      }
+      o.init = std::string(value.as_string());
+    } else if (key == "model") {
+      if (!value.is_string() || (value.as_string() != "mamba" && value.as_string() != "attention" &&
+                                 value.as_string() != "mlp")) {
+        return Status::invalid_argument("option 'model' must be \"mamba\", \"attention\" or \"mlp\"");
+      }
+      o.model = std::string(value.as_string());
+    } else {
+      return Status::invalid_argument("unknown job option '" + std::string(key) + "'");
+    }
+    if (!x) return x.status();
+  }
+  return o;
+}
+
+}  // namespace tcl::api

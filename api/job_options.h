@@ -1,0 +1,58 @@
+// api/job_options.h — the options of a train or distill job: the body of
+// POST /v1/platforms/{name}/jobs less "kind", stored as the job's
+// options_json. One parser for both readers: the handler checks a job's
+// options before queueing it (400 naming the option), and the worker
+// (daemon/job_worker.cc) reads them again when it runs the job.
+//
+// Defaults are TrainRequest's and DistillTargets' (what bench_quality --job
+// and bench_continual measured); a distill starts at 6 epochs. Unknown keys
+// and values out of bounds are kInvalidArgument naming the option. "init"
+// is only checked for form here: the worker resolves the alias or version.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "registry/job_queue.h"
+#include "trainer/train_job.h"
+
+namespace tcl::api {
+
+struct JobOptions {
+  int epochs = trainer::TrainRequest{}.epochs;
+  std::int64_t max_records = trainer::TrainRequest::default_data_options().max_records;
+  double time_budget_s = trainer::TrainRequest{}.time_budget_s;
+  double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
+  std::uint64_t seed = 0;
+  std::string model = "mamba";
+  // Fine-tune from this version (alias or number) instead of starting fresh:
+  // the result is the platform's active column (alias active.<platform>).
+  std::string init;
+  // Distill only (trainer::DistillTargets; the promotion gate's margin).
+  double label_weight = trainer::DistillTargets{}.label_weight;
+  double column_weight = trainer::DistillTargets{}.column_weight;
+  double old_weight = trainer::DistillTargets{}.old_weight;
+  double ewc_weight = trainer::DistillTargets{}.ewc_weight;
+  double temperature = trainer::DistillTargets{}.temperature;
+  double unlabeled_ratio = trainer::DistillTargets{}.unlabeled_ratio;  // the unmeasured pool as KD inputs
+  std::int64_t max_unlabeled = trainer::DistillTargets{}.max_unlabeled;
+  double margin = 0.01;
+  int column_epochs = 3;  // fine-tuning the active column when none exists (6 for a distill)
+  std::int64_t min_steps = 0;  // TrainRequest::min_steps (the column's too)
+  // Early stopping (the column's too): DatasetOptions::validation_fraction, TrainRequest::patience.
+  double validation_fraction = 0;
+  bool validation_by_tasks = false;  // "validation_by": "tasks" (else "programs")
+  int patience = 0;
+  bool refit = false;
+  // TrainRequest::auto_schedule (fine-tuning only: a train job with init, a
+  // distill and its column): the long schedule when the starting model ranks
+  // the platform's measurements no better than chance.
+  bool auto_schedule = false;
+};
+
+// `text` is a JSON object of options (the request body less "kind").
+Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind kind);
+
+}  // namespace tcl::api

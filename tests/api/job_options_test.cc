@@ -1,0 +1,89 @@
+// tests/api/job_options_test.cc — the options of a train or distill job, as
+// POST /v1/platforms/{name}/jobs checks them and the worker reads them:
+// defaults by kind, every value kept, bounds, types, unknown and wrong-kind
+// keys refused with the option named.
+#include "api/job_options.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace tcl::api {
+namespace {
+
+using registry::JobKind;
+
+TEST(JobOptionsTest, DefaultsFollowTheKind) {
+  auto train = parse_job_options("{}", JobKind::kTrain);
+  ASSERT_TRUE(train.is_ok()) << train.status().to_string();
+  EXPECT_EQ(train->epochs, trainer::TrainRequest{}.epochs);
+  EXPECT_EQ(train->model, "mamba");
+  EXPECT_FALSE(train->auto_schedule);
+  auto distill = parse_job_options("{}", JobKind::kDistill);
+  ASSERT_TRUE(distill.is_ok());
+  EXPECT_EQ(distill->epochs, 6);
+  EXPECT_EQ(distill->column_epochs, 6);
+}
+
+TEST(JobOptionsTest, KeepsEveryValue) {
+  auto o = parse_job_options(R"({"epochs": 4, "min_steps": 200, "validation_fraction": 0.2, "validation_by": "tasks",
+                                 "patience": 20, "refit": true, "auto_schedule": true, "seed": 7, "model": "mlp",
+                                 "init": "production", "time_budget_s": 30, "eval_fraction": 0.2,
+                                 "max_records": 5000})",
+                             JobKind::kTrain);
+  ASSERT_TRUE(o.is_ok()) << o.status().to_string();
+  EXPECT_EQ(o->epochs, 4);
+  EXPECT_EQ(o->min_steps, 200);
+  EXPECT_EQ(o->validation_fraction, 0.2);
+  EXPECT_TRUE(o->validation_by_tasks);
+  EXPECT_EQ(o->patience, 20);
+  EXPECT_TRUE(o->refit);
+  EXPECT_TRUE(o->auto_schedule);
+  EXPECT_EQ(o->seed, 7u);
+  EXPECT_EQ(o->model, "mlp");
+  EXPECT_EQ(o->init, "production");
+  EXPECT_EQ(o->time_budget_s, 30);
+  EXPECT_EQ(o->eval_fraction, 0.2);
+  EXPECT_EQ(o->max_records, 5000);
+  auto d = parse_job_options(R"({"ewc_weight": 0.5, "margin": 0.02, "column_epochs": 2, "unlabeled_ratio": 0})",
+                             JobKind::kDistill);
+  ASSERT_TRUE(d.is_ok()) << d.status().to_string();
+  EXPECT_EQ(d->ewc_weight, 0.5);
+  EXPECT_EQ(d->margin, 0.02);
+  EXPECT_EQ(d->column_epochs, 2);
+  EXPECT_EQ(d->unlabeled_ratio, 0);
+}
+
+// Each refusal is kInvalidArgument and names the option at fault.
+TEST(JobOptionsTest, RefusesBadOptionsNamingThem) {
+  const struct {
+    const char* text;
+    JobKind kind;
+    const char* named;
+  } cases[] = {
+      {R"({"epochz": 2})", JobKind::kTrain, "epochz"},
+      {R"({"epochs": 0})", JobKind::kTrain, "epochs"},
+      {R"({"epochs": "6"})", JobKind::kTrain, "epochs"},
+      {R"({"min_steps": -1})", JobKind::kDistill, "min_steps"},
+      {R"({"validation_fraction": 0.9})", JobKind::kTrain, "validation_fraction"},
+      {R"({"validation_by": "rows"})", JobKind::kTrain, "validation_by"},
+      {R"({"refit": 1})", JobKind::kTrain, "refit"},
+      {R"({"auto_schedule": "yes"})", JobKind::kDistill, "auto_schedule"},
+      {R"({"ewc_weight": -1})", JobKind::kDistill, "ewc_weight"},
+      {R"({"margin": 0.1})", JobKind::kTrain, "margin"},           // distill only
+      {R"({"init": "production"})", JobKind::kDistill, "init"},    // train only
+      {R"({"init": ""})", JobKind::kTrain, "init"},
+      {R"({"model": "gpt"})", JobKind::kTrain, "model"},
+  };
+  for (const auto& c : cases) {
+    auto o = parse_job_options(c.text, c.kind);
+    ASSERT_FALSE(o.is_ok()) << c.text;
+    EXPECT_EQ(o.status().code(), StatusCode::kInvalidArgument) << c.text;
+    EXPECT_NE(o.status().message().find(c.named), std::string::npos) << c.text << ": " << o.status().to_string();
+  }
+  EXPECT_FALSE(parse_job_options("[1, 2]", JobKind::kTrain).is_ok());
+  EXPECT_FALSE(parse_job_options("not json", JobKind::kTrain).is_ok());
+}
+
+}  // namespace
+}  // namespace tcl::api
