@@ -2,8 +2,23 @@
 
 #include <boost/json.hpp>
 
+#include <cmath>
+#include <cstdio>
+#include <string>
+
 namespace tcl::api {
 namespace json = boost::json;
+
+namespace {
+
+// 0.5, 1000, 1e+06: bounds as a person writes them.
+std::string shortest(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+}  // namespace
 
 Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind kind) {
   JobOptions o;
@@ -20,16 +35,23 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
       if (!value.is_number()) return Status::invalid_argument("option '" + std::string(key) + "' must be a number");
       const double x = value.to_number<double>();
       if (!(x >= lo && x <= hi)) {
-        return Status::invalid_argument("option '" + std::string(key) + "' must be in [" + std::to_string(lo) + ", " +
-                                        std::to_string(hi) + "]");
+        return Status::invalid_argument("option '" + std::string(key) + "' must be in [" + shortest(lo) + ", " +
+                                        shortest(hi) + "]");
+      }
+      return x;
+    };
+    auto integer = [&](double lo, double hi) -> Result<double> {
+      Result<double> x = number(lo, hi);
+      if (x && *x != std::floor(*x)) {
+        return Status::invalid_argument("option '" + std::string(key) + "' must be a whole number");
       }
       return x;
     };
     Result<double> x = 0.0;
     if (key == "epochs") {
-      if (x = number(1, 1000); x) o.epochs = static_cast<int>(*x);
+      if (x = integer(1, 1000); x) o.epochs = static_cast<int>(*x);
     } else if (key == "min_steps") {
-      if (x = number(0, 1e6); x) o.min_steps = static_cast<std::int64_t>(*x);
+      if (x = integer(0, 1e6); x) o.min_steps = static_cast<std::int64_t>(*x);
     } else if (key == "validation_fraction") {
       if (x = number(0, 0.5); x) o.validation_fraction = *x;
     } else if (key == "validation_by") {
@@ -41,15 +63,15 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
       if (!value.is_bool()) return Status::invalid_argument("option '" + std::string(key) + "' must be true or false");
       (key == "refit" ? o.refit : o.auto_schedule) = value.as_bool();
     } else if (key == "patience") {
-      if (x = number(0, 1000); x) o.patience = static_cast<int>(*x);
+      if (x = integer(0, 1000); x) o.patience = static_cast<int>(*x);
     } else if (key == "max_records") {
-      if (x = number(100, 1e8); x) o.max_records = static_cast<std::int64_t>(*x);
+      if (x = integer(100, 1e8); x) o.max_records = static_cast<std::int64_t>(*x);
     } else if (key == "time_budget_s") {
       if (x = number(1, 7 * 86400); x) o.time_budget_s = *x;
     } else if (key == "eval_fraction") {
       if (x = number(0, 0.9); x) o.eval_fraction = *x;
     } else if (key == "seed") {
-      if (x = number(0, 1e15); x) o.seed = static_cast<std::uint64_t>(*x);
+      if (x = integer(0, 1e15); x) o.seed = static_cast<std::uint64_t>(*x);
     } else if (kind == registry::JobKind::kDistill &&
                (key == "label_weight" || key == "column_weight" || key == "old_weight" || key == "ewc_weight")) {
       if (x = number(0, 1e6); x) {
@@ -62,11 +84,11 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
     } else if (kind == registry::JobKind::kDistill && key == "unlabeled_ratio") {
       if (x = number(0, 100); x) o.unlabeled_ratio = *x;
     } else if (kind == registry::JobKind::kDistill && key == "max_unlabeled") {
-      if (x = number(0, 1e7); x) o.max_unlabeled = static_cast<std::int64_t>(*x);
+      if (x = integer(0, 1e7); x) o.max_unlabeled = static_cast<std::int64_t>(*x);
     } else if (kind == registry::JobKind::kDistill && key == "margin") {
       if (x = number(0, 1); x) o.margin = *x;
     } else if (kind == registry::JobKind::kDistill && key == "column_epochs") {
-      if (x = number(1, 1000); x) o.column_epochs = static_cast<int>(*x);
+      if (x = integer(1, 1000); x) o.column_epochs = static_cast<int>(*x);
     } else if (key == "init" && kind == registry::JobKind::kTrain) {
       if (!value.is_string() || value.as_string().empty()) {
         return Status::invalid_argument("option 'init' must be a model alias or version, e.g. \"production\"");
@@ -82,6 +104,9 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
       return Status::invalid_argument("unknown job option '" + std::string(key) + "'");
     }
     if (!x) return x.status();
+  }
+  if (kind == registry::JobKind::kTrain && o.auto_schedule && o.init.empty()) {
+    return Status::invalid_argument("option 'auto_schedule' needs 'init': it sets how long a fine-tune runs");
   }
   return o;
 }

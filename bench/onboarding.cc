@@ -902,9 +902,13 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
       std::printf("    schedule %s: the base's top-1 on the %zu picked programs %.4f, chance %.4f (mean ratio)\n",
                   far ? "long" : "short", chosen.size(), fit->top1.mean_ratio, fit->random_top1.mean_ratio);
       run_args = far ? &long_args : &short_args;
-      const Tags& t = far ? long_tags : short_tags;
-      explicit_key = run_key(name, seed, strategy, fraction, strategy == "all" ? t.full : t.of(strategy));
-      if (const Outcome* o = log.find(explicit_key)) return *o;
+      // With two rounds the active column was fine-tuned on the flags as
+      // given, so a long run picked other programs than an explicit one.
+      if (a.rounds == 1 || strategy == "all" || strategy == "random") {
+        const Tags& t = far ? long_tags : short_tags;
+        explicit_key = run_key(name, seed, strategy, fraction, strategy == "all" ? t.full : t.of(strategy));
+        if (const Outcome* o = log.find(explicit_key)) return *o;
+      }
     }
     auto r = finetune(*run_args, base, p, chosen, seed);
     if (!r) return r.status();

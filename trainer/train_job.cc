@@ -310,12 +310,13 @@ Status check_request(const TrainRequest& r) {
   if (r.refit && r.dataset != nullptr) {
     return Status::invalid_argument("train: refit needs records, not a prebuilt dataset");
   }
-  if (r.auto_schedule && r.dataset != nullptr) {
+  if (r.auto_schedule && !r.init_checkpoint.empty() && r.dataset != nullptr) {
     return Status::invalid_argument("train: auto_schedule needs records, not a prebuilt dataset");
   }
   if (!(r.long_schedule.validation_fraction >= 0 && r.long_schedule.validation_fraction < 1) ||
-      r.long_schedule.min_steps < 0 || r.long_schedule.patience < 0) {
-    return Status::invalid_argument("train: long_schedule needs validation_fraction in [0, 1), min_steps and patience >= 0");
+      r.long_schedule.min_steps < 0 || r.long_schedule.min_steps > 1'000'000 || r.long_schedule.patience < 0) {
+    return Status::invalid_argument(
+        "train: long_schedule needs validation_fraction in [0, 1), min_steps in [0, 1e6] and patience >= 0");
   }
   if (r.groups_per_batch < 1) return Status::invalid_argument("train: groups_per_batch must be >= 1");
   if (r.group_size < 2) return Status::invalid_argument("train: group_size must be >= 2");
@@ -329,6 +330,18 @@ Status check_request(const TrainRequest& r) {
   if (r.ndcg_at < 0) return Status::invalid_argument("train: ndcg_at must be >= 0");
   if (r.threads < 0) return Status::invalid_argument("train: threads must be >= 0");
   if (!(r.time_budget_s >= 0)) return Status::invalid_argument("train: time_budget_s must be >= 0");
+  return Status::ok();
+}
+
+// Whether a checkpoint of config `c` reads the data's tokens and descriptor.
+Status init_fits(const ModelConfig& c, const Dataset& ds) {
+  const auto descriptor_dim = static_cast<std::int64_t>(ds.descriptor.size());
+  if (c.token_dim != ds.token_dim || c.descriptor_dim != descriptor_dim || ds.seq_len > c.max_len) {
+    return Status::invalid_argument("init_checkpoint reads tokens of " + std::to_string(c.token_dim) +
+                                    " floats, descriptors of " + std::to_string(c.descriptor_dim) + " and at most " +
+                                    std::to_string(c.max_len) + " steps; the data has " + std::to_string(ds.token_dim) +
+                                    ", " + std::to_string(descriptor_dim) + " and " + std::to_string(ds.seq_len));
+  }
   return Status::ok();
 }
 
@@ -368,13 +381,7 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
     auto init = CostModel::load(request.init_checkpoint);
     if (!init) return init.status().with_context("train: init_checkpoint");
     const ModelConfig& c = (*init)->config();
-    if (c.token_dim != config.token_dim || c.descriptor_dim != config.descriptor_dim || ds->seq_len > c.max_len) {
-      return Status::invalid_argument("train: init_checkpoint reads tokens of " + std::to_string(c.token_dim) +
-                                      " floats, descriptors of " + std::to_string(c.descriptor_dim) +
-                                      " and at most " + std::to_string(c.max_len) + " steps; the data has " +
-                                      std::to_string(config.token_dim) + ", " + std::to_string(config.descriptor_dim) +
-                                      " and " + std::to_string(ds->seq_len));
-    }
+    if (Status s = init_fits(c, *ds); !s) return s.with_context("train");
     config = c;
     made = (*init)->score_model();
   }
@@ -745,6 +752,7 @@ Result<RankingMetrics> zero_shot_fit_unscoped(const TrainRequest& request, std::
   options.max_len = static_cast<int>(std::min<std::int64_t>(options.max_len, (*model)->config().max_len));
   Result<Dataset> ds = build_dataset(request.records, request.platform, options);
   if (!ds) return ds.status().with_context("zero-shot fit");
+  if (Status s = init_fits((*model)->config(), *ds); !s) return s.with_context("zero-shot fit");
   const SplitTensors train = to_tensors(ds->train, *ds);
   const torch::Tensor descriptor = torch::from_blob(const_cast<float*>(ds->descriptor.data()),
                                                     {1, static_cast<std::int64_t>(ds->descriptor.size())}, torch::kFloat);

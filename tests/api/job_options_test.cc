@@ -74,6 +74,8 @@ TEST(JobOptionsTest, RefusesBadOptionsNamingThem) {
       {R"({"init": "production"})", JobKind::kDistill, "init"},    // train only
       {R"({"init": ""})", JobKind::kTrain, "init"},
       {R"({"model": "gpt"})", JobKind::kTrain, "model"},
+      {R"({"epochs": 2.5})", JobKind::kTrain, "epochs"},                    // whole numbers only
+      {R"({"auto_schedule": true})", JobKind::kTrain, "auto_schedule"},    // needs init on a train job
   };
   for (const auto& c : cases) {
     auto o = parse_job_options(c.text, c.kind);
@@ -81,6 +83,8 @@ TEST(JobOptionsTest, RefusesBadOptionsNamingThem) {
     EXPECT_EQ(o.status().code(), StatusCode::kInvalidArgument) << c.text;
     EXPECT_NE(o.status().message().find(c.named), std::string::npos) << c.text << ": " << o.status().to_string();
   }
+  EXPECT_NE(parse_job_options(R"({"validation_fraction": 0.9})", JobKind::kTrain).status().message().find("[0, 0.5]"),
+            std::string::npos);  // bounds as written in the API document
   EXPECT_FALSE(parse_job_options("[1, 2]", JobKind::kTrain).is_ok());
   EXPECT_FALSE(parse_job_options("not json", JobKind::kTrain).is_ok());
 }

@@ -404,6 +404,20 @@ TEST(TrainJobTest, AutoScheduleLengthensFineTuningOnlyForAFarPlatform) {
   ASSERT_TRUE(fit.is_ok());
   EXPECT_EQ(fit->top1.mean_ratio, far_run->zero_shot.top1.mean_ratio);
 
+  // A start that cannot read the data is refused as such, before any scoring.
+  ModelConfig narrow;
+  narrow.token_dim = 7;
+  narrow.descriptor_dim = core::kHardwareDim;
+  auto other = CostModel::create(narrow);
+  ASSERT_TRUE(other.is_ok());
+  const std::string other_bytes = *(*other)->save();
+  TrainRequest mismatch = tune_request(records);
+  mismatch.auto_schedule = true;
+  mismatch.init_checkpoint = other_bytes;
+  auto refused = train_platform(mismatch);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("init_checkpoint"), std::string::npos) << refused.status().to_string();
+
   // A prebuilt dataset cannot be given a validation share: refused.
   auto ds = build_dataset(inverted, far.platform, far.data);
   ASSERT_TRUE(ds.is_ok());
