@@ -47,8 +47,8 @@ struct JobOptions {
   int patience = 0;
   bool refit = false;
   // TrainRequest::auto_schedule (fine-tuning only: a train job with init, a
-  // distill and its column): the long schedule when the starting model ranks
-  // the platform's measurements no better than chance.
+  // distill and its column): the long schedule when the starting model orders
+  // the platform's measured pairs no better than a coin.
   bool auto_schedule = false;
 };
 

@@ -25,8 +25,8 @@
 //      mean over tasks; pairwise accuracy; the random-order floor). Reference
 //      rows: the whole pool (f = 1) and the base without fine-tuning.
 //      --ft-auto-schedule: per fine-tune, the choice TrainRequest::auto_schedule
-//      makes (trainer::zero_shot_fit of the base on the picked programs
-//      against chance): the flags as given, or with the long schedule's
+//      makes (trainer::zero_shot_fit: the base's pairwise accuracy on the
+//      picked programs against a coin's 0.5): the flags as given, or with the long schedule's
 //      floors; the run is also logged under that explicit schedule's key.
 //      --rounds 2: the budget in two halves; after the first, the base is
 //      fine-tuned on it (the active column), which then scores the remaining
@@ -898,9 +898,11 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
     if (a.ft_auto_schedule) {
       auto fit = tr::zero_shot_fit(finetune_request(short_args, base, p, chosen, seed), base);
       if (!fit) return fit.status();
-      const bool far = !(fit->top1.mean_ratio > fit->random_top1.mean_ratio);
-      std::printf("    schedule %s: the base's top-1 on the %zu picked programs %.4f, chance %.4f (mean ratio)\n",
-                  far ? "long" : "short", chosen.size(), fit->top1.mean_ratio, fit->random_top1.mean_ratio);
+      const bool far = !(fit->pairwise_accuracy > 0.5);
+      std::printf("    schedule %s: the base on the %zu picked programs: pairwise %.4f; top-1 %.4f, chance %.4f (mean ratio)\n",
+                  far ? "long" : "short", chosen.size(), fit->pairwise_accuracy, fit->top1.mean_ratio,
+                  fit->random_top1.mean_ratio);
+      std::fflush(stdout);
       run_args = far ? &long_args : &short_args;
       // With two rounds the active column was fine-tuned on the flags as
       // given, so a long run picked other programs than an explicit one.

@@ -395,8 +395,8 @@ void JobWorker::run_job(const registry::Job& job) {
       {"validation_top1", trained->best_epoch > 0 ? json::value(trained->validation.top1.mean_ratio) : json::value(nullptr)},
       {"schedule", !fine_tune_scheduled ? json::value(nullptr)
                    : json::value(json::object{{"long", trained->long_schedule_used},
-                                              {"zero_shot_top1", trained->zero_shot.top1.mean_ratio},
-                                              {"chance_top1", trained->zero_shot.random_top1.mean_ratio}})},
+                                              {"zero_shot_pairwise", trained->zero_shot.pairwise_accuracy},
+                                              {"zero_shot_top1", trained->zero_shot.top1.mean_ratio}})},
       {"steps", trained->steps},
       {"epoch_losses", std::move(losses)},
       {"budget_exhausted", trained->budget_exhausted},

@@ -812,7 +812,7 @@ Result<TrainResult> train_platform(const TrainRequest& request, const ProgressCa
     if (!request.auto_schedule || request.init_checkpoint.empty()) return train_and_refit(request, progress, start);
     Result<RankingMetrics> fit = zero_shot_fit_unscoped(request, request.init_checkpoint);
     if (!fit) return fit.status().with_context("train");
-    const bool far = !(fit->top1.mean_ratio > fit->random_top1.mean_ratio);
+    const bool far = !(fit->pairwise_accuracy > 0.5);
     TrainRequest chosen = request;
     chosen.auto_schedule = false;
     if (far) {

@@ -147,13 +147,14 @@ struct TrainRequest {
   int stop_after_epochs = 0;
   // Schedule from the data (fine-tuning, with init_checkpoint): before any
   // step, init_checkpoint scores the training programs (zero_shot_fit). If
-  // its top-1 mean ratio beats the random order's on the same tasks, the
-  // platform is near the lineage and the request runs as set. If not, the
-  // checkpoint ranks this platform no better than chance and `long_schedule`
-  // applies, each value a floor on the request's own: the measured case is
-  // x86-16c (near: a few epochs, more over-fit) against gpu-2080ti (far:
-  // hundreds of steps) after an x86-24c base (docs/benchmarks.md,
-  // onboarding). TrainResult::zero_shot and long_schedule_used tell what was
+  // it orders their pairs (same task) better than a coin, pairwise accuracy
+  // > 0.5, the platform is near the lineage and the request runs as set. If
+  // not, the checkpoint's order is no better than chance on this platform
+  // and `long_schedule` applies, each value a floor on the request's own.
+  // Measured after an x86-24c base: x86-16c is near (pairwise 0.53–0.58; a
+  // few epochs, more over-fit) and gpu-2080ti far (0.43–0.46; hundreds of
+  // steps) (docs/benchmarks.md, onboarding). Pairwise accuracy, not top-1:
+  // over thousands of pairs it is steadier than the best of a dozen tasks. TrainResult::zero_shot and long_schedule_used tell what was
   // seen and chosen. Ignored without init_checkpoint; kInvalidArgument with
   // a prebuilt dataset (the validation share must be cut from records).
   bool auto_schedule = false;
@@ -258,7 +259,7 @@ Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::spa
 // How well `checkpoint` ranks the programs that `request` would train on
 // (its records, platform and data options, with no validation share cut),
 // before any step: what auto_schedule decides on. The long
-// schedule applies when top1.mean_ratio <= random_top1.mean_ratio.
+// schedule applies when pairwise_accuracy <= 0.5.
 Result<RankingMetrics> zero_shot_fit(const TrainRequest& request, std::string_view checkpoint);
 
 // Called after every epoch with its 1-based number, the epochs planned

@@ -227,11 +227,11 @@ TEST_F(DistillTest, DistillOptionsAreChecked) {
   const json::value v4 = call("GET", "/v1/models/" + std::to_string(scheduled.at("result_version").as_int64())).json();
   const json::value& schedule = v4.at("training_summary").at("schedule");
   ASSERT_TRUE(schedule.is_object()) << json::serialize(v4);
-  const double zero_shot = schedule.at("zero_shot_top1").as_double(), chance = schedule.at("chance_top1").as_double();
-  EXPECT_GT(zero_shot, 0);
-  EXPECT_GT(chance, 0);
-  EXPECT_EQ(schedule.at("long").as_bool(), zero_shot <= chance) << json::serialize(schedule);
-  EXPECT_EQ(v4.at("training_summary").at("best_epoch").as_int64() > 0, zero_shot <= chance);
+  const double pairwise = schedule.at("zero_shot_pairwise").as_double();
+  EXPECT_GT(pairwise, 0);
+  EXPECT_GT(schedule.at("zero_shot_top1").as_double(), 0);
+  EXPECT_EQ(schedule.at("long").as_bool(), pairwise <= 0.5) << json::serialize(schedule);
+  EXPECT_EQ(v4.at("training_summary").at("best_epoch").as_int64() > 0, pairwise <= 0.5);
   EXPECT_TRUE(v4.at("config").at("auto_schedule").as_bool());
   EXPECT_TRUE(v1.at("training_summary").at("schedule").is_null());  // not asked
   // Bad options are refused at once, naming the option (api/job_options.h; every case in its unit test).

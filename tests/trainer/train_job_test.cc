@@ -346,8 +346,8 @@ TEST(TrainJobTest, RefitTrainsOnEveryProgramForTheBestEpochs) {
   EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
 }
 
-// The schedule from the data: a checkpoint that ranks the new records better
-// than chance keeps the request's schedule; one that ranks them worse (here
+// The schedule from the data: a checkpoint that orders the new records'
+// pairs better than a coin keeps the request's schedule; one that does worse (here
 // a platform whose costs invert the planted rule) gets the long schedule,
 // exactly as if its floors had been set by hand.
 TEST(TrainJobTest, AutoScheduleLengthensFineTuningOnlyForAFarPlatform) {
@@ -373,7 +373,7 @@ TEST(TrainJobTest, AutoScheduleLengthensFineTuningOnlyForAFarPlatform) {
   auto near_run = train_platform(near);
   ASSERT_TRUE(near_run.is_ok()) << near_run.status().to_string();
   EXPECT_FALSE(near_run->long_schedule_used);
-  EXPECT_GT(near_run->zero_shot.top1.mean_ratio, near_run->zero_shot.random_top1.mean_ratio);
+  EXPECT_GT(near_run->zero_shot.pairwise_accuracy, 0.5);
   EXPECT_EQ(near_run->zero_shot.programs, 8 * 32);  // every labeled program, validation share included
   EXPECT_EQ(near_run->best_epoch, 0);
   auto as_set = train_platform(tune_request(records));
@@ -386,7 +386,7 @@ TEST(TrainJobTest, AutoScheduleLengthensFineTuningOnlyForAFarPlatform) {
   auto far_run = train_platform(far);
   ASSERT_TRUE(far_run.is_ok()) << far_run.status().to_string();
   EXPECT_TRUE(far_run->long_schedule_used);
-  EXPECT_LT(far_run->zero_shot.top1.mean_ratio, far_run->zero_shot.random_top1.mean_ratio);
+  EXPECT_LT(far_run->zero_shot.pairwise_accuracy, 0.5);
   EXPECT_GT(far_run->best_epoch, 0);
   EXPECT_EQ(far_run->data.validation_records, 8 * 8);
   EXPECT_GT(far_run->epochs_planned, 3);  // min_steps lengthened the 3 epochs asked
@@ -402,6 +402,7 @@ TEST(TrainJobTest, AutoScheduleLengthensFineTuningOnlyForAFarPlatform) {
   // zero_shot_fit is what the decision saw.
   auto fit = zero_shot_fit(far, base->checkpoint);
   ASSERT_TRUE(fit.is_ok());
+  EXPECT_EQ(fit->pairwise_accuracy, far_run->zero_shot.pairwise_accuracy);
   EXPECT_EQ(fit->top1.mean_ratio, far_run->zero_shot.top1.mean_ratio);
 
   // A start that cannot read the data is refused as such, before any scoring.
