@@ -108,7 +108,8 @@ candidates=$(call GET /v1/platforms/x16 | json 'v["counts"]["candidates"]')
 [[ $candidates -gt 250 ]] || fail "only $candidates candidates stored"
 job=$(call POST /v1/platforms/x16/jobs -d '{"kind": "train", "epochs": 2, "max_records": 600, "eval_fraction": 0.25, "seed": 1}' |
   json 'v["id"]')
-bad=$(call POST /v1/platforms/x16/jobs -d '{"kind": "train", "epochz": 2}' | json 'v["id"]')
+# A job that fails in the worker (a typo in an option is refused at POST; an unknown init alias is not).
+bad=$(call POST /v1/platforms/x16/jobs -d '{"kind": "train", "init": "no-such-alias"}' | json 'v["id"]')
 for _ in $(seq 600); do
   state=$(call GET "/v1/jobs/$job" | json 'v["state"]')
   bad_state=$(call GET "/v1/jobs/$bad" | json 'v["state"]')
