@@ -127,6 +127,16 @@ TEST(TrainJobTest, LowersLossAndRanksHeldOutTasks) {
   EXPECT_EQ(r.config.seed, 11u);
 }
 
+// A checkpoint that reads tokens of 7 floats: no dataset fits it.
+std::string narrow_checkpoint() {
+  ModelConfig narrow;
+  narrow.token_dim = 7;
+  narrow.descriptor_dim = core::kHardwareDim;
+  auto model = CostModel::create(narrow);
+  EXPECT_TRUE(model.is_ok());
+  return model.is_ok() ? *(*model)->save() : std::string();
+}
+
 // Fine-tuning from a checkpoint (the active column): it starts where the
 // checkpoint ends (a lower first-epoch loss than a fresh start), keeps the
 // checkpoint's config, and refuses one whose shapes do not fit the data.
@@ -157,12 +167,7 @@ TEST(TrainJobTest, FineTunesFromACheckpoint) {
   TrainRequest bad = small_request(records);
   bad.init_checkpoint = "not a checkpoint";
   EXPECT_EQ(train_platform(bad, nullptr).status().code(), StatusCode::kDataLoss);
-  ModelConfig narrow;
-  narrow.token_dim = 7;
-  narrow.descriptor_dim = core::kHardwareDim;
-  auto other = CostModel::create(narrow);
-  ASSERT_TRUE(other.is_ok());
-  const std::string other_bytes = *(*other)->save();
+  const std::string other_bytes = narrow_checkpoint();
   bad.init_checkpoint = other_bytes;
   auto refused = train_platform(bad, nullptr);
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
@@ -406,12 +411,7 @@ TEST(TrainJobTest, AutoScheduleLengthensFineTuningOnlyForAFarPlatform) {
   EXPECT_EQ(fit->top1.mean_ratio, far_run->zero_shot.top1.mean_ratio);
 
   // A start that cannot read the data is refused as such, before any scoring.
-  ModelConfig narrow;
-  narrow.token_dim = 7;
-  narrow.descriptor_dim = core::kHardwareDim;
-  auto other = CostModel::create(narrow);
-  ASSERT_TRUE(other.is_ok());
-  const std::string other_bytes = *(*other)->save();
+  const std::string other_bytes = narrow_checkpoint();
   TrainRequest mismatch = tune_request(records);
   mismatch.auto_schedule = true;
   mismatch.init_checkpoint = other_bytes;
