@@ -898,7 +898,7 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
     if (a.ft_auto_schedule) {
       auto fit = tr::zero_shot_fit(finetune_request(short_args, base, p, chosen, seed), base);
       if (!fit) return fit.status();
-      const bool far = !(fit->pairwise_accuracy > 0.5);
+      const bool far = tr::long_schedule_needed(*fit);
       std::printf("    schedule %s: the base on the %zu picked programs: pairwise %.4f; top-1 %.4f, chance %.4f (mean ratio)\n",
                   far ? "long" : "short", chosen.size(), fit->pairwise_accuracy, fit->top1.mean_ratio,
                   fit->random_top1.mean_ratio);

@@ -743,20 +743,30 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
   return out;
 }
 
-// zero_shot_fit without the thread scope and the exception guard.
-Result<RankingMetrics> zero_shot_fit_unscoped(const TrainRequest& request, std::string_view checkpoint) {
+// A checkpoint's metrics on the training split that `options` makes of
+// `records` (evaluate_checkpoint and zero_shot_fit). No thread scope or
+// exception guard: the callers hold them.
+Result<RankingMetrics> score_training_split(std::string_view checkpoint, std::span<const core::Record> records,
+                                            const Platform& platform, DatasetOptions options) {
   auto model = CostModel::load(checkpoint);
-  if (!model) return model.status().with_context("zero-shot fit");
-  DatasetOptions options = request.data;
-  options.validation_fraction = 0;
+  if (!model) return model.status();
   options.max_len = static_cast<int>(std::min<std::int64_t>(options.max_len, (*model)->config().max_len));
-  Result<Dataset> ds = build_dataset(request.records, request.platform, options);
-  if (!ds) return ds.status().with_context("zero-shot fit");
-  if (Status s = init_fits((*model)->config(), *ds); !s) return s.with_context("zero-shot fit");
+  Result<Dataset> ds = build_dataset(records, platform, options);
+  if (!ds) return ds.status();
+  if (Status s = init_fits((*model)->config(), *ds); !s) return s;
   const SplitTensors train = to_tensors(ds->train, *ds);
   const torch::Tensor descriptor = torch::from_blob(const_cast<float*>(ds->descriptor.data()),
                                                     {1, static_cast<std::int64_t>(ds->descriptor.size())}, torch::kFloat);
   return evaluate(*(*model)->score_model(), train, descriptor);
+}
+
+// zero_shot_fit without the thread scope and the exception guard.
+Result<RankingMetrics> zero_shot_fit_unscoped(const TrainRequest& request, std::string_view checkpoint) {
+  DatasetOptions options = request.data;
+  options.validation_fraction = 0;
+  Result<RankingMetrics> fit = score_training_split(checkpoint, request.records, request.platform, options);
+  if (!fit) return fit.status().with_context("zero-shot fit");
+  return fit;
 }
 
 // One training, then the refit when asked (TrainRequest::refit).
@@ -795,6 +805,8 @@ Result<TrainResult> train_and_refit(const TrainRequest& request, const ProgressC
 
 }  // namespace
 
+bool long_schedule_needed(const RankingMetrics& zero_shot) { return !(zero_shot.pairwise_accuracy > 0.5); }
+
 Result<RankingMetrics> zero_shot_fit(const TrainRequest& request, std::string_view checkpoint) {
   ThreadsScope threads(request.threads);
   try {
@@ -812,7 +824,7 @@ Result<TrainResult> train_platform(const TrainRequest& request, const ProgressCa
     if (!request.auto_schedule || request.init_checkpoint.empty()) return train_and_refit(request, progress, start);
     Result<RankingMetrics> fit = zero_shot_fit_unscoped(request, request.init_checkpoint);
     if (!fit) return fit.status().with_context("train");
-    const bool far = !(fit->pairwise_accuracy > 0.5);
+    const bool far = long_schedule_needed(*fit);
     TrainRequest chosen = request;
     chosen.auto_schedule = false;
     if (far) {
@@ -842,8 +854,6 @@ Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::spa
                                            const Platform& platform, const DatasetOptions& data, int threads) {
   ThreadsScope scope(threads);
   try {
-    auto model = CostModel::load(checkpoint);
-    if (!model) return model.status();
     // The records of the split's tasks, as one split of their own.
     std::vector<core::Record> held_out;
     for (const core::Record& r : records) {
@@ -854,15 +864,11 @@ Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::spa
     }
     if (held_out.empty()) return Status::failed_precondition("evaluate: the evaluation split holds no task");
     DatasetOptions options = data;
-    options.max_len = static_cast<int>(std::min<std::int64_t>(options.max_len, (*model)->config().max_len));
     options.eval_fraction = 0;
     options.max_records = data.max_eval_records;
-    Result<Dataset> ds = build_dataset(held_out, platform, options);
-    if (!ds) return ds.status().with_context("evaluate");
-    const SplitTensors eval = to_tensors(ds->train, *ds);
-    const torch::Tensor descriptor = torch::from_blob(const_cast<float*>(ds->descriptor.data()),
-                                                      {1, static_cast<std::int64_t>(ds->descriptor.size())}, torch::kFloat);
-    return evaluate(*(*model)->score_model(), eval, descriptor);
+    Result<RankingMetrics> m = score_training_split(checkpoint, held_out, platform, options);
+    if (!m) return m.status().with_context("evaluate");
+    return m;
   } catch (const std::exception& e) {
     return Status::internal(std::string("evaluate: ") + e.what());
   }

@@ -258,9 +258,12 @@ Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::spa
 
 // How well `checkpoint` ranks the programs that `request` would train on
 // (its records, platform and data options, with no validation share cut),
-// before any step: what auto_schedule decides on. The long
-// schedule applies when pairwise_accuracy <= 0.5.
+// before any step: what auto_schedule decides on.
 Result<RankingMetrics> zero_shot_fit(const TrainRequest& request, std::string_view checkpoint);
+
+// auto_schedule's rule on zero_shot_fit's metrics: true (the long schedule)
+// when the pairs are ordered no better than a coin, pairwise accuracy <= 0.5.
+bool long_schedule_needed(const RankingMetrics& zero_shot);
 
 // Called after every epoch with its 1-based number, the epochs planned
 // (TrainRequest::epochs, or more under min_steps), its mean training loss
