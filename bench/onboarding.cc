@@ -33,7 +33,10 @@
 //      pool with the base as reference and the first picks as measured (the
 //      daemon's second request); the final model is the base fine-tuned on
 //      both halves. random always picks in one round (two draw from the same
-//      distribution).
+//      distribution). --column-auto: the column only where the base orders the
+//      first half's measured programs no better than a coin (the zero-shot
+//      check of --ft-auto-schedule); elsewhere the base picks the second half
+//      too, the first half counted as measured.
 //   5. --timing: seconds for sampler::select to pick --timing-fraction of a
 //      --timing-pool-program pool of x86-24c programs (seeded sample), after
 //      PoolEmbedder embedded it (embedding timed apart), per strategy.
@@ -51,7 +54,7 @@
 //       [--ft-validation 0] [--ft-validation-by programs|tasks] [--ft-patience 0] [--ft-refit]
 //       [--ft-auto-schedule]
 //       [--trace-epochs] [--wise 0.5,0.75]
-//       [--weights 0,1,1] [--rounds 1|2] [--holdout 0.3] [--split-salt 5]
+//       [--weights 0,1,1] [--rounds 1|2] [--column-auto] [--holdout 0.3] [--split-salt 5]
 //       [--mc-samples 8] [--min-per-task 2] [--threads 2]
 //   bench_onboarding --base-checkpoint PATH --timing [--timing-pool 100000]
 //       [--timing-fraction 0.1] [--strategies rdu,random] [--data DIR]
@@ -127,6 +130,7 @@ struct Args {
   bool ft_validation_tasks = false;  // DatasetOptions::validation_split = kTasks
   bool ft_refit = false;          // TrainRequest::refit
   bool ft_auto_schedule = false;  // TrainRequest::auto_schedule, decided here per run (see fine_tune_and_score)
+  bool column_auto = false;       // rounds after the first: the active column only for a far platform
   bool trace_epochs = false;      // print validation and held-out top-1 per epoch
   std::vector<double> wise;       // also score (1 − α)·base + α·fine-tune for each α (not cached)
   double ft_lr = tr::TrainRequest{}.learning_rate;
@@ -161,8 +165,11 @@ bool parse_args(int argc, char** argv, Args* a) {
       (k == "--timing" ? a->timing : a->full) = k == "--timing";
       continue;
     }
-    if (k == "--trace-epochs" || k == "--ft-refit" || k == "--ft-auto-schedule") {
-      (k == "--ft-refit" ? a->ft_refit : k == "--trace-epochs" ? a->trace_epochs : a->ft_auto_schedule) = true;
+    if (k == "--trace-epochs" || k == "--ft-refit" || k == "--ft-auto-schedule" || k == "--column-auto") {
+      (k == "--ft-refit"           ? a->ft_refit
+       : k == "--trace-epochs"     ? a->trace_epochs
+       : k == "--column-auto"      ? a->column_auto
+                                   : a->ft_auto_schedule) = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -373,7 +380,8 @@ Tags tags_of(const Args& a, const std::string& base_sha) {
                                 : std::string()) +
            (a.ft_auto_schedule ? " schedule=auto" : "");
   const std::string min_per_task = " min_per_task=" + std::to_string(a.min_per_task);
-  const std::string model_based = " rounds=" + std::to_string(a.rounds) + " mc=" + std::to_string(a.mc_samples);
+  const std::string model_based = " rounds=" + std::to_string(a.rounds) + " mc=" + std::to_string(a.mc_samples) +
+                                  (a.column_auto && a.rounds > 1 ? " column=auto" : "");
   t.selection = t.full + " w=" + fmt("%g", a.weights.r) + "," + fmt("%g", a.weights.d) + "," +
                 fmt("%g", a.weights.u) + model_based + min_per_task;
   t.single = t.full + model_based + min_per_task;
@@ -986,19 +994,41 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
           } else {
             // The active column: the base fine-tuned on what is measured so
             // far scores the rest of the pool; the base is its reference.
+            // With --column-auto only where the base orders the measured
+            // programs no better than a coin; elsewhere the base goes on
+            // scoring, the measured counted as taken (an experiment: on
+            // x86-16c it did not pick better than the column, session 7).
             std::vector<core::Record> chosen;
             for (std::int64_t i : picked) chosen.push_back(p.pool[static_cast<std::size_t>(i)]);
-            auto r = finetune(a, base, p, chosen, seed);
-            if (!r) return fail("active column", r.status());
-            auto active = load_model(r->checkpoint, a.threads);
-            if (!active) return fail(name, active.status());
+            bool use_column = true;
+            const Args* column_args = &a;
+            if (a.column_auto || a.ft_auto_schedule) {
+              auto fit = tr::zero_shot_fit(finetune_request(short_args, base, p, chosen, seed), base);
+              if (!fit) return fail("zero-shot check", fit.status());
+              const bool far = tr::long_schedule_needed(*fit);
+              if (a.column_auto) use_column = far;
+              if (a.ft_auto_schedule) column_args = far ? &long_args : &short_args;
+              std::printf("    %s round %d: the base on the %zu measured programs: pairwise %.4f: %s\n", label.c_str(),
+                          round, chosen.size(), fit->pairwise_accuracy,
+                          use_column ? "the active column scores" : "the base scores");
+              std::fflush(stdout);
+            }
+            std::optional<Loaded> active;
+            if (use_column) {
+              auto r = finetune(*column_args, base, p, chosen, seed);
+              if (!r) return fail("active column", r.status());
+              auto loaded = load_model(r->checkpoint, a.threads);
+              if (!loaded) return fail(name, loaded.status());
+              active = std::move(*loaded);
+            }
             std::unordered_set<std::int64_t> taken(picked.begin(), picked.end());
             std::vector<std::int64_t> rest;
             for (std::int64_t i : all) {
               if (!taken.count(i)) rest.push_back(i);
             }
             std::vector<float> measured_emb;
-            auto e = embed(a, *active, &base_model, p, base_desc, rest, picked, seed + 1000 * static_cast<std::uint64_t>(round), &measured_emb);
+            auto e = embed(a, active ? *active : base_model, active ? &base_model : nullptr, p, base_desc, rest, picked,
+                           seed + 1000 * static_cast<std::uint64_t>(round), &measured_emb);
             if (!e) return fail("embed", e.status());
             picks = select(a, p, *e, rest, picked, measured_emb, strategy, b, seed + static_cast<std::uint64_t>(round), &select_s);
           }

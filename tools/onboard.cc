@@ -355,10 +355,12 @@ int onboard_command(ApiClient& api, const Args& a) {
     state.open_request.clear();
     state.save();
     // Learn from this round before the next: fine-tune the active column.
+    // auto_schedule gives a platform far from the lineage the long schedule,
+    // as the two-round runs of docs/benchmarks.md did.
     if (round < rounds && finetune_epochs > 0 && has_production(api)) {
       state.pending_job = start_job(api, platform,
                                     {{"kind", "train"}, {"init", "production"}, {"epochs", finetune_epochs},
-                                     {"eval_fraction", 0.0}});
+                                     {"eval_fraction", 0.0}, {"auto_schedule", true}});
       if (state.pending_job.empty()) return 1;
       state.save();
       if (int rc = wait_job(api, state.pending_job); rc != 0) return rc;

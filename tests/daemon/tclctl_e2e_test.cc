@@ -213,6 +213,26 @@ TEST_F(TclctlTest, OnboardPlaysTheLabInRoundsThenTrainsTheFirstVersion) {
   ASSERT_EQ(again.exit_code, 0) << again.out;
   const json::value after = json::parse(tclctl("platform show x16").out);
   EXPECT_EQ(after.at("counts").at("measurements").as_int64() + after.at("counts").at("failed").as_int64(), measured);
+
+  // With a model in place, a second platform learns between its rounds: the
+  // active column is fine-tuned from production, its schedule chosen by the
+  // zero-shot check (auto_schedule).
+  ASSERT_EQ(tclctl("platform create --name x16b --target 'llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu' "
+                   "--hardware-params 16,64,64,0,0,0,0,0")
+                .exit_code,
+            0);
+  const CliRun second = tclctl("onboard --platform x16b --candidates " + candidates + " --answers " + answers +
+                               " --rounds 2 --fraction 0.1 --seed 3 --finetune-epochs 1 --state " +
+                               (dir_ / "onboard-b.json").string());
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  const HttpResult column = http_get(tcld_->port(), "/v1/aliases/active.x16b", token_);
+  ASSERT_EQ(column.status, 200) << column.body;
+  const std::string version = std::to_string(column.json().at("version").as_int64());
+  const json::value tuned = json::parse(http_get(tcld_->port(), "/v1/models/" + version, token_).body);
+  EXPECT_TRUE(tuned.at("config").at("auto_schedule").as_bool()) << json::serialize(tuned);
+  const json::value& schedule = tuned.at("training_summary").at("schedule");
+  ASSERT_TRUE(schedule.is_object()) << json::serialize(tuned);
+  EXPECT_EQ(schedule.at("long").as_bool(), schedule.at("zero_shot_pairwise").to_number<double>() <= 0.5);
 }
 
 TEST_F(TclctlTest, AnInterruptedOnboardingFinishesItsOpenRequestWithoutMeasuringTwice) {
