@@ -56,6 +56,9 @@
 //       [--trace-epochs] [--wise 0.5,0.75]
 //       [--weights 0,1,1] [--rounds 1|2] [--column-auto] [--holdout 0.3] [--split-salt 5]
 //       [--mc-samples 8] [--min-per-task 2] [--threads 2]
+//   bench_onboarding --base-checkpoint PATH --report 6,7,8,9 [the flags of the runs]
+//       (no training: the logged runs over those splits, with 95% bootstrap
+//       intervals over seeds for rdu/100% and rdu − random; see run_report)
 //   bench_onboarding --base-checkpoint PATH --timing [--timing-pool 100000]
 //       [--timing-fraction 0.1] [--strategies rdu,random] [--data DIR]
 //
@@ -73,6 +76,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -142,6 +146,7 @@ struct Args {
   int min_per_task = 2;
   int threads = 2;
   bool timing = false;
+  std::vector<std::uint64_t> report_salts;  // --report: no runs, the log's figures over these splits
   std::int64_t timing_pool = 100'000;
   double timing_fraction = 0.1;
 };
@@ -219,7 +224,9 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--threads") a->threads = std::atoi(v);
     else if (k == "--timing-pool") a->timing_pool = std::atoll(v);
     else if (k == "--timing-fraction") a->timing_fraction = std::atof(v);
-    else {
+    else if (k == "--report") {
+      for (const std::string& x : split_list(v)) a->report_salts.push_back(std::strtoull(x.c_str(), nullptr, 10));
+    } else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i - 1]);
       return false;
     }
@@ -1052,6 +1059,144 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
 
 }  // namespace
 
+// --report SALTS: no training. For each platform, the logged runs of the
+// flags' settings on these task splits (seeds --seed-base..): per split the
+// mean over seeds, then the mean over splits. The 95% intervals come from a
+// bootstrap that resamples the seeds of every cell with replacement and keeps
+// the splits fixed (they are the protocol's, not a sample), so they show how
+// far seed-to-seed noise alone could move each figure.
+int run_report(const Args& a, const std::string& base) {
+  const std::string base_sha = tcl::sha256_hex(base);
+  const RunLog log(a.out + "/runs.tsv");
+  std::vector<std::uint64_t> seeds;
+  for (int s = 0; s < a.seeds; ++s) seeds.push_back(a.seed_base + static_cast<std::uint64_t>(s));
+  struct Row {
+    std::string label;                   // "rdu @10%", "100%"
+    bool random = false;
+    std::vector<std::vector<double>> sum, mean;  // per split: per seed found
+  };
+  for (const std::string& platform : a.platforms) {
+    std::vector<Row> rows;
+    for (double f : a.fractions) {
+      for (sampler::Strategy st : a.strategies) {
+        rows.push_back({std::string(sampler::strategy_name(st)) + " @" + fmt("%g", 100 * f) + "%",
+                        st == sampler::Strategy::kRandom, {}, {}});
+      }
+    }
+    rows.push_back({"100%", false, {}, {}});
+    std::vector<std::string> zero_shot;
+    for (std::uint64_t salt : a.report_salts) {
+      Args at = a;
+      at.split_salt = salt;
+      const Tags tags = tags_of(at, base_sha);
+      const Outcome* z = log.find(run_key(platform, 0, "zero-shot", 0.0, tags.zero_shot));
+      zero_shot.push_back(z ? fmt("%.3f", z->top1_sum) + " / " + fmt("%.3f", z->top1_mean) : "–");
+      std::size_t r = 0;
+      const auto gather = [&](Row& row, std::string_view strategy, double f, const std::string& tag) {
+        row.sum.emplace_back();
+        row.mean.emplace_back();
+        for (std::uint64_t seed : seeds) {
+          if (const Outcome* o = log.find(run_key(platform, seed, strategy, f, tag))) {
+            row.sum.back().push_back(o->top1_sum);
+            row.mean.back().push_back(o->top1_mean);
+          }
+        }
+      };
+      for (double f : a.fractions) {
+        for (sampler::Strategy st : a.strategies) gather(rows[r++], sampler::strategy_name(st), f, tags.of(st));
+      }
+      gather(rows[r], "all", 1.0, tags.full);
+    }
+    const auto complete = [](const Row& row) {
+      return std::all_of(row.mean.begin(), row.mean.end(), [](const auto& xs) { return !xs.empty(); });
+    };
+    const auto mean_of_splits = [](const std::vector<std::vector<double>>& cells) {
+      double total = 0;
+      for (const auto& xs : cells) total += mean_of(xs);
+      return total / static_cast<double>(cells.size());
+    };
+    std::string settings = tags_of(a, base_sha).selection;  // its salt is --split-salt's, not the report's
+    if (const std::size_t at = settings.find(" salt="); at != std::string::npos) {
+      settings.erase(at, settings.find(' ', at + 1) - at);
+    }
+    std::printf("\n### %s — splits", platform.c_str());
+    for (std::uint64_t salt : a.report_salts) std::printf(" %llu", static_cast<unsigned long long>(salt));
+    std::printf(", seeds %llu..%llu; %s\n\ntop-1 sum / mean ratio, mean over the seeds found (how many)\n\n| split | zero-shot |",
+                static_cast<unsigned long long>(seeds.front()), static_cast<unsigned long long>(seeds.back()),
+                settings.c_str());
+    for (const Row& row : rows) std::printf(" %s |", row.label.c_str());
+    std::printf("\n|---|---|");
+    for (std::size_t i = 0; i < rows.size(); ++i) std::printf("---|");
+    std::printf("\n");
+    for (std::size_t s = 0; s < a.report_salts.size(); ++s) {
+      std::printf("| salt %llu | %s |", static_cast<unsigned long long>(a.report_salts[s]), zero_shot[s].c_str());
+      for (const Row& row : rows) {
+        if (row.mean[s].empty()) std::printf(" – |");
+        else std::printf(" %.3f / %.3f (%zu) |", mean_of(row.sum[s]), mean_of(row.mean[s]), row.mean[s].size());
+      }
+      std::printf("\n");
+    }
+    std::printf("| mean | |");
+    for (const Row& row : rows) {
+      if (!complete(row)) std::printf(" – |");
+      else std::printf(" %.3f / %.3f |", mean_of_splits(row.sum), mean_of_splits(row.mean));
+    }
+    std::printf("\n");
+
+    // The bootstrap: one draw resamples every cell's seeds, then each figure
+    // is recomputed from the same draw (so ratio and difference stay paired).
+    const Row& full = rows.back();
+    const Row* random = nullptr;
+    for (const Row& row : rows) {
+      if (row.random) random = &row;
+    }
+    if (!complete(full)) {
+      std::printf("\n(no interval: the 100%% runs are missing on a split)\n");
+      continue;
+    }
+    std::mt19937_64 rng(1);
+    const auto resampled = [&](const std::vector<std::vector<double>>& cells) {
+      double total = 0;
+      for (const auto& xs : cells) {
+        std::uniform_int_distribution<std::size_t> pick(0, xs.size() - 1);
+        double m = 0;
+        for (std::size_t i = 0; i < xs.size(); ++i) m += xs[pick(rng)];
+        total += m / static_cast<double>(xs.size());
+      }
+      return total / static_cast<double>(cells.size());
+    };
+    const auto interval = [](std::vector<double> xs) {
+      std::sort(xs.begin(), xs.end());
+      const auto at = [&](double q) { return xs[static_cast<std::size_t>(q * static_cast<double>(xs.size() - 1))]; };
+      return std::pair{at(0.025), at(0.975)};
+    };
+    constexpr int kDraws = 10000;
+    std::printf("\nmean of the splits, 95%% bootstrap interval over seeds (%d draws)\n\n", kDraws);
+    for (const Row& row : rows) {
+      if (&row == &full || !complete(row)) continue;
+      for (const auto& [title, cells] : {std::pair{"sum", &Row::sum}, std::pair{"mean", &Row::mean}}) {
+        const bool versus_random = random && random != &row && complete(*random);
+        std::vector<double> ratios, gaps;
+        for (int d = 0; d < kDraws; ++d) {
+          const double x = resampled(row.*cells), all = resampled(full.*cells);
+          ratios.push_back(x / all);
+          if (versus_random) gaps.push_back(x - resampled(random->*cells));
+        }
+        const double x = mean_of_splits(row.*cells);
+        const auto [lo, hi] = interval(ratios);
+        std::printf("%-14s top-1 %s ratio: / 100%% = %.3f [%.3f, %.3f]", row.label.c_str(), title,
+                    x / mean_of_splits(full.*cells), lo, hi);
+        if (versus_random) {
+          const auto [glo, ghi] = interval(gaps);
+          std::printf("; − random = %+.3f [%+.3f, %+.3f]", x - mean_of_splits(random->*cells), glo, ghi);
+        }
+        std::printf("\n");
+      }
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   Args a;
   if (!parse_args(argc, argv, &a)) return 2;
@@ -1067,6 +1212,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "base: %s\n", base.status().to_string().c_str());
     return 1;
   }
+  if (!a.report_salts.empty()) return run_report(a, *base);
   if (a.timing) {
     const int rc = run_timing(a, *base);
     std::printf("\ntotal wall time %.0f s\n", seconds_since(t0));
