@@ -33,10 +33,11 @@
 //      pool with the base as reference and the first picks as measured (the
 //      daemon's second request); the final model is the base fine-tuned on
 //      both halves. random always picks in one round (two draw from the same
-//      distribution). --column-auto: the column only where the base orders the
-//      first half's measured programs no better than a coin (the zero-shot
-//      check of --ft-auto-schedule); elsewhere the base picks the second half
-//      too, the first half counted as measured.
+//      distribution). With --ft-auto-schedule the column's schedule follows
+//      the zero-shot check on what is measured so far. --column-auto: the
+//      column only where the base orders those programs no better than a
+//      coin (the same check); elsewhere the base picks the next round too,
+//      the earlier picks counted as measured.
 //   5. --timing: seconds for sampler::select to pick --timing-fraction of a
 //      --timing-pool-program pool of x86-24c programs (seeded sample), after
 //      PoolEmbedder embedded it (embedding timed apart), per strategy.
@@ -225,7 +226,19 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--timing-pool") a->timing_pool = std::atoll(v);
     else if (k == "--timing-fraction") a->timing_fraction = std::atof(v);
     else if (k == "--report") {
-      for (const std::string& x : split_list(v)) a->report_salts.push_back(std::strtoull(x.c_str(), nullptr, 10));
+      for (const std::string& x : split_list(v)) {
+        char* end = nullptr;
+        const std::uint64_t salt = std::strtoull(x.c_str(), &end, 10);
+        if (x.empty() || *end != '\0') {
+          std::fprintf(stderr, "--report takes split salts, e.g. 6,7,8,9 (got '%s')\n", v);
+          return false;
+        }
+        a->report_salts.push_back(salt);
+      }
+      if (a->report_salts.empty()) {
+        std::fprintf(stderr, "--report takes split salts, e.g. 6,7,8,9\n");
+        return false;
+      }
     } else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i - 1]);
       return false;
@@ -253,6 +266,7 @@ bool parse_args(int argc, char** argv, Args* a) {
     std::fprintf(stderr, "bad --rounds, --seeds, --ft-epochs, --mc-samples or --holdout\n");
     return false;
   }
+  if (a->column_auto && a->rounds < 2) std::fprintf(stderr, "note: --column-auto does nothing with one round\n");
   return true;
 }
 
@@ -387,8 +401,13 @@ Tags tags_of(const Args& a, const std::string& base_sha) {
                                 : std::string()) +
            (a.ft_auto_schedule ? " schedule=auto" : "");
   const std::string min_per_task = " min_per_task=" + std::to_string(a.min_per_task);
-  const std::string model_based = " rounds=" + std::to_string(a.rounds) + " mc=" + std::to_string(a.mc_samples) +
-                                  (a.column_auto && a.rounds > 1 ? " column=auto" : "");
+  // Two rounds: --column-auto, or --ft-auto-schedule alone (since session 7
+  // the column follows the check; before, it ran on the flags as given).
+  const std::string column = a.rounds < 2 ? ""
+                             : a.column_auto ? " column=auto"
+                             : a.ft_auto_schedule ? " column_schedule=auto"
+                                                  : "";
+  const std::string model_based = " rounds=" + std::to_string(a.rounds) + " mc=" + std::to_string(a.mc_samples) + column;
   t.selection = t.full + " w=" + fmt("%g", a.weights.r) + "," + fmt("%g", a.weights.d) + "," +
                 fmt("%g", a.weights.u) + model_based + min_per_task;
   t.single = t.full + model_based + min_per_task;
@@ -919,8 +938,9 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
                   fit->random_top1.mean_ratio);
       std::fflush(stdout);
       run_args = far ? &long_args : &short_args;
-      // With two rounds the active column was fine-tuned on the flags as
-      // given, so a long run picked other programs than an explicit one.
+      // With two rounds the column's schedule comes from the check on the
+      // first round alone, which can differ from this one on all the picks,
+      // so rdu's runs are not shared with an explicit schedule's.
       if (a.rounds == 1 || strategy == "all" || strategy == "random") {
         const Tags& t = far ? long_tags : short_tags;
         explicit_key = run_key(name, seed, strategy, fraction, strategy == "all" ? t.full : t.of(strategy));
@@ -1073,6 +1093,7 @@ int run_report(const Args& a, const std::string& base) {
   struct Row {
     std::string label;                   // "rdu @10%", "100%"
     bool random = false;
+    double fraction = 1;
     std::vector<std::vector<double>> sum, mean;  // per split: per seed found
   };
   for (const std::string& platform : a.platforms) {
@@ -1080,10 +1101,10 @@ int run_report(const Args& a, const std::string& base) {
     for (double f : a.fractions) {
       for (sampler::Strategy st : a.strategies) {
         rows.push_back({std::string(sampler::strategy_name(st)) + " @" + fmt("%g", 100 * f) + "%",
-                        st == sampler::Strategy::kRandom, {}, {}});
+                        st == sampler::Strategy::kRandom, f, {}, {}});
       }
     }
-    rows.push_back({"100%", false, {}, {}});
+    rows.push_back({"100%", false, 1.0, {}, {}});
     std::vector<std::string> zero_shot;
     for (std::uint64_t salt : a.report_salts) {
       Args at = a;
@@ -1143,12 +1164,21 @@ int run_report(const Args& a, const std::string& base) {
     }
     std::printf("\n");
 
-    // The bootstrap: one draw resamples every cell's seeds, then each figure
-    // is recomputed from the same draw (so ratio and difference stay paired).
+    // The bootstrap resamples each row's seeds independently of the other
+    // rows' (the 100% row has its own seeds). A percentile interval over 2–3
+    // seeds per cell understates the spread, hence the smallest n printed.
     const Row& full = rows.back();
-    const Row* random = nullptr;
+    const auto random_at = [&](double f) -> const Row* {
+      for (const Row& row : rows) {
+        if (row.random && row.fraction == f) return &row;
+      }
+      return nullptr;
+    };
+    std::size_t fewest = SIZE_MAX;
     for (const Row& row : rows) {
-      if (row.random) random = &row;
+      for (const auto& xs : row.mean) {
+        if (!xs.empty()) fewest = std::min(fewest, xs.size());
+      }
     }
     if (!complete(full)) {
       std::printf("\n(no interval: the 100%% runs are missing on a split)\n");
@@ -1171,10 +1201,12 @@ int run_report(const Args& a, const std::string& base) {
       return std::pair{at(0.025), at(0.975)};
     };
     constexpr int kDraws = 10000;
-    std::printf("\nmean of the splits, 95%% bootstrap interval over seeds (%d draws)\n\n", kDraws);
+    std::printf("\nmean of the splits, 95%% bootstrap interval over seeds (%d draws; fewest seeds in a cell: %zu)\n\n",
+                kDraws, fewest);
     for (const Row& row : rows) {
       if (&row == &full || !complete(row)) continue;
       for (const auto& [title, cells] : {std::pair{"sum", &Row::sum}, std::pair{"mean", &Row::mean}}) {
+        const Row* random = random_at(row.fraction);
         const bool versus_random = random && random != &row && complete(*random);
         std::vector<double> ratios, gaps;
         for (int d = 0; d < kDraws; ++d) {
@@ -1207,6 +1239,10 @@ int main(int argc, char** argv) {
   std::printf("\n");
   std::fflush(stdout);
 
+  if (!a.report_salts.empty() && !std::filesystem::exists(a.base_checkpoint)) {
+    std::fprintf(stderr, "--report reads the runs of an existing base: %s does not exist\n", a.base_checkpoint.c_str());
+    return 2;
+  }
   auto base = base_checkpoint(a);
   if (!base) {
     std::fprintf(stderr, "base: %s\n", base.status().to_string().c_str());
