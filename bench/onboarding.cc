@@ -53,7 +53,7 @@
 //       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--no-full]
 //       [--base-max-records 40000] [--base-epochs 4] [--ft-epochs 6] [--ft-min-steps 0] [--ft-lr 0.002]
 //       [--ft-validation 0] [--ft-validation-by programs|tasks] [--ft-patience 0] [--ft-refit]
-//       [--ft-auto-schedule]
+//       [--ft-auto-schedule] [--pick-percentiles]
 //       [--trace-epochs] [--wise 0.5,0.75]
 //       [--weights 0,1,1] [--rounds 1|2] [--column-auto] [--holdout 0.3] [--split-salt 5]
 //       [--mc-samples 8] [--min-per-task 2] [--threads 2]
@@ -136,6 +136,7 @@ struct Args {
   bool ft_refit = false;          // TrainRequest::refit
   bool ft_auto_schedule = false;  // TrainRequest::auto_schedule, decided here per run (see fine_tune_and_score)
   bool column_auto = false;       // rounds after the first: the active column only for a far platform
+  bool pick_percentiles = false;  // print where each selection's picks sit in their tasks' latency order
   bool trace_epochs = false;      // print validation and held-out top-1 per epoch
   std::vector<double> wise;       // also score (1 − α)·base + α·fine-tune for each α (not cached)
   double ft_lr = tr::TrainRequest{}.learning_rate;
@@ -171,10 +172,12 @@ bool parse_args(int argc, char** argv, Args* a) {
       (k == "--timing" ? a->timing : a->full) = k == "--timing";
       continue;
     }
-    if (k == "--trace-epochs" || k == "--ft-refit" || k == "--ft-auto-schedule" || k == "--column-auto") {
+    if (k == "--trace-epochs" || k == "--ft-refit" || k == "--ft-auto-schedule" || k == "--column-auto" ||
+        k == "--pick-percentiles") {
       (k == "--ft-refit"           ? a->ft_refit
        : k == "--trace-epochs"     ? a->trace_epochs
        : k == "--column-auto"      ? a->column_auto
+       : k == "--pick-percentiles" ? a->pick_percentiles
                                    : a->ft_auto_schedule) = true;
       continue;
     }
@@ -894,6 +897,34 @@ int run_timing(const Args& a, const std::string& base) {
 }
 
 // Steps 2–4 for one platform.
+// --pick-percentiles: where a selection's picks sit in their tasks' latency
+// order (0 = the task's fastest program, 1 = its slowest); random's mean is
+// about 0.5 with a tenth in each decile.
+void print_pick_percentiles(const PlatformData& p, std::span<const std::int64_t> picked, const std::string& label) {
+  std::vector<std::vector<std::pair<double, std::size_t>>> by_task(p.task_keys.size());
+  for (std::size_t i = 0; i < p.pool.size(); ++i) {
+    by_task[static_cast<std::size_t>(p.task[i])].push_back({core::mean_cost(p.pool[i]), i});
+  }
+  std::vector<double> percentile(p.pool.size());
+  for (auto& t : by_task) {
+    std::sort(t.begin(), t.end());
+    for (std::size_t r = 0; r < t.size(); ++r) {
+      percentile[t[r].second] = t.size() > 1 ? static_cast<double>(r) / static_cast<double>(t.size() - 1) : 0;
+    }
+  }
+  double sum = 0;
+  std::size_t fastest = 0, slowest = 0;
+  for (std::int64_t i : picked) {
+    const double q = percentile[static_cast<std::size_t>(i)];
+    sum += q;
+    fastest += q <= 0.1;
+    slowest += q >= 0.9;
+  }
+  const auto n = static_cast<double>(picked.size());
+  std::printf("    %s picks: mean latency percentile in task %.3f; in the fastest decile %.3f, the slowest %.3f\n",
+              label.c_str(), sum / n, static_cast<double>(fastest) / n, static_cast<double>(slowest) / n);
+}
+
 int run_platform(const Args& a, const std::string& base, const Loaded& base_model, const std::vector<float>& base_desc,
                  const Tags& tags, RunLog& log, const std::string& name) {
   PlatformData p;
@@ -1065,6 +1096,7 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
           }
           picked.insert(picked.end(), picks->begin(), picks->end());
         }
+        if (a.pick_percentiles) print_pick_percentiles(p, picked, label);
         auto o = fine_tune_and_score(picked, seed, select_s, sname, f);
         if (!o) return fail(label, o.status());
         log.add(key, *o);
