@@ -684,10 +684,16 @@ double mean_of(const std::vector<double>& xs) {
   return xs.empty() ? NAN : std::accumulate(xs.begin(), xs.end(), 0.0) / static_cast<double>(xs.size());
 }
 
-void print_tables(const Args& a, const Tags& tags, const RunLog& log, const std::string& platform,
-                  std::int64_t pool_size) {
+// --seed-base, --seed-base + 1, ... (--seeds of them).
+std::vector<std::uint64_t> seeds_of(const Args& a) {
   std::vector<std::uint64_t> seeds;
   for (int s = 0; s < a.seeds; ++s) seeds.push_back(a.seed_base + static_cast<std::uint64_t>(s));
+  return seeds;
+}
+
+void print_tables(const Args& a, const Tags& tags, const RunLog& log, const std::string& platform,
+                  std::int64_t pool_size) {
+  const std::vector<std::uint64_t> seeds = seeds_of(a);
   const auto values = [&](std::string_view strategy, double f, const std::string& tag, double Outcome::*field) {
     std::vector<double> xs;
     for (std::uint64_t seed : seeds) {
@@ -896,7 +902,6 @@ int run_timing(const Args& a, const std::string& base) {
   return 0;
 }
 
-// Steps 2–4 for one platform.
 // --pick-percentiles: where a selection's picks sit in their tasks' latency
 // order (0 = the task's fastest program, 1 = its slowest); random's mean is
 // about 0.5 with a tenth in each decile.
@@ -925,6 +930,7 @@ void print_pick_percentiles(const PlatformData& p, std::span<const std::int64_t>
               label.c_str(), sum / n, static_cast<double>(fastest) / n, static_cast<double>(slowest) / n);
 }
 
+// Steps 2–4 for one platform.
 int run_platform(const Args& a, const std::string& base, const Loaded& base_model, const std::vector<float>& base_desc,
                  const Tags& tags, RunLog& log, const std::string& name) {
   PlatformData p;
@@ -953,6 +959,19 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
   const Args long_args = long_schedule_args(a);
   const std::string base_sha = tcl::sha256_hex(base);
   const Tags short_tags = tags_of(short_args, base_sha), long_tags = tags_of(long_args, base_sha);
+  // The zero-shot check of TrainRequest::auto_schedule on `chosen`, printed
+  // under `what`: true when the platform is far from the base.
+  const auto far_from_base = [&](std::span<const core::Record> chosen, std::uint64_t seed,
+                                 const std::string& what) -> Result<bool> {
+    auto fit = tr::zero_shot_fit(finetune_request(short_args, base, p, chosen, seed), base);
+    if (!fit) return fit.status();
+    const bool far = tr::long_schedule_needed(*fit);
+    std::printf("    %s: the base on the %zu programs: pairwise %.4f; top-1 %.4f, chance %.4f (mean ratio): %s\n",
+                what.c_str(), chosen.size(), fit->pairwise_accuracy, fit->top1.mean_ratio, fit->random_top1.mean_ratio,
+                far ? "far" : "near");
+    std::fflush(stdout);
+    return far;
+  };
   const auto fine_tune_and_score = [&](std::span<const std::int64_t> picks, std::uint64_t seed, double select_s,
                                        std::string_view strategy, double fraction) -> Result<Outcome> {
     std::vector<core::Record> chosen;
@@ -961,13 +980,9 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
     const Args* run_args = &a;
     std::string explicit_key;
     if (a.ft_auto_schedule) {
-      auto fit = tr::zero_shot_fit(finetune_request(short_args, base, p, chosen, seed), base);
-      if (!fit) return fit.status();
-      const bool far = tr::long_schedule_needed(*fit);
-      std::printf("    schedule %s: the base on the %zu picked programs: pairwise %.4f; top-1 %.4f, chance %.4f (mean ratio)\n",
-                  far ? "long" : "short", chosen.size(), fit->pairwise_accuracy, fit->top1.mean_ratio,
-                  fit->random_top1.mean_ratio);
-      std::fflush(stdout);
+      auto far_or = far_from_base(chosen, seed, "schedule of the fine-tune");
+      if (!far_or) return far_or.status();
+      const bool far = *far_or;
       run_args = far ? &long_args : &short_args;
       // With two rounds the column's schedule comes from the check on the
       // first round alone, which can differ from this one on all the picks,
@@ -1061,15 +1076,10 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
             bool use_column = true;
             const Args* column_args = &a;
             if (a.column_auto || a.ft_auto_schedule) {
-              auto fit = tr::zero_shot_fit(finetune_request(short_args, base, p, chosen, seed), base);
-              if (!fit) return fail("zero-shot check", fit.status());
-              const bool far = tr::long_schedule_needed(*fit);
-              if (a.column_auto) use_column = far;
-              if (a.ft_auto_schedule) column_args = far ? &long_args : &short_args;
-              std::printf("    %s round %d: the base on the %zu measured programs: pairwise %.4f: %s\n", label.c_str(),
-                          round, chosen.size(), fit->pairwise_accuracy,
-                          use_column ? "the active column scores" : "the base scores");
-              std::fflush(stdout);
+              auto far = far_from_base(chosen, seed, label + " round " + std::to_string(round) + ", measured so far");
+              if (!far) return fail("zero-shot check", far.status());
+              if (a.column_auto) use_column = *far;
+              if (a.ft_auto_schedule) column_args = *far ? &long_args : &short_args;
             }
             std::optional<Loaded> active;
             if (use_column) {
@@ -1120,8 +1130,7 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
 int run_report(const Args& a, const std::string& base) {
   const std::string base_sha = tcl::sha256_hex(base);
   const RunLog log(a.out + "/runs.tsv");
-  std::vector<std::uint64_t> seeds;
-  for (int s = 0; s < a.seeds; ++s) seeds.push_back(a.seed_base + static_cast<std::uint64_t>(s));
+  const std::vector<std::uint64_t> seeds = seeds_of(a);
   struct Row {
     std::string label;                   // "rdu @10%", "100%"
     bool random = false;
