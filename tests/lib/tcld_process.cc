@@ -115,36 +115,60 @@ TcldProcess::~TcldProcess() {
   ::unlink(proxy_log_path_.c_str());
 }
 
+// A free_port() is only free when asked: another test of a parallel ctest may
+// bind it before our process does. So readiness is judged by the process's own
+// log line naming the port, never by an answer on the port alone (which could
+// come from another test's tcld), and a process that lost the race for its
+// port is started again on another one.
+namespace {
+
+constexpr int kPortAttempts = 3;
+
+bool lost_port_race(const std::string& log_tail) {
+  return log_tail.find("already in use") != std::string::npos || log_tail.find("EADDRINUSE") != std::string::npos;
+}
+
+}  // namespace
+
 bool TcldProcess::start(std::chrono::milliseconds wait) {
-  port_ = free_port();
-  std::vector<std::string> args = {tcld_binary(), command_, "--database-url", database_url_};
-  if (command_ == "serve") {
-    args.push_back("--listen");
-    args.push_back("127.0.0.1:" + std::to_string(port_));
-  }
-  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
-  pid_ = spawn(std::move(args), log_path_);
-  if (pid_ < 0) return false;
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return false;
+  for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
+    const std::size_t log_start = log().size();
+    port_ = free_port();
+    std::vector<std::string> args = {tcld_binary(), command_, "--database-url", database_url_};
+    if (command_ == "serve") {
+      args.push_back("--listen");
+      args.push_back("127.0.0.1:" + std::to_string(port_));
     }
-    if (command_ == "worker") {
-      if (log().find("worker: running") != std::string::npos) return true;
-    } else {
-      const bool tls = std::find(extra_args_.begin(), extra_args_.end(), "--tls-cert") != extra_args_.end();
-      if (tls) {
-        if (HttpConnection(port_).open()) return true;
-      } else if (http_get(port_, "/healthz").status == 200) {
-        // Prism speaks plain HTTP only, so TLS processes are not proxied.
-        return !contract_mode() || start_proxy(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                       deadline - std::chrono::steady_clock::now()));
+    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+    pid_ = spawn(std::move(args), log_path_);
+    if (pid_ < 0) return false;
+    const bool tls = std::find(extra_args_.begin(), extra_args_.end(), "--tls-cert") != extra_args_.end();
+    const std::string listening =
+        std::string("http: listening on ") + (tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_);
+    bool exited = false;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        exited = true;
+        break;
       }
+      const std::string tail = log().substr(log_start);
+      if (command_ == "worker") {
+        if (tail.find("worker: running") != std::string::npos) return true;
+      } else if (tail.find(listening) != std::string::npos) {
+        if (tls) {
+          if (HttpConnection(port_).open()) return true;
+        } else if (http_get(port_, "/healthz").status == 200) {
+          // Prism speaks plain HTTP only, so TLS processes are not proxied.
+          return !contract_mode() || start_proxy(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         deadline - std::chrono::steady_clock::now()));
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!exited || !lost_port_race(log().substr(log_start))) return false;
   }
   return false;
 }
@@ -155,21 +179,31 @@ bool TcldProcess::start_proxy(std::chrono::milliseconds wait) {
     std::ofstream(log_path_, std::ios::app) << "contract mode: " << prism << " missing; run scripts/contract/setup.sh\n";
     return false;
   }
-  proxy_port_ = free_port();
-  proxy_pid_ = spawn({prism, "proxy", std::string(TCL_SOURCE_DIR) + "/api/openapi.yaml",
-                      "http://127.0.0.1:" + std::to_string(port_), "--host", "127.0.0.1", "--port",
-                      std::to_string(proxy_port_)},
-                     proxy_log_path_);
-  if (proxy_pid_ < 0) return false;
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (::waitpid(proxy_pid_, &status, WNOHANG) == proxy_pid_) {
-      proxy_pid_ = -1;
-      return false;
+  for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
+    const std::size_t log_start = proxy_log().size();
+    proxy_port_ = free_port();
+    proxy_pid_ = spawn({prism, "proxy", std::string(TCL_SOURCE_DIR) + "/api/openapi.yaml",
+                        "http://127.0.0.1:" + std::to_string(port_), "--host", "127.0.0.1", "--port",
+                        std::to_string(proxy_port_)},
+                       proxy_log_path_);
+    if (proxy_pid_ < 0) return false;
+    const std::string listening = "Prism is listening on http://127.0.0.1:" + std::to_string(proxy_port_);
+    bool exited = false;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(proxy_pid_, &status, WNOHANG) == proxy_pid_) {
+        proxy_pid_ = -1;
+        exited = true;
+        break;
+      }
+      if (proxy_log().find(listening, log_start) != std::string::npos &&
+          http_get(proxy_port_, "/healthz").status == 200) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    if (http_get(proxy_port_, "/healthz").status == 200) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!exited || !lost_port_race(proxy_log().substr(log_start))) return false;
   }
   return false;
 }

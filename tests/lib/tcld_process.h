@@ -1,8 +1,9 @@
 // tests/lib/tcld_process.h — runs the real tcld binary for end-to-end tests.
 //
 // start() forks and execs build/daemon/tcld with the given arguments on a
-// free loopback port, output to a log file, then waits until /healthz
-// answers. stop() sends SIGTERM and returns the exit status; kill() sends
+// free loopback port, output to a log file, then waits until its log says it
+// listens on that port and /healthz answers; a process that lost its port to
+// a parallel test is started again on another. stop() sends SIGTERM and returns the exit status; kill() sends
 // SIGKILL. The destructor kills a process still running. Not thread-safe.
 //
 // Contract mode (TCL_CONTRACT_PROXY=1 in the environment; scripts/test.sh runs
