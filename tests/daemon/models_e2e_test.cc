@@ -3,6 +3,9 @@
 // over HTTP.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include <boost/json.hpp>
 
 #include "core/sha256.h"
@@ -131,6 +134,10 @@ TEST_F(ModelsTest, AliasesMoveWithHistoryAndRollBack) {
 }
 
 TEST_F(ModelsTest, JobsAreQueuedReadAndCancelled) {
+  // No training worker in this tcld, so the job stays queued until cancelled
+  // (with one, it could start and fail on the empty platform first).
+  tcld_ = std::make_unique<TcldProcess>(url_, std::vector<std::string>{"--train-workers", "0"});
+  ASSERT_TRUE(tcld_->start()) << tcld_->log();
   auto created = call("POST", "/v1/platforms/x86/jobs", R"({"kind": "train", "epochs": 2})", writer_);
   ASSERT_EQ(created.status, 202) << created.body;
   const json::value job = created.json();
@@ -148,6 +155,9 @@ TEST_F(ModelsTest, JobsAreQueuedReadAndCancelled) {
   auto cancelled = call("POST", "/v1/jobs/" + id + "/cancel", "", writer_);
   ASSERT_EQ(cancelled.status, 200) << cancelled.body;
   EXPECT_EQ(cancelled.json().at("state").as_string(), "cancelled");
+  auto again = call("POST", "/v1/jobs/" + id + "/cancel", "", writer_);  // idempotent
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(again.json().at("state").as_string(), "cancelled");
 
   EXPECT_EQ(call("POST", "/v1/platforms/x86/jobs", R"({"kind": "dance"})", writer_).status, 400);
   EXPECT_EQ(call("POST", "/v1/platforms/x86/jobs", R"({})", writer_).status, 400);
@@ -157,6 +167,23 @@ TEST_F(ModelsTest, JobsAreQueuedReadAndCancelled) {
 
   auto metrics = http_get(tcld_->port(), "/metrics");
   EXPECT_NE(metrics.body.find("tcld_jobs{state=\"cancelled\"} 1"), std::string::npos) << metrics.body;
+}
+
+TEST_F(ModelsTest, AnEndedJobCannotBeCancelled) {
+  // The fixture's tcld runs one training worker: a train job on a platform
+  // with no measurements fails at once.
+  auto created = call("POST", "/v1/platforms/x86/jobs", R"({"kind": "train", "epochs": 1})", writer_);
+  ASSERT_EQ(created.status, 202) << created.body;
+  const std::string id = std::to_string(created.json().at("id").as_int64());
+  std::string state;
+  for (int i = 0; i < 200 && state != "failed"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    state = std::string(call("GET", "/v1/jobs/" + id, "", writer_).json().at("state").as_string());
+  }
+  ASSERT_EQ(state, "failed");
+  auto cancelled = call("POST", "/v1/jobs/" + id + "/cancel", "", writer_);
+  EXPECT_EQ(cancelled.status, 409) << cancelled.body;
+  EXPECT_NE(cancelled.body.find("already failed"), std::string::npos) << cancelled.body;
 }
 
 }  // namespace
