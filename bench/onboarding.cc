@@ -56,7 +56,7 @@
 //       [--ft-auto-schedule] [--pick-percentiles]
 //       [--trace-epochs] [--wise 0.5,0.75]
 //       [--weights 0,1,1] [--rounds 1|2] [--column-auto] [--holdout 0.3] [--split-salt 5]
-//       [--mc-samples 8] [--min-per-task 2] [--threads 2]
+//       [--mc-samples 8] [--min-per-task 2] [--random-share 0] [--threads 2]
 //   bench_onboarding --base-checkpoint PATH --report 6,7,8,9 [the flags of the runs]
 //       (no training: the logged runs over those splits, with 95% bootstrap
 //       intervals over seeds for rdu/100% and rdu − random; see run_report)
@@ -146,6 +146,7 @@ struct Args {
   std::uint64_t split_salt = 5;
   int mc_samples = 8;
   int min_per_task = 2;
+  double random_share = 0;  // sampler::SampleOptions::random_share for rdu, r, d, u
   int threads = 2;
   bool timing = false;
   std::vector<std::uint64_t> report_salts;  // --report: no runs, the log's figures over these splits
@@ -225,6 +226,7 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--split-salt") a->split_salt = std::strtoull(v, nullptr, 10);
     else if (k == "--mc-samples") a->mc_samples = std::atoi(v);
     else if (k == "--min-per-task") a->min_per_task = std::atoi(v);
+    else if (k == "--random-share") a->random_share = std::atof(v);
     else if (k == "--threads") a->threads = std::atoi(v);
     else if (k == "--timing-pool") a->timing_pool = std::atoll(v);
     else if (k == "--timing-fraction") a->timing_fraction = std::atof(v);
@@ -411,9 +413,10 @@ Tags tags_of(const Args& a, const std::string& base_sha) {
                              : a.ft_auto_schedule ? " column_schedule=auto"
                                                   : "";
   const std::string model_based = " rounds=" + std::to_string(a.rounds) + " mc=" + std::to_string(a.mc_samples) + column;
+  const std::string random_share = a.random_share > 0 ? " random_share=" + fmt("%g", a.random_share) : "";
   t.selection = t.full + " w=" + fmt("%g", a.weights.r) + "," + fmt("%g", a.weights.d) + "," +
-                fmt("%g", a.weights.u) + model_based + min_per_task;
-  t.single = t.full + model_based + min_per_task;
+                fmt("%g", a.weights.u) + model_based + min_per_task + random_share;
+  t.single = t.full + model_based + min_per_task + random_share;
   t.random = t.full + min_per_task;
   return t;
 }
@@ -633,6 +636,7 @@ Result<std::vector<std::int64_t>> select(const Args& a, const PlatformData& p, c
   so.weights = a.weights;
   so.seed = seed;
   so.min_per_task = a.min_per_task;
+  so.random_share = a.random_share;
   const Clock::time_point t0 = Clock::now();
   auto picks = sampler::select(pool, so);
   *seconds += seconds_since(t0);

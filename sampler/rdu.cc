@@ -262,6 +262,9 @@ Status validate(const Pool& pool, const SampleOptions& options) {
     return bad("min_per_task must be >= 0, got " + std::to_string(options.min_per_task));
   }
   if (options.knn < 0) return bad("knn must be >= 0, got " + std::to_string(options.knn));
+  if (!(options.random_share >= 0 && options.random_share <= 1)) {
+    return bad("random_share must be in [0, 1], got " + std::to_string(options.random_share));
+  }
   if (strategy_name(options.strategy).empty()) {
     return bad("strategy " + std::to_string(static_cast<int>(options.strategy)) + " is unknown");
   }
@@ -377,7 +380,14 @@ void representativeness(Workspace& ws, int64_t n, int64_t dim, int32_t k, uint64
   }
 }
 
-// Greedy R/D/U selection inside one task; appends `quota` picks.
+// How many of a task's `quota` picks are drawn at random: share·quota rounded
+// to the nearest integer (halves up).
+int64_t random_share_of(int64_t quota, double share) {
+  return std::min<int64_t>(quota, static_cast<int64_t>(std::floor(share * static_cast<double>(quota) + 0.5)));
+}
+
+// Greedy R/D/U selection inside one task, after its random share; appends
+// `quota` picks.
 void select_task(const Pool& pool, const Groups& cands, const Groups& measured, int32_t task, int64_t quota,
                  const Weights& w, const SampleOptions& options, Workspace& ws, std::vector<Pick>& picks) {
   const int64_t n = cands.size(task);
@@ -413,7 +423,26 @@ void select_task(const Pool& pool, const Groups& cands, const Groups& measured, 
   }
   bool any_selected = m > 0;
 
-  for (int64_t p = 0; p < quota; ++p) {
+  // The random share: the first picks of random's own seeded shuffle of the
+  // task (the same draw as kRandom), then the greedy spreads away from them.
+  const int64_t random_picks = random_share_of(quota, options.random_share);
+  if (random_picks > 0) {
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    ws.locals.resize(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) ws.locals[i] = i;
+    SplitMix64 rng(stream_seed(options.seed, task, Stream::kRandom));
+    partial_shuffle(ws.locals, random_picks, rng);
+    for (int64_t p = 0; p < random_picks; ++p) {
+      const int64_t i = ws.locals[p];
+      picks.push_back(Pick{members[i], task, kNaN, kNaN, kNaN, kNaN});
+      ws.alive[i] = 0;
+      for (int64_t c = 0; c < dim; ++c) ws.q[c] = ws.xt[c * ld + i];
+      ws.kernels.update_min_distance(ws.xt.data(), ld, ld, ws.q.data(), dim, ws.dmin.data());
+    }
+    any_selected = true;
+  }
+
+  for (int64_t p = random_picks; p < quota; ++p) {
     // D normalized over the remaining candidates (1 for all before any pick).
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
     if (any_selected) {
@@ -591,8 +620,8 @@ Result<std::vector<Pick>> select(const Pool& pool, const SampleOptions& options)
   if (max_n > kRduMaxReference) {
     ws.ref_t.resize(dim * ref_ld);
     ws.ref_pos.resize(nn);
-    ws.locals.reserve(nn);
   }
+  ws.locals.reserve(nn);
   ws.sims.resize(ref_ld);
   ws.scratch.resize(ref_ld);
   ws.q.resize(dim);

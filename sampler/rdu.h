@@ -4,6 +4,7 @@
 //   Pool (embeddings, uncertainty, task of each candidate; measured programs)
 //     → task_quotas()       budget split over tasks (≥ min_per_task each)
 //     → per task, greedy:   score = α·R + β·D + γ·U, each term in [0, 1]
+//                           (after an optional random share of the quota)
 //     → picks, task by task
 //
 // Terms, per task, with embeddings L2-normalized (a zero vector stays zero,
@@ -100,6 +101,12 @@ struct SampleOptions {
   uint64_t seed = 0;                 // tie-breaks, kRandom's sample, R's reference subsets
   int32_t min_per_task = 2;          // >= 0; every task gets min(min_per_task, its size)
   int32_t knn = 10;                  // >= 0; neighbours for Representativeness
+  // In [0, 1]; for kRdu, kR, kD and kU: round(random_share·quota) of each
+  // task's picks are random's own draw for that task and seed (the first ones
+  // kRandom would take), and the greedy fills the rest, spreading away from
+  // them (they count as selected for D). 0: all greedy; 1: kRandom's picks.
+  // Why: the greedy alone leans to a task's slow outliers (docs/benchmarks.md).
+  double random_share = 0.0;
 };
 
 struct Pick {
@@ -111,13 +118,13 @@ struct Pick {
 
 // Picks options.budget distinct candidates. OK: exactly budget picks, task
 // quotas as task_quotas(sizes, budget, min_per_task) returns, ordered by task
-// index ascending and, within a task, in greedy pick order (kRandom: in the
-// order of the seeded shuffle).
+// index ascending and, within a task, in pick order: the random share in the
+// order of the seeded shuffle (its terms NaN, as for kRandom), then greedy.
 // kInvalidArgument, with a message naming the parameter and why, for: an empty
 // pool (count < 1), dim < 1, num_tasks < 1, spans whose sizes disagree with
 // count/dim/measured_count, a task index out of range, negative or non-finite
 // uncertainty, non-finite embeddings, budget < 1 or > count, negative
-// min_per_task or knn, negative or non-finite weights or all-zero weights for
+// min_per_task or knn, random_share outside [0, 1], negative or non-finite weights or all-zero weights for
 // kRdu, an unknown strategy, and a budget smaller than the sum of per-task
 // minimums (the message gives the minimum budget needed).
 Result<std::vector<Pick>> select(const Pool& pool, const SampleOptions& options);

@@ -397,6 +397,72 @@ TEST(RduTest, SeparatedClustersAreAllCovered) {
   RecordProperty("random_covered_of_100", random_covered);
 }
 
+TEST(RduTest, RandomShareIsRandomsOwnDrawThenGreedy) {
+  const PoolData d = random_pool({40, 7, 1, 25, 60}, 5);
+  SampleOptions o;
+  o.budget = 30;
+  o.seed = 9;
+  o.strategy = Strategy::kRandom;
+  auto random = select(d.view(), o);
+  auto quotas = task_quotas(std::vector<int64_t>{40, 7, 1, 25, 60}, 30, 2);
+  ASSERT_TRUE(random.is_ok() && quotas.is_ok());
+
+  for (const Strategy s : {Strategy::kRdu, Strategy::kD, Strategy::kU}) {
+    o.strategy = s;
+    o.random_share = 1.0;  // all random: random's picks, in random's order
+    auto all = select(d.view(), o);
+    ASSERT_TRUE(all.is_ok()) << all.status().to_string();
+    EXPECT_EQ(indices(*all), indices(*random)) << strategy_name(s);
+
+    o.random_share = 0.5;
+    auto half = select(d.view(), o);
+    auto again = select(d.view(), o);
+    ASSERT_TRUE(half.is_ok() && again.is_ok());
+    EXPECT_EQ(indices(*half), indices(*again)) << strategy_name(s);
+    const std::vector<int64_t> picked = indices(*half);
+    EXPECT_EQ(std::set<int64_t>(picked.begin(), picked.end()).size(), picked.size());
+    // Task by task: the first round(q/2) picks are random's first ones, with
+    // no terms; the rest are greedy, with terms.
+    std::size_t at = 0, random_at = 0;
+    for (std::size_t t = 0; t < quotas->size(); ++t) {
+      const int64_t q = (*quotas)[t];
+      const int64_t from_random = static_cast<int64_t>(std::floor(0.5 * static_cast<double>(q) + 0.5));
+      for (int64_t p = 0; p < q; ++p, ++at) {
+        const Pick& pick = (*half)[at];
+        EXPECT_EQ(pick.task, static_cast<int32_t>(t));
+        if (p < from_random) {
+          EXPECT_EQ(pick.index, (*random)[random_at + static_cast<std::size_t>(p)].index) << strategy_name(s);
+          EXPECT_TRUE(std::isnan(pick.score));
+        } else {
+          EXPECT_FALSE(std::isnan(pick.score)) << strategy_name(s) << " task " << t << " pick " << p;
+        }
+      }
+      random_at += static_cast<std::size_t>(q);
+    }
+    EXPECT_EQ(at, half->size());
+  }
+}
+
+TEST(RduTest, RandomShareGreedySpreadsAwayFromTheRandomPicks) {
+  // Four separated clusters, 5 picks of which 2 random: the 3 greedy picks go
+  // to clusters the random ones left uncovered, so all four are covered
+  // whatever the random draw.
+  const PoolData d = planted_clusters(4, 25);
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    SampleOptions o;
+    o.budget = 5;
+    o.seed = seed;
+    o.strategy = Strategy::kD;
+    o.random_share = 0.4;
+    auto p = select(d.view(), o);
+    ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+    std::set<int64_t> clusters;
+    for (const Pick& pick : *p) clusters.insert(pick.index / 25);
+    EXPECT_EQ(clusters.size(), 4u) << "seed " << seed;
+    EXPECT_TRUE(std::isnan((*p)[1].score) && !std::isnan((*p)[2].score)) << "seed " << seed;
+  }
+}
+
 TEST(RduTest, RepresentativenessPrefersTheDenseCluster) {
   PoolData d;
   d.dim = 8;
@@ -537,6 +603,12 @@ TEST(RduTest, RejectsBadParameters) {
     EXPECT_TRUE(select(good.view(), b).is_ok());
     b.strategy = static_cast<Strategy>(99);
     expect_bad(good.view(), b, "strategy");
+    b.strategy = Strategy::kRdu;
+    b.weights = {};
+    for (const double share : {-0.1, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
+      b.random_share = share;
+      expect_bad(good.view(), b, "random_share");
+    }
   }
   {
     Pool p = good.view();
