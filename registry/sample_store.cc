@@ -198,6 +198,7 @@ Result<SampleRequest> SampleStore::cancel(std::int64_t id) {
     refresh(tx, id);
     auto current = read_request(tx, id);
     if (!current) return current.status();
+    if (current->status == "cancelled") return current;  // idempotent, as cancelling a job is
     if (current->status != "open") {
       return Status::failed_precondition(request_name(id) + " is " + current->status + ", not open");
     }

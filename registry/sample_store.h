@@ -83,8 +83,9 @@ class SampleStore {
   // The candidate record lines of the items still to measure, in pick order
   // (refreshed first). kNotFound: no such request.
   Status for_each_record_to_measure(std::int64_t id, const std::function<void(const std::string&)>& sink);
-  // Cancels an open request (its items stop counting as pending).
-  // kNotFound: no such request; kFailedPrecondition: it is not open.
+  // Cancels an open request (its items stop counting as pending); a cancelled
+  // one is returned as it is. kNotFound: no such request;
+  // kFailedPrecondition: it is completed.
   Result<SampleRequest> cancel(std::int64_t id);
   // Programs picked by the platform's open requests and not measured yet: a
   // new request leaves them out, so two rounds never ask for one program.
