@@ -128,6 +128,14 @@ bool lost_port_race(const std::string& log_tail) {
   return log_tail.find("already in use") != std::string::npos || log_tail.find("EADDRINUSE") != std::string::npos;
 }
 
+// True, with pid set to -1, once the child has exited.
+bool reaped(pid_t& pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, WNOHANG) != pid) return false;
+  pid = -1;
+  return true;
+}
+
 }  // namespace
 
 bool TcldProcess::start(std::chrono::milliseconds wait) {
@@ -146,14 +154,7 @@ bool TcldProcess::start(std::chrono::milliseconds wait) {
     const bool tls = std::find(extra_args_.begin(), extra_args_.end(), "--tls-cert") != extra_args_.end();
     const std::string listening =
         std::string("http: listening on ") + (tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_);
-    bool exited = false;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        exited = true;
-        break;
-      }
+    while (std::chrono::steady_clock::now() < deadline && !reaped(pid_)) {
       const std::string tail = log().substr(log_start);
       if (command_ == "worker") {
         if (tail.find("worker: running") != std::string::npos) return true;
@@ -168,7 +169,8 @@ bool TcldProcess::start(std::chrono::milliseconds wait) {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    if (!exited || !lost_port_race(log().substr(log_start))) return false;
+    // Still running at the deadline, or gone for another reason than its port.
+    if (pid_ > 0 || !lost_port_race(log().substr(log_start))) return false;
   }
   return false;
 }
@@ -189,21 +191,14 @@ bool TcldProcess::start_proxy(std::chrono::milliseconds wait) {
                        proxy_log_path_);
     if (proxy_pid_ < 0) return false;
     const std::string listening = "Prism is listening on http://127.0.0.1:" + std::to_string(proxy_port_);
-    bool exited = false;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(proxy_pid_, &status, WNOHANG) == proxy_pid_) {
-        proxy_pid_ = -1;
-        exited = true;
-        break;
-      }
+    while (std::chrono::steady_clock::now() < deadline && !reaped(proxy_pid_)) {
       if (proxy_log().find(listening, log_start) != std::string::npos &&
           http_get(proxy_port_, "/healthz").status == 200) {
         return true;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    if (!exited || !lost_port_race(proxy_log().substr(log_start))) return false;
+    if (proxy_pid_ > 0 || !lost_port_race(proxy_log().substr(log_start))) return false;
   }
   return false;
 }
