@@ -60,6 +60,9 @@
 //   bench_onboarding --base-checkpoint PATH --report 6,7,8,9 [the flags of the runs]
 //       (no training: the logged runs over those splits, with 95% bootstrap
 //       intervals over seeds for rdu/100% and rdu − random; see run_report)
+//   bench_onboarding --repeatability [--platform ...] [--data DIR]
+//       (no model: how well each record's repeated measurements agree with
+//       themselves, the ceiling of any model's ordering; see run_repeatability)
 //   bench_onboarding --base-checkpoint PATH --timing [--timing-pool 100000]
 //       [--timing-fraction 0.1] [--strategies rdu,random] [--data DIR]
 //
@@ -149,6 +152,7 @@ struct Args {
   double random_share = 0;  // sampler::SampleOptions::random_share for rdu, r, d, u
   int threads = 2;
   bool timing = false;
+  bool repeatability = false;  // the measurements' own agreement with themselves, no model (run_repeatability)
   std::vector<std::uint64_t> report_salts;  // --report: no runs, the log's figures over these splits
   std::int64_t timing_pool = 100'000;
   double timing_fraction = 0.1;
@@ -174,11 +178,12 @@ bool parse_args(int argc, char** argv, Args* a) {
       continue;
     }
     if (k == "--trace-epochs" || k == "--ft-refit" || k == "--ft-auto-schedule" || k == "--column-auto" ||
-        k == "--pick-percentiles") {
+        k == "--pick-percentiles" || k == "--repeatability") {
       (k == "--ft-refit"           ? a->ft_refit
        : k == "--trace-epochs"     ? a->trace_epochs
        : k == "--column-auto"      ? a->column_auto
        : k == "--pick-percentiles" ? a->pick_percentiles
+       : k == "--repeatability"    ? a->repeatability
                                    : a->ft_auto_schedule) = true;
       continue;
     }
@@ -258,11 +263,12 @@ bool parse_args(int argc, char** argv, Args* a) {
     }
     a->strategies.push_back(*st);
   }
-  if (a->base_checkpoint.empty()) {
+  if (a->base_checkpoint.empty() && !a->repeatability) {
     std::fprintf(stderr,
                  "usage: bench_onboarding --base-checkpoint PATH [--platform x86-16c,gpu-2080ti] [--seeds 1]\n"
                  "       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--ft-epochs 6] ...\n"
                  "       bench_onboarding --base-checkpoint PATH --timing [--timing-pool 100000]\n"
+                 "       bench_onboarding --repeatability [--platform x86-24c,x86-16c,gpu-2080ti]\n"
                  "       (see bench/onboarding.cc)\n");
     return false;
   }
@@ -828,6 +834,66 @@ Result<std::string> base_checkpoint(const Args& a) {
   return std::move(r->checkpoint);
 }
 
+// How repeatable a platform's measurements are: each measured record's
+// repeats split in two halves (even and odd positions), each half's mean a
+// latency of its own. Per task (records with >= 2 repeats; tasks with >= 2
+// such records): the share of program pairs the halves order alike (ties in
+// either half left out), and half B's top-1 ratio of the program half A finds
+// fastest. Means over tasks; no model and no split, so it bounds what any
+// model's pairwise accuracy and top-1 can show on that platform's data.
+int run_repeatability(const Args& a) {
+  for (const std::string& name : a.platforms) {
+    std::vector<core::Record> records;
+    if (!load_records(records_path(a, name), &records)) return 1;
+    std::unordered_map<std::string, std::vector<std::pair<double, double>>> halves;
+    std::int64_t used = 0;
+    for (const core::Record& r : records) {
+      if (core::classify(r) != core::RecordClass::kMeasured || r.costs.size() < 2) continue;
+      double sum[2] = {0, 0};
+      int count[2] = {0, 0};
+      for (std::size_t i = 0; i < r.costs.size(); ++i) {
+        sum[i % 2] += r.costs[i];
+        ++count[i % 2];
+      }
+      halves[core::canonical_workload_key(r.workload_key)].emplace_back(sum[0] / count[0], sum[1] / count[1]);
+      ++used;
+    }
+    double pairwise_sum = 0, top1_sum = 0, worst_top1 = 1;
+    int tasks = 0;
+    for (const auto& [key, v] : halves) {
+      if (v.size() < 2) continue;
+      std::int64_t agree = 0, pairs = 0;
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        for (std::size_t j = i + 1; j < v.size(); ++j) {
+          const double da = v[i].first - v[j].first, db = v[i].second - v[j].second;
+          if (da == 0 || db == 0) continue;
+          ++pairs;
+          agree += (da < 0) == (db < 0) ? 1 : 0;
+        }
+      }
+      std::size_t fastest_a = 0;
+      double best_b = v[0].second;
+      for (std::size_t i = 1; i < v.size(); ++i) {
+        if (v[i].first < v[fastest_a].first) fastest_a = i;
+        best_b = std::min(best_b, v[i].second);
+      }
+      const double top1 = v[fastest_a].second > 0 ? best_b / v[fastest_a].second : 1.0;
+      pairwise_sum += pairs > 0 ? static_cast<double>(agree) / static_cast<double>(pairs) : 0.5;
+      top1_sum += top1;
+      worst_top1 = std::min(worst_top1, top1);
+      ++tasks;
+    }
+    if (tasks == 0) {
+      std::printf("%s: no task with two records of repeated measurements\n", name.c_str());
+      continue;
+    }
+    std::printf("%s: %lld measured records with >= 2 repeats in %d tasks; the halves of the repeats agree on "
+                "pairwise %.3f, top-1 mean ratio %.3f (worst task %.3f)\n",
+                name.c_str(), static_cast<long long>(used), tasks, pairwise_sum / tasks, top1_sum / tasks, worst_top1);
+  }
+  return 0;
+}
+
 // Step 5: selection time on a large pool of x86-24c programs.
 int run_timing(const Args& a, const std::string& base) {
   auto scorer = load_model(base, a.threads);
@@ -1284,6 +1350,7 @@ int main(int argc, char** argv) {
   std::printf("\n");
   std::fflush(stdout);
 
+  if (a.repeatability) return run_repeatability(a);
   if (!a.report_salts.empty() && !std::filesystem::exists(a.base_checkpoint)) {
     std::fprintf(stderr, "--report reads the runs of an existing base: %s does not exist\n", a.base_checkpoint.c_str());
     return 2;
