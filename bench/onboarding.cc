@@ -272,6 +272,10 @@ bool parse_args(int argc, char** argv, Args* a) {
                  "       (see bench/onboarding.cc)\n");
     return false;
   }
+  if (!(a->random_share >= 0 && a->random_share <= 1)) {
+    std::fprintf(stderr, "--random-share takes a share in [0, 1]\n");
+    return false;
+  }
   if (a->rounds < 1 || a->rounds > 8 || a->seeds < 1 || a->ft_epochs < 1 || a->mc_samples < 2 ||
       !(a->holdout > 0 && a->holdout < 1)) {
     std::fprintf(stderr, "bad --rounds, --seeds, --ft-epochs, --mc-samples or --holdout\n");
@@ -838,15 +842,14 @@ Result<std::string> base_checkpoint(const Args& a) {
 // repeats split in two halves (even and odd positions), each half's mean a
 // latency of its own. Per task (records with >= 2 repeats; tasks with >= 2
 // such records): the share of program pairs the halves order alike (ties in
-// either half left out), and half B's top-1 ratio of the program half A finds
-// fastest. Means over tasks; no model and no split, so it bounds what any
+// either half left out; a task with no untied pair is left out of the mean),
+// and half B's top-1 ratio of the program half A finds fastest. Means over tasks; no model and no split, so it bounds what any
 // model's pairwise accuracy and top-1 can show on that platform's data.
 int run_repeatability(const Args& a) {
   for (const std::string& name : a.platforms) {
     std::vector<core::Record> records;
     if (!load_records(records_path(a, name), &records)) return 1;
     std::unordered_map<std::string, std::vector<std::pair<double, double>>> halves;
-    std::int64_t used = 0;
     for (const core::Record& r : records) {
       if (core::classify(r) != core::RecordClass::kMeasured || r.costs.size() < 2) continue;
       double sum[2] = {0, 0};
@@ -856,12 +859,13 @@ int run_repeatability(const Args& a) {
         ++count[i % 2];
       }
       halves[core::canonical_workload_key(r.workload_key)].emplace_back(sum[0] / count[0], sum[1] / count[1]);
-      ++used;
     }
     double pairwise_sum = 0, top1_sum = 0, worst_top1 = 1;
-    int tasks = 0;
+    int tasks = 0, tasks_with_pairs = 0;
+    std::int64_t used = 0;
     for (const auto& [key, v] : halves) {
       if (v.size() < 2) continue;
+      used += static_cast<std::int64_t>(v.size());
       std::int64_t agree = 0, pairs = 0;
       for (std::size_t i = 0; i < v.size(); ++i) {
         for (std::size_t j = i + 1; j < v.size(); ++j) {
@@ -878,7 +882,10 @@ int run_repeatability(const Args& a) {
         best_b = std::min(best_b, v[i].second);
       }
       const double top1 = v[fastest_a].second > 0 ? best_b / v[fastest_a].second : 1.0;
-      pairwise_sum += pairs > 0 ? static_cast<double>(agree) / static_cast<double>(pairs) : 0.5;
+      if (pairs > 0) {
+        pairwise_sum += static_cast<double>(agree) / static_cast<double>(pairs);
+        ++tasks_with_pairs;
+      }
       top1_sum += top1;
       worst_top1 = std::min(worst_top1, top1);
       ++tasks;
@@ -888,8 +895,10 @@ int run_repeatability(const Args& a) {
       continue;
     }
     std::printf("%s: %lld measured records with >= 2 repeats in %d tasks; the halves of the repeats agree on "
-                "pairwise %.3f, top-1 mean ratio %.3f (worst task %.3f)\n",
-                name.c_str(), static_cast<long long>(used), tasks, pairwise_sum / tasks, top1_sum / tasks, worst_top1);
+                "pairwise %.3f (%d tasks with an untied pair), top-1 mean ratio %.3f (worst task %.3f)\n",
+                name.c_str(), static_cast<long long>(used), tasks,
+                tasks_with_pairs > 0 ? pairwise_sum / tasks_with_pairs : 0.0, tasks_with_pairs, top1_sum / tasks,
+                worst_top1);
   }
   return 0;
 }

@@ -202,8 +202,14 @@ Result<SampleRequest> SampleStore::cancel(std::int64_t id) {
     if (current->status != "open") {
       return Status::failed_precondition(request_name(id) + " is " + current->status + ", not open");
     }
-    tx.exec_params0("UPDATE sample_requests SET status = 'cancelled', completed_at = now() WHERE id = $1", id);
-    return read_request(tx, id);
+    // Guarded: a concurrent refresh or cancel may have closed it since the read.
+    const pqxx::result updated = tx.exec_params(
+        "UPDATE sample_requests SET status = 'cancelled', completed_at = now() WHERE id = $1 AND status = 'open'", id);
+    auto now = read_request(tx, id);
+    if (now && updated.affected_rows() == 0 && now->status != "cancelled") {
+      return Status::failed_precondition(request_name(id) + " is " + now->status + ", not open");
+    }
+    return now;
   });
 }
 

@@ -118,8 +118,9 @@ struct Pick {
 
 // Picks options.budget distinct candidates. OK: exactly budget picks, task
 // quotas as task_quotas(sizes, budget, min_per_task) returns, ordered by task
-// index ascending and, within a task, in pick order: the random share in the
-// order of the seeded shuffle (its terms NaN, as for kRandom), then greedy.
+// index ascending and, within a task, in pick order (kRandom: all of them in
+// the order of the seeded shuffle; otherwise the random share so, its terms
+// NaN as kRandom's, then the greedy picks).
 // kInvalidArgument, with a message naming the parameter and why, for: an empty
 // pool (count < 1), dim < 1, num_tasks < 1, spans whose sizes disagree with
 // count/dim/measured_count, a task index out of range, negative or non-finite

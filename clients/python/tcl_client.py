@@ -233,7 +233,7 @@ class TclClient:
         return payload.decode("utf-8").splitlines()
 
     def cancel_sample_request(self, request_id: int) -> dict:
-        """Cancels an open sample request (write); 409 when it is not open."""
+        """Cancels an open sample request (write) and returns it; a cancelled one is returned as it is; 409 when it is completed."""
         return self._json("POST", f"/v1/sample-requests/{self._q(request_id)}/cancel", {})
 
     # --- jobs --------------------------------------------------------------

@@ -70,6 +70,25 @@ pid_t spawn(std::vector<std::string> args, const std::string& log_path) {
   ::_exit(127);
 }
 
+// A free_port() is only free when asked: another test of a parallel ctest may
+// bind it before our process does. So readiness is judged by the process's own
+// log line naming the port, never by an answer on the port alone (which could
+// come from another test's tcld), and a process that lost the race for its
+// port is started again on another one.
+constexpr int kPortAttempts = 3;
+
+bool lost_port_race(const std::string& log_tail) {
+  return log_tail.find("already in use") != std::string::npos || log_tail.find("EADDRINUSE") != std::string::npos;
+}
+
+// True, with pid set to -1, once the child has exited.
+bool reaped(pid_t& pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, WNOHANG) != pid) return false;
+  pid = -1;
+  return true;
+}
+
 }  // namespace
 
 std::string tcld_binary() { return std::string(TCL_BINARY_DIR) + "/daemon/tcld"; }
@@ -115,29 +134,6 @@ TcldProcess::~TcldProcess() {
   ::unlink(proxy_log_path_.c_str());
 }
 
-// A free_port() is only free when asked: another test of a parallel ctest may
-// bind it before our process does. So readiness is judged by the process's own
-// log line naming the port, never by an answer on the port alone (which could
-// come from another test's tcld), and a process that lost the race for its
-// port is started again on another one.
-namespace {
-
-constexpr int kPortAttempts = 3;
-
-bool lost_port_race(const std::string& log_tail) {
-  return log_tail.find("already in use") != std::string::npos || log_tail.find("EADDRINUSE") != std::string::npos;
-}
-
-// True, with pid set to -1, once the child has exited.
-bool reaped(pid_t& pid) {
-  int status = 0;
-  if (::waitpid(pid, &status, WNOHANG) != pid) return false;
-  pid = -1;
-  return true;
-}
-
-}  // namespace
-
 bool TcldProcess::start(std::chrono::milliseconds wait) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
@@ -171,6 +167,7 @@ bool TcldProcess::start(std::chrono::milliseconds wait) {
     }
     // Still running at the deadline, or gone for another reason than its port.
     if (pid_ > 0 || !lost_port_race(log().substr(log_start))) return false;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
   }
   return false;
 }
@@ -199,6 +196,7 @@ bool TcldProcess::start_proxy(std::chrono::milliseconds wait) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (proxy_pid_ > 0 || !lost_port_race(proxy_log().substr(log_start))) return false;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
   }
   return false;
 }

@@ -2,8 +2,8 @@
 //
 // start() forks and execs build/daemon/tcld with the given arguments on a
 // free loopback port, output to a log file, then waits until its log says it
-// listens on that port and /healthz answers; a process that lost its port to
-// a parallel test is started again on another. stop() sends SIGTERM and returns the exit status; kill() sends
+// listens on that port (info level) and answers there; a process that lost
+// its port to a parallel test is started again on another. stop() sends SIGTERM and returns the exit status; kill() sends
 // SIGKILL. The destructor kills a process still running. Not thread-safe.
 //
 // Contract mode (TCL_CONTRACT_PROXY=1 in the environment; scripts/test.sh runs
@@ -41,7 +41,9 @@ class TcldProcess {
   // "worker: running" log line instead of /healthz.
   TcldProcess(std::string database_url, std::vector<std::string> extra_args = {}, std::string command = "serve");
   ~TcldProcess();
-  // Starts and waits for /healthz; false (and the log in `log()`) on failure.
+  // Starts and waits until ready (serve: its log names its port, then /healthz
+  // answers, or a TLS connect succeeds; worker: "worker: running"; contract
+  // mode: Prism likewise); false (and the log in `log()`) on failure.
   bool start(std::chrono::milliseconds wait = std::chrono::seconds(30));
   int stop(std::chrono::milliseconds wait = std::chrono::seconds(30));  // SIGTERM; exit code or -1
   void kill();
