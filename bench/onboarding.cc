@@ -843,8 +843,9 @@ Result<std::string> base_checkpoint(const Args& a) {
 // latency of its own. Per task (records with >= 2 repeats; tasks with >= 2
 // such records): the share of program pairs the halves order alike (ties in
 // either half left out; a task with no untied pair is left out of the mean),
-// and half B's top-1 ratio of the program half A finds fastest. Means over tasks; no model and no split, so it bounds what any
-// model's pairwise accuracy and top-1 can show on that platform's data.
+// and half B's top-1 ratio of the program half A finds fastest. Means over
+// tasks; no model and no split, so it bounds what any model's pairwise
+// accuracy and top-1 can show on that platform's data.
 int run_repeatability(const Args& a) {
   for (const std::string& name : a.platforms) {
     std::vector<core::Record> records;

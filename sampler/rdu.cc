@@ -380,6 +380,14 @@ void representativeness(Workspace& ws, int64_t n, int64_t dim, int32_t k, uint64
   }
 }
 
+// random's draw for `task`: the first `take` of `items` after the seeded
+// partial shuffle (kRandom's picks, and the random share of the others).
+template <typename T>
+void random_draw(std::vector<T>& items, int64_t take, uint64_t seed, int32_t task) {
+  SplitMix64 rng(stream_seed(seed, task, Stream::kRandom));
+  partial_shuffle(items, take, rng);
+}
+
 // How many of a task's `quota` picks are drawn at random: share·quota rounded
 // to the nearest integer (halves up).
 int64_t random_share_of(int64_t quota, double share) {
@@ -430,8 +438,7 @@ void select_task(const Pool& pool, const Groups& cands, const Groups& measured, 
     constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
     ws.locals.resize(static_cast<std::size_t>(n));
     for (int64_t i = 0; i < n; ++i) ws.locals[i] = i;
-    SplitMix64 rng(stream_seed(options.seed, task, Stream::kRandom));
-    partial_shuffle(ws.locals, random_picks, rng);
+    random_draw(ws.locals, random_picks, options.seed, task);
     for (int64_t p = 0; p < random_picks; ++p) {
       const int64_t i = ws.locals[p];
       picks.push_back(Pick{members[i], task, kNaN, kNaN, kNaN, kNaN});
@@ -590,8 +597,7 @@ Result<std::vector<Pick>> select(const Pool& pool, const SampleOptions& options)
       const int64_t q = (*quotas)[t];
       if (q == 0) continue;
       items.assign(cands.order.begin() + cands.offset[t], cands.order.begin() + cands.offset[t + 1]);
-      SplitMix64 rng(stream_seed(options.seed, t, Stream::kRandom));
-      partial_shuffle(items, q, rng);
+      random_draw(items, q, options.seed, t);
       for (int64_t p = 0; p < q; ++p) picks.push_back(Pick{items[p], t, kNaN, kNaN, kNaN, kNaN});
     }
     return picks;
