@@ -196,17 +196,12 @@ Status SampleStore::for_each_record_to_measure(std::int64_t id, const std::funct
 Result<SampleRequest> SampleStore::cancel(std::int64_t id) {
   return internal::with_transaction(pool_, "cancelling " + request_name(id), [&](pqxx::work& tx) -> Result<SampleRequest> {
     refresh(tx, id);
-    auto current = read_request(tx, id);
-    if (!current) return current.status();
-    if (current->status == "cancelled") return current;  // idempotent, as cancelling a job is
-    if (current->status != "open") {
-      return Status::failed_precondition(request_name(id) + " is " + current->status + ", not open");
-    }
-    // Guarded: a concurrent refresh or cancel may have closed it since the read.
-    const pqxx::result updated = tx.exec_params(
+    // Only an open request changes (guarded, so a concurrent refresh or cancel
+    // wins cleanly); a cancelled one is returned as it is, as a job is.
+    tx.exec_params0(
         "UPDATE sample_requests SET status = 'cancelled', completed_at = now() WHERE id = $1 AND status = 'open'", id);
     auto now = read_request(tx, id);
-    if (now && updated.affected_rows() == 0 && now->status != "cancelled") {
+    if (now && now->status != "cancelled") {
       return Status::failed_precondition(request_name(id) + " is " + now->status + ", not open");
     }
     return now;
