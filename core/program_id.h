@@ -5,8 +5,10 @@
 // Canonical form (version 1, never change it: ids are stored):
 //   "tcl-program-v1\n" + canonical_workload_key + "\n" + steps
 // where steps is the compact JSON array written by write_steps() (no
-// whitespace, integers in decimal, TVM field order, unknown steps as their
-// compact JSON). Formatting of the input line therefore never matters.
+// whitespace, integers in decimal, TVM field order). Formatting of the input
+// line therefore never matters. (Before the parser rejected unknown step
+// kinds, such a step entered the form as its compact JSON; ids stored then
+// stay valid, none of that form is made now.)
 // The id is the lower-case hex SHA-256 of that text (64 characters): SHA-256
 // is already a dependency (core/sha256.h), collisions are a non-issue at any
 // table size, and hashing costs ~1 µs per record, far below parsing.

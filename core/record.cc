@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -128,7 +129,6 @@ void reset_step(Step* s, StepKind kind) {
   s->ids.clear();
   s->pragma_type.clear();
   s->scope_name.clear();
-  s->raw.clear();
 }
 
 // Number of fields (tag included) of each known kind, indexed by StepKind.
@@ -147,7 +147,7 @@ constexpr std::size_t kStepArity[kNumStepKinds] = {
     4,  // CHR
     3,  // CHW
     4,  // RF
-    0,  // unknown: any
+    0,  // unknown: rejected
 };
 
 std::size_t step_arity(StepKind kind) { return kStepArity[static_cast<int>(kind)]; }
@@ -280,6 +280,116 @@ Status read_int_list(const json::value& v, std::string_view path, std::size_t f,
   return Status::ok();
 }
 
+// ---------------------------------------------------------------------------
+// Value rules (record.h, "What the parser accepts beyond the shape"). They
+// are checked on the parsed Record, so the SAX parser and the DOM reference
+// share them and agree on every verdict and message.
+
+Status unknown_kind(std::string_view path, std::string_view tag) {
+  std::string what = "step kind ";
+  append_json_string(&what, tag);
+  what += " is not one of TVM's (AN, FU, PR, RE, SP, FSP, FFSP, SA, CA, CI, CR, CHR, CHW, RF)";
+  return invalid(path, what);
+}
+
+// `field` of `text` at `path` holds no control character (U+0000-U+001F, U+007F).
+Status check_text(std::string_view path, std::string_view field, std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != 0x7f) continue;
+    char code[8];
+    std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
+    return invalid(path, std::string(field) + " must hold no control characters, got " + code + " at offset " +
+                             std::to_string(i));
+  }
+  return Status::ok();
+}
+
+Status check_step(const Step& s, std::string_view steps_path, std::size_t index) {
+  const std::string tag(step_kind_name(s.kind));
+  auto at = [&](std::size_t f) { return index_path(index_path(steps_path, index), f); };
+  auto id = [&](std::size_t f, std::string_view field, std::int64_t v) {
+    if (v >= 0) return Status::ok();
+    return invalid(at(f), tag + " " + std::string(field) + " must be >= 0, got " + std::to_string(v));
+  };
+  auto ids = [&](std::size_t f, std::string_view field, const auto& list) {
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      if (list[k] >= 0) continue;
+      return invalid(index_path(at(f), k),
+                     tag + " " + std::string(field) + " must hold values >= 0, got " + std::to_string(list[k]));
+    }
+    return Status::ok();
+  };
+  auto text = [&](std::size_t f, std::string_view field, const std::string& v) {
+    return check_text(at(f), tag + " " + std::string(field), v);
+  };
+  Status st = id(1, "stage_id", s.stage_id);
+  if (!st) return st;
+  switch (s.kind) {
+    case StepKind::kAnnotation:
+      if (!(st = id(2, "iter_id", s.iter_id))) return st;
+      if (s.annotation >= 0 && s.annotation < kNumAnnotations) return Status::ok();
+      return invalid(at(3), "AN annotation must be 0 to " + std::to_string(kNumAnnotations - 1) +
+                                " (TVM's IteratorAnnotation), got " + std::to_string(s.annotation));
+    case StepKind::kFuse:
+      return ids(2, "fused_ids", s.ids);
+    case StepKind::kPragma:
+      if (!(st = id(2, "iter_id", s.iter_id))) return st;
+      return text(3, "pragma_type", s.pragma_type);
+    case StepKind::kReorder:
+      return ids(2, "after_ids", s.ids);
+    case StepKind::kSplit:
+      if (!(st = id(2, "iter_id", s.iter_id))) return st;
+      if (!(st = id(3, "extent", s.extent))) return st;
+      return ids(4, "lengths", s.lengths);
+    case StepKind::kFollowSplit:
+      if (!(st = id(2, "iter_id", s.iter_id))) return st;
+      if (!(st = id(3, "src_step_id", s.src_step_id))) return st;
+      return id(4, "n_split", s.n_split);
+    case StepKind::kFollowFusedSplit:
+      if (!(st = id(2, "iter_id", s.iter_id))) return st;
+      if (!(st = ids(3, "src_step_ids", s.ids))) return st;
+      return id(4, "level", s.level);
+    case StepKind::kStorageAlign:
+      if (!(st = id(2, "iter_id", s.iter_id))) return st;
+      return id(3, "factor", s.factor);  // the offset may be negative
+    case StepKind::kComputeAt:
+      if (!(st = id(2, "target_stage_id", s.target_stage_id))) return st;
+      return id(3, "target_iter_id", s.target_iter_id);
+    case StepKind::kComputeInline:
+    case StepKind::kComputeRoot:
+      return Status::ok();
+    case StepKind::kCacheRead:
+      if (!(st = text(2, "scope_name", s.scope_name))) return st;
+      return ids(3, "reader_stage_ids", s.ids);
+    case StepKind::kCacheWrite:
+      return text(2, "scope_name", s.scope_name);
+    case StepKind::kRfactor:
+      if (!(st = id(2, "iter_id", s.iter_id))) return st;
+      return id(3, "factor_iter_id", s.factor_iter_id);
+    case StepKind::kUnknown:
+      break;
+  }
+  return unknown_kind(at(0), tag);  // only hand-built steps get here
+}
+
+Status check_record(const Record& r) {
+  Status s;
+  if (!(s = check_text("i[0][0]", "workload_key", r.workload_key))) return s;
+  if (!(s = check_text("i[0][1]", "target", r.target))) return s;
+  if (!(s = check_text("i[0][3]", "target_host", r.target_host))) return s;
+  if (r.layout_rewrite < 0) {
+    return invalid("i[0][4]", "layout_rewrite must be >= 0, got " + std::to_string(r.layout_rewrite));
+  }
+  for (std::size_t k = 0; k < r.task_input_names.size(); ++k) {
+    if (!(s = check_text(index_path("i[0][5]", k), "input name", r.task_input_names[k]))) return s;
+  }
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    if (!(s = check_step(r.steps[i], "i[1][1]", i))) return s;
+  }
+  return check_text("v", "version", r.version);
+}
+
 Status parse_one_step(const json::value& v, std::string_view steps_path, std::size_t index,
                       Step* st) {
   const json::array* ap = v.if_array();
@@ -299,15 +409,7 @@ Status parse_one_step(const json::value& v, std::string_view steps_path, std::si
   const StepKind kind = step_kind_from_tag(tag);
   internal::reset_step(st, kind);
 
-  if (kind == StepKind::kUnknown) {
-    // Kept verbatim; never an error beyond the tag being a string.
-    st->raw = json::serialize(v);
-    if (a.size() > 1) {
-      std::int32_t s;
-      if (get_i32(a[1], &s)) st->stage_id = s;
-    }
-    return Status::ok();
-  }
+  if (kind == StepKind::kUnknown) return unknown_kind(index_path(index_path(steps_path, index), 0), tag);
 
   const std::size_t arity = internal::step_arity(kind);
   if (a.size() != arity) {
@@ -608,7 +710,11 @@ Status syntax_error(std::string_view line, std::size_t offset, const json::error
 
 Status parse_steps(const json::value& steps, std::string_view path, std::vector<Step>* out) {
   try {
-    return parse_steps_array(steps, path, out);
+    if (Status s = parse_steps_array(steps, path, out); !s) return s;
+    for (std::size_t i = 0; i < out->size(); ++i) {
+      if (Status s = check_step((*out)[i], path, i); !s) return s;
+    }
+    return Status::ok();
   } catch (const std::bad_alloc&) {
     return Status::resource_exhausted("out of memory parsing steps");
   } catch (const std::exception& e) {
@@ -638,7 +744,7 @@ Status RecordParser::parse(std::string_view line, Record* out) {
   try {
     switch (impl_->sax.parse(line, out, &reason)) {
       case internal::SaxRecordParser::Verdict::kOk:
-        return Status::ok();
+        return check_record(*out);
       case internal::SaxRecordParser::Verdict::kRejected:
         return Status::invalid_argument(std::move(reason));
       case internal::SaxRecordParser::Verdict::kAskDom:
@@ -668,7 +774,8 @@ Status RecordParser::TEST_parse_dom(std::string_view line, Record* out) {
     const std::size_t n = impl_->parser.write(line.data(), line.size(), ec);
     if (ec) return syntax_error(line, n, ec);
     const json::value doc = impl_->parser.release();
-    return parse_document(doc, out);
+    if (Status s = parse_document(doc, out); !s) return s;
+    return check_record(*out);
   } catch (const std::bad_alloc&) {
     return Status::resource_exhausted("out of memory parsing a record line of " +
                                       std::to_string(line.size()) + " bytes");
@@ -704,10 +811,6 @@ void write_int_list_json(const std::int32_t* p, std::size_t n, std::string_view 
 }
 
 void write_step(const Step& s, std::string_view sep, std::string* out) {
-  if (s.kind == StepKind::kUnknown) {
-    out->append(s.raw);
-    return;
-  }
   out->push_back('[');
   append_json_string(out, step_kind_name(s.kind));
   out->append(sep);

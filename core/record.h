@@ -12,6 +12,22 @@
 // TVM's src/auto_scheduler/transform_step.cc (WriteToRecord / JSONReader
 // constructors); see the table at StepKind.
 //
+// What the parser accepts beyond the shape (the same for uploads, predict and
+// every other reader; a line breaking a rule is rejected with the JSON path
+// of the field, e.g. "i[1][1][3][1]: SP stage_id is -1 ..."):
+//   - step kinds are TVM's closed set in the table at StepKind (TVM's
+//     transform_step.cc defines no other); any other tag, e.g. "ZZ" or
+//     "S\u0000P", is rejected. There is no "unknown step".
+//   - every integer of a step is >= 0: stage, iterator and step ids, id lists,
+//     SP extent (0 = unknown, as TVM writes it) and lengths, FSP n_split, FFSP
+//     level, SA factor, AN annotation (which must also be one of TVM's 12
+//     IteratorAnnotation values). SA offset may be negative (an offset).
+//   - layout_rewrite is >= 0.
+//   - strings (workload_key, target, target_host, input names, pragma_type,
+//     scope_name, version) hold no control characters (U+0000–U+001F, U+007F).
+// Left as TVM writes them: hardware_params (num_cores is -1 for GPUs),
+// error_no (unknown values kept), all_cost and timestamp (finite numbers).
+//
 // Thread-safety: Record/Step are values. RecordParser is NOT thread-safe (it
 // owns parser state and a reusable arena); use one per thread. Free functions
 // are thread-safe.
@@ -20,7 +36,8 @@
 //   1. add a StepKind value before kUnknown and its name in step_kind_name();
 //   2. give its arity in kStepArity and parse its fields twice: in
 //      record_sax.cc (step_int/step_string/begin_step_list, the parser) and in
-//      record.cc (parse_one_step, which words the errors);
+//      record.cc (parse_one_step, which words the errors), and give its
+//      value rules in record.cc (check_step);
 //   3. write them in record.cc (write_step) in TVM's field order;
 //   4. give it token slots in features.cc and a TLP vocabulary entry;
 //   5. add a hand-written record to tests/core/record_test.cc (round trip +
@@ -80,7 +97,8 @@ enum class StepKind : std::uint8_t {
   kCacheRead = 11,       // CHR
   kCacheWrite = 12,      // CHW
   kRfactor = 13,         // RF
-  kUnknown = 14,         // any other tag; kept verbatim in Step::raw
+  kUnknown = 14,         // not a step: never produced by the parser (any
+                         // other tag is rejected); kept so token slots stay put
 };
 inline constexpr int kNumStepKinds = 15;  // including kUnknown
 
@@ -101,9 +119,9 @@ inline constexpr int kNumAnnotations = 12;
 // meaningful; the others keep their defaults (so == compares records exactly).
 struct Step {
   StepKind kind = StepKind::kUnknown;
-  std::int32_t stage_id = 0;         // every kind (unknown: 0 unless field 1 is an int)
+  std::int32_t stage_id = 0;         // every kind
   std::int32_t iter_id = 0;          // AN PR SP FSP FFSP SA RF
-  std::int32_t annotation = 0;       // AN: an Annotation value (unknown values kept)
+  std::int32_t annotation = 0;       // AN: an Annotation value
   std::int64_t extent = 0;           // SP: extent of the split iterator, 0 = unknown
   std::vector<std::int64_t> lengths; // SP: split lengths
   bool inner_to_outer = false;       // SP: inner_to_outer; FFSP: factor_or_nparts
@@ -119,7 +137,6 @@ struct Step {
   std::vector<std::int32_t> ids;
   std::string pragma_type;           // PR, e.g. "auto_unroll_max_step$64"
   std::string scope_name;            // CHR, CHW, e.g. "shared", "local"
-  std::string raw;                   // kUnknown: the whole step array as compact JSON
 
   bool operator==(const Step&) const = default;
 };
@@ -176,9 +193,9 @@ bool is_skippable_line(std::string_view line);
 // Parses record lines with a Boost.JSON SAX parser straight into a Record (no
 // DOM), reusing the Record's storage: parsing allocates nothing in the steady
 // state when the same `Record` is passed again. Doubles are converted exactly
-// (std::from_chars). Unknown steps keep their compact JSON in Step::raw, with
-// numbers as written. The contents of the state's "stages" array are ignored
-// (TVM always writes []). Duplicate keys are rejected.
+// (std::from_chars). The rules at the top of this file are enforced. The
+// contents of the state's "stages" array are ignored (TVM always writes []).
+// Duplicate keys are rejected.
 // Not thread-safe; one parser per thread.
 class RecordParser {
  public:
@@ -196,8 +213,7 @@ class RecordParser {
 
   // Test hook: the reference DOM parser alone. parse() runs a SAX parser and
   // asks this one to word the reason when a line is invalid. Its doubles come
-  // from Boost's conversion (may differ from parse() by one ulp) and unknown
-  // steps' raw text is Boost's serialization.
+  // from Boost's conversion (may differ from parse() by one ulp).
   Status TEST_parse_dom(std::string_view line, Record* out);
 
  private:
@@ -208,10 +224,9 @@ class RecordParser {
 // Convenience for one-off parses (builds a parser each call: slower).
 Result<Record> parse_record(std::string_view line);
 
-// Parses a JSON array of steps (the "steps" of a predict request, or i[1][1]).
-// `path` prefixes error messages. OK: *out holds the steps. This works on a
-// DOM, so an unknown step's raw text is Boost's serialization (numbers may be
-// spelled differently from RecordParser's verbatim capture, e.g. 1.5E0).
+// Parses a JSON array of steps (the "steps" of a predict request, or i[1][1])
+// under the same rules as RecordParser. `path` prefixes error messages
+// ("steps[2][1]: SP stage_id is -1 ..."). OK: *out holds the steps.
 Status parse_steps(const boost::json::value& steps, std::string_view path,
                    std::vector<Step>* out);
 
@@ -220,7 +235,9 @@ Status parse_steps(const boost::json::value& steps, std::string_view path,
 // else the 2-field [workload_key, target] task (target_host, layout_rewrite and
 // input names cannot be expressed without hardware params and are dropped).
 // "v" is r.version, omitted when empty. Doubles use the shortest exact form,
-// so parse(write(r)) == r for every record the parser produces.
+// so parse(write(r)) == r for every record the parser produces. (A kUnknown
+// step, which only hand-built records hold, is written as ["unknown",
+// stage_id]; the parser rejects it.)
 std::string write_record(const Record& r);
 // Appends to *out instead (no allocation when *out has capacity).
 void write_record(const Record& r, std::string* out);

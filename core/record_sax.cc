@@ -3,10 +3,10 @@
 // the value's type and range, and stores it straight into the Record; no DOM
 // is built. Doubles are converted from their text with std::from_chars, which
 // rounds correctly (Boost 1.81's own conversion may be off by one ulp), so
-// that parse(write(r)) == r holds for every value. Unknown steps are captured
-// as compact JSON (numbers verbatim); the contents of "stages" are ignored.
-// Any other surprise returns false and RecordParser asks the DOM parser for
-// the reason.
+// that parse(write(r)) == r holds for every value. The contents of "stages"
+// are ignored. Any surprise (an unknown step kind included) returns false and
+// RecordParser asks the DOM parser for the reason; the value rules of
+// record.h are checked by RecordParser on the finished Record.
 #include <boost/json/basic_parser_impl.hpp>
 
 #include <charconv>
@@ -15,7 +15,6 @@
 #include <limits>
 #include <string>
 
-#include "core/json_text.h"
 #include "core/record_internal.h"
 
 namespace tcl::core::internal {
@@ -37,9 +36,6 @@ enum class Role : std::uint8_t {
   kStepList,   // an integer list inside a known step
   kCosts,      // r[0]
   kSkip,       // inside i[1][0] (stages): ignored, any JSON
-  kRawStep,    // an unknown step: captured into Step::raw
-  kRawArray,   // an array inside an unknown step
-  kRawObject,  // an object inside an unknown step
 };
 
 struct Frame {
@@ -47,7 +43,7 @@ struct Frame {
   std::uint32_t index;  // position of the next child
 };
 
-// A valid record nests 6 deep; unknown steps and stages may nest a little more.
+// A valid record nests 6 deep; stages may nest a little more.
 constexpr int kMaxDepth = 32;
 
 class Handler {
@@ -86,22 +82,11 @@ class Handler {
 
   bool on_object_begin(json::error_code& ec) {
     if (depth_ == 0) return push(Role::kTop, ec);
-    switch (frames_[depth_ - 1].role) {
-      case Role::kSkip:
-        return push(Role::kSkip, ec);
-      case Role::kRawStep:
-      case Role::kRawArray:
-      case Role::kRawObject:
-        raw_separator();
-        step_->raw.push_back('{');
-        return push(Role::kRawObject, ec);
-      default:
-        return fail(ec);
-    }
+    if (frames_[depth_ - 1].role == Role::kSkip) return push(Role::kSkip, ec);
+    return fail(ec);
   }
   bool on_object_end(std::size_t, json::error_code&) {
-    const Frame f = frames_[--depth_];
-    if (f.role == Role::kRawObject) step_->raw.push_back('}');
+    --depth_;
     if (depth_ > 0) ++frames_[depth_ - 1].index;
     return true;
   }
@@ -114,12 +99,6 @@ class Handler {
     const std::string_view k = take(s);
     Frame& p = frames_[depth_ - 1];
     if (p.role == Role::kSkip) return true;
-    if (p.role == Role::kRawObject) {
-      if (p.index > 0) step_->raw.push_back(',');
-      append_json_string(&step_->raw, k);
-      step_->raw.push_back(':');
-      return true;
-    }
     unsigned bit;
     if (k == "i") {
       bit = 1;
@@ -177,12 +156,6 @@ class Handler {
         return begin_step_list(p.index, ec);
       case Role::kSkip:
         return push(Role::kSkip, ec);
-      case Role::kRawStep:
-      case Role::kRawArray:
-      case Role::kRawObject:
-        raw_separator();
-        step_->raw.push_back('[');
-        return push(Role::kRawArray, ec);
       default:
         return fail(ec);
     }
@@ -221,10 +194,6 @@ class Handler {
       case Role::kStepList:
         list32_ = nullptr;
         list64_ = nullptr;
-        break;
-      case Role::kRawStep:
-      case Role::kRawArray:
-        step_->raw.push_back(']');
         break;
       default:
         break;
@@ -278,13 +247,6 @@ class Handler {
       case Role::kSkip:
         ok = true;
         break;
-      case Role::kRawStep:
-      case Role::kRawArray:
-      case Role::kRawObject:
-        raw_separator();
-        append_json_string(&step_->raw, v);
-        ok = true;
-        break;
       default:
         break;
     }
@@ -314,13 +276,6 @@ class Handler {
     switch (p.role) {
       case Role::kStep: ok = step_bool(p.index, b); break;
       case Role::kSkip: ok = true; break;
-      case Role::kRawStep:
-      case Role::kRawArray:
-      case Role::kRawObject:
-        raw_separator();
-        step_->raw.append(b ? "true" : "false");
-        ok = true;
-        break;
       default: break;
     }
     if (!ok) return fail(ec);
@@ -331,12 +286,6 @@ class Handler {
     if (depth_ == 0) return fail(ec);  // a bare scalar is not a record
     Frame& p = frames_[depth_ - 1];
     if (p.role == Role::kSkip) {
-      ++p.index;
-      return true;
-    }
-    if (p.role == Role::kRawStep || p.role == Role::kRawArray || p.role == Role::kRawObject) {
-      raw_separator();
-      step_->raw.append("null");
       ++p.index;
       return true;
     }
@@ -364,12 +313,6 @@ class Handler {
     last_.swap(part_);
     part_.clear();
     return last_;
-  }
-
-  // A comma before a value inside a captured array (objects put it before keys).
-  void raw_separator() {
-    const Frame& p = frames_[depth_ - 1];
-    if (p.role != Role::kRawObject && p.index > 0) step_->raw.push_back(',');
   }
 
   static bool fits32(std::int64_t x) {
@@ -438,15 +381,6 @@ class Handler {
         }
         break;
       case Role::kSkip:
-        ok = true;
-        break;
-      case Role::kRawStep:
-        if (p.index == 1 && is_int && fits32(x)) step_->stage_id = static_cast<std::int32_t>(x);
-        [[fallthrough]];
-      case Role::kRawArray:
-      case Role::kRawObject:
-        raw_separator();
-        step_->raw.append(text);
         ok = true;
         break;
       default:
@@ -537,13 +471,7 @@ class Handler {
     if (p.index == 0) {
       const StepKind kind = step_kind_from_tag(v);
       reset_step(&s, kind);
-      if (kind == StepKind::kUnknown) {
-        // Kept verbatim: from here on the step's events are captured.
-        p.role = Role::kRawStep;
-        s.raw.push_back('[');
-        append_json_string(&s.raw, v);
-      }
-      return true;
+      return kind != StepKind::kUnknown;  // the DOM parser names the tag
     }
     if (s.kind == StepKind::kPragma && p.index == 3) {
       s.pragma_type.assign(v);

@@ -19,14 +19,14 @@ Record parse_ok(std::string_view line) {
 
 constexpr const char* kCpu =
     R"({"i": [["[\"abc\", 1, [2, 3]]", "llvm -keys=cpu -mcpu=core-avx2", [24, 64, 64, 0, 0, 0, 0, 0], "", 2, []], )"
-    R"([[], [["SP", 2, 0, 1024, [2, 1, 4], 1], ["AN", 2, 0, 3], ["XX", 1, {"k": 2}]]]], )"
+    R"([[], [["SP", 2, 0, 1024, [2, 1, 4], 1], ["AN", 2, 0, 3], ["CHR", 1, "shared", [2]]]]], )"
     R"("r": [[1e-05], 0, 0.1, 1], "v": "v0.6"})";
 
 TEST(ProgramIdTest, IgnoresTargetAndMeasurement) {
   const Record cpu = parse_ok(kCpu);
   const Record gpu = parse_ok(
       R"({"i": [["[\"abc\", 1, [2, 3]]", "cuda -keys=cuda,gpu -arch=sm_75", [-1, 16, 64, 49152, 2147483647, 1024, 8, 32], "", 0, []], )"
-      R"([[], [["SP", 2, 0, 1024, [2, 1, 4], 1], ["AN", 2, 0, 3], ["XX", 1, {"k": 2}]]]], )"
+      R"([[], [["SP", 2, 0, 1024, [2, 1, 4], 1], ["AN", 2, 0, 3], ["CHR", 1, "shared", [2]]]]], )"
       R"("r": [[5e-06, 6e-06], 1, 3.5, 99], "v": "v0.6"})");
   const std::string id = program_id(cpu);
   EXPECT_EQ(id.size(), kProgramIdSize);
@@ -38,7 +38,7 @@ TEST(ProgramIdTest, IgnoresWhitespaceAndFormatting) {
   const Record a = parse_ok(kCpu);
   const Record b = parse_ok(
       R"({"v":"v0.2","r":[[2e-05],0,0.1,1],"i":[["[\"abc\",1,[2,3]]","llvm"],)"
-      R"([[],[ ["SP",2,0,1024,[2,1,4],true] ,["AN",2,0,3],["XX",1,{ "k" : 2 }]]]]})");
+      R"([[],[ ["SP",2,0,1024,[2,1,4],true] ,["AN",2,0,3],[ "CHR",1, "shared",[ 2 ]]]]]})");
   EXPECT_EQ(program_id(a), program_id(b));
   EXPECT_EQ(canonical_workload_key("[\"abc\", 1, [2, 3]]"), "[\"abc\",1,[2,3]]");
   // Whitespace inside string literals is content, and escapes are respected.
@@ -71,8 +71,8 @@ TEST(ProgramIdTest, CanonicalFormIsStable) {
   std::string text;
   canonical_program(r.workload_key, r.steps, &text);
   EXPECT_EQ(text, "tcl-program-v1\n[\"abc\",1,[2,3]]\n"
-                  R"([["SP",2,0,1024,[2,1,4],1],["AN",2,0,3],["XX",1,{"k":2}]])");
-  EXPECT_EQ(program_id(r), "68bac4eeffa2d78c867a1dade2966109b52530be2477048500f6c61c34a1ea8d");
+                  R"([["SP",2,0,1024,[2,1,4],1],["AN",2,0,3],["CHR",1,"shared",[2]]])");
+  EXPECT_EQ(program_id(r), "0282f498e5f74577e4f4b83064a64d14f4e6895fdd1fd1534a60cfa9abee2b84");
 }
 
 }  // namespace

@@ -19,14 +19,13 @@
 namespace tcl::core {
 namespace {
 
-// One record with every known step kind (TVM field order) and one unknown.
+// One record with every step kind (TVM field order).
 constexpr const char* kAllKinds =
     R"({"i": [["[\"abc\", 1, 64]", "llvm -keys=cpu -mcpu=core-avx2", [24, 64, 64, 0, 0, 0, 0, 0], "", 2, ["w"]], )"
     R"([[], [["AN", 1, 2, 3], ["FU", 2, [0, 1, 2]], ["PR", 3, 0, "auto_unroll_max_step$64"], )"
     R"(["RE", 4, [2, 0, 1]], ["SP", 5, 1, 1024, [2, 1, 4], 1], ["FSP", 6, 0, 4, 2], )"
     R"(["FFSP", 7, 1, [4, 4], 1, 0], ["SA", 8, 2, 32, 1], ["CA", 9, 10, 3], ["CI", 11], ["CR", 12], )"
-    R"(["CHR", 13, "shared", [14, 15]], ["CHW", 16, "local"], ["RF", 17, 2, 1], )"
-    R"(["XX", 18, {"a": [1, 2]}, "s"]]]], )"
+    R"(["CHR", 13, "shared", [14, 15]], ["CHW", 16, "local"], ["RF", 17, 2, 1]]]], )"
     R"("r": [[1.5e-05, 2e-05], 0, 0.25, 1754209236], "v": "v0.6"})";
 
 Record parse_ok(std::string_view line) {
@@ -52,7 +51,7 @@ TEST(RecordTest, ParsesEveryStepKindInTvmFieldOrder) {
   EXPECT_EQ(r.error_no, 0);
   EXPECT_EQ(r.all_cost, 0.25);
   EXPECT_EQ(r.timestamp, 1754209236.0);
-  ASSERT_EQ(r.steps.size(), 15u);
+  ASSERT_EQ(r.steps.size(), 14u);
 
   const auto& s = r.steps;
   EXPECT_EQ(s[0].kind, StepKind::kAnnotation);
@@ -98,10 +97,6 @@ TEST(RecordTest, ParsesEveryStepKindInTvmFieldOrder) {
   EXPECT_EQ(s[13].kind, StepKind::kRfactor);
   EXPECT_EQ(s[13].iter_id, 2);
   EXPECT_EQ(s[13].factor_iter_id, 1);
-  EXPECT_EQ(s[14].kind, StepKind::kUnknown);
-  EXPECT_EQ(s[14].stage_id, 18);
-  EXPECT_EQ(s[14].raw, R"(["XX",18,{"a":[1,2]},"s"])");
-  EXPECT_EQ(step_kind_name(s[14].kind), "unknown");
 }
 
 TEST(RecordTest, StepKindNamesRoundTrip) {
@@ -178,9 +173,14 @@ TEST(RecordTest, WriterRoundTripsAndMatchesTvmShape) {
   EXPECT_EQ(write_record(parse_ok(v2)), v2);
   // Strings are escaped.
   Record odd = r;
-  odd.workload_key = "quote\" backslash\\ newline\n tab\t ctl\x01";
+  odd.workload_key = "quote\" backslash\\ unicode \u00e9";
   odd.steps[2].pragma_type = "x\"y";
   EXPECT_EQ(parse_ok(write_record(odd)), odd);
+  // Control characters are escaped too, and the parser then refuses them.
+  odd.workload_key = "newline\n ctl\x01";
+  const std::string written = write_record(odd);
+  EXPECT_NE(written.find(R"(newline\n ctl\u0001)"), std::string::npos) << written;
+  EXPECT_FALSE(RecordParser().parse(written, &odd).is_ok());
 }
 
 TEST(RecordTest, WriteStepsIsCompact) {
@@ -310,6 +310,93 @@ TEST(RecordTest, MalformedLinesGetTheirSpecificReason) {
   }
 }
 
+// record.h's value rules: TVM's step kinds only, no negative ids, extents or
+// lengths, no control characters in strings. Each rejection names the field.
+TEST(RecordTest, ValueRulesNameTheField) {
+  auto task = [](const std::string& t) {
+    return R"({"i": [)" + t + R"(, [[], [["CI", 1]]]], "r": [[1e-05], 0, 0.1, 1], "v": "v0.6"})";
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {with_steps(R"([["CI", 1], ["ZZ", 3]])"),
+       R"(i[1][1][1][0]: step kind "ZZ" is not one of TVM's (AN, FU, PR, RE, SP, FSP, FFSP, SA, CA, CI, CR, CHR, CHW, RF))"},
+      {with_steps(R"([["S\u0000P", 3, 0, 8, [2], 1]])"), R"(i[1][1][0][0]: step kind "S\u0000P" is not one of TVM's)"},
+      {with_steps(R"([["sp", 3, 0, 8, [2], 1]])"), R"(i[1][1][0][0]: step kind "sp")"},
+      {with_steps(R"([["CI", -1]])"), "i[1][1][0][1]: CI stage_id must be >= 0, got -1"},
+      {with_steps(R"([["AN", 1, -2, 3]])"), "i[1][1][0][2]: AN iter_id must be >= 0, got -2"},
+      {with_steps(R"([["AN", 1, 2, 12]])"), "i[1][1][0][3]: AN annotation must be 0 to 11 (TVM's IteratorAnnotation), got 12"},
+      {with_steps(R"([["AN", 1, 2, -1]])"), "i[1][1][0][3]: AN annotation must be 0 to 11"},
+      {with_steps(R"([["FU", 1, [0, -1]]])"), "i[1][1][0][2][1]: FU fused_ids must hold values >= 0, got -1"},
+      {with_steps(R"([["PR", 1, 0, "auto_unroll\u0001"]])"),
+       "i[1][1][0][3]: PR pragma_type must hold no control characters, got U+0001 at offset 11"},
+      {with_steps(R"([["RE", 1, [-3]]])"), "i[1][1][0][2][0]: RE after_ids must hold values >= 0, got -3"},
+      {with_steps(R"([["SP", 3, 0, -1024, [2], 1]])"), "i[1][1][0][3]: SP extent must be >= 0, got -1024"},
+      {with_steps(R"([["SP", 3, 0, 1024, [2, -4], 1]])"), "i[1][1][0][4][1]: SP lengths must hold values >= 0, got -4"},
+      {with_steps(R"([["FSP", 3, 0, -1, 2]])"), "i[1][1][0][3]: FSP src_step_id must be >= 0"},
+      {with_steps(R"([["FSP", 3, 0, 1, -2]])"), "i[1][1][0][4]: FSP n_split must be >= 0"},
+      {with_steps(R"([["FFSP", 3, 0, [1, -1], 1, 0]])"), "i[1][1][0][3][1]: FFSP src_step_ids must hold values >= 0"},
+      {with_steps(R"([["FFSP", 3, 0, [1], -1, 0]])"), "i[1][1][0][4]: FFSP level must be >= 0"},
+      {with_steps(R"([["SA", 3, 0, -32, 0]])"), "i[1][1][0][3]: SA factor must be >= 0"},
+      {with_steps(R"([["CA", 3, -1, 0]])"), "i[1][1][0][2]: CA target_stage_id must be >= 0"},
+      {with_steps(R"([["CA", 3, 1, -1]])"), "i[1][1][0][3]: CA target_iter_id must be >= 0"},
+      {with_steps(R"([["CR", -7]])"), "i[1][1][0][1]: CR stage_id must be >= 0"},
+      {with_steps(R"([["CHR", 1, "sha\tred", [2]]])"), "i[1][1][0][2]: CHR scope_name must hold no control characters, got U+0009"},
+      {with_steps(R"([["CHR", 1, "shared", [-2]]])"), "i[1][1][0][3][0]: CHR reader_stage_ids must hold values >= 0"},
+      {with_steps(R"([["CHW", 1, "lo\u007fcal"]])"), "i[1][1][0][2]: CHW scope_name must hold no control characters, got U+007F"},
+      {with_steps(R"([["RF", 1, 0, -1]])"), "i[1][1][0][3]: RF factor_iter_id must be >= 0"},
+      {task(R"(["k\u0000", "llvm"])"), "i[0][0]: workload_key must hold no control characters, got U+0000 at offset 1"},
+      {task(R"(["k", "llvm\n-mcpu=x"])"), "i[0][1]: target must hold no control characters, got U+000A"},
+      {task(R"(["k", "llvm", [1, 2, 3, 4, 5, 6, 7, 8], "llvm\r"])"), "i[0][3]: target_host must hold no control"},
+      {task(R"(["k", "llvm", [1, 2, 3, 4, 5, 6, 7, 8], "", -1])"), "i[0][4]: layout_rewrite must be >= 0, got -1"},
+      {task(R"(["k", "llvm", [1, 2, 3, 4, 5, 6, 7, 8], "", 0, ["a", "b\u001b"]])"),
+       "i[0][5][1]: input name must hold no control characters, got U+001B"},
+      {R"({"i": [["k", "llvm"], [[], []]], "r": [[1], 0, 0, 0], "v": "v0.6\u0000"})",
+       "v: version must hold no control characters"},
+  };
+  RecordParser p;
+  for (const auto& [line, reason] : cases) {
+    Record r;
+    const Status s = p.parse(line, &r);
+    ASSERT_FALSE(s.is_ok()) << "accepted: " << line;
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << line;
+    EXPECT_EQ(s.message().rfind(reason, 0), 0u)
+        << "line:     " << line << "\nexpected: " << reason << "\ngot:      " << s.message();
+    Record r2;
+    EXPECT_EQ(p.TEST_parse_dom(line, &r2).message(), s.message()) << line;
+  }
+}
+
+// What TVM does write stays accepted: GPU num_cores -1, an unknown extent 0,
+// a negative storage-align offset, every annotation value, unknown error_no.
+TEST(RecordTest, ValueRulesKeepWhatTvmWrites) {
+  const Record r = parse_ok(
+      R"({"i": [["k", "cuda", [-1, 16, 64, 49152, 2147483647, 1024, 8, 32], "", 0, []], )"
+      R"([[], [["SP", 1, 0, 0, [1, 1], 1], ["SA", 2, 0, 32, -1], ["AN", 1, 0, 0], ["AN", 1, 1, 11], ["FSP", 0, 0, 0, 0]]]], )"
+      R"("r": [[1e10], 42, 0, 0], "v": "v0.6"})");
+  ASSERT_EQ(r.steps.size(), 5u);
+  EXPECT_EQ(r.hardware_params->num_cores, -1);
+  EXPECT_EQ(r.steps[1].offset, -1);
+  EXPECT_EQ(r.steps[3].annotation, 11);
+  EXPECT_EQ(parse_ok(write_record(r)), r);
+}
+
+// Predict's steps (parse_steps) follow the same rules; a hand-built kUnknown
+// step is written as ["unknown", stage_id], which no parser takes back.
+TEST(RecordTest, ValueRulesHoldForStepListsAndTheWriter) {
+  std::vector<Step> steps;
+  EXPECT_EQ(parse_steps(boost::json::parse(R"([["CI", 1], ["ZZ", 2]])"), "programs[0].steps", &steps).message(),
+            "programs[0].steps[1][0]: step kind \"ZZ\" is not one of TVM's (AN, FU, PR, RE, SP, FSP, FFSP, SA, CA, CI, "
+            "CR, CHR, CHW, RF)");
+  EXPECT_EQ(parse_steps(boost::json::parse(R"([["CI", -1]])"), "steps", &steps).message(),
+            "steps[0][1]: CI stage_id must be >= 0, got -1");
+  Record r = parse_ok(with_steps(R"([["CI", 1]])"));
+  r.steps.push_back(Step{});
+  r.steps.back().stage_id = 4;
+  const std::string line = write_record(r);
+  EXPECT_NE(line.find(R"(["unknown",4])"), std::string::npos) << line;
+  Record back;
+  EXPECT_EQ(RecordParser().parse(line, &back).message().rfind("i[1][1][1][0]: step kind \"unknown\"", 0), 0u);
+}
+
 TEST(RecordTest, HugeExponentIsRejectedNotInfinite) {
   Record r;
   const Status s = RecordParser().parse(with_result(R"([[1e400], 0, 0.1, 1])"), &r);
@@ -317,10 +404,9 @@ TEST(RecordTest, HugeExponentIsRejectedNotInfinite) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
 
-// The DOM reference converts doubles with Boost (may be one ulp off) and
-// re-serializes unknown steps. This copies `ref`'s doubles into `r` where they
-// agree to 1e-15 and re-serializes unknown steps the way the DOM does, so
-// that == compares everything else exactly. (Rounding through float instead
+// The DOM reference converts doubles with Boost (may be one ulp off). This
+// copies `ref`'s doubles into `r` where they agree to 1e-15, so that ==
+// compares everything else exactly. (Rounding through float instead
 // is miscompiled by GCC 12.2 -O2: two adjacent double->float->double casts
 // are dropped.)
 Record normalized(Record r, const Record& ref) {
@@ -332,9 +418,6 @@ Record normalized(Record r, const Record& ref) {
   }
   if (close(r.all_cost, ref.all_cost)) r.all_cost = ref.all_cost;
   if (close(r.timestamp, ref.timestamp)) r.timestamp = ref.timestamp;
-  for (Step& s : r.steps) {
-    if (s.kind == StepKind::kUnknown) s.raw = boost::json::serialize(boost::json::parse(s.raw));
-  }
   return r;
 }
 
@@ -347,6 +430,8 @@ TEST(RecordTest, RandomMutationsAgreeWithReference) {
       with_steps(R"([["SP", 2, 0, 1024, [2, 1, 4], 1], ["FSP", 4, 0, 0, 2], ["CHR", 1, "shared", [3]]])"),
       R"({"i": [["[\"conv1d_nlc\", 1, 256]", "llvm -mcpu=core-avx2"], [[], [["CI", 5]]]], "r": [[7.45257e-06], 0, 1.76528, 1593298231], "v": "v0.2"})",
       with_steps(R"([["ZZ", 3, 1.5e-3, [true, null, {"k": -2}], "\u00e9\"q"], ["CI", 1]])"),
+      // Value rules: one mutation away from a negative id or an unknown kind.
+      with_steps(R"([["SA", 1, 0, 8, -1], ["AN", 2, 1, 11], ["FU", 3, [0, 1]], ["CA", 4, 1, 0]])"),
   };
   const std::string alphabet = "[]{}\",:0123456789-.eE \\tnrufalsNI#SPANFUCHRWX";
   std::mt19937 rng(12345);
@@ -400,14 +485,7 @@ TEST(RecordTest, DoublesAreExactAndRoundTrip) {
   }
 }
 
-TEST(RecordTest, UnknownStepsStagesAndDuplicateKeys) {
-  // Unknown steps: compact JSON, numbers as written, strings re-escaped.
-  const Record r = parse_ok(with_steps(R"([["ZZ", 3, 1.50, [true, null, {"k": -2e3}], "\u00e9\"q"]])"));
-  ASSERT_EQ(r.steps.size(), 1u);
-  EXPECT_EQ(r.steps[0].kind, StepKind::kUnknown);
-  EXPECT_EQ(r.steps[0].stage_id, 3);
-  EXPECT_EQ(r.steps[0].raw, "[\"ZZ\",3,1.50,[true,null,{\"k\":-2e3}],\"\u00e9\\\"q\"]");
-  EXPECT_EQ(parse_ok(write_record(r)), r);
+TEST(RecordTest, StagesAndDuplicateKeys) {
   // The contents of "stages" are ignored (TVM writes []).
   const Record st = parse_ok(R"({"i": [["k", "llvm"], [[{"x": [1]}, 2, "s"], [["CI", 1]]]], "r": [[1], 0, 0, 0]})");
   EXPECT_EQ(st.steps.size(), 1u);
