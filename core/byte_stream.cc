@@ -2,11 +2,12 @@
 
 #include <zlib.h>
 
+#include <cstdio>
 #include <stdexcept>
 
 namespace tcl::core {
 
-GzipInflater::GzipInflater() {
+GzipInflater::GzipInflater(InflateLimits limits) : limits_(limits) {
   auto* z = new z_stream{};
   // 15 + 32: accept gzip or zlib headers, detected automatically.
   if (inflateInit2(z, 15 + 32) != Z_OK) {
@@ -31,10 +32,14 @@ Status GzipInflater::feed(std::string_view in, const std::function<void(std::str
     in_member_ = true;
     z->next_out = reinterpret_cast<Bytef*>(out);
     z->avail_out = sizeof out;
+    const uInt avail_before = z->avail_in;
     const int rc = inflate(z, Z_NO_FLUSH);
+    bytes_in_ += avail_before - z->avail_in;
     const std::size_t produced = sizeof out - z->avail_out;
     if (produced > 0) {
       bytes_out_ += produced;
+      // Checked per 64 KiB of output: a bomb is stopped within one piece.
+      if (Status s = check_limits(); !s) return s;
       sink(std::string_view(out, produced));
     }
     if (rc == Z_STREAM_END) {
@@ -46,6 +51,22 @@ Status GzipInflater::feed(std::string_view in, const std::function<void(std::str
     if (rc != Z_OK) {
       return Status::invalid_argument(std::string("gzip body is corrupt: ") + (z->msg ? z->msg : "inflate failed"));
     }
+  }
+  return Status::ok();
+}
+
+Status GzipInflater::check_limits() const {
+  if (bytes_out_ > limits_.max_bytes_out) {
+    return Status::resource_exhausted("gzip body inflates to more than " + std::to_string(limits_.max_bytes_out) +
+                                      " bytes, the limit on inflated bytes");
+  }
+  if (limits_.max_ratio > 0 && bytes_out_ >= limits_.ratio_min_bytes_out &&
+      static_cast<double>(bytes_out_) > limits_.max_ratio * static_cast<double>(bytes_in_)) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%g", limits_.max_ratio);
+    return Status::resource_exhausted("gzip body inflates more than " + std::string(ratio) + " times (" +
+                                      std::to_string(bytes_in_) + " bytes to " + std::to_string(bytes_out_) +
+                                      "), the limit on the inflation ratio");
   }
   return Status::ok();
 }

@@ -81,5 +81,60 @@ TEST(GzipTest, ConcatenatedMembersAndErrors) {
   EXPECT_EQ(cut.finish().code(), StatusCode::kInvalidArgument);
 }
 
+// Feeds `gz` in 64 KiB pieces (as a body arrives); returns the status of the
+// first failing call, the bytes the sink saw in *out_bytes.
+Status inflate_all(GzipInflater& z, const std::string& gz, std::uint64_t* out_bytes) {
+  *out_bytes = 0;
+  for (std::size_t i = 0; i < gz.size(); i += 64 << 10) {
+    Status s = z.feed(std::string_view(gz).substr(i, 64 << 10), [&](std::string_view b) { *out_bytes += b.size(); });
+    if (!s) return s;
+  }
+  return z.finish();
+}
+
+TEST(GzipTest, BombStopsOnTheRatioSoonAfterTheMinimum) {
+  // 64 MiB of newlines deflate about 1000:1; the default limits stop it
+  // once 1 MiB is out, having given the sink at most that much.
+  const std::string bomb = gzip_compress(std::string(64 << 20, '\n'));
+  ASSERT_LT(bomb.size(), 128u << 10);
+  const InflateLimits limits;
+  GzipInflater z(limits);
+  std::uint64_t seen = 0;
+  const Status s = inflate_all(z, bomb, &seen);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.to_string();
+  EXPECT_NE(s.message().find("the limit on the inflation ratio"), std::string::npos) << s.message();
+  EXPECT_LE(z.bytes_out(), limits.ratio_min_bytes_out + (64 << 10));
+  EXPECT_LT(seen, z.bytes_out());  // the piece that passed the limit is withheld
+}
+
+TEST(GzipTest, SmallBodiesAreNotJudgedOnTheRatio) {
+  // Just under the minimum, at the bomb's ratio: passes.
+  const std::string gz = gzip_compress(std::string((1 << 20) - 1, '\n'));
+  GzipInflater z;
+  std::uint64_t seen = 0;
+  EXPECT_TRUE(inflate_all(z, gz, &seen).is_ok());
+  EXPECT_EQ(seen, (1u << 20) - 1);
+}
+
+TEST(GzipTest, InflatedBytesLimitCountsOutputNotInput) {
+  std::mt19937 rng(11);
+  std::string text;
+  while (text.size() < 300000) text += std::to_string(rng()) + "\n";  // compresses ~2:1
+  const std::string gz = gzip_compress(text);
+  InflateLimits limits;
+  limits.max_bytes_out = 200000;
+  GzipInflater over(limits);
+  std::uint64_t seen = 0;
+  const Status s = inflate_all(over, gz, &seen);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.to_string();
+  EXPECT_NE(s.message().find("more than 200000 bytes, the limit on inflated bytes"), std::string::npos) << s.message();
+  EXPECT_LE(seen, 200000u);
+  limits.max_bytes_out = text.size();  // exactly at the limit is fine
+  GzipInflater at(limits);
+  EXPECT_TRUE(inflate_all(at, gz, &seen).is_ok());
+  EXPECT_EQ(seen, text.size());
+  EXPECT_EQ(at.bytes_in(), gz.size());
+}
+
 }  // namespace
 }  // namespace tcl::core

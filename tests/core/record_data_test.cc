@@ -1,5 +1,6 @@
-// Every line of every file in ../shared/data must parse (real TVM logs of three
-// platforms plus the small logs of every record version). Per record it also
+// Every line of every file in ../shared/data must parse (real TVM logs of four
+// platforms plus the small logs of every record version), under record.h's
+// value rules too (no real line is rejected by them). Per record it also
 // checks: the SAX fast path equals the DOM reference, parse(write(r)) == r,
 // program ids are unique within a platform (the sets are deduplicated by
 // (workload_key, steps)), tokens/TLP/hardware encodings are finite, and every
@@ -12,7 +13,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -20,6 +23,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/byte_stream.h"
 #include "core/features.h"
 #include "core/labels.h"
 #include "core/line_reader.h"
@@ -154,7 +158,8 @@ TEST(RecordDataTest, DataDirectoryIsPresent) {
   ASSERT_TRUE(fs::is_directory(dir))
       << "test data not found at " << dir
       << ": the real measurement records must sit in ../shared/data beside the repository";
-  for (const char* f : {"x86-24c/records.jsonl.gz", "x86-16c/records.jsonl.gz", "gpu-2080ti/records.jsonl.gz"}) {
+  for (const char* f : {"x86-24c/records.jsonl.gz", "x86-16c/records.jsonl.gz", "gpu-2080ti/records.jsonl.gz",
+                        "gpu-v100/records.jsonl.gz"}) {
     EXPECT_TRUE(fs::is_regular_file(dir + "/" + f)) << "missing " << dir << "/" << f;
   }
   EXPECT_TRUE(fs::is_directory(dir + "/formats")) << "missing " << dir << "/formats";
@@ -208,12 +213,41 @@ TEST_P(PlatformDataTest, EveryLineParsesAndRoundTrips) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Platforms, PlatformDataTest,
-                         ::testing::Values("x86-24c", "x86-16c", "gpu-2080ti"),
+                         ::testing::Values("x86-24c", "x86-16c", "gpu-2080ti", "gpu-v100"),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            std::string n = param_info.param;
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });
+
+// The defaults of the gzip upload limits (core/byte_stream.h) stay far above
+// real logs: each inflates, streamed in 64 KiB pieces as an upload arrives,
+// to under a quarter of the byte limit and under half the ratio limit.
+TEST(RecordDataTest, RealLogsInflateWellWithinTheDefaultUploadLimits) {
+  const InflateLimits limits;
+  for (const char* platform : {"x86-24c", "x86-16c", "gpu-2080ti", "gpu-v100"}) {
+    const std::string path = data_dir() + "/" + platform + "/records.jsonl.gz";
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in) << "test data not found: " << path;
+    GzipInflater z(limits);
+    double max_ratio = 0;  // while streaming, once past the minimum
+    std::string chunk(64 << 10, '\0');
+    while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+      const Status s = z.feed(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())),
+                              [](std::string_view) {});
+      ASSERT_TRUE(s.is_ok()) << path << ": " << s.to_string();
+      if (z.bytes_out() >= limits.ratio_min_bytes_out) {
+        max_ratio = std::max(max_ratio, static_cast<double>(z.bytes_out()) / static_cast<double>(z.bytes_in()));
+      }
+    }
+    ASSERT_TRUE(z.finish().is_ok()) << path;
+    std::printf("%s: %llu gzip bytes inflate to %llu (ratio %.1f, at most %.1f while streaming)\n", platform,
+                static_cast<unsigned long long>(z.bytes_in()), static_cast<unsigned long long>(z.bytes_out()),
+                static_cast<double>(z.bytes_out()) / static_cast<double>(z.bytes_in()), max_ratio);
+    EXPECT_LT(z.bytes_out() * 4, limits.max_bytes_out) << platform;
+    EXPECT_LT(max_ratio * 2, limits.max_ratio) << platform;
+  }
+}
 
 TEST(RecordDataTest, EveryFormatsFileParses) {
   const std::string dir = data_dir() + "/formats";
