@@ -148,6 +148,8 @@ class Ingest {
   }
 
   const Status& status() const { return status_; }
+  // Whether any line held a record, valid or not (blank and comment lines do not count).
+  bool saw_record_line() const { return lines_ > 0 || rejected_count_ > 0; }
   const std::int64_t* rejected_by_reason() const { return rejected_by_reason_; }
 
  private:
@@ -183,7 +185,7 @@ Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry:
   core::LineSplitter lines(options.max_line_bytes, [&ingest](std::string_view text, std::uint64_t n, bool too_long) {
     ingest.line(text, n, too_long);
   });
-  core::GzipInflater inflater;
+  core::GzipInflater inflater(options.inflate);
   Sha256Stream body_hash;
   std::string chunk;
   UploadTally tally;
@@ -203,6 +205,10 @@ Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry:
   }
   lines.finish();
   if (!ingest.status().is_ok()) return ingest.status();
+  if (!ingest.saw_record_line()) {
+    return Status::invalid_argument(
+        "the upload body is empty: send at least one record line (blank lines and '#' comment lines do not count)");
+  }
 
   const std::string hash = body_hash.finish_hex();
   auto committed = (*writer)->commit(options.idempotency_key, hash,

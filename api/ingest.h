@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "api/chunk_channel.h"
+#include "core/byte_stream.h"
 #include "core/status.h"
 #include "registry/platform_store.h"
 #include "registry/upload_store.h"
@@ -27,6 +28,7 @@ struct UploadOptions {
   std::string idempotency_key;             // may be empty
   std::size_t max_line_bytes = 1 << 20;    // a longer line is rejected
   std::size_t max_rejected_listed = 1000;  // rejected lines listed in the report
+  core::InflateLimits inflate;             // a gzip body past these is refused (413)
 };
 
 // Why a line was rejected, as a small closed set (a metric label; the report
@@ -55,9 +57,13 @@ struct UploadOutcome {
   UploadTally tally;
 };
 
-// Reads `body` to its end. Errors: kInvalidArgument (corrupt gzip),
-// kResourceExhausted (body over its limit), kCancelled (client went away),
-// kUnavailable (database); in every error case nothing was stored.
+// Reads `body` to its end. Errors: kInvalidArgument (corrupt gzip, or an
+// empty body: one without a record line, where blank and '#' comment lines
+// do not count), kResourceExhausted (body over its limit, or a gzip body
+// inflating past options.inflate; the message names the limit), kCancelled
+// (client went away), kUnavailable (database); in every error case nothing
+// was stored. An Idempotency-Key seen before answers its first report
+// before the body is read, whatever the body.
 Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry::Platform& platform,
                                  ChunkChannel& body, const UploadOptions& options);
 

@@ -26,7 +26,13 @@ po::options_description options(Config& c, std::int64_t* read_ms, std::int64_t* 
       ("db-pool-size", po::value(&c.db_pool_size)->default_value(c.db_pool_size), "max PostgreSQL connections")
       ("body-limit", po::value(&c.body_limit)->default_value(c.body_limit), "default request body limit, bytes")
       ("max-upload-bytes", po::value(&c.max_upload_bytes)->default_value(c.max_upload_bytes),
-       "body limit of upload routes, bytes")
+       "body limit of upload routes, bytes (as sent: compressed when gzip)")
+      ("max-upload-inflated-bytes",
+       po::value(&c.max_upload_inflated_bytes)->default_value(c.max_upload_inflated_bytes),
+       "a gzip upload may inflate to this many bytes at most (413 above)")
+      ("max-upload-inflation-ratio",
+       po::value(&c.max_upload_inflation_ratio)->default_value(c.max_upload_inflation_ratio),
+       "a gzip upload may inflate this many times its compressed size at most, judged past 1 MiB (413 above)")
       ("read-timeout-ms", po::value(read_ms)->default_value(c.read_timeout.count()), "time to read one request")
       ("write-timeout-ms", po::value(write_ms)->default_value(c.write_timeout.count()), "time to write one answer")
       ("idle-timeout-ms", po::value(idle_ms)->default_value(c.idle_timeout.count()),
@@ -146,6 +152,9 @@ Result<Config> parse_config(int argc, const char* const* argv, const std::vector
   }
   if (c.train_workers < 0 || c.train_threads < 0) {
     return Status::invalid_argument("--train-workers and --train-threads must be >= 0");
+  }
+  if (c.max_upload_inflated_bytes < 1 || !(c.max_upload_inflation_ratio >= 1)) {
+    return Status::invalid_argument("--max-upload-inflated-bytes must be >= 1 and --max-upload-inflation-ratio >= 1");
   }
   if (c.predict_threads < 0 || c.max_loaded_models < 1) {
     return Status::invalid_argument("--predict-threads must be >= 0 and --max-loaded-models >= 1");

@@ -6,9 +6,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/byte_stream.h"
 #include "core/status.h"
 
 namespace tcl::daemon {
@@ -26,6 +28,10 @@ struct Config {
   int db_pool_size = 8;
   std::size_t body_limit = 1 << 20;                // default per-request body limit, bytes
   std::size_t max_upload_bytes = 1ull << 30;        // upload routes' body limit, bytes
+  // A gzip upload inflating past either is refused (413). Real TVM logs
+  // inflate 16-46 times to 540 MB at most (core/byte_stream.h).
+  std::uint64_t max_upload_inflated_bytes = core::InflateLimits{}.max_bytes_out;  // 4 GiB
+  double max_upload_inflation_ratio = core::InflateLimits{}.max_ratio;            // 200
   std::chrono::milliseconds read_timeout{30000};
   std::chrono::milliseconds write_timeout{30000};
   std::chrono::milliseconds idle_timeout{60000};

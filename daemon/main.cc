@@ -312,8 +312,10 @@ int run_serve(const Config& c) {
   api::add_inference_v2_routes(router, platforms, models, model_cache, metrics, {.readiness = health.readiness});
   api::add_health_routes(router, std::move(health));
   api::add_platform_routes(router, platforms);
-  api::add_upload_routes(router, platforms, uploads, api::UploadRouteOptions{c.max_upload_bytes, 1 << 20},
-                         metrics);
+  api::UploadRouteOptions upload_options{.max_upload_bytes = c.max_upload_bytes, .max_line_bytes = 1 << 20};
+  upload_options.inflate.max_bytes_out = c.max_upload_inflated_bytes;
+  upload_options.inflate.max_ratio = c.max_upload_inflation_ratio;
+  api::add_upload_routes(router, platforms, uploads, upload_options, metrics);
   api::add_job_routes(router, platforms, jobs);
   api::add_model_routes(router, models);
   api::add_predict_routes(router, platforms, model_cache, metrics);

@@ -37,6 +37,13 @@ json::object version_json(const registry::VersionInfo& v) {
   return o;
 }
 
+// The schema allows a leading digit, but /v1/models/{version} reads a name of
+// digits as a version number: such an alias could never be reached. New
+// aliases therefore start with a letter.
+bool valid_new_alias_name(const std::string& name) {
+  return !name.empty() && name[0] >= 'a' && name[0] <= 'z' && registry::is_valid_alias_name(name);
+}
+
 json::object move_json(const registry::AliasMove& m) {
   return json::object{{"alias", m.alias},
                       {"from_version", m.from_version ? json::value(*m.from_version) : json::value(nullptr)},
@@ -89,8 +96,10 @@ void add_model_routes(Router& router, registry::ModelStore& models) {
   router.add(http::verb::put, "/v1/aliases/{alias}",
              [&models](const Request& req) {
                const std::string& name = req.param("alias");
-               if (!registry::is_valid_alias_name(name)) {
-                 return error_response(Status::invalid_argument("alias names match [a-z0-9][a-z0-9._-]{0,63}"),
+               if (!valid_new_alias_name(name)) {
+                 return error_response(Status::invalid_argument("alias names start with a letter and match "
+                                                                "[a-z][a-z0-9._-]{0,63} (a name of digits would "
+                                                                "read as a version number)"),
                                        json::object{{"field", "alias"}});
                }
                auto body = parse_json_object(req.body());

@@ -3,7 +3,8 @@
 //   GET /v1/models/{version}             one version (a number or an alias)
 //   GET /v1/models/{version}/weights     its weights, checked against the stored SHA-256
 //   GET /v1/aliases/{alias}              which version an alias points at
-//   PUT /v1/aliases/{alias}              move it (admin): {"version", "reason"?}
+//   PUT /v1/aliases/{alias}              move it (admin): {"version", "reason"?};
+//                                        400 unless the name is [a-z][a-z0-9._-]{0,63}
 //   GET /v1/aliases/{alias}/history      every move: from, to, who, when, why
 // Does not own the store; it must outlive the router.
 #pragma once

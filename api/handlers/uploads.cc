@@ -4,6 +4,7 @@
 
 #include <prometheus/counter.h>
 
+#include <cstdio>
 #include <memory>
 
 #include "api/chunk_channel.h"
@@ -72,16 +73,16 @@ Result<registry::Platform> find_platform(registry::PlatformStore& platforms, con
 
 Response upload(const Request& req, registry::PlatformStore& platforms, registry::UploadStore& uploads,
                 registry::UploadKind kind, const UploadRouteOptions& limits, UploadKindMetrics& metrics) {
-  auto platform = find_platform(platforms, req.param("name"));
-  if (!platform) return error_response(platform.status());
   UploadOptions options;
   options.kind = kind;
   options.max_line_bytes = limits.max_line_bytes;
+  options.inflate = limits.inflate;
   options.idempotency_key = std::string(req.header("Idempotency-Key"));
-  if (options.idempotency_key.size() > 255) {
-    return error_response(Status::invalid_argument("Idempotency-Key is longer than 255 characters"),
-                          json::object{{"header", "Idempotency-Key"}});
+  if (Status s = check_idempotency_key(options.idempotency_key); !s) {
+    return error_response(s, json::object{{"header", "Idempotency-Key"}});
   }
+  auto platform = find_platform(platforms, req.param("name"));
+  if (!platform) return error_response(platform.status());
   const std::string_view encoding = req.header("Content-Encoding");
   if (encoding == "gzip" || encoding == "x-gzip") {
     options.gzip = true;
@@ -89,8 +90,16 @@ Response upload(const Request& req, registry::PlatformStore& platforms, registry
     return error_response(http::status::unsupported_media_type, "UNSUPPORTED_MEDIA_TYPE",
                           "Content-Encoding '" + std::string(encoding) + "' is not supported; use gzip or none");
   }
-  if (req.body_stream == nullptr) return error_response(Status::internal("upload route without a body stream"));
-  auto outcome = run_upload(uploads, *platform, *req.body_stream, options);
+  // The server streams a body only when one follows the header; a request
+  // that came whole (Content-Length: 0) takes the same path, so an empty body
+  // gets one answer however it was sent.
+  ChunkChannel whole_body(1);
+  if (req.body_stream == nullptr) {
+    if (!req.body().empty()) whole_body.push(std::string(req.body()));
+    whole_body.close();
+  }
+  ChunkChannel& body = req.body_stream != nullptr ? *req.body_stream : whole_body;
+  auto outcome = run_upload(uploads, *platform, body, options);
   metrics.observe(outcome);
   if (!outcome) return error_response(outcome.status());
   Response res;
@@ -135,6 +144,22 @@ Response download(const Request& req, registry::PlatformStore& platforms, regist
 }
 
 }  // namespace
+
+Status check_idempotency_key(std::string_view key) {
+  if (key.size() > 255) {
+    return Status::invalid_argument("Idempotency-Key is " + std::to_string(key.size()) +
+                                    " characters long; at most 255 are allowed");
+  }
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    const auto c = static_cast<unsigned char>(key[i]);
+    if (c >= 0x21 && c <= 0x7e) continue;
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned>(c));
+    return Status::invalid_argument(std::string("Idempotency-Key holds byte ") + byte + " at offset " +
+                                    std::to_string(i) + "; it must be visible ASCII (0x21 to 0x7e)");
+  }
+  return Status::ok();
+}
 
 void add_upload_routes(Router& router, registry::PlatformStore& platforms, registry::UploadStore& uploads,
                        UploadRouteOptions options, prometheus::Registry& metrics) {

@@ -53,6 +53,23 @@ TEST(ConfigTest, BadInputNamesTheProblem) {
   EXPECT_FALSE(parse({"serve"}, {"TCLD_IO_THREADS=abc"}));
 }
 
+TEST(ConfigTest, UploadInflationLimitsHaveFlagsAndEnvironmentTwins) {
+  auto d = parse({"serve"});
+  ASSERT_TRUE(d) << d.status().to_string();
+  EXPECT_EQ(d->max_upload_inflated_bytes, std::uint64_t{4} << 30);
+  EXPECT_EQ(d->max_upload_inflation_ratio, 200.0);
+  auto c = parse({"serve", "--max-upload-inflated-bytes", "1000"},
+                 {"TCLD_MAX_UPLOAD_INFLATED_BYTES=9", "TCLD_MAX_UPLOAD_INFLATION_RATIO=50"});
+  ASSERT_TRUE(c) << c.status().to_string();
+  EXPECT_EQ(c->max_upload_inflated_bytes, 1000u);  // the flag wins
+  EXPECT_EQ(c->max_upload_inflation_ratio, 50.0);
+  EXPECT_NE(parse({"serve", "--max-upload-inflation-ratio", "0.5"}).status().message().find("--max-upload-inflation-ratio"),
+            std::string::npos);
+  EXPECT_NE(parse({"serve", "--max-upload-inflated-bytes", "0"}).status().message().find("--max-upload-inflated-bytes"),
+            std::string::npos);
+  EXPECT_FALSE(parse({"serve"}, {"TCLD_MAX_UPLOAD_INFLATION_RATIO=lots"}));
+}
+
 TEST(ConfigTest, HelpFillsUsage) {
   std::vector<const char*> argv = {"tcld", "--help"};
   std::string help;

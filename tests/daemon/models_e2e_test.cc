@@ -133,6 +133,29 @@ TEST_F(ModelsTest, AliasesMoveWithHistoryAndRollBack) {
   EXPECT_EQ(call("GET", "/v1/aliases/nothing", "", writer_).status, 404);
 }
 
+// Finding 7 of issue 18 (part): an alias named only by digits was stored but
+// unreachable (GET /v1/models/2 reads version 2). Alias names start with a
+// letter; the name is refused before any version is looked up.
+TEST_F(ModelsTest, AliasNamesStartWithALetter) {
+  const std::int64_t v1 = add_version("w1", std::nullopt);
+  const std::int64_t v2 = add_version("w2", v1);
+  const std::string to_v1 = R"({"version": )" + std::to_string(v1) + "}";
+  for (const std::string name : {std::to_string(v2), std::string("2abc"), std::string("_x")}) {
+    auto r = call("PUT", "/v1/aliases/" + name, to_v1, admin_);
+    EXPECT_EQ(r.status, 400) << name << ": " << r.body;
+    EXPECT_EQ(r.json().at("error").at("details").at("field").as_string(), "alias") << name << ": " << r.body;
+    EXPECT_NE(r.body.find("start with a letter"), std::string::npos) << r.body;
+  }
+  // 400 even for a version that does not exist (the name is checked first).
+  EXPECT_EQ(call("PUT", "/v1/aliases/7", R"({"version": 999})", admin_).status, 400);
+  // Nothing was stored: /v1/models/<v2> still names version v2, and no alias moved.
+  auto by_number = call("GET", "/v1/models/" + std::to_string(v2), "", writer_);
+  ASSERT_EQ(by_number.status, 200) << by_number.body;
+  EXPECT_EQ(by_number.json().at("version").as_int64(), v2);
+  EXPECT_EQ(call("GET", "/v1/aliases/2abc", "", writer_).status, 404);
+  EXPECT_EQ(call("PUT", "/v1/aliases/canary-2", to_v1, admin_).status, 200);  // digits after a letter are fine
+}
+
 TEST_F(ModelsTest, JobsAreQueuedReadAndCancelled) {
   // No training worker in this tcld, so the job stays queued until cancelled
   // (with one, it could start and fail on the empty platform first).

@@ -194,6 +194,11 @@ TEST_F(PredictTest, DocumentedErrors) {
                         400, "programs[1]");
   EXPECT_EQ(p.json().at("error").at("details").at("index").as_int64(), 1);
   expect_error(R"({"platform": "x16", "records": [42]})", 400, "records[0]");
+  // Step kinds outside TVM's set and negative ids are refused, naming the field (issue 18, finding 7).
+  expect_error(R"({"platform": "x16", "programs": [{"workload_key": "k", "steps": [["CI", 1], ["ZZ", 0]]}]})", 400,
+               R"(programs[0]: steps[1][0]: step kind \"ZZ\")");
+  expect_error(R"({"platform": "x16", "records": [{"i": [["k", "llvm"], [[], [["CI", -1]]]], "r": [[1e-3], 0, 1, 1]}]})",
+               400, "records[0]: i[1][1][0][1]: CI stage_id must be >= 0, got -1");
 
   // Reading needs a token; any scope may predict.
   EXPECT_EQ(call("POST", "/v1/predict", R"({"platform": "x16", "records": []})", "").status, 401);

@@ -5,6 +5,9 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -196,6 +199,10 @@ TEST_F(UploadTest, EveryBadLineGetsItsReason) {
       {R"({"i": [["k"], [[], []]], "r": [[1e-5], 0, 1, 1]})", "i[0]"},
       {R"({"i": [["k", "llvm"], [[], [["AN", 0, 1]]]], "r": [[1e-5], 0, 1, 1]})", "AN step"},
       {R"({"i": [["k", "llvm"], [[], [[5, 0]]]], "r": [[1e-5], 0, 1, 1]})", "step"},
+      {R"({"i": [["k", "llvm"], [[], [["ZZ", 0]]]], "r": [[1e-5], 0, 1, 1]})", R"(i[1][1][0][0]: step kind "ZZ")"},
+      {R"({"i": [["k", "llvm"], [[], [["S\u0000P", 0, 0, 8, [2], 1]]]], "r": [[1e-5], 0, 1, 1]})",
+       R"(step kind "S\u0000P")"},
+      {R"({"i": [["k", "llvm"], [[], [["CI", -1]]]], "r": [[1e-5], 0, 1, 1]})", "i[1][1][0][1]: CI stage_id must be >= 0"},
       {unmeasured, "unmeasured"},
       {wrong_hw, "num_cores"},
       {wrong_target, "target kind"},
@@ -280,6 +287,102 @@ TEST_F(UploadTest, KilledDaemonMidUploadLeavesNoRows) {
   EXPECT_EQ(c.at("measurements").as_int64(), 0);
   EXPECT_EQ(c.at("programs").as_int64(), 0);
   EXPECT_EQ(c.at("tasks").as_int64(), 0);
+}
+
+// POSTs `body` with Transfer-Encoding: chunked (no Content-Length): one
+// chunk, or only the last (empty) chunk when `body` is empty.
+HttpResult post_chunked(int port, const std::string& token, const std::string& target, const std::string& body) {
+  namespace beast = boost::beast;
+  namespace http = beast::http;
+  boost::asio::io_context ioc;
+  beast::tcp_stream stream(ioc);
+  stream.expires_after(60s);
+  stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"),
+                                                static_cast<unsigned short>(port)));
+  http::request<http::string_body> req{http::verb::post, target, 11};
+  req.set(http::field::host, "127.0.0.1");
+  req.set(http::field::authorization, "Bearer " + token);
+  req.set(http::field::content_type, "application/x-ndjson");
+  req.body() = body;
+  req.chunked(true);
+  http::write(stream, req);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  http::read(stream, buffer, res);
+  HttpResult out;
+  out.status = static_cast<int>(res.result_int());
+  out.body = res.body();
+  return out;
+}
+
+// Finding 5 of issue 18: an empty body answered 500 with Content-Length: 0
+// and 201 (0 lines) when chunked. Now one 400 for both, and for bodies of
+// only blank and comment lines; nothing is stored.
+TEST_F(UploadTest, EmptyBodyIs400HoweverItIsSent) {
+  const json::object before = counts();
+  const auto expect_empty = [](const HttpResult& r, const char* how) {
+    EXPECT_EQ(r.status, 400) << how << ": " << r.body;
+    EXPECT_NE(r.body.find("the upload body is empty: send at least one record line"), std::string::npos)
+        << how << ": " << r.body;
+  };
+  expect_empty(post("/v1/platforms/x16/measurements", ""), "Content-Length: 0");
+  expect_empty(post_chunked(tcld_->port(), token_, "/v1/platforms/x16/measurements", ""), "chunked");
+  expect_empty(post_chunked(tcld_->port(), token_, "/v1/platforms/x16/candidates", "\n\n"), "chunked blank lines");
+  expect_empty(post("/v1/platforms/x16/candidates", "\n\r\n# only a comment\n   \n"), "blank and comment lines");
+  expect_empty(post("/v1/platforms/x16/measurements", core::gzip_compress(""), {{"Content-Encoding", "gzip"}}),
+               "gzip of nothing");
+  EXPECT_EQ(counts(), before);
+  // A line that is not a record is not emptiness: it is rejected in a report.
+  auto junk = post_chunked(tcld_->port(), token_, "/v1/platforms/x16/measurements", "junk\n");
+  EXPECT_EQ(junk.status, 201) << junk.body;
+}
+
+// Finding 4 of issue 18: --max-upload-bytes counts compressed bytes, so a
+// small gzip body could inflate to gigabytes. A bomb is refused on the
+// inflation ratio once 1 MiB is out; a body inflating past
+// --max-upload-inflated-bytes is refused too; 413 naming the limit, nothing stored.
+TEST_F(UploadTest, GzipBombIs413NamingTheLimitAndStoresNothing) {
+  const std::string bomb = core::gzip_compress(std::string(64 << 20, '\n'));  // ~64 KiB
+  const json::object before = counts();
+  auto r = post("/v1/platforms/x16/measurements", bomb, {{"Content-Encoding", "gzip"}});
+  ASSERT_EQ(r.status, 413) << r.body;
+  EXPECT_EQ(r.json().at("error").at("code").as_string(), "RESOURCE_EXHAUSTED");
+  EXPECT_NE(r.body.find("the limit on the inflation ratio"), std::string::npos) << r.body;
+  EXPECT_EQ(counts(), before);
+
+  tcld_->stop();
+  start({"--max-upload-inflated-bytes", "1000000"});
+  const std::string log = join(shared_data_lines("x86-16c", 2000));
+  ASSERT_GT(log.size(), 1000000u);
+  auto big = post("/v1/platforms/x16/measurements", core::gzip_compress(log), {{"Content-Encoding", "gzip"}});
+  ASSERT_EQ(big.status, 413) << big.body;
+  EXPECT_NE(big.body.find("more than 1000000 bytes, the limit on inflated bytes"), std::string::npos) << big.body;
+  EXPECT_EQ(counts(), before);
+  // Under the limit the same kind of body is stored.
+  auto small = post("/v1/platforms/x16/measurements", core::gzip_compress(join(shared_data_lines("x86-16c", 200))),
+                    {{"Content-Encoding", "gzip"}});
+  EXPECT_EQ(small.status, 201) << small.body;
+}
+
+// Finding 6 of issue 18 (part): an Idempotency-Key holding byte 0xff reached
+// PostgreSQL and came back as its encoding error. Now the handler refuses any
+// key that is not 1-255 visible ASCII characters, naming the header.
+TEST_F(UploadTest, BadIdempotencyKeyIs400NamingTheHeader) {
+  const std::string body = join(shared_data_lines("x86-16c", 20));
+  const json::object before = counts();
+  // tcld's own port: a proxy in between might refuse or rewrite the byte itself.
+  auto ff = http_call(tcld_->tcld_port(), HttpCall{"POST", "/v1/platforms/x16/measurements", body, token_,
+                                                   {{"Idempotency-Key", "key\xff"}}, 60s});
+  ASSERT_EQ(ff.status, 400) << ff.body;
+  EXPECT_EQ(ff.json().at("error").at("details").at("header").as_string(), "Idempotency-Key") << ff.body;
+  EXPECT_NE(ff.body.find("Idempotency-Key holds byte 0xff at offset 3"), std::string::npos) << ff.body;
+  for (const std::string key : {std::string("two words"), std::string(256, 'k')}) {
+    auto r = post("/v1/platforms/x16/measurements", body, {{"Idempotency-Key", key}});
+    EXPECT_EQ(r.status, 400) << key << ": " << r.body;
+    EXPECT_EQ(r.json().at("error").at("details").at("header").as_string(), "Idempotency-Key") << r.body;
+  }
+  EXPECT_EQ(counts(), before);
+  EXPECT_EQ(post("/v1/platforms/x16/measurements", body, {{"Idempotency-Key", "batch-7"}}).status, 201);
 }
 
 TEST_F(UploadTest, OversizedUploadIs413) {
