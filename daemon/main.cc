@@ -312,7 +312,8 @@ int run_serve(const Config& c) {
   api::add_inference_v2_routes(router, platforms, models, model_cache, metrics, {.readiness = health.readiness});
   api::add_health_routes(router, std::move(health));
   api::add_platform_routes(router, platforms);
-  api::UploadRouteOptions upload_options{.max_upload_bytes = c.max_upload_bytes, .max_line_bytes = 1 << 20};
+  api::UploadRouteOptions upload_options;
+  upload_options.max_upload_bytes = c.max_upload_bytes;
   upload_options.inflate.max_bytes_out = c.max_upload_inflated_bytes;
   upload_options.inflate.max_ratio = c.max_upload_inflation_ratio;
   api::add_upload_routes(router, platforms, uploads, upload_options, metrics);

@@ -392,7 +392,7 @@ TEST(RecordTest, ValueRulesHoldForStepListsAndTheWriter) {
   r.steps.push_back(Step{});
   r.steps.back().stage_id = 4;
   const std::string line = write_record(r);
-  EXPECT_NE(line.find(R"(["unknown",4])"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"(["unknown", 4])"), std::string::npos) << line;
   Record back;
   EXPECT_EQ(RecordParser().parse(line, &back).message().rfind("i[1][1][1][0]: step kind \"unknown\"", 0), 0u);
 }
