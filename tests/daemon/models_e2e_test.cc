@@ -140,7 +140,7 @@ TEST_F(ModelsTest, AliasNamesStartWithALetter) {
   const std::int64_t v1 = add_version("w1", std::nullopt);
   const std::int64_t v2 = add_version("w2", v1);
   const std::string to_v1 = R"({"version": )" + std::to_string(v1) + "}";
-  for (const std::string name : {std::to_string(v2), std::string("2abc"), std::string("_x")}) {
+  for (const std::string& name : {std::to_string(v2), std::string("2abc"), std::string("_x")}) {
     auto r = call("PUT", "/v1/aliases/" + name, to_v1, admin_);
     EXPECT_EQ(r.status, 400) << name << ": " << r.body;
     EXPECT_EQ(r.json().at("error").at("details").at("field").as_string(), "alias") << name << ": " << r.body;

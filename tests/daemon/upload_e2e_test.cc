@@ -376,7 +376,7 @@ TEST_F(UploadTest, BadIdempotencyKeyIs400NamingTheHeader) {
   ASSERT_EQ(ff.status, 400) << ff.body;
   EXPECT_EQ(ff.json().at("error").at("details").at("header").as_string(), "Idempotency-Key") << ff.body;
   EXPECT_NE(ff.body.find("Idempotency-Key holds byte 0xff at offset 3"), std::string::npos) << ff.body;
-  for (const std::string key : {std::string("two words"), std::string(256, 'k')}) {
+  for (const std::string& key : {std::string("two words"), std::string(256, 'k')}) {
     auto r = post("/v1/platforms/x16/measurements", body, {{"Idempotency-Key", key}});
     EXPECT_EQ(r.status, 400) << key << ": " << r.body;
     EXPECT_EQ(r.json().at("error").at("details").at("header").as_string(), "Idempotency-Key") << r.body;
