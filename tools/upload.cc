@@ -10,6 +10,7 @@
 
 #include "core/byte_stream.h"
 #include "core/line_reader.h"
+#include "core/record.h"
 #include "core/sha256.h"
 
 namespace tcl::tools {
@@ -96,9 +97,11 @@ int run_upload_command(ApiClient& api, const UploadCommand& cmd, UploadTotals* t
     }
     std::string batch;
     std::size_t batch_count = 0;
+    bool batch_has_record = false;  // tcld refuses a body of only blank and comment lines (400)
     auto flush = [&]() -> bool {
       if (batch_count == 0) return true;
-      if (Status s = send_batch(api, cmd, batch, totals); !s) {
+      Status s = batch_has_record ? send_batch(api, cmd, batch, totals) : Status::ok();
+      if (!s) {
         std::fprintf(stderr, "\ntclctl upload: %s: batch ending at line %llu failed: %s\n", file.c_str(),
                      static_cast<unsigned long long>((*reader)->line_number()), s.message().c_str());
         return false;
@@ -108,10 +111,12 @@ int run_upload_command(ApiClient& api, const UploadCommand& cmd, UploadTotals* t
       progress.show(file, *totals, bytes, false);
       batch.clear();
       batch_count = 0;
+      batch_has_record = false;
       return true;
     };
     std::string_view line;
     while ((*reader)->next(&line)) {
+      batch_has_record = batch_has_record || !core::is_skippable_line(line);
       batch.append(line);
       batch.push_back('\n');
       if (++batch_count >= cmd.batch_lines || batch.size() >= cmd.batch_bytes) {

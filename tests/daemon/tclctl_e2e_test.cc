@@ -104,6 +104,18 @@ TEST_F(TclctlTest, PlatformsAndARetriedBatchedUpload) {
   EXPECT_EQ(counts.at("measurements").as_int64() + counts.at("failed").as_int64(), 300);
 }
 
+// tcld refuses a body without a record line (400); a batch of only blank and
+// comment lines (here the file's tail) is not sent, and the upload succeeds.
+TEST_F(TclctlTest, ABatchOfOnlyCommentsIsNotSent) {
+  create_platform();
+  const std::string file = write_records(200, "# measured on x16\n\n");
+  CliRun r = tclctl("upload --platform x16 --batch-lines 100 --quiet " + file);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json::value report = json::parse(r.out);
+  EXPECT_EQ(report.at("accepted").as_int64(), 200);
+  EXPECT_EQ(report.at("batches").as_int64(), 2);
+}
+
 TEST_F(TclctlTest, PredictLineageAndJobs) {
   create_platform();
   registry::PgPool pool(registry::PgPoolOptions{url_, 1});
