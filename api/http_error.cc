@@ -22,6 +22,19 @@ http::status http_status_for(StatusCode code) {
   return http::status::internal_server_error;
 }
 
+std::string public_message(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kUnavailable:
+      return "tcld cannot reach a service it depends on (its database); retry later";
+    case StatusCode::kDataLoss:
+      return "stored data failed its integrity check; see the daemon log under this request's X-Request-Id";
+    case StatusCode::kInternal:
+      return "internal error; see the daemon log under this request's X-Request-Id";
+    default:
+      return status.message();
+  }
+}
+
 Response json_response(http::status status, const boost::json::value& body) {
   Response r;
   r.status = status;
@@ -42,8 +55,11 @@ Response error_response(http::status http_status, std::string_view code, std::st
 }
 
 Response error_response(const Status& status, boost::json::value details) {
-  return error_response(http_status_for(status.code()), status_code_name(status.code()), status.message(),
-                        std::move(details));
+  const http::status code = http_status_for(status.code());
+  Response r = error_response(code, status_code_name(status.code()), public_message(status), std::move(details));
+  if (static_cast<int>(code) >= 500) r.log_cause = status.to_string();
+  if (code == http::status::service_unavailable) r.headers["Retry-After"] = "1";
+  return r;
 }
 
 }  // namespace tcl::api

@@ -15,7 +15,25 @@ HttpMetrics::HttpMetrics(prometheus::Registry& registry)
                      .Name("tcld_http_requests_in_flight")
                      .Help("Requests read and not yet answered.")
                      .Register(registry)
-                     .Add({})) {}
+                     .Add({})),
+      cut_(prometheus::BuildCounter()
+               .Name("tcld_http_connections_cut_total")
+               .Help("Connections tcld closed because the client was too slow, by rule "
+                     "(min_request_body_rate, min_response_rate, read_timeout, write_timeout, idle_timeout).")
+               .Register(registry)),
+      busy_(prometheus::BuildCounter()
+                .Name("tcld_http_busy_total")
+                .Help("Requests answered 503 + Retry-After because their lane had no free slot, by lane.")
+                .Register(registry)),
+      stream_slots_(prometheus::BuildGauge()
+                        .Name("tcld_http_stream_slots_in_use")
+                        .Help("Handlers running on the stream lane (streamed uploads and downloads).")
+                        .Register(registry)
+                        .Add({})) {}
+
+void HttpMetrics::connection_cut(const std::string& reason) { cut_.Add({{"reason", reason}}).Increment(); }
+
+void HttpMetrics::busy(const std::string& lane) { busy_.Add({{"lane", lane}}).Increment(); }
 
 void HttpMetrics::observe(const std::string& route, const std::string& method, int code, double seconds) {
   static const prometheus::Histogram::BucketBoundaries kBuckets = {

@@ -3,6 +3,9 @@
 //   tcld_http_requests_total{route,method,code}
 //   tcld_http_request_duration_seconds{route,method}  (histogram)
 //   tcld_http_requests_in_flight
+//   tcld_http_connections_cut_total{reason}   closed by a timeout or rate rule
+//   tcld_http_busy_total{lane}                answered 503: the lane was full
+//   tcld_http_stream_slots_in_use             handlers on the stream lane
 // Thread-safe. Does not own the registry; it must outlive this object.
 #pragma once
 
@@ -21,11 +24,19 @@ class HttpMetrics {
   explicit HttpMetrics(prometheus::Registry& registry);
   void observe(const std::string& route, const std::string& method, int code, double seconds);
   prometheus::Gauge& in_flight() { return in_flight_; }
+  prometheus::Gauge& stream_slots_in_use() { return stream_slots_; }
+  // reason: min_request_body_rate | min_response_rate | read_timeout |
+  // write_timeout | idle_timeout. lane: stream.
+  void connection_cut(const std::string& reason);
+  void busy(const std::string& lane);
 
  private:
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Histogram>& duration_;
   prometheus::Gauge& in_flight_;
+  prometheus::Family<prometheus::Counter>& cut_;
+  prometheus::Family<prometheus::Counter>& busy_;
+  prometheus::Gauge& stream_slots_;
 };
 
 }  // namespace tcl::api

@@ -34,6 +34,9 @@ struct Request {
   // Routes with RouteOptions::stream_body: the body arrives here chunk by
   // chunk while the handler runs (raw.body() is empty). Null otherwise.
   ChunkChannel* body_stream = nullptr;
+  // X-Request-Id: the client's when it sent a usable one, else generated;
+  // echoed on the answer and written in the log line.
+  std::string_view request_id;
 
   std::string_view body() const { return raw.body(); }
   std::string_view header(std::string_view name) const;
@@ -51,6 +54,8 @@ struct Response {
   // the connection so the client sees an incomplete body, never a short one
   // that looks whole. `body` is ignored.
   std::function<Status(ChunkChannel& out)> stream;
+  // Why a 5xx happened, in full: logged with the request, never sent.
+  std::string log_cause;
 };
 
 }  // namespace tcl::api

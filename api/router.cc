@@ -99,6 +99,7 @@ void Router::add(http::verb method, std::string path_template, Handler handler, 
       throw std::invalid_argument("duplicate route: " + path_template);
     }
   }
+  if (options.stream_body) options.lane = Lane::kStream;
   routes_.push_back(Route{method, std::move(path_template), std::move(*segs), std::move(handler), options});
 }
 
@@ -118,6 +119,14 @@ RouteMatch Router::match(http::verb method, std::string_view path) const {
       best = score;
       m.route = &r;
     }
+  }
+  if (m.route == nullptr && method == http::verb::head &&
+      std::find(m.allowed.begin(), m.allowed.end(), http::verb::get) != m.allowed.end()) {
+    return match(http::verb::get, path);  // HEAD is GET without the body
+  }
+  if (std::find(m.allowed.begin(), m.allowed.end(), http::verb::get) != m.allowed.end() &&
+      std::find(m.allowed.begin(), m.allowed.end(), http::verb::head) == m.allowed.end()) {
+    m.allowed.push_back(http::verb::head);
   }
   if (m.route != nullptr) {
     m.allowed.clear();

@@ -3,6 +3,8 @@
 // Templates are literal segments and {param} segments: "/v1/platforms/{name}".
 // A literal segment beats a parameter at the same position. match() tells
 // "no such path" (404) from "path exists, wrong method" (405, with Allow).
+// HEAD is served wherever GET is (the GET route matches; the server sends
+// its header without the body).
 // Each route carries the scope it needs and its body limit; the server reads
 // those before it reads the body. Routes are added at start-up, then the
 // router is read-only and safe to share between threads.
@@ -26,12 +28,27 @@ using Handler = std::function<Response(const Request&)>;
 // Who may call a route. kOpen needs no token (health, metrics).
 enum class Access { kOpen, kRead, kWrite, kAdmin };
 
+// Which threads run a route's handler (api/server.h), so that one kind of
+// work never queues behind another:
+//   kInline  — on the I/O thread itself; only for handlers that never block
+//              (liveness, the API document).
+//   kProbe   — a small pool of its own: readiness and /metrics, which ask the
+//              database but must answer while every handler thread is busy.
+//   kDefault — the handler pool: SQL, inference, sampling.
+//   kStream  — a bounded pool for handlers that wait on the network (a
+//              streamed request body, a streamed answer); when all of its
+//              slots are taken the request is answered 503 + Retry-After.
+enum class Lane { kInline, kProbe, kDefault, kStream };
+
 struct RouteOptions {
   Access access = Access::kRead;
   std::optional<std::size_t> body_limit;  // bytes; empty = server default
   // Hand the body to the handler chunk by chunk (Request::body_stream) as it
   // arrives, instead of reading it whole first: bounded memory for uploads.
   bool stream_body = false;
+  Lane lane = Lane::kDefault;  // kStream is implied by stream_body
+  // The body is JSON: a non-empty body with another Content-Type is 415.
+  bool json_body = true;
 };
 
 struct Route {

@@ -14,7 +14,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <boost/json/object.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -41,6 +46,86 @@ std::string allow_header(const std::vector<http::verb>& verbs) {
   return s;
 }
 
+// Mozilla's "intermediate" TLS 1.2 suites (forward secrecy, AEAD only); TLS
+// 1.3's suites all have both and stay OpenSSL's defaults.
+constexpr const char* kTls12Ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:"
+    "DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305";
+
+// A client's X-Request-Id is kept when it is short and plain (it goes into
+// log lines and headers); otherwise tcld makes its own.
+bool usable_request_id(std::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ':';
+  });
+}
+
+std::string new_request_id() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(rng()));
+  return text;
+}
+
+std::string request_id_of(const http::request_header<>& head) {
+  const std::string_view given = head["X-Request-Id"];
+  return usable_request_id(given) ? std::string(given) : new_request_id();
+}
+
+std::string lower_trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Header framing that Beast accepts but we must not: two Host headers (400;
+// which one names the resource?) and a Transfer-Encoding other than plain
+// chunked (501; a coding we would not undo leaves the body's end ambiguous).
+std::optional<Response> refuse_framing(const http::request_header<>& head) {
+  const auto hosts = head.equal_range(http::field::host);
+  if (std::distance(hosts.first, hosts.second) > 1) {
+    return error_response(http::status::bad_request, "BAD_REQUEST", "the request has more than one Host header");
+  }
+  const auto codings = head.equal_range(http::field::transfer_encoding);
+  for (auto it = codings.first; it != codings.second; ++it) {
+    if (lower_trimmed(it->value()) != "chunked") {
+      return error_response(http::status::not_implemented, "NOT_IMPLEMENTED",
+                            "Transfer-Encoding '" + std::string(it->value()) +
+                                "' is not supported; send the body with Content-Length or Transfer-Encoding: chunked");
+    }
+  }
+  return std::nullopt;
+}
+
+// A body that ended in an HTTP framing error (bad chunk, ...) as opposed to
+// a peer that went away or a timeout.
+bool is_framing_error(beast::error_code ec) {
+  return ec.category() == make_error_code(http::error::bad_chunk).category() && ec != http::error::partial_message &&
+         ec != http::error::end_of_stream && ec != http::error::body_limit;
+}
+
+// JSON routes take application/json or a +json type; no Content-Type at all
+// is read as JSON too (what most clients mean by a bare body).
+bool json_content_type(std::string_view content_type) {
+  if (content_type.empty()) return true;
+  const std::string media = lower_trimmed(content_type.substr(0, content_type.find(';')));
+  return media == "application/json" || (media.size() > 5 && media.ends_with("+json"));
+}
+
+template <class Rep, class Period>
+Clock::duration to_clock(std::chrono::duration<Rep, Period> d) {
+  return std::chrono::duration_cast<Clock::duration>(d);
+}
+
+// The time `bytes` take at `rate` bytes/s.
+Clock::duration time_at_rate(std::uint64_t bytes, std::size_t rate) {
+  return to_clock(std::chrono::duration<double>(static_cast<double>(bytes) / static_cast<double>(rate)));
+}
+
 }  // namespace
 
 std::string_view Request::header(std::string_view name) const {
@@ -52,7 +137,7 @@ struct Server::Impl {
   Impl(Server& s, ServerOptions o, const Router& r, Authenticator a, HttpMetrics& m)
       : self(s), options(std::move(o)), router(r), authenticate(std::move(a)), metrics(m),
         ioc(options.io_threads), acceptor(asio::make_strand(ioc)), workers(options.worker_threads),
-        ssl_ctx(ssl::context::tls_server) {}
+        probes(options.probe_threads), streams(options.max_streams), ssl_ctx(ssl::context::tls_server) {}
 
   void do_accept();
   void on_accept(beast::error_code ec, tcp::socket socket);
@@ -65,7 +150,10 @@ struct Server::Impl {
   HttpMetrics& metrics;
   asio::io_context ioc;
   tcp::acceptor acceptor;
-  asio::thread_pool workers;
+  asio::thread_pool workers;  // Lane::kDefault
+  asio::thread_pool probes;   // Lane::kProbe
+  asio::thread_pool streams;  // Lane::kStream, at most max_streams tasks at once
+  std::atomic<int> streams_in_use{0};
   ssl::context ssl_ctx;
   bool tls = false;
   std::atomic<int> in_flight{0};
@@ -92,9 +180,34 @@ class InFlight {
   Server::Impl& s_;
 };
 
+// One of the stream lane's max_streams slots, held by a request's handler
+// (and its answer's producer) until both are done. take() is null when none
+// is free: the request is answered 503 instead of queueing.
+class StreamSlot {
+ public:
+  static std::shared_ptr<StreamSlot> take(Server::Impl& s) {
+    if (s.streams_in_use.fetch_add(1) >= s.options.max_streams) {
+      s.streams_in_use.fetch_sub(1);
+      return nullptr;
+    }
+    s.metrics.stream_slots_in_use().Increment();
+    return std::shared_ptr<StreamSlot>(new StreamSlot(s));
+  }
+  ~StreamSlot() {
+    s_.metrics.stream_slots_in_use().Decrement();
+    s_.streams_in_use.fetch_sub(1);
+  }
+  StreamSlot(const StreamSlot&) = delete;
+  StreamSlot& operator=(const StreamSlot&) = delete;
+
+ private:
+  explicit StreamSlot(Server::Impl& s) : s_(s) {}
+  Server::Impl& s_;
+};
+
 // One connection: read header → read body (whole, or streamed to the handler)
-// → handle on the pool → write (whole, or streamed from the handler) →
-// repeat. CRTP over the plain and the TLS stream, as in Beast's flex server.
+// → handle on the route's lane → write (whole, or streamed from the handler)
+// → repeat. CRTP over the plain and the TLS stream, as in Beast's flex server.
 // Every member below is touched only on the session's strand.
 template <class Derived>
 class Session {
@@ -104,18 +217,33 @@ class Session {
  protected:
   static constexpr std::size_t kChunkBytes = 64 << 10;
 
+  // Where the request body stands; an answer goes out only from kNone/kDone,
+  // or as the body's own error from kFailed.
+  enum class Body { kNone, kReading, kDone, kFailed };
+
   Derived& derived() { return static_cast<Derived&>(*this); }
   auto& lowest() { return beast::get_lowest_layer(derived().stream()); }
+  const ServerOptions& options() const { return server_.options; }
 
   void do_read() {
     header_parser_.emplace();
-    header_parser_->header_limit(static_cast<std::uint32_t>(server_.options.header_limit));
+    header_parser_->header_limit(static_cast<std::uint32_t>(options().header_limit));
     // No limit yet: Beast would reject a large Content-Length while parsing the
     // header, before we know the route (and its limit) it is for.
     header_parser_->body_limit(boost::none);
     body_stream_.reset();
-    body_done_ = true;
-    lowest().expires_after(server_.options.idle_timeout);
+    slot_.reset();
+    body_ = Body::kNone;
+    body_error_.reset();
+    pending_.reset();
+    close_after_ = false;
+    head_only_ = false;
+    body_bytes_ = 0;
+    body_paused_ = {};
+    answer_bytes_ = 0;
+    answer_active_ = {};
+    lowest().expires_after(options().idle_timeout);
+    cut_reason_ = "idle_timeout";
     http::async_read_header(derived().stream(), buffer_, *header_parser_,
                             beast::bind_front_handler(&Session::on_read_header, derived().shared_from_this()));
   }
@@ -124,45 +252,71 @@ class Session {
     if (ec) return fail_read(ec, header_parser_->get());
     in_flight_.emplace(server_);
     const auto& head = header_parser_->get();
+    request_id_ = request_id_of(head);
+    head_only_ = head.method() == http::verb::head;
+    if (auto refused = refuse_framing(head)) return write_error(head, std::move(*refused));
     const RouteOptions route = server_.self.route_options_for(head.method(), head.target());
-    const std::size_t limit = route.body_limit.value_or(server_.options.default_body_limit);
-    if (auto len = header_parser_->content_length(); len && *len > limit) {
+    lane_ = route.lane;
+    limit_ = route.body_limit.value_or(options().default_body_limit);
+    if (auto len = header_parser_->content_length(); len && *len > limit_) {
       // Answer before reading a body we would refuse anyway, then close:
       // the unread body makes the connection unusable.
-      return write_error(head, http::status::payload_too_large, "PAYLOAD_TOO_LARGE",
-                         "request body of " + std::to_string(*len) + " bytes exceeds this route's limit of " +
-                             std::to_string(limit) + " bytes");
+      return write_error(head, error_response(http::status::payload_too_large, "PAYLOAD_TOO_LARGE",
+                                              "request body of " + std::to_string(*len) +
+                                                  " bytes exceeds this route's limit of " + std::to_string(limit_) +
+                                                  " bytes"));
     }
-    if (route.stream_body && !header_parser_->is_done()) {
-      stream_parser_.emplace(std::move(*header_parser_));
-      stream_parser_->body_limit(limit);
+    std::shared_ptr<StreamSlot> slot;
+    if (lane_ == Lane::kStream && !(slot = StreamSlot::take(server_))) {
+      server_.metrics.busy("stream");
+      Response busy = error_response(http::status::service_unavailable, "BUSY",
+                                     "all " + std::to_string(options().max_streams) +
+                                         " slots for streamed uploads and downloads are taken; retry shortly");
+      busy.headers["Retry-After"] = "1";
+      return write_error(head, std::move(busy));
+    }
+    body_started_ = Clock::now();
+    if (route.stream_body) {
       body_stream_ = std::make_shared<ChunkChannel>(16);
-      body_done_ = false;
       auto req = std::make_shared<BeastRequest>();
-      req->base() = stream_parser_->get().base();
-      dispatch(req, body_stream_);
+      req->base() = head;
+      if (header_parser_->is_done()) {  // no body at all: the handler sees an empty stream
+        body_ = Body::kDone;
+        body_stream_->close();
+        return dispatch(req, body_stream_, std::move(slot));
+      }
+      stream_parser_.emplace(std::move(*header_parser_));
+      stream_parser_->body_limit(limit_);
+      body_ = Body::kReading;
+      dispatch(req, body_stream_, std::move(slot));
       return read_chunk();
     }
     parser_.emplace(std::move(*header_parser_));
-    parser_->body_limit(limit);
-    lowest().expires_after(server_.options.read_timeout);
-    http::async_read(derived().stream(), buffer_, *parser_,
-                     beast::bind_front_handler(&Session::on_read, derived().shared_from_this()));
+    parser_->body_limit(limit_);
+    slot_ = std::move(slot);
+    if (parser_->is_done()) return dispatch(std::make_shared<BeastRequest>(parser_->release()), nullptr, std::move(slot_));
+    body_ = Body::kReading;
+    read_body_some();
   }
 
-  void on_read(beast::error_code ec, std::size_t) {
-    if (ec == http::error::body_limit) {
-      return write_error(parser_->get(), http::status::payload_too_large, "PAYLOAD_TOO_LARGE",
-                         "request body exceeds this route's limit");
-    }
-    if (ec) return fail_read(ec, parser_->get());
-    dispatch(std::make_shared<BeastRequest>(parser_->release()), nullptr);
+  // Whole bodies: read piece by piece so that the rate rule sees progress.
+  void read_body_some() {
+    arm_read_deadline();
+    http::async_read_some(derived().stream(), buffer_, *parser_,
+                          beast::bind_front_handler(&Session::on_body_some, derived().shared_from_this()));
+  }
+
+  void on_body_some(beast::error_code ec, std::size_t bytes) {
+    body_bytes_ += bytes;
+    if (ec) return body_failed(ec);
+    if (!parser_->is_done()) return read_body_some();
+    body_ = Body::kDone;
+    dispatch(std::make_shared<BeastRequest>(parser_->release()), nullptr, std::move(slot_));
   }
 
   // Streamed bodies: read up to kChunkBytes, hand them over, repeat while
   // the handler keeps up (the channel bounds what is buffered).
   void read_chunk() {
-    if (body_done_) return;
     chunk_.resize(kChunkBytes);
     stream_parser_->get().body().data = chunk_.data();
     stream_parser_->get().body().size = chunk_.size();
@@ -170,7 +324,7 @@ class Session {
     // at first): a body read in 512-byte reads costs a third of the upload's
     // throughput, so give the buffer a chunk's room once.
     if (buffer_.capacity() < kChunkBytes) buffer_.reserve(kChunkBytes);
-    lowest().expires_after(server_.options.read_timeout);  // per chunk: an idle timeout, not a total
+    arm_read_deadline();
     http::async_read_some(derived().stream(), buffer_, *stream_parser_,
                           beast::bind_front_handler(&Session::on_chunk, derived().shared_from_this()));
   }
@@ -178,111 +332,192 @@ class Session {
   void on_chunk(beast::error_code ec, std::size_t) {
     if (ec == http::error::need_buffer) ec = {};
     chunk_.resize(chunk_.size() - stream_parser_->get().body().size);
-    if (ec) {
-      body_done_ = true;  // nothing more will be read on this connection
-      if (ec == http::error::body_limit) {
-        body_stream_->close(Status::resource_exhausted("request body exceeds this route's limit"));
-      } else {
-        body_stream_->close(Status::cancelled("the client stopped sending the body (" + ec.message() + ")"));
-      }
-      if (pending_) {
-        pending_.reset();  // nobody is left to read the answer
-        in_flight_.reset();
-      }
-      return;
-    }
+    body_bytes_ += chunk_.size();
+    if (ec) return body_failed(ec);
     if (!chunk_.empty()) body_stream_->push(std::move(chunk_));  // dropped when the handler is done
     chunk_ = std::string();
     if (stream_parser_->is_done()) {
-      body_done_ = true;
+      body_ = Body::kDone;
       body_stream_->close();
       if (pending_) {
         auto p = std::move(*pending_);
         pending_.reset();
-        write(p.response, p.keep_alive, p.version);
+        write(std::move(p.response), p.keep_alive, p.version);
       }
       return;
     }
     auto self = derived().shared_from_this();
+    pause_started_ = Clock::now();
     if (body_stream_->wait_for_space([self] {
-          asio::post(beast::get_lowest_layer(self->stream()).get_executor(), [self] { self->read_chunk(); });
+          asio::post(beast::get_lowest_layer(self->stream()).get_executor(), [self] { self->resume_reading(); });
         })) {
       return;  // resumed when the handler has taken a chunk
     }
     read_chunk();
   }
 
-  // Runs the handler on the worker pool; the answer comes back to the strand.
-  void dispatch(std::shared_ptr<BeastRequest> req, std::shared_ptr<ChunkChannel> body) {
-    asio::post(server_.workers, [self = derived().shared_from_this(), req, body] {
-      auto res = std::make_shared<Response>(self->server_.self.handle(*req, body.get()));
-      // The handler is done with the body: stop the session from buffering more.
-      if (body) body->close(Status::cancelled("the handler finished before reading the whole body"));
-      const bool keep_alive = req->keep_alive();
-      const unsigned version = req->version();
-      if (!res->stream) {
-        asio::dispatch(beast::get_lowest_layer(self->stream()).get_executor(),
-                       [self, res, keep_alive, version] { self->write(*res, keep_alive, version); });
-        return;
-      }
-      auto out = std::make_shared<ChunkChannel>(8);
-      asio::dispatch(beast::get_lowest_layer(self->stream()).get_executor(),
-                     [self, res, out, keep_alive, version] { self->write_stream(*res, out, keep_alive, version); });
-      out->close(res->stream(*out));  // produce on this worker thread; blocks while the client is slow
-    });
+  // Time the handler spent not taking chunks is not the client's.
+  void resume_reading() {
+    body_paused_ += Clock::now() - pause_started_;
+    read_chunk();
   }
+
+  // The body did not arrive whole: over its limit (413), malformed (400),
+  // too slow (cut), or the peer went away. The first two are answered in
+  // place of whatever the handler says, and the connection closes.
+  void body_failed(beast::error_code ec) {
+    body_ = Body::kFailed;
+    slot_.reset();  // a whole body's slot: no handler will run
+    Status cause;
+    if (ec == http::error::body_limit) {
+      const std::string why = "request body exceeds this route's limit of " + std::to_string(limit_) + " bytes";
+      body_error_ = error_response(http::status::payload_too_large, "PAYLOAD_TOO_LARGE", why);
+      cause = Status::resource_exhausted(why);
+    } else if (is_framing_error(ec)) {
+      const std::string why = "malformed request body: " + ec.message();
+      body_error_ = error_response(http::status::bad_request, "BAD_REQUEST", why);
+      cause = Status::invalid_argument(why);
+    } else if (ec == beast::error::timeout) {
+      server_.metrics.connection_cut(cut_reason_);
+      spdlog::info("http: request_id={} cut: the body arrived too slowly ({}, {} bytes)", request_id_, cut_reason_,
+                   body_bytes_);
+      cause = Status::cancelled(std::string("the client sent the body too slowly (") + cut_reason_ + ")");
+    } else {
+      cause = Status::cancelled("the client stopped sending the body (" + ec.message() + ")");
+    }
+    if (body_stream_) {
+      body_stream_->close(cause);  // the handler stops reading
+      if (!pending_) return;       // its answer comes to write(), which sends body_error_ instead
+      pending_.reset();
+    }
+    write(Response{}, false, 11);  // sends body_error_, or ends the request when there is none
+  }
+
+  // Runs the handler on its lane; the answer comes back to the strand.
+  void dispatch(std::shared_ptr<BeastRequest> req, std::shared_ptr<ChunkChannel> body,
+                std::shared_ptr<StreamSlot> slot) {
+    auto task = [self = derived().shared_from_this(), req, body, slot, id = request_id_] {
+      self->run_handler(*req, body, id);
+    };
+    switch (lane_) {
+      case Lane::kInline: return task();  // the route's handler never blocks
+      case Lane::kProbe: return asio::post(server_.probes, std::move(task));
+      case Lane::kStream: return asio::post(server_.streams, std::move(task));
+      case Lane::kDefault: return asio::post(server_.workers, std::move(task));
+    }
+  }
+
+  // On the lane's thread (a slot, when the lane has them, is held by the
+  // caller's task until this returns: the producer included).
+  void run_handler(const BeastRequest& req, const std::shared_ptr<ChunkChannel>& body, const std::string& id) {
+    auto res = std::make_shared<Response>(server_.self.handle(req, body.get(), id));
+    // The handler is done with the body: stop the session from buffering more.
+    if (body) body->close(Status::cancelled("the handler finished before reading the whole body"));
+    const bool keep_alive = req.keep_alive();
+    const unsigned version = req.version();
+    auto self = derived().shared_from_this();
+    if (!res->stream || req.method() == http::verb::head) {
+      asio::dispatch(beast::get_lowest_layer(stream()).get_executor(),
+                     [self, res, keep_alive, version] { self->write(std::move(*res), keep_alive, version); });
+      return;
+    }
+    auto out = std::make_shared<ChunkChannel>(8);
+    asio::dispatch(beast::get_lowest_layer(stream()).get_executor(),
+                   [self, res, out, keep_alive, version] { self->write_stream(*res, out, keep_alive, version); });
+    out->close(res->stream(*out));  // produce on this thread; blocks while the client is slow
+  }
+  auto& stream() { return derived().stream(); }
 
   void fail_read(beast::error_code ec, const http::request_header<>& head) {
     in_flight_.reset();
     if (ec == http::error::end_of_stream || ec == asio::error::eof) return derived().do_eof();
     if (ec == beast::error::timeout) {
-      spdlog::debug("http: closing connection after read timeout");
+      server_.metrics.connection_cut(cut_reason_);
+      spdlog::debug("http: closing connection after {}", cut_reason_);
       return;  // the stream closed the socket already
     }
     if (ec == asio::error::operation_aborted) return;
     if (ec.category() == make_error_code(http::error::bad_target).category()) {
       // Malformed HTTP: answer 400 once, then close.
-      return write_error(head, http::status::bad_request, "BAD_REQUEST", "malformed HTTP request: " + ec.message());
+      in_flight_.emplace(server_);
+      request_id_ = new_request_id();
+      return write_error(head, error_response(http::status::bad_request, "BAD_REQUEST",
+                                              "malformed HTTP request: " + ec.message()));
     }
     spdlog::debug("http: read failed: {}", ec.message());
   }
 
-  void write_error(const http::request_header<>& head, http::status status, std::string_view code,
-                   const std::string& message) {
+  // An answer the session gives itself (no handler ran), then close.
+  void write_error(const http::request_header<>& head, Response r) {
     const std::string route = "(unrouted)";
     const std::string method(http::to_string(head.method()));
-    server_.metrics.observe(route, method, static_cast<int>(status), 0.0);
-    spdlog::info("http method={} route={} status={} reason=\"{}\"", method, route, static_cast<int>(status), message);
-    body_done_ = false;  // forces Connection: close
-    write(error_response(status, code, message), /*keep_alive=*/false, head.version() ? head.version() : 11);
+    const int code = static_cast<int>(r.status);
+    server_.metrics.observe(route, method, code, 0.0);
+    spdlog::info("http method={} route={} status={} request_id={} reason=\"{}\"", method, route, code, request_id_,
+                 r.body.substr(0, r.body.find('\n')));
+    close_after_ = true;
+    body_ = Body::kNone;
+    write(std::move(r), /*keep_alive=*/false, head.version() ? head.version() : 11);
   }
 
   template <class Message>
   void prepare(Message& h, const Response& r, bool keep_alive) {
     h.set(http::field::server, "tcld/" TCL_VERSION);
     h.set(http::field::content_type, r.content_type);
+    h.set("X-Request-Id", request_id_);
     for (const auto& [k, v] : r.headers) h.set(k, v);
-    // An unread request body makes the connection unusable for the next request.
-    h.keep_alive(keep_alive && body_done_ && !server_.self.draining());
+    // A body not read to its end (or read in error) makes the connection
+    // unusable for the next request.
+    h.keep_alive(keep_alive && !close_after_ && body_ != Body::kFailed && !server_.self.draining());
   }
 
-  void write(const Response& r, bool keep_alive, unsigned version) {
-    if (!body_done_ && body_stream_) {
+  // Sends an answer once the request body allows: held while the body is
+  // still arriving, replaced by the body's own error when it failed.
+  void write(Response r, bool keep_alive, unsigned version) {
+    if (body_ == Body::kReading) {
       // The handler answered before the body ended (a replayed upload, an
       // early error). Clients send the whole body before they read, so read
-      // and drop the rest, then answer — the connection stays usable.
-      pending_.emplace(PendingAnswer{r, keep_alive, version});
+      // and drop the rest, then answer: the connection stays usable.
+      pending_.emplace(PendingAnswer{std::move(r), keep_alive, version});
       return;
     }
+    if (body_ == Body::kFailed) {
+      if (!body_error_) return end_dead_request();
+      r = std::move(*body_error_);
+      body_error_.reset();
+      keep_alive = false;
+    }
+    if (head_only_) return write_head(r, keep_alive, version);
     auto res = std::make_shared<http::response<http::string_body>>(r.status, version);
     prepare(*res, r, keep_alive);
-    res->body() = r.body;
+    res->body() = std::move(r.body);
     res->prepare_payload();
-    lowest().expires_after(server_.options.write_timeout);
+    arm_write_deadline(res->body().size());
     http::async_write(derived().stream(), *res,
                       [self = derived().shared_from_this(), res](beast::error_code ec, std::size_t) {
                         self->on_write(ec, res->need_eof());
                       });
+  }
+
+  // HEAD: the header GET would send (its Content-Length when the answer is
+  // whole), no body.
+  void write_head(const Response& r, bool keep_alive, unsigned version) {
+    auto res = std::make_shared<http::response<http::empty_body>>(r.status, version);
+    prepare(*res, r, keep_alive);
+    if (!r.stream) res->content_length(r.body.size());
+    auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
+    arm_write_deadline(0);
+    http::async_write_header(derived().stream(), *sr,
+                             [self = derived().shared_from_this(), res, sr](beast::error_code ec, std::size_t) {
+                               self->on_write(ec, !res->keep_alive());
+                             });
+  }
+
+  // Nobody is left to answer (the peer went away or was cut).
+  void end_dead_request() {
+    in_flight_.reset();
+    beast::error_code ignored;
+    lowest().socket().close(ignored);
   }
 
   // Streamed answers: the header, then one HTTP chunk per channel chunk,
@@ -293,7 +528,7 @@ class Session {
     prepare(*stream_res_, r, keep_alive);
     stream_res_->chunked(true);
     stream_sr_ = std::make_shared<http::response_serializer<http::empty_body>>(*stream_res_);
-    lowest().expires_after(server_.options.write_timeout);
+    arm_write_deadline(0);
     http::async_write_header(derived().stream(), *stream_sr_,
                              [self = derived().shared_from_this()](beast::error_code ec, std::size_t) {
                                if (ec) return self->abort_stream(ec);
@@ -304,14 +539,17 @@ class Session {
   void pump() {
     auto self = derived().shared_from_this();
     switch (out_->try_pop(&out_chunk_)) {
-      case ChunkChannel::Pop::kChunk:
-        lowest().expires_after(server_.options.write_timeout);
+      case ChunkChannel::Pop::kChunk: {
+        const std::size_t n = out_chunk_.size();
+        arm_write_deadline(n);
         asio::async_write(derived().stream(), http::make_chunk(asio::buffer(out_chunk_)),
-                          [self](beast::error_code ec, std::size_t) {
+                          [self, n](beast::error_code ec, std::size_t) {
+                            self->wrote(n);
                             if (ec) return self->abort_stream(ec);
                             self->pump();
                           });
         return;
+      }
       case ChunkChannel::Pop::kEmpty:
         if (out_->wait_for_data([self] {
               asio::post(beast::get_lowest_layer(self->stream()).get_executor(), [self] { self->pump(); });
@@ -321,12 +559,11 @@ class Session {
         return pump();
       case ChunkChannel::Pop::kEnd:
         if (!out_->status().is_ok()) {
-          spdlog::warn("http: streamed answer failed midway: {}", out_->status().to_string());
-          in_flight_.reset();
-          beast::error_code ignored;
-          lowest().socket().close(ignored);
-          return;
+          spdlog::warn("http: request_id={} streamed answer failed midway: {}", request_id_,
+                       out_->status().to_string());
+          return end_dead_request();
         }
+        arm_write_deadline(0);
         asio::async_write(derived().stream(), http::make_chunk_last(),
                           [self](beast::error_code ec, std::size_t) { self->on_write(ec, !self->stream_res_->keep_alive()); });
         return;
@@ -334,6 +571,7 @@ class Session {
   }
 
   void abort_stream(beast::error_code ec) {
+    if (ec == beast::error::timeout) count_write_cut();
     spdlog::debug("http: streamed write failed: {}", ec.message());
     out_->close(Status::cancelled("client went away"));
     in_flight_.reset();
@@ -343,11 +581,59 @@ class Session {
     in_flight_.reset();
     out_.reset();
     if (ec) {
+      if (ec == beast::error::timeout) count_write_cut();
       spdlog::debug("http: write failed: {}", ec.message());
       return;
     }
     if (close) return derived().do_eof();
     do_read();
+  }
+
+  // The rate rules. A read may wait until the body's average rate since it
+  // began (pauses excluded) would fall under the minimum, and never longer
+  // than read_timeout; a write until the answer's average rate over the time
+  // spent writing would, and never longer than write_timeout. The grace lets
+  // a connection start slowly (TCP slow start, a TLS handshake).
+  void arm_read_deadline() {
+    const auto now = Clock::now();
+    auto deadline = now + to_clock(options().read_timeout);
+    cut_reason_ = "read_timeout";
+    if (const std::size_t rate = options().min_request_body_rate; rate > 0) {
+      const auto allowed = body_started_ + body_paused_ +
+                           std::max(to_clock(options().min_rate_grace), time_at_rate(body_bytes_, rate));
+      if (allowed < deadline) {
+        deadline = allowed;
+        cut_reason_ = "min_request_body_rate";
+      }
+    }
+    lowest().expires_at(deadline);
+  }
+
+  void arm_write_deadline(std::size_t bytes) {
+    const auto now = Clock::now();
+    auto deadline = now + to_clock(options().write_timeout);
+    cut_reason_ = "write_timeout";
+    if (const std::size_t rate = options().min_response_rate; rate > 0) {
+      const auto allowed = now - answer_active_ +
+                           std::max(to_clock(options().min_rate_grace), time_at_rate(answer_bytes_ + bytes, rate));
+      if (allowed < deadline) {
+        deadline = allowed;
+        cut_reason_ = "min_response_rate";
+      }
+    }
+    write_started_ = now;
+    lowest().expires_at(deadline);
+  }
+
+  void wrote(std::size_t bytes) {
+    answer_bytes_ += bytes;
+    answer_active_ += Clock::now() - write_started_;
+  }
+
+  void count_write_cut() {
+    server_.metrics.connection_cut(cut_reason_);
+    spdlog::info("http: request_id={} cut: the answer was read too slowly ({}, {} bytes sent)", request_id_,
+                 cut_reason_, answer_bytes_);
   }
 
   Server::Impl& server_;
@@ -357,7 +643,19 @@ class Session {
   std::optional<http::request_parser<http::buffer_body>> stream_parser_;
   std::shared_ptr<ChunkChannel> body_stream_;  // request body → handler (streamed routes)
   std::string chunk_;                          // the chunk being read
-  bool body_done_ = true;                      // the request body has been read to its end
+  Body body_ = Body::kNone;
+  std::optional<Response> body_error_;         // a failed body's answer (400, 413); none: nobody to answer
+  bool close_after_ = false;                   // the answer ends the connection
+  bool head_only_ = false;                     // HEAD: the answer's header only
+  Lane lane_ = Lane::kDefault;
+  std::size_t limit_ = 0;                      // the route's body limit
+  std::shared_ptr<StreamSlot> slot_;           // held from the header to the dispatch of a whole body
+  std::string request_id_;
+  // Rate rules (arm_read_deadline, arm_write_deadline).
+  Clock::time_point body_started_, pause_started_, write_started_;
+  Clock::duration body_paused_{}, answer_active_{};
+  std::uint64_t body_bytes_ = 0, answer_bytes_ = 0;
+  const char* cut_reason_ = "idle_timeout";    // the rule behind the deadline now armed
   std::shared_ptr<ChunkChannel> out_;          // handler → response body (streamed answers)
   std::string out_chunk_;
   std::shared_ptr<http::response<http::empty_body>> stream_res_;
@@ -449,6 +747,8 @@ Server::Server(ServerOptions options, const Router& router, Authenticator authen
 Server::~Server() {
   impl_->ioc.stop();
   impl_->workers.join();
+  impl_->probes.join();
+  impl_->streams.join();
 }
 
 Status Server::start() {
@@ -460,6 +760,9 @@ Status Server::start() {
     beast::error_code ec;
     s.ssl_ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
                           ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    if (SSL_CTX_set_cipher_list(s.ssl_ctx.native_handle(), kTls12Ciphers) != 1) {
+      return Status::internal("TLS: OpenSSL knows none of the configured cipher suites");
+    }
     s.ssl_ctx.use_certificate_chain_file(s.options.tls_cert_file, ec);
     if (ec) return Status::invalid_argument("TLS certificate " + s.options.tls_cert_file + ": " + ec.message());
     s.ssl_ctx.use_private_key_file(s.options.tls_key_file, ssl::context::pem, ec);
@@ -489,6 +792,8 @@ void Server::run() {
   s.ioc.run();
   for (auto& t : threads) t.join();
   s.workers.join();
+  s.probes.join();
+  s.streams.join();
 }
 
 void Server::shutdown() {
@@ -511,12 +816,13 @@ RouteOptions Server::route_options_for(http::verb method, std::string_view targe
   return m.route != nullptr ? m.route->options : RouteOptions{};
 }
 
-Response Server::handle(const BeastRequest& raw, ChunkChannel* body) {
+Response Server::handle(const BeastRequest& raw, ChunkChannel* body, std::string_view request_id) {
   Impl& s = *impl_;
   const auto started = Clock::now();
+  const std::string id = request_id.empty() ? new_request_id() : std::string(request_id);
   const std::string_view target = raw.target();
   const std::size_t q = target.find('?');
-  Request req{raw, target.substr(0, q), {}, {}, "(unrouted)", std::nullopt, body};
+  Request req{raw, target.substr(0, q), {}, {}, "(unrouted)", std::nullopt, body, id};
   if (q != std::string_view::npos) req.query = parse_query(target.substr(q + 1));
 
   Response res;
@@ -530,40 +836,50 @@ Response Server::handle(const BeastRequest& raw, ChunkChannel* body) {
   } else {
     req.route = m.route->path_template;
     req.path_params = m.params;
-    std::optional<Response> denied;
-    const Access access = m.route->options.access;
-    if (access != Access::kOpen) {
-      const auto token = parse_bearer(req.header("Authorization"));
-      if (!token) {
-        denied = error_response(Status::unauthenticated("this route needs a bearer token (Authorization: Bearer ...)"));
-      } else if (auto who = s.authenticate(*token); !who) {
-        denied = error_response(who.status());
-      } else if (!scope_allows(access, who->scope)) {
-        denied = error_response(Status::permission_denied("token '" + who->name + "' has scope " +
-                                                          std::string(registry::scope_name(who->scope)) +
-                                                          "; this route needs " + std::string(access_name(access))));
-      } else {
-        req.principal = *who;
-      }
-    }
-    if (denied) {
-      res = std::move(*denied);
-    } else {
-      try {
-        res = m.route->handler(req);
-      } catch (const std::exception& e) {
-        spdlog::error("http: handler for {} {} threw: {}", std::string(raw.method_string()), m.route->path_template,
-                      e.what());
-        res = error_response(Status::internal("unexpected error; see the daemon log"));
-      }
-    }
+    res = authorize_and_call(*m.route, req);
   }
+  res.headers["X-Request-Id"] = id;
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
   const int code = static_cast<int>(res.status);
-  s.metrics.observe(std::string(req.route), std::string(raw.method_string()), code, seconds);
-  spdlog::info("http method={} route={} status={} duration_ms={:.3f}", std::string(raw.method_string()), std::string(req.route), code,
-               seconds * 1e3);
+  const std::string method(raw.method_string());
+  s.metrics.observe(std::string(req.route), method, code, seconds);
+  if (code >= 500) {
+    spdlog::error("http method={} route={} status={} duration_ms={:.3f} request_id={} error=\"{}\"", method,
+                  std::string(req.route), code, seconds * 1e3, id, res.log_cause);
+  } else {
+    spdlog::info("http method={} route={} status={} duration_ms={:.3f} request_id={}", method, std::string(req.route),
+                 code, seconds * 1e3, id);
+  }
   return res;
+}
+
+Response Server::authorize_and_call(const Route& route, Request& req) {
+  Impl& s = *impl_;
+  const Access access = route.options.access;
+  if (access != Access::kOpen) {
+    const auto token = parse_bearer(req.header("Authorization"));
+    if (!token) return error_response(Status::unauthenticated("this route needs a bearer token (Authorization: Bearer ...)"));
+    auto who = s.authenticate(*token);
+    if (!who) return error_response(who.status());
+    if (!scope_allows(access, who->scope)) {
+      return error_response(Status::permission_denied("token '" + who->name + "' has scope " +
+                                                      std::string(registry::scope_name(who->scope)) +
+                                                      "; this route needs " + std::string(access_name(access))));
+    }
+    req.principal = *who;
+  }
+  if (route.options.json_body && !route.options.stream_body && !req.body().empty() &&
+      !json_content_type(req.header("Content-Type"))) {
+    return error_response(http::status::unsupported_media_type, "UNSUPPORTED_MEDIA_TYPE",
+                          "this route takes a JSON body (Content-Type: application/json), not '" +
+                              std::string(req.header("Content-Type")) + "'",
+                          boost::json::object{{"header", "Content-Type"}});
+  }
+  try {
+    return route.handler(req);
+  } catch (const std::exception& e) {
+    return error_response(Status::internal(std::string("handler threw: ") + e.what()));
+  }
 }
 
 }  // namespace tcl::api

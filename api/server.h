@@ -1,13 +1,33 @@
 // api/server.h — the HTTP/1.1 server (Boost.Beast, optional TLS).
 //
 // Data flow: listener accepts → session reads the header → looks up the
-// route to pick its body limit (413 early when Content-Length is over it) →
-// reads the body → hands the request to the blocking pool, where
+// route (its body limit: 413 early when Content-Length is over it; its lane)
+// → reads the body → hands the request to its lane's threads, where
 // Server::handle() authenticates, calls the handler, records metrics and logs
 // one line → the session writes the answer on its own strand → keep-alive.
-// I/O threads never run handlers, so SQL, training or inference never stall
-// other connections; a slow client only holds its own session until its
-// read timeout.
+//
+// Lanes (RouteOptions::lane) keep one kind of work from queueing behind
+// another: liveness runs on the I/O thread, readiness and /metrics on a probe
+// pool, ordinary handlers on the worker pool, and handlers that wait on the
+// network (streamed uploads and downloads) on a stream pool of `max_streams`
+// threads; a request that finds no free stream slot is answered 503 +
+// Retry-After at once. So a slow peer holds its own connection and at most
+// one stream slot, never a worker thread.
+//
+// Slow peers: a streamed or ordinary request body must arrive at
+// `min_request_body_rate` bytes/s on average once `min_rate_grace` has
+// passed (time the handler spends not reading does not count), and an answer
+// must be taken at `min_response_rate` (time waiting for the handler's next
+// chunk does not count); `read_timeout`/`write_timeout` bound each wait on
+// the socket. A peer that breaks a rule is disconnected and counted in
+// tcld_http_connections_cut_total{reason}.
+//
+// Framing: an answer is sent only once the request body has been read to its
+// end and validly; an answer that the handler gave early waits for the end.
+// A body that ends in a framing error gets 400 naming it (413 over the limit)
+// instead of the handler's answer, with Connection: close, so the bytes after
+// it are never taken as a request. Two Host headers are 400; a
+// Transfer-Encoding other than chunked is 501.
 //
 // Shutdown: shutdown() (thread-safe, idempotent) stops accepting, makes
 // draining() true (readiness reports 503), lets in-flight requests finish
@@ -39,13 +59,20 @@ struct ServerOptions {
   unsigned short port = 8080;          // 0 = pick a free port (tests)
   int io_threads = 2;                  // threads running sockets only
   int worker_threads = 4;              // threads running handlers (SQL, models)
+  int probe_threads = 2;               // threads running readiness and /metrics
+  int max_streams = 8;                 // stream-lane handlers at once; more get 503
+  std::size_t min_request_body_rate = 240;  // bytes/s after the grace; 0 = no rule
+  std::size_t min_response_rate = 240;      // bytes/s after the grace; 0 = no rule
+  std::chrono::milliseconds min_rate_grace{5000};
   std::size_t default_body_limit = 1 << 20;  // bytes, when a route sets none
   std::size_t header_limit = 16 << 10;
-  std::chrono::milliseconds read_timeout{30000};   // whole request, header + body
+  std::chrono::milliseconds read_timeout{30000};   // each wait for body bytes
   std::chrono::milliseconds write_timeout{30000};
   std::chrono::milliseconds idle_timeout{60000};   // keep-alive wait for the next request
   std::chrono::milliseconds shutdown_grace{20000};
-  std::string tls_cert_file;  // PEM chain; HTTPS when both files are set
+  // PEM chain; HTTPS when both files are set. TLS 1.2 and 1.3 with
+  // forward-secret AEAD suites only (Mozilla's "intermediate" profile).
+  std::string tls_cert_file;
   std::string tls_key_file;
 };
 
@@ -71,8 +98,9 @@ class Server {
 
   // Routing, auth, the handler call, metrics and the log line. Public so
   // tests can drive the pipeline without a socket.
-  // `body` carries the body of stream_body routes (else null).
-  Response handle(const BeastRequest& req, ChunkChannel* body = nullptr);
+  // `body` carries the body of stream_body routes (else null);
+  // `request_id` is the session's (generated when empty).
+  Response handle(const BeastRequest& req, ChunkChannel* body = nullptr, std::string_view request_id = {});
   // The options of the route a request line goes to (defaults when none),
   // read before the body: its limit and whether it is streamed.
   RouteOptions route_options_for(http::verb method, std::string_view target) const;
@@ -80,6 +108,9 @@ class Server {
   struct Impl;  // sessions live in server.cc and reach the server through it
 
  private:
+  // Token and scope, the Content-Type of a JSON route, then the handler.
+  Response authorize_and_call(const Route& route, Request& req);
+
   std::unique_ptr<Impl> impl_;
   std::atomic<bool> draining_{false};
   std::atomic<unsigned short> bound_port_{0};

@@ -12,7 +12,8 @@ secs=${2:-10}
 source bench/lib/stack.sh
 trap stack_stop EXIT
 stack_start "$build"
-curl -sf -XPOST -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/v1/platforms" \
+curl -sf -XPOST -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+  "http://127.0.0.1:$http_port/v1/platforms" \
   -d '{"name":"bench","target":"llvm -keys=cpu","hardware_params":[24,64,64,0,0,0,0,0]}' >/dev/null
 
 echo "== GET /healthz (wrk -t2 -c64 -d${secs}s)"

@@ -51,7 +51,7 @@ for batch in 512 4096; do
     python3 -c 'import sys; print("{\"platform\":\"bench\",\"records\":[" + ",".join(l.strip() for l in sys.stdin) + "]}")' \
     >"$stack_dir/body.json"
   # One call first: it must answer 200 with one score per record.
-  n=$(curl -sf -XPOST -H "Authorization: Bearer $token" --data-binary "@$stack_dir/body.json" "$base_url/v1/predict" |
+  n=$(curl -sf -XPOST -H "Authorization: Bearer $token" -H 'Content-Type: application/json' --data-binary "@$stack_dir/body.json" "$base_url/v1/predict" |
       python3 -c 'import json,sys,math; s=json.load(sys.stdin)["scores"]; assert all(map(math.isfinite,s)); print(len(s))')
   [[ $n == "$batch" ]] || { echo "predict gave $n scores for $batch records" >&2; exit 1; }
   for conns in 1 2 4; do

@@ -27,7 +27,8 @@ cleanup() {
 trap cleanup EXIT
 stack_start "$build"
 dir=$stack_dir
-curl -sf -XPOST -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/v1/platforms" \
+curl -sf -XPOST -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+  "http://127.0.0.1:$http_port/v1/platforms" \
   -d '{"name":"x86-24c","target":"llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu","hardware_params":[24,64,64,0,0,0,0,0]}' \
   >/dev/null
 

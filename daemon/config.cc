@@ -11,8 +11,13 @@ namespace po = boost::program_options;
 
 namespace {
 
-po::options_description options(Config& c, std::int64_t* read_ms, std::int64_t* write_ms, std::int64_t* idle_ms,
-                                std::int64_t* grace_ms, std::int64_t* token_ttl_ms, std::int64_t* lease_ms) {
+// The durations as program_options reads them (whole milliseconds), copied
+// into Config's chrono fields once checked.
+struct Millis {
+  std::int64_t read = 0, write = 0, idle = 0, grace = 0, token_ttl = 0, lease = 0, rate_grace = 0;
+};
+
+po::options_description options(Config& c, Millis& ms) {
   po::options_description d("Options (each also read from TCLD_<NAME>, e.g. TCLD_DATABASE_URL)");
   d.add_options()
       ("help,h", "print this help")
@@ -33,19 +38,29 @@ po::options_description options(Config& c, std::int64_t* read_ms, std::int64_t* 
       ("max-upload-inflation-ratio",
        po::value(&c.max_upload_inflation_ratio)->default_value(c.max_upload_inflation_ratio),
        "a gzip upload may inflate this many times its compressed size at most, judged past 1 MiB (413 above)")
-      ("read-timeout-ms", po::value(read_ms)->default_value(c.read_timeout.count()), "time to read one request")
-      ("write-timeout-ms", po::value(write_ms)->default_value(c.write_timeout.count()), "time to write one answer")
-      ("idle-timeout-ms", po::value(idle_ms)->default_value(c.idle_timeout.count()),
-       "keep-alive wait for the next request")
-      ("shutdown-grace-ms", po::value(grace_ms)->default_value(c.shutdown_grace.count()),
+      ("read-timeout-ms", po::value(&ms.read)->default_value(c.read_timeout.count()),
+       "longest wait for the next bytes of a request")
+      ("write-timeout-ms", po::value(&ms.write)->default_value(c.write_timeout.count()),
+       "longest wait for the client to take the next bytes of an answer")
+      ("idle-timeout-ms", po::value(&ms.idle)->default_value(c.idle_timeout.count()),
+       "keep-alive wait for the next request (and the time to send its header)")
+      ("max-streams", po::value(&c.max_streams)->default_value(c.max_streams),
+       "streamed uploads and downloads served at once; more are answered 503 + Retry-After")
+      ("min-request-body-rate", po::value(&c.min_request_body_rate)->default_value(c.min_request_body_rate),
+       "bytes/s a request body must average after the grace, or the connection is closed (0 = no rule)")
+      ("min-response-rate", po::value(&c.min_response_rate)->default_value(c.min_response_rate),
+       "bytes/s a client must take an answer at after the grace, or the connection is closed (0 = no rule)")
+      ("min-rate-grace-ms", po::value(&ms.rate_grace)->default_value(c.min_rate_grace.count()),
+       "how long a body or answer may run before the minimum rates apply")
+      ("shutdown-grace-ms", po::value(&ms.grace)->default_value(c.shutdown_grace.count()),
        "on SIGTERM, how long in-flight requests may take")
-      ("token-cache-ttl-ms", po::value(token_ttl_ms)->default_value(c.token_cache_ttl.count()),
+      ("token-cache-ttl-ms", po::value(&ms.token_ttl)->default_value(c.token_cache_ttl.count()),
        "how long a checked token is trusted before asking the database again")
       ("train-workers", po::value(&c.train_workers)->default_value(c.train_workers),
        "training jobs run at once by this process (serve: 0 leaves training to `tcld worker`)")
       ("train-threads", po::value(&c.train_threads)->default_value(c.train_threads),
        "torch threads per training job (0 = all cores)")
-      ("job-lease-ms", po::value(lease_ms)->default_value(c.job_lease.count()),
+      ("job-lease-ms", po::value(&ms.lease)->default_value(c.job_lease.count()),
        "a claimed job's lease; a worker that stops heartbeating loses the job after this")
       ("metrics-listen", po::value(&c.metrics_listen),
        "worker: host:port to serve /metrics, /healthz and /readyz on (default: none)")
@@ -72,9 +87,9 @@ constexpr const char* kCommands =
 
 std::string usage() {
   Config c;
-  std::int64_t a = 0, b = 0, d = 0, e = 0, f = 0, g = 0;
+  Millis ms;
   std::ostringstream out;
-  out << kCommands << "\n" << options(c, &a, &b, &d, &e, &f, &g);
+  out << kCommands << "\n" << options(c, ms);
   return out.str();
 }
 
@@ -87,8 +102,8 @@ unsigned short Config::port() const {
 Result<Config> parse_config(int argc, const char* const* argv, const std::vector<std::string>& env,
                             std::string* help) {
   Config c;
-  std::int64_t read_ms = 0, write_ms = 0, idle_ms = 0, grace_ms = 0, token_ttl_ms = 0, lease_ms = 0;
-  po::options_description desc = options(c, &read_ms, &write_ms, &idle_ms, &grace_ms, &token_ttl_ms, &lease_ms);
+  Millis ms;
+  po::options_description desc = options(c, ms);
   po::options_description hidden;
   hidden.add_options()("command", po::value(&c.command))("args", po::value(&c.args)->multitoken());
   po::options_description all;
@@ -159,16 +174,28 @@ Result<Config> parse_config(int argc, const char* const* argv, const std::vector
   if (c.predict_threads < 0 || c.max_loaded_models < 1) {
     return Status::invalid_argument("--predict-threads must be >= 0 and --max-loaded-models >= 1");
   }
-  if (lease_ms < 1000) return Status::invalid_argument("--job-lease-ms must be at least 1000");
-  c.job_lease = std::chrono::milliseconds(lease_ms);
-  if (read_ms <= 0 || write_ms <= 0 || idle_ms <= 0 || grace_ms < 0 || token_ttl_ms < 0) {
+  if (ms.lease < 1000) return Status::invalid_argument("--job-lease-ms must be at least 1000");
+  c.job_lease = std::chrono::milliseconds(ms.lease);
+  if (ms.read <= 0 || ms.write <= 0 || ms.idle <= 0 || ms.grace < 0 || ms.token_ttl < 0 || ms.rate_grace < 0) {
     return Status::invalid_argument("timeouts must be positive");
   }
-  c.read_timeout = std::chrono::milliseconds(read_ms);
-  c.write_timeout = std::chrono::milliseconds(write_ms);
-  c.idle_timeout = std::chrono::milliseconds(idle_ms);
-  c.shutdown_grace = std::chrono::milliseconds(grace_ms);
-  c.token_cache_ttl = std::chrono::milliseconds(token_ttl_ms);
+  if (c.max_streams < 1) return Status::invalid_argument("--max-streams must be >= 1");
+  // An upload or download that waits on a slow client holds a database
+  // connection all along; the pool must still serve every other thread.
+  if (const int needed = c.max_streams + c.worker_threads + kProbeThreads + c.train_workers;
+      c.command == "serve" && c.db_pool_size < needed) {
+    return Status::invalid_argument("--db-pool-size " + std::to_string(c.db_pool_size) + " is too small: streams (" +
+                                    std::to_string(c.max_streams) + ") + worker threads (" +
+                                    std::to_string(c.worker_threads) + ") + probes (" + std::to_string(kProbeThreads) +
+                                    ") + train workers (" + std::to_string(c.train_workers) + ") need " +
+                                    std::to_string(needed));
+  }
+  c.read_timeout = std::chrono::milliseconds(ms.read);
+  c.write_timeout = std::chrono::milliseconds(ms.write);
+  c.idle_timeout = std::chrono::milliseconds(ms.idle);
+  c.shutdown_grace = std::chrono::milliseconds(ms.grace);
+  c.token_cache_ttl = std::chrono::milliseconds(ms.token_ttl);
+  c.min_rate_grace = std::chrono::milliseconds(ms.rate_grace);
   if (c.log_level != "trace" && c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&
       c.log_level != "error") {
     return Status::invalid_argument("--log-level must be trace, debug, info, warn or error");

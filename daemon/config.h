@@ -15,6 +15,9 @@
 
 namespace tcl::daemon {
 
+// Threads answering readiness and /metrics (api::ServerOptions::probe_threads).
+inline constexpr int kProbeThreads = 2;
+
 struct Config {
   std::string command;               // serve | migrate | token | worker
   std::vector<std::string> args;     // what follows the command (token create ...)
@@ -25,7 +28,7 @@ struct Config {
   std::string tls_key;
   int io_threads = 2;
   int worker_threads = 4;
-  int db_pool_size = 8;
+  int db_pool_size = 16;                           // >= max_streams + worker_threads + probes + train_workers
   std::size_t body_limit = 1 << 20;                // default per-request body limit, bytes
   std::size_t max_upload_bytes = 1ull << 30;        // upload routes' body limit, bytes
   // A gzip upload inflating past either is refused (413). Real TVM logs
@@ -35,6 +38,10 @@ struct Config {
   std::chrono::milliseconds read_timeout{30000};
   std::chrono::milliseconds write_timeout{30000};
   std::chrono::milliseconds idle_timeout{60000};
+  int max_streams = 8;                             // streamed uploads/downloads at once; more get 503
+  std::size_t min_request_body_rate = 240;         // bytes/s after the grace (Kestrel's default); 0 = off
+  std::size_t min_response_rate = 240;             // bytes/s after the grace; 0 = off
+  std::chrono::milliseconds min_rate_grace{5000};
   std::chrono::milliseconds shutdown_grace{20000};
   std::chrono::milliseconds token_cache_ttl{5000};
   int train_workers = 1;                           // job threads in `serve` (0 = none); `worker` runs these only

@@ -51,6 +51,12 @@ extern char** environ;
 namespace tcl::daemon {
 namespace {
 
+// The database's readiness in our own words; PostgreSQL's text (host, port,
+// its message) only in the log line of the failed probe.
+api::ReadinessCheck database_check(const Status& ping) {
+  return {"database", ping.is_ok(), ping ? "" : "tcld cannot reach its database", ping.message()};
+}
+
 registry::PgPoolOptions pool_options(const Config& c) {
   return registry::PgPoolOptions{c.database_url, c.db_pool_size, std::chrono::milliseconds(5000)};
 }
@@ -184,8 +190,7 @@ int run_worker(const Config& c) {
   if (!c.metrics_listen.empty()) {
     api::HealthDeps health;
     health.readiness = [&pool] {
-      const Status db = pool.ping();
-      return std::vector<api::ReadinessCheck>{{"database", db.is_ok(), db.message()}};
+      return std::vector<api::ReadinessCheck>{database_check(pool.ping())};
     };
     health.metric_registries = {&metrics};
     api::add_health_routes(router, std::move(health));
@@ -260,6 +265,12 @@ int run_serve(const Config& c) {
                            .Help("The model version each alias points at, as this replica serves it.")
                            .Register(metrics);
   api::TokenCache token_cache([&tokens](std::string_view t) { return tokens.lookup(t); }, c.token_cache_ttl);
+  prometheus::BuildGauge()
+      .Name("tcld_token_cache_ttl_seconds")
+      .Help("How long a checked token is trusted before the database is asked again: a revoked token works this long.")
+      .Register(metrics)
+      .Add({})
+      .Set(std::chrono::duration<double>(c.token_cache_ttl).count());
 
   api::ServerOptions so;
   so.host = c.host();
@@ -270,6 +281,11 @@ int run_serve(const Config& c) {
   so.read_timeout = c.read_timeout;
   so.write_timeout = c.write_timeout;
   so.idle_timeout = c.idle_timeout;
+  so.max_streams = c.max_streams;
+  so.probe_threads = kProbeThreads;
+  so.min_request_body_rate = c.min_request_body_rate;
+  so.min_response_rate = c.min_response_rate;
+  so.min_rate_grace = c.min_rate_grace;
   so.shutdown_grace = c.shutdown_grace;
   so.tls_cert_file = c.tls_cert;
   so.tls_key_file = c.tls_key;
@@ -282,13 +298,13 @@ int run_serve(const Config& c) {
   api::HealthDeps health;
   health.readiness = [&pool, &server, &model_cache] {
     std::vector<api::ReadinessCheck> checks;
-    checks.push_back({"accepting", !server.draining(), server.draining() ? "shutting down" : ""});
+    checks.push_back({"accepting", !server.draining(), server.draining() ? "shutting down" : "", ""});
     Status db = pool.ping();
-    checks.push_back({"database", db.is_ok(), db.message()});
+    checks.push_back(database_check(db));
     Status mig = db ? registry::check_migrations(pool, registry::embedded_migrations()) : Status::unavailable("database down");
-    checks.push_back({"migrations", mig.is_ok(), mig.message()});
+    checks.push_back({"migrations", mig.is_ok(), mig ? "" : "the database schema is not this build's", mig.message()});
     const bool model_ok = model_cache.production_ready();
-    checks.push_back({"model", model_ok, model_ok ? "" : "the production model version is not loaded"});
+    checks.push_back({"model", model_ok, model_ok ? "" : "the production model version is not loaded", ""});
     return checks;
   };
   health.metric_registries = {&metrics};

@@ -11,24 +11,33 @@ namespace json = boost::json;
 
 void add_health_routes(Router& router, HealthDeps deps) {
   auto shared = std::make_shared<HealthDeps>(std::move(deps));
-  const RouteOptions open{Access::kOpen, std::size_t{0}};
+  RouteOptions inline_open{Access::kOpen, std::size_t{0}};
+  inline_open.lane = Lane::kInline;
+  RouteOptions open = inline_open;
+  open.lane = Lane::kProbe;
 
   router.add(http::verb::get, "/healthz",
-             [](const Request&) { return json_response(http::status::ok, json::object{{"status", "ok"}}); }, open);
+             [](const Request&) { return json_response(http::status::ok, json::object{{"status", "ok"}}); },
+             inline_open);
 
   router.add(http::verb::get, "/readyz",
              [shared](const Request&) {
                json::object checks;
                bool ready = true;
+               std::string causes;
                for (const ReadinessCheck& c : shared->readiness()) {
                  json::object one{{"ok", c.ok}};
                  if (!c.ok) one["message"] = c.message;
+                 if (!c.ok && !c.cause.empty()) causes += (causes.empty() ? "" : "; ") + c.name + ": " + c.cause;
                  checks[c.name] = std::move(one);
                  ready = ready && c.ok;
                }
                if (!ready) {
-                 return error_response(http::status::service_unavailable, "NOT_READY", "tcld is not ready",
-                                       json::object{{"checks", std::move(checks)}});
+                 Response r = error_response(http::status::service_unavailable, "NOT_READY", "tcld is not ready",
+                                             json::object{{"checks", std::move(checks)}});
+                 r.log_cause = causes;
+                 r.headers["Retry-After"] = "1";
+                 return r;
                }
                return json_response(http::status::ok, json::object{{"status", "ready"}, {"checks", std::move(checks)}});
              },
@@ -56,7 +65,7 @@ void add_health_routes(Router& router, HealthDeps deps) {
                res.body = std::string(shared->openapi_yaml);
                return res;
              },
-             open);
+             inline_open);
 }
 
 }  // namespace tcl::api

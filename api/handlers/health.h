@@ -1,5 +1,7 @@
 // api/handlers/health.h — GET /healthz, /readyz, /metrics, /v1/openapi.yaml.
-// All open (no token). Does not own anything it is given; all of it must
+// All open (no token). /healthz and the document run on the I/O thread
+// (Lane::kInline), /readyz and /metrics on the probe pool (Lane::kProbe):
+// none of them queues behind handlers. Does not own anything it is given; all of it must
 // outlive the router.
 #pragma once
 
@@ -17,7 +19,8 @@ namespace tcl::api {
 struct ReadinessCheck {
   std::string name;     // "database", "migrations", "draining", "model"
   bool ok = false;
-  std::string message;  // why not, when !ok
+  std::string message;  // why not, when !ok: our own words (the probe is public)
+  std::string cause;    // the underlying error, for the log line only
 };
 
 struct HealthDeps {

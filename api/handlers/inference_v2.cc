@@ -55,7 +55,11 @@ struct Tensors {
 Response v2_error(http::status status, const std::string& message) {
   return json_response(status, json::object{{"error", message}});
 }
-Response v2_error(const Status& s) { return v2_error(http_status_for(s.code()), s.message()); }
+Response v2_error(const Status& s) {
+  Response r = v2_error(http_status_for(s.code()), public_message(s));
+  if (static_cast<int>(r.status) >= 500) r.log_cause = s.to_string();
+  return r;
+}
 
 // A health answer: the status is the answer, the body is empty.
 Response health_answer(bool yes) {
@@ -328,10 +332,13 @@ void add_inference_v2_routes(Router& router, registry::PlatformStore& platforms,
   auto opts = std::make_shared<const InferenceV2Options>(std::move(options));
   auto descriptors = std::make_shared<DescriptorCache>(platforms);
   auto metrics = std::make_shared<InferMetrics>(registry);
-  const RouteOptions open{Access::kOpen, std::size_t{0}};
+  RouteOptions live{Access::kOpen, std::size_t{0}};
+  live.lane = Lane::kInline;
+  RouteOptions open{Access::kOpen, std::size_t{0}};
+  open.lane = Lane::kProbe;
   const RouteOptions read{Access::kRead, std::size_t{0}};
 
-  router.add(http::verb::get, "/v2/health/live", [](const Request&) { return health_answer(true); }, open);
+  router.add(http::verb::get, "/v2/health/live", [](const Request&) { return health_answer(true); }, live);
   router.add(http::verb::get, "/v2/health/ready",
              [opts](const Request&) {
                bool ready = true;

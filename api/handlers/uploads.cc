@@ -165,6 +165,8 @@ void add_upload_routes(Router& router, registry::PlatformStore& platforms, regis
                        UploadRouteOptions options, prometheus::Registry& metrics) {
   using registry::UploadKind;
   const RouteOptions post{Access::kWrite, options.max_upload_bytes, /*stream_body=*/true};
+  RouteOptions get;  // its producer waits on the client: the stream lane
+  get.lane = Lane::kStream;
   for (const UploadKind kind : {UploadKind::kMeasurements, UploadKind::kCandidates}) {
     const std::string path = "/v1/platforms/{name}/" + std::string(registry::upload_kind_name(kind));
     auto kind_metrics = std::make_shared<UploadKindMetrics>(metrics, kind);
@@ -173,9 +175,9 @@ void add_upload_routes(Router& router, registry::PlatformStore& platforms, regis
                  return upload(req, platforms, uploads, kind, options, *kind_metrics);
                },
                post);
-    router.add(http::verb::get, path, [&platforms, &uploads, kind](const Request& req) {
-      return download(req, platforms, uploads, kind);
-    });
+    router.add(http::verb::get, path,
+               [&platforms, &uploads, kind](const Request& req) { return download(req, platforms, uploads, kind); },
+               get);
   }
 }
 

@@ -15,7 +15,7 @@ Handler named(std::string name) {
 
 std::string call(const RouteMatch& m) {
   http::request<http::string_body> raw;
-  Request req{raw, "", {}, m.params, "", std::nullopt};
+  Request req{raw, "", {}, m.params, "", std::nullopt, nullptr, ""};
   return m.route->handler(req).body;
 }
 
@@ -59,8 +59,31 @@ TEST(RouterTest, UnknownPathAndWrongMethod) {
 
   RouteMatch wrong = r.match(http::verb::post, "/v1/platforms/a");
   EXPECT_EQ(wrong.route, nullptr);
-  ASSERT_EQ(wrong.allowed.size(), 2u);
+  ASSERT_EQ(wrong.allowed.size(), 3u);  // GET, DELETE, and HEAD with GET
   EXPECT_EQ(wrong.allowed[0], http::verb::get);
+  EXPECT_EQ(wrong.allowed[2], http::verb::head);
+}
+
+TEST(RouterTest, HeadIsServedWhereverGetIs) {
+  Router r;
+  r.add(http::verb::get, "/v1/platforms/{name}", named("get"));
+  r.add(http::verb::post, "/v1/platforms", named("create"));
+  RouteMatch head = r.match(http::verb::head, "/v1/platforms/a");
+  ASSERT_NE(head.route, nullptr);
+  EXPECT_EQ(call(head), "get");
+  EXPECT_EQ(head.params.at("name"), "a");
+  RouteMatch no_get = r.match(http::verb::head, "/v1/platforms");  // POST only: no HEAD either
+  EXPECT_EQ(no_get.route, nullptr);
+  ASSERT_EQ(no_get.allowed.size(), 1u);
+  EXPECT_EQ(no_get.allowed[0], http::verb::post);
+}
+
+TEST(RouterTest, StreamedBodiesRunOnTheStreamLane) {
+  Router r;
+  r.add(http::verb::post, "/v1/up", named("up"), RouteOptions{Access::kWrite, std::nullopt, /*stream_body=*/true});
+  r.add(http::verb::get, "/v1/down", named("down"));
+  EXPECT_EQ(r.match(http::verb::post, "/v1/up").route->options.lane, Lane::kStream);
+  EXPECT_EQ(r.match(http::verb::get, "/v1/down").route->options.lane, Lane::kDefault);
 }
 
 TEST(RouterTest, DecodesPercentEscapesAndIgnoresTrailingSlash) {

@@ -21,13 +21,36 @@ TEST(ConfigTest, DefaultsServeOnLoopback) {
 
 TEST(ConfigTest, EnvironmentIsReadAndFlagsWin) {
   auto c = parse({"serve", "--listen", "127.0.0.1:9000"},
-                 {"TCLD_DATABASE_URL=postgresql://db/x", "TCLD_LISTEN=0.0.0.0:1", "TCLD_WORKER_THREADS=7",
+                 {"TCLD_DATABASE_URL=postgresql://db/x", "TCLD_LISTEN=0.0.0.0:1", "TCLD_WORKER_THREADS=7", "TCLD_DB_POOL_SIZE=24",
                   "TCLD_READ_TIMEOUT_MS=1500", "PATH=/bin", "TCLD_NOT_AN_OPTION=1"});
   ASSERT_TRUE(c) << c.status().to_string();
   EXPECT_EQ(c->database_url, "postgresql://db/x");
   EXPECT_EQ(c->listen, "127.0.0.1:9000");
   EXPECT_EQ(c->worker_threads, 7);
   EXPECT_EQ(c->read_timeout.count(), 1500);
+}
+
+TEST(ConfigTest, SlowClientLimitsHaveEnvironmentTwins) {
+  auto c = parse({"serve", "--min-response-rate", "1000"},
+                 {"TCLD_MAX_STREAMS=3", "TCLD_MIN_REQUEST_BODY_RATE=512", "TCLD_MIN_RATE_GRACE_MS=2500"});
+  ASSERT_TRUE(c) << c.status().to_string();
+  EXPECT_EQ(c->max_streams, 3);
+  EXPECT_EQ(c->min_request_body_rate, 512u);
+  EXPECT_EQ(c->min_response_rate, 1000u);
+  EXPECT_EQ(c->min_rate_grace.count(), 2500);
+}
+
+// A stream waiting on a slow client holds a database connection: the pool
+// must leave room for every other thread, or slow clients starve SQL.
+TEST(ConfigTest, ThePoolCoversStreamsAndHandlers) {
+  EXPECT_TRUE(parse({"serve"}));  // the defaults fit
+  auto small = parse({"serve", "--db-pool-size", "8"});
+  ASSERT_FALSE(small);
+  EXPECT_NE(small.status().message().find("--db-pool-size 8 is too small"), std::string::npos)
+      << small.status().message();
+  EXPECT_TRUE(parse({"serve", "--db-pool-size", "8", "--max-streams", "1", "--train-workers", "0"}));
+  EXPECT_TRUE(parse({"worker", "--db-pool-size", "2"}));  // serves no streams
+  EXPECT_FALSE(parse({"serve", "--max-streams", "0"}));
 }
 
 TEST(ConfigTest, TokenSubcommandArguments) {

@@ -65,11 +65,13 @@ prom=http://127.0.0.1:$TCL_STACK_PROM_PORT
 token=$(cat "$TCL_STACK_DIR/admin-token")
 work=$TCL_STACK_DIR/fixtures
 mkdir -p "$work"
-# call METHOD PATH [curl args...]: prints the body; fails on a status other than 2xx.
+# call METHOD PATH [curl args...]: prints the body; fails on a status other than 2xx. Bodies are
+# JSON unless a route streams them (uploads read any type), so say so: curl -d would send a form type.
 call() {
   local method=$1 path=$2
   shift 2
-  curl -sS --fail-with-body -X "$method" -H "Authorization: Bearer $token" "$api$path" "$@"
+  curl -sS --fail-with-body -X "$method" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+    "$api$path" "$@"
 }
 json() { python3 -c "import json,sys; v=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
 
@@ -96,7 +98,7 @@ with open(sys.argv[2] + "/predict.json", "w") as f:
 EOF
 
 step "traffic through the API"
-call POST /v1/platforms -H 'Content-Type: application/json' \
+call POST /v1/platforms \
   -d '{"name": "x16", "target": "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu", "hardware_params": [16, 64, 64, 0, 0, 0, 0, 0]}' >/dev/null
 report=$(call POST /v1/platforms/x16/measurements --data-binary @"$work/measurements.jsonl")
 accepted=$(json 'v["accepted"]' <<<"$report")
@@ -119,8 +121,8 @@ done
 [[ $state == succeeded && $bad_state == failed ]] || fail "jobs: $job is $state, $bad is $bad_state"
 # The worker learns of production only through the database; tcld through NOTIFY.
 for _ in $(seq 100); do
-  code=$(curl -s -o "$work/predict.out" -w '%{http_code}' -H "Authorization: Bearer $token" "$api/v1/predict" \
-    -d @"$work/predict.json")
+  code=$(curl -s -o "$work/predict.out" -w '%{http_code}' -H "Authorization: Bearer $token" \
+    -H 'Content-Type: application/json' "$api/v1/predict" -d @"$work/predict.json")
   [[ $code == 200 ]] && break
   sleep 0.1
 done

@@ -50,9 +50,9 @@ inline constexpr std::array<std::int64_t, 8> kServingHardware{16, 64, 64, 0, 0, 
 
 class ServingTest : public ::testing::Test {
  protected:
-  void start(std::size_t lines) {
+  void start(std::size_t lines, std::vector<std::string> tcld_args = {}) {
     url_ = PgCluster::shared().create_database();
-    tcld_ = std::make_unique<TcldProcess>(url_);
+    tcld_ = std::make_unique<TcldProcess>(url_, std::move(tcld_args));
     ASSERT_TRUE(tcld_->start()) << tcld_->log();
     admin_ = tcld_->create_token("ops", "admin");
     reader_ = tcld_->create_token("compiler", "read");
