@@ -43,9 +43,12 @@ namespace {
 //      savepoint: it is rolled back and the slice asks which of its keys
 //      are stored (one index probe each) before writing the others; later
 //      slices keep asking first until one finds nothing stored.
+//   3. the programs of the rows stored are inserted into the platform's
+//      membership (platform_programs, then platform_tasks; ON CONFLICT DO
+//      NOTHING), which tells how many programs and tasks are new to it.
 // Without the lock the slice is COPied into a temporary staging table, and
 // moved with INSERT ... SELECT ... ON CONFLICT (the pre-0004 way) once the
-// lock is ours.
+// lock is ours. commit() adds the upload's totals to platform_counts.
 //
 // Measured (PostgreSQL backend CPU, 50k real x86 records of new programs,
 // into small tables): COPY straight into measurements 0.46 s, against 0.23 s
@@ -135,14 +138,26 @@ JOIN tasks t ON t.workload_key = n.workload_key
 ON CONFLICT (id) DO NOTHING
 )sql";
 
+// Each returns: rows inserted, of those failed, and the platform's new
+// programs and tasks (kAddMembers' counts, here for the moved rows).
 constexpr const char* kMoveMeasurements = R"sql(
 WITH ins AS (
   INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, dedup_key, record)
   SELECT platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, dedup_key, record
   FROM tcl_upload_staging
   ON CONFLICT (dedup_key) DO NOTHING
-  RETURNING failed)
-SELECT count(*), count(*) FILTER (WHERE failed) FROM ins
+  RETURNING program_id, failed),
+new_programs AS (
+  INSERT INTO platform_programs (platform_id, program_id, task_id)
+  SELECT $1, i.program_id, p.task_id FROM (SELECT DISTINCT program_id FROM ins) i JOIN programs p ON p.id = i.program_id
+  ON CONFLICT DO NOTHING
+  RETURNING task_id),
+new_tasks AS (
+  INSERT INTO platform_tasks (platform_id, task_id) SELECT DISTINCT $1::bigint, task_id FROM new_programs
+  ON CONFLICT DO NOTHING
+  RETURNING 1)
+SELECT (SELECT count(*) FROM ins), (SELECT count(*) FILTER (WHERE failed) FROM ins),
+       (SELECT count(*) FROM new_programs), (SELECT count(*) FROM new_tasks)
 )sql";
 
 constexpr const char* kMoveCandidates = R"sql(
@@ -151,8 +166,45 @@ WITH ins AS (
   SELECT platform_id, program_id, upload_id, record
   FROM tcl_upload_staging
   ON CONFLICT (platform_id, program_id) DO NOTHING
+  RETURNING program_id),
+new_programs AS (
+  INSERT INTO platform_programs (platform_id, program_id, task_id)
+  SELECT $1, i.program_id, p.task_id FROM ins i JOIN programs p ON p.id = i.program_id
+  ON CONFLICT DO NOTHING
+  RETURNING task_id),
+new_tasks AS (
+  INSERT INTO platform_tasks (platform_id, task_id) SELECT DISTINCT $1::bigint, task_id FROM new_programs
+  ON CONFLICT DO NOTHING
   RETURNING 1)
-SELECT count(*), 0 FROM ins
+SELECT (SELECT count(*) FROM ins), 0, (SELECT count(*) FROM new_programs), (SELECT count(*) FROM new_tasks)
+)sql";
+
+// The platform's counts (migrations/0007). A program or task is new to the
+// platform when its membership row is: $1 the platform, $2 the distinct
+// programs of a slice's inserted rows, $3 their task ids. Returns how many
+// programs and tasks were new.
+constexpr const char* kAddMembers = R"sql(
+WITH new_programs AS (
+  INSERT INTO platform_programs (platform_id, program_id, task_id)
+  SELECT $1, * FROM unnest($2::text[], $3::bigint[])
+  ON CONFLICT DO NOTHING
+  RETURNING task_id),
+new_tasks AS (
+  INSERT INTO platform_tasks (platform_id, task_id) SELECT DISTINCT $1::bigint, task_id FROM new_programs
+  ON CONFLICT DO NOTHING
+  RETURNING 1)
+SELECT (SELECT count(*) FROM new_programs), (SELECT count(*) FROM new_tasks)
+)sql";
+
+// Adds an upload's new rows to its platform's counts: $1 the platform, then
+// new programs, tasks, successful and failed measurements, candidates.
+constexpr const char* kAddCounts = R"sql(
+INSERT INTO platform_counts AS c (platform_id, programs, tasks, measurements, failed, candidates)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (platform_id) DO UPDATE SET
+  programs = c.programs + excluded.programs, tasks = c.tasks + excluded.tasks,
+  measurements = c.measurements + excluded.measurements, failed = c.failed + excluded.failed,
+  candidates = c.candidates + excluded.candidates
 )sql";
 
 // Programs of a direct slice: $1 their ids, $2 their task ids.
@@ -688,9 +740,11 @@ struct UploadWriter::Impl {
     if (rows_in_staging == 0) return;
     tx->exec0(kMoveTasks);
     tx->exec0(kMovePrograms);
-    const pqxx::row moved = tx->exec1(measurements() ? kMoveMeasurements : kMoveCandidates);
+    const pqxx::row moved = tx->exec_params1(measurements() ? kMoveMeasurements : kMoveCandidates, platform_id);
     inserted += moved[0].as<std::int64_t>();
     failed += moved[1].as<std::int64_t>();
+    new_programs += moved[2].as<std::int64_t>();
+    new_tasks += moved[3].as<std::int64_t>();
     tx->exec0("TRUNCATE tcl_upload_staging");
     rows_in_staging = 0;
   }
@@ -734,16 +788,12 @@ struct UploadWriter::Impl {
     write_programs(s, used);
 
     const char* copy_rows = measurements() ? kCopyMeasurements : kCopyCandidates;
-    if (!ask_rows_first) {
-      if (copy_in_savepoint(copy_rows, kept_tuples(s, keep))) {
-        count_inserted(s, keep);
-        return;
-      }
-      ask_rows_first = true;
+    if (ask_rows_first || !copy_in_savepoint(copy_rows, kept_tuples(s, keep))) {
+      ask_rows_first = drop_stored(s, keep) > 0;
+      copy_binary(*tx, copy_rows, kept_tuples(s, keep));
     }
-    ask_rows_first = drop_stored(s, keep) > 0;
-    copy_binary(*tx, copy_rows, kept_tuples(s, keep));
     count_inserted(s, keep);
+    add_members(s, keep);
   }
 
   // COPY `command` of `tuples` in a savepoint; false (rolled back) when a
@@ -863,6 +913,40 @@ struct UploadWriter::Impl {
     }
   }
 
+  // Adds what this upload inserted to its platform's counts (at commit,
+  // holding the lock, so concurrent uploads add one after the other).
+  void add_to_counts() {
+    if (inserted == 0) return;  // then no program or task is new either
+    const std::int64_t ok = measurements() ? inserted - failed : 0;
+    const std::int64_t candidates = measurements() ? 0 : inserted;
+    tx->exec_params0(kAddCounts, platform_id, new_programs, new_tasks, ok, failed, candidates);
+  }
+
+  // The programs of the inserted rows (keep[i]) become the platform's; counts
+  // those that were not yet, and their tasks that were not yet.
+  void add_members(const Slice& s, const std::vector<std::uint8_t>& keep) {
+    std::vector<std::uint8_t> member(s.program_ids.size(), 0);
+    scratch.assign("{");
+    scratch2.assign("{");
+    for (std::size_t i = 0; i < s.rows(); ++i) {
+      const std::uint32_t p = s.program[i];
+      if (!keep[i] || member[p]) continue;
+      member[p] = 1;
+      if (scratch.size() > 1) {
+        scratch.push_back(',');
+        scratch2.push_back(',');
+      }
+      append_array_element(scratch, *s.program_ids[p]);
+      append_int(scratch2, task_ids.at(*s.workload_keys[s.program_task[p]]));
+    }
+    if (scratch.size() == 1) return;
+    scratch.push_back('}');
+    scratch2.push_back('}');
+    const pqxx::row added = tx->exec_params1(kAddMembers, platform_id, scratch, scratch2);
+    new_programs += added[0].as<std::int64_t>();
+    new_tasks += added[1].as<std::int64_t>();
+  }
+
   // Makes task_ids hold the id of the task of every needed program,
   // inserting the tasks that do not exist yet.
   void resolve_tasks(const Slice& s, const std::vector<std::uint8_t>& needed) {
@@ -910,6 +994,8 @@ struct UploadWriter::Impl {
   std::int64_t rows_in_staging = 0;
   std::int64_t inserted = 0;
   std::int64_t failed = 0;
+  std::int64_t new_programs = 0;  // programs and tasks new to the platform
+  std::int64_t new_tasks = 0;
   std::unordered_map<std::string, std::int64_t> task_ids;  // workload key -> task id, in our transaction
   std::string scratch, scratch2;
   bool ask_rows_first = false;              // write_direct(): look for stored rows before COPY
@@ -974,6 +1060,7 @@ Result<CommittedUpload> UploadWriter::commit(
     m.move_staged();
     m.write_direct(*m.filling);
     m.filling->clear();
+    m.add_to_counts();
 
     UploadCounts counts;
     counts.staged = m.staged;
@@ -1021,7 +1108,9 @@ Result<std::unique_ptr<UploadWriter>> UploadStore::begin(std::int64_t platform_i
       impl->tx = std::make_unique<pqxx::work>(impl->lease.conn());
       // The move statements' per-row probes make the planner's cost
       // estimates huge, which would JIT-compile them (~150 ms each) for no gain.
-      impl->tx->exec0("SET LOCAL jit = off");
+      // tcl.platform_counts: this transaction keeps platform_counts itself
+      // (add_to_counts), so migrations/0007's trigger does not recount.
+      impl->tx->exec0("SET LOCAL jit = off; SET LOCAL tcl.platform_counts = 'maintained'");
       // The id is reserved now so that rows can carry it before the uploads
       // row exists (commit() inserts it); an upload rolled back leaves a gap.
       impl->upload_id =
