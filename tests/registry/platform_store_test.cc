@@ -408,8 +408,9 @@ std::int64_t failed_in(int first, int last) {
 
 TEST_F(PlatformCountsTest, ConcurrentUploadsToOnePlatformAddUp) {
   // A holds the upload lock while B (candidates) and C (measurements) of
-  // the same platform stage rows that overlap A's programs, B's and C's
-  // commits wait for A's, then all three commit.
+  // the same platform stage rows that overlap A's programs and each other's
+  // (their first 4352 rows are staged, the rest written at commit); B's and
+  // C's commits wait for A's, then all three commit.
   auto a = uploads_->begin(cpu_, UploadKind::kMeasurements);
   ASSERT_TRUE(a.is_ok());
   for (const UploadRow& r : range_rows(0, 3000, 1)) ASSERT_TRUE((*a)->add(r).is_ok());
@@ -418,9 +419,9 @@ TEST_F(PlatformCountsTest, ConcurrentUploadsToOnePlatformAddUp) {
   auto b = uploads_->begin(cpu_, UploadKind::kCandidates);
   auto c = uploads_->begin(cpu_, UploadKind::kMeasurements);
   ASSERT_TRUE(b.is_ok() && c.is_ok());
-  for (const UploadRow& r : range_candidates(2000, 5000)) ASSERT_TRUE((*b)->add(r).is_ok());
+  for (const UploadRow& r : range_candidates(2000, 10000)) ASSERT_TRUE((*b)->add(r).is_ok());
   std::vector<UploadRow> c_rows = range_rows(2500, 3000, 1);  // A's rows again: duplicates
-  for (const UploadRow& r : range_rows(2500, 3500, 2)) c_rows.push_back(r);  // new runs, 500 new programs
+  for (const UploadRow& r : range_rows(2500, 7500, 2)) c_rows.push_back(r);  // new runs, and new programs
   for (const UploadRow& r : c_rows) ASSERT_TRUE((*c)->add(r).is_ok());
 
   std::optional<Result<CommittedUpload>> b_done, c_done;
@@ -435,9 +436,9 @@ TEST_F(PlatformCountsTest, ConcurrentUploadsToOnePlatformAddUp) {
   ASSERT_TRUE(b_done->is_ok()) << b_done->status().to_string();
   ASSERT_TRUE(c_done->is_ok()) << c_done->status().to_string();
 
-  // Programs 0..4999; measurements: A's 3000 and C's 1000 new runs.
-  const std::int64_t failed = failed_in(0, 3000) + failed_in(2500, 3500);
-  EXPECT_EQ(kept("cpu"), counts_text(5000, 13, 4000 - failed, failed, 3000));
+  // Programs 0..9999; measurements: A's 3000 and C's 5000 new runs.
+  const std::int64_t failed = failed_in(0, 3000) + failed_in(2500, 7500);
+  EXPECT_EQ(kept("cpu"), counts_text(10000, 13, 8000 - failed, failed, 8000));
 }
 
 TEST_F(PlatformCountsTest, ManyConcurrentUploadsOfBothKindsAddUp) {
