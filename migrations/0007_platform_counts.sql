@@ -25,8 +25,8 @@
 -- tcl_recount_platforms(), and a per-row check would cost each upload.
 CREATE TABLE platform_programs (
   platform_id bigint NOT NULL,
-  program_id  text NOT NULL,
-  task_id     bigint NOT NULL,  -- the program's task: new tasks are found without a join
+  program_id  text COLLATE "C" NOT NULL,  -- hex: byte order is enough, and compares by memcmp
+  task_id     bigint NOT NULL,               -- the program's task: new tasks are found without a join
   PRIMARY KEY (platform_id, program_id)
 );
 CREATE TABLE platform_tasks (

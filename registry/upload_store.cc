@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <span>
 #include <stdexcept>
 #include <system_error>
@@ -180,9 +181,19 @@ SELECT (SELECT count(*) FROM ins), 0, (SELECT count(*) FROM new_programs), (SELE
 )sql";
 
 // The platform's counts (migrations/0007). A program or task is new to the
-// platform when its membership row is: $1 the platform, $2 the distinct
-// programs of a slice's inserted rows, $3 their task ids. Returns how many
-// programs and tasks were new.
+// platform when its membership row is. The programs of a slice's inserted
+// rows go in by COPY when none of them is a member yet (add_members); else,
+// or when that COPY fails, by kAddMembers: $1 the platform, $2 the distinct
+// programs, $3 their task ids; it returns how many programs and tasks were
+// new. kAddTasks: $2 the distinct task ids of programs that were all new.
+constexpr const char* kCopyMembers =
+    "COPY platform_programs (platform_id, program_id, task_id) FROM STDIN (FORMAT binary)";
+
+constexpr const char* kAddTasks = R"sql(
+INSERT INTO platform_tasks (platform_id, task_id) SELECT $1, unnest($2::bigint[])
+ON CONFLICT DO NOTHING
+)sql";
+
 constexpr const char* kAddMembers = R"sql(
 WITH new_programs AS (
   INSERT INTO platform_programs (platform_id, program_id, task_id)
@@ -923,28 +934,58 @@ struct UploadWriter::Impl {
   }
 
   // The programs of the inserted rows (keep[i]) become the platform's; counts
-  // those that were not yet, and their tasks that were not yet.
+  // those that were not yet, and their tasks that were not yet. Like the
+  // rows: optimistically by COPY (all new, as when programs are new, or
+  // known programs go to a new platform), else asking with ON CONFLICT
+  // until a slice finds none (as when a pool's candidates get measured).
   void add_members(const Slice& s, const std::vector<std::uint8_t>& keep) {
-    std::vector<std::uint8_t> member(s.program_ids.size(), 0);
+    std::vector<std::uint32_t> members;  // distinct programs, first seen first
+    std::vector<std::uint8_t> seen(s.program_ids.size(), 0);
+    for (std::size_t i = 0; i < s.rows(); ++i) {
+      if (keep[i] && !seen[s.program[i]]) members.push_back(s.program[i]);
+      if (keep[i]) seen[s.program[i]] = 1;
+    }
+    if (members.empty()) return;
+    const auto task_of = [&](std::uint32_t p) { return task_ids.at(*s.workload_keys[s.program_task[p]]); };
+    if (!ask_members_first) {
+      scratch.clear();
+      for (std::uint32_t p : members) {
+        put_be16(scratch, 3);
+        field_int8(scratch, platform_id);
+        field_bytes(scratch, *s.program_ids[p]);
+        field_int8(scratch, task_of(p));
+      }
+      if (copy_in_savepoint(kCopyMembers, scratch)) {
+        new_programs += static_cast<std::int64_t>(members.size());
+        std::set<std::int64_t> tasks;
+        for (std::uint32_t p : members) tasks.insert(task_of(p));
+        scratch2.assign("{");
+        for (std::int64_t t : tasks) {
+          if (scratch2.size() > 1) scratch2.push_back(',');
+          append_int(scratch2, t);
+        }
+        scratch2.push_back('}');
+        new_tasks += static_cast<std::int64_t>(tx->exec_params(kAddTasks, platform_id, scratch2).affected_rows());
+        return;
+      }
+    }
     scratch.assign("{");
     scratch2.assign("{");
-    for (std::size_t i = 0; i < s.rows(); ++i) {
-      const std::uint32_t p = s.program[i];
-      if (!keep[i] || member[p]) continue;
-      member[p] = 1;
+    for (std::uint32_t p : members) {
       if (scratch.size() > 1) {
         scratch.push_back(',');
         scratch2.push_back(',');
       }
       append_array_element(scratch, *s.program_ids[p]);
-      append_int(scratch2, task_ids.at(*s.workload_keys[s.program_task[p]]));
+      append_int(scratch2, task_of(p));
     }
-    if (scratch.size() == 1) return;
     scratch.push_back('}');
     scratch2.push_back('}');
     const pqxx::row added = tx->exec_params1(kAddMembers, platform_id, scratch, scratch2);
-    new_programs += added[0].as<std::int64_t>();
+    const std::int64_t added_programs = added[0].as<std::int64_t>();
+    new_programs += added_programs;
     new_tasks += added[1].as<std::int64_t>();
+    ask_members_first = added_programs < static_cast<std::int64_t>(members.size());
   }
 
   // Makes task_ids hold the id of the task of every needed program,
@@ -1000,6 +1041,7 @@ struct UploadWriter::Impl {
   std::string scratch, scratch2;
   bool ask_rows_first = false;              // write_direct(): look for stored rows before COPY
   bool ask_programs_first = false;          // write_direct(): insert programs with ON CONFLICT
+  bool ask_members_first = false;           // add_members(): insert members with ON CONFLICT
 
   // Hand-over between the caller and the writer's thread.
   std::mutex mu;
