@@ -44,9 +44,12 @@ namespace {
 //      savepoint: it is rolled back and the slice asks which of its keys
 //      are stored (one index probe each) before writing the others; later
 //      slices keep asking first until one finds nothing stored.
-//   3. the programs of the rows stored are inserted into the platform's
-//      membership (platform_programs, then platform_tasks; ON CONFLICT DO
-//      NOTHING), which tells how many programs and tasks are new to it.
+//   3. the platform's counts: a new program is stored with the platform
+//      as its first (programs.first_platform_id) and counts as new to it;
+//      the other programs of the rows stored are inserted into the
+//      platform's membership (platform_programs, ON CONFLICT DO NOTHING),
+//      and the tasks of both into platform_tasks, which tells how many
+//      programs and tasks are new to the platform (migrations/0007).
 // Without the lock the slice is COPied into a temporary staging table, and
 // moved with INSERT ... SELECT ... ON CONFLICT (the pre-0004 way) once the
 // lock is ours. commit() adds the upload's totals to platform_counts.
@@ -87,7 +90,7 @@ constexpr const char* kCopyMeasurements =
     "FROM STDIN (FORMAT binary)";
 constexpr const char* kCopyCandidates =
     "COPY candidates (platform_id, program_id, upload_id, record) FROM STDIN (FORMAT binary)";
-constexpr const char* kCopyPrograms = "COPY programs (id, task_id) FROM STDIN (FORMAT binary)";
+constexpr const char* kCopyPrograms = "COPY programs (id, task_id, first_platform_id) FROM STDIN (FORMAT binary)";
 
 // The staging table: the columns of add()'s tuples plus the workload key.
 // It lives in the writer's transaction only (ON COMMIT DROP), so each
@@ -128,19 +131,29 @@ ORDER BY d.workload_key
 ON CONFLICT (workload_key) DO NOTHING
 )sql";
 
+// New programs are the platform's from the start (first_platform_id, $1):
+// returns how many, and how many of their tasks are new to it.
 constexpr const char* kMovePrograms = R"sql(
-INSERT INTO programs (id, task_id)
-SELECT n.program_id, t.id
-FROM (SELECT DISTINCT ON (s.program_id) s.program_id, s.workload_key
-      FROM tcl_upload_staging s
-      WHERE NOT EXISTS (SELECT 1 FROM programs p WHERE p.id = s.program_id OFFSET 0)
-      ORDER BY s.program_id) n
-JOIN tasks t ON t.workload_key = n.workload_key
-ON CONFLICT (id) DO NOTHING
+WITH ins AS (
+  INSERT INTO programs (id, task_id, first_platform_id)
+  SELECT n.program_id, t.id, $1
+  FROM (SELECT DISTINCT ON (s.program_id) s.program_id, s.workload_key
+        FROM tcl_upload_staging s
+        WHERE NOT EXISTS (SELECT 1 FROM programs p WHERE p.id = s.program_id OFFSET 0)
+        ORDER BY s.program_id) n
+  JOIN tasks t ON t.workload_key = n.workload_key
+  ON CONFLICT (id) DO NOTHING
+  RETURNING task_id),
+new_tasks AS (
+  INSERT INTO platform_tasks (platform_id, task_id) SELECT DISTINCT $1::bigint, task_id FROM ins
+  ON CONFLICT DO NOTHING
+  RETURNING 1)
+SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM new_tasks)
 )sql";
 
-// Each returns: rows inserted, of those failed, and the platform's new
-// programs and tasks (kAddMembers' counts, here for the moved rows).
+// Each returns: rows inserted, of those failed, and how many programs
+// stored before (not by kMovePrograms) and their tasks are new to the
+// platform $1 (kAddMembers' counts, here for the moved rows).
 constexpr const char* kMoveMeasurements = R"sql(
 WITH ins AS (
   INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, dedup_key, record)
@@ -151,6 +164,7 @@ WITH ins AS (
 new_programs AS (
   INSERT INTO platform_programs (platform_id, program_id, task_id)
   SELECT $1, i.program_id, p.task_id FROM (SELECT DISTINCT program_id FROM ins) i JOIN programs p ON p.id = i.program_id
+  WHERE p.first_platform_id IS DISTINCT FROM $1
   ON CONFLICT DO NOTHING
   RETURNING task_id),
 new_tasks AS (
@@ -171,6 +185,7 @@ WITH ins AS (
 new_programs AS (
   INSERT INTO platform_programs (platform_id, program_id, task_id)
   SELECT $1, i.program_id, p.task_id FROM ins i JOIN programs p ON p.id = i.program_id
+  WHERE p.first_platform_id IS DISTINCT FROM $1
   ON CONFLICT DO NOTHING
   RETURNING task_id),
 new_tasks AS (
@@ -180,28 +195,22 @@ new_tasks AS (
 SELECT (SELECT count(*) FROM ins), 0, (SELECT count(*) FROM new_programs), (SELECT count(*) FROM new_tasks)
 )sql";
 
-// The platform's counts (migrations/0007). A program or task is new to the
-// platform when its membership row is. The programs of a slice's inserted
-// rows go in by COPY when none of them is a member yet (add_members); else,
-// or when that COPY fails, by kAddMembers: $1 the platform, $2 the distinct
-// programs, $3 their task ids; it returns how many programs and tasks were
-// new. kAddTasks: $2 the distinct task ids of programs that were all new.
-constexpr const char* kCopyMembers =
-    "COPY platform_programs (platform_id, program_id, task_id) FROM STDIN (FORMAT binary)";
-
-constexpr const char* kAddTasks = R"sql(
-INSERT INTO platform_tasks (platform_id, task_id) SELECT $1, unnest($2::bigint[])
-ON CONFLICT DO NOTHING
-)sql";
-
+// The platform's programs and tasks (migrations/0007): a program is the
+// platform's when its first_platform_id is the platform or it has a
+// platform_programs row there. For the programs of a slice's inserted rows
+// that were stored before this slice: $1 the platform, $2 their ids, $3 their
+// task ids; and $4 the task ids of the slice's new programs. Returns how
+// many programs and tasks were new to the platform.
 constexpr const char* kAddMembers = R"sql(
 WITH new_programs AS (
   INSERT INTO platform_programs (platform_id, program_id, task_id)
-  SELECT $1, * FROM unnest($2::text[], $3::bigint[])
+  SELECT $1, u.id, u.task FROM unnest($2::text[], $3::bigint[]) AS u(id, task)
+  WHERE NOT EXISTS (SELECT FROM programs p WHERE p.id = u.id AND p.first_platform_id = $1 OFFSET 0)
   ON CONFLICT DO NOTHING
   RETURNING task_id),
 new_tasks AS (
-  INSERT INTO platform_tasks (platform_id, task_id) SELECT DISTINCT $1::bigint, task_id FROM new_programs
+  INSERT INTO platform_tasks (platform_id, task_id)
+  SELECT DISTINCT $1::bigint, t FROM (SELECT task_id FROM new_programs UNION ALL SELECT unnest($4::bigint[])) AS x(t)
   ON CONFLICT DO NOTHING
   RETURNING 1)
 SELECT (SELECT count(*) FROM new_programs), (SELECT count(*) FROM new_tasks)
@@ -218,11 +227,13 @@ ON CONFLICT (platform_id) DO UPDATE SET
   candidates = c.candidates + excluded.candidates
 )sql";
 
-// Programs of a direct slice: $1 their ids, $2 their task ids.
+// Programs of a direct slice: $1 their ids, $2 their task ids, $3 the
+// platform. Returns the ids of those that were new.
 constexpr const char* kInsertPrograms = R"sql(
-INSERT INTO programs (id, task_id)
-SELECT * FROM unnest($1::text[], $2::bigint[])
+INSERT INTO programs (id, task_id, first_platform_id)
+SELECT u.id, u.task, $3 FROM unnest($1::text[], $2::bigint[]) AS u(id, task)
 ON CONFLICT (id) DO NOTHING
+RETURNING id
 )sql";
 
 // The stored rows among those of a slice: $1 their dedup keys
@@ -750,7 +761,9 @@ struct UploadWriter::Impl {
   void move_staged() {
     if (rows_in_staging == 0) return;
     tx->exec0(kMoveTasks);
-    tx->exec0(kMovePrograms);
+    const pqxx::row programs = tx->exec_params1(kMovePrograms, platform_id);
+    new_programs += programs[0].as<std::int64_t>();
+    new_tasks += programs[1].as<std::int64_t>();
     const pqxx::row moved = tx->exec_params1(measurements() ? kMoveMeasurements : kMoveCandidates, platform_id);
     inserted += moved[0].as<std::int64_t>();
     failed += moved[1].as<std::int64_t>();
@@ -796,7 +809,8 @@ struct UploadWriter::Impl {
       if (keep[i]) used[s.program[i]] = 1;
     }
     resolve_tasks(s, used);
-    write_programs(s, used);
+    std::vector<std::uint8_t> fresh(np, 0);  // stored by this slice
+    write_programs(s, used, fresh);
 
     const char* copy_rows = measurements() ? kCopyMeasurements : kCopyCandidates;
     if (ask_rows_first || !copy_in_savepoint(copy_rows, kept_tuples(s, keep))) {
@@ -804,7 +818,7 @@ struct UploadWriter::Impl {
       copy_binary(*tx, copy_rows, kept_tuples(s, keep));
     }
     count_inserted(s, keep);
-    add_members(s, keep);
+    add_members(s, keep, fresh);
   }
 
   // COPY `command` of `tuples` in a savepoint; false (rolled back) when a
@@ -823,19 +837,24 @@ struct UploadWriter::Impl {
     return true;
   }
 
-  // The used programs of the slice that are not stored yet.
-  void write_programs(const Slice& s, const std::vector<std::uint8_t>& used) {
+  // The used programs of the slice that are not stored yet, with this
+  // platform as their first; sets fresh[p] for those.
+  void write_programs(const Slice& s, const std::vector<std::uint8_t>& used, std::vector<std::uint8_t>& fresh) {
     std::size_t count = 0;
     if (!ask_programs_first) {
       scratch.clear();
       for (std::size_t p = 0; p < used.size(); ++p) {
         if (!used[p]) continue;
-        put_be16(scratch, 2);
+        put_be16(scratch, 3);
         field_bytes(scratch, *s.program_ids[p]);
         field_int8(scratch, task_ids.at(*s.workload_keys[s.program_task[p]]));
+        field_int8(scratch, platform_id);
       }
       if (scratch.empty()) return;
-      if (copy_in_savepoint(kCopyPrograms, scratch)) return;
+      if (copy_in_savepoint(kCopyPrograms, scratch)) {
+        fresh = used;
+        return;
+      }
       ask_programs_first = true;
     }
     scratch.assign("{");
@@ -852,8 +871,13 @@ struct UploadWriter::Impl {
     scratch.push_back('}');
     scratch2.push_back('}');
     if (count == 0) return;
-    const std::size_t inserted_programs = tx->exec_params(kInsertPrograms, scratch, scratch2).affected_rows();
-    ask_programs_first = inserted_programs < count;
+    const pqxx::result inserted_programs = tx->exec_params(kInsertPrograms, scratch, scratch2, platform_id);
+    std::string id;
+    for (const pqxx::row& r : inserted_programs) {
+      id.assign(r[0].c_str(), r[0].size());
+      if (const auto it = s.program_index.find(id); it != s.program_index.end()) fresh[it->second] = 1;
+    }
+    ask_programs_first = inserted_programs.size() < count;
   }
 
   // Clears keep[i] for the rows whose dedup key is stored; returns how many.
@@ -933,59 +957,45 @@ struct UploadWriter::Impl {
     tx->exec_params0(kAddCounts, platform_id, new_programs, new_tasks, ok, failed, candidates);
   }
 
-  // The programs of the inserted rows (keep[i]) become the platform's; counts
-  // those that were not yet, and their tasks that were not yet. Like the
-  // rows: optimistically by COPY (all new, as when programs are new, or
-  // known programs go to a new platform), else asking with ON CONFLICT
-  // until a slice finds none (as when a pool's candidates get measured).
-  void add_members(const Slice& s, const std::vector<std::uint8_t>& keep) {
-    std::vector<std::uint32_t> members;  // distinct programs, first seen first
+  // The programs of the inserted rows (keep[i]) become the platform's;
+  // counts those that were not yet, and their tasks that were not yet. The
+  // slice's new programs (fresh) are the platform's already (their first
+  // platform) and count at once: an upload of new programs writes no
+  // membership row. The others are asked about (kAddMembers).
+  void add_members(const Slice& s, const std::vector<std::uint8_t>& keep, const std::vector<std::uint8_t>& fresh) {
     std::vector<std::uint8_t> seen(s.program_ids.size(), 0);
-    for (std::size_t i = 0; i < s.rows(); ++i) {
-      if (keep[i] && !seen[s.program[i]]) members.push_back(s.program[i]);
-      if (keep[i]) seen[s.program[i]] = 1;
-    }
-    if (members.empty()) return;
-    const auto task_of = [&](std::uint32_t p) { return task_ids.at(*s.workload_keys[s.program_task[p]]); };
-    if (!ask_members_first) {
-      scratch.clear();
-      for (std::uint32_t p : members) {
-        put_be16(scratch, 3);
-        field_int8(scratch, platform_id);
-        field_bytes(scratch, *s.program_ids[p]);
-        field_int8(scratch, task_of(p));
-      }
-      if (copy_in_savepoint(kCopyMembers, scratch)) {
-        new_programs += static_cast<std::int64_t>(members.size());
-        std::set<std::int64_t> tasks;
-        for (std::uint32_t p : members) tasks.insert(task_of(p));
-        scratch2.assign("{");
-        for (std::int64_t t : tasks) {
-          if (scratch2.size() > 1) scratch2.push_back(',');
-          append_int(scratch2, t);
-        }
-        scratch2.push_back('}');
-        new_tasks += static_cast<std::int64_t>(tx->exec_params(kAddTasks, platform_id, scratch2).affected_rows());
-        return;
-      }
-    }
+    std::set<std::int64_t> fresh_tasks;
     scratch.assign("{");
     scratch2.assign("{");
-    for (std::uint32_t p : members) {
+    for (std::size_t i = 0; i < s.rows(); ++i) {
+      const std::uint32_t p = s.program[i];
+      if (!keep[i] || seen[p]) continue;
+      seen[p] = 1;
+      const std::int64_t task = task_ids.at(*s.workload_keys[s.program_task[p]]);
+      if (fresh[p]) {
+        ++new_programs;
+        fresh_tasks.insert(task);
+        continue;
+      }
       if (scratch.size() > 1) {
         scratch.push_back(',');
         scratch2.push_back(',');
       }
       append_array_element(scratch, *s.program_ids[p]);
-      append_int(scratch2, task_of(p));
+      append_int(scratch2, task);
     }
+    if (scratch.size() == 1 && fresh_tasks.empty()) return;
     scratch.push_back('}');
     scratch2.push_back('}');
-    const pqxx::row added = tx->exec_params1(kAddMembers, platform_id, scratch, scratch2);
-    const std::int64_t added_programs = added[0].as<std::int64_t>();
-    new_programs += added_programs;
+    std::string tasks = "{";
+    for (std::int64_t t : fresh_tasks) {
+      if (tasks.size() > 1) tasks.push_back(',');
+      append_int(tasks, t);
+    }
+    tasks.push_back('}');
+    const pqxx::row added = tx->exec_params1(kAddMembers, platform_id, scratch, scratch2, tasks);
+    new_programs += added[0].as<std::int64_t>();
     new_tasks += added[1].as<std::int64_t>();
-    ask_members_first = added_programs < static_cast<std::int64_t>(members.size());
   }
 
   // Makes task_ids hold the id of the task of every needed program,
@@ -1041,7 +1051,6 @@ struct UploadWriter::Impl {
   std::string scratch, scratch2;
   bool ask_rows_first = false;              // write_direct(): look for stored rows before COPY
   bool ask_programs_first = false;          // write_direct(): insert programs with ON CONFLICT
-  bool ask_members_first = false;           // add_members(): insert members with ON CONFLICT
 
   // Hand-over between the caller and the writer's thread.
   std::mutex mu;

@@ -548,5 +548,32 @@ TEST_F(PlatformCountsTest, UploadsAddToTheKeptCountsWithoutRecounting) {
   EXPECT_EQ(kept("cpu"), counts_text(250, 13, 200 - f, f, 100));
 }
 
+TEST_F(PlatformCountsTest, RowsDeletedByHandAreRecountedAndLaterUploadsCountOn) {
+  // cpu stores programs 0..149 first (100..149 as candidates only); gpu
+  // measures 0..49, which it did not store first.
+  upload(cpu_, UploadKind::kMeasurements, range_rows(0, 100, 1), "", "m");
+  upload(cpu_, UploadKind::kCandidates, range_candidates(50, 150), "", "c");
+  upload(gpu_, UploadKind::kMeasurements, range_rows(0, 50, 1), "", "m");
+  const std::int64_t f = failed_in(0, 100);
+  EXPECT_EQ(kept("cpu"), counts_text(150, 13, 100 - f, f, 100));
+  EXPECT_EQ(kept("gpu"), counts_text(50, 13, 50 - failed_in(0, 50), failed_in(0, 50), 0));
+
+  // By hand: cpu loses its measurements of programs 0..24 (which it stored
+  // first), gpu all of its own.
+  std::string ids;
+  for (const UploadRow& r : range_rows(0, 25, 1)) ids += (ids.empty() ? "'" : ",'") + r.program_id + "'";
+  exec_sql(url_, "DELETE FROM measurements WHERE platform_id = " + std::to_string(cpu_) + " AND program_id IN (" + ids + ")");
+  exec_sql(url_, "DELETE FROM measurements WHERE platform_id = " + std::to_string(gpu_));
+  const std::int64_t f2 = failed_in(25, 100);
+  EXPECT_EQ(kept("cpu"), counts_text(125, 13, 75 - f2, f2, 100));
+  EXPECT_EQ(kept("gpu"), counts_text(0, 0, 0, 0, 0));
+
+  // Uploaded again, those programs are new to both platforms again.
+  upload(cpu_, UploadKind::kMeasurements, range_rows(0, 50, 1), "", "m again");
+  upload(gpu_, UploadKind::kMeasurements, range_rows(0, 50, 1), "", "m again");
+  EXPECT_EQ(kept("cpu"), counts_text(150, 13, 100 - f, f, 100));
+  EXPECT_EQ(kept("gpu"), counts_text(50, 13, 50 - failed_in(0, 50), failed_in(0, 50), 0));
+}
+
 }  // namespace
 }  // namespace tcl::registry
