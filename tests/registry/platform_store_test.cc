@@ -410,7 +410,9 @@ TEST_F(PlatformCountsTest, ConcurrentUploadsToOnePlatformAddUp) {
   // A holds the upload lock while B (candidates) and C (measurements) of
   // the same platform stage rows that overlap A's programs and each other's
   // (their first 4352 rows are staged, the rest written at commit); B's and
-  // C's commits wait for A's, then all three commit.
+  // C's commits wait for A's, then all three commit. Programs 4000..5999
+  // were stored before, by gpu.
+  upload(gpu_, UploadKind::kMeasurements, range_rows(4000, 6000, 3), "", "gpu first");
   auto a = uploads_->begin(cpu_, UploadKind::kMeasurements);
   ASSERT_TRUE(a.is_ok());
   for (const UploadRow& r : range_rows(0, 3000, 1)) ASSERT_TRUE((*a)->add(r).is_ok());
@@ -439,6 +441,7 @@ TEST_F(PlatformCountsTest, ConcurrentUploadsToOnePlatformAddUp) {
   // Programs 0..9999; measurements: A's 3000 and C's 5000 new runs.
   const std::int64_t failed = failed_in(0, 3000) + failed_in(2500, 7500);
   EXPECT_EQ(kept("cpu"), counts_text(10000, 13, 8000 - failed, failed, 8000));
+  EXPECT_EQ(kept("gpu"), counts_text(2000, 13, 2000 - failed_in(4000, 6000), failed_in(4000, 6000), 0));
 }
 
 TEST_F(PlatformCountsTest, ManyConcurrentUploadsOfBothKindsAddUp) {
