@@ -9,7 +9,8 @@
 #   cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCL_BUILD_TESTS=OFF
 #   ninja -C build-release -j2 tcld tclctl
 #   bench/platform_show_wrk.sh [build-release] [records.jsonl.gz] [seconds]
-# WRK=0 skips wrk (for a build whose GET takes seconds).
+# WRK_OPTS replaces wrk's "-t2 -c64" (e.g. "-t1 -c4 --timeout 30s" for a
+# build whose GET takes seconds); WRK=0 skips wrk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-release}
@@ -30,7 +31,8 @@ for i in 1 2 3; do
   curl -sf -o /dev/null -w "== one GET: %{time_total} s\n" -H "Authorization: Bearer $token" "$url"
 done
 if [[ "${WRK:-1}" != 0 ]]; then
-  echo "== GET /v1/platforms/$name (wrk -t2 -c64 -d${secs}s)"
-  wrk -t2 -c64 -d"${secs}s" --latency -H "Authorization: Bearer $token" "$url" |
+  opts=${WRK_OPTS:--t2 -c64}
+  echo "== GET /v1/platforms/$name (wrk $opts -d${secs}s)"
+  wrk $opts -d"${secs}s" --latency -H "Authorization: Bearer $token" "$url" |
     grep -E "Requests/sec|50%|99%|Non-2xx|Socket errors"
 fi
