@@ -34,5 +34,5 @@ if [[ "${WRK:-1}" != 0 ]]; then
   opts=${WRK_OPTS:--t2 -c64}
   echo "== GET /v1/platforms/$name (wrk $opts -d${secs}s)"
   wrk $opts -d"${secs}s" --latency -H "Authorization: Bearer $token" "$url" |
-    grep -E "Requests/sec|50%|99%|Non-2xx|Socket errors"
+    grep -E "Requests/sec|^ +50%|^ +99%|Non-2xx|Socket errors"
 fi

@@ -44,12 +44,12 @@ namespace {
 //      savepoint: it is rolled back and the slice asks which of its keys
 //      are stored (one index probe each) before writing the others; later
 //      slices keep asking first until one finds nothing stored.
-//   3. the platform's counts: a new program is stored with the platform
-//      as its first (programs.first_platform_id) and counts as new to it;
-//      the other programs of the rows stored are inserted into the
-//      platform's membership (platform_programs, ON CONFLICT DO NOTHING),
-//      and the tasks of both into platform_tasks, which tells how many
-//      programs and tasks are new to the platform (migrations/0007).
+//   3. the platform's counts (migrations/0007): a new program is stored
+//      with the platform as its first (programs.first_platform_id) and
+//      counts as new to it; one that another platform stored first gets a
+//      platform_programs row (COPY, or ON CONFLICT as above); the tasks of
+//      both go into platform_tasks (ON CONFLICT), which tells how many
+//      tasks are new to the platform.
 // Without the lock the slice is COPied into a temporary staging table, and
 // moved with INSERT ... SELECT ... ON CONFLICT (the pre-0004 way) once the
 // lock is ours. commit() adds the upload's totals to platform_counts.
@@ -151,9 +151,9 @@ new_tasks AS (
 SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM new_tasks)
 )sql";
 
-// Each returns: rows inserted, of those failed, and how many programs
-// stored before (not by kMovePrograms) and their tasks are new to the
-// platform $1 (kAddMembers' counts, here for the moved rows).
+// Each returns: rows inserted, of those failed, and how many programs that
+// another platform stored first, and their tasks, are new to the platform
+// $1 (add_others' counts, here for the moved rows).
 constexpr const char* kMoveMeasurements = R"sql(
 WITH ins AS (
   INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, dedup_key, record)
@@ -195,25 +195,28 @@ new_tasks AS (
 SELECT (SELECT count(*) FROM ins), 0, (SELECT count(*) FROM new_programs), (SELECT count(*) FROM new_tasks)
 )sql";
 
-// The platform's programs and tasks (migrations/0007): a program is the
-// platform's when its first_platform_id is the platform or it has a
-// platform_programs row there. For the programs of a slice's inserted rows
-// that were stored before this slice: $1 the platform, $2 their ids, $3 their
-// task ids; and $4 the task ids of the slice's new programs. Returns how
-// many programs and tasks were new to the platform.
+// The platform's programs and tasks (migrations/0007). A program is the
+// platform's when its first_platform_id is the platform (set when an upload
+// to it stores the program) or it has a platform_programs row there. For
+// programs that another platform stored first: COPY of (platform, program,
+// task) while none is the platform's yet (add_others), else kAddMembers ($1
+// the platform, $2 the programs, $3 their tasks), which returns the task of
+// each program that was new to the platform. kAddTasks: $2 the tasks of the
+// programs new to the platform; returns one row per task new to it.
+constexpr const char* kCopyMembers =
+    "COPY platform_programs (platform_id, program_id, task_id) FROM STDIN (FORMAT binary)";
+
 constexpr const char* kAddMembers = R"sql(
-WITH new_programs AS (
-  INSERT INTO platform_programs (platform_id, program_id, task_id)
-  SELECT $1, u.id, u.task FROM unnest($2::text[], $3::bigint[]) AS u(id, task)
-  WHERE NOT EXISTS (SELECT FROM programs p WHERE p.id = u.id AND p.first_platform_id = $1 OFFSET 0)
-  ON CONFLICT DO NOTHING
-  RETURNING task_id),
-new_tasks AS (
-  INSERT INTO platform_tasks (platform_id, task_id)
-  SELECT DISTINCT $1::bigint, t FROM (SELECT task_id FROM new_programs UNION ALL SELECT unnest($4::bigint[])) AS x(t)
-  ON CONFLICT DO NOTHING
-  RETURNING 1)
-SELECT (SELECT count(*) FROM new_programs), (SELECT count(*) FROM new_tasks)
+INSERT INTO platform_programs (platform_id, program_id, task_id)
+SELECT $1, * FROM unnest($2::text[], $3::bigint[])
+ON CONFLICT DO NOTHING
+RETURNING task_id
+)sql";
+
+constexpr const char* kAddTasks = R"sql(
+INSERT INTO platform_tasks (platform_id, task_id)
+SELECT $1, unnest($2::bigint[])
+ON CONFLICT DO NOTHING
 )sql";
 
 // Adds an upload's new rows to its platform's counts: $1 the platform, then
@@ -228,12 +231,20 @@ ON CONFLICT (platform_id) DO UPDATE SET
 )sql";
 
 // Programs of a direct slice: $1 their ids, $2 their task ids, $3 the
-// platform. Returns the ids of those that were new.
+// platform. Inserts those not stored yet (with $3 as their first platform)
+// and returns the others with their first platform: one index probe per
+// program (`OFFSET 0`: see kStoredMeasurements), the one the old ON CONFLICT
+// made, and add_members() needs no other.
 constexpr const char* kInsertPrograms = R"sql(
-INSERT INTO programs (id, task_id, first_platform_id)
-SELECT u.id, u.task, $3 FROM unnest($1::text[], $2::bigint[]) AS u(id, task)
-ON CONFLICT (id) DO NOTHING
-RETURNING id
+WITH u AS (SELECT * FROM unnest($1::text[], $2::bigint[]) AS u(id, task)),
+stored AS MATERIALIZED (
+  SELECT u.id, x.first_platform_id
+  FROM u, LATERAL (SELECT p.first_platform_id FROM programs p WHERE p.id = u.id OFFSET 0) x),
+ins AS (
+  INSERT INTO programs (id, task_id, first_platform_id)
+  SELECT u.id, u.task, $3 FROM u WHERE NOT EXISTS (SELECT FROM stored WHERE stored.id = u.id)
+  ON CONFLICT (id) DO NOTHING)
+SELECT id, first_platform_id FROM stored
 )sql";
 
 // The stored rows among those of a slice: $1 their dedup keys
@@ -424,6 +435,15 @@ bool measurement_failed(const UploadRow& row) {
   }
   return false;
 }
+
+// How a program of a slice stands with the writer's platform, once
+// write_programs() has stored the slice's programs (add_members).
+enum class Standing : std::uint8_t {
+  kUnused,          // no row of the slice refers to it
+  kNew,             // stored by this slice: this platform is its first
+  kFirstHere,       // stored before, by an upload to this platform: the platform's already
+  kFirstElsewhere,  // stored before by another platform's upload (or before migrations/0007)
+};
 
 // Rows of one slice, as tuples of COPY's binary format, with what
 // deduplication and the programs need.
@@ -809,8 +829,8 @@ struct UploadWriter::Impl {
       if (keep[i]) used[s.program[i]] = 1;
     }
     resolve_tasks(s, used);
-    std::vector<std::uint8_t> fresh(np, 0);  // stored by this slice
-    write_programs(s, used, fresh);
+    std::vector<Standing> standing(np, Standing::kUnused);
+    write_programs(s, used, standing);
 
     const char* copy_rows = measurements() ? kCopyMeasurements : kCopyCandidates;
     if (ask_rows_first || !copy_in_savepoint(copy_rows, kept_tuples(s, keep))) {
@@ -818,7 +838,7 @@ struct UploadWriter::Impl {
       copy_binary(*tx, copy_rows, kept_tuples(s, keep));
     }
     count_inserted(s, keep);
-    add_members(s, keep, fresh);
+    add_members(s, keep, standing);
   }
 
   // COPY `command` of `tuples` in a savepoint; false (rolled back) when a
@@ -838,8 +858,8 @@ struct UploadWriter::Impl {
   }
 
   // The used programs of the slice that are not stored yet, with this
-  // platform as their first; sets fresh[p] for those.
-  void write_programs(const Slice& s, const std::vector<std::uint8_t>& used, std::vector<std::uint8_t>& fresh) {
+  // platform as their first; sets the standing of every used program.
+  void write_programs(const Slice& s, const std::vector<std::uint8_t>& used, std::vector<Standing>& standing) {
     std::size_t count = 0;
     if (!ask_programs_first) {
       scratch.clear();
@@ -852,7 +872,7 @@ struct UploadWriter::Impl {
       }
       if (scratch.empty()) return;
       if (copy_in_savepoint(kCopyPrograms, scratch)) {
-        fresh = used;
+        for (std::size_t p = 0; p < used.size(); ++p) standing[p] = used[p] ? Standing::kNew : Standing::kUnused;
         return;
       }
       ask_programs_first = true;
@@ -871,13 +891,17 @@ struct UploadWriter::Impl {
     scratch.push_back('}');
     scratch2.push_back('}');
     if (count == 0) return;
-    const pqxx::result inserted_programs = tx->exec_params(kInsertPrograms, scratch, scratch2, platform_id);
+    for (std::size_t p = 0; p < used.size(); ++p) standing[p] = used[p] ? Standing::kNew : Standing::kUnused;
+    const pqxx::result stored = tx->exec_params(kInsertPrograms, scratch, scratch2, platform_id);
     std::string id;
-    for (const pqxx::row& r : inserted_programs) {
+    for (const pqxx::row& r : stored) {
       id.assign(r[0].c_str(), r[0].size());
-      if (const auto it = s.program_index.find(id); it != s.program_index.end()) fresh[it->second] = 1;
+      const auto it = s.program_index.find(id);
+      if (it == s.program_index.end()) continue;
+      const bool first_here = !r[1].is_null() && r[1].as<std::int64_t>() == platform_id;
+      standing[it->second] = first_here ? Standing::kFirstHere : Standing::kFirstElsewhere;
     }
-    ask_programs_first = inserted_programs.size() < count;
+    ask_programs_first = !stored.empty();
   }
 
   // Clears keep[i] for the rows whose dedup key is stored; returns how many.
@@ -958,44 +982,75 @@ struct UploadWriter::Impl {
   }
 
   // The programs of the inserted rows (keep[i]) become the platform's;
-  // counts those that were not yet, and their tasks that were not yet. The
-  // slice's new programs (fresh) are the platform's already (their first
-  // platform) and count at once: an upload of new programs writes no
-  // membership row. The others are asked about (kAddMembers).
-  void add_members(const Slice& s, const std::vector<std::uint8_t>& keep, const std::vector<std::uint8_t>& fresh) {
+  // counts those that were not yet, and their tasks that were not yet. New
+  // programs are the platform's already (their first platform) and count at
+  // once, so an upload of new programs writes no membership row; programs
+  // another platform stored first go to add_others().
+  void add_members(const Slice& s, const std::vector<std::uint8_t>& keep, const std::vector<Standing>& standing) {
     std::vector<std::uint8_t> seen(s.program_ids.size(), 0);
-    std::set<std::int64_t> fresh_tasks;
-    scratch.assign("{");
-    scratch2.assign("{");
+    std::vector<std::uint32_t> others;
+    std::set<std::int64_t> tasks;  // of the programs new to the platform
     for (std::size_t i = 0; i < s.rows(); ++i) {
       const std::uint32_t p = s.program[i];
       if (!keep[i] || seen[p]) continue;
       seen[p] = 1;
-      const std::int64_t task = task_ids.at(*s.workload_keys[s.program_task[p]]);
-      if (fresh[p]) {
+      if (standing[p] == Standing::kNew) {
         ++new_programs;
-        fresh_tasks.insert(task);
-        continue;
+        tasks.insert(task_of(s, p));
+      } else if (standing[p] == Standing::kFirstElsewhere) {
+        others.push_back(p);
       }
+    }
+    if (!others.empty()) add_others(s, others, tasks);
+    if (tasks.empty()) return;
+    scratch2.assign("{");
+    for (std::int64_t t : tasks) {
+      if (scratch2.size() > 1) scratch2.push_back(',');
+      append_int(scratch2, t);
+    }
+    scratch2.push_back('}');
+    new_tasks += static_cast<std::int64_t>(tx->exec_params(kAddTasks, platform_id, scratch2).affected_rows());
+  }
+
+  // Programs that another platform stored first become this one's through a
+  // platform_programs row: by COPY while none has one yet (as when known
+  // programs go to a new platform), else with ON CONFLICT until a slice
+  // finds none. Counts the new ones and adds their tasks to `tasks`.
+  void add_others(const Slice& s, const std::vector<std::uint32_t>& others, std::set<std::int64_t>& tasks) {
+    if (!ask_members_first) {
+      scratch.clear();
+      for (std::uint32_t p : others) {
+        put_be16(scratch, 3);
+        field_int8(scratch, platform_id);
+        field_bytes(scratch, *s.program_ids[p]);
+        field_int8(scratch, task_of(s, p));
+      }
+      if (copy_in_savepoint(kCopyMembers, scratch)) {
+        new_programs += static_cast<std::int64_t>(others.size());
+        for (std::uint32_t p : others) tasks.insert(task_of(s, p));
+        return;
+      }
+    }
+    scratch.assign("{");
+    scratch2.assign("{");
+    for (std::uint32_t p : others) {
       if (scratch.size() > 1) {
         scratch.push_back(',');
         scratch2.push_back(',');
       }
       append_array_element(scratch, *s.program_ids[p]);
-      append_int(scratch2, task);
+      append_int(scratch2, task_of(s, p));
     }
-    if (scratch.size() == 1 && fresh_tasks.empty()) return;
     scratch.push_back('}');
     scratch2.push_back('}');
-    std::string tasks = "{";
-    for (std::int64_t t : fresh_tasks) {
-      if (tasks.size() > 1) tasks.push_back(',');
-      append_int(tasks, t);
-    }
-    tasks.push_back('}');
-    const pqxx::row added = tx->exec_params1(kAddMembers, platform_id, scratch, scratch2, tasks);
-    new_programs += added[0].as<std::int64_t>();
-    new_tasks += added[1].as<std::int64_t>();
+    const pqxx::result added = tx->exec_params(kAddMembers, platform_id, scratch, scratch2);
+    new_programs += static_cast<std::int64_t>(added.size());
+    for (const pqxx::row& r : added) tasks.insert(r[0].as<std::int64_t>());
+    ask_members_first = added.size() < others.size();
+  }
+
+  std::int64_t task_of(const Slice& s, std::uint32_t program) const {
+    return task_ids.at(*s.workload_keys[s.program_task[program]]);
   }
 
   // Makes task_ids hold the id of the task of every needed program,
@@ -1051,6 +1106,7 @@ struct UploadWriter::Impl {
   std::string scratch, scratch2;
   bool ask_rows_first = false;              // write_direct(): look for stored rows before COPY
   bool ask_programs_first = false;          // write_direct(): insert programs with ON CONFLICT
+  bool ask_members_first = false;           // add_others(): insert members with ON CONFLICT
 
   // Hand-over between the caller and the writer's thread.
   std::mutex mu;
