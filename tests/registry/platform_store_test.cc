@@ -328,6 +328,11 @@ TEST_F(PlatformCountsTest, CandidatesThatGetMeasuredAreOneProgram) {
   upload(gpu_, UploadKind::kMeasurements, {row(1, 1, 1, {0.5})}, "", "m1");
   EXPECT_EQ(kept("gpu"), counts_text(1, 1, 1, 0, 0));
   EXPECT_EQ(kept("cpu"), counts_text(5, 4, 3, 0, 5));
+  // Programs cpu stored first, offered to gpu and then measured there.
+  upload(gpu_, UploadKind::kCandidates, {candidate(1, 2), candidate(2, 3)}, "", "c1");
+  EXPECT_EQ(kept("gpu"), counts_text(3, 2, 1, 0, 2));
+  upload(gpu_, UploadKind::kMeasurements, {row(1, 2, 1, {0.5}), row(2, 3, 1, {0.5}), row(1, 1, 2, {0.5})}, "", "m2");
+  EXPECT_EQ(kept("gpu"), counts_text(3, 2, 4, 0, 2));
 }
 
 TEST_F(PlatformCountsTest, FailedMeasurementsAreCountedApart) {
