@@ -25,10 +25,12 @@
 --   * programs.first_platform_id is the platform: set when an upload to it
 --     stores the program (the program is new, so it is new to the platform
 --     too). An upload of new programs, the common case, thus writes no
---     membership row at all: a row per program was ~15% of its server time.
---     NULL for programs stored before this migration, or (after a recount)
---     when that platform holds no row of the program any more;
---   * or it has a row in platform_programs (never both).
+--     membership row at all (a row per program cost 17% more PostgreSQL CPU
+--     in bench/upload_e2e.sh). NULL for programs stored before this
+--     migration, or (after a recount) when that platform holds no row of the
+--     program any more;
+--   * or it has a row in platform_programs: a program that another platform
+--     stored first (never both).
 -- No foreign keys, like the bulk tables (0004): the only writers are the
 -- upload store and tcl_recount_platforms().
 ALTER TABLE programs ADD COLUMN first_platform_id bigint;

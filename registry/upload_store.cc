@@ -232,9 +232,8 @@ ON CONFLICT (platform_id) DO UPDATE SET
 
 // Programs of a direct slice: $1 their ids, $2 their task ids, $3 the
 // platform. Inserts those not stored yet (with $3 as their first platform)
-// and returns the others with their first platform: one index probe per
-// program (`OFFSET 0`: see kStoredMeasurements), the one the old ON CONFLICT
-// made, and add_members() needs no other.
+// and returns the others with their first platform, which add_members()
+// needs: one index probe per program (`OFFSET 0`: see kStoredMeasurements).
 constexpr const char* kInsertPrograms = R"sql(
 WITH u AS (SELECT * FROM unnest($1::text[], $2::bigint[]) AS u(id, task)),
 stored AS MATERIALIZED (
