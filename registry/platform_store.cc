@@ -1,5 +1,6 @@
 #include "registry/platform_store.h"
 
+#include <pqxx/nontransaction>
 #include <pqxx/transaction>
 
 #include <charconv>
@@ -63,9 +64,10 @@ Result<Platform> row_to_platform(const pqxx::row& row) {
   return p;
 }
 
-// Counts for one platform. `programs` and `tasks` cover both measured and
-// candidate programs; `measurements`/`failed` split on measurements.failed.
-constexpr const char* kCountsQuery = R"sql(
+// Counts for one platform from its rows (recount()). `programs` and `tasks`
+// cover both measured and candidate programs; `measurements`/`failed` split
+// on measurements.failed.
+constexpr const char* kRecountQuery = R"sql(
 WITH platform_programs AS (
   SELECT program_id FROM measurements WHERE platform_id = $1
   UNION
@@ -78,6 +80,21 @@ SELECT
   (SELECT count(*) FROM measurements WHERE platform_id = $1 AND failed),
   (SELECT count(*) FROM candidates WHERE platform_id = $1)
 )sql";
+
+// The kept counts (migrations/0007); no row means nothing stored.
+constexpr const char* kKeptCounts =
+    "coalesce(c.programs, 0), coalesce(c.tasks, 0), coalesce(c.measurements, 0), coalesce(c.failed, 0), "
+    "coalesce(c.candidates, 0)";
+
+PlatformCounts row_to_counts(const pqxx::row& row, pqxx::row::size_type first) {
+  PlatformCounts c;
+  c.programs = row[first].as<std::int64_t>();
+  c.tasks = row[first + 1].as<std::int64_t>();
+  c.measurements = row[first + 2].as<std::int64_t>();
+  c.failed = row[first + 3].as<std::int64_t>();
+  c.candidates = row[first + 4].as<std::int64_t>();
+  return c;
+}
 
 }  // namespace
 
@@ -115,20 +132,26 @@ Result<Platform> PlatformStore::get(const std::string& name) { return read(name,
 
 Result<Platform> PlatformStore::read(const std::string& name, bool with_counts) {
   const std::string what = "reading platform '" + name + "'";
-  return internal::with_transaction(pool_, what, [&](pqxx::work& tx) -> Result<Platform> {
-    const pqxx::result r =
-        tx.exec_params(std::string("SELECT ") + kPlatformColumns + " FROM platforms WHERE name = $1", name);
+  // One statement, so no BEGIN/COMMIT round trips (the route is bound by them).
+  const std::string sql = with_counts ? std::string("SELECT ") + kPlatformColumns + ", " + kKeptCounts +
+                                            " FROM platforms LEFT JOIN platform_counts c ON c.platform_id = platforms.id"
+                                            " WHERE name = $1"
+                                      : std::string("SELECT ") + kPlatformColumns + " FROM platforms WHERE name = $1";
+  return internal::with_connection(pool_, what, [&](pqxx::connection& conn) -> Result<Platform> {
+    pqxx::nontransaction tx(conn);
+    const pqxx::result r = tx.exec_params(sql, name);
     if (r.empty()) return Status::not_found("platform '" + name + "' does not exist");
     auto p = row_to_platform(r[0]);
     if (!p) return p.status();
-    if (!with_counts) return p;
-    const pqxx::row c = tx.exec_params1(kCountsQuery, p->id);
-    p->counts.programs = c[0].as<std::int64_t>();
-    p->counts.tasks = c[1].as<std::int64_t>();
-    p->counts.measurements = c[2].as<std::int64_t>();
-    p->counts.failed = c[3].as<std::int64_t>();
-    p->counts.candidates = c[4].as<std::int64_t>();
+    if (with_counts) p->counts = row_to_counts(r[0], 6);
     return p;
+  });
+}
+
+Result<PlatformCounts> PlatformStore::recount(std::int64_t platform_id) {
+  const std::string what = "recounting platform " + std::to_string(platform_id);
+  return internal::with_transaction(pool_, what, [&](pqxx::work& tx) -> Result<PlatformCounts> {
+    return row_to_counts(tx.exec_params1(kRecountQuery, platform_id), 0);
   });
 }
 

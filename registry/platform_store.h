@@ -52,10 +52,16 @@ class PlatformStore {
   // kAlreadyExists when the name is taken.
   Result<Platform> create(const NewPlatform& p);
   Result<std::vector<Platform>> list();
+  // With its counts, as kept by UploadStore (table platform_counts,
+  // migrations/0007): one indexed read, whatever the platform holds.
   // kNotFound when unknown.
   Result<Platform> get(const std::string& name);
   // Like get() without the counts (one indexed lookup; for hot paths).
   Result<Platform> find(const std::string& name);
+  // The counts computed from the stored rows: O(rows) (seconds for a large
+  // platform). For tests, to check that get()'s kept counts equal them.
+  // An unknown id has zero counts.
+  Result<PlatformCounts> recount(std::int64_t platform_id);
 
  private:
   Result<Platform> read(const std::string& name, bool with_counts);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <span>
 #include <stdexcept>
 #include <system_error>
@@ -43,9 +44,15 @@ namespace {
 //      savepoint: it is rolled back and the slice asks which of its keys
 //      are stored (one index probe each) before writing the others; later
 //      slices keep asking first until one finds nothing stored.
+//   3. the platform's counts (migrations/0007): a new program is stored
+//      with the platform as its first (programs.first_platform_id) and
+//      counts as new to it; one that another platform stored first gets a
+//      platform_programs row (COPY, or ON CONFLICT as above); the tasks of
+//      both go into platform_tasks (ON CONFLICT), which tells how many
+//      tasks are new to the platform.
 // Without the lock the slice is COPied into a temporary staging table, and
 // moved with INSERT ... SELECT ... ON CONFLICT (the pre-0004 way) once the
-// lock is ours.
+// lock is ours. commit() adds the upload's totals to platform_counts.
 //
 // Measured (PostgreSQL backend CPU, 50k real x86 records of new programs,
 // into small tables): COPY straight into measurements 0.46 s, against 0.23 s
@@ -83,7 +90,7 @@ constexpr const char* kCopyMeasurements =
     "FROM STDIN (FORMAT binary)";
 constexpr const char* kCopyCandidates =
     "COPY candidates (platform_id, program_id, upload_id, record) FROM STDIN (FORMAT binary)";
-constexpr const char* kCopyPrograms = "COPY programs (id, task_id) FROM STDIN (FORMAT binary)";
+constexpr const char* kCopyPrograms = "COPY programs (id, task_id, first_platform_id) FROM STDIN (FORMAT binary)";
 
 // The staging table: the columns of add()'s tuples plus the workload key.
 // It lives in the writer's transaction only (ON COMMIT DROP), so each
@@ -124,25 +131,48 @@ ORDER BY d.workload_key
 ON CONFLICT (workload_key) DO NOTHING
 )sql";
 
+// New programs are the platform's from the start (first_platform_id, $1):
+// returns how many, and how many of their tasks are new to it.
 constexpr const char* kMovePrograms = R"sql(
-INSERT INTO programs (id, task_id)
-SELECT n.program_id, t.id
-FROM (SELECT DISTINCT ON (s.program_id) s.program_id, s.workload_key
-      FROM tcl_upload_staging s
-      WHERE NOT EXISTS (SELECT 1 FROM programs p WHERE p.id = s.program_id OFFSET 0)
-      ORDER BY s.program_id) n
-JOIN tasks t ON t.workload_key = n.workload_key
-ON CONFLICT (id) DO NOTHING
+WITH ins AS (
+  INSERT INTO programs (id, task_id, first_platform_id)
+  SELECT n.program_id, t.id, $1
+  FROM (SELECT DISTINCT ON (s.program_id) s.program_id, s.workload_key
+        FROM tcl_upload_staging s
+        WHERE NOT EXISTS (SELECT 1 FROM programs p WHERE p.id = s.program_id OFFSET 0)
+        ORDER BY s.program_id) n
+  JOIN tasks t ON t.workload_key = n.workload_key
+  ON CONFLICT (id) DO NOTHING
+  RETURNING task_id),
+new_tasks AS (
+  INSERT INTO platform_tasks (platform_id, task_id) SELECT DISTINCT $1::bigint, task_id FROM ins
+  ON CONFLICT DO NOTHING
+  RETURNING 1)
+SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM new_tasks)
 )sql";
 
+// Each returns: rows inserted, of those failed, and how many programs that
+// another platform stored first, and their tasks, are new to the platform
+// $1 (add_others' counts, here for the moved rows).
 constexpr const char* kMoveMeasurements = R"sql(
 WITH ins AS (
   INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, dedup_key, record)
   SELECT platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, dedup_key, record
   FROM tcl_upload_staging
   ON CONFLICT (dedup_key) DO NOTHING
-  RETURNING failed)
-SELECT count(*), count(*) FILTER (WHERE failed) FROM ins
+  RETURNING program_id, failed),
+new_programs AS (
+  INSERT INTO platform_programs (platform_id, program_id, task_id)
+  SELECT $1, i.program_id, p.task_id FROM (SELECT DISTINCT program_id FROM ins) i JOIN programs p ON p.id = i.program_id
+  WHERE p.first_platform_id IS DISTINCT FROM $1
+  ON CONFLICT DO NOTHING
+  RETURNING task_id),
+new_tasks AS (
+  INSERT INTO platform_tasks (platform_id, task_id) SELECT DISTINCT $1::bigint, task_id FROM new_programs
+  ON CONFLICT DO NOTHING
+  RETURNING 1)
+SELECT (SELECT count(*) FROM ins), (SELECT count(*) FILTER (WHERE failed) FROM ins),
+       (SELECT count(*) FROM new_programs), (SELECT count(*) FROM new_tasks)
 )sql";
 
 constexpr const char* kMoveCandidates = R"sql(
@@ -151,15 +181,69 @@ WITH ins AS (
   SELECT platform_id, program_id, upload_id, record
   FROM tcl_upload_staging
   ON CONFLICT (platform_id, program_id) DO NOTHING
+  RETURNING program_id),
+new_programs AS (
+  INSERT INTO platform_programs (platform_id, program_id, task_id)
+  SELECT $1, i.program_id, p.task_id FROM ins i JOIN programs p ON p.id = i.program_id
+  WHERE p.first_platform_id IS DISTINCT FROM $1
+  ON CONFLICT DO NOTHING
+  RETURNING task_id),
+new_tasks AS (
+  INSERT INTO platform_tasks (platform_id, task_id) SELECT DISTINCT $1::bigint, task_id FROM new_programs
+  ON CONFLICT DO NOTHING
   RETURNING 1)
-SELECT count(*), 0 FROM ins
+SELECT (SELECT count(*) FROM ins), 0, (SELECT count(*) FROM new_programs), (SELECT count(*) FROM new_tasks)
 )sql";
 
-// Programs of a direct slice: $1 their ids, $2 their task ids.
+// The platform's programs and tasks (migrations/0007). A program is the
+// platform's when its first_platform_id is the platform (set when an upload
+// to it stores the program) or it has a platform_programs row there. For
+// programs that another platform stored first: COPY of (platform, program,
+// task) while none is the platform's yet (add_others), else kAddMembers ($1
+// the platform, $2 the programs, $3 their tasks), which returns the task of
+// each program that was new to the platform. kAddTasks: $2 the tasks of the
+// programs new to the platform; returns one row per task new to it.
+constexpr const char* kCopyMembers =
+    "COPY platform_programs (platform_id, program_id, task_id) FROM STDIN (FORMAT binary)";
+
+constexpr const char* kAddMembers = R"sql(
+INSERT INTO platform_programs (platform_id, program_id, task_id)
+SELECT $1, * FROM unnest($2::text[], $3::bigint[])
+ON CONFLICT DO NOTHING
+RETURNING task_id
+)sql";
+
+constexpr const char* kAddTasks = R"sql(
+INSERT INTO platform_tasks (platform_id, task_id)
+SELECT $1, unnest($2::bigint[])
+ON CONFLICT DO NOTHING
+)sql";
+
+// Adds an upload's new rows to its platform's counts: $1 the platform, then
+// new programs, tasks, successful and failed measurements, candidates.
+constexpr const char* kAddCounts = R"sql(
+INSERT INTO platform_counts AS c (platform_id, programs, tasks, measurements, failed, candidates)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (platform_id) DO UPDATE SET
+  programs = c.programs + excluded.programs, tasks = c.tasks + excluded.tasks,
+  measurements = c.measurements + excluded.measurements, failed = c.failed + excluded.failed,
+  candidates = c.candidates + excluded.candidates
+)sql";
+
+// Programs of a direct slice: $1 their ids, $2 their task ids, $3 the
+// platform. Inserts those not stored yet (with $3 as their first platform)
+// and returns the others with their first platform, which add_members()
+// needs: one index probe per program (`OFFSET 0`: see kStoredMeasurements).
 constexpr const char* kInsertPrograms = R"sql(
-INSERT INTO programs (id, task_id)
-SELECT * FROM unnest($1::text[], $2::bigint[])
-ON CONFLICT (id) DO NOTHING
+WITH u AS (SELECT * FROM unnest($1::text[], $2::bigint[]) AS u(id, task)),
+stored AS MATERIALIZED (
+  SELECT u.id, x.first_platform_id
+  FROM u, LATERAL (SELECT p.first_platform_id FROM programs p WHERE p.id = u.id OFFSET 0) x),
+ins AS (
+  INSERT INTO programs (id, task_id, first_platform_id)
+  SELECT u.id, u.task, $3 FROM u WHERE NOT EXISTS (SELECT FROM stored WHERE stored.id = u.id)
+  ON CONFLICT (id) DO NOTHING)
+SELECT id, first_platform_id FROM stored
 )sql";
 
 // The stored rows among those of a slice: $1 their dedup keys
@@ -350,6 +434,15 @@ bool measurement_failed(const UploadRow& row) {
   }
   return false;
 }
+
+// How a program of a slice stands with the writer's platform, once
+// write_programs() has stored the slice's programs (add_members).
+enum class Standing : std::uint8_t {
+  kUnused,          // no row of the slice refers to it
+  kNew,             // stored by this slice: this platform is its first
+  kFirstHere,       // stored before, by an upload to this platform: the platform's already
+  kFirstElsewhere,  // stored before by another platform's upload (or before migrations/0007)
+};
 
 // Rows of one slice, as tuples of COPY's binary format, with what
 // deduplication and the programs need.
@@ -687,10 +780,14 @@ struct UploadWriter::Impl {
   void move_staged() {
     if (rows_in_staging == 0) return;
     tx->exec0(kMoveTasks);
-    tx->exec0(kMovePrograms);
-    const pqxx::row moved = tx->exec1(measurements() ? kMoveMeasurements : kMoveCandidates);
+    const pqxx::row programs = tx->exec_params1(kMovePrograms, platform_id);
+    new_programs += programs[0].as<std::int64_t>();
+    new_tasks += programs[1].as<std::int64_t>();
+    const pqxx::row moved = tx->exec_params1(measurements() ? kMoveMeasurements : kMoveCandidates, platform_id);
     inserted += moved[0].as<std::int64_t>();
     failed += moved[1].as<std::int64_t>();
+    new_programs += moved[2].as<std::int64_t>();
+    new_tasks += moved[3].as<std::int64_t>();
     tx->exec0("TRUNCATE tcl_upload_staging");
     rows_in_staging = 0;
   }
@@ -731,19 +828,16 @@ struct UploadWriter::Impl {
       if (keep[i]) used[s.program[i]] = 1;
     }
     resolve_tasks(s, used);
-    write_programs(s, used);
+    std::vector<Standing> standing(np, Standing::kUnused);
+    write_programs(s, used, standing);
 
     const char* copy_rows = measurements() ? kCopyMeasurements : kCopyCandidates;
-    if (!ask_rows_first) {
-      if (copy_in_savepoint(copy_rows, kept_tuples(s, keep))) {
-        count_inserted(s, keep);
-        return;
-      }
-      ask_rows_first = true;
+    if (ask_rows_first || !copy_in_savepoint(copy_rows, kept_tuples(s, keep))) {
+      ask_rows_first = drop_stored(s, keep) > 0;
+      copy_binary(*tx, copy_rows, kept_tuples(s, keep));
     }
-    ask_rows_first = drop_stored(s, keep) > 0;
-    copy_binary(*tx, copy_rows, kept_tuples(s, keep));
     count_inserted(s, keep);
+    add_members(s, keep, standing);
   }
 
   // COPY `command` of `tuples` in a savepoint; false (rolled back) when a
@@ -762,19 +856,24 @@ struct UploadWriter::Impl {
     return true;
   }
 
-  // The used programs of the slice that are not stored yet.
-  void write_programs(const Slice& s, const std::vector<std::uint8_t>& used) {
+  // The used programs of the slice that are not stored yet, with this
+  // platform as their first; sets the standing of every used program.
+  void write_programs(const Slice& s, const std::vector<std::uint8_t>& used, std::vector<Standing>& standing) {
     std::size_t count = 0;
     if (!ask_programs_first) {
       scratch.clear();
       for (std::size_t p = 0; p < used.size(); ++p) {
         if (!used[p]) continue;
-        put_be16(scratch, 2);
+        put_be16(scratch, 3);
         field_bytes(scratch, *s.program_ids[p]);
         field_int8(scratch, task_ids.at(*s.workload_keys[s.program_task[p]]));
+        field_int8(scratch, platform_id);
       }
       if (scratch.empty()) return;
-      if (copy_in_savepoint(kCopyPrograms, scratch)) return;
+      if (copy_in_savepoint(kCopyPrograms, scratch)) {
+        for (std::size_t p = 0; p < used.size(); ++p) standing[p] = used[p] ? Standing::kNew : Standing::kUnused;
+        return;
+      }
       ask_programs_first = true;
     }
     scratch.assign("{");
@@ -791,8 +890,17 @@ struct UploadWriter::Impl {
     scratch.push_back('}');
     scratch2.push_back('}');
     if (count == 0) return;
-    const std::size_t inserted_programs = tx->exec_params(kInsertPrograms, scratch, scratch2).affected_rows();
-    ask_programs_first = inserted_programs < count;
+    for (std::size_t p = 0; p < used.size(); ++p) standing[p] = used[p] ? Standing::kNew : Standing::kUnused;
+    const pqxx::result stored = tx->exec_params(kInsertPrograms, scratch, scratch2, platform_id);
+    std::string id;
+    for (const pqxx::row& r : stored) {
+      id.assign(r[0].c_str(), r[0].size());
+      const auto it = s.program_index.find(id);
+      if (it == s.program_index.end()) continue;
+      const bool first_here = !r[1].is_null() && r[1].as<std::int64_t>() == platform_id;
+      standing[it->second] = first_here ? Standing::kFirstHere : Standing::kFirstElsewhere;
+    }
+    ask_programs_first = !stored.empty();
   }
 
   // Clears keep[i] for the rows whose dedup key is stored; returns how many.
@@ -863,6 +971,87 @@ struct UploadWriter::Impl {
     }
   }
 
+  // Adds what this upload inserted to its platform's counts (at commit,
+  // holding the lock, so concurrent uploads add one after the other).
+  void add_to_counts() {
+    if (inserted == 0) return;  // then no program or task is new either
+    const std::int64_t ok = measurements() ? inserted - failed : 0;
+    const std::int64_t candidates = measurements() ? 0 : inserted;
+    tx->exec_params0(kAddCounts, platform_id, new_programs, new_tasks, ok, failed, candidates);
+  }
+
+  // The programs of the inserted rows (keep[i]) become the platform's;
+  // counts those that were not yet, and their tasks that were not yet. New
+  // programs are the platform's already (their first platform) and count at
+  // once, so an upload of new programs writes no membership row; programs
+  // another platform stored first go to add_others().
+  void add_members(const Slice& s, const std::vector<std::uint8_t>& keep, const std::vector<Standing>& standing) {
+    std::vector<std::uint8_t> seen(s.program_ids.size(), 0);
+    std::vector<std::uint32_t> others;
+    std::set<std::int64_t> tasks;  // of the programs new to the platform
+    for (std::size_t i = 0; i < s.rows(); ++i) {
+      const std::uint32_t p = s.program[i];
+      if (!keep[i] || seen[p]) continue;
+      seen[p] = 1;
+      if (standing[p] == Standing::kNew) {
+        ++new_programs;
+        tasks.insert(task_of(s, p));
+      } else if (standing[p] == Standing::kFirstElsewhere) {
+        others.push_back(p);
+      }
+    }
+    if (!others.empty()) add_others(s, others, tasks);
+    if (tasks.empty()) return;
+    scratch2.assign("{");
+    for (std::int64_t t : tasks) {
+      if (scratch2.size() > 1) scratch2.push_back(',');
+      append_int(scratch2, t);
+    }
+    scratch2.push_back('}');
+    new_tasks += static_cast<std::int64_t>(tx->exec_params(kAddTasks, platform_id, scratch2).affected_rows());
+  }
+
+  // Programs that another platform stored first become this one's through a
+  // platform_programs row: by COPY while none has one yet (as when known
+  // programs go to a new platform), else with ON CONFLICT until a slice
+  // finds none. Counts the new ones and adds their tasks to `tasks`.
+  void add_others(const Slice& s, const std::vector<std::uint32_t>& others, std::set<std::int64_t>& tasks) {
+    if (!ask_members_first) {
+      scratch.clear();
+      for (std::uint32_t p : others) {
+        put_be16(scratch, 3);
+        field_int8(scratch, platform_id);
+        field_bytes(scratch, *s.program_ids[p]);
+        field_int8(scratch, task_of(s, p));
+      }
+      if (copy_in_savepoint(kCopyMembers, scratch)) {
+        new_programs += static_cast<std::int64_t>(others.size());
+        for (std::uint32_t p : others) tasks.insert(task_of(s, p));
+        return;
+      }
+    }
+    scratch.assign("{");
+    scratch2.assign("{");
+    for (std::uint32_t p : others) {
+      if (scratch.size() > 1) {
+        scratch.push_back(',');
+        scratch2.push_back(',');
+      }
+      append_array_element(scratch, *s.program_ids[p]);
+      append_int(scratch2, task_of(s, p));
+    }
+    scratch.push_back('}');
+    scratch2.push_back('}');
+    const pqxx::result added = tx->exec_params(kAddMembers, platform_id, scratch, scratch2);
+    new_programs += static_cast<std::int64_t>(added.size());
+    for (const pqxx::row& r : added) tasks.insert(r[0].as<std::int64_t>());
+    ask_members_first = added.size() < others.size();
+  }
+
+  std::int64_t task_of(const Slice& s, std::uint32_t program) const {
+    return task_ids.at(*s.workload_keys[s.program_task[program]]);
+  }
+
   // Makes task_ids hold the id of the task of every needed program,
   // inserting the tasks that do not exist yet.
   void resolve_tasks(const Slice& s, const std::vector<std::uint8_t>& needed) {
@@ -910,10 +1099,13 @@ struct UploadWriter::Impl {
   std::int64_t rows_in_staging = 0;
   std::int64_t inserted = 0;
   std::int64_t failed = 0;
+  std::int64_t new_programs = 0;  // programs and tasks new to the platform
+  std::int64_t new_tasks = 0;
   std::unordered_map<std::string, std::int64_t> task_ids;  // workload key -> task id, in our transaction
   std::string scratch, scratch2;
   bool ask_rows_first = false;              // write_direct(): look for stored rows before COPY
   bool ask_programs_first = false;          // write_direct(): insert programs with ON CONFLICT
+  bool ask_members_first = false;           // add_others(): insert members with ON CONFLICT
 
   // Hand-over between the caller and the writer's thread.
   std::mutex mu;
@@ -974,6 +1166,7 @@ Result<CommittedUpload> UploadWriter::commit(
     m.move_staged();
     m.write_direct(*m.filling);
     m.filling->clear();
+    m.add_to_counts();
 
     UploadCounts counts;
     counts.staged = m.staged;
@@ -1021,7 +1214,9 @@ Result<std::unique_ptr<UploadWriter>> UploadStore::begin(std::int64_t platform_i
       impl->tx = std::make_unique<pqxx::work>(impl->lease.conn());
       // The move statements' per-row probes make the planner's cost
       // estimates huge, which would JIT-compile them (~150 ms each) for no gain.
-      impl->tx->exec0("SET LOCAL jit = off");
+      // tcl.platform_counts: this transaction keeps platform_counts itself
+      // (add_to_counts), so migrations/0007's trigger does not recount.
+      impl->tx->exec0("SET LOCAL jit = off; SET LOCAL tcl.platform_counts = 'maintained'");
       // The id is reserved now so that rows can carry it before the uploads
       // row exists (commit() inserts it); an upload rolled back leaves a gap.
       impl->upload_id =

@@ -39,6 +39,13 @@
 // writer inserts each row's task and program, and the upload row, in the
 // transaction of the rows, so no row is ever committed without them.
 //
+// Platform counts: the writer keeps table platform_counts (and the
+// membership tables under it, migrations/0007) in the upload's transaction:
+// each slice's new rows make their programs and tasks the platform's, and
+// commit() adds the upload's new rows, holding the upload lock. So a
+// rolled-back, killed or replayed upload adds nothing, and concurrent
+// uploads add one after the other (PlatformStore::get reads them).
+//
 // Dedup keys: a measurement is a duplicate of a stored one with the same
 // (platform, program, timestamp, costs), compared through a 16-byte hash
 // (the same bytes as SQL tcl_measurement_dedup_key); a candidate, of one with

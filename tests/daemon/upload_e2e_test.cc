@@ -15,6 +15,8 @@
 #include <thread>
 
 #include "core/byte_stream.h"
+#include "registry/pg_pool.h"
+#include "registry/platform_store.h"
 #include "tests/lib/http_client.h"
 #include "tests/lib/pg_cluster.h"
 #include "tests/lib/shared_data.h"
@@ -393,6 +395,41 @@ TEST_F(UploadTest, BadIdempotencyKeyIs400NamingTheHeader) {
   }
   EXPECT_EQ(counts(), before);
   EXPECT_EQ(post("/v1/platforms/x16/measurements", body, {{"Idempotency-Key", "batch-7"}}).status, 201);
+}
+
+// The counts x16 would have if recounted from its rows (PlatformStore::recount),
+// in the API's JSON form.
+json::object recounted(const std::string& url) {
+  registry::PgPool pool(registry::PgPoolOptions{url, 1});
+  registry::PlatformStore platforms(pool);
+  auto platform = platforms.find("x16");
+  if (!platform) throw std::runtime_error(platform.status().to_string());
+  auto c = platforms.recount(platform->id);
+  if (!c) throw std::runtime_error(c.status().to_string());
+  return json::object{{"programs", c->programs},         {"tasks", c->tasks}, {"measurements", c->measurements},
+                      {"failed", c->failed},             {"candidates", c->candidates}};
+}
+
+TEST_F(UploadTest, KilledDaemonMidUploadLeavesTheCountsAsTheyWere) {
+  // A committed upload, then a SIGKILL in the middle of one that overlaps it
+  // and adds new programs: the kept counts are the first upload's, exactly.
+  const std::vector<std::string> lines = shared_data_lines("x86-16c", 30000);
+  ASSERT_EQ(post("/v1/platforms/x16/measurements", join({lines.begin(), lines.begin() + 5000})).status, 201);
+  const json::object before = counts();
+  EXPECT_GT(before.at("programs").as_int64(), 0);
+  EXPECT_EQ(before, recounted(url_));
+  boost::asio::io_context ioc;
+  auto s = send_half(ioc, tcld_->port(), token_, join(lines));
+  std::this_thread::sleep_for(500ms);  // rows are streaming into the open transaction
+  tcld_->kill();
+  s->close();
+  start({});
+  EXPECT_EQ(counts(), before);
+  EXPECT_EQ(counts(), recounted(url_));
+  // The whole body now: counted like a recount.
+  ASSERT_EQ(post("/v1/platforms/x16/measurements", join(lines)).status, 201);
+  EXPECT_GT(counts().at("programs").as_int64(), before.at("programs").as_int64());
+  EXPECT_EQ(counts(), recounted(url_));
 }
 
 TEST_F(UploadTest, OversizedUploadIs413) {

@@ -272,5 +272,42 @@ TEST(Migrations, BulkUploadSchemaKeepsStoredRows) {
   }
 }
 
+// 0007_platform_counts on a database with rows: every platform's counts
+// are filled in, as PlatformStore::recount() would count them.
+TEST(Migrations, PlatformCountsAreBackfilled) {
+  const std::string url = PgCluster::shared().create_database();
+  auto pool = make_pool(url);
+  std::vector<Migration> before;
+  for (const Migration& m : embedded_migrations()) {
+    if (m.number < 7) before.push_back(m);
+  }
+  ASSERT_TRUE(apply_migrations(*pool, before).is_ok());
+  // cpu: a measured twice (once failed), b measured, c and a candidates;
+  // gpu: c measured; idle: nothing.
+  exec_sql(url, R"sql(
+    INSERT INTO platforms (name, target, hardware_params) VALUES
+      ('cpu', 'llvm', '{4,64,64,0,0,0,0,0}'), ('gpu', 'cuda', '{4,64,64,0,0,0,0,0}'), ('idle', 'llvm', '{4,64,64,0,0,0,0,0}');
+    INSERT INTO tasks (workload_key) VALUES ('["t1"]'), ('["t2"]');
+    INSERT INTO programs (id, task_id) VALUES ('aaaaaaaaaaaaaaaa', 1), ('bbbbbbbbbbbbbbbb', 1), ('cccccccccccccccc', 2);
+    INSERT INTO uploads (platform_id, kind, body_sha256) VALUES (1, 'measurements', repeat('a', 64));
+    INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, record, dedup_key)
+      SELECT *, tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs) FROM (VALUES
+        (1, 'aaaaaaaaaaaaaaaa', 1, '{0.5}'::float8[], 0, 1.0, 1::bigint, 'a1'),
+        (1, 'aaaaaaaaaaaaaaaa', 1, '{0.5}', 4, 1.0, 2, 'a2'),
+        (1, 'bbbbbbbbbbbbbbbb', 1, '{0.5}', 0, 1.0, 1, 'b1'),
+        (2, 'cccccccccccccccc', 1, '{0.5}', 0, 1.0, 1, 'c1')
+      ) AS v (platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, record);
+    INSERT INTO candidates (platform_id, program_id, upload_id, record)
+      VALUES (1, 'cccccccccccccccc', 1, 'c'), (1, 'aaaaaaaaaaaaaaaa', 1, 'a');
+  )sql");
+  auto report = apply_migrations(*pool, embedded_migrations());
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  // name: programs tasks measurements failed candidates
+  EXPECT_EQ(query_text(url, "SELECT string_agg(format('%s: %s %s %s %s %s', p.name, c.programs, c.tasks, "
+                            "c.measurements, c.failed, c.candidates), ', ' ORDER BY p.id) "
+                            "FROM platforms p JOIN platform_counts c ON c.platform_id = p.id"),
+            "cpu: 3 2 2 1 2, gpu: 1 1 1 0 0, idle: 0 0 0 0 0");
+}
+
 }  // namespace
 }  // namespace tcl::registry
