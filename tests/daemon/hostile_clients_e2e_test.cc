@@ -16,6 +16,7 @@
 
 #include "tests/lib/http_client.h"
 #include "tests/lib/pg_cluster.h"
+#include "tests/lib/raw_socket.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -45,27 +46,6 @@ class HostileClientsTest : public ::testing::Test {
 
   std::string url_, writer_;
   std::unique_ptr<TcldProcess> tcld_;
-};
-
-// A raw connection: the test writes every byte and reads until the peer closes.
-struct RawSocket {
-  explicit RawSocket(int port) : socket(ioc) {
-    socket.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
-  }
-  void send(const std::string& bytes) { boost::asio::write(socket, boost::asio::buffer(bytes)); }
-  std::string read_all() {
-    std::string out;
-    boost::system::error_code ec;
-    char buf[4096];
-    for (;;) {
-      const std::size_t n = socket.read_some(boost::asio::buffer(buf), ec);
-      out.append(buf, n);
-      if (ec) break;
-    }
-    return out;
-  }
-  boost::asio::io_context ioc;
-  tcp::socket socket;
 };
 
 std::size_t count_of(const std::string& text, const std::string& what) {

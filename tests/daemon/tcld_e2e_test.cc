@@ -14,6 +14,7 @@
 
 #include "tests/lib/http_client.h"
 #include "tests/lib/pg_cluster.h"
+#include "tests/lib/raw_socket.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -47,28 +48,6 @@ class TcldTest : public ::testing::Test {
 
   std::string url_, admin_, writer_, reader_;
   std::unique_ptr<TcldProcess> tcld_;
-};
-
-// A raw connection for tests that must control every byte.
-struct RawSocket {
-  explicit RawSocket(int port) : socket(ioc) {
-    socket.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
-  }
-  void send(const std::string& bytes) { boost::asio::write(socket, boost::asio::buffer(bytes)); }
-  // Reads until the peer closes; returns what arrived.
-  std::string read_all() {
-    std::string out;
-    boost::system::error_code ec;
-    char buf[4096];
-    for (;;) {
-      std::size_t n = socket.read_some(boost::asio::buffer(buf), ec);
-      out.append(buf, n);
-      if (ec) break;
-    }
-    return out;
-  }
-  boost::asio::io_context ioc;
-  tcp::socket socket;
 };
 
 TEST_F(TcldTest, HealthAndReadiness) {
