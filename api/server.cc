@@ -396,8 +396,8 @@ class Session {
   // Runs the handler on its lane; the answer comes back to the strand.
   void dispatch(std::shared_ptr<BeastRequest> req, std::shared_ptr<ChunkChannel> body,
                 std::shared_ptr<StreamSlot> slot) {
-    auto task = [self = derived().shared_from_this(), req, body, slot, id = request_id_] {
-      self->run_handler(*req, body, id);
+    auto task = [self = derived().shared_from_this(), req, body, slot = std::move(slot), id = request_id_]() mutable {
+      self->run_handler(*req, body, id, std::move(slot));
     };
     switch (lane_) {
       case Lane::kInline: return task();  // the route's handler never blocks
@@ -407,9 +407,11 @@ class Session {
     }
   }
 
-  // On the lane's thread (a slot, when the lane has them, is held by the
-  // caller's task until this returns: the producer included).
-  void run_handler(const BeastRequest& req, const std::shared_ptr<ChunkChannel>& body, const std::string& id) {
+  // On the lane's thread. A stream slot is held until the handler (and the
+  // answer's producer) is done, and freed before the client can see the end
+  // of the answer, so a client that goes on at once finds it free.
+  void run_handler(const BeastRequest& req, const std::shared_ptr<ChunkChannel>& body, const std::string& id,
+                   std::shared_ptr<StreamSlot> slot) {
     auto res = std::make_shared<Response>(server_.self.handle(req, body.get(), id));
     // The handler is done with the body: stop the session from buffering more.
     if (body) body->close(Status::cancelled("the handler finished before reading the whole body"));
@@ -417,6 +419,7 @@ class Session {
     const unsigned version = req.version();
     auto self = derived().shared_from_this();
     if (!res->stream || req.method() == http::verb::head) {
+      slot.reset();
       asio::dispatch(beast::get_lowest_layer(stream()).get_executor(),
                      [self, res, keep_alive, version] { self->write(std::move(*res), keep_alive, version); });
       return;
@@ -424,7 +427,9 @@ class Session {
     auto out = std::make_shared<ChunkChannel>(8);
     asio::dispatch(beast::get_lowest_layer(stream()).get_executor(),
                    [self, res, out, keep_alive, version] { self->write_stream(*res, out, keep_alive, version); });
-    out->close(res->stream(*out));  // produce on this thread; blocks while the client is slow
+    Status produced = res->stream(*out);  // produce on this thread; blocks while the client is slow
+    slot.reset();
+    out->close(std::move(produced));
   }
   auto& stream() { return derived().stream(); }
 
