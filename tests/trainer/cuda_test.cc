@@ -10,12 +10,13 @@
 // visible. scripts/gpu/train_on_gpu.sh runs it on the GPU machine.
 //
 // Tolerances: both devices run float32 with other kernels and summation
-// orders (and the CPU scan's exp is a polynomial, relative error < 1e-7),
-// so the first step's loss agrees to ~1e-6; AdamW's first updates are
-// ±lr whatever a gradient's size, so a gradient near zero can step the
-// other way on the other device, and the gap grows with the steps. The
-// bounds below leave about 10x room over what was measured on an H100
-// (printed by each test).
+// orders (and the CPU scan's exp is a polynomial, relative error < 1e-7).
+// On an H200 the scan's outputs and gradients agreed to 2.4e-7 of their
+// largest value and the epoch losses of 34 steps to 1.4e-8 (each test prints
+// its gaps). The bounds are looser: AdamW's first updates are ±lr whatever a
+// gradient's size, so a gradient near zero can step the other way on the
+// other device, and other cards may run the depthwise conv in TF32
+// (cuDNN's default).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -39,9 +40,9 @@
 namespace tcl::trainer {
 namespace {
 
-constexpr double kScanTolerance = 1e-4;      // relative to the largest |value|
-constexpr double kStepLossTolerance = 1e-3;  // relative, per step (train_ranking)
-constexpr double kEpochLossTolerance = 1e-2; // relative, per epoch (train_platform)
+constexpr double kScanTolerance = 1e-5;       // relative to the largest |value|
+constexpr double kStepLossTolerance = 1e-3;   // relative, per step (train_ranking)
+constexpr double kEpochLossTolerance = 1e-3;  // relative, per epoch (train_platform)
 
 double max_relative_gap(const torch::Tensor& cpu, const torch::Tensor& cuda) {
   const torch::Tensor a = cpu.to(torch::kDouble), b = cuda.to(torch::kCPU, torch::kDouble);
@@ -125,11 +126,10 @@ TEST_F(CudaTest, StepsFromOneSeedGiveTheSameLosses) {
   ASSERT_TRUE(platform.is_ok());
   Result<Dataset> ds = build_dataset(records(), *platform, options);
   ASSERT_TRUE(ds.is_ok()) << ds.status().to_string();
-  ASSERT_EQ(ds->descriptor.size(), 16u);
 
   ModelConfig config;  // the default student (head dropout 0.1: masks drawn on the CPU for both)
   config.token_dim = ds->token_dim;
-  config.descriptor_dim = 16;
+  config.descriptor_dim = static_cast<int64_t>(ds->descriptor.size());
   config.seed = 5;
   TrainOptions train;
   train.steps = 12;
