@@ -73,25 +73,6 @@ class ThreadsScope {
   int previous_ = 0;
 };
 
-// cuDNN's deterministic algorithms for a scope, when `on` (process-wide, as
-// the thread count is): so that two CUDA runs of one request take the same
-// steps (the depthwise conv's backward may otherwise sum in varying order).
-class DeterministicCudnnScope {
- public:
-  explicit DeterministicCudnnScope(bool on) : on_(on), previous_(at::globalContext().deterministicCuDNN()) {
-    if (on_) at::globalContext().setDeterministicCuDNN(true);
-  }
-  ~DeterministicCudnnScope() {
-    if (on_) at::globalContext().setDeterministicCuDNN(previous_);
-  }
-  DeterministicCudnnScope(const DeterministicCudnnScope&) = delete;
-  DeterministicCudnnScope& operator=(const DeterministicCudnnScope&) = delete;
-
- private:
-  bool on_;
-  bool previous_;
-};
-
 // Tensors over a split's buffers, on `device`. On the CPU tokens is a view of
 // the split's memory (from_blob, no copy): the split must outlive it; on a
 // GPU the split is copied there once.
@@ -382,7 +363,6 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
   if (!resolved) return resolved.status().with_context("train");
   out.device = *resolved;
   const torch::Device dev = torch_device(*resolved);
-  const DeterministicCudnnScope deterministic(dev.is_cuda());
 
   // Data.
   std::optional<Dataset> built;

@@ -30,17 +30,19 @@
 // masks are drawn on the CPU). On CUDA the same run differs from the CPU's
 // by float rounding (other kernels and summation orders), which grows over
 // the steps; tests/trainer/cuda_test.cc bounds it on a short run. Two CUDA
-// runs of one request on one machine give the same bytes (cuDNN's
-// deterministic algorithms are on during a CUDA call).
+// runs of one request are not bit-identical either: some kernel sums in a
+// varying order (not pinned down; cuDNN's deterministic flag and
+// CUBLAS_WORKSPACE_CONFIG did not remove it), and over the default job's
+// 600 steps the runs drift as runs of different seeds do
+// (docs/benchmarks.md, "Training on CUDA").
 //
 // Cost (2-core dev box, 2 threads, default student, x86-24c tokens of ~25
 // steps): about 1.2k programs/s of training when the box is quiet, 2–5x less
 // when it is shared; bench_quality --job measures the defaults end to end.
 //
 // Thread-safety: train_platform may run on any thread; it sets torch's
-// process-wide intra-op thread count for its duration when `threads` > 0,
-// and on CUDA cuDNN's deterministic flag (restoring both), so run one job
-// per process at a time.
+// process-wide intra-op thread count for its duration when `threads` > 0
+// (and restores it), so run one job per process at a time.
 #pragma once
 
 #include <atomic>

@@ -1,9 +1,9 @@
 // tests/trainer/cuda_test.cc — the trainer on CUDA against the CPU (issue 19
 // item 2), on real x86-16c records: the selective scan, a few optimizer
 // steps from one seed on one real batch, and a short train_platform run give
-// the same numbers on both devices within float tolerance; the CUDA run's
-// checkpoint loads and scores on the CPU (torch forward and the fast
-// inference path alike); two CUDA runs of one request give the same bytes.
+// the same numbers on both devices within float tolerance, and the CUDA
+// run's checkpoint loads and scores on the CPU (torch forward and the fast
+// inference path alike).
 //
 // Built only against a LibTorch with CUDA (tests/trainer/CMakeLists.txt),
 // so CI's CPU build neither runs nor counts it; skipped when no GPU is
@@ -218,29 +218,6 @@ TEST_F(CudaTest, TrainPlatformMatchesTheCpuAndItsCheckpointLoadsOnTheCpu) {
               fast_gap);
   EXPECT_LT(torch_gap, kScanTolerance);
   EXPECT_LT(fast_gap, kScanTolerance);
-}
-
-// Reproducibility on CUDA: the same request twice gives the same bytes.
-TEST_F(CudaTest, SameRequestSameCheckpointOnCuda) {
-  TrainRequest request;
-  request.records = records();
-  request.platform = *platform_of(records());
-  request.data.eval_fraction = 0.25;
-  request.data.max_records = 2'000;
-  request.epochs = 2;
-  request.group_size = 32;
-  request.groups_per_batch = 4;
-  request.seed = 4;
-  request.time_budget_s = 0;
-  request.fisher_batches = 4;
-  request.device = Device::kCuda;
-  Result<TrainResult> first = train_platform(request);
-  Result<TrainResult> second = train_platform(request);
-  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
-  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
-  EXPECT_EQ(first->epoch_losses, second->epoch_losses);
-  EXPECT_EQ(first->checkpoint, second->checkpoint);
-  EXPECT_EQ(first->fisher, second->fisher);
 }
 
 }  // namespace
