@@ -39,6 +39,8 @@
 // Cost (2-core dev box, 2 threads, default student, x86-24c tokens of ~25
 // steps): about 1.2k programs/s of training when the box is quiet, 2–5x less
 // when it is shared; bench_quality --job measures the defaults end to end.
+// On CUDA (one H200) the default job on all of x86-24c takes 12 s
+// (bench_train; docs/benchmarks.md, "Training on CUDA").
 //
 // Thread-safety: train_platform may run on any thread; it sets torch's
 // process-wide intra-op thread count for its duration when `threads` > 0
