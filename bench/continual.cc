@@ -53,7 +53,7 @@
 //       [--epochs 6] [--column-epochs 6] [--ewc 0.05] [--old-weight 1]
 //       [--unlabeled-ratio 1] [--extra-distill OLD,EWC[,UNLABELED]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--mc-samples 8]
-//       [--base-epochs 4] [--base-max-records 40000] [--threads 2]
+//       [--base-epochs 4] [--base-max-records 40000] [--threads 2] [--device auto|cpu|cuda]
 //       [--methods distill,ft,b,c1,c2]
 //
 // --data holds one folder per platform with records.jsonl.gz. Run under
@@ -88,6 +88,7 @@
 #include "sampler/rdu.h"
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
+#include "trainer/device.h"
 #include "trainer/evaluation.h"
 #include "trainer/fast_inference.h"
 #include "trainer/pool_embedding.h"
@@ -149,6 +150,7 @@ struct Args {
   int mc_samples = 8;
   std::int64_t base_max_records = 40'000;
   int threads = 2;
+  tr::Device device = tr::Device::kAuto;  // --device: where every model trains
   std::string command;  // the command line, for the tables
 };
 
@@ -191,11 +193,26 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--mc-samples") a->mc_samples = std::atoi(v);
     else if (k == "--base-max-records") a->base_max_records = std::atoll(v);
     else if (k == "--threads") a->threads = std::atoi(v);
+    else if (k == "--device") {
+      const auto d = tr::parse_device(v);
+      if (!d) {
+        std::fprintf(stderr, "--device takes auto, cpu or cuda\n");
+        return false;
+      }
+      a->device = *d;
+    }
     else {
       std::fprintf(stderr, "unknown flag %s (see bench/continual.cc)\n", argv[i - 1]);
       return false;
     }
   }
+  // Resolved once: a GPU run is logged and cached apart from the CPU's.
+  auto device = tr::resolve_device(a->device);
+  if (!device) {
+    std::fprintf(stderr, "%s\n", device.status().to_string().c_str());
+    return false;
+  }
+  a->device = *device;
   if (a->cache.empty()) a->cache = a->out + "/cache";
   if (a->base_seed == 0) a->base_seed = a->seed;
   if (a->extra && a->extra_unlabeled < 0) a->extra_unlabeled = a->unlabeled_ratio;
@@ -343,7 +360,9 @@ struct Trained {
 };
 
 Result<Trained> train_cached(const Args& a, const std::string& what, const std::string& platform,
-                             const std::string& key, const tr::TrainRequest& req) {
+                             const std::string& cpu_key, const tr::TrainRequest& req) {
+  // A GPU run differs from the CPU's by float rounding: cached apart (CPU keys as before).
+  const std::string key = a.device == tr::Device::kCuda ? cpu_key + "|device cuda" : cpu_key;
   const std::string base = cache_path(a, what, platform, key);
   Trained t;
   std::string meta;
@@ -397,6 +416,7 @@ tr::TrainRequest make_request(const Args& a, const PlatformData& p, std::span<co
   req.epochs = epochs;
   req.seed = a.seed;
   req.threads = a.threads;
+  req.device = a.device;
   req.time_budget_s = 0;
   req.eval_each_epoch = false;
   return req;

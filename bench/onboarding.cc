@@ -56,7 +56,7 @@
 //       [--ft-auto-schedule] [--pick-percentiles]
 //       [--trace-epochs] [--wise 0.5,0.75]
 //       [--weights 0,1,1] [--rounds 1|2] [--column-auto] [--holdout 0.3] [--split-salt 5]
-//       [--mc-samples 8] [--min-per-task 2] [--random-share 0] [--threads 2]
+//       [--mc-samples 8] [--min-per-task 2] [--random-share 0] [--threads 2] [--device auto|cpu|cuda]
 //   bench_onboarding --base-checkpoint PATH --report 6,7,8,9 [the flags of the runs]
 //       (no training: the logged runs over those splits, with 95% bootstrap
 //       intervals over seeds for rdu/100% and rdu − random; see run_report)
@@ -98,6 +98,7 @@
 #include "sampler/rdu.h"
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
+#include "trainer/device.h"
 #include "trainer/evaluation.h"
 #include "trainer/fast_inference.h"
 #include "trainer/pool_embedding.h"
@@ -151,6 +152,7 @@ struct Args {
   int min_per_task = 2;
   double random_share = 0;  // sampler::SampleOptions::random_share for rdu, r, d, u
   int threads = 2;
+  tr::Device device = tr::Device::kAuto;  // --device: where every model trains
   bool timing = false;
   bool repeatability = false;  // the measurements' own agreement with themselves, no model (run_repeatability)
   std::vector<std::uint64_t> report_salts;  // --report: no runs, the log's figures over these splits
@@ -233,6 +235,14 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--min-per-task") a->min_per_task = std::atoi(v);
     else if (k == "--random-share") a->random_share = std::atof(v);
     else if (k == "--threads") a->threads = std::atoi(v);
+    else if (k == "--device") {
+      const auto d = tr::parse_device(v);
+      if (!d) {
+        std::fprintf(stderr, "--device takes auto, cpu or cuda\n");
+        return false;
+      }
+      a->device = *d;
+    }
     else if (k == "--timing-pool") a->timing_pool = std::atoll(v);
     else if (k == "--timing-fraction") a->timing_fraction = std::atof(v);
     else if (k == "--report") {
@@ -254,6 +264,13 @@ bool parse_args(int argc, char** argv, Args* a) {
       return false;
     }
   }
+  // Resolved once: a GPU run is logged and cached apart from the CPU's.
+  auto device = tr::resolve_device(a->device);
+  if (!device) {
+    std::fprintf(stderr, "%s\n", device.status().to_string().c_str());
+    return false;
+  }
+  a->device = *device;
   if (strategies.empty()) strategies = a->timing ? "rdu,random" : "rdu,random,r,d,u";
   for (const std::string& s : split_list(strategies)) {
     auto st = sampler::parse_strategy(s);
@@ -414,7 +431,8 @@ Tags tags_of(const Args& a, const std::string& base_sha) {
                                       " patience=" + std::to_string(a.ft_patience) +
                                       (a.ft_validation_tasks ? " by=tasks" : "") + (a.ft_refit ? " refit" : "")
                                 : std::string()) +
-           (a.ft_auto_schedule ? " schedule=auto" : "");
+           (a.ft_auto_schedule ? " schedule=auto" : "") +
+           (a.device == tr::Device::kCuda ? " device=cuda" : "");  // logged apart from CPU runs
   const std::string min_per_task = " min_per_task=" + std::to_string(a.min_per_task);
   // Two rounds: --column-auto, or --ft-auto-schedule alone (since session 7
   // the column follows the check; before, it ran on the flags as given).
@@ -533,6 +551,7 @@ tr::TrainRequest finetune_request(const Args& a, const std::string& base, const 
   req.learning_rate = a.ft_lr;
   req.seed = seed;
   req.threads = a.threads;
+  req.device = a.device;
   req.time_budget_s = 0;
   req.eval_each_epoch = false;
   req.compute_fisher = false;  // for distillation only; does not change the weights
@@ -816,6 +835,7 @@ Result<std::string> base_checkpoint(const Args& a) {
   req.epochs = a.base_epochs;
   req.seed = kBaseSeed;
   req.threads = a.threads;
+  req.device = a.device;
   req.time_budget_s = 0;
   req.eval_each_epoch = false;
   auto r = tr::train_platform(req, [&](int epoch, int, double loss, double) {

@@ -9,7 +9,7 @@
 //   bench_quality --data DIR|FILE [--seeds 3] [--seed-base 1]
 //       [--models mamba,attention:tlp,mlp] [--max-records N] [--max-eval-records N]
 //       [--sampling records|tasks] [--eval-fraction 0.25] [--epochs E]
-//       [--time-budget S] [--threads 2] [--lr X] [--weight-decay X]
+//       [--time-budget S] [--threads 2] [--device auto|cpu|cuda] [--lr X] [--weight-decay X]
 //       [--group-size N] [--groups-per-batch N] [--d-model N] [--n-layers N]
 //       [--d-state N] [--expand N] [--dropout X] [--sigma X] [--ndcg-at K] [--max-len N] [--verbose]
 //       [--dump DIR]   (per-program eval scores as CSV, for diagnosis)
@@ -36,6 +36,7 @@
 #include "core/line_reader.h"
 #include "core/record.h"
 #include "trainer/dataset.h"
+#include "trainer/device.h"
 #include "trainer/train_job.h"
 
 namespace {
@@ -74,6 +75,7 @@ struct Args {
   int epochs = 4;
   double time_budget = 0;
   int threads = 2;
+  tr::Device device = tr::Device::kAuto;  // --device: where every model trains
   double lr = -1, weight_decay = -1, dropout = -1, sigma = -1;
   std::int64_t group_size = 0, groups_per_batch = 0, d_model = 0, n_layers = 0, d_state = 0, expand = 0;
   std::int64_t ndcg_at = -1;
@@ -128,6 +130,14 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--epochs") a->epochs = std::atoi(v);
     else if (k == "--time-budget") a->time_budget = std::atof(v);
     else if (k == "--threads") a->threads = std::atoi(v);
+    else if (k == "--device") {
+      const auto d = tr::parse_device(v);
+      if (!d) {
+        std::fprintf(stderr, "--device takes auto, cpu or cuda\n");
+        return false;
+      }
+      a->device = *d;
+    }
     else if (k == "--lr") a->lr = std::atof(v);
     else if (k == "--weight-decay") a->weight_decay = std::atof(v);
     else if (k == "--dropout") a->dropout = std::atof(v);
@@ -152,6 +162,13 @@ bool parse_args(int argc, char** argv, Args* a) {
                  "       [--max-records N] [--epochs E] [--time-budget S] ... (see bench/quality.cc)\n");
     return false;
   }
+  // Resolved once: a GPU run is logged and cached apart from the CPU's.
+  auto device = tr::resolve_device(a->device);
+  if (!device) {
+    std::fprintf(stderr, "%s\n", device.status().to_string().c_str());
+    return false;
+  }
+  a->device = *device;
   return parse_models(models, &a->models) && a->seeds >= 1;
 }
 
@@ -249,11 +266,12 @@ int run_job(const Args& a, const std::vector<core::Record>& records, const tr::P
   if (has("--groups-per-batch")) req.groups_per_batch = a.groups_per_batch;
   req.seed = a.seed_base;
   req.threads = a.threads;
+  req.device = a.device;
   std::printf("job: %s, max_records %lld, max_eval_records %lld, eval fraction %.2f, epochs %d, "
-              "time budget %.0f s, threads %d\n",
+              "time budget %.0f s, threads %d, device %s\n",
               a.models.front().name.c_str(), static_cast<long long>(req.data.max_records),
               static_cast<long long>(req.data.max_eval_records), req.data.eval_fraction, req.epochs,
-              req.time_budget_s, req.threads);
+              req.time_budget_s, req.threads, std::string(tr::device_name(req.device)).c_str());
   std::fflush(stdout);
   const Clock::time_point t0 = Clock::now();
   const double cpu0 = cpu_seconds();
@@ -367,6 +385,7 @@ int main(int argc, char** argv) {
       if (a.groups_per_batch > 0) req.groups_per_batch = a.groups_per_batch;
       req.seed = seed;
       req.threads = a.threads;
+      req.device = a.device;
       req.time_budget_s = a.time_budget;
       req.eval_each_epoch = a.verbose;
       const std::string label = m.name;

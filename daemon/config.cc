@@ -60,6 +60,8 @@ po::options_description options(Config& c, Millis& ms) {
        "training jobs run at once by this process (serve: 0 leaves training to `tcld worker`)")
       ("train-threads", po::value(&c.train_threads)->default_value(c.train_threads),
        "torch threads per training job (0 = all cores)")
+      ("train-device", po::value(&c.train_device)->default_value(c.train_device),
+       "where training jobs run: auto (CUDA when a GPU is usable, else the CPU), cpu or cuda")
       ("job-lease-ms", po::value(&ms.lease)->default_value(c.job_lease.count()),
        "a claimed job's lease; a worker that stops heartbeating loses the job after this")
       ("metrics-listen", po::value(&c.metrics_listen),
@@ -170,6 +172,9 @@ Result<Config> parse_config(int argc, const char* const* argv, const std::vector
   }
   if (c.max_upload_inflated_bytes < 1 || !(c.max_upload_inflation_ratio >= 1)) {
     return Status::invalid_argument("--max-upload-inflated-bytes must be >= 1 and --max-upload-inflation-ratio >= 1");
+  }
+  if (c.train_device != "auto" && c.train_device != "cpu" && c.train_device != "cuda") {
+    return Status::invalid_argument("--train-device must be auto, cpu or cuda");
   }
   if (c.predict_threads < 0 || c.max_loaded_models < 1) {
     return Status::invalid_argument("--predict-threads must be >= 0 and --max-loaded-models >= 1");

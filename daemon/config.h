@@ -46,6 +46,7 @@ struct Config {
   std::chrono::milliseconds token_cache_ttl{5000};
   int train_workers = 1;                           // job threads in `serve` (0 = none); `worker` runs these only
   int train_threads = 0;                           // torch threads per job; 0 = all cores
+  std::string train_device = "auto";               // auto|cpu|cuda (trainer/device.h)
   std::chrono::milliseconds job_lease{60000};
   std::string metrics_listen;                      // worker: host:port serving /metrics ("" = none)
   int predict_threads = 0;                         // fast-path threads per predict request; 0 = all cores

@@ -109,6 +109,11 @@ JobWorker::JobWorker(JobWorkerOptions options, registry::JobQueue& jobs, registr
 JobWorker::~JobWorker() { stop(); }
 
 void JobWorker::start() {
+  if (auto d = trainer::resolve_device(options_.train_device); d) {
+    spdlog::info("training jobs run on {}", trainer::device_name(*d));
+  } else {
+    spdlog::error("--train-device: {} (every job will fail)", d.status().to_string());
+  }
   for (int i = 0; i < options_.threads; ++i) threads_.emplace_back([this, i] { loop(i); });
 }
 
@@ -244,6 +249,7 @@ void JobWorker::run_job(const registry::Job& job) {
       column.init_checkpoint = init_weights;
       column.epochs = options->column_epochs;
       column.compute_fisher = false;
+      column.device = options_.train_device;
       column.eval_each_epoch = false;
       column.cancel = &cancel;
       auto tuned = trainer::train_platform(column, nullptr);
@@ -277,6 +283,7 @@ void JobWorker::run_job(const registry::Job& job) {
 
   trainer::TrainRequest request = make_request(*options, *platform, *records);
   request.init_checkpoint = init_weights;
+  request.device = options_.train_device;
   const bool fine_tune_scheduled = request.auto_schedule && !init_weights.empty();
   if (distill) request.distill = &targets;
   request.cancel = &cancel;

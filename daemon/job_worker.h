@@ -45,6 +45,7 @@
 #include "registry/model_store.h"
 #include "registry/platform_store.h"
 #include "registry/upload_store.h"
+#include "trainer/device.h"
 #include "trainer/evaluation.h"
 
 namespace tcl::daemon {
@@ -53,6 +54,7 @@ struct JobWorkerOptions {
   std::string worker_id;                         // unique per process (host:pid)
   int threads = 1;                               // jobs trained at once
   int torch_threads = 0;                         // intra-op threads per job; 0 = all cores
+  trainer::Device train_device = trainer::Device::kAuto;  // where jobs train (evaluation stays on the CPU)
   std::chrono::milliseconds lease{60000};        // a job's lease; heartbeats every lease/4
   std::chrono::milliseconds poll_interval{1000};  // wait between empty claims
 };

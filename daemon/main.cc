@@ -133,6 +133,7 @@ JobWorkerOptions worker_options(const Config& c, int threads) {
   o.worker_id = std::string(host) + ":" + std::to_string(::getpid());
   o.threads = threads;
   o.torch_threads = c.train_threads;
+  o.train_device = *trainer::parse_device(c.train_device);  // checked by parse_config
   o.lease = c.job_lease;
   return o;
 }

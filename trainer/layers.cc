@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "trainer/device_internal.h"
+
 namespace tcl::trainer {
 
 DenseImpl::DenseImpl(int64_t in_features, int64_t out_features, bool with_bias) {
@@ -47,12 +49,14 @@ torch::Tensor masked_mean(const torch::Tensor& h, const torch::Tensor& lengths) 
 
 torch::Tensor dropout_with(const torch::Tensor& x, double p, bool active, at::Generator& gen) {
   if (!active || p <= 0.0) return x;
-  torch::Tensor keep = torch::empty_like(x, x.options().requires_grad(false));
+  // The mask is drawn on the CPU, whatever x's device: `gen` is a CPU
+  // generator, and the CPU and CUDA runs of one seed drop the same units.
+  torch::Tensor keep = torch::empty(x.sizes(), x.options().device(torch::kCPU).requires_grad(false));
   {
     torch::NoGradGuard no_grad;
     keep.bernoulli_(1.0 - p, gen);
   }
-  return x * keep / (1.0 - p);
+  return x * upload(keep, x.device()) / (1.0 - p);
 }
 
 ConditionedHeadImpl::ConditionedHeadImpl(int64_t d_model, int64_t descriptor_dim,

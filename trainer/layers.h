@@ -48,7 +48,9 @@ torch::Tensor length_mask(const torch::Tensor& lengths, int64_t max_len);
 // A length of 0 gives a zero vector.
 torch::Tensor masked_mean(const torch::Tensor& h, const torch::Tensor& lengths);
 
-// Inverted dropout drawing its mask from `gen`; identity when !active or p == 0.
+// Inverted dropout drawing its mask from `gen` (a CPU generator) on the CPU,
+// then copying it to x's device: one seed drops the same units on every
+// device. Identity when !active or p == 0.
 torch::Tensor dropout_with(const torch::Tensor& x, double p, bool active, at::Generator& gen);
 
 // FiLM conditioning and the score MLP, shared by all model kinds:

@@ -52,4 +52,17 @@ std::unique_ptr<torch::optim::AdamW> make_adamw(const torch::nn::Module& model,
   return std::make_unique<torch::optim::AdamW>(std::move(groups), defaults);
 }
 
+void clip_grad_norm(const std::vector<torch::Tensor>& parameters, double max_norm) {
+  std::vector<torch::Tensor> grads, norms;
+  for (const torch::Tensor& p : parameters) {
+    if (!p.grad().defined()) continue;
+    grads.push_back(p.grad().data());
+    norms.push_back(grads.back().norm(2));
+  }
+  if (grads.empty()) return;
+  const torch::Tensor total = norms.size() == 1 ? norms[0] : torch::stack(norms).norm(2);
+  const torch::Tensor scale = torch::clamp_max(max_norm / (total + 1e-6), 1.0);
+  for (torch::Tensor& g : grads) g.mul_(scale);
+}
+
 }  // namespace tcl::trainer

@@ -43,4 +43,10 @@ DecaySplit split_weight_decay(const torch::nn::Module& model);
 std::unique_ptr<torch::optim::AdamW> make_adamw(const torch::nn::Module& model,
                                                 const AdamWConfig& config = {});
 
+// Scales the gradients of `parameters` so that their joint 2-norm is at most
+// max_norm: torch::nn::utils::clip_grad_norm_'s ops, without its final read
+// of the norm (a device sync at every step on a GPU). Parameters without a
+// gradient are skipped.
+void clip_grad_norm(const std::vector<torch::Tensor>& parameters, double max_norm);
+
 }  // namespace tcl::trainer

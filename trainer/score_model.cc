@@ -57,7 +57,9 @@ void ScoreModel::check_inputs(const torch::Tensor& tokens, const torch::Tensor& 
                   descriptor.size(1) == config_.descriptor_dim,
               "score model: descriptor must be [", B, ", ", config_.descriptor_dim, "], got ",
               descriptor.sizes());
-  if (B > 0) {
+  // Read on the CPU only: off it, the two reads would stall every forward
+  // until the device catches up (callers there pass lengths they built).
+  if (B > 0 && lengths.device().is_cpu()) {
     TORCH_CHECK(lengths.min().item<int64_t>() >= 0 &&
                     lengths.max().item<int64_t>() <= tokens.size(1),
                 "score model: lengths must be in [0, ", tokens.size(1), "]");
@@ -99,6 +101,10 @@ Result<std::shared_ptr<ScoreModel>> make_score_model(const ModelConfig& config) 
 }
 
 std::string save_score_model(const ScoreModel& model) {
+  for (const auto& p : model.parameters()) {
+    TORCH_CHECK(p.device().is_cpu(), "save_score_model: move the model to the CPU first (parameter on ", p.device(),
+                ")");
+  }
   torch::serialize::OutputArchive archive;
   archive.write("format", c10::IValue(kCheckpointFormat));
   archive.write("config", c10::IValue(config_to_text(model.config())));

@@ -11,7 +11,9 @@
 // (trainer/layers.h), so all kinds are compared on the same footing.
 //
 // Bad input shapes throw c10::Error (trainer's torch-level API; the torch-free
-// facade trainer/cost_model.h turns them into Status).
+// facade trainer/cost_model.h turns them into Status). Inputs live on the
+// model's device; lengths are range-checked on the CPU only (the check reads
+// them back, which would stall a GPU at every forward).
 //
 // Thread-safety: forward/embed/forward_mc under torch::NoGradGuard in eval
 // mode may run concurrently (forward_mc's generator is internally locked);
@@ -69,13 +71,16 @@ class ScoreModel : public torch::nn::Module {
 };
 
 // Builds a freshly initialised model of config.kind; kInvalidArgument when the
-// config does not validate. The model starts in eval mode.
+// config does not validate. The model starts on the CPU, in eval mode
+// (module.to(device) moves it; the init is the same on every device).
 Result<std::shared_ptr<ScoreModel>> make_score_model(const ModelConfig& config);
 
 // Checkpoint: a torch archive holding {format = 1, config = config_to_text(),
 // model = the module's parameters}. The bytes go to a bytea column as is.
-// Never fails for a model built by make_score_model (throws c10::Error on I/O
-// failure of the in-memory stream only).
+// The model must be on the CPU (c10::Error otherwise), so that every
+// checkpoint loads on a machine without a GPU. Never fails for a CPU model
+// built by make_score_model (throws c10::Error on I/O failure of the
+// in-memory stream only).
 std::string save_score_model(const ScoreModel& model);
 
 // Rebuilds the model from the stored config, then loads the weights, checking

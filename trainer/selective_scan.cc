@@ -27,8 +27,10 @@ struct ScanShape {
   int64_t state = 0;     // N
 };
 
+// Shapes, one device and one floating dtype; `cpu_only` for the kernels.
 ScanShape check_shapes(const torch::Tensor& u, const torch::Tensor& delta, const torch::Tensor& A,
-                       const torch::Tensor& Bm, const torch::Tensor& Cm, const torch::Tensor& D) {
+                       const torch::Tensor& Bm, const torch::Tensor& Cm, const torch::Tensor& D,
+                       bool cpu_only = true) {
   TORCH_CHECK(u.dim() == 3, "selective_scan: u must be [B, L, Dm], got ", u.sizes());
   ScanShape s{u.size(0), u.size(1), u.size(2), A.dim() == 2 ? A.size(1) : 0};
   TORCH_CHECK(delta.sizes() == u.sizes(), "selective_scan: delta ", delta.sizes(), " != u ", u.sizes());
@@ -41,7 +43,9 @@ ScanShape check_shapes(const torch::Tensor& u, const torch::Tensor& delta, const
   TORCH_CHECK(D.dim() == 1 && D.size(0) == s.channels, "selective_scan: D must be [Dm], got ",
               D.sizes());
   for (const torch::Tensor* t : {&u, &delta, &A, &Bm, &Cm, &D}) {
-    TORCH_CHECK(t->device().is_cpu(), "selective_scan: tensors must be on the CPU");
+    TORCH_CHECK(!cpu_only || t->device().is_cpu(), "selective_scan: the kernels take CPU tensors");
+    TORCH_CHECK(t->device() == u.device(), "selective_scan: tensors on different devices (", t->device(),
+                " vs ", u.device(), ")");
     TORCH_CHECK(t->scalar_type() == u.scalar_type(), "selective_scan: dtypes differ (",
                 t->scalar_type(), " vs ", u.scalar_type(), ")");
   }
@@ -371,9 +375,31 @@ SelectiveScanGrads selective_scan_backward(const torch::Tensor& grad_y_in, const
   return g;
 }
 
+torch::Tensor selective_scan_ops(const torch::Tensor& u, const torch::Tensor& delta,
+                                 const torch::Tensor& A, const torch::Tensor& Bm,
+                                 const torch::Tensor& Cm, const torch::Tensor& D) {
+  const ScanShape s = check_shapes(u, delta, A, Bm, Cm, D, /*cpu_only=*/false);
+  if (s.length == 0) return u * D;
+  // Per step, for all samples at once ([B, L, Dm, N]): the decay exp(Δ·A)
+  // and the input (Δ·u) ⊗ B. unbind's backward is one stack, where slicing
+  // step by step would add a full-size gradient per step.
+  const std::vector<torch::Tensor> decay = torch::exp(delta.unsqueeze(-1) * A).unbind(1);
+  const std::vector<torch::Tensor> input = ((delta * u).unsqueeze(-1) * Bm.unsqueeze(2)).unbind(1);
+  std::vector<torch::Tensor> states;  // h_t [B, Dm, N]
+  states.reserve(static_cast<size_t>(s.length));
+  states.push_back(input[0]);  // h_{-1} = 0
+  for (int64_t t = 1; t < s.length; ++t) {
+    states.push_back(torch::addcmul(input[static_cast<size_t>(t)], decay[static_cast<size_t>(t)], states.back()));
+  }
+  // y_t = h_t · C_t + D ⊙ u_t: one batched product over (B, L).
+  const torch::Tensor h = torch::stack(states, 1);  // [B, L, Dm, N]
+  return torch::matmul(h, Cm.unsqueeze(-1)).squeeze(-1) + u * D;
+}
+
 torch::Tensor selective_scan(const torch::Tensor& u, const torch::Tensor& delta,
                              const torch::Tensor& A, const torch::Tensor& Bm,
                              const torch::Tensor& Cm, const torch::Tensor& D) {
+  if (!u.device().is_cpu()) return selective_scan_ops(u, delta, A, Bm, Cm, D);
   return SelectiveScanFunction::apply(u, delta, A, Bm, Cm, D);
 }
 

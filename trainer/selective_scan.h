@@ -12,9 +12,16 @@
 //   h_t = exp(delta_t * A) ⊙ h_{t-1} + (delta_t * u_t) ⊗ B_t     (h_t is [Dm, N])
 //   y_t = h_t · C_t + D ⊙ u_t                                       → y [B, L, Dm]
 //
-// All six tensors must be on the CPU and share one floating dtype (float32 or
-// float64); any strides are accepted (they are made contiguous once). Shape
-// or dtype mismatches throw c10::Error. The kernels run in parallel over the
+// All six tensors must be on one device and share one floating dtype
+// (float32 or float64); any strides are accepted (they are made contiguous
+// once). Shape, device or dtype mismatches throw c10::Error.
+//
+// Devices: on the CPU, selective_scan runs the hand-written kernels below.
+// Elsewhere (CUDA) it runs selective_scan_ops, the same recurrence as a loop
+// over time in torch ops, differentiated by autograd (L is short, so the
+// loop's launches are cheap next to a GPU kernel's work per step).
+//
+// The kernels run in parallel over the
 // batch (at::parallel_for); every output element is computed by one thread in
 // a fixed order, so results do not depend on the thread count.
 //
@@ -41,7 +48,15 @@ torch::Tensor selective_scan(const torch::Tensor& u, const torch::Tensor& delta,
                              const torch::Tensor& A, const torch::Tensor& Bm,
                              const torch::Tensor& Cm, const torch::Tensor& D);
 
-// The raw kernels, without autograd (for the inference path, tests, bench/).
+// The recurrence in plain torch ops on any device, differentiable by
+// autograd (what selective_scan runs off the CPU). Exact exp, so it matches
+// the kernels to float rounding. Memory: O(B·L·Dm·N) for the per-step
+// decays and inputs, and as much again kept for the backward.
+torch::Tensor selective_scan_ops(const torch::Tensor& u, const torch::Tensor& delta,
+                                 const torch::Tensor& A, const torch::Tensor& Bm,
+                                 const torch::Tensor& Cm, const torch::Tensor& D);
+
+// The raw CPU kernels, without autograd (for the inference path, tests, bench/).
 torch::Tensor selective_scan_forward(const torch::Tensor& u, const torch::Tensor& delta,
                                      const torch::Tensor& A, const torch::Tensor& Bm,
                                      const torch::Tensor& Cm, const torch::Tensor& D);

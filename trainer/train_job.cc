@@ -20,6 +20,7 @@
 #include "core/program_id.h"
 #include "core/task_split.h"
 #include "trainer/cost_model.h"
+#include "trainer/device_internal.h"
 #include "trainer/fast_inference.h"
 #include "trainer/lambda_rank.h"
 #include "trainer/optimizer.h"
@@ -72,8 +73,9 @@ class ThreadsScope {
   int previous_ = 0;
 };
 
-// Tensors over a split's buffers. tokens is a view of the split's memory
-// (from_blob, no copy): the split must outlive it.
+// Tensors over a split's buffers, on `device`. On the CPU tokens is a view of
+// the split's memory (from_blob, no copy): the split must outlive it; on a
+// GPU the split is copied there once.
 struct SplitTensors {
   std::int64_t count = 0;
   torch::Tensor tokens;   // [n, L, D] float
@@ -82,16 +84,24 @@ struct SplitTensors {
   const DatasetSplit* split = nullptr;
 };
 
-SplitTensors to_tensors(const DatasetSplit& s, const Dataset& ds) {
+SplitTensors to_tensors(const DatasetSplit& s, const Dataset& ds, const torch::Device& device) {
   SplitTensors t;
   t.count = s.count;
   t.split = &s;
   t.tokens = torch::from_blob(const_cast<float*>(s.tokens.data()), {s.count, ds.seq_len, ds.token_dim},
-                              torch::kFloat);
+                              torch::kFloat)
+                 .to(device);
   t.lengths = torch::from_blob(const_cast<std::int32_t*>(s.lengths.data()), {s.count}, torch::kInt)
-                  .to(torch::kLong);
-  t.labels = torch::from_blob(const_cast<float*>(s.labels.data()), {s.count}, torch::kFloat);
+                  .to(torch::kLong)
+                  .to(device);
+  t.labels = torch::from_blob(const_cast<float*>(s.labels.data()), {s.count}, torch::kFloat).to(device);
   return t;
+}
+
+// The platform descriptor [1, D] on `device`.
+torch::Tensor descriptor_tensor(const std::vector<float>& d, const torch::Device& device) {
+  return torch::from_blob(const_cast<float*>(d.data()), {1, static_cast<std::int64_t>(d.size())}, torch::kFloat)
+      .to(device);
 }
 
 // Rows [first, first + n) trimmed to their longest sequence (at least 1).
@@ -109,13 +119,14 @@ std::vector<float> score_split(ScoreModel& model, const SplitTensors& t,
                                const torch::Tensor& descriptor) {
   torch::NoGradGuard no_grad;
   model.eval();
-  constexpr std::int64_t kChunk = 256;
+  // Larger chunks on a GPU: fewer launches of the scan's per-step ops.
+  const std::int64_t chunk = t.tokens.is_cpu() ? 256 : 1024;
   std::vector<float> scores(static_cast<std::size_t>(t.count));
-  for (std::int64_t first = 0; first < t.count; first += kChunk) {
-    const std::int64_t n = std::min(kChunk, t.count - first);
+  for (std::int64_t first = 0; first < t.count; first += chunk) {
+    const std::int64_t n = std::min(chunk, t.count - first);
     auto [tokens, lengths] = trimmed_rows(t, first, n);
     const torch::Tensor s =
-        model.forward(tokens, lengths, descriptor.expand({n, descriptor.size(1)})).contiguous();
+        model.forward(tokens, lengths, descriptor.expand({n, descriptor.size(1)})).to(torch::kCPU).contiguous();
     std::copy_n(s.data_ptr<float>(), n, scores.begin() + first);
   }
   return scores;
@@ -277,7 +288,7 @@ torch::Tensor listwise_kd(const torch::Tensor& scores, const torch::Tensor& targ
 std::string fisher_bytes(const std::vector<torch::Tensor>& fisher) {
   std::string out;
   for (const torch::Tensor& f : fisher) {
-    const torch::Tensor c = f.contiguous().to(torch::kFloat);
+    const torch::Tensor c = f.to(torch::kCPU, torch::kFloat).contiguous();
     out.append(reinterpret_cast<const char*>(c.data_ptr<float>()), static_cast<std::size_t>(c.numel()) * sizeof(float));
   }
   return out;
@@ -289,9 +300,9 @@ Result<std::vector<torch::Tensor>> fisher_tensors(std::string_view bytes, ScoreM
   for (const torch::Tensor& p : model.parameters()) {
     const std::size_t n = static_cast<std::size_t>(p.numel()) * sizeof(float);
     if (offset + n > bytes.size()) break;
-    torch::Tensor f = torch::empty_like(p);
+    torch::Tensor f = torch::empty(p.sizes(), torch::kFloat);
     std::memcpy(f.data_ptr<float>(), bytes.data() + offset, n);
-    out.push_back(f);
+    out.push_back(f.to(p.device()));
     offset += n;
   }
   if (offset != bytes.size() || out.size() != model.parameters().size()) {
@@ -348,6 +359,10 @@ Status init_fits(const ModelConfig& c, const Dataset& ds) {
 Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& progress,
                         Clock::time_point start) {
   TrainResult out;
+  Result<Device> resolved = resolve_device(request.device);
+  if (!resolved) return resolved.status().with_context("train");
+  out.device = *resolved;
+  const torch::Device dev = torch_device(*resolved);
 
   // Data.
   std::optional<Dataset> built;
@@ -389,13 +404,12 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
   ScoreModel& model = **made;
   out.config = config;
   out.num_parameters = model.num_parameters();
+  if (!dev.is_cpu()) model.to(dev);  // built (or loaded) on the CPU; back there before saving
 
-  const SplitTensors train = to_tensors(ds->train, *ds);
-  const SplitTensors eval = to_tensors(ds->eval, *ds);
-  const SplitTensors validation = to_tensors(ds->validation, *ds);
-  const torch::Tensor descriptor =
-      torch::from_blob(const_cast<float*>(ds->descriptor.data()),
-                       {1, static_cast<std::int64_t>(ds->descriptor.size())}, torch::kFloat);
+  const SplitTensors train = to_tensors(ds->train, *ds, dev);
+  const SplitTensors eval = to_tensors(ds->eval, *ds, dev);
+  const SplitTensors validation = to_tensors(ds->validation, *ds, dev);
+  const torch::Tensor descriptor = descriptor_tensor(ds->descriptor, dev);
   const std::vector<std::vector<std::int64_t>> groups = group_rows(ds->train);
   std::int64_t steps_per_epoch =
       (chunks_per_epoch(groups, request.group_size) + request.groups_per_batch - 1) / request.groups_per_batch;
@@ -434,9 +448,8 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
     }
     for (const Dataset& d : joint_data) {
       Source src{.ds = &d,
-                 .train = to_tensors(d.train, d),
-                 .descriptor = torch::from_blob(const_cast<float*>(d.descriptor.data()),
-                                                {1, static_cast<std::int64_t>(d.descriptor.size())}, torch::kFloat),
+                 .train = to_tensors(d.train, d, dev),
+                 .descriptor = descriptor_tensor(d.descriptor, dev),
                  .groups = group_rows(d.train)};
       steps_per_epoch +=
           (chunks_per_epoch(src.groups, request.group_size) + request.groups_per_batch - 1) / request.groups_per_batch;
@@ -465,7 +478,7 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
         return Status::invalid_argument("train: an old platform's descriptor has " + std::to_string(h.size()) +
                                         " floats, the model reads " + std::to_string(config.descriptor_dim));
       }
-      old_descriptors.push_back(torch::from_blob(const_cast<float*>(h.data()), {1, config.descriptor_dim}, torch::kFloat));
+      old_descriptors.push_back(descriptor_tensor(h, dev));
     }
     // KD-only batches need a KD term to learn from.
     const bool kd_term = (column && kd->column_weight > 0) || (!old_descriptors.empty() && kd->old_weight > 0);
@@ -493,7 +506,7 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
         unlabeled = std::move(*u);
         out.unlabeled_programs = unlabeled->train.count;
         Source src{.ds = &*unlabeled,
-                   .train = to_tensors(unlabeled->train, *unlabeled),
+                   .train = to_tensors(unlabeled->train, *unlabeled, dev),
                    .descriptor = descriptor,
                    .groups = group_rows(unlabeled->train),
                    .labeled = false};
@@ -567,7 +580,9 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       for (auto& b : source_batches) batches.emplace_back(k, std::move(b));
     }
     if (sources.size() > 1) shuffle(batches, rng);
-    double loss_sum = 0;
+    // Summed where the loss is and read once per epoch: a read per step
+    // would stall a GPU's queue at every step.
+    torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(dev));
     std::int64_t loss_steps = 0;
     for (const auto& [source_index, batch] : batches) {
       const Source& src = sources[source_index];
@@ -589,10 +604,10 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
         }
       }
       const auto b = static_cast<std::int64_t>(idx.size());
-      const torch::Tensor index = torch::from_blob(idx.data(), {b}, torch::kLong);
+      const torch::Tensor index = upload(torch::from_blob(idx.data(), {b}, torch::kLong), dev);
       const torch::Tensor tokens = src.train.tokens.narrow(1, 0, longest).index_select(0, index);
       const torch::Tensor lengths = src.train.lengths.index_select(0, index);
-      const torch::Tensor batch_groups = torch::from_blob(local_group.data(), {b}, torch::kLong);
+      const torch::Tensor batch_groups = upload(torch::from_blob(local_group.data(), {b}, torch::kLong), dev);
 
       // The schedule follows the steps, or the clock when a time budget
       // would end the run first (then the LR still anneals before the cut).
@@ -602,12 +617,12 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       const torch::Tensor scores = model.forward(tokens, lengths, src.descriptor.expand({b, src.descriptor.size(1)}));
       torch::Tensor loss = src.labeled
                                ? lambda_rank_loss(scores, src.train.labels.index_select(0, index), batch_groups, loss_options)
-                               : torch::zeros({});
+                               : torch::zeros({}, scores.options());
       if (kd != nullptr) {
         const auto gather = [&](const std::vector<float>& all) {
           batch_target.resize(idx.size());
           for (std::size_t i = 0; i < idx.size(); ++i) batch_target[i] = all[static_cast<std::size_t>(idx[i])];
-          return torch::from_blob(batch_target.data(), {b}, torch::kFloat).clone();
+          return upload(torch::from_blob(batch_target.data(), {b}, torch::kFloat).clone(), dev);
         };
         loss = kd->label_weight * loss;
         if (!src.column_target.empty() && kd->column_weight > 0) {
@@ -619,7 +634,7 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
           loss = loss + kd->old_weight * listwise_kd(old_scores, gather(src.old_targets[j]), chunk_sizes, kd->temperature);
         }
         if (!fisher.empty()) {
-          torch::Tensor ewc = torch::zeros({});
+          torch::Tensor ewc = torch::zeros({}, scores.options());
           std::size_t i = 0;
           for (const torch::Tensor& p : model.parameters()) {
             ewc = ewc + (fisher[i] * (p - anchor[i]).pow(2)).sum();
@@ -630,16 +645,14 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
       }
       adamw->zero_grad();
       loss.backward();
-      if (request.grad_clip_norm > 0) {
-        torch::nn::utils::clip_grad_norm_(model.parameters(), request.grad_clip_norm);
-      }
+      if (request.grad_clip_norm > 0) clip_grad_norm(model.parameters(), request.grad_clip_norm);
       adamw->step();
-      loss_sum += loss.item<double>();
+      loss_sum += loss.detach().to(torch::kDouble);
       ++loss_steps;
       ++out.steps;
     }
     if (loss_steps == 0) break;  // the budget ran out before this epoch began
-    const double epoch_loss = loss_sum / static_cast<double>(loss_steps);
+    const double epoch_loss = loss_sum.item<double>() / static_cast<double>(loss_steps);
     if (out.budget_exhausted) {
       // A partial epoch: report its loss without a val number (cancel still honoured).
       if (progress && !progress(epoch, epochs, epoch_loss, std::numeric_limits<double>::quiet_NaN())) {
@@ -707,12 +720,13 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
         }
       }
       const auto b = static_cast<std::int64_t>(idx.size());
-      const torch::Tensor index = torch::from_blob(idx.data(), {b}, torch::kLong);
+      const torch::Tensor index = upload(torch::from_blob(idx.data(), {b}, torch::kLong), dev);
       const torch::Tensor scores = model.forward(train.tokens.narrow(1, 0, longest).index_select(0, index),
                                                  train.lengths.index_select(0, index),
                                                  descriptor.expand({b, descriptor.size(1)}));
-      const torch::Tensor loss = lambda_rank_loss(scores, train.labels.index_select(0, index),
-                                                  torch::from_blob(local_group.data(), {b}, torch::kLong), loss_options);
+      const torch::Tensor loss =
+          lambda_rank_loss(scores, train.labels.index_select(0, index),
+                           upload(torch::from_blob(local_group.data(), {b}, torch::kLong), dev), loss_options);
       model.zero_grad();
       loss.backward();
       std::size_t i = 0;
@@ -736,6 +750,7 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
     }
     out.fisher_s = seconds_since(fisher_start);
   }
+  if (!dev.is_cpu()) model.to(torch::kCPU);  // checkpoints hold CPU tensors: they load anywhere
   Result<std::string> bytes = CostModel::wrap(*made)->save();
   if (!bytes) return bytes.status().with_context("train");
   out.checkpoint = std::move(*bytes);
@@ -744,27 +759,30 @@ Result<TrainResult> run(const TrainRequest& request, const ProgressCallback& pro
 }
 
 // A checkpoint's metrics on the training split that `options` makes of
-// `records` (evaluate_checkpoint and zero_shot_fit). No thread scope or
-// exception guard: the callers hold them.
+// `records` (evaluate_checkpoint and zero_shot_fit), scored on `device`. No
+// thread scope or exception guard: the callers hold them.
 Result<RankingMetrics> score_training_split(std::string_view checkpoint, std::span<const core::Record> records,
-                                            const Platform& platform, DatasetOptions options) {
+                                            const Platform& platform, DatasetOptions options,
+                                            const torch::Device& device) {
   auto model = CostModel::load(checkpoint);
   if (!model) return model.status();
+  if (!device.is_cpu()) (*model)->score_model()->to(device);
   options.max_len = static_cast<int>(std::min<std::int64_t>(options.max_len, (*model)->config().max_len));
   Result<Dataset> ds = build_dataset(records, platform, options);
   if (!ds) return ds.status();
   if (Status s = init_fits((*model)->config(), *ds); !s) return s;
-  const SplitTensors train = to_tensors(ds->train, *ds);
-  const torch::Tensor descriptor = torch::from_blob(const_cast<float*>(ds->descriptor.data()),
-                                                    {1, static_cast<std::int64_t>(ds->descriptor.size())}, torch::kFloat);
-  return evaluate(*(*model)->score_model(), train, descriptor);
+  const SplitTensors train = to_tensors(ds->train, *ds, device);
+  return evaluate(*(*model)->score_model(), train, descriptor_tensor(ds->descriptor, device));
 }
 
 // zero_shot_fit without the thread scope and the exception guard.
 Result<RankingMetrics> zero_shot_fit_unscoped(const TrainRequest& request, std::string_view checkpoint) {
   DatasetOptions options = request.data;
   options.validation_fraction = 0;
-  Result<RankingMetrics> fit = score_training_split(checkpoint, request.records, request.platform, options);
+  Result<Device> device = resolve_device(request.device);
+  if (!device) return device.status().with_context("zero-shot fit");
+  Result<RankingMetrics> fit =
+      score_training_split(checkpoint, request.records, request.platform, options, torch_device(*device));
   if (!fit) return fit.status().with_context("zero-shot fit");
   return fit;
 }
@@ -866,7 +884,7 @@ Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::spa
     DatasetOptions options = data;
     options.eval_fraction = 0;
     options.max_records = data.max_eval_records;
-    Result<RankingMetrics> m = score_training_split(checkpoint, held_out, platform, options);
+    Result<RankingMetrics> m = score_training_split(checkpoint, held_out, platform, options, torch::kCPU);
     if (!m) return m.status().with_context("evaluate");
     return m;
   } catch (const std::exception& e) {

@@ -23,14 +23,24 @@
 // run cut by the budget has still annealed.
 //
 // Reproducibility: the same request, seed and thread count give the same
-// checkpoint bytes as long as the time budget does not bind (the clock only
-// takes over the schedule when training falls behind the budget's pace);
-// time_budget_s = 0 guarantees it. Model init, dropout and batch order all
-// derive from `seed`.
+// checkpoint bytes on the CPU as long as the time budget does not bind (the
+// clock only takes over the schedule when training falls behind the
+// budget's pace); time_budget_s = 0 guarantees it. Model init, dropout and
+// batch order all derive from `seed`, on every device (init and dropout
+// masks are drawn on the CPU). On CUDA the same run differs from the CPU's
+// by float rounding (other kernels and summation orders), which grows over
+// the steps; tests/trainer/cuda_test.cc bounds it on a short run. Two CUDA
+// runs of one request are not bit-identical either: some kernel sums in a
+// varying order (not pinned down; cuDNN's deterministic flag and
+// CUBLAS_WORKSPACE_CONFIG did not remove it), and over the default job's
+// 600 steps the runs drift as runs of different seeds do
+// (docs/benchmarks.md, "Training on CUDA").
 //
 // Cost (2-core dev box, 2 threads, default student, x86-24c tokens of ~25
 // steps): about 1.2k programs/s of training when the box is quiet, 2–5x less
 // when it is shared; bench_quality --job measures the defaults end to end.
+// On CUDA (one H200) the default job on all of x86-24c takes 12 s
+// (bench_train; docs/benchmarks.md, "Training on CUDA").
 //
 // Thread-safety: train_platform may run on any thread; it sets torch's
 // process-wide intra-op thread count for its duration when `threads` > 0
@@ -47,6 +57,7 @@
 #include "core/record.h"
 #include "core/status.h"
 #include "trainer/dataset.h"
+#include "trainer/device.h"
 #include "trainer/evaluation.h"
 #include "trainer/model_config.h"
 
@@ -119,6 +130,12 @@ struct TrainRequest {
 
   // --- resources ---------------------------------------------------------
   int threads = 0;              // torch intra-op threads for the job; 0 = leave as is
+  // Where the model trains (trainer/device.h): kAuto = CUDA when LibTorch
+  // has it and a GPU is visible, else the CPU; kCuda without a usable GPU is
+  // kFailedPrecondition. On a GPU the splits' tokens are copied there once
+  // (L · 128 bytes a program: 0.7 GB for the default 120k programs at L = 53);
+  // the checkpoint and the Fisher come back as CPU bytes either way.
+  Device device = Device::kAuto;
   // Seconds for the whole call: training stops at the first step past it
   // (checked every step; the final evaluation still runs). 0 = none. The
   // default keeps a daemon job within about ten minutes on a 2-core box.
@@ -223,6 +240,7 @@ struct TrainResult {
   DatasetSummary data;      // what the data held and kept
   std::int64_t unlabeled_programs = 0;  // distill: unmeasured programs kept as KD inputs
   std::int64_t num_parameters = 0;
+  Device device = Device::kCpu;  // where it trained: kCpu or kCuda
 
   int epochs_planned = 0;   // epochs, or more under min_steps
   int epochs_done = 0;      // whole epochs finished (the refit's, after a refit)
@@ -251,14 +269,14 @@ struct TrainResult {
 // Top-1/top-5 of a checkpoint on the records of one platform whose tasks
 // fall in the evaluation split `data` names (eval_fraction, split_salt;
 // the platform's standing split is TrainRequest::default_data_options()),
-// at most data.max_eval_records of them. kFailedPrecondition when no
-// record's task is in the split.
+// at most data.max_eval_records of them, scored on the CPU.
+// kFailedPrecondition when no record's task is in the split.
 Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::span<const core::Record> records,
                                            const Platform& platform, const DatasetOptions& data, int threads = 0);
 
 // How well `checkpoint` ranks the programs that `request` would train on
 // (its records, platform and data options, with no validation share cut),
-// before any step: what auto_schedule decides on.
+// before any step: what auto_schedule decides on. Scored on request.device.
 Result<RankingMetrics> zero_shot_fit(const TrainRequest& request, std::string_view checkpoint);
 
 // auto_schedule's rule on zero_shot_fit's metrics: true (the long schedule)
@@ -277,7 +295,8 @@ using ProgressCallback = std::function<bool(int epoch, int epochs, double loss, 
 // training early: see budget_exhausted). kCancelled: the callback returned
 // false or *cancel became true. kInvalidArgument: a bad request field
 // (named) or a config that does not validate. kFailedPrecondition: the data
-// has no trainable task (dataset.h). kInternal: torch failed (message kept).
+// has no trainable task (dataset.h), or device kCuda without a usable GPU.
+// kInternal: torch failed (message kept; CUDA out of memory among them).
 Result<TrainResult> train_platform(const TrainRequest& request,
                                    const ProgressCallback& progress = {});
 

@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <map>
 
+#include "trainer/device_internal.h"
+#include "trainer/optimizer.h"
+
 namespace tcl::trainer {
 namespace {
 
 // Index tensors of each group's members, in ascending group-id order.
 std::vector<torch::Tensor> group_members(const torch::Tensor& groups) {
-  const torch::Tensor ids = groups.to(torch::kLong).contiguous();
+  const torch::Tensor ids = groups.to(torch::kCPU, torch::kLong).contiguous();
   const int64_t* id = ids.data_ptr<int64_t>();
   std::map<int64_t, std::vector<int64_t>> members;
   for (int64_t i = 0; i < ids.numel(); ++i) members[id[i]].push_back(i);
@@ -53,7 +56,7 @@ TrainStats train_ranking(ScoreModel& model, torch::optim::Optimizer& optimizer,
     const torch::Tensor order = torch::randperm(n_groups, gen, torch::kLong);
     const int64_t* g = order.data_ptr<int64_t>();
     for (int64_t k = 0; k < per_batch; ++k) picked[static_cast<size_t>(k)] = members[g[k]];
-    const torch::Tensor idx = torch::cat(picked);
+    const torch::Tensor idx = upload(torch::cat(picked), data.tokens.device());
 
     const torch::Tensor scores = model.forward(data.tokens.index_select(0, idx),
                                                data.lengths.index_select(0, idx),
@@ -63,7 +66,7 @@ TrainStats train_ranking(ScoreModel& model, torch::optim::Optimizer& optimizer,
     optimizer.zero_grad();
     loss.backward();
     if (options.grad_clip_norm > 0) {
-      torch::nn::utils::clip_grad_norm_(model.parameters(), options.grad_clip_norm);
+      clip_grad_norm(model.parameters(), options.grad_clip_norm);
     }
     optimizer.step();
     stats.step_losses.push_back(loss.item<double>());

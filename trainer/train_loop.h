@@ -20,7 +20,8 @@
 
 namespace tcl::trainer {
 
-// Programs with labels, made of whole groups. n = number of programs.
+// Programs with labels, made of whole groups. n = number of programs. All on
+// the model's device (the group ids may be anywhere: they are read once).
 struct RankingData {
   torch::Tensor tokens;       // [n, L, token_dim] float32
   torch::Tensor lengths;      // [n] int64

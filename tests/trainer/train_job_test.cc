@@ -103,6 +103,7 @@ TEST(TrainJobTest, LowersLossAndRanksHeldOutTasks) {
               r.metrics.top1.mean_ratio, r.metrics.random_top1.mean_ratio, r.metrics.pairwise_accuracy, r.wall_s);
   EXPECT_LT(r.epoch_losses.back(), 0.6 * r.epoch_losses.front());
   EXPECT_FALSE(r.budget_exhausted);
+  EXPECT_EQ(r.device, cuda_available() ? Device::kCuda : Device::kCpu);  // request.device = auto
 
   // Data summary: the failed record is counted and left out; tasks split whole.
   EXPECT_EQ(r.data.records, 24 * 48 + 1);

@@ -1,0 +1,309 @@
+// bench_train — tcld's default training jobs without a database (issue 19
+// item 2): the call the daemon's job worker makes (trainer::train_platform,
+// daemon/job_worker.cc) with the options of a job that sets none
+// (api::JobOptions), on records files, on the CPU or on CUDA. Prints wall
+// times and the evaluation split's top-1.
+//
+//   bench_train --data DIR|FILE [--device auto|cpu|cuda] [--threads T] [--out DIR]
+//       A train job on one platform's records: TrainRequest's defaults (10%
+//       of tasks held out, at most 100k training and 20k evaluation
+//       programs, 3 epochs, a 600 s budget, seed 0). Writes DIR/checkpoint
+//       and DIR/fisher: the production version a distill starts from.
+//   bench_train --distill --data DIR|FILE --teacher DIR --teacher-data DIR|FILE[,...]
+//               [--device ...] [--threads T]
+//       A distill job into the platform of --data, from the checkpoint and
+//       Fisher in --teacher, trained on the platforms of --teacher-data
+//       (their descriptors are the old platforms'): the active column
+//       (init = teacher, 6 epochs, no Fisher, as the worker makes one when the
+//       platform has none), then the student (init = teacher, 6 epochs,
+//       DistillTargets' defaults: KD from the column and from the teacher
+//       under every old descriptor, EWC from the teacher's Fisher), then, as
+//       the worker does, student and teacher on every covered platform's
+//       evaluation split (evaluate_checkpoint, on the CPU). A records file
+//       holds measurements only, so the unmeasured pool that the worker reads
+//       from the registry as KD-only inputs is empty here.
+//
+// The worker reads a deterministic share of a large platform's records
+// (about 1.25x what the caps keep) where this reads the whole file; the
+// caps keep 100k training programs either way.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/features.h"
+#include "core/line_reader.h"
+#include "core/program_id.h"
+#include "core/record.h"
+#include "core/task_split.h"
+#include "trainer/device.h"
+#include "trainer/train_job.h"
+
+namespace {
+
+namespace core = tcl::core;
+namespace tr = tcl::trainer;
+using Clock = std::chrono::steady_clock;
+
+// What api::JobOptions sets apart from TrainRequest's defaults for a distill.
+constexpr int kDistillEpochs = 6;
+constexpr int kColumnEpochs = 6;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Args {
+  std::string data;
+  bool distill = false;
+  std::string teacher;                    // directory with checkpoint and fisher
+  std::vector<std::string> teacher_data;  // the teacher's platforms
+  tr::Device device = tr::Device::kAuto;
+  int threads = 0;
+  std::string out;
+};
+
+bool parse_args(int argc, char** argv, Args* a) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view k = argv[i];
+    if (k == "--distill") {
+      a->distill = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s needs a value\n", argv[i]);
+      return false;
+    }
+    const std::string v = argv[++i];
+    if (k == "--data") {
+      a->data = v;
+    } else if (k == "--teacher") {
+      a->teacher = v;
+    } else if (k == "--teacher-data") {
+      std::stringstream list(v);
+      for (std::string item; std::getline(list, item, ',');) a->teacher_data.push_back(item);
+    } else if (k == "--device") {
+      const auto d = tr::parse_device(v);
+      if (!d) {
+        std::fprintf(stderr, "--device: auto, cpu or cuda, not %s\n", v.c_str());
+        return false;
+      }
+      a->device = *d;
+    } else if (k == "--threads") {
+      a->threads = std::atoi(v.c_str());
+    } else if (k == "--out") {
+      a->out = v;
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", argv[i - 1]);
+      return false;
+    }
+  }
+  if (a->data.empty() || (a->distill && (a->teacher.empty() || a->teacher_data.empty()))) {
+    std::fprintf(stderr,
+                 "usage: bench_train --data DIR|FILE [--device auto|cpu|cuda] [--threads T] [--out DIR]\n"
+                 "       bench_train --distill --data DIR|FILE --teacher DIR --teacher-data DIR|FILE[,...] ...\n");
+    return false;
+  }
+  return true;
+}
+
+// The records of a file (DIR means DIR/records.jsonl.gz) that `keep` accepts.
+bool load_records(std::string path, std::vector<core::Record>* out,
+                  const std::function<bool(const core::Record&)>& keep = {}) {
+  if (std::filesystem::is_directory(path)) path += "/records.jsonl.gz";
+  auto reader = core::LineReader::open(path);
+  if (!reader) {
+    std::fprintf(stderr, "%s\n", reader.status().to_string().c_str());
+    return false;
+  }
+  core::RecordParser parser;
+  core::Record rec;
+  std::string_view line;
+  while ((*reader)->next(&line)) {
+    if (core::is_skippable_line(line) || !parser.parse(line, &rec)) continue;
+    if (!keep || keep(rec)) out->push_back(rec);
+  }
+  if (!(*reader)->status()) {
+    std::fprintf(stderr, "%s\n", (*reader)->status().to_string().c_str());
+    return false;
+  }
+  return true;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+bool write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return static_cast<bool>(out);
+}
+
+void print_result(const char* what, const tr::TrainResult& r) {
+  const tr::RankingMetrics& m = r.metrics;
+  std::printf("%s: device %s; train %lld tasks / %lld programs, eval %lld tasks / %lld programs; "
+              "%d of %d epochs, %lld steps%s\n",
+              what, std::string(tr::device_name(r.device)).c_str(), static_cast<long long>(r.data.train_tasks),
+              static_cast<long long>(r.data.train_records), static_cast<long long>(r.data.eval_tasks),
+              static_cast<long long>(r.data.eval_records), r.epochs_done, r.epochs_planned,
+              static_cast<long long>(r.steps), r.budget_exhausted ? " (budget hit)" : "");
+  std::printf("%s: wall %.1f s (dataset %.1f, train %.1f, eval %.1f, fisher %.1f); eval top-1 %.4f mean / %.4f sum, "
+              "top-5 %.4f mean, pairwise %.4f (floor top-1 %.4f mean); epoch losses",
+              what, r.wall_s, r.dataset_s, r.train_s, r.eval_s, r.fisher_s, m.top1.mean_ratio, m.top1.sum_ratio,
+              m.top5.mean_ratio, m.pairwise_accuracy, m.random_top1.mean_ratio);
+  for (double l : r.epoch_losses) std::printf(" %.4f", l);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+tr::ProgressCallback progress_printer(const char* what, Clock::time_point t0) {
+  return [what, t0](int epoch, int epochs, double loss, double val_top1) {
+    std::printf("  %s epoch %d/%d loss %.4f val top-1 %.4f (%.1f s)\n", what, epoch, epochs, loss, val_top1,
+                seconds_since(t0));
+    std::fflush(stdout);
+    return true;
+  };
+}
+
+// A job's request as the worker's make_request() builds it from default options.
+tr::TrainRequest default_request(const Args& a, const std::vector<core::Record>& records,
+                                 const tr::Platform& platform) {
+  tr::TrainRequest r;
+  r.records = records;
+  r.platform = platform;
+  r.device = a.device;
+  r.threads = a.threads;
+  return r;
+}
+
+int run_train(const Args& a, const std::vector<core::Record>& records, const tr::Platform& platform) {
+  const Clock::time_point t0 = Clock::now();
+  auto trained = tr::train_platform(default_request(a, records, platform), progress_printer("train", t0));
+  if (!trained) {
+    std::fprintf(stderr, "train: %s\n", trained.status().to_string().c_str());
+    return 1;
+  }
+  print_result("train", *trained);
+  if (!a.out.empty()) {
+    std::filesystem::create_directories(a.out);
+    if (!write_file(a.out + "/checkpoint", trained->checkpoint) || !write_file(a.out + "/fisher", trained->fisher)) {
+      std::fprintf(stderr, "cannot write %s/checkpoint and fisher\n", a.out.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int run_distill(const Args& a, const std::vector<core::Record>& records, const tr::Platform& platform) {
+  const std::string teacher = read_file(a.teacher + "/checkpoint");
+  const std::string fisher = read_file(a.teacher + "/fisher");
+  if (teacher.empty()) {
+    std::fprintf(stderr, "no checkpoint in %s\n", a.teacher.c_str());
+    return 1;
+  }
+  // The old platforms: their descriptors, and (as the worker reads them for
+  // its comparison) the records of their evaluation splits only.
+  const tr::DatasetOptions split = tr::TrainRequest::default_data_options();
+  std::vector<std::vector<core::Record>> old_eval(a.teacher_data.size());
+  std::vector<tr::Platform> old_platforms;
+  tr::DistillTargets targets;
+  for (std::size_t i = 0; i < a.teacher_data.size(); ++i) {
+    tr::Platform p;
+    bool found = false;
+    const auto keep = [&](const core::Record& r) {
+      if (!found && !r.target.empty()) {
+        p = tr::Platform{r.target, r.hardware_params};
+        found = true;
+      }
+      return core::in_holdout(core::canonical_workload_key(r.workload_key), split.eval_fraction, split.split_salt);
+    };
+    if (!load_records(a.teacher_data[i], &old_eval[i], keep) || !found) return 1;
+    std::vector<float> h(core::kHardwareDim);
+    core::encode_hardware(p.hardware, p.target, h.data());
+    targets.old_descriptors.push_back(std::move(h));
+    old_platforms.push_back(p);
+  }
+  const Clock::time_point t0 = Clock::now();
+  // The active column: the new platform fine-tuned from the teacher.
+  tr::TrainRequest column = default_request(a, records, platform);
+  column.init_checkpoint = teacher;
+  column.epochs = kColumnEpochs;
+  column.compute_fisher = false;
+  column.eval_each_epoch = false;
+  auto tuned = tr::train_platform(column, progress_printer("column", t0));
+  if (!tuned) {
+    std::fprintf(stderr, "active column: %s\n", tuned.status().to_string().c_str());
+    return 1;
+  }
+  print_result("column", *tuned);
+  // The student.
+  targets.column_checkpoint = tuned->checkpoint;
+  targets.teacher_fisher = fisher;
+  tr::TrainRequest request = default_request(a, records, platform);
+  request.init_checkpoint = teacher;
+  request.epochs = kDistillEpochs;
+  request.distill = &targets;
+  const Clock::time_point t1 = Clock::now();
+  auto student = tr::train_platform(request, progress_printer("distill", t1));
+  if (!student) {
+    std::fprintf(stderr, "distill: %s\n", student.status().to_string().c_str());
+    return 1;
+  }
+  print_result("distill", *student);
+  std::printf("distill job: column + student %.1f s\n", seconds_since(t0));
+  // Every covered platform: student against teacher on its evaluation split.
+  const Clock::time_point t2 = Clock::now();
+  for (std::size_t i = 0; i <= old_platforms.size(); ++i) {
+    const bool fresh = i == old_platforms.size();
+    const std::vector<core::Record>& recs = fresh ? records : old_eval[i];
+    const tr::Platform& p = fresh ? platform : old_platforms[i];
+    auto s = tr::evaluate_checkpoint(student->checkpoint, recs, p, split, a.threads);
+    auto t = tr::evaluate_checkpoint(teacher, recs, p, split, a.threads);
+    if (!s || !t) {
+      std::fprintf(stderr, "evaluate %s: %s\n", fresh ? a.data.c_str() : a.teacher_data[i].c_str(),
+                   (!s ? s.status() : t.status()).to_string().c_str());
+      return 1;
+    }
+    std::printf("evaluate %s: student top-1 %.4f, teacher %.4f (change %+.4f)\n",
+                fresh ? a.data.c_str() : a.teacher_data[i].c_str(), s->top1.mean_ratio, t->top1.mean_ratio,
+                s->top1.mean_ratio - t->top1.mean_ratio);
+  }
+  std::printf("evaluation %.1f s\n", seconds_since(t2));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!parse_args(argc, argv, &a)) return 2;
+  const Clock::time_point t0 = Clock::now();
+  std::vector<core::Record> records;
+  if (!load_records(a.data, &records)) return 1;
+  auto platform = tr::platform_of(records);
+  if (!platform) {
+    std::fprintf(stderr, "%s\n", platform.status().to_string().c_str());
+    return 1;
+  }
+  auto device = tr::resolve_device(a.device);
+  if (!device) {
+    std::fprintf(stderr, "%s\n", device.status().to_string().c_str());
+    return 1;
+  }
+  std::printf("# bench_train %s%s: %zu records read in %.1f s; target %s; device %s (%s asked)\n",
+              a.distill ? "--distill " : "", a.data.c_str(), records.size(), seconds_since(t0),
+              platform->target.c_str(), std::string(tr::device_name(*device)).c_str(),
+              std::string(tr::device_name(a.device)).c_str());
+  std::fflush(stdout);
+  const int rc = a.distill ? run_distill(a, records, *platform) : run_train(a, records, *platform);
+  std::printf("total %.1f s\n", seconds_since(t0));
+  return rc;
+}
