@@ -88,6 +88,7 @@
 #include "sampler/rdu.h"
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
+#include "bench/lib/device_arg.h"
 #include "trainer/device.h"
 #include "trainer/evaluation.h"
 #include "trainer/fast_inference.h"
@@ -194,12 +195,7 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--base-max-records") a->base_max_records = std::atoll(v);
     else if (k == "--threads") a->threads = std::atoi(v);
     else if (k == "--device") {
-      const auto d = tr::parse_device(v);
-      if (!d) {
-        std::fprintf(stderr, "--device takes auto, cpu or cuda\n");
-        return false;
-      }
-      a->device = *d;
+      if (!tcl::bench::read_device_arg(v, &a->device)) return false;
     }
     else {
       std::fprintf(stderr, "unknown flag %s (see bench/continual.cc)\n", argv[i - 1]);

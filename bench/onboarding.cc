@@ -98,6 +98,7 @@
 #include "sampler/rdu.h"
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
+#include "bench/lib/device_arg.h"
 #include "trainer/device.h"
 #include "trainer/evaluation.h"
 #include "trainer/fast_inference.h"
@@ -236,12 +237,7 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--random-share") a->random_share = std::atof(v);
     else if (k == "--threads") a->threads = std::atoi(v);
     else if (k == "--device") {
-      const auto d = tr::parse_device(v);
-      if (!d) {
-        std::fprintf(stderr, "--device takes auto, cpu or cuda\n");
-        return false;
-      }
-      a->device = *d;
+      if (!tcl::bench::read_device_arg(v, &a->device)) return false;
     }
     else if (k == "--timing-pool") a->timing_pool = std::atoll(v);
     else if (k == "--timing-fraction") a->timing_fraction = std::atof(v);

@@ -36,6 +36,7 @@
 #include "core/line_reader.h"
 #include "core/record.h"
 #include "trainer/dataset.h"
+#include "bench/lib/device_arg.h"
 #include "trainer/device.h"
 #include "trainer/train_job.h"
 
@@ -131,12 +132,7 @@ bool parse_args(int argc, char** argv, Args* a) {
     else if (k == "--time-budget") a->time_budget = std::atof(v);
     else if (k == "--threads") a->threads = std::atoi(v);
     else if (k == "--device") {
-      const auto d = tr::parse_device(v);
-      if (!d) {
-        std::fprintf(stderr, "--device takes auto, cpu or cuda\n");
-        return false;
-      }
-      a->device = *d;
+      if (!tcl::bench::read_device_arg(v, &a->device)) return false;
     }
     else if (k == "--lr") a->lr = std::atof(v);
     else if (k == "--weight-decay") a->weight_decay = std::atof(v);

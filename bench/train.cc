@@ -44,6 +44,7 @@
 #include "core/program_id.h"
 #include "core/record.h"
 #include "core/task_split.h"
+#include "bench/lib/device_arg.h"
 #include "trainer/device.h"
 #include "trainer/train_job.h"
 
@@ -89,12 +90,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       std::stringstream list(v);
       for (std::string item; std::getline(list, item, ',');) a->teacher_data.push_back(item);
     } else if (k == "--device") {
-      const auto d = tr::parse_device(v);
-      if (!d) {
-        std::fprintf(stderr, "--device: auto, cpu or cuda, not %s\n", v.c_str());
-        return false;
-      }
-      a->device = *d;
+      if (!tcl::bench::read_device_arg(v.c_str(), &a->device)) return false;
     } else if (k == "--threads") {
       a->threads = std::atoi(v.c_str());
     } else if (k == "--out") {
