@@ -18,7 +18,8 @@
 // `min_request_body_rate` bytes/s on average once `min_rate_grace` has
 // passed (time the handler spends not reading does not count), and an answer
 // must be taken at `min_response_rate` (time waiting for the handler's next
-// chunk does not count); `read_timeout`/`write_timeout` bound each wait on
+// chunk does not count); `read_timeout` bounds each wait for body bytes and
+// `write_timeout` each write (a whole answer, or one chunk of a streamed one) on
 // the socket. A peer that breaks a rule is disconnected and counted in
 // tcld_http_connections_cut_total{reason}.
 //
@@ -67,7 +68,7 @@ struct ServerOptions {
   std::size_t default_body_limit = 1 << 20;  // bytes, when a route sets none
   std::size_t header_limit = 16 << 10;
   std::chrono::milliseconds read_timeout{30000};   // each wait for body bytes
-  std::chrono::milliseconds write_timeout{30000};
+  std::chrono::milliseconds write_timeout{30000};  // one write: a whole answer, or one streamed chunk
   std::chrono::milliseconds idle_timeout{60000};   // keep-alive wait for the next request
   std::chrono::milliseconds shutdown_grace{20000};
   // PEM chain; HTTPS when both files are set. TLS 1.2 and 1.3 with
