@@ -90,16 +90,11 @@ Response upload(const Request& req, registry::PlatformStore& platforms, registry
     return error_response(http::status::unsupported_media_type, "UNSUPPORTED_MEDIA_TYPE",
                           "Content-Encoding '" + std::string(encoding) + "' is not supported; use gzip or none");
   }
-  // The server streams a body only when one follows the header; a request
-  // that came whole (Content-Length: 0) takes the same path, so an empty body
-  // gets one answer however it was sent.
-  ChunkChannel whole_body(1);
-  if (req.body_stream == nullptr) {
-    if (!req.body().empty()) whole_body.push(std::string(req.body()));
-    whole_body.close();
-  }
-  ChunkChannel& body = req.body_stream != nullptr ? *req.body_stream : whole_body;
-  auto outcome = run_upload(uploads, *platform, body, options);
+  // The server gives every stream_body route a body stream, an empty one
+  // when no body follows the header (api/server.h), so an empty body gets one
+  // answer however it was sent.
+  if (req.body_stream == nullptr) return error_response(Status::internal("upload route without a body stream"));
+  auto outcome = run_upload(uploads, *platform, *req.body_stream, options);
   metrics.observe(outcome);
   if (!outcome) return error_response(outcome.status());
   Response res;
