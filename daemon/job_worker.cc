@@ -19,7 +19,8 @@
 #include "core/record.h"
 #include "core/task_split.h"
 #include "api/job_options.h"
-#include "daemon/promotion_gate.h"
+#include "onboarding/distill.h"
+#include "onboarding/promotion_gate.h"
 #include "trainer/train_job.h"
 
 namespace tcl::daemon {
@@ -142,62 +143,94 @@ void JobWorker::loop(int index) {
   }
 }
 
-void JobWorker::run_job(const registry::Job& job) {
-  const std::string& me = job.worker;
-  const auto started = Clock::now();
-  const bool distill = job.kind == registry::JobKind::kDistill;
-  spdlog::info("job id={} kind={} platform={} attempt={} worker={}: started", job.id,
-               registry::job_kind_name(job.kind), job.platform, job.attempts, me);
-  const std::string kind(registry::job_kind_name(job.kind));
-  auto fail = [&](const Status& s) {
-    spdlog::warn("job id={}: failed: {}", job.id, s.to_string());
-    metrics_->finished.Add({{"kind", kind}, {"outcome", "failed"}}).Increment();
-    if (Status f = jobs_.finish(job.id, me, registry::JobOutcome::failure(s.to_string())); !f) {
-      spdlog::warn("job id={}: could not record the failure: {}", job.id, f.to_string());
+// Heartbeats on their own thread while a job runs: reading, an epoch or an
+// evaluation can outlast the lease. `cancel` turns true when the job was
+// cancelled, its lease went to another worker, or the worker stops.
+class JobWorker::Heartbeat {
+ public:
+  Heartbeat(registry::JobQueue& jobs, const registry::Job& job, std::chrono::milliseconds lease,
+            const std::atomic<bool>& stopping)
+      : jobs_(jobs), job_(job), lease_(lease), stopping_(stopping),
+        progress_(json::serialize(json::object{{"phase", "reading"}})), thread_([this] { loop(); }) {}
+  ~Heartbeat() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
     }
-  };
-  auto options = api::parse_job_options(job.options_json, job.kind);
-  if (!options) return fail(options.status());
-  auto platform = platforms_.get(job.platform);
-  if (!platform) return fail(platform.status());
+    cv_.notify_all();
+    thread_.join();
+  }
+  Heartbeat(const Heartbeat&) = delete;
+  Heartbeat& operator=(const Heartbeat&) = delete;
 
-  // Heartbeats on their own thread from here on: reading, an epoch or an
-  // evaluation can outlast the lease.
+  void set(const json::object& p) {
+    std::lock_guard lock(mu_);
+    progress_ = json::serialize(p);
+  }
+  // The progress now, not at the next beat (the job shows where training ended).
+  void send_now() {
+    std::string last;
+    {
+      std::lock_guard lock(mu_);
+      last = progress_;
+    }
+    (void)jobs_.heartbeat(job_.id, job_.worker, lease_, last);
+  }
+
   std::atomic<bool> cancel{false};
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  std::string progress = json::serialize(json::object{{"phase", "reading"}});
-  std::thread heartbeat([&] {
-    std::unique_lock lock(mu);
-    while (!cv.wait_for(lock, options_.lease / 4, [&] { return done; })) {
-      const std::string p = progress;
+
+ private:
+  void loop() {
+    std::unique_lock lock(mu_);
+    while (!cv_.wait_for(lock, lease_ / 4, [&] { return done_; })) {
+      const std::string p = progress_;
       lock.unlock();
-      const Status s = jobs_.heartbeat(job.id, me, options_.lease, p);
+      const Status s = jobs_.heartbeat(job_.id, job_.worker, lease_, p);
       lock.lock();
       if (s.code() == StatusCode::kCancelled || s.code() == StatusCode::kFailedPrecondition || stopping_) {
         cancel = true;  // cancelled, or the lease went to another worker
       }
     }
-  });
-  const auto set_progress = [&](json::object p) {
-    std::lock_guard lock(mu);
-    progress = json::serialize(p);
-  };
-  struct StopHeartbeat {
-    std::mutex& mu;
-    std::condition_variable& cv;
-    bool& done;
-    std::thread& t;
-    ~StopHeartbeat() {
-      {
-        std::lock_guard lock(mu);
-        done = true;
-      }
-      cv.notify_all();
-      t.join();
-    }
-  } stop_heartbeat{mu, cv, done, heartbeat};
+  }
+
+  registry::JobQueue& jobs_;
+  const registry::Job& job_;
+  const std::chrono::milliseconds lease_;
+  const std::atomic<bool>& stopping_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::string progress_;
+  std::thread thread_;  // last: starts once the rest is set
+};
+
+// A job's starting point: a version to fine-tune ("init"), or for a distill
+// the teacher (production); empty for a fresh model.
+struct JobWorker::Start {
+  std::optional<std::int64_t> version;
+  std::string weights;
+  std::vector<std::string> platforms;  // the version's
+};
+
+// What a distill learns from besides the platform's measurements; owns what
+// `targets` views (held by pointer, so the views stay put).
+struct JobWorker::Distill {
+  std::string fisher, column;
+  std::vector<core::Record> unlabeled;
+  trainer::DistillTargets targets;
+};
+
+void JobWorker::run_job(const registry::Job& job) {
+  const auto started = Clock::now();
+  const bool distill = job.kind == registry::JobKind::kDistill;
+  spdlog::info("job id={} kind={} platform={} attempt={} worker={}: started", job.id,
+               registry::job_kind_name(job.kind), job.platform, job.attempts, job.worker);
+  const auto fail = [&](const Status& s) { fail_job(job, s); };
+  auto options = api::parse_job_options(job.options_json, job.kind);
+  if (!options) return fail(options.status());
+  auto platform = platforms_.get(job.platform);
+  if (!platform) return fail(platform.status());
+  Heartbeat heartbeat(jobs_, job, options_.lease, stopping_);
 
   // This platform's measurements, and nothing else (DESIGN §5.3).
   std::unordered_set<std::string> measured_ids;  // what the distill's unlabeled inputs leave out
@@ -205,216 +238,262 @@ void JobWorker::run_job(const registry::Job& job) {
                                        distill ? &measured_ids : nullptr);
   if (!records) return fail(records.status());
   if (stopping_) return;  // the lease lapses; another worker retries
-
-  // The starting point: a version to fine-tune ("init"), or for a distill
-  // the teacher (production), its Fisher and the platform's active column.
-  std::optional<std::int64_t> init_version;
-  std::string init_weights, teacher_fisher, column_weights;
-  std::vector<std::string> teacher_platforms;
-  const std::string init_name = distill ? std::string("production") : options->init;
-  if (!init_name.empty()) {
-    auto id = models_.resolve(init_name);
-    if (!id) {
-      if (distill) return fail(Status::failed_precondition("distill needs a production version to distill into: " + id.status().message()));
-      return fail(id.status().with_context("option 'init'"));
-    }
-    auto blob = models_.weights(*id);
-    if (!blob) return fail(blob.status());
-    init_version = *id;
-    init_weights = std::move(blob->bytes);
-    auto info = models_.get(*id);
-    if (!info) return fail(info.status());
-    teacher_platforms = info->platforms;
-  }
-  trainer::DistillTargets targets;
-  std::vector<core::Record> unlabeled;  // the unmeasured pool (targets.unlabeled views it)
-  if (distill) {
-    if (auto f = models_.fisher(*init_version); f) {
-      teacher_fisher = std::move(f->bytes);
-    } else if (f.status().code() != StatusCode::kNotFound) {
-      return fail(f.status());
-    }
-    // The active column: the platform's fine-tuned copy of this teacher
-    // (a train job with "init"), or fine-tuned here (Progress).
-    if (auto a = models_.get_alias("active." + job.platform); a) {
-      if (auto info = models_.get(a->version); info && info->parent == init_version) {
-        auto blob = models_.weights(a->version);
-        if (!blob) return fail(blob.status());
-        column_weights = std::move(blob->bytes);
-      }
-    }
-    if (column_weights.empty()) {
-      set_progress(json::object{{"phase", "active column"}, {"records", records->size()}});
-      trainer::TrainRequest column = make_request(*options, *platform, *records);
-      column.init_checkpoint = init_weights;
-      column.epochs = options->column_epochs;
-      column.compute_fisher = false;
-      column.device = options_.train_device;
-      column.eval_each_epoch = false;
-      column.cancel = &cancel;
-      auto tuned = trainer::train_platform(column, nullptr);
-      if (!tuned) return fail(tuned.status().with_context("active column"));
-      column_weights = std::move(tuned->checkpoint);
-    }
-    for (const auto& name : teacher_platforms) {
-      if (name == job.platform) continue;
-      auto old = platforms_.find(name);
-      if (!old) return fail(old.status().with_context("teacher platform"));
-      const auto h = registry::descriptor_of(*old);
-      targets.old_descriptors.emplace_back(h.begin(), h.end());
-    }
-    targets.teacher_fisher = teacher_fisher;
-    targets.column_checkpoint = column_weights;
-    targets.label_weight = options->label_weight;
-    targets.column_weight = options->column_weight;
-    targets.old_weight = options->old_weight;
-    targets.ewc_weight = options->ewc_weight;
-    targets.temperature = options->temperature;
-    targets.unlabeled_ratio = options->unlabeled_ratio;
-    targets.max_unlabeled = options->max_unlabeled;
-    if (options->unlabeled_ratio > 0 && options->max_unlabeled > 0) {
-      set_progress(json::object{{"phase", "reading the candidate pool"}, {"records", records->size()}});
-      auto pool = read_unmeasured_candidates(*platform, measured_ids, options->max_unlabeled);
-      if (!pool) return fail(pool.status());
-      unlabeled = std::move(*pool);
-      targets.unlabeled = unlabeled;
-    }
-  }
+  auto start = read_start(distill ? std::string("production") : options->init, distill);
+  if (!start) return fail(start.status());
 
   trainer::TrainRequest request = make_request(*options, *platform, *records);
-  request.init_checkpoint = init_weights;
   request.device = options_.train_device;
-  const bool fine_tune_scheduled = request.auto_schedule && !init_weights.empty();
-  if (distill) request.distill = &targets;
-  request.cancel = &cancel;
-  set_progress(json::object{{"phase", "training"}, {"records", records->size()}});
-  metrics_->epoch.Add({{"platform", job.platform}}).Set(0);
-  metrics_->epochs.Add({{"platform", job.platform}}).Set(options->epochs);
-  const auto on_epoch = [&](int epoch, int epochs, double loss, double val_top1) {
-    if (epoch == 1) metrics_->epochs.Add({{"platform", job.platform}}).Set(epochs);  // more under min_steps
-    json::object p{{"phase", "training"}, {"epoch", epoch}, {"epochs", epochs}, {"loss", loss},
-                   {"records", records->size()}};
-    if (!std::isnan(val_top1)) p["val_top1"] = val_top1;
-    set_progress(p);
-    const prometheus::Labels labels{{"platform", job.platform}};
-    metrics_->epoch.Add(labels).Set(epoch);
-    metrics_->loss.Add(labels).Set(loss);
-    if (!std::isnan(val_top1)) metrics_->val_top1.Add(labels).Set(val_top1);
-    return !cancel.load();
-  };
-  auto trained = trainer::train_platform(request, on_epoch);
-  {
-    // The last epoch's progress now, not at the next heartbeat: the job shows where training ended.
-    std::string last;
-    {
-      std::lock_guard lock(mu);
-      last = progress;
-    }
-    (void)jobs_.heartbeat(job.id, me, options_.lease, last);
+  request.cancel = &heartbeat.cancel;
+  std::unique_ptr<Distill> plan;
+  if (distill) {
+    auto p = plan_distill(job, *options, *platform, *start, request, measured_ids, heartbeat);
+    if (!p) return fail(p.status());
+    plan = std::move(*p);
+    request.distill = &plan->targets;
   }
+  request.init_checkpoint = start->weights;
+  auto trained = train(job, request, options->epochs, heartbeat);
   records->clear();
   records->shrink_to_fit();
-  const std::size_t unlabeled_read = unlabeled.size();
-  unlabeled = {};  // targets.unlabeled is not read after training
+  const std::size_t unlabeled_read = plan ? plan->unlabeled.size() : 0;
+  if (plan) plan->unlabeled = {};  // targets.unlabeled is not read after training
   if (!trained) {
     if (trained.status().code() == StatusCode::kCancelled && stopping_) return;  // retried after the lease
     return fail(trained.status());
   }
 
   registry::NewVersion v;
-  v.parent = init_version;
-  v.platforms = distill ? teacher_platforms : std::vector<std::string>{};
-  if (std::find(v.platforms.begin(), v.platforms.end(), job.platform) == v.platforms.end()) {
-    v.platforms.push_back(job.platform);
-  }
+  v.parent = start->version;
+  v.platforms = onboarding::covered_platforms(distill ? start->platforms : std::vector<std::string>{}, job.platform);
   v.weights = std::move(trained->checkpoint);
   if (!trained->fisher.empty()) v.fisher = std::move(trained->fisher);
   // No evaluation split (eval_fraction 0, e.g. an active column trained on a
   // few measured programs): no numbers rather than zeros.
   json::object metrics{{job.platform, trained->metrics.tasks > 0 ? json::value(metrics_json(trained->metrics))
                                                                  : json::value(json::object{{"eval_tasks", 0}})}};
-  std::optional<GateDecision> gate;
+  std::optional<onboarding::GateDecision> gate;
   if (distill) {
-    // Every covered platform on its evaluation split, the student against
-    // its teacher (read for measuring only, after the weights are final).
-    set_progress(json::object{{"phase", "evaluating"}, {"platforms", v.platforms.size()}});
-    std::vector<PlatformComparison> compared;
-    json::object versus_parent;
-    for (const auto& name : v.platforms) {
-      PlatformComparison c{name, name == job.platform && std::find(teacher_platforms.begin(), teacher_platforms.end(),
-                                                                   name) == teacher_platforms.end(),
-                           std::nullopt, std::nullopt};
-      auto evaluated = evaluate_platform(name, v.weights, init_weights);
-      if (evaluated) {
-        metrics[name] = metrics_json(evaluated->student);
-        c.teacher_top1 = evaluated->teacher.top1.mean_ratio;
-        c.student_top1 = evaluated->student.top1.mean_ratio;
-        versus_parent[name] = json::object{{"parent_top1", *c.teacher_top1},
-                                           {"top1", *c.student_top1},
-                                           {"change", *c.student_top1 - *c.teacher_top1}};
-      } else {
-        spdlog::warn("job id={}: platform {} not evaluated: {}", job.id, name, evaluated.status().to_string());
-      }
-      compared.push_back(std::move(c));
-      if (cancel) return;
-    }
-    metrics["versus_parent"] = std::move(versus_parent);
-    gate = promotion_decision(compared, options->margin);
+    heartbeat.set(json::object{{"phase", "evaluating"}, {"platforms", v.platforms.size()}});
+    auto decision = judge_distilled(job, v.platforms, *start, v.weights, options->margin, &metrics, heartbeat);
+    if (!decision) return;  // cancelled or lost the lease
+    gate = *decision;
     v.status = gate->promote ? registry::VersionStatus::kPromoted : registry::VersionStatus::kCandidate;
   }
   v.metrics_json = json::serialize(metrics);
-  v.config_json = json::serialize(json::object{
+  v.config_json = config_json(job, *options, *trained, *start, plan.get(), unlabeled_read);
+  const bool fine_tune_scheduled = request.auto_schedule && !start->weights.empty();
+  v.training_summary_json = training_summary_json(job, *trained, fine_tune_scheduled, started);
+  if (heartbeat.cancel) return;  // cancelled or lost the lease: no version
+  auto version = store_version(job, v, gate, *start);
+  if (!version) return fail(version.status());
+  if (Status f = jobs_.finish(job.id, job.worker, registry::JobOutcome::success(*version)); !f) {
+    spdlog::warn("job id={}: finished as version {} but could not record it: {}", job.id, *version, f.to_string());
+    return;
+  }
+  metrics_->finished.Add({{"kind", std::string(registry::job_kind_name(job.kind))}, {"outcome", "succeeded"}}).Increment();
+  spdlog::info("job id={} kind={} platform={}: version {} in {:.1f} s, top1={:.3f}{}", job.id,
+               registry::job_kind_name(job.kind), job.platform, *version,
+               std::chrono::duration<double>(Clock::now() - started).count(), trained->metrics.top1.mean_ratio,
+               gate ? (gate->promote ? ", promoted" : ", kept as a candidate") : "");
+}
+
+void JobWorker::fail_job(const registry::Job& job, const Status& s) {
+  spdlog::warn("job id={}: failed: {}", job.id, s.to_string());
+  metrics_->finished.Add({{"kind", std::string(registry::job_kind_name(job.kind))}, {"outcome", "failed"}}).Increment();
+  if (Status f = jobs_.finish(job.id, job.worker, registry::JobOutcome::failure(s.to_string())); !f) {
+    spdlog::warn("job id={}: could not record the failure: {}", job.id, f.to_string());
+  }
+}
+
+Result<JobWorker::Start> JobWorker::read_start(const std::string& name, bool distill) {
+  Start s;
+  if (name.empty()) return s;
+  auto id = models_.resolve(name);
+  if (!id) {
+    if (distill) {
+      return Status::failed_precondition("distill needs a production version to distill into: " + id.status().message());
+    }
+    return id.status().with_context("option 'init'");
+  }
+  auto blob = models_.weights(*id);
+  if (!blob) return blob.status();
+  auto info = models_.get(*id);
+  if (!info) return info.status();
+  s.version = *id;
+  s.weights = std::move(blob->bytes);
+  s.platforms = info->platforms;
+  return s;
+}
+
+Result<std::unique_ptr<JobWorker::Distill>> JobWorker::plan_distill(
+    const registry::Job& job, const api::JobOptions& o, const registry::Platform& platform, const Start& teacher,
+    const trainer::TrainRequest& request, const std::unordered_set<std::string>& measured, Heartbeat& heartbeat) {
+  auto d = std::make_unique<Distill>();
+  if (auto f = models_.fisher(*teacher.version); f) {
+    d->fisher = std::move(f->bytes);
+  } else if (f.status().code() != StatusCode::kNotFound) {
+    return f.status();
+  }
+  // The active column: the platform's fine-tuned copy of this teacher (a
+  // train job with "init"), or fine-tuned here (Progress).
+  if (auto a = models_.get_alias("active." + job.platform); a) {
+    if (auto info = models_.get(a->version); info && info->parent == teacher.version) {
+      auto blob = models_.weights(a->version);
+      if (!blob) return blob.status();
+      d->column = std::move(blob->bytes);
+    }
+  }
+  if (d->column.empty()) {
+    heartbeat.set(json::object{{"phase", "active column"}, {"records", request.records.size()}});
+    auto tuned = trainer::train_platform(onboarding::column_request(request, teacher.weights, o.column_epochs), nullptr);
+    if (!tuned) return tuned.status().with_context("active column");
+    d->column = std::move(tuned->checkpoint);
+  }
+  onboarding::DistillSources sources;
+  for (const auto& name : onboarding::old_platforms(teacher.platforms, job.platform)) {
+    auto old = platforms_.find(name);
+    if (!old) return old.status().with_context("teacher platform");
+    const auto h = registry::descriptor_of(*old);
+    sources.old_descriptors.emplace_back(h.begin(), h.end());
+  }
+  trainer::DistillTargets weights;
+  weights.label_weight = o.label_weight;
+  weights.column_weight = o.column_weight;
+  weights.old_weight = o.old_weight;
+  weights.ewc_weight = o.ewc_weight;
+  weights.temperature = o.temperature;
+  weights.unlabeled_ratio = o.unlabeled_ratio;
+  weights.max_unlabeled = o.max_unlabeled;
+  if (onboarding::wants_unlabeled(weights)) {
+    heartbeat.set(json::object{{"phase", "reading the candidate pool"}, {"records", request.records.size()}});
+    auto pool = read_unmeasured_candidates(platform, measured, o.max_unlabeled);
+    if (!pool) return pool.status();
+    d->unlabeled = std::move(*pool);
+  }
+  sources.column_checkpoint = d->column;
+  sources.teacher_fisher = d->fisher;
+  sources.unlabeled = d->unlabeled;
+  d->targets = onboarding::plan_distillation(weights, std::move(sources));
+  return d;
+}
+
+Result<trainer::TrainResult> JobWorker::train(const registry::Job& job, const trainer::TrainRequest& request,
+                                              int epochs, Heartbeat& heartbeat) {
+  const std::size_t records = request.records.size();
+  heartbeat.set(json::object{{"phase", "training"}, {"records", records}});
+  metrics_->epoch.Add({{"platform", job.platform}}).Set(0);
+  metrics_->epochs.Add({{"platform", job.platform}}).Set(epochs);
+  const auto on_epoch = [&](int epoch, int epochs_now, double loss, double val_top1) {
+    if (epoch == 1) metrics_->epochs.Add({{"platform", job.platform}}).Set(epochs_now);  // more under min_steps
+    json::object p{{"phase", "training"}, {"epoch", epoch}, {"epochs", epochs_now}, {"loss", loss},
+                   {"records", records}};
+    if (!std::isnan(val_top1)) p["val_top1"] = val_top1;
+    heartbeat.set(p);
+    const prometheus::Labels labels{{"platform", job.platform}};
+    metrics_->epoch.Add(labels).Set(epoch);
+    metrics_->loss.Add(labels).Set(loss);
+    if (!std::isnan(val_top1)) metrics_->val_top1.Add(labels).Set(val_top1);
+    return !heartbeat.cancel.load();
+  };
+  auto trained = trainer::train_platform(request, on_epoch);
+  heartbeat.send_now();
+  return trained;
+}
+
+std::optional<onboarding::GateDecision> JobWorker::judge_distilled(const registry::Job& job,
+                                                                   const std::vector<std::string>& covered,
+                                                                   const Start& teacher, const std::string& student,
+                                                                   double margin, json::object* metrics,
+                                                                   Heartbeat& heartbeat) {
+  // Every covered platform on its evaluation split, the student against its
+  // teacher (read for measuring only, after the weights are final).
+  std::vector<onboarding::PlatformComparison> compared;
+  json::object versus_parent;
+  for (const auto& name : covered) {
+    const bool is_new = name == job.platform &&
+                        std::find(teacher.platforms.begin(), teacher.platforms.end(), name) == teacher.platforms.end();
+    auto scores = evaluate_platform(name, student, teacher.weights);
+    if (scores) {
+      (*metrics)[name] = metrics_json(scores->student);
+      const double t = scores->teacher.top1.mean_ratio, s = scores->student.top1.mean_ratio;
+      versus_parent[name] = json::object{{"parent_top1", t}, {"top1", s}, {"change", s - t}};
+    } else {
+      spdlog::warn("job id={}: platform {} not evaluated: {}", job.id, name, scores.status().to_string());
+    }
+    compared.push_back(onboarding::comparison_of(name, is_new, scores ? &*scores : nullptr));
+    if (heartbeat.cancel) return std::nullopt;
+  }
+  (*metrics)["versus_parent"] = std::move(versus_parent);
+  return onboarding::promotion_decision(compared, margin);
+}
+
+std::string JobWorker::config_json(const registry::Job& job, const api::JobOptions& o,
+                                   const trainer::TrainResult& trained, const Start& start, const Distill* d,
+                                   std::size_t unlabeled_read) {
+  json::value distill = nullptr;
+  if (d) {
+    const trainer::DistillTargets& t = d->targets;
+    distill = json::object{{"label_weight", t.label_weight},
+                           {"column_weight", t.column_weight},
+                           {"old_weight", t.old_weight},
+                           {"ewc_weight", t.ewc_weight},
+                           {"temperature", t.temperature},
+                           {"unlabeled_ratio", t.unlabeled_ratio},
+                           {"unlabeled_read", unlabeled_read},
+                           {"unlabeled_programs", trained.unlabeled_programs},
+                           {"ewc", !d->fisher.empty()},
+                           {"old_platforms", t.old_descriptors.size()},
+                           {"margin", o.margin}};
+  }
+  return json::serialize(json::object{
       {"kind", registry::job_kind_name(job.kind)},
-      {"model", options->model},
-      {"model_config", trainer::config_to_text(trained->config)},
-      {"epochs", options->epochs},
-      {"min_steps", options->min_steps},
-      {"validation_fraction", options->validation_fraction},
-      {"validation_by", options->validation_by_tasks ? "tasks" : "programs"},
-      {"patience", options->patience},
-      {"refit", options->refit},
-      {"auto_schedule", options->auto_schedule},
-      {"max_records", options->max_records},
-      {"eval_fraction", options->eval_fraction},
-      {"seed", options->seed},
-      {"init", init_version ? json::value(*init_version) : json::value(nullptr)},
-      {"distill", distill ? json::value(json::object{{"label_weight", targets.label_weight},
-                                                     {"column_weight", targets.column_weight},
-                                                     {"old_weight", targets.old_weight},
-                                                     {"ewc_weight", targets.ewc_weight},
-                                                     {"temperature", targets.temperature},
-                                                     {"unlabeled_ratio", targets.unlabeled_ratio},
-                                                     {"unlabeled_read", unlabeled_read},
-                                                     {"unlabeled_programs", trained->unlabeled_programs},
-                                                     {"ewc", !teacher_fisher.empty()},
-                                                     {"old_platforms", targets.old_descriptors.size()},
-                                                     {"margin", options->margin}})
-                          : json::value(nullptr)}});
+      {"model", o.model},
+      {"model_config", trainer::config_to_text(trained.config)},
+      {"epochs", o.epochs},
+      {"min_steps", o.min_steps},
+      {"validation_fraction", o.validation_fraction},
+      {"validation_by", o.validation_by_tasks ? "tasks" : "programs"},
+      {"patience", o.patience},
+      {"refit", o.refit},
+      {"auto_schedule", o.auto_schedule},
+      {"max_records", o.max_records},
+      {"eval_fraction", o.eval_fraction},
+      {"seed", o.seed},
+      {"init", start.version ? json::value(*start.version) : json::value(nullptr)},
+      {"distill", std::move(distill)}});
+}
+
+std::string JobWorker::training_summary_json(const registry::Job& job, const trainer::TrainResult& trained,
+                                             bool fine_tune_scheduled, Clock::time_point started) {
   json::array losses;
-  for (double l : trained->epoch_losses) losses.push_back(l);
-  v.training_summary_json = json::serialize(json::object{
+  for (double l : trained.epoch_losses) losses.push_back(l);
+  return json::serialize(json::object{
       {"job", job.id},
-      {"records_read", static_cast<std::int64_t>(trained->data.records)},
-      {"epochs_planned", trained->epochs_planned},
-      {"epochs_done", trained->epochs_done},
-      {"best_epoch", trained->best_epoch},
-      {"refitted", trained->refitted},
-      {"validation_top1", trained->best_epoch > 0 ? json::value(trained->validation.top1.mean_ratio) : json::value(nullptr)},
+      {"records_read", static_cast<std::int64_t>(trained.data.records)},
+      {"epochs_planned", trained.epochs_planned},
+      {"epochs_done", trained.epochs_done},
+      {"best_epoch", trained.best_epoch},
+      {"refitted", trained.refitted},
+      {"validation_top1", trained.best_epoch > 0 ? json::value(trained.validation.top1.mean_ratio) : json::value(nullptr)},
       {"schedule", !fine_tune_scheduled ? json::value(nullptr)
-                   : json::value(json::object{{"long", trained->long_schedule_used},
-                                              {"zero_shot_pairwise", trained->zero_shot.pairwise_accuracy},
-                                              {"zero_shot_top1", trained->zero_shot.top1.mean_ratio}})},
-      {"steps", trained->steps},
+                   : json::value(json::object{{"long", trained.long_schedule_used},
+                                              {"zero_shot_pairwise", trained.zero_shot.pairwise_accuracy},
+                                              {"zero_shot_top1", trained.zero_shot.top1.mean_ratio}})},
+      {"steps", trained.steps},
       {"epoch_losses", std::move(losses)},
-      {"budget_exhausted", trained->budget_exhausted},
-      {"parameters", trained->num_parameters},
+      {"budget_exhausted", trained.budget_exhausted},
+      {"parameters", trained.num_parameters},
       {"wall_s", std::chrono::duration<double>(Clock::now() - started).count()}});
-  if (cancel) return;  // cancelled or lost the lease: no version
+}
+
+Result<std::int64_t> JobWorker::store_version(const registry::Job& job, const registry::NewVersion& v,
+                                              const std::optional<onboarding::GateDecision>& gate,
+                                              const Start& start) {
   registry::CreateVersionOptions create;
   create.make_production_if_unset = true;
   create.actor = "job " + std::to_string(job.id);
   auto version = models_.create_version(v, create);
-  if (!version) return fail(version.status());
+  if (!version) return version.status();
   if (gate) {
     json::array reasons;
     for (const auto& r : gate->reasons) reasons.push_back(json::string(r));
@@ -422,29 +501,20 @@ void JobWorker::run_job(const registry::Job& job) {
                              json::serialize(json::object{{"promote", gate->promote}, {"reasons", reasons}}));
     if (gate->promote) {
       auto moved = models_.set_alias("production", version->version, "promotion gate (job " + std::to_string(job.id) + ")",
-                                     "distilled " + job.platform + " into version " + std::to_string(*init_version));
-      if (!moved) return fail(moved.status());
+                                     "distilled " + job.platform + " into version " + std::to_string(*start.version));
+      if (!moved) return moved.status();
     }
   } else if (std::find(version->aliases.begin(), version->aliases.end(), "production") != version->aliases.end()) {
     // The lineage's first version: production by rule, not by the gate.
     (void)models_.set_status(version->version, registry::VersionStatus::kPromoted,
                              R"({"reasons": ["the first version of the lineage becomes production"]})");
-  } else if (init_version) {
+  } else if (start.version) {
     // The platform's active column: what its next sample requests score with.
     auto moved = models_.set_alias("active." + job.platform, version->version, "job " + std::to_string(job.id),
-                                   "active column fine-tuned from version " + std::to_string(*init_version));
-    if (!moved) return fail(moved.status());
+                                   "active column fine-tuned from version " + std::to_string(*start.version));
+    if (!moved) return moved.status();
   }
-  if (Status f = jobs_.finish(job.id, me, registry::JobOutcome::success(version->version)); !f) {
-    spdlog::warn("job id={}: finished as version {} but could not record it: {}", job.id, version->version,
-                 f.to_string());
-    return;
-  }
-  metrics_->finished.Add({{"kind", kind}, {"outcome", "succeeded"}}).Increment();
-  spdlog::info("job id={} kind={} platform={}: version {} in {:.1f} s, top1={:.3f}{}", job.id,
-               registry::job_kind_name(job.kind), job.platform, version->version,
-               std::chrono::duration<double>(Clock::now() - started).count(), trained->metrics.top1.mean_ratio,
-               gate ? (gate->promote ? ", promoted" : ", kept as a candidate") : "");
+  return version->version;
 }
 
 Result<std::vector<core::Record>> JobWorker::read_platform_records(const registry::Platform& platform,
@@ -500,8 +570,8 @@ Result<std::vector<core::Record>> JobWorker::read_unmeasured_candidates(const re
   return records;
 }
 
-Result<JobWorker::Evaluated> JobWorker::evaluate_platform(const std::string& name, const std::string& student,
-                                                          const std::string& teacher) {
+Result<onboarding::SplitScores> JobWorker::evaluate_platform(const std::string& name, const std::string& student,
+                                                             const std::string& teacher) {
   auto platform = platforms_.get(name);
   if (!platform) return platform.status();
   const trainer::DatasetOptions split = trainer::TrainRequest::default_data_options();
@@ -510,14 +580,7 @@ Result<JobWorker::Evaluated> JobWorker::evaluate_platform(const std::string& nam
   trainer::Platform p;
   p.target = platform->target;
   p.hardware = registry::hardware_params_of(*platform);
-  Evaluated out;
-  auto s = trainer::evaluate_checkpoint(student, *records, p, split, options_.torch_threads);
-  if (!s) return s.status();
-  auto t = trainer::evaluate_checkpoint(teacher, *records, p, split, options_.torch_threads);
-  if (!t) return t.status();
-  out.student = *s;
-  out.teacher = *t;
-  return out;
+  return onboarding::evaluate_on_split(student, teacher, *records, p, options_.torch_threads);
 }
 
 }  // namespace tcl::daemon

@@ -22,8 +22,11 @@
 //                     Fisher. Only this platform's rows are read for training;
 //                     old platforms' evaluation splits are read afterwards,
 //                     to measure forgetting. The promotion gate
-//                     (promotion_gate.h) then moves `production` or keeps the
-//                     version as a candidate, with its reasons.
+//                     (onboarding/promotion_gate.h) then moves `production`
+//                     or keeps the version as a candidate, with its reasons.
+// The onboarding steps (the distillation's plan, the evaluation against the
+// teacher, the gate) are onboarding/'s; this file reads through registry/,
+// trains through trainer/, heartbeats and stores.
 // Every version stores its Fisher information for the next distillation.
 //
 // Thread-safety: start()/stop() from one thread. Does not own the stores or
@@ -40,13 +43,24 @@
 #include <unordered_set>
 #include <vector>
 
+#include <boost/json/object.hpp>
+
+#include <optional>
+
 #include "core/record.h"
+#include "onboarding/distill.h"
+#include "onboarding/promotion_gate.h"
 #include "registry/job_queue.h"
 #include "registry/model_store.h"
 #include "registry/platform_store.h"
 #include "registry/upload_store.h"
 #include "trainer/device.h"
 #include "trainer/evaluation.h"
+#include "trainer/train_job.h"
+
+namespace tcl::api {
+struct JobOptions;
+}
 
 namespace tcl::daemon {
 
@@ -90,12 +104,35 @@ class JobWorker {
   Result<std::vector<core::Record>> read_unmeasured_candidates(const registry::Platform& platform,
                                                                const std::unordered_set<std::string>& measured,
                                                                std::int64_t max_records);
-  struct Evaluated {
-    trainer::RankingMetrics student, teacher;
-  };
   // A student and its teacher on one platform's evaluation split.
-  Result<Evaluated> evaluate_platform(const std::string& platform, const std::string& student,
-                                      const std::string& teacher);
+  Result<onboarding::SplitScores> evaluate_platform(const std::string& platform, const std::string& student,
+                                                    const std::string& teacher);
+
+  // run_job's steps (job_worker.cc says what each does).
+  class Heartbeat;
+  struct Start;
+  struct Distill;
+  void fail_job(const registry::Job& job, const Status& s);
+  Result<Start> read_start(const std::string& name, bool distill);
+  Result<std::unique_ptr<Distill>> plan_distill(const registry::Job& job, const api::JobOptions& o,
+                                                const registry::Platform& platform, const Start& teacher,
+                                                const trainer::TrainRequest& request,
+                                                const std::unordered_set<std::string>& measured, Heartbeat& heartbeat);
+  Result<trainer::TrainResult> train(const registry::Job& job, const trainer::TrainRequest& request, int epochs,
+                                     Heartbeat& heartbeat);
+  // nullopt: cancelled (or the lease lost) while evaluating.
+  std::optional<onboarding::GateDecision> judge_distilled(const registry::Job& job,
+                                                          const std::vector<std::string>& covered,
+                                                          const Start& teacher, const std::string& student,
+                                                          double margin, boost::json::object* metrics,
+                                                          Heartbeat& heartbeat);
+  static std::string config_json(const registry::Job& job, const api::JobOptions& o,
+                                 const trainer::TrainResult& trained, const Start& start, const Distill* d,
+                                 std::size_t unlabeled_read);
+  static std::string training_summary_json(const registry::Job& job, const trainer::TrainResult& trained,
+                                           bool fine_tune_scheduled, std::chrono::steady_clock::time_point started);
+  Result<std::int64_t> store_version(const registry::Job& job, const registry::NewVersion& v,
+                                     const std::optional<onboarding::GateDecision>& gate, const Start& start);
 
   const JobWorkerOptions options_;
   registry::JobQueue& jobs_;

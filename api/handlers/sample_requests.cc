@@ -20,6 +20,7 @@
 #include "api/json_body.h"
 #include "core/features.h"
 #include "core/record.h"
+#include "onboarding/round.h"
 #include "sampler/rdu.h"
 #include "trainer/pool_embedding.h"
 
@@ -39,6 +40,7 @@ struct SampleParams {
   std::uint64_t seed = 0;
   int mc_samples = 8;
   int min_per_task = 2;
+  double random_share = 0;
   std::string model = "production";
 };
 
@@ -48,7 +50,8 @@ Status bad(const std::string& field, const std::string& message) {
 
 Result<SampleParams> parse_params(const json::object& body) {
   static const std::unordered_set<std::string_view> known = {"budget", "fraction", "strategy", "weights", "seed",
-                                                             "model",  "mc_samples", "min_per_task"};
+                                                             "model",  "mc_samples", "min_per_task",
+                                                             "random_share"};
   for (const auto& kv : body) {
     if (!known.count(kv.key())) return bad(std::string(kv.key()), "is not a sample-request parameter");
   }
@@ -100,6 +103,12 @@ Result<SampleParams> parse_params(const json::object& body) {
     if (**min_per_task < 0 || **min_per_task > 1000) return bad("min_per_task", "must be in [0, 1000]");
     p.min_per_task = static_cast<int>(**min_per_task);
   }
+  auto random_share = optional_number(body, "random_share");
+  if (!random_share) return random_share.status();
+  if (random_share->has_value()) {
+    if (!(**random_share >= 0.0 && **random_share <= 1.0)) return bad("random_share", "must be in [0, 1]");
+    p.random_share = **random_share;
+  }
   auto model = optional_string(body, "model");
   if (!model) return model.status();
   if (model->has_value()) p.model = **model;
@@ -137,6 +146,174 @@ bool wants_ndjson(const Request& req) {
   return req.header("Accept").find("application/x-ndjson") != std::string_view::npos;
 }
 
+// The models a round scores with: none for random; else the student (the
+// request's `model`, default production) and, when no model was named, the
+// platform's active column once a fine-tuning job made one (alias
+// active.<platform>; DESIGN §5 "Progress", §6).
+struct Scorers {
+  std::shared_ptr<const LoadedModel> student, column;
+  onboarding::RoundModels models;
+};
+
+Result<Scorers> round_models(const SampleParams& params, bool model_named, const registry::Platform& platform,
+                             registry::PlatformStore& platforms, ModelCache& models) {
+  Scorers s;
+  if (params.strategy == sampler::Strategy::kRandom) return s;
+  auto m = models.get(params.model);
+  if (!m) {
+    if (m.status().code() != StatusCode::kNotFound) return m.status();
+    return Status::failed_precondition("strategy '" + std::string(sampler::strategy_name(params.strategy)) +
+                                       "' needs a model version ('" + params.model + "': " + m.status().message() +
+                                       "); train one first or use \"random\"");
+  }
+  s.student = *m;
+  if (!model_named) {
+    if (auto a = models.get("active." + platform.name); a) s.column = *a;
+  }
+  s.models.student = trainer::ServedModel{s.student->model.get(), s.student->fast.get()};
+  if (s.column) s.models.column = trainer::ServedModel{s.column->model.get(), s.column->fast.get()};
+  const Descriptor own = descriptor_of(platform);
+  s.models.descriptor.assign(own.begin(), own.end());
+  // Descriptors of the other platforms the version covers (round-1 uncertainty).
+  for (const auto& other : s.student->platforms) {
+    if (other == platform.name) continue;
+    if (auto p = platforms.find(other); p) {
+      const Descriptor d = descriptor_of(*p);
+      s.models.others.emplace_back(d.begin(), d.end());
+    }
+  }
+  return s;
+}
+
+onboarding::RoundOptions round_options(const SampleParams& p) {
+  onboarding::RoundOptions o;
+  o.strategy = p.strategy;
+  o.weights = p.weights;
+  o.seed = p.seed;
+  o.min_per_task = p.min_per_task;
+  o.random_share = p.random_share;
+  return o;
+}
+
+// What read_round_pool found besides the pool: the candidates' ids and task
+// keys in pool order, and how many programs are measured on the platform.
+struct PoolRead {
+  std::vector<std::string> program_ids;
+  std::vector<std::string> task_keys;
+  std::size_t measured = 0;
+};
+
+// The round's pool from the registry: the platform's candidates that have
+// no measurement on it and are not pending in another open request (tasks
+// numbered in order of first appearance), then the measured programs of the
+// pool's tasks.
+Result<PoolRead> read_round_pool(registry::UploadStore& uploads, registry::SampleStore& samples,
+                                 std::int64_t platform_id, onboarding::RoundPool* pool) {
+  std::unordered_set<std::string> measured;
+  std::vector<std::pair<std::string, std::vector<core::Step>>> measured_programs;
+  core::RecordParser parser;
+  core::Record record;
+  Status read = uploads.for_each_record(platform_id, registry::UploadKind::kMeasurements,
+                                        [&](const registry::StoredRecord& r) {
+                                          if (!measured.insert(r.program_id).second) return true;
+                                          if (pool->embedded() && parser.parse(r.record, &record).is_ok()) {
+                                            measured_programs.emplace_back(record.workload_key, record.steps);
+                                          }
+                                          return true;
+                                        });
+  if (!read) return read;
+  auto pending = samples.pending_programs(platform_id);
+  if (!pending) return pending.status();
+
+  PoolRead out;
+  out.measured = measured.size();
+  std::unordered_map<std::string, std::int32_t> task_index;
+  Status failure;
+  read = uploads.for_each_record(platform_id, registry::UploadKind::kCandidates, [&](const registry::StoredRecord& r) {
+    if (measured.count(r.program_id) || pending->count(r.program_id)) return true;
+    if (!parser.parse(r.record, &record).is_ok()) return true;  // checked at upload
+    auto [it, added] = task_index.try_emplace(record.workload_key, static_cast<std::int32_t>(out.task_keys.size()));
+    if (added) out.task_keys.push_back(record.workload_key);
+    out.program_ids.push_back(r.program_id);
+    failure = pool->add_candidate(it->second, record.steps);
+    return failure.is_ok();
+  });
+  if (!read) return read;
+  if (!failure) return failure;
+  for (const auto& [key, steps] : measured_programs) {
+    auto it = task_index.find(key);
+    if (it == task_index.end()) continue;
+    if (Status s = pool->add_measured(it->second, steps); !s) return s;
+  }
+  if (Status s = pool->finish(static_cast<std::int32_t>(out.task_keys.size())); !s) return s;
+  return out;
+}
+
+struct RoundTimes {
+  double embed = 0, select = 0;
+};
+
+// The request to store: the picks with their terms and the parameters as resolved.
+registry::NewSampleRequest new_request(const SampleParams& params, const registry::Platform& platform,
+                                       const Scorers& scorers, const PoolRead& read,
+                                       const std::vector<sampler::Pick>& picks, std::int64_t budget,
+                                       const RoundTimes& times) {
+  registry::NewSampleRequest nr;
+  nr.platform_id = platform.id;
+  nr.strategy = std::string(sampler::strategy_name(params.strategy));
+  if (scorers.student) nr.model_version = scorers.column ? scorers.column->version : scorers.student->version;
+  nr.items.reserve(picks.size());
+  for (const auto& p : picks) {
+    registry::SampleItem it;
+    it.program_id = read.program_ids[static_cast<std::size_t>(p.index)];
+    it.r = p.r;
+    it.d = p.d;
+    it.u = p.u;
+    it.score = p.score;
+    nr.items.push_back(std::move(it));
+  }
+  nr.params_json = json::serialize(json::object{
+      {"budget", budget},
+      {"fraction", params.fraction ? json::value(*params.fraction) : json::value(nullptr)},
+      {"weights", json::object{{"r", params.weights.r}, {"d", params.weights.d}, {"u", params.weights.u}}},
+      {"seed", params.seed},
+      {"mc_samples", params.mc_samples},
+      {"min_per_task", params.min_per_task},
+      {"random_share", params.random_share},
+      {"model", scorers.student ? json::value(params.model) : json::value(nullptr)},
+      {"active_column", scorers.column ? json::value(scorers.column->version) : json::value(nullptr)},
+      {"pool_size", static_cast<std::int64_t>(read.program_ids.size())},
+      {"pool_tasks", read.task_keys.size()},
+      {"measured_programs", read.measured},
+      {"seconds", json::object{{"embed", times.embed}, {"select", times.select}}}});
+  return nr;
+}
+
+// The answer's items: every pick with its record, in pick order.
+Result<json::array> answer_items(registry::SampleStore& samples, std::int64_t id, const registry::NewSampleRequest& nr,
+                                 const PoolRead& read, const std::vector<sampler::Pick>& picks) {
+  json::array items;
+  items.reserve(picks.size());
+  std::size_t k = 0;
+  Status records = samples.for_each_record_to_measure(id, [&](const std::string& line) {
+    if (k >= picks.size()) return;
+    const auto& p = picks[k];
+    boost::system::error_code ec;
+    json::value rec = json::parse(line, ec);
+    items.push_back(json::object{{"rank", k},
+                                 {"program_id", nr.items[k].program_id},
+                                 {"task", read.task_keys[static_cast<std::size_t>(p.task)]},
+                                 {"r", number_or_null(p.r)},
+                                 {"d", number_or_null(p.d)},
+                                 {"u", number_or_null(p.u)},
+                                 {"score", number_or_null(p.score)},
+                                 {"record", ec ? json::value(line) : rec}});
+    ++k;
+  });
+  if (!records) return records;
+  return items;
+}
+
 }  // namespace
 
 void add_sample_request_routes(Router& router, registry::PlatformStore& platforms, registry::UploadStore& uploads,
@@ -169,109 +346,19 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
         }
         auto platform = platforms.find(name);
         if (!platform) return error_response(platform.status());
+        auto scorers = round_models(*params, body->contains("model"), *platform, platforms, models);
+        if (!scorers) return error_response(scorers.status());
 
-        const bool needs_model = params->strategy != sampler::Strategy::kRandom;
-        std::shared_ptr<const LoadedModel> model;
-        if (needs_model) {
-          auto m = models.get(params->model);
-          if (!m) {
-            if (m.status().code() != StatusCode::kNotFound) return error_response(m.status());
-            return error_response(Status::failed_precondition(
-                "strategy '" + std::string(sampler::strategy_name(params->strategy)) + "' needs a model version ('" +
-                params->model + "': " + m.status().message() + "); train one first or use \"random\""));
-          }
-          model = *m;
-        }
-        // Once a fine-tuning job made the platform's active column (alias
-        // active.<platform>), it scores the pool and its disagreement with
-        // the student joins the uncertainty (DESIGN §5 "Progress", §6).
-        std::shared_ptr<const LoadedModel> active;
-        if (needs_model && !body->contains("model")) {
-          if (auto a = models.get("active." + name); a) active = *a;
-        }
-        // Descriptors of the other platforms the version covers (round-1 uncertainty).
-        std::vector<std::vector<float>> others;
-        if (model) {
-          for (const auto& other : model->platforms) {
-            if (other == name) continue;
-            if (auto p = platforms.find(other); p) {
-              const Descriptor d = descriptor_of(*p);
-              others.emplace_back(d.begin(), d.end());
-            }
-          }
-        }
-        const Descriptor own = descriptor_of(*platform);
-        std::optional<trainer::PoolEmbedder> embedder;
-        if (model) {
-          const LoadedModel& scorer = active ? *active : *model;
-          embedder.emplace(trainer::ServedModel{scorer.model.get(), scorer.fast.get()}, own, std::move(others),
-                           trainer::PoolEmbeddingOptions{params->mc_samples, params->seed},
-                           active ? trainer::ServedModel{model->model.get(), model->fast.get()} : trainer::ServedModel{});
-        }
-
-        // What is measured on the platform (their programs leave the pool;
-        // their embeddings join Diversity), and what other open requests hold.
-        std::unordered_set<std::string> measured;
-        std::vector<std::pair<std::string, std::vector<core::Step>>> measured_programs;
-        core::RecordParser parser;
-        core::Record record;
-        Status read = uploads.for_each_record(platform->id, registry::UploadKind::kMeasurements,
-                                              [&](const registry::StoredRecord& r) {
-                                                if (!measured.insert(r.program_id).second) return true;
-                                                if (embedder && parser.parse(r.record, &record).is_ok()) {
-                                                  measured_programs.emplace_back(record.workload_key, record.steps);
-                                                }
-                                                return true;
-                                              });
-        if (!read) return error_response(read);
-        auto pending = samples.pending_programs(platform->id);
-        if (!pending) return error_response(pending.status());
-
-        // The pool, embedded pass by pass as it streams in.
-        std::vector<std::string> program_ids;
-        std::vector<std::int32_t> task;
-        std::vector<std::string> task_keys;
-        std::unordered_map<std::string, std::int32_t> task_index;
-        std::vector<float> embeddings, uncertainty;
-        Status failure;
-        read = uploads.for_each_record(platform->id, registry::UploadKind::kCandidates,
-                                       [&](const registry::StoredRecord& r) {
-                                         if (measured.count(r.program_id) || pending->count(r.program_id)) return true;
-                                         if (!parser.parse(r.record, &record).is_ok()) return true;  // checked at upload
-                                         auto [it, added] = task_index.try_emplace(
-                                             record.workload_key, static_cast<std::int32_t>(task_keys.size()));
-                                         if (added) task_keys.push_back(record.workload_key);
-                                         program_ids.push_back(r.program_id);
-                                         task.push_back(it->second);
-                                         if (embedder) failure = embedder->add(record.steps, true);
-                                         return failure.is_ok();
-                                       });
-        if (!read) return error_response(read);
-        if (embedder && failure.is_ok()) failure = embedder->flush();
-        if (embedder) embedder->take(&embeddings, &uncertainty);
-        if (!failure) return error_response(failure);
-        const auto n = static_cast<std::int64_t>(program_ids.size());
+        onboarding::RoundPool pool(scorers->models, trainer::PoolEmbeddingOptions{params->mc_samples, params->seed});
+        auto read = read_round_pool(uploads, samples, platform->id, &pool);
+        if (!read) return error_response(read.status());
+        const std::int64_t n = pool.size();
         if (n == 0) {
           return error_response(Status::invalid_argument(
               "platform '" + name + "' has no unmeasured candidates left: upload a pool first "
               "(POST /v1/platforms/" + name + "/candidates)"), json::object{{"pool_size", 0}});
         }
-        // Measured programs of the pool's tasks: already selected, for Diversity.
-        std::vector<float> measured_embeddings, unused;
-        std::vector<std::int32_t> measured_task;
-        if (embedder) {
-          for (const auto& [key, steps] : measured_programs) {
-            auto it = task_index.find(key);
-            if (it == task_index.end()) continue;
-            measured_task.push_back(it->second);
-            if (Status s = embedder->add(steps, false); !s) return error_response(s);
-          }
-          if (Status s = embedder->flush(); !s) return error_response(s);
-          embedder->take(&measured_embeddings, &unused);
-        }
-        const std::int64_t budget =
-            params->budget ? *params->budget
-                           : std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(*params->fraction * static_cast<double>(n) - 1e-9)));
+        const std::int64_t budget = params->budget ? *params->budget : onboarding::budget_of_fraction(*params->fraction, n);
         if (budget > n) {
           return error_response(Status::invalid_argument("budget " + std::to_string(budget) +
                                                          " is larger than the unmeasured pool (" + std::to_string(n) +
@@ -279,88 +366,27 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
                                 json::object{{"field", "budget"}, {"pool_size", n}});
         }
         const auto t_embedded = std::chrono::steady_clock::now();
-
-        if (!embedder) embeddings.assign(static_cast<std::size_t>(n), 0.0f);  // random: no embedding needed
-        sampler::Pool pool;
-        pool.count = n;
-        pool.dim = embedder ? embedder->dim() : 1;
-        pool.embeddings = embeddings;
-        pool.uncertainty = uncertainty;
-        pool.task = task;
-        pool.num_tasks = static_cast<std::int32_t>(task_keys.size());
-        pool.measured_count = static_cast<std::int64_t>(measured_task.size());
-        pool.measured_embeddings = measured_embeddings;
-        pool.measured_task = measured_task;
-        sampler::SampleOptions so;
-        so.budget = budget;
-        so.strategy = params->strategy;
-        so.weights = params->weights;
-        so.seed = params->seed;
-        so.min_per_task = params->min_per_task;
-        auto picks = sampler::select(pool, so);
-        if (!picks) return error_response(picks.status(), json::object{{"pool_size", n}, {"tasks", task_keys.size()}});
+        auto picks = onboarding::select_round(pool, budget, round_options(*params));
+        if (!picks) {
+          return error_response(picks.status(), json::object{{"pool_size", n}, {"tasks", read->task_keys.size()}});
+        }
         const auto t_selected = std::chrono::steady_clock::now();
 
-        registry::NewSampleRequest nr;
-        nr.platform_id = platform->id;
-        nr.strategy = std::string(sampler::strategy_name(params->strategy));
-        if (model) nr.model_version = active ? active->version : model->version;
-        nr.items.reserve(picks->size());
-        for (const auto& p : *picks) {
-          registry::SampleItem it;
-          it.program_id = program_ids[static_cast<std::size_t>(p.index)];
-          it.r = p.r;
-          it.d = p.d;
-          it.u = p.u;
-          it.score = p.score;
-          nr.items.push_back(std::move(it));
-        }
         const auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-        nr.params_json = json::serialize(json::object{
-            {"budget", budget},
-            {"fraction", params->fraction ? json::value(*params->fraction) : json::value(nullptr)},
-            {"weights", json::object{{"r", params->weights.r}, {"d", params->weights.d}, {"u", params->weights.u}}},
-            {"seed", params->seed},
-            {"mc_samples", params->mc_samples},
-            {"min_per_task", params->min_per_task},
-            {"model", model ? json::value(params->model) : json::value(nullptr)},
-            {"active_column", active ? json::value(active->version) : json::value(nullptr)},
-            {"pool_size", n},
-            {"pool_tasks", task_keys.size()},
-            {"measured_programs", measured.size()},
-            {"seconds", json::object{{"embed", seconds(t0, t_embedded)}, {"select", seconds(t_embedded, t_selected)}}}});
+        const RoundTimes times{seconds(t0, t_embedded), seconds(t_embedded, t_selected)};
+        registry::NewSampleRequest nr = new_request(*params, *platform, *scorers, *read, *picks, budget, times);
         auto stored = samples.create(nr);
         if (!stored) return error_response(stored.status());
-
-        // The answer: the request and every item with its record.
-        json::array items;
-        items.reserve(picks->size());
-        std::size_t k = 0;
-        Status records = samples.for_each_record_to_measure(stored->id, [&](const std::string& line) {
-          if (k >= picks->size()) return;
-          const auto& p = (*picks)[k];
-          boost::system::error_code ec;
-          json::value rec = json::parse(line, ec);
-          items.push_back(json::object{{"rank", k},
-                                       {"program_id", nr.items[k].program_id},
-                                       {"task", task_keys[static_cast<std::size_t>(p.task)]},
-                                       {"r", number_or_null(p.r)},
-                                       {"d", number_or_null(p.d)},
-                                       {"u", number_or_null(p.u)},
-                                       {"score", number_or_null(p.score)},
-                                       {"record", ec ? json::value(line) : rec}});
-          ++k;
-        });
-        if (!records) return error_response(records);
+        auto items = answer_items(samples, stored->id, nr, *read, *picks);
+        if (!items) return error_response(items.status());
         requests_total.Add({{"strategy", nr.strategy}}).Increment();
         items_total.Add({{"strategy", nr.strategy}}).Increment(static_cast<double>(nr.items.size()));
-        phase_seconds.Add({{"phase", "embed"}}, kBuckets).Observe(seconds(t0, t_embedded));
-        phase_seconds.Add({{"phase", "select"}}, kBuckets).Observe(seconds(t_embedded, t_selected));
+        phase_seconds.Add({{"phase", "embed"}}, kBuckets).Observe(times.embed);
+        phase_seconds.Add({{"phase", "select"}}, kBuckets).Observe(times.select);
         spdlog::info("sample_request: id={} platform={} strategy={} pool={} tasks={} budget={} embed_s={:.2f} select_s={:.2f}",
-                     stored->id, name, nr.strategy, n, task_keys.size(), budget, seconds(t0, t_embedded),
-                     seconds(t_embedded, t_selected));
+                     stored->id, name, nr.strategy, n, read->task_keys.size(), budget, times.embed, times.select);
         json::object out = request_json(*stored);
-        out["items"] = std::move(items);
+        out["items"] = std::move(*items);
         Response res = json_response(http::status::created, out);
         res.headers["Location"] = "/v1/sample-requests/" + std::to_string(stored->id);
         return res;

@@ -3,7 +3,8 @@
 //        {"budget": N} or {"fraction": f in (0, 1]}  (of the unmeasured pool),
 //        "strategy": "rdu" (default) | "random" | "r" | "d" | "u",
 //        "weights": {"r", "d", "u"}, "seed", "model" (alias or version,
-//        default production), "mc_samples" (default 8), "min_per_task" (2)
+//        default production), "mc_samples" (default 8), "min_per_task" (2),
+//        "random_share" (in [0, 1], default 0: sampler::SampleOptions::random_share)
 //   GET  /v1/sample-requests/{id}               status, progress, items;
 //        with Accept: application/x-ndjson the records still to measure
 //   POST /v1/sample-requests/{id}/cancel
@@ -19,7 +20,9 @@
 // from what was measured. Once a fine-tuning job made the platform's active
 // column (a train job with "init", alias active.<platform>), it scores the
 // pool instead and its disagreement with the student joins the uncertainty,
-// so a round learns from the rounds before it.
+// so a round learns from the rounds before it. The round itself is
+// onboarding/round.h (as bench_onboarding's); this file parses, reads the
+// pool from the registry, stores and answers.
 //
 // Does not own what it is given; all of it must outlive the router.
 #pragma once

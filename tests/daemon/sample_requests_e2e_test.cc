@@ -192,6 +192,15 @@ TEST_F(SampleRequestsTest, RduUsesTheModelIsDeterministicAndSkipsPendingPrograms
   const json::value again_json = again.json();
   for (const auto& it : again_json.at("items").as_array()) order_again.emplace_back(it.at("program_id").as_string());
   EXPECT_EQ(order_a, order_again);
+  // random_share 1: every pick is random's own draw (no terms), and the
+  // stored parameters say so (then cancelled, to leave the pool as it was).
+  auto shared = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 36, "seed": 1, "random_share": 1})");
+  ASSERT_EQ(shared.status, 201) << shared.body;
+  const json::value sj = shared.json();
+  EXPECT_EQ(sj.at("params").at("random_share").to_number<double>(), 1.0);
+  for (const auto& it : sj.at("items").as_array()) EXPECT_TRUE(it.at("score").is_null()) << json::serialize(it);
+  ASSERT_EQ(call("POST", "/v1/sample-requests/" + std::to_string(sj.at("id").as_int64()) + "/cancel").status, 200);
+  EXPECT_EQ(again_json.at("params").at("random_share").to_number<double>(), 0.0);  // the default: all greedy
   // Each ablation strategy runs too.
   for (const char* s : {"r", "d", "u"}) {
     auto r = call("POST", "/v1/platforms/x16/sample-requests",
@@ -268,6 +277,9 @@ TEST_F(SampleRequestsTest, BadParametersAreRejectedWithTheReason) {
   expect(R"({"budget": 5, "strategy": "best"})", 400, "strategy");
   expect(R"({"budget": 5, "strategy": "random", "colour": 1})", 400, "colour");
   expect(R"({"budget": 5, "weights": {"r": -1}})", 400, "weights.r");
+  expect(R"({"budget": 5, "random_share": -0.1})", 400, "random_share");
+  expect(R"({"budget": 5, "random_share": 1.5})", 400, "[0, 1]");
+  expect(R"({"budget": 5, "random_share": "half"})", 400, "random_share");
   expect(R"({"budget": 100000, "strategy": "random"})", 400, "larger than the unmeasured pool");
   expect(R"({"budget": 3, "strategy": "random"})", 400, "budget");  // below 2 per task
   expect(R"({"budget": 40})", 409, "train one first");                // rdu needs a model

@@ -1,4 +1,4 @@
-// daemon/promotion_gate.h — whether a distilled version takes over
+// onboarding/promotion_gate.h — whether a distilled version takes over
 // `production` (DESIGN §5, issue "promotion gate"): it must not lose more
 // than `margin` top-1 on any old platform against its teacher, and it must
 // beat the teacher's zero-shot top-1 on the new platform. Metrics are the
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace tcl::daemon {
+namespace tcl::onboarding {
 
 struct PlatformComparison {
   std::string platform;
@@ -28,4 +28,4 @@ struct GateDecision {
 
 GateDecision promotion_decision(const std::vector<PlatformComparison>& platforms, double margin);
 
-}  // namespace tcl::daemon
+}  // namespace tcl::onboarding

@@ -1,9 +1,9 @@
 // The promotion gate on crafted metrics: every rule and its stated reason.
-#include "daemon/promotion_gate.h"
+#include "onboarding/promotion_gate.h"
 
 #include <gtest/gtest.h>
 
-namespace tcl::daemon {
+namespace tcl::onboarding {
 namespace {
 
 PlatformComparison old_one(const char* name, double teacher, double student) {
@@ -49,4 +49,4 @@ TEST(PromotionGateTest, MissingEvaluationData) {
 }
 
 }  // namespace
-}  // namespace tcl::daemon
+}  // namespace tcl::onboarding

@@ -1,8 +1,8 @@
-#include "daemon/promotion_gate.h"
+#include "onboarding/promotion_gate.h"
 
 #include <cstdio>
 
-namespace tcl::daemon {
+namespace tcl::onboarding {
 
 GateDecision promotion_decision(const std::vector<PlatformComparison>& platforms, double margin) {
   GateDecision d;
@@ -42,4 +42,4 @@ GateDecision promotion_decision(const std::vector<PlatformComparison>& platforms
   return d;
 }
 
-}  // namespace tcl::daemon
+}  // namespace tcl::onboarding
