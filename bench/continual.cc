@@ -89,9 +89,13 @@
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/flags.h"
+#include "bench/lib/records.h"
 #include "trainer/device.h"
 #include "trainer/evaluation.h"
 #include "trainer/fast_inference.h"
+#include "onboarding/round.h"
+#include "onboarding/split.h"
 #include "trainer/pool_embedding.h"
 #include "trainer/train_job.h"
 
@@ -122,16 +126,7 @@ std::string fmt(const char* f, double x) {
   return buf;
 }
 
-std::vector<std::string> split_list(std::string_view s) {
-  std::vector<std::string> out;
-  while (!s.empty()) {
-    const std::size_t comma = s.find(',');
-    out.emplace_back(s.substr(0, comma));
-    if (comma == std::string_view::npos) break;
-    s.remove_prefix(comma + 1);
-  }
-  return out;
-}
+using tcl::bench::split_list;
 
 struct Args {
   std::string data = "/work/shared/data";
@@ -158,49 +153,46 @@ struct Args {
 bool parse_args(int argc, char** argv, Args* a) {
   a->command = "bench_continual";
   for (int i = 1; i < argc; ++i) a->command += std::string(" ") + argv[i];
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view k = argv[i];
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "%s needs a value\n", argv[i]);
-      return false;
-    }
-    const char* v = argv[++i];
-    if (k == "--data") a->data = v;
-    else if (k == "--out") a->out = v;
-    else if (k == "--cache") a->cache = v;
-    else if (k == "--platforms") a->platforms = split_list(v);
-    else if (k == "--methods") {
-      const auto m = split_list(v);
-      a->methods = std::set<std::string>(m.begin(), m.end());
-    } else if (k == "--epochs") a->epochs = std::atoi(v);
-    else if (k == "--column-epochs") a->column_epochs = std::atoi(v);
-    else if (k == "--base-epochs") a->base_epochs = std::atoi(v);
-    else if (k == "--ewc") a->ewc = std::atof(v);
-    else if (k == "--old-weight") a->old_weight = std::atof(v);
-    else if (k == "--unlabeled-ratio") a->unlabeled_ratio = std::atof(v);
-    else if (k == "--extra-distill") {
-      const auto w = split_list(v);
-      if (w.size() != 2 && w.size() != 3) {
-        std::fprintf(stderr, "--extra-distill needs OLD,EWC[,UNLABELED_RATIO]\n");
-        return false;
-      }
-      a->extra = true;
-      a->extra_old = std::atof(w[0].c_str());
-      a->extra_ewc = std::atof(w[1].c_str());
-      a->extra_unlabeled = w.size() == 3 ? std::atof(w[2].c_str()) : -1;  // -1: --unlabeled-ratio's
-    } else if (k == "--seed") a->seed = std::strtoull(v, nullptr, 10);
-    else if (k == "--base-seed") a->base_seed = std::strtoull(v, nullptr, 10);
-    else if (k == "--fraction") a->fraction = std::atof(v);
-    else if (k == "--mc-samples") a->mc_samples = std::atoi(v);
-    else if (k == "--base-max-records") a->base_max_records = std::atoll(v);
-    else if (k == "--threads") a->threads = std::atoi(v);
-    else if (k == "--device") {
-      if (!tcl::bench::read_device_arg(v, &a->device)) return false;
-    }
-    else {
-      std::fprintf(stderr, "unknown flag %s (see bench/continual.cc)\n", argv[i - 1]);
-      return false;
-    }
+  tcl::bench::Flags flags;
+  flags.value("data", &a->data)
+      .value("out", &a->out)
+      .value("cache", &a->cache)
+      .list("platforms", &a->platforms)
+      .custom("methods",
+              [a](const std::string& v) {
+                const auto m = split_list(v);
+                a->methods = std::set<std::string>(m.begin(), m.end());
+                return true;
+              })
+      .value("epochs", &a->epochs)
+      .value("column-epochs", &a->column_epochs)
+      .value("base-epochs", &a->base_epochs)
+      .value("ewc", &a->ewc)
+      .value("old-weight", &a->old_weight)
+      .value("unlabeled-ratio", &a->unlabeled_ratio)
+      .custom("extra-distill",
+              [a](const std::string& v) {
+                const auto w = split_list(v);
+                if (w.size() != 2 && w.size() != 3) {
+                  std::fprintf(stderr, "--extra-distill needs OLD,EWC[,UNLABELED_RATIO]\n");
+                  return false;
+                }
+                a->extra = true;
+                a->extra_old = std::atof(w[0].c_str());
+                a->extra_ewc = std::atof(w[1].c_str());
+                a->extra_unlabeled = w.size() == 3 ? std::atof(w[2].c_str()) : -1;  // -1: --unlabeled-ratio's
+                return true;
+              })
+      .value("seed", &a->seed)
+      .value("base-seed", &a->base_seed)
+      .value("fraction", &a->fraction)
+      .value("mc-samples", &a->mc_samples)
+      .value("base-max-records", &a->base_max_records)
+      .value("threads", &a->threads)
+      .custom("device", [a](const std::string& v) { return tcl::bench::read_device_arg(v.c_str(), &a->device); });
+  if (!flags.parse(argc, argv)) {
+    std::fprintf(stderr, "(see bench/continual.cc)\n");
+    return false;
   }
   // Resolved once: a GPU run is logged and cached apart from the CPU's.
   auto device = tr::resolve_device(a->device);
@@ -286,22 +278,11 @@ std::vector<float> descriptor_of(const tr::Platform& p) {
 bool load_platform(const Args& a, const std::string& name, bool keep_pool, PlatformData* p) {
   const Clock::time_point t0 = Clock::now();
   const std::string path = a.data + "/" + name + "/records.jsonl.gz";
-  auto reader = core::LineReader::open(path);
-  if (!reader) {
-    std::fprintf(stderr, "%s\n", reader.status().to_string().c_str());
-    return false;
-  }
   p->name = name;
-  core::RecordParser parser;
-  core::Record rec;
-  std::string_view line;
-  std::unordered_set<std::string> seen, held;
-  std::unordered_map<std::string, std::int32_t> task_index;
-  std::int64_t lines = 0, measured = 0;
+  std::int64_t lines = 0;
   bool have_platform = false;
-  while ((*reader)->next(&line)) {
-    if (core::is_skippable_line(line)) continue;
-    if (!parser.parse(line, &rec)) continue;
+  tcl::onboarding::SplitBuilder builder(kHoldout, kSplitSalt, keep_pool);  // onboarding/split.h
+  const bool read = tcl::bench::for_each_record(path, [&](core::Record& rec) {
     ++lines;
     if (!have_platform && !rec.target.empty()) {
       auto pl = tr::platform_of(std::span<const core::Record>(&rec, 1));
@@ -310,32 +291,22 @@ bool load_platform(const Args& a, const std::string& name, bool keep_pool, Platf
         have_platform = true;
       }
     }
-    if (core::classify(rec) != core::RecordClass::kMeasured) continue;
-    ++measured;
-    std::string key = core::canonical_workload_key(rec.workload_key);
-    if (core::in_holdout(key, kHoldout, kSplitSalt)) {
-      held.insert(key);
-      p->holdout.push_back(std::move(rec));
-      rec = core::Record{};
-      continue;
-    }
-    if (!keep_pool || !seen.insert(core::program_id(rec)).second) continue;
-    auto [it, added] = task_index.try_emplace(key, static_cast<std::int32_t>(task_index.size()));
-    p->task.push_back(it->second);
-    p->pool.push_back(std::move(rec));
-    rec = core::Record{};
-  }
-  if (!(*reader)->status()) {
-    std::fprintf(stderr, "%s\n", (*reader)->status().to_string().c_str());
-    return false;
-  }
+    builder.add(rec);
+    return true;
+  });
+  if (!read) return false;
   if (!have_platform) {
     std::fprintf(stderr, "%s: no record names a target\n", name.c_str());
     return false;
   }
+  tcl::onboarding::PlatformSplit split = builder.take();
+  p->pool = std::move(split.pool);
+  p->task = std::move(split.task);
+  p->holdout = std::move(split.holdout);
+  const std::int64_t measured = split.measured;
   p->descriptor = descriptor_of(p->platform);
-  p->num_tasks = static_cast<std::int32_t>(task_index.size());
-  p->holdout_tasks = static_cast<std::int64_t>(held.size());
+  p->num_tasks = static_cast<std::int32_t>(split.task_keys.size());
+  p->holdout_tasks = split.holdout_tasks;
   std::printf("%s: %lld records, %lld measured; pool %s; eval split %lld tasks / %zu records (%.1f s)\n",
               name.c_str(), static_cast<long long>(lines), static_cast<long long>(measured),
               keep_pool ? (std::to_string(p->pool.size()) + " programs in " + std::to_string(p->num_tasks) + " tasks").c_str()
@@ -483,29 +454,22 @@ Result<Selection> select_cached(const Args& a, const PlatformData& p, const std:
   auto fast = tr::StudentInference::create(**cm, tr::InferenceOptions{.threads = a.threads});
   if (!fast) return fast.status();
   Clock::time_point t0 = Clock::now();
-  tr::PoolEmbedder embedder(tr::ServedModel{cm->get(), fast->get()}, p.descriptor, covered,
-                            tr::PoolEmbeddingOptions{a.mc_samples, a.seed});
-  for (const core::Record& r : p.pool) {
-    if (Status s = embedder.add(r.steps, true); !s) return s;
+  // The round as the daemon's sample request makes it (onboarding/round.h).
+  tcl::onboarding::RoundModels models;
+  models.student = tr::ServedModel{cm->get(), fast->get()};
+  models.descriptor = p.descriptor;
+  models.others = covered;
+  tcl::onboarding::RoundPool pool(models, tr::PoolEmbeddingOptions{a.mc_samples, a.seed});
+  for (std::size_t i = 0; i < p.pool.size(); ++i) {
+    if (Status s = pool.add_candidate(p.task[i], p.pool[i].steps); !s) return s;
   }
-  if (Status s = embedder.flush(); !s) return s;
-  std::vector<float> emb, unc;
-  const std::int64_t dim = embedder.dim();
-  embedder.take(&emb, &unc);
+  if (Status s = pool.finish(p.num_tasks); !s) return s;
   sel.embed_s = seconds_since(t0);
-  sampler::Pool pool;
-  pool.count = static_cast<std::int64_t>(p.pool.size());
-  pool.dim = dim;
-  pool.embeddings = emb;
-  pool.uncertainty = unc;
-  pool.task = p.task;
-  pool.num_tasks = p.num_tasks;
-  sampler::SampleOptions so;
-  so.budget = budget;
+  tcl::onboarding::RoundOptions so;
   so.strategy = sampler::Strategy::kRdu;
   so.seed = a.seed;
   t0 = Clock::now();
-  auto picks = sampler::select(pool, so);
+  auto picks = tcl::onboarding::select_round(pool, budget, so);
   if (!picks) return picks.status();
   sel.select_s = seconds_since(t0);
   for (const sampler::Pick& k : *picks) sel.picks.push_back(k.index);

@@ -13,10 +13,10 @@
 //      measured records of the other tasks, one per program (core::program_id);
 //      evaluation set = every measured record of the held-out tasks.
 //   3. Embeddings and uncertainty of the pool as the daemon's sample request
-//      computes them (api/handlers/sample_requests.cc): trainer::PoolEmbedder
+//      computes them (onboarding/round.h, the same code): trainer::PoolEmbedder
 //      with the base (fast path), this platform's descriptor, others =
 //      {x86-24c's descriptor}, --mc-samples, seed = the run's seed.
-//   4. Per fraction f and strategy (rdu, random, r, d, u): sampler::select
+//   4. Per fraction f and strategy (rdu, random, r, d, u): onboarding::select_round
 //      with budget ceil(f·pool), min_per_task 2, --weights (rdu); then the
 //      base is fine-tuned on the picked records only (init_checkpoint = base,
 //      no eval split, --ft-epochs (more when --ft-min-steps asks), --ft-lr,
@@ -99,9 +99,13 @@
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/flags.h"
+#include "bench/lib/records.h"
 #include "trainer/device.h"
 #include "trainer/evaluation.h"
 #include "trainer/fast_inference.h"
+#include "onboarding/round.h"
+#include "onboarding/split.h"
 #include "trainer/pool_embedding.h"
 #include "trainer/train_job.h"
 
@@ -161,105 +165,84 @@ struct Args {
   double timing_fraction = 0.1;
 };
 
-std::vector<std::string> split_list(std::string_view s) {
-  std::vector<std::string> out;
-  while (!s.empty()) {
-    const std::size_t comma = s.find(',');
-    out.emplace_back(s.substr(0, comma));
-    if (comma == std::string_view::npos) break;
-    s.remove_prefix(comma + 1);
-  }
-  return out;
-}
+using tcl::bench::split_list;
 
 bool parse_args(int argc, char** argv, Args* a) {
   std::string strategies;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view k = argv[i];
-    if (k == "--timing" || k == "--no-full") {
-      (k == "--timing" ? a->timing : a->full) = k == "--timing";
-      continue;
-    }
-    if (k == "--trace-epochs" || k == "--ft-refit" || k == "--ft-auto-schedule" || k == "--column-auto" ||
-        k == "--pick-percentiles" || k == "--repeatability") {
-      (k == "--ft-refit"           ? a->ft_refit
-       : k == "--trace-epochs"     ? a->trace_epochs
-       : k == "--column-auto"      ? a->column_auto
-       : k == "--pick-percentiles" ? a->pick_percentiles
-       : k == "--repeatability"    ? a->repeatability
-                                   : a->ft_auto_schedule) = true;
-      continue;
-    }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "%s needs a value\n", argv[i]);
-      return false;
-    }
-    const char* v = argv[++i];
-    if (k == "--data") a->data = v;
-    else if (k == "--out") a->out = v;
-    else if (k == "--base-checkpoint") a->base_checkpoint = v;
-    else if (k == "--platform") a->platforms = split_list(v);
-    else if (k == "--seeds") a->seeds = std::atoi(v);
-    else if (k == "--seed-base") a->seed_base = std::strtoull(v, nullptr, 10);
-    else if (k == "--fractions") {
-      a->fractions.clear();
-      for (const std::string& f : split_list(v)) a->fractions.push_back(std::atof(f.c_str()));
-    } else if (k == "--strategies") strategies = v;
-    else if (k == "--base-max-records") a->base_max_records = std::atoll(v);
-    else if (k == "--base-epochs") a->base_epochs = std::atoi(v);
-    else if (k == "--ft-epochs") a->ft_epochs = std::atoi(v);
-    else if (k == "--ft-min-steps") a->ft_min_steps = std::atoll(v);
-    else if (k == "--ft-validation") a->ft_validation = std::atof(v);
-    else if (k == "--ft-patience") a->ft_patience = std::atoi(v);
-    else if (k == "--ft-validation-by") {
-      if (std::string_view(v) != "tasks" && std::string_view(v) != "programs") {
-        std::fprintf(stderr, "--ft-validation-by takes tasks or programs\n");
-        return false;
-      }
-      a->ft_validation_tasks = std::string_view(v) == "tasks";
-    }
-    else if (k == "--wise") {
-      for (const std::string& x : split_list(v)) a->wise.push_back(std::atof(x.c_str()));
-    }
-    else if (k == "--ft-lr") a->ft_lr = std::atof(v);
-    else if (k == "--weights") {
-      const std::vector<std::string> w = split_list(v);
-      if (w.size() != 3) {
-        std::fprintf(stderr, "--weights takes R,D,U\n");
-        return false;
-      }
-      a->weights = {std::atof(w[0].c_str()), std::atof(w[1].c_str()), std::atof(w[2].c_str())};
-    } else if (k == "--rounds") a->rounds = std::atoi(v);
-    else if (k == "--holdout") a->holdout = std::atof(v);
-    else if (k == "--split-salt") a->split_salt = std::strtoull(v, nullptr, 10);
-    else if (k == "--mc-samples") a->mc_samples = std::atoi(v);
-    else if (k == "--min-per-task") a->min_per_task = std::atoi(v);
-    else if (k == "--random-share") a->random_share = std::atof(v);
-    else if (k == "--threads") a->threads = std::atoi(v);
-    else if (k == "--device") {
-      if (!tcl::bench::read_device_arg(v, &a->device)) return false;
-    }
-    else if (k == "--timing-pool") a->timing_pool = std::atoll(v);
-    else if (k == "--timing-fraction") a->timing_fraction = std::atof(v);
-    else if (k == "--report") {
-      for (const std::string& x : split_list(v)) {
-        char* end = nullptr;
-        const std::uint64_t salt = std::strtoull(x.c_str(), &end, 10);
-        if (x.empty() || *end != '\0') {
-          std::fprintf(stderr, "--report takes split salts, e.g. 6,7,8,9 (got '%s')\n", v);
+  bool no_full = false;
+  tcl::bench::Flags flags;
+  flags.flag("timing", &a->timing)
+      .flag("no-full", &no_full)
+      .flag("trace-epochs", &a->trace_epochs)
+      .flag("ft-refit", &a->ft_refit)
+      .flag("ft-auto-schedule", &a->ft_auto_schedule)
+      .flag("column-auto", &a->column_auto)
+      .flag("pick-percentiles", &a->pick_percentiles)
+      .flag("repeatability", &a->repeatability)
+      .value("data", &a->data)
+      .value("out", &a->out)
+      .value("base-checkpoint", &a->base_checkpoint)
+      .list("platform", &a->platforms)
+      .value("seeds", &a->seeds)
+      .value("seed-base", &a->seed_base)
+      .list("fractions", &a->fractions)
+      .value("strategies", &strategies)
+      .value("base-max-records", &a->base_max_records)
+      .value("base-epochs", &a->base_epochs)
+      .value("ft-epochs", &a->ft_epochs)
+      .value("ft-min-steps", &a->ft_min_steps)
+      .value("ft-validation", &a->ft_validation)
+      .value("ft-patience", &a->ft_patience)
+      .custom("ft-validation-by",
+              [a](const std::string& v) {
+                if (v != "tasks" && v != "programs") {
+                  std::fprintf(stderr, "--ft-validation-by takes tasks or programs\n");
+                  return false;
+                }
+                a->ft_validation_tasks = v == "tasks";
+                return true;
+              })
+      .list("wise", &a->wise)
+      .value("ft-lr", &a->ft_lr)
+      .custom("weights",
+              [a](const std::string& v) {
+                std::vector<double> w;
+                for (const std::string& x : split_list(v)) w.push_back(std::atof(x.c_str()));
+                if (w.size() != 3) {
+                  std::fprintf(stderr, "--weights takes R,D,U\n");
+                  return false;
+                }
+                a->weights = {w[0], w[1], w[2]};
+                return true;
+              })
+      .value("rounds", &a->rounds)
+      .value("holdout", &a->holdout)
+      .value("split-salt", &a->split_salt)
+      .value("mc-samples", &a->mc_samples)
+      .value("min-per-task", &a->min_per_task)
+      .value("random-share", &a->random_share)
+      .value("threads", &a->threads)
+      .custom("device", [a](const std::string& v) { return tcl::bench::read_device_arg(v.c_str(), &a->device); })
+      .value("timing-pool", &a->timing_pool)
+      .value("timing-fraction", &a->timing_fraction)
+      .custom("report", [a](const std::string& v) {
+        for (const std::string& x : split_list(v)) {
+          char* end = nullptr;
+          const std::uint64_t salt = std::strtoull(x.c_str(), &end, 10);
+          if (x.empty() || *end != '\0') {
+            std::fprintf(stderr, "--report takes split salts, e.g. 6,7,8,9 (got '%s')\n", v.c_str());
+            return false;
+          }
+          a->report_salts.push_back(salt);
+        }
+        if (a->report_salts.empty()) {
+          std::fprintf(stderr, "--report takes split salts, e.g. 6,7,8,9\n");
           return false;
         }
-        a->report_salts.push_back(salt);
-      }
-      if (a->report_salts.empty()) {
-        std::fprintf(stderr, "--report takes split salts, e.g. 6,7,8,9\n");
-        return false;
-      }
-    } else {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i - 1]);
-      return false;
-    }
-  }
+        return true;
+      });
+  if (!flags.parse(argc, argv)) return false;
+  a->full = !no_full;
   // Resolved once: a GPU run is logged and cached apart from the CPU's.
   auto device = tr::resolve_device(a->device);
   if (!device) {
@@ -298,27 +281,6 @@ bool parse_args(int argc, char** argv, Args* a) {
   return true;
 }
 
-// Every parseable record of the file (the `max` first when max > 0).
-bool load_records(const std::string& path, std::vector<core::Record>* out, std::int64_t max = 0) {
-  auto reader = core::LineReader::open(path);
-  if (!reader) {
-    std::fprintf(stderr, "%s\n", reader.status().to_string().c_str());
-    return false;
-  }
-  core::RecordParser parser;
-  core::Record rec;
-  std::string_view line;
-  while ((max <= 0 || static_cast<std::int64_t>(out->size()) < max) && (*reader)->next(&line)) {
-    if (core::is_skippable_line(line)) continue;
-    if (parser.parse(line, &rec)) out->push_back(rec);
-  }
-  if (!(*reader)->status()) {
-    std::fprintf(stderr, "%s\n", (*reader)->status().to_string().c_str());
-    return false;
-  }
-  return true;
-}
-
 std::string records_path(const Args& a, const std::string& platform) {
   return a.data + "/" + platform + "/records.jsonl.gz";
 }
@@ -326,7 +288,7 @@ std::string records_path(const Args& a, const std::string& platform) {
 // The platform of a file's records, from its first records only.
 Result<tr::Platform> platform_of_file(const std::string& path) {
   std::vector<core::Record> head;
-  if (!load_records(path, &head, 100)) return Status::not_found(path + ": unreadable");
+  if (!tcl::bench::load_records(path, &head, 100)) return Status::not_found(path + ": unreadable");
   return tr::platform_of(head);
 }
 
@@ -468,7 +430,7 @@ struct PlatformData {
 bool load_platform(const Args& a, const std::string& name, int max_len, PlatformData* p) {
   std::vector<core::Record> records;
   const Clock::time_point t0 = Clock::now();
-  if (!load_records(records_path(a, name), &records)) return false;
+  if (!tcl::bench::load_records(records_path(a, name), &records)) return false;
   auto platform = tr::platform_of(records);
   if (!platform) {
     std::fprintf(stderr, "%s: %s\n", name.c_str(), platform.status().to_string().c_str());
@@ -477,28 +439,17 @@ bool load_platform(const Args& a, const std::string& name, int max_len, Platform
   p->name = name;
   p->platform = *platform;
   p->descriptor = descriptor_of(*platform);
-  std::unordered_set<std::string> seen;
-  std::unordered_map<std::string, std::int32_t> task_index;
-  std::unordered_set<std::string> holdout_tasks;
-  std::int64_t measured = 0;
-  for (core::Record& r : records) {
-    if (core::classify(r) != core::RecordClass::kMeasured) continue;
-    ++measured;
-    std::string key = core::canonical_workload_key(r.workload_key);
-    if (core::in_holdout(key, a.holdout, a.split_salt)) {
-      holdout_tasks.insert(key);
-      p->holdout.push_back(std::move(r));
-      continue;
-    }
-    if (!seen.insert(core::program_id(r)).second) {
-      ++p->pool_duplicates;
-      continue;
-    }
-    auto [it, added] = task_index.try_emplace(key, static_cast<std::int32_t>(p->task_keys.size()));
-    if (added) p->task_keys.push_back(key);
-    p->task.push_back(it->second);
-    p->pool.push_back(std::move(r));
-  }
+  // The evaluation protocol's split (onboarding/split.h).
+  tcl::onboarding::SplitBuilder builder(a.holdout, a.split_salt);
+  for (core::Record& r : records) builder.add(r);
+  tcl::onboarding::PlatformSplit split = builder.take();
+  p->pool = std::move(split.pool);
+  p->task = std::move(split.task);
+  p->task_keys = std::move(split.task_keys);
+  p->holdout = std::move(split.holdout);
+  p->pool_duplicates = split.pool_duplicates;
+  const std::int64_t measured = split.measured;
+  const std::int64_t holdout_tasks = split.holdout_tasks;
   tr::DatasetOptions o;
   o.eval_fraction = 0;
   o.max_len = max_len;
@@ -509,9 +460,9 @@ bool load_platform(const Args& a, const std::string& name, int max_len, Platform
   }
   p->eval = std::move(*ds);
   std::printf("%s: %zu records, %lld measured; pool %zu programs in %zu tasks (%lld duplicate programs dropped); "
-              "held out %zu tasks, %zu records, evaluated %lld programs in %lld tasks (L=%lld); target %s (%.1f s)\n",
+              "held out %lld tasks, %zu records, evaluated %lld programs in %lld tasks (L=%lld); target %s (%.1f s)\n",
               name.c_str(), records.size(), static_cast<long long>(measured), p->pool.size(), p->task_keys.size(),
-              static_cast<long long>(p->pool_duplicates), holdout_tasks.size(), p->holdout.size(),
+              static_cast<long long>(p->pool_duplicates), static_cast<long long>(holdout_tasks), p->holdout.size(),
               static_cast<long long>(p->eval.train.count), static_cast<long long>(p->eval.train.tasks),
               static_cast<long long>(p->eval.seq_len), p->platform.target.c_str(), seconds_since(t0));
   std::fflush(stdout);
@@ -603,67 +554,51 @@ Result<tr::TrainResult> finetune(const Args& a, const std::string& base, const P
 }
 
 struct Embedded {
-  std::vector<float> embeddings, uncertainty;
-  std::int64_t dim = 0;
+  std::unique_ptr<tcl::onboarding::RoundPool> pool;
   double seconds = 0;
 };
 
-// PoolEmbedder over the pool records `candidates` (with uncertainty), then
-// `measured` (without), as the daemon's sample request does.
-Result<Embedded> embed(const Args& a, const Loaded& scorer, const Loaded* reference, const PlatformData& p,
+// The round's pool as the daemon's sample request builds it
+// (onboarding/round.h): the pool records `candidates` (with uncertainty),
+// then `measured`, scored by `column` with `student` as its reference, or by
+// `student` alone when column is null. Tasks are numbered as in `p`.
+Result<Embedded> embed(const Args& a, const Loaded& student, const Loaded* column, const PlatformData& p,
                        const std::vector<float>& other, std::span<const std::int64_t> candidates,
-                       std::span<const std::int64_t> measured, std::uint64_t seed, std::vector<float>* measured_emb) {
+                       std::span<const std::int64_t> measured, std::uint64_t seed) {
   const Clock::time_point t0 = Clock::now();
-  tr::PoolEmbedder embedder(scorer.served(), p.descriptor, {other},
-                            tr::PoolEmbeddingOptions{a.mc_samples, seed},
-                            reference ? reference->served() : tr::ServedModel{});
-  for (std::int64_t i : candidates) {
-    if (Status s = embedder.add(p.pool[static_cast<std::size_t>(i)].steps, true); !s) return s;
-  }
-  if (Status s = embedder.flush(); !s) return s;
+  tcl::onboarding::RoundModels models;
+  models.student = student.served();
+  if (column) models.column = column->served();
+  models.descriptor = p.descriptor;
+  models.others = {other};
   Embedded e;
-  e.dim = embedder.dim();
-  embedder.take(&e.embeddings, &e.uncertainty);
-  if (!measured.empty()) {
-    for (std::int64_t i : measured) {
-      if (Status s = embedder.add(p.pool[static_cast<std::size_t>(i)].steps, false); !s) return s;
-    }
-    if (Status s = embedder.flush(); !s) return s;
-    std::vector<float> unused;
-    embedder.take(measured_emb, &unused);
+  e.pool = std::make_unique<tcl::onboarding::RoundPool>(models, tr::PoolEmbeddingOptions{a.mc_samples, seed});
+  for (std::int64_t i : candidates) {
+    const auto k = static_cast<std::size_t>(i);
+    if (Status s = e.pool->add_candidate(p.task[k], p.pool[k].steps); !s) return s;
   }
+  for (std::int64_t i : measured) {
+    const auto k = static_cast<std::size_t>(i);
+    if (Status s = e.pool->add_measured(p.task[k], p.pool[k].steps); !s) return s;
+  }
+  if (Status s = e.pool->finish(static_cast<std::int32_t>(p.task_keys.size())); !s) return s;
   e.seconds = seconds_since(t0);
   return e;
 }
 
-// sampler::select over the pool records `candidates`; returns pool indices.
-Result<std::vector<std::int64_t>> select(const Args& a, const PlatformData& p, const Embedded& e,
-                                         std::span<const std::int64_t> candidates,
-                                         std::span<const std::int64_t> measured, const std::vector<float>& measured_emb,
+// onboarding::select_round over the pool records `candidates` (embedded in
+// `e` in that order); returns pool indices.
+Result<std::vector<std::int64_t>> select(const Args& a, const Embedded& e, std::span<const std::int64_t> candidates,
                                          sampler::Strategy strategy, std::int64_t budget, std::uint64_t seed,
                                          double* seconds) {
-  std::vector<std::int32_t> task, measured_task;
-  for (std::int64_t i : candidates) task.push_back(p.task[static_cast<std::size_t>(i)]);
-  for (std::int64_t i : measured) measured_task.push_back(p.task[static_cast<std::size_t>(i)]);
-  sampler::Pool pool;
-  pool.count = static_cast<std::int64_t>(candidates.size());
-  pool.dim = e.dim;
-  pool.embeddings = e.embeddings;
-  pool.uncertainty = e.uncertainty;
-  pool.task = task;
-  pool.num_tasks = static_cast<std::int32_t>(p.task_keys.size());
-  pool.measured_count = static_cast<std::int64_t>(measured.size());
-  pool.measured_embeddings = measured_emb;
-  pool.measured_task = measured_task;
-  sampler::SampleOptions so;
-  so.budget = budget;
-  so.strategy = strategy;
-  so.weights = a.weights;
-  so.seed = seed;
-  so.min_per_task = a.min_per_task;
-  so.random_share = a.random_share;
+  tcl::onboarding::RoundOptions o;
+  o.strategy = strategy;
+  o.weights = a.weights;
+  o.seed = seed;
+  o.min_per_task = a.min_per_task;
+  o.random_share = a.random_share;
   const Clock::time_point t0 = Clock::now();
-  auto picks = sampler::select(pool, so);
+  auto picks = tcl::onboarding::select_round(*e.pool, budget, o);
   *seconds += seconds_since(t0);
   if (!picks) return picks.status();
   std::vector<std::int64_t> out;
@@ -817,7 +752,7 @@ Result<std::string> base_checkpoint(const Args& a) {
   }
   const Clock::time_point t0 = Clock::now();
   std::vector<core::Record> records;
-  if (!load_records(records_path(a, kBasePlatform), &records)) return Status::not_found("x86-24c records");
+  if (!tcl::bench::load_records(records_path(a, kBasePlatform), &records)) return Status::not_found("x86-24c records");
   auto platform = tr::platform_of(records);
   if (!platform) return platform.status();
   std::printf("base: %zu %s records loaded in %.1f s; training %lld programs, %d epochs, seed %llu, %d threads\n",
@@ -865,7 +800,7 @@ Result<std::string> base_checkpoint(const Args& a) {
 int run_repeatability(const Args& a) {
   for (const std::string& name : a.platforms) {
     std::vector<core::Record> records;
-    if (!load_records(records_path(a, name), &records)) return 1;
+    if (!tcl::bench::load_records(records_path(a, name), &records)) return 1;
     std::unordered_map<std::string, std::vector<std::pair<double, double>>> halves;
     for (const core::Record& r : records) {
       if (core::classify(r) != core::RecordClass::kMeasured || r.costs.size() < 2) continue;
@@ -929,7 +864,7 @@ int run_timing(const Args& a, const std::string& base) {
   }
   const Clock::time_point t0 = Clock::now();
   std::vector<core::Record> records;
-  if (!load_records(records_path(a, kBasePlatform), &records)) return 1;
+  if (!tcl::bench::load_records(records_path(a, kBasePlatform), &records)) return 1;
   auto own = platform_of_file(records_path(a, "x86-16c"));
   auto base_platform = tr::platform_of(records);
   if (!own || !base_platform) return 1;
@@ -972,8 +907,7 @@ int run_timing(const Args& a, const std::string& base) {
   std::fflush(stdout);
   std::vector<std::int64_t> all(p.pool.size());
   std::iota(all.begin(), all.end(), 0);
-  std::vector<float> none;
-  auto e = embed(a, *scorer, nullptr, p, descriptor_of(*base_platform), all, {}, a.seed_base, &none);
+  auto e = embed(a, *scorer, nullptr, p, descriptor_of(*base_platform), all, {}, a.seed_base);
   if (!e) {
     std::fprintf(stderr, "embed: %s\n", e.status().to_string().c_str());
     return 1;
@@ -981,11 +915,11 @@ int run_timing(const Args& a, const std::string& base) {
   const auto budget = static_cast<std::int64_t>(std::ceil(a.timing_fraction * static_cast<double>(all.size()) - 1e-9));
   std::printf("embed (PoolEmbedder: embeddings dim %lld + %d MC-dropout samples + 1 other conditioning, %d threads): "
               "%.2f s\n\n| strategy | budget | select s |\n|---|---|---|\n",
-              static_cast<long long>(e->dim), a.mc_samples, a.threads, e->seconds);
+              static_cast<long long>(e->pool->dim()), a.mc_samples, a.threads, e->seconds);
   std::fflush(stdout);
   for (sampler::Strategy s : a.strategies) {
     double sec = 0;
-    auto picks = select(a, p, *e, all, {}, none, s, budget, a.seed_base, &sec);
+    auto picks = select(a, *e, all, s, budget, a.seed_base, &sec);
     if (!picks) {
       std::fprintf(stderr, "select: %s\n", picks.status().to_string().c_str());
       return 1;
@@ -1144,8 +1078,7 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
           continue;
         }
         if (!base_emb) {
-          std::vector<float> none;
-          auto e = embed(a, base_model, nullptr, p, base_desc, all, {}, seed, &none);
+          auto e = embed(a, base_model, nullptr, p, base_desc, all, {}, seed);
           if (!e) return fail("embed", e.status());
           base_emb = std::move(*e);
           std::printf("  seed %llu: pool embedded in %.2f s\n", static_cast<unsigned long long>(seed), base_emb->seconds);
@@ -1159,7 +1092,7 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
           if (b < 1) continue;
           Result<std::vector<std::int64_t>> picks = Status::internal("no picks");
           if (round == 1) {
-            picks = select(a, p, *base_emb, all, {}, {}, strategy, b, seed, &select_s);
+            picks = select(a, *base_emb, all, strategy, b, seed, &select_s);
           } else {
             // The active column: the base fine-tuned on what is measured so
             // far scores the rest of the pool; the base is its reference.
@@ -1190,11 +1123,10 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
             for (std::int64_t i : all) {
               if (!taken.count(i)) rest.push_back(i);
             }
-            std::vector<float> measured_emb;
-            auto e = embed(a, active ? *active : base_model, active ? &base_model : nullptr, p, base_desc, rest, picked,
-                           seed + 1000 * static_cast<std::uint64_t>(round), &measured_emb);
+            auto e = embed(a, base_model, active ? &*active : nullptr, p, base_desc, rest, picked,
+                           seed + 1000 * static_cast<std::uint64_t>(round));
             if (!e) return fail("embed", e.status());
-            picks = select(a, p, *e, rest, picked, measured_emb, strategy, b, seed + static_cast<std::uint64_t>(round), &select_s);
+            picks = select(a, *e, rest, strategy, b, seed + static_cast<std::uint64_t>(round), &select_s);
           }
           if (!picks) {
             std::fprintf(stderr, "%s round %d: %s\n", label.c_str(), round, picks.status().to_string().c_str());

@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/lib/records.h"
 #include "core/features.h"
 #include "core/line_reader.h"
 #include "core/record.h"
@@ -72,20 +73,8 @@ struct Data {
 };
 
 bool load(const Args& a, Data* d) {
-  auto reader = core::LineReader::open(a.path);
-  if (!reader) {
-    std::fprintf(stderr, "%s\n", reader.status().to_string().c_str());
-    return false;
-  }
-  core::RecordParser parser;
   std::vector<core::Record> records;
-  std::string_view line;
-  core::Record rec;
-  while (static_cast<int64_t>(records.size()) < a.records && (*reader)->next(&line)) {
-    if (core::is_skippable_line(line)) continue;
-    if (!parser.parse(line, &rec)) continue;
-    records.push_back(rec);
-  }
+  if (!tcl::bench::load_records(a.path, &records, a.records)) return false;
   if (records.empty()) {
     std::fprintf(stderr, "no records in %s\n", a.path.c_str());
     return false;

@@ -37,6 +37,8 @@
 #include "core/record.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/flags.h"
+#include "bench/lib/records.h"
 #include "trainer/device.h"
 #include "trainer/train_job.h"
 
@@ -108,50 +110,42 @@ bool parse_models(std::string_view list, std::vector<ModelSpec>* out) {
 
 bool parse_args(int argc, char** argv, Args* a) {
   std::string models = "mamba,attention:tlp,mlp";
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view k = argv[i];
-    if (k == "--verbose" || k == "--job") {
-      (k == "--job" ? a->job : a->verbose) = true;
-      continue;
-    }
-    a->given.insert(std::string(k));
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "%s needs a value\n", argv[i]);
-      return false;
-    }
-    const char* v = argv[++i];
-    if (k == "--data") a->data = v;
-    else if (k == "--seeds") a->seeds = std::atoi(v);
-    else if (k == "--seed-base") a->seed_base = std::strtoull(v, nullptr, 10);
-    else if (k == "--models") models = v;
-    else if (k == "--max-records") a->max_records = std::atoll(v);
-    else if (k == "--max-eval-records") a->max_eval_records = std::atoll(v);
-    else if (k == "--sampling") a->sampling = std::string_view(v) == "tasks" ? tr::RecordSampling::kTasks : tr::RecordSampling::kRecords;
-    else if (k == "--eval-fraction") a->eval_fraction = std::atof(v);
-    else if (k == "--epochs") a->epochs = std::atoi(v);
-    else if (k == "--time-budget") a->time_budget = std::atof(v);
-    else if (k == "--threads") a->threads = std::atoi(v);
-    else if (k == "--device") {
-      if (!tcl::bench::read_device_arg(v, &a->device)) return false;
-    }
-    else if (k == "--lr") a->lr = std::atof(v);
-    else if (k == "--weight-decay") a->weight_decay = std::atof(v);
-    else if (k == "--dropout") a->dropout = std::atof(v);
-    else if (k == "--sigma") a->sigma = std::atof(v);
-    else if (k == "--ndcg-at") a->ndcg_at = std::atoll(v);
-    else if (k == "--group-size") a->group_size = std::atoll(v);
-    else if (k == "--groups-per-batch") a->groups_per_batch = std::atoll(v);
-    else if (k == "--d-model") a->d_model = std::atoll(v);
-    else if (k == "--n-layers") a->n_layers = std::atoll(v);
-    else if (k == "--d-state") a->d_state = std::atoll(v);
-    else if (k == "--expand") a->expand = std::atoll(v);
-    else if (k == "--max-len") a->max_len = std::atoi(v);
-    else if (k == "--dump") a->dump = v;
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i - 1]);
-      return false;
-    }
-  }
+  tcl::bench::Flags flags;
+  flags.flag("verbose", &a->verbose)
+      .flag("job", &a->job)
+      .value("data", &a->data)
+      .value("seeds", &a->seeds)
+      .value("seed-base", &a->seed_base)
+      .value("models", &models)
+      .value("max-records", &a->max_records)
+      .value("max-eval-records", &a->max_eval_records)
+      .custom("sampling",
+              [a](const std::string& v) {
+                a->sampling = v == "tasks" ? tr::RecordSampling::kTasks : tr::RecordSampling::kRecords;
+                return true;
+              })
+      .value("eval-fraction", &a->eval_fraction)
+      .value("epochs", &a->epochs)
+      .value("time-budget", &a->time_budget)
+      .value("threads", &a->threads)
+      .custom("device", [a](const std::string& v) { return tcl::bench::read_device_arg(v.c_str(), &a->device); })
+      .value("lr", &a->lr)
+      .value("weight-decay", &a->weight_decay)
+      .value("dropout", &a->dropout)
+      .value("sigma", &a->sigma)
+      .value("ndcg-at", &a->ndcg_at)
+      .value("group-size", &a->group_size)
+      .value("groups-per-batch", &a->groups_per_batch)
+      .value("d-model", &a->d_model)
+      .value("n-layers", &a->n_layers)
+      .value("d-state", &a->d_state)
+      .value("expand", &a->expand)
+      .value("max-len", &a->max_len)
+      .value("dump", &a->dump);
+  if (!flags.parse(argc, argv)) return false;
+  a->given = flags.given();
+  a->given.erase("--verbose");  // switches were never counted as given values
+  a->given.erase("--job");
   if (a->data.empty()) {
     std::fprintf(stderr,
                  "usage: bench_quality --data DIR|FILE [--seeds 3] [--models mamba,attention:tlp,mlp]\n"
@@ -166,31 +160,6 @@ bool parse_args(int argc, char** argv, Args* a) {
   }
   a->device = *device;
   return parse_models(models, &a->models) && a->seeds >= 1;
-}
-
-// Every parseable record of the file; counts the lines that were not.
-bool load_records(const std::string& path, std::vector<core::Record>* out, std::int64_t* bad) {
-  auto reader = core::LineReader::open(path);
-  if (!reader) {
-    std::fprintf(stderr, "%s\n", reader.status().to_string().c_str());
-    return false;
-  }
-  core::RecordParser parser;
-  core::Record rec;
-  std::string_view line;
-  while ((*reader)->next(&line)) {
-    if (core::is_skippable_line(line)) continue;
-    if (parser.parse(line, &rec)) {
-      out->push_back(rec);
-    } else {
-      ++*bad;
-    }
-  }
-  if (!(*reader)->status()) {
-    std::fprintf(stderr, "%s\n", (*reader)->status().to_string().c_str());
-    return false;
-  }
-  return true;
 }
 
 // The columns of the table.
@@ -310,7 +279,7 @@ int main(int argc, char** argv) {
   if (std::filesystem::is_directory(path)) path += "/records.jsonl.gz";
   std::vector<core::Record> records;
   std::int64_t bad = 0;
-  if (!load_records(path, &records, &bad)) return 1;
+  if (!tcl::bench::load_records(path, &records, 0, {}, &bad)) return 1;
   auto platform = tr::platform_of(records);
   if (!platform) {
     std::fprintf(stderr, "%s\n", platform.status().to_string().c_str());

@@ -45,6 +45,8 @@
 #include "core/record.h"
 #include "core/task_split.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/flags.h"
+#include "bench/lib/records.h"
 #include "trainer/device.h"
 #include "trainer/train_job.h"
 
@@ -71,35 +73,20 @@ struct Args {
 };
 
 bool parse_args(int argc, char** argv, Args* a) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view k = argv[i];
-    if (k == "--distill") {
-      a->distill = true;
-      continue;
-    }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "%s needs a value\n", argv[i]);
-      return false;
-    }
-    const std::string v = argv[++i];
-    if (k == "--data") {
-      a->data = v;
-    } else if (k == "--teacher") {
-      a->teacher = v;
-    } else if (k == "--teacher-data") {
-      std::stringstream list(v);
-      for (std::string item; std::getline(list, item, ',');) a->teacher_data.push_back(item);
-    } else if (k == "--device") {
-      if (!tcl::bench::read_device_arg(v.c_str(), &a->device)) return false;
-    } else if (k == "--threads") {
-      a->threads = std::atoi(v.c_str());
-    } else if (k == "--out") {
-      a->out = v;
-    } else {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i - 1]);
-      return false;
-    }
-  }
+  tcl::bench::Flags flags;
+  flags.flag("distill", &a->distill)
+      .value("data", &a->data)
+      .value("teacher", &a->teacher)
+      .custom("teacher-data",
+              [a](const std::string& v) {
+                const auto items = tcl::bench::split_list(v);
+                a->teacher_data.insert(a->teacher_data.end(), items.begin(), items.end());
+                return true;
+              })
+      .custom("device", [a](const std::string& v) { return tcl::bench::read_device_arg(v.c_str(), &a->device); })
+      .value("threads", &a->threads)
+      .value("out", &a->out);
+  if (!flags.parse(argc, argv)) return false;
   if (a->data.empty() || (a->distill && (a->teacher.empty() || a->teacher_data.empty()))) {
     std::fprintf(stderr,
                  "usage: bench_train --data DIR|FILE [--device auto|cpu|cuda] [--threads T] [--out DIR]\n"
@@ -113,23 +100,7 @@ bool parse_args(int argc, char** argv, Args* a) {
 bool load_records(std::string path, std::vector<core::Record>* out,
                   const std::function<bool(const core::Record&)>& keep = {}) {
   if (std::filesystem::is_directory(path)) path += "/records.jsonl.gz";
-  auto reader = core::LineReader::open(path);
-  if (!reader) {
-    std::fprintf(stderr, "%s\n", reader.status().to_string().c_str());
-    return false;
-  }
-  core::RecordParser parser;
-  core::Record rec;
-  std::string_view line;
-  while ((*reader)->next(&line)) {
-    if (core::is_skippable_line(line) || !parser.parse(line, &rec)) continue;
-    if (!keep || keep(rec)) out->push_back(rec);
-  }
-  if (!(*reader)->status()) {
-    std::fprintf(stderr, "%s\n", (*reader)->status().to_string().c_str());
-    return false;
-  }
-  return true;
+  return tcl::bench::load_records(path, out, 0, keep);
 }
 
 std::string read_file(const std::string& path) {
