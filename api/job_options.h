@@ -21,9 +21,9 @@
 namespace tcl::api {
 
 struct JobOptions {
-  int epochs = trainer::TrainRequest{}.epochs;
+  int epochs = trainer::TrainRequest{}.optimisation.epochs;
   std::int64_t max_records = trainer::TrainRequest::default_data_options().max_records;
-  double time_budget_s = trainer::TrainRequest{}.time_budget_s;
+  double time_budget_s = trainer::TrainRequest{}.resources.time_budget_s;
   double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
   std::uint64_t seed = 0;
   std::string model = "mamba";

@@ -60,23 +60,22 @@ namespace {
 trainer::TrainRequest make_request(const api::JobOptions& o, const registry::Platform& platform,
                                    const std::vector<core::Record>& records) {
   trainer::TrainRequest request;
-  request.records = records;
-  request.platform.target = platform.target;
-  request.platform.hardware = registry::hardware_params_of(platform);
-  request.data.eval_fraction = o.eval_fraction;
-  request.data.max_records = o.max_records;
+  request.data.records = records;
+  request.data.platform.target = platform.target;
+  request.data.platform.hardware = registry::hardware_params_of(platform);
+  request.data.options.eval_fraction = o.eval_fraction;
+  request.data.options.max_records = o.max_records;
   request.model.kind = o.model == "attention" ? trainer::ModelKind::kAttention
                        : o.model == "mlp"     ? trainer::ModelKind::kMlp
                                               : trainer::ModelKind::kMamba;
-  request.epochs = o.epochs;
-  request.min_steps = o.min_steps;
-  request.data.validation_fraction = o.validation_fraction;
-  if (o.validation_by_tasks) request.data.validation_split = trainer::ValidationSplit::kTasks;
-  request.patience = o.patience;
-  request.refit = o.refit;
-  request.auto_schedule = o.auto_schedule;
-  request.seed = o.seed;
-  request.time_budget_s = o.time_budget_s;
+  request.optimisation.epochs = o.epochs;
+  request.optimisation.min_steps = o.min_steps;
+  request.data.options.validation_fraction = o.validation_fraction;
+  if (o.validation_by_tasks) request.data.options.validation_split = trainer::ValidationSplit::kTasks;
+  request.optimisation.patience = o.patience;
+  request.data.refit = o.refit;
+  request.optimisation.seed = o.seed;
+  request.resources.time_budget_s = o.time_budget_s;
   return request;
 }
 
@@ -246,12 +245,12 @@ void JobWorker::run_job(const registry::Job& job) {
     if (column_weights.empty()) {
       set_progress(json::object{{"phase", "active column"}, {"records", records->size()}});
       trainer::TrainRequest column = make_request(*options, *platform, *records);
-      column.init_checkpoint = init_weights;
-      column.epochs = options->column_epochs;
-      column.compute_fisher = false;
-      column.device = options_.train_device;
-      column.eval_each_epoch = false;
-      column.cancel = &cancel;
+      column.start = trainer::FineTune{.init_checkpoint = init_weights, .auto_schedule = options->auto_schedule};
+      column.optimisation.epochs = options->column_epochs;
+      column.fisher.compute = false;
+      column.resources.device = options_.train_device;
+      column.resources.eval_each_epoch = false;
+      column.resources.cancel = &cancel;
       auto tuned = trainer::train_platform(column, nullptr);
       if (!tuned) return fail(tuned.status().with_context("active column"));
       column_weights = std::move(tuned->checkpoint);
@@ -282,11 +281,15 @@ void JobWorker::run_job(const registry::Job& job) {
   }
 
   trainer::TrainRequest request = make_request(*options, *platform, *records);
-  request.init_checkpoint = init_weights;
-  request.device = options_.train_device;
-  const bool fine_tune_scheduled = request.auto_schedule && !init_weights.empty();
-  if (distill) request.distill = &targets;
-  request.cancel = &cancel;
+  const trainer::FineTune tune{.init_checkpoint = init_weights, .auto_schedule = options->auto_schedule};
+  if (distill) {
+    request.start = trainer::Distill{.teacher = tune, .targets = targets};
+  } else if (!init_weights.empty()) {
+    request.start = tune;
+  }
+  request.resources.device = options_.train_device;
+  const bool fine_tune_scheduled = options->auto_schedule && !init_weights.empty();
+  request.resources.cancel = &cancel;
   set_progress(json::object{{"phase", "training"}, {"records", records->size()}});
   metrics_->epoch.Add({{"platform", job.platform}}).Set(0);
   metrics_->epochs.Add({{"platform", job.platform}}).Set(options->epochs);
