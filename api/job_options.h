@@ -21,9 +21,9 @@
 namespace tcl::api {
 
 struct JobOptions {
-  int epochs = trainer::TrainRequest{}.epochs;
+  int epochs = trainer::TrainRequest{}.optimisation.epochs;
   std::int64_t max_records = trainer::TrainRequest::default_data_options().max_records;
-  double time_budget_s = trainer::TrainRequest{}.time_budget_s;
+  double time_budget_s = trainer::TrainRequest{}.resources.time_budget_s;
   double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
   std::uint64_t seed = 0;
   std::string model = "mamba";
@@ -40,13 +40,13 @@ struct JobOptions {
   std::int64_t max_unlabeled = trainer::DistillTargets{}.max_unlabeled;
   double margin = 0.01;
   int column_epochs = 3;  // fine-tuning the active column when none exists (6 for a distill)
-  std::int64_t min_steps = 0;  // TrainRequest::min_steps (the column's too)
-  // Early stopping (the column's too): DatasetOptions::validation_fraction, TrainRequest::patience.
+  std::int64_t min_steps = 0;  // Optimisation::min_steps (the column's too)
+  // Early stopping (the column's too): DatasetOptions::validation_fraction, Optimisation::patience.
   double validation_fraction = 0;
   bool validation_by_tasks = false;  // "validation_by": "tasks" (else "programs")
   int patience = 0;
   bool refit = false;
-  // TrainRequest::auto_schedule (fine-tuning only: a train job with init, a
+  // FineTune::auto_schedule (fine-tuning only: a train job with init, a
   // distill and its column): the long schedule when the starting model orders
   // the platform's measured pairs no better than a coin.
   bool auto_schedule = false;

@@ -31,7 +31,7 @@
 //        b        joint training (the multi-task upper bound at the same
 //                 measurement budget): a fresh student on the first
 //                 platform's pool as the base saw it plus the selection of
-//                 every later platform (TrainRequest::joint, --base-epochs).
+//                 every later platform (trainer::JointTraining, --base-epochs).
 //        c1, c2   a separate fresh student per platform on the selected set
 //                 (c1) or the whole pool (c2, capped at --base-max-records);
 //                 the first platform's is the base.
@@ -334,7 +334,7 @@ Result<Trained> train_cached(const Args& a, const std::string& what, const std::
   Trained t;
   std::string meta;
   if (read_file(base + ".meta", &meta) && read_file(base + ".ckpt", &t.checkpoint) &&
-      (!req.compute_fisher || read_file(base + ".fisher", &t.fisher))) {
+      (!req.fisher.compute || read_file(base + ".fisher", &t.fisher))) {
     std::istringstream in(meta);
     in >> t.wall_s >> t.cpu_s >> t.params >> t.programs;
     if (in) {
@@ -365,7 +365,7 @@ Result<Trained> train_cached(const Args& a, const std::string& what, const std::
               what.c_str(), platform.c_str(), static_cast<long long>(t.programs), r->epochs_done,
               static_cast<long long>(r->steps), t.wall_s, r->train_s, r->fisher_s, t.cpu_s);
   std::fflush(stdout);
-  if (!write_file(base + ".ckpt", t.checkpoint) || (req.compute_fisher && !write_file(base + ".fisher", t.fisher)) ||
+  if (!write_file(base + ".ckpt", t.checkpoint) || (req.fisher.compute && !write_file(base + ".fisher", t.fisher)) ||
       !write_file(base + ".meta", fmt("%.3f", t.wall_s) + " " + fmt("%.3f", t.cpu_s) + " " +
                                       std::to_string(t.params) + " " + std::to_string(t.programs) + "\n" + key + "\n")) {
     return Status::internal("cannot write " + base);
@@ -375,17 +375,17 @@ Result<Trained> train_cached(const Args& a, const std::string& what, const std::
 
 tr::TrainRequest make_request(const Args& a, const PlatformData& p, std::span<const core::Record> records, int epochs) {
   tr::TrainRequest req;
-  req.records = records;
-  req.platform = p.platform;
-  req.data = tr::TrainRequest::default_data_options();
-  req.data.eval_fraction = 0;  // the evaluation split is scored outside and its tasks are not in `records`
-  req.data.max_records = a.base_max_records;
-  req.epochs = epochs;
-  req.seed = a.seed;
-  req.threads = a.threads;
-  req.device = a.device;
-  req.time_budget_s = 0;
-  req.eval_each_epoch = false;
+  req.data.records = records;
+  req.data.platform = p.platform;
+  req.data.options = tr::TrainRequest::default_data_options();
+  req.data.options.eval_fraction = 0;  // the evaluation split is scored outside and its tasks are not in `records`
+  req.data.options.max_records = a.base_max_records;
+  req.optimisation.epochs = epochs;
+  req.optimisation.seed = a.seed;
+  req.resources.threads = a.threads;
+  req.resources.device = a.device;
+  req.resources.time_budget_s = 0;
+  req.resources.eval_each_epoch = false;
   return req;
 }
 
@@ -728,7 +728,7 @@ int main(int argc, char** argv) {
     const bool cached = std::filesystem::exists(path + ".meta");
     if (!load_platform(a, a.platforms[0], !cached || a.methods.count("b"), &p0)) return 1;
     tr::TrainRequest req = make_request(a, p0, p0.pool, a.base_epochs);
-    req.seed = a.base_seed;
+    req.optimisation.seed = a.base_seed;
     auto base = train_cached(a, "base", p0.name, key, req);
     if (!base) return fail("base", base.status());
     if (!a.methods.count("b")) p0.pool = {};  // (b) trains on it again at every step
@@ -815,8 +815,8 @@ int main(int argc, char** argv) {
         const std::string teacher_sha = tcl::sha256_hex(l.model);
         // Active column.
         tr::TrainRequest col = make_request(a, p, records, a.column_epochs);
-        col.init_checkpoint = l.model;
-        col.compute_fisher = false;
+        col.start = tr::FineTune{.init_checkpoint = l.model};
+        col.fisher.compute = false;
         const std::string col_key = "column|" + p.name + "|teacher " + teacher_sha + "|sel " + (*sel)->digest +
                                     "|epochs " + std::to_string(a.column_epochs) + "|seed " + std::to_string(a.seed);
         auto column = train_cached(a, "column", p.name, col_key, col);
@@ -832,8 +832,7 @@ int main(int argc, char** argv) {
         const std::vector<core::Record> unlabeled = l.unlabeled_ratio > 0 ? unlabeled_of(**sel) : std::vector<core::Record>{};
         targets.unlabeled = unlabeled;
         tr::TrainRequest req = make_request(a, p, records, a.epochs);
-        req.init_checkpoint = l.model;
-        req.distill = &targets;
+        req.start = tr::Distill{.teacher = {.init_checkpoint = l.model}, .targets = targets};
         const std::string key = "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " +
                                 tcl::sha256_hex(l.fisher) + "|column " + tcl::sha256_hex(column->checkpoint) +
                                 "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) + " w " +
@@ -852,8 +851,8 @@ int main(int argc, char** argv) {
         l.fisher = std::move(student->fisher);
       } else {
         tr::TrainRequest req = make_request(a, p, shared_records, a.epochs);
-        req.init_checkpoint = l.model;
-        req.compute_fisher = false;
+        req.start = tr::FineTune{.init_checkpoint = l.model};
+        req.fisher.compute = false;
         const std::string key = "ft|" + p.name + "|init " + tcl::sha256_hex(l.model) + "|sel " + (*shared)->digest +
                                 "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
         auto ft = train_cached(a, "ft", p.name, key, req);
@@ -869,15 +868,17 @@ int main(int argc, char** argv) {
     std::optional<Trained> joint_model;
     if (a.methods.count("b")) {
       tr::TrainRequest req = make_request(a, p, p.selected, a.base_epochs);
-      req.compute_fisher = false;
+      req.fisher.compute = false;
       std::string key = "joint|" + p.name + "|sel " + (*shared)->digest + "|" + a.platforms[0] + " pool " +
                         std::to_string(platforms[0].pool.size()) + " max_records " + std::to_string(a.base_max_records);
-      req.joint.push_back({platforms[0].pool, platforms[0].platform});
+      tr::JointTraining joint_platforms;
+      joint_platforms.platforms.push_back({platforms[0].pool, platforms[0].platform});
       for (std::size_t j = 1; j < k; ++j) {
-        req.joint.push_back({platforms[j].selected, platforms[j].platform});
+        joint_platforms.platforms.push_back({platforms[j].selected, platforms[j].platform});
         key += "|" + platforms[j].name + " sel " + platforms[j].selected_digest;
       }
       key += "|epochs " + std::to_string(a.base_epochs) + "|seed " + std::to_string(a.seed);
+      req.start = std::move(joint_platforms);
       auto t = train_cached(a, "joint", p.name, key, req);
       if (!t) return fail(joint, t.status());
       st.timings.push_back({joint, "train", t->wall_s, t->cpu_s, t->programs, t->cached});
@@ -887,7 +888,7 @@ int main(int argc, char** argv) {
     std::map<std::string, Trained> separate;
     if (a.methods.count("c1")) {
       tr::TrainRequest req = make_request(a, p, shared_records, a.epochs);
-      req.compute_fisher = false;
+      req.fisher.compute = false;
       const std::string key = "fresh|" + p.name + "|sel " + (*shared)->digest + "|epochs " +
                               std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
       auto t = train_cached(a, "c1", p.name, key, req);
@@ -897,7 +898,7 @@ int main(int argc, char** argv) {
     }
     if (a.methods.count("c2")) {
       tr::TrainRequest req = make_request(a, p, p.pool, a.epochs);
-      req.compute_fisher = false;
+      req.fisher.compute = false;
       const std::string key = "fresh|" + p.name + "|whole pool " + std::to_string(p.pool.size()) + "|max_records " +
                               std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.epochs) + "|seed " +
                               std::to_string(a.seed);

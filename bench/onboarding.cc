@@ -148,7 +148,7 @@ struct Args {
   bool pick_percentiles = false;  // print where each selection's picks sit in their tasks' latency order
   bool trace_epochs = false;      // print validation and held-out top-1 per epoch
   std::vector<double> wise;       // also score (1 − α)·base + α·fine-tune for each α (not cached)
-  double ft_lr = tr::TrainRequest{}.learning_rate;
+  double ft_lr = tr::TrainRequest{}.optimisation.learning_rate;
   sampler::Weights weights;
   int rounds = 1;
   double holdout = 0.3;
@@ -483,32 +483,32 @@ Result<tr::RankingMetrics> evaluate(const Loaded& m, const tr::Dataset& ds) {
 tr::TrainRequest finetune_request(const Args& a, const std::string& base, const PlatformData& p,
                                   std::span<const core::Record> records, std::uint64_t seed) {
   tr::TrainRequest req;
-  req.records = records;
-  req.platform = p.platform;
-  req.data = tr::DatasetOptions{};
-  req.data.eval_fraction = 0;  // the held-out tasks are scored outside
-  req.data.validation_fraction = a.ft_validation;
-  req.data.sample_seed = seed;
-  req.init_checkpoint = base;
-  req.epochs = a.ft_epochs;
-  req.min_steps = a.ft_min_steps;
-  req.patience = a.ft_patience;
-  req.refit = a.ft_refit;
-  if (a.ft_validation_tasks) req.data.validation_split = tr::ValidationSplit::kTasks;
-  req.learning_rate = a.ft_lr;
-  req.seed = seed;
-  req.threads = a.threads;
-  req.device = a.device;
-  req.time_budget_s = 0;
-  req.eval_each_epoch = false;
-  req.compute_fisher = false;  // for distillation only; does not change the weights
+  req.data.records = records;
+  req.data.platform = p.platform;
+  req.data.options = tr::DatasetOptions{};
+  req.data.options.eval_fraction = 0;  // the held-out tasks are scored outside
+  req.data.options.validation_fraction = a.ft_validation;
+  req.data.options.sample_seed = seed;
+  req.start = tr::FineTune{.init_checkpoint = base};
+  req.optimisation.epochs = a.ft_epochs;
+  req.optimisation.min_steps = a.ft_min_steps;
+  req.optimisation.patience = a.ft_patience;
+  req.data.refit = a.ft_refit;
+  if (a.ft_validation_tasks) req.data.options.validation_split = tr::ValidationSplit::kTasks;
+  req.optimisation.learning_rate = a.ft_lr;
+  req.optimisation.seed = seed;
+  req.resources.threads = a.threads;
+  req.resources.device = a.device;
+  req.resources.time_budget_s = 0;
+  req.resources.eval_each_epoch = false;
+  req.fisher.compute = false;  // for distillation only; does not change the weights
   return req;
 }
 
 // The flags with TrainRequest's long schedule applied (what auto_schedule
 // does to a request whose platform is far from the base), and without them.
 Args long_schedule_args(Args a) {
-  const tr::TrainRequest::LongSchedule l;
+  const tr::FineTune::LongSchedule l;
   a.ft_auto_schedule = false;
   if (l.validation_fraction > a.ft_validation) {
     a.ft_validation = l.validation_fraction;
@@ -530,10 +530,10 @@ Result<tr::TrainResult> finetune(const Args& a, const std::string& base, const P
   // unchanged: the training tasks, their validation share and labels are the same.
   std::vector<core::Record> with_holdout(records.begin(), records.end());
   with_holdout.insert(with_holdout.end(), p.holdout.begin(), p.holdout.end());
-  req.records = with_holdout;
-  req.data.eval_fraction = a.holdout;
-  req.data.split_salt = a.split_salt;
-  req.eval_each_epoch = true;
+  req.data.records = with_holdout;
+  req.data.options.eval_fraction = a.holdout;
+  req.data.options.split_salt = a.split_salt;
+  req.resources.eval_each_epoch = true;
   std::vector<double> losses, held_out;
   auto r = tr::train_platform(req, [&](int, int, double loss, double top1) {
     losses.push_back(loss);
@@ -760,15 +760,15 @@ Result<std::string> base_checkpoint(const Args& a) {
               a.base_epochs, static_cast<unsigned long long>(kBaseSeed), a.threads);
   std::fflush(stdout);
   tr::TrainRequest req;
-  req.records = records;
-  req.platform = *platform;
-  req.data.max_records = a.base_max_records;
-  req.epochs = a.base_epochs;
-  req.seed = kBaseSeed;
-  req.threads = a.threads;
-  req.device = a.device;
-  req.time_budget_s = 0;
-  req.eval_each_epoch = false;
+  req.data.records = records;
+  req.data.platform = *platform;
+  req.data.options.max_records = a.base_max_records;
+  req.optimisation.epochs = a.base_epochs;
+  req.optimisation.seed = kBaseSeed;
+  req.resources.threads = a.threads;
+  req.resources.device = a.device;
+  req.resources.time_budget_s = 0;
+  req.resources.eval_each_epoch = false;
   auto r = tr::train_platform(req, [&](int epoch, int, double loss, double) {
     std::printf("  base epoch %d loss %.4f (%.0f s)\n", epoch, loss, seconds_since(t0));
     std::fflush(stdout);

@@ -216,27 +216,27 @@ void print_table(const std::vector<std::string>& names, const std::map<std::stri
 // the flags given on the command line overriding them.
 int run_job(const Args& a, const std::vector<core::Record>& records, const tr::Platform& platform) {
   tr::TrainRequest req;
-  req.records = records;
-  req.platform = platform;
+  req.data.records = records;
+  req.data.platform = platform;
   req.model.kind = a.models.front().kind;
-  req.data.encoding = a.models.front().encoding;
+  req.data.options.encoding = a.models.front().encoding;
   const auto has = [&](const char* flag) { return a.given.count(flag) != 0; };
-  if (has("--max-records")) req.data.max_records = a.max_records;
-  if (has("--max-eval-records")) req.data.max_eval_records = a.max_eval_records;
-  if (has("--eval-fraction")) req.data.eval_fraction = a.eval_fraction;
-  if (has("--epochs")) req.epochs = a.epochs;
-  if (has("--time-budget")) req.time_budget_s = a.time_budget;
-  if (has("--lr")) req.learning_rate = a.lr;
-  if (has("--group-size")) req.group_size = a.group_size;
-  if (has("--groups-per-batch")) req.groups_per_batch = a.groups_per_batch;
-  req.seed = a.seed_base;
-  req.threads = a.threads;
-  req.device = a.device;
+  if (has("--max-records")) req.data.options.max_records = a.max_records;
+  if (has("--max-eval-records")) req.data.options.max_eval_records = a.max_eval_records;
+  if (has("--eval-fraction")) req.data.options.eval_fraction = a.eval_fraction;
+  if (has("--epochs")) req.optimisation.epochs = a.epochs;
+  if (has("--time-budget")) req.resources.time_budget_s = a.time_budget;
+  if (has("--lr")) req.optimisation.learning_rate = a.lr;
+  if (has("--group-size")) req.optimisation.group_size = a.group_size;
+  if (has("--groups-per-batch")) req.optimisation.groups_per_batch = a.groups_per_batch;
+  req.optimisation.seed = a.seed_base;
+  req.resources.threads = a.threads;
+  req.resources.device = a.device;
   std::printf("job: %s, max_records %lld, max_eval_records %lld, eval fraction %.2f, epochs %d, "
               "time budget %.0f s, threads %d, device %s\n",
-              a.models.front().name.c_str(), static_cast<long long>(req.data.max_records),
-              static_cast<long long>(req.data.max_eval_records), req.data.eval_fraction, req.epochs,
-              req.time_budget_s, req.threads, std::string(tr::device_name(req.device)).c_str());
+              a.models.front().name.c_str(), static_cast<long long>(req.data.options.max_records),
+              static_cast<long long>(req.data.options.max_eval_records), req.data.options.eval_fraction, req.optimisation.epochs,
+              req.resources.time_budget_s, req.resources.threads, std::string(tr::device_name(req.resources.device)).c_str());
   std::fflush(stdout);
   const Clock::time_point t0 = Clock::now();
   const double cpu0 = cpu_seconds();
@@ -332,7 +332,7 @@ int main(int argc, char** argv) {
       datasets.emplace(m.encoding, std::move(*ds));
     }
     for (const ModelSpec& m : a.models) {
-      tr::TrainRequest req;
+      tr::DatasetTrainRequest req;
       req.dataset = &datasets.at(m.encoding);
       req.model.kind = m.kind;
       req.model.max_len = a.max_len;
@@ -341,18 +341,18 @@ int main(int argc, char** argv) {
       if (a.d_state > 0) req.model.d_state = a.d_state;
       if (a.expand > 0) req.model.expand = a.expand;
       if (a.dropout >= 0) req.model.dropout = a.dropout;
-      req.epochs = a.epochs;
-      if (a.lr > 0) req.learning_rate = a.lr;
-      if (a.weight_decay >= 0) req.weight_decay = a.weight_decay;
-      if (a.sigma > 0) req.lambda_sigma = a.sigma;
-      if (a.ndcg_at >= 0) req.ndcg_at = a.ndcg_at;
-      if (a.group_size > 0) req.group_size = a.group_size;
-      if (a.groups_per_batch > 0) req.groups_per_batch = a.groups_per_batch;
-      req.seed = seed;
-      req.threads = a.threads;
-      req.device = a.device;
-      req.time_budget_s = a.time_budget;
-      req.eval_each_epoch = a.verbose;
+      req.optimisation.epochs = a.epochs;
+      if (a.lr > 0) req.optimisation.learning_rate = a.lr;
+      if (a.weight_decay >= 0) req.optimisation.weight_decay = a.weight_decay;
+      if (a.sigma > 0) req.optimisation.lambda_sigma = a.sigma;
+      if (a.ndcg_at >= 0) req.optimisation.ndcg_at = a.ndcg_at;
+      if (a.group_size > 0) req.optimisation.group_size = a.group_size;
+      if (a.groups_per_batch > 0) req.optimisation.groups_per_batch = a.groups_per_batch;
+      req.optimisation.seed = seed;
+      req.resources.threads = a.threads;
+      req.resources.device = a.device;
+      req.resources.time_budget_s = a.time_budget;
+      req.resources.eval_each_epoch = a.verbose;
       const std::string label = m.name;
       const double cpu0 = cpu_seconds();
       auto result = tr::train_platform(req, [&](int epoch, int, double loss, double val_top1) {

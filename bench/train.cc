@@ -144,10 +144,10 @@ tr::ProgressCallback progress_printer(const char* what, Clock::time_point t0) {
 tr::TrainRequest default_request(const Args& a, const std::vector<core::Record>& records,
                                  const tr::Platform& platform) {
   tr::TrainRequest r;
-  r.records = records;
-  r.platform = platform;
-  r.device = a.device;
-  r.threads = a.threads;
+  r.data.records = records;
+  r.data.platform = platform;
+  r.resources.device = a.device;
+  r.resources.threads = a.threads;
   return r;
 }
 
@@ -201,10 +201,10 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   const Clock::time_point t0 = Clock::now();
   // The active column: the new platform fine-tuned from the teacher.
   tr::TrainRequest column = default_request(a, records, platform);
-  column.init_checkpoint = teacher;
-  column.epochs = kColumnEpochs;
-  column.compute_fisher = false;
-  column.eval_each_epoch = false;
+  column.start = tr::FineTune{.init_checkpoint = teacher};
+  column.optimisation.epochs = kColumnEpochs;
+  column.fisher.compute = false;
+  column.resources.eval_each_epoch = false;
   auto tuned = tr::train_platform(column, progress_printer("column", t0));
   if (!tuned) {
     std::fprintf(stderr, "active column: %s\n", tuned.status().to_string().c_str());
@@ -215,9 +215,8 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   targets.column_checkpoint = tuned->checkpoint;
   targets.teacher_fisher = fisher;
   tr::TrainRequest request = default_request(a, records, platform);
-  request.init_checkpoint = teacher;
-  request.epochs = kDistillEpochs;
-  request.distill = &targets;
+  request.optimisation.epochs = kDistillEpochs;
+  request.start = tr::Distill{.teacher = {.init_checkpoint = teacher}, .targets = targets};
   const Clock::time_point t1 = Clock::now();
   auto student = tr::train_platform(request, progress_printer("distill", t1));
   if (!student) {

@@ -61,23 +61,22 @@ namespace {
 trainer::TrainRequest make_request(const api::JobOptions& o, const registry::Platform& platform,
                                    const std::vector<core::Record>& records) {
   trainer::TrainRequest request;
-  request.records = records;
-  request.platform.target = platform.target;
-  request.platform.hardware = registry::hardware_params_of(platform);
-  request.data.eval_fraction = o.eval_fraction;
-  request.data.max_records = o.max_records;
+  request.data.records = records;
+  request.data.platform.target = platform.target;
+  request.data.platform.hardware = registry::hardware_params_of(platform);
+  request.data.options.eval_fraction = o.eval_fraction;
+  request.data.options.max_records = o.max_records;
   request.model.kind = o.model == "attention" ? trainer::ModelKind::kAttention
                        : o.model == "mlp"     ? trainer::ModelKind::kMlp
                                               : trainer::ModelKind::kMamba;
-  request.epochs = o.epochs;
-  request.min_steps = o.min_steps;
-  request.data.validation_fraction = o.validation_fraction;
-  if (o.validation_by_tasks) request.data.validation_split = trainer::ValidationSplit::kTasks;
-  request.patience = o.patience;
-  request.refit = o.refit;
-  request.auto_schedule = o.auto_schedule;
-  request.seed = o.seed;
-  request.time_budget_s = o.time_budget_s;
+  request.optimisation.epochs = o.epochs;
+  request.optimisation.min_steps = o.min_steps;
+  request.data.options.validation_fraction = o.validation_fraction;
+  if (o.validation_by_tasks) request.data.options.validation_split = trainer::ValidationSplit::kTasks;
+  request.optimisation.patience = o.patience;
+  request.data.refit = o.refit;
+  request.optimisation.seed = o.seed;
+  request.resources.time_budget_s = o.time_budget_s;
   return request;
 }
 
@@ -242,16 +241,18 @@ void JobWorker::run_job(const registry::Job& job) {
   if (!start) return fail(start.status());
 
   trainer::TrainRequest request = make_request(*options, *platform, *records);
-  request.device = options_.train_device;
-  request.cancel = &heartbeat.cancel;
+  request.resources.device = options_.train_device;
+  request.resources.cancel = &heartbeat.cancel;
+  const trainer::FineTune tune{.init_checkpoint = start->weights, .auto_schedule = options->auto_schedule};
   std::unique_ptr<Distill> plan;
   if (distill) {
     auto p = plan_distill(job, *options, *platform, *start, request, measured_ids, heartbeat);
     if (!p) return fail(p.status());
     plan = std::move(*p);
-    request.distill = &plan->targets;
+    request.start = trainer::Distill{.teacher = tune, .targets = plan->targets};
+  } else if (!start->weights.empty()) {
+    request.start = tune;
   }
-  request.init_checkpoint = start->weights;
   auto trained = train(job, request, options->epochs, heartbeat);
   records->clear();
   records->shrink_to_fit();
@@ -281,7 +282,7 @@ void JobWorker::run_job(const registry::Job& job) {
   }
   v.metrics_json = json::serialize(metrics);
   v.config_json = config_json(job, *options, *trained, *start, plan.get(), unlabeled_read);
-  const bool fine_tune_scheduled = request.auto_schedule && !start->weights.empty();
+  const bool fine_tune_scheduled = options->auto_schedule && !start->weights.empty();
   v.training_summary_json = training_summary_json(job, *trained, fine_tune_scheduled, started);
   if (heartbeat.cancel) return;  // cancelled or lost the lease: no version
   auto version = store_version(job, v, gate, *start);
@@ -344,8 +345,9 @@ Result<std::unique_ptr<JobWorker::Distill>> JobWorker::plan_distill(
     }
   }
   if (d->column.empty()) {
-    heartbeat.set(json::object{{"phase", "active column"}, {"records", request.records.size()}});
-    auto tuned = trainer::train_platform(onboarding::column_request(request, teacher.weights, o.column_epochs), nullptr);
+    heartbeat.set(json::object{{"phase", "active column"}, {"records", request.data.records.size()}});
+    const trainer::FineTune from_teacher{.init_checkpoint = teacher.weights, .auto_schedule = o.auto_schedule};
+    auto tuned = trainer::train_platform(onboarding::column_request(request, from_teacher, o.column_epochs), nullptr);
     if (!tuned) return tuned.status().with_context("active column");
     d->column = std::move(tuned->checkpoint);
   }
@@ -365,7 +367,7 @@ Result<std::unique_ptr<JobWorker::Distill>> JobWorker::plan_distill(
   weights.unlabeled_ratio = o.unlabeled_ratio;
   weights.max_unlabeled = o.max_unlabeled;
   if (onboarding::wants_unlabeled(weights)) {
-    heartbeat.set(json::object{{"phase", "reading the candidate pool"}, {"records", request.records.size()}});
+    heartbeat.set(json::object{{"phase", "reading the candidate pool"}, {"records", request.data.records.size()}});
     auto pool = read_unmeasured_candidates(platform, measured, o.max_unlabeled);
     if (!pool) return pool.status();
     d->unlabeled = std::move(*pool);
@@ -379,7 +381,7 @@ Result<std::unique_ptr<JobWorker::Distill>> JobWorker::plan_distill(
 
 Result<trainer::TrainResult> JobWorker::train(const registry::Job& job, const trainer::TrainRequest& request,
                                               int epochs, Heartbeat& heartbeat) {
-  const std::size_t records = request.records.size();
+  const std::size_t records = request.data.records.size();
   heartbeat.set(json::object{{"phase", "training"}, {"records", records}});
   metrics_->epoch.Add({{"platform", job.platform}}).Set(0);
   metrics_->epochs.Add({{"platform", job.platform}}).Set(epochs);

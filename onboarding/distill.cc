@@ -40,11 +40,11 @@ trainer::DistillTargets plan_distillation(const trainer::DistillTargets& weights
   return t;
 }
 
-trainer::TrainRequest column_request(trainer::TrainRequest request, std::string_view teacher, int epochs) {
-  request.init_checkpoint = teacher;
-  request.epochs = epochs;
-  request.compute_fisher = false;
-  request.eval_each_epoch = false;
+trainer::TrainRequest column_request(trainer::TrainRequest request, const trainer::FineTune& teacher, int epochs) {
+  request.start = teacher;
+  request.optimisation.epochs = epochs;
+  request.fisher.compute = false;
+  request.resources.eval_each_epoch = false;
   return request;
 }
 

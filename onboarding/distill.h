@@ -47,9 +47,10 @@ bool wants_unlabeled(const trainer::DistillTargets& weights);
 trainer::DistillTargets plan_distillation(const trainer::DistillTargets& weights, DistillSources sources);
 
 // The active column's training when none fits the teacher: the job's
-// `request` (data, model, schedule) started from `teacher`, `epochs` epochs,
+// `request` (data, model, schedule) fine-tuned from `teacher` (its checkpoint
+// and auto_schedule), `epochs` epochs,
 // no Fisher (the column is never distilled from), no per-epoch evaluation.
-trainer::TrainRequest column_request(trainer::TrainRequest request, std::string_view teacher, int epochs);
+trainer::TrainRequest column_request(trainer::TrainRequest request, const trainer::FineTune& teacher, int epochs);
 
 struct SplitScores {
   trainer::RankingMetrics student, teacher;

@@ -3,11 +3,21 @@
 // worker and of bench_quality. Torch-free: records in, checkpoint bytes and
 // plain metrics out, Status for every failure (torch exceptions are caught).
 //
-// Data flow:
+// Data flow (each step in a file of its own, internal to trainer/):
 //   records ─ build_dataset (dataset.h: labels, groups, task split, caps, tokens)
-//   → make_score_model(config) → epochs of LambdaRank steps (AdamW, cosine LR)
-//   → with a validation split: the best epoch's weights (early stopping, refit)
-//   → evaluate_ranking on the eval split (evaluation.h) → CostModel::save bytes
+//   → make_score_model(config), or the FineTune's / Distill's checkpoint
+//   → batch sources: the platform, JointTraining's platforms, a Distill's
+//     unmeasured pool with its targets (distillation.h)
+//   → epochs of steps (epoch_loop.h: batches.h, objective.h = LambdaRank +
+//     distill_loss.h, AdamW, cosine LR; early_stopping.h on a validation split)
+//   → evaluate_ranking on the eval split (evaluation.h) → the Fisher
+//     (fisher.h) → CostModel::save bytes; refit and auto_schedule around it
+//
+// The request's shape carries its rules: data, model, optimisation,
+// resources, and exactly one start (TrainStart: a fresh model, a fine-tune,
+// joint training, a distillation), so joint + distill cannot be written; a
+// prebuilt dataset has its own request (DatasetTrainRequest), which has no
+// refit, fine-tune, joint platforms or unmeasured pool to refuse.
 //
 // One epoch visits every training program once: each task's programs are
 // shuffled and cut into chunks of at most `group_size` (near-equal sizes);
@@ -52,6 +62,8 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "core/record.h"
@@ -63,54 +75,39 @@
 
 namespace tcl::trainer {
 
-struct DistillTargets;
+// --- data ------------------------------------------------------------------
+// Records of ONE platform. Read during the call only.
+struct TrainData {
+  std::span<const core::Record> records{};
+  Platform platform{};  // target + hardware params of those records
+  // Split, caps and encoding. Defaults (default_options()): 10% of tasks
+  // held out (salt 0, the platform's standing split), at most 100k training
+  // programs and 20k eval programs (a seeded share of every task), so that a
+  // job on the whole x86-24c set (533k records) fits its default time
+  // budget on 2 cores.
+  DatasetOptions options = default_options();
+  // Refit (with a validation split, options.validation_fraction > 0): once
+  // the best epoch is known, train again from the same start on the
+  // training and validation programs together, with the same planned
+  // schedule cut after that many epochs; that model is the result (metrics,
+  // eval scores, Fisher), while best_epoch, validation and epoch_validation
+  // tell of the first run. The progress callback sees both runs, the
+  // refit's epochs numbered after the first run's (epochs planned = those
+  // done + the refit's). Costs a second training. Skipped (the early-stopped
+  // model returned, refitted = false) when the time budget cut either run.
+  bool refit = false;
 
-struct TrainRequest {
-  // --- data: records of ONE platform, or a dataset built beforehand --------
-  // Read during the call only. Ignored when `dataset` is set.
-  std::span<const core::Record> records;
-  Platform platform;  // target + hardware params of those records
-  // Split, caps and encoding. Defaults: 10% of tasks held out (salt 0, the
-  // platform's standing split), at most 100k training programs and 20k eval
-  // programs (a seeded share of every task), so that a job on the whole
-  // x86-24c set (533k records) fits its default time budget on 2 cores.
-  DatasetOptions data = default_data_options();
-  // A prebuilt dataset (benchmarks train several models on one); not owned,
-  // must outlive the call. Its encoding decides token_dim and max_len.
-  const Dataset* dataset = nullptr;
+  static DatasetOptions default_options() {
+    DatasetOptions d;
+    d.eval_fraction = 0.1;
+    d.max_records = 100'000;
+    d.max_eval_records = 20'000;
+    return d;
+  }
+};
 
-  // --- model -----------------------------------------------------------
-  // kind and sizes. token_dim, descriptor_dim and (for TLP-encoded data)
-  // max_len are overwritten from the data; seed is overwritten by `seed`.
-  ModelConfig model;
-  // Fine-tuning (DESIGN §5 "Progress": the active column): when not empty,
-  // training starts from these checkpoint bytes (CostModel::save(), e.g. the
-  // production version's weights) instead of a fresh model, and their
-  // config wins over `model`. The data must fit it (same token and
-  // descriptor widths, sequences within its max_len): kInvalidArgument
-  // otherwise; kDataLoss when the bytes are not a checkpoint. Not owned.
-  std::string_view init_checkpoint;
-  // Joint training (DESIGN §10's multi-task upper bound): more platforms
-  // trained in the same run, each with its own records and descriptor and
-  // the same data options; every batch comes from one platform, batches of
-  // all platforms are shuffled together. Metrics, eval scores and the
-  // Fisher are the primary platform's (records / platform above).
-  // Incompatible with distill and a prebuilt dataset (kInvalidArgument).
-  struct PlatformRecords {
-    std::span<const core::Record> records;
-    Platform platform;
-  };
-  std::vector<PlatformRecords> joint;
-  // Continual distillation (DESIGN §5 "Compress"): set together with
-  // init_checkpoint = the teacher T. See DistillTargets.
-  const DistillTargets* distill = nullptr;
-  // Diagonal Fisher information of the trained model (TrainResult::fisher),
-  // for the EWC penalty of the next distillation: squared gradients of the
-  // ranking loss over up to `fisher_batches` training batches.
-  bool compute_fisher = true;
-  int fisher_batches = 64;
-
-  // --- optimisation ------------------------------------------------------
+// --- optimisation ------------------------------------------------------------
+struct Optimisation {
   int epochs = 3;
   // At least this many optimizer steps: a small set (a 10% onboarding
   // budget is a few dozen batches) gets more epochs. 0 = `epochs` as given.
@@ -127,9 +124,23 @@ struct TrainRequest {
   double lambda_sigma = 1.0;          // LambdaRank logistic slope (lambda_rank.h)
   std::int64_t ndcg_at = 0;           // LambdaRank NDCG truncation, 0 = whole group
   std::uint64_t seed = 0;             // model init, dropout and batch order
+  // Early stopping, with a validation split (DatasetOptions::
+  // validation_fraction > 0: programs or whole tasks kept out of training,
+  // validation_split): the validation split is scored after every epoch
+  // (top-1 mean ratio, ties to the earlier epoch), the call returns the
+  // weights of the best epoch, and training stops once `patience` epochs in
+  // a row did not beat it (0 = every planned epoch runs). Small budgets
+  // need it: the steps that a 10% GPU selection needs over-fit a 10% CPU
+  // one (docs/benchmarks.md, onboarding).
+  int patience = 0;
+  // Stop after this many epochs, the schedule still planned over all of
+  // them (refit uses it); 0 = every planned epoch.
+  int stop_after_epochs = 0;
+};
 
-  // --- resources ---------------------------------------------------------
-  int threads = 0;              // torch intra-op threads for the job; 0 = leave as is
+// --- resources -----------------------------------------------------------------
+struct Resources {
+  int threads = 0;  // torch intra-op threads for the job; 0 = leave as is
   // Where the model trains (trainer/device.h): kAuto = CUDA when LibTorch
   // has it and a GPU is visible, else the CPU; kCuda without a usable GPU is
   // kFailedPrecondition. On a GPU the splits' tokens are copied there once
@@ -141,81 +152,89 @@ struct TrainRequest {
   // default keeps a daemon job within about ten minutes on a 2-core box.
   double time_budget_s = 600;
   bool eval_each_epoch = true;  // val_top1 for the progress callback (NaN when false)
-  // Early stopping, with data.validation_fraction > 0 (programs or whole
-  // tasks kept out of training, data.validation_split): the validation split is
-  // scored after every epoch (top-1 mean ratio, ties to the earlier epoch),
-  // the call returns the weights of the best epoch, and training stops once
-  // `patience` epochs in a row did not beat it (0 = every planned epoch
-  // runs). Small budgets need it: the steps that a 10% GPU selection needs
-  // over-fit a 10% CPU one (docs/benchmarks.md, onboarding).
-  int patience = 0;
-  // Refit (with a validation split): once the best epoch is known, train
-  // again from the same start on the training and validation programs
-  // together, with the same planned schedule cut after that many epochs;
-  // that model is the result (metrics, eval scores, Fisher), while
-  // best_epoch, validation and epoch_validation tell of the first run. The
-  // progress callback sees both runs, the refit's epochs numbered after the
-  // first run's (epochs planned = those done + the refit's). Needs records (kInvalidArgument with a
-  // prebuilt dataset). Costs a second training. Skipped (the early-stopped
-  // model returned, refitted = false) when the time budget cut either run.
-  bool refit = false;
-  // Stop after this many epochs, the schedule still planned over all of
-  // them (refit uses it); 0 = every planned epoch.
-  int stop_after_epochs = 0;
-  // Schedule from the data (fine-tuning, with init_checkpoint): before any
-  // step, init_checkpoint scores the training programs (zero_shot_fit). If
-  // it orders their pairs (same task) better than a coin, pairwise accuracy
-  // > 0.5, the platform is near the lineage and the request runs as set. If
-  // not, the checkpoint's order is no better than chance on this platform
-  // and `long_schedule` applies, each value a floor on the request's own.
-  // Measured after an x86-24c base: x86-16c is near (pairwise 0.53–0.58; a
-  // few epochs, more over-fit) and gpu-2080ti far (0.43–0.46; hundreds of
-  // steps) (docs/benchmarks.md, onboarding). Pairwise accuracy, not top-1:
-  // over thousands of pairs it is steadier than the best of a dozen tasks. TrainResult::zero_shot and long_schedule_used tell what was
-  // seen and chosen. Ignored without init_checkpoint; kInvalidArgument with
-  // a prebuilt dataset (the validation share must be cut from records).
-  bool auto_schedule = false;
-  struct LongSchedule {
-    double validation_fraction = 0.2;  // inside each task (ValidationSplit::kPrograms)
-    std::int64_t min_steps = 200;
-    int patience = 20;
-  };
-  LongSchedule long_schedule;
   // Polled every step; true = cancel (kCancelled). Not owned; may be null.
   const std::atomic<bool>* cancel = nullptr;
+};
 
-  static DatasetOptions default_data_options() {
-    DatasetOptions d;
-    d.eval_fraction = 0.1;
-    d.max_records = 100'000;
-    d.max_eval_records = 20'000;
-    return d;
-  }
+// Diagonal Fisher information of the trained model (TrainResult::fisher),
+// for the EWC penalty of the next distillation: squared gradients of the
+// ranking loss over up to `batches` training batches (trainer/fisher.h).
+struct FisherOptions {
+  bool compute = true;
+  int batches = 64;
+};
+
+// --- what the training starts from: exactly one of -----------------------------
+// A new model of TrainRequest::model.
+struct FreshModel {};
+
+// FineTune::auto_schedule's floors (see there).
+struct LongSchedule {
+  double validation_fraction = 0.2;  // inside each task (ValidationSplit::kPrograms)
+  std::int64_t min_steps = 200;
+  int patience = 20;
+};
+
+// Fine-tuning (DESIGN §5 "Progress": the active column): training starts
+// from these checkpoint bytes (CostModel::save(), e.g. the production
+// version's weights) instead of a fresh model, and their config wins over
+// TrainRequest::model. The data must fit it (same token and descriptor
+// widths, sequences within its max_len): kInvalidArgument otherwise;
+// kDataLoss when the bytes are not a checkpoint. Not owned.
+struct FineTune {
+  std::string_view init_checkpoint{};
+  // Schedule from the data: before any step, init_checkpoint scores the
+  // training programs (zero_shot_fit). If it orders their pairs (same task)
+  // better than a coin, pairwise accuracy > 0.5, the platform is near the
+  // lineage and the request runs as set. If not, the checkpoint's order is
+  // no better than chance on this platform and `long_schedule` applies,
+  // each value a floor on the request's own. Measured after an x86-24c
+  // base: x86-16c is near (pairwise 0.53–0.58; a few epochs, more over-fit)
+  // and gpu-2080ti far (0.43–0.46; hundreds of steps) (docs/benchmarks.md,
+  // onboarding). Pairwise accuracy, not top-1: over thousands of pairs it is
+  // steadier than the best of a dozen tasks. TrainResult::zero_shot and
+  // long_schedule_used tell what was seen and chosen.
+  bool auto_schedule = false;
+  using LongSchedule = trainer::LongSchedule;
+  LongSchedule long_schedule{};
+};
+
+// Joint training (DESIGN §10's multi-task upper bound): a new model of
+// TrainRequest::model, trained on more platforms in the same run, each with
+// its own records and descriptor and the same data options; every batch
+// comes from one platform, batches of all platforms are shuffled together.
+// Metrics, eval scores and the Fisher are the primary platform's
+// (TrainRequest::data).
+struct JointTraining {
+  struct PlatformRecords {
+    std::span<const core::Record> records{};
+    Platform platform{};
+  };
+  std::vector<PlatformRecords> platforms{};
 };
 
 // What the student is distilled towards while it learns platform k (the
-// records of TrainRequest), starting from the teacher T (init_checkpoint):
+// records of TrainRequest), starting from the teacher T (Distill):
 //   loss = label_weight  · LambdaRank(S(x, h_k), labels)
 //        + column_weight · KD(S(x, h_k), C(x, h_k))        the active column
 //        + old_weight    · Σ_j KD(S(x, h_j), T(x, h_j))    every old platform j
 //        + ewc_weight    · Σ_i F_i (θ_i − θ_T,i)²          EWC, F = T's Fisher
-// KD is ranking-aware: per task group, KL(softmax(target/τ) ‖ softmax(S/τ)).
-// Targets are computed once on platform k's programs only: no old
-// platform's data takes part (DESIGN §5.3).
+// KD is ranking-aware: per task group, KL(softmax(target/τ) ‖ softmax(S/τ))
+// (trainer/distill_loss.h). Targets are computed once on platform k's
+// programs only: no old platform's data takes part (DESIGN §5.3).
 //
 // `unlabeled` adds platform k's unmeasured pool as inputs of the two KD
 // terms (DESIGN §5.2): each epoch also takes batches of those programs
 // (unlabeled_ratio × the measured batches, a fresh seeded share each epoch),
 // whose loss is the KD terms and EWC only (so the epoch loss mixes both
 // kinds of batch). Tasks of the request's eval split are left out of it; it
-// is ignored when no KD term has a weight, and refused with a prebuilt
-// dataset. The measured training programs should not be in it (the
-// caller's contract: they would count twice).
+// is ignored when no KD term has a weight. The measured training programs
+// should not be in it (the caller's contract: they would count twice).
 struct DistillTargets {
-  std::string_view column_checkpoint;  // C, fine-tuned on platform k; empty = none (column_weight unused)
-  std::vector<std::vector<float>> old_descriptors;  // h_j, core::kHardwareDim floats each
-  std::string_view teacher_fisher;     // TrainResult::fisher of T; empty = no EWC
-  std::span<const core::Record> unlabeled;  // platform k's unmeasured programs; read during the call
+  std::string_view column_checkpoint{};  // C, fine-tuned on platform k; empty = none (column_weight unused)
+  std::vector<std::vector<float>> old_descriptors{};  // h_j, core::kHardwareDim floats each
+  std::string_view teacher_fisher{};     // TrainResult::fisher of T; empty = no EWC
+  std::span<const core::Record> unlabeled{};  // platform k's unmeasured programs; read during the call
   double unlabeled_ratio = 1.0;             // unlabeled batches per measured batch, per epoch
   // About this many programs of `unlabeled` kept (the same seeded share of
   // every task, at least 2 each); 0 = none. Their tokens take L · 200 bytes
@@ -228,10 +247,46 @@ struct DistillTargets {
   double temperature = 1.0;
 };
 
+// Continual distillation (DESIGN §5 "Compress"): a fine-tune of the teacher
+// T (teacher.init_checkpoint; auto_schedule as for any fine-tune) distilled
+// towards `targets`. Needs the steps encoding (kInvalidArgument otherwise).
+struct Distill {
+  FineTune teacher{};
+  DistillTargets targets{};
+};
+
+using TrainStart = std::variant<FreshModel, FineTune, JointTraining, Distill>;
+
+struct TrainRequest {
+  TrainData data{};
+  // kind and sizes. token_dim, descriptor_dim and (for TLP-encoded data)
+  // max_len are overwritten from the data; seed is overwritten by
+  // optimisation.seed; a FineTune's or Distill's checkpoint config wins.
+  ModelConfig model{};
+  Optimisation optimisation{};
+  Resources resources{};
+  FisherOptions fisher{};
+  TrainStart start = FreshModel{};
+
+  // The platform's standing split and caps (TrainData::default_options()).
+  static DatasetOptions default_data_options() { return TrainData::default_options(); }
+};
+
+// Fresh training on a dataset built beforehand (benchmarks train several
+// models on one): no refit, fine-tune or distillation (they need records).
+// Not owned, must outlive the call. Its encoding decides token_dim and max_len.
+struct DatasetTrainRequest {
+  const Dataset* dataset = nullptr;
+  ModelConfig model{};
+  Optimisation optimisation{};
+  Resources resources{};
+  FisherOptions fisher{};
+};
+
 struct TrainResult {
   std::string checkpoint;   // CostModel::save() bytes (config + fp32 weights)
   // Diagonal Fisher (float32 per parameter, in the checkpoint's parameter
-  // order, scaled to mean 1); empty unless compute_fisher.
+  // order, scaled to mean 1); empty unless FisherOptions::compute.
   std::string fisher;
   ModelConfig config;       // as trained (shapes from the data, seed)
   TokenEncoding encoding = TokenEncoding::kSteps;  // what the model must be fed
@@ -244,8 +299,8 @@ struct TrainResult {
 
   int epochs_planned = 0;   // epochs, or more under min_steps
   int epochs_done = 0;      // whole epochs finished (the refit's, after a refit)
-  bool refitted = false;    // the result is the refit (TrainRequest::refit)
-  // auto_schedule: init_checkpoint on the training programs before any step
+  bool refitted = false;    // the result is the refit (TrainData::refit)
+  // FineTune::auto_schedule: init_checkpoint on the training programs before any step
   // (random_top1 is the chance floor it was held against), and whether the
   // long schedule was applied.
   RankingMetrics zero_shot;
@@ -276,7 +331,7 @@ Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::spa
 
 // How well `checkpoint` ranks the programs that `request` would train on
 // (its records, platform and data options, with no validation share cut),
-// before any step: what auto_schedule decides on. Scored on request.device.
+// before any step: what auto_schedule decides on. Scored on request.resources.device.
 Result<RankingMetrics> zero_shot_fit(const TrainRequest& request, std::string_view checkpoint);
 
 // auto_schedule's rule on zero_shot_fit's metrics: true (the long schedule)
@@ -284,7 +339,7 @@ Result<RankingMetrics> zero_shot_fit(const TrainRequest& request, std::string_vi
 bool long_schedule_needed(const RankingMetrics& zero_shot);
 
 // Called after every epoch with its 1-based number, the epochs planned
-// (TrainRequest::epochs, or more under min_steps), its mean training loss
+// (Optimisation::epochs, or more under min_steps), its mean training loss
 // (over every batch, the unlabeled ones of a distillation included) and
 // the eval split's top-1 mean ratio (mean over tasks of best / best-in-top-1;
 // NaN without an eval split or when eval_each_epoch is false). Returning
@@ -298,6 +353,10 @@ using ProgressCallback = std::function<bool(int epoch, int epochs, double loss, 
 // has no trainable task (dataset.h), or device kCuda without a usable GPU.
 // kInternal: torch failed (message kept; CUDA out of memory among them).
 Result<TrainResult> train_platform(const TrainRequest& request,
+                                   const ProgressCallback& progress = {});
+
+// The same on a prebuilt dataset (kInvalidArgument when it is null).
+Result<TrainResult> train_platform(const DatasetTrainRequest& request,
                                    const ProgressCallback& progress = {});
 
 }  // namespace tcl::trainer

@@ -16,7 +16,7 @@ using registry::JobKind;
 TEST(JobOptionsTest, DefaultsFollowTheKind) {
   auto train = parse_job_options("{}", JobKind::kTrain);
   ASSERT_TRUE(train.is_ok()) << train.status().to_string();
-  EXPECT_EQ(train->epochs, trainer::TrainRequest{}.epochs);
+  EXPECT_EQ(train->epochs, trainer::TrainRequest{}.optimisation.epochs);
   EXPECT_EQ(train->model, "mamba");
   EXPECT_FALSE(train->auto_schedule);
   auto distill = parse_job_options("{}", JobKind::kDistill);

@@ -32,16 +32,17 @@
 #include "trainer/dataset.h"
 #include "trainer/device.h"
 #include "trainer/fast_inference.h"
+#include "trainer/batches.h"
+#include "trainer/objective.h"
 #include "trainer/optimizer.h"
 #include "trainer/selective_scan.h"
 #include "trainer/train_job.h"
-#include "trainer/train_loop.h"
 
 namespace tcl::trainer {
 namespace {
 
 constexpr double kScanTolerance = 1e-5;       // relative to the largest |value|
-constexpr double kStepLossTolerance = 1e-3;   // relative, per step (train_ranking)
+constexpr double kStepLossTolerance = 1e-3;   // relative, per step (batches.h, objective.h)
 constexpr double kEpochLossTolerance = 1e-3;  // relative, per epoch (train_platform)
 
 double max_relative_gap(const torch::Tensor& cpu, const torch::Tensor& cuda) {
@@ -101,22 +102,32 @@ TEST_F(CudaTest, ScanMatchesTheCpuKernels) {
   }
 }
 
-// The training split of `ds` as RankingData on `device` (copies).
-RankingData real_batch(const Dataset& ds, const torch::Device& device) {
-  const DatasetSplit& s = ds.train;
-  RankingData d;
-  d.tokens = torch::from_blob(const_cast<float*>(s.tokens.data()), {s.count, ds.seq_len, ds.token_dim}, torch::kFloat)
-                 .to(device, /*non_blocking=*/false, /*copy=*/true);
-  d.lengths = torch::from_blob(const_cast<int32_t*>(s.lengths.data()), {s.count}, torch::kInt).to(device, torch::kLong);
-  const auto descriptor_dim = static_cast<int64_t>(ds.descriptor.size());
-  d.descriptors = torch::from_blob(const_cast<float*>(ds.descriptor.data()), {1, descriptor_dim}, torch::kFloat)
-                      .expand({s.count, descriptor_dim})
-                      .to(device, /*non_blocking=*/false, /*copy=*/true);
-  d.labels = torch::from_blob(const_cast<float*>(s.labels.data()), {s.count}, torch::kFloat)
-                 .to(device, /*non_blocking=*/false, /*copy=*/true);
-  d.groups = torch::from_blob(const_cast<int64_t*>(s.groups.data()), {s.count}, torch::kLong)
-                 .to(device, /*non_blocking=*/false, /*copy=*/true);
-  return d;
+// `steps` optimizer steps of the production pieces (batches.h, objective.h)
+// on the training split of `ds` on `device`: epochs of seeded batches of
+// whole chunks, LambdaRank, clipping at 1, AdamW. The batch losses.
+std::vector<double> train_steps(ScoreModel& model, const Dataset& ds, const torch::Device& device, int steps,
+                                std::uint64_t seed) {
+  auto adamw = make_adamw(model, AdamWConfig{.lr = 2e-3});
+  const BatchSource src{.ds = &ds,
+                        .train = to_tensors(ds.train, ds, device),
+                        .descriptor = descriptor_tensor(ds.descriptor, device),
+                        .groups = group_rows(ds.train)};
+  SplitMix64 rng{seed};
+  std::vector<double> losses;
+  model.train();
+  while (static_cast<int>(losses.size()) < steps) {
+    for (const ChunkBatch& chunks : epoch_batches(src.groups, ds.train, BatchShape{4, 40, true}, rng)) {
+      if (static_cast<int>(losses.size()) == steps) break;
+      const torch::Tensor loss = batch_loss(model, src, gather_batch(chunks, src.train), nullptr, {});
+      adamw->zero_grad();
+      loss.backward();
+      clip_grad_norm(model.parameters(), 1.0);
+      adamw->step();
+      losses.push_back(loss.item<double>());
+    }
+  }
+  model.eval();
+  return losses;
 }
 
 TEST_F(CudaTest, StepsFromOneSeedGiveTheSameLosses) {
@@ -131,18 +142,13 @@ TEST_F(CudaTest, StepsFromOneSeedGiveTheSameLosses) {
   config.token_dim = ds->token_dim;
   config.descriptor_dim = static_cast<int64_t>(ds->descriptor.size());
   config.seed = 5;
-  TrainOptions train;
-  train.steps = 12;
-  train.groups_per_batch = 4;
-  train.seed = 9;
   std::vector<double> losses[2];
   const torch::Device devices[2] = {torch::kCPU, torch::kCUDA};
   for (int k = 0; k < 2; ++k) {
     Result<std::shared_ptr<ScoreModel>> model = make_score_model(config);
     ASSERT_TRUE(model.is_ok());
     (*model)->to(devices[k]);
-    auto adamw = make_adamw(**model, AdamWConfig{.lr = 2e-3});
-    losses[k] = train_ranking(**model, *adamw, real_batch(*ds, devices[k]), train).step_losses;
+    losses[k] = train_steps(**model, *ds, devices[k], 12, 9);
   }
   ASSERT_EQ(losses[0].size(), 12u);
   ASSERT_EQ(losses[1].size(), 12u);
@@ -159,23 +165,23 @@ TEST_F(CudaTest, StepsFromOneSeedGiveTheSameLosses) {
 
 TEST_F(CudaTest, TrainPlatformMatchesTheCpuAndItsCheckpointLoadsOnTheCpu) {
   TrainRequest request;
-  request.records = records();
+  request.data.records = records();
   Result<Platform> platform = platform_of(records());
   ASSERT_TRUE(platform.is_ok());
-  request.platform = *platform;
-  request.data.eval_fraction = 0.25;
-  request.data.max_records = 2'000;
-  request.data.max_eval_records = 2'000;
-  request.epochs = 2;
-  request.group_size = 32;
-  request.groups_per_batch = 4;
-  request.seed = 3;
-  request.time_budget_s = 0;  // the schedule follows the steps only
-  request.fisher_batches = 4;
+  request.data.platform = *platform;
+  request.data.options.eval_fraction = 0.25;
+  request.data.options.max_records = 2'000;
+  request.data.options.max_eval_records = 2'000;
+  request.optimisation.epochs = 2;
+  request.optimisation.group_size = 32;
+  request.optimisation.groups_per_batch = 4;
+  request.optimisation.seed = 3;
+  request.resources.time_budget_s = 0;  // the schedule follows the steps only
+  request.fisher.batches = 4;
 
-  request.device = Device::kCpu;
+  request.resources.device = Device::kCpu;
   Result<TrainResult> cpu = train_platform(request);
-  request.device = Device::kCuda;
+  request.resources.device = Device::kCuda;
   Result<TrainResult> cuda = train_platform(request);
   ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
   ASSERT_TRUE(cuda.is_ok()) << cuda.status().to_string();
@@ -200,7 +206,7 @@ TEST_F(CudaTest, TrainPlatformMatchesTheCpuAndItsCheckpointLoadsOnTheCpu) {
   // the scores the GPU gave for the eval split (so the weights came back whole).
   Result<std::unique_ptr<CostModel>> loaded = CostModel::load(cuda->checkpoint);
   ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
-  Result<Dataset> ds = build_dataset(records(), *platform, request.data);
+  Result<Dataset> ds = build_dataset(records(), *platform, request.data.options);
   ASSERT_TRUE(ds.is_ok());
   ASSERT_EQ(ds->eval.count, static_cast<int64_t>(cuda->eval_scores.size()));
   const FeatureBatch batch{ds->eval.count, ds->seq_len, ds->eval.tokens, ds->eval.lengths, ds->descriptor};

@@ -43,8 +43,8 @@ TEST(DeviceTest, CudaWithoutAGpuFailsBeforeTraining) {
   // train_platform says so too, whatever the data (here: none usable).
   const std::vector<core::Record> none;
   TrainRequest request;
-  request.records = none;
-  request.device = Device::kCuda;
+  request.data.records = none;
+  request.resources.device = Device::kCuda;
   auto trained = train_platform(request);
   ASSERT_FALSE(trained.is_ok());
   EXPECT_EQ(trained.status().code(), StatusCode::kFailedPrecondition);

@@ -1,0 +1,142 @@
+// trainer/distillation.cc — distillation targets, the pool, EWC's inputs.
+#include "trainer/distillation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_set>
+#include <utility>
+
+#include "core/program_id.h"
+#include "trainer/cost_model.h"
+#include "trainer/fast_inference.h"
+#include "trainer/fisher.h"
+
+namespace tcl::trainer {
+namespace {
+
+// Scores of every program of a split by a frozen model under one
+// descriptor: the fast path for a student.
+Result<std::vector<float>> frozen_scores(const CostModel& model, const DatasetSplit& split, std::int64_t seq_len,
+                                         std::span<const float> descriptor) {
+  std::vector<float> out(static_cast<std::size_t>(split.count));
+  if (split.count == 0) return out;
+  const FeatureBatch batch{split.count, seq_len, split.tokens, split.lengths, descriptor};
+  if (model.config().kind == ModelKind::kMamba) {
+    auto fast = StudentInference::create(model, InferenceOptions{.threads = 0});
+    if (!fast) return fast.status();
+    if (Status s = (*fast)->predict(batch, out); !s) return s;
+    return out;
+  }
+  if (Status s = model.predict(batch, out); !s) return s;
+  return out;
+}
+
+Status check_targets(const Distill& d, const Dataset& ds) {
+  const DistillTargets& kd = d.targets;
+  if (d.teacher.init_checkpoint.empty()) return Status::invalid_argument("train: distill needs the teacher's checkpoint");
+  if (ds.encoding != TokenEncoding::kSteps) return Status::invalid_argument("train: distill needs the steps encoding");
+  if (!(kd.unlabeled_ratio >= 0)) return Status::invalid_argument("train: unlabeled_ratio must be >= 0");
+  if (kd.max_unlabeled < 0) return Status::invalid_argument("train: max_unlabeled must be >= 0");
+  return Status::ok();
+}
+
+// The unmeasured pool as a dataset (nullopt when no task has 2 programs).
+Result<std::optional<Dataset>> build_pool(const DistillSetup& s) {
+  const DistillTargets& kd = s.distill->targets;
+  DatasetOptions options = s.data->options;  // its eval split stays out
+  options.max_len = static_cast<int>(std::min<std::int64_t>(s.data->options.max_len, s.config->max_len));
+  options.max_records = kd.max_unlabeled;
+  options.sample_seed = s.seed;
+  // Whole validation tasks stay out too: no gradient from the tasks that judge the epochs.
+  std::vector<core::Record> outside_validation;
+  std::span<const core::Record> pool = kd.unlabeled;
+  const Dataset& ds = *s.dataset;
+  if (ds.validation.count > 0 && s.data->options.validation_split == ValidationSplit::kTasks) {
+    std::unordered_set<std::string> validation_tasks;
+    for (std::int64_t g : ds.validation.groups) validation_tasks.insert(ds.task_keys[static_cast<std::size_t>(g)]);
+    for (const core::Record& r : kd.unlabeled) {
+      if (!validation_tasks.count(core::canonical_workload_key(r.workload_key))) outside_validation.push_back(r);
+    }
+    pool = outside_validation;
+  }
+  auto u = build_unlabeled_dataset(pool, s.data->platform, options);
+  if (u) return std::optional<Dataset>(std::move(*u));
+  if (u.status().code() == StatusCode::kFailedPrecondition) return std::optional<Dataset>();  // no task of 2
+  return u.status().with_context("train: unlabeled programs");
+}
+
+// Every source's targets: the column's under h_k, the teacher's under each h_j.
+Status fill_targets(const DistillSetup& s, const CostModel& teacher, const CostModel* column,
+                    std::vector<BatchSource>* sources) {
+  for (BatchSource& src : *sources) {
+    const DatasetSplit& split = src.ds->train;
+    if (column != nullptr) {
+      auto c = frozen_scores(*column, split, src.ds->seq_len, s.dataset->descriptor);
+      if (!c) return c.status().with_context("train: active column");
+      src.column_target = std::move(*c);
+    }
+    for (const auto& h : s.distill->targets.old_descriptors) {
+      auto t = frozen_scores(teacher, split, src.ds->seq_len, h);
+      if (!t) return t.status().with_context("train: teacher");
+      src.old_targets.push_back(std::move(*t));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& model,
+                                          std::vector<BatchSource>* sources, std::optional<Dataset>* pool) {
+  if (Status st = check_targets(*s.distill, *s.dataset); !st) return st;
+  const DistillTargets& kd = s.distill->targets;
+  auto teacher = CostModel::load(s.distill->teacher.init_checkpoint);
+  if (!teacher) return teacher.status().with_context("train: teacher");
+  std::unique_ptr<CostModel> column;
+  if (!kd.column_checkpoint.empty()) {
+    auto c = CostModel::load(kd.column_checkpoint);
+    if (!c) return c.status().with_context("train: active column");
+    column = std::move(*c);
+  }
+  DistillTerms terms{.weights = kd};
+  for (const auto& h : kd.old_descriptors) {
+    if (static_cast<std::int64_t>(h.size()) != s.config->descriptor_dim) {
+      return Status::invalid_argument("train: an old platform's descriptor has " + std::to_string(h.size()) +
+                                      " floats, the model reads " + std::to_string(s.config->descriptor_dim));
+    }
+    terms.old_descriptors.push_back(descriptor_tensor(h, s.device));
+  }
+  // KD-only batches need a KD term to learn from.
+  const bool kd_term = (column && kd.column_weight > 0) || (!terms.old_descriptors.empty() && kd.old_weight > 0);
+  if (!kd.unlabeled.empty() && kd.unlabeled_ratio > 0 && kd.max_unlabeled > 0 && kd_term) {
+    auto built = build_pool(s);
+    if (!built) return built.status();
+    if (built->has_value()) {
+      *pool = std::move(**built);
+      BatchSource src{.ds = &**pool,
+                      .train = to_tensors((*pool)->train, **pool, s.device),
+                      .descriptor = sources->front().descriptor,
+                      .groups = group_rows((*pool)->train),
+                      .labeled = false};
+      std::int64_t measured = 0;
+      for (const BatchSource& m : *sources) measured += batches_per_epoch(m.groups, s.shape);
+      src.max_batches = static_cast<std::int64_t>(std::ceil(kd.unlabeled_ratio * static_cast<double>(measured)));
+      src.max_batches = std::min(src.max_batches, batches_per_epoch(src.groups, s.shape));
+      sources->push_back(std::move(src));
+    }
+  }
+  if (Status st = fill_targets(s, **teacher, column.get(), sources); !st) return st;
+  if (!kd.teacher_fisher.empty() && kd.ewc_weight > 0) {
+    auto f = fisher_tensors(kd.teacher_fisher, model);
+    if (!f) return f.status();
+    terms.fisher = std::move(*f);
+    torch::NoGradGuard no_grad;
+    for (const torch::Tensor& p : model.parameters()) terms.anchor.push_back(p.detach().clone());
+  }
+  return terms;
+}
+
+}  // namespace tcl::trainer

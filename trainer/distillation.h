@@ -1,0 +1,48 @@
+// trainer/distillation.h — what a distillation (Distill in train_job.h)
+// needs before its first step (internal to trainer/: torch): the teacher's
+// and the active column's targets on every batch source, the unmeasured
+// pool as a source of its own, the old platforms' descriptors, and the EWC
+// anchor and Fisher.
+//
+// Targets are computed once, by the frozen teacher (under each old
+// platform's descriptor) and the frozen column (under the new platform's),
+// with the fast inference path for a student. The pool is used only when a
+// KD term has a weight, unlabeled_ratio > 0 and max_unlabeled > 0; its tasks
+// in the eval split are left out (build_unlabeled_dataset), and so are whole
+// validation tasks (ValidationSplit::kTasks: no gradient from the tasks that
+// judge the epochs). Its batches per epoch: ceil(unlabeled_ratio × the
+// measured batches), at most all of its own.
+//
+// Thread-safety: reads the model's parameters (the anchor); call before training.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/status.h"
+#include "trainer/objective.h"
+#include "trainer/train_job.h"
+
+namespace tcl::trainer {
+
+struct DistillSetup {
+  const Distill* distill = nullptr;
+  const TrainData* data = nullptr;  // platform k's records and options
+  const Dataset* dataset = nullptr;  // built from `data`: sources[0]'s
+  const ModelConfig* config = nullptr;  // the student's (the teacher's)
+  std::uint64_t seed = 0;  // the pool's sample seed
+  BatchShape shape;
+  torch::Device device = torch::kCPU;
+};
+
+// Adds the pool to `sources` (its dataset kept in *pool, which must outlive
+// them) and fills every source's targets; `model` is the student at the
+// teacher's weights (the EWC anchor). kInvalidArgument: a bad field (named)
+// or data the teacher cannot read; the teacher's or column's load errors.
+Result<DistillTerms> prepare_distillation(const DistillSetup& setup, ScoreModel& model,
+                                          std::vector<BatchSource>* sources, std::optional<Dataset>* pool);
+
+}  // namespace tcl::trainer

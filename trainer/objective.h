@@ -1,0 +1,50 @@
+// trainer/objective.h — the loss of one training batch (internal to
+// trainer/: torch): LambdaRank on the labels, plus, in a distillation, the
+// KD terms and EWC of DistillTargets (train_job.h):
+//   label_weight · LambdaRank + column_weight · KD(S(x, h_k), C)
+//   + old_weight · Σ_j KD(S(x, h_j), T_j) + ewc_weight · EWC
+// A batch of an unlabeled source has no LambdaRank term. Without a
+// distillation the loss is LambdaRank alone (no weight multiplies it).
+//
+// Thread-safety: needs exclusive use of the model (a forward in training mode).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "trainer/batches.h"
+#include "trainer/lambda_rank.h"
+#include "trainer/score_model.h"
+#include "trainer/train_job.h"
+
+namespace tcl::trainer {
+
+// Where a training batch comes from: one platform's training split
+// (labeled), or a distillation's unmeasured pool (unlabeled: KD terms only).
+struct BatchSource {
+  const Dataset* ds = nullptr;
+  SplitTensors train = {};
+  torch::Tensor descriptor = {};  // [1, D] on the device
+  GroupRows groups = {};
+  bool labeled = true;
+  std::int64_t max_batches = -1;  // per epoch (a seeded share); -1 = all
+  // Distillation targets per row of `train`: the active column's (empty =
+  // none) and the teacher's under each old platform's descriptor.
+  std::vector<float> column_target = {};
+  std::vector<std::vector<float>> old_targets = {};
+};
+
+// A distillation's terms, ready on the device (trainer/distillation.h makes them).
+struct DistillTerms {
+  DistillTargets weights;                       // the weights and τ (its views unused here)
+  std::vector<torch::Tensor> old_descriptors = {};  // [1, D] each, in DistillTargets order
+  std::vector<torch::Tensor> fisher = {}, anchor = {};  // EWC: the teacher's F and θ_T; empty = no EWC
+};
+
+// The loss of `batch` (gathered from src.train); `distill` null = LambdaRank only.
+torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch& batch, const DistillTerms* distill,
+                         const LambdaRankOptions& loss_options);
+
+}  // namespace tcl::trainer
