@@ -29,8 +29,10 @@
 // share of tasks with ratio < 1, and the arithmetic mean. The random-order
 // statistics come from kRandomOrderDraws random permutations of every task
 // (a fixed seed: deterministic): the arithmetic mean is 1 in expectation by
-// construction, the geometric mean is not (≈ 0.74 for g = 1, by Jensen's
-// inequality) and the share is ≈ 0.5 — the floor a model is held against.
+// construction, the geometric mean is not (Jensen's inequality: ≈ 0.74 for
+// g = 1, towards e^-γ ≈ 0.56 when T is nearly geometric, i.e. many qualify;
+// 0.63 on x86-24c's held-out tasks), nor is the share 0.5 (0.5 for g = 1,
+// towards 1 - 1/e ≈ 0.63) — the floor a model is held against.
 // Thread-safety: pure functions.
 #pragma once
 

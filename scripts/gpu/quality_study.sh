@@ -28,6 +28,12 @@
 # On this workplace's device machine (its `run` tool copies the repository it
 # was started from, not a worktree): scripts/gpu/stage.sh ../main/.gpu, then
 #   run(carry=[".gpu"], command="cd .gpu/src && bash scripts/gpu/quality_study.sh default all4")
+#
+# The runs of 2026-11-27 (one H100; the table is in the branch tuning-proxy's report):
+#   quality_study.sh default all12 (all12: seed 1 only, in the time left) ; quality_study.sh big all4 wide ndcg8
+#   (wide: seeds 1-2) ; SEEDS=1 SEED_BASE=3 quality_study.sh wide ; quality_study.sh ndcg8 sigma2 group256
+#   (group256: seeds 1-2) ; SEEDS=1 SEED_BASE=3 quality_study.sh group256
+#   SEED_BASE=4 quality_study.sh default wide    (a second look at the best setting on other splits)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
