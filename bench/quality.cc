@@ -3,6 +3,8 @@
 // salt = seed), train every model kind with the same budget (same records,
 // epochs, batch shape, learning rate, time budget), and score the held-out
 // tasks: top-1 / top-5 (sum ratio and mean over tasks), pairwise accuracy
+// the tuning proxy (trials to a program within 5% of the best against random
+// order's, geometric mean over tasks and the share of tasks better than random)
 // and the random-order floor. Prints per-seed rows and a markdown table of
 // mean ± sample standard deviation over the seeds.
 //
@@ -165,18 +167,19 @@ bool parse_args(int argc, char** argv, Args* a) {
 // The columns of the table.
 struct Row {
   double top1_sum, top1_mean, top5_sum, top5_mean, pairwise;
+  double tuning, tuning_better;  // the tuning proxy: geometric mean, share of tasks better than random
   double train_s, steps, epochs, params;
   double cpu_s = 0;
 };
 Row row_of(const tr::TrainResult& r) {
   const tr::RankingMetrics& m = r.metrics;
   return {m.top1.sum_ratio, m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy,
-          r.train_s,        static_cast<double>(r.steps), static_cast<double>(r.epochs_done),
+          m.tuning.geomean_ratio, m.tuning.share_better, r.train_s,        static_cast<double>(r.steps), static_cast<double>(r.epochs_done),
           static_cast<double>(r.num_parameters)};
 }
 Row floor_of(const tr::RankingMetrics& m) {
   return {m.random_top1.sum_ratio, m.random_top1.mean_ratio, m.random_top5.sum_ratio,
-          m.random_top5.mean_ratio, 0.5, 0, 0, 0, 0};
+          m.random_top5.mean_ratio, 0.5, m.random_tuning.geomean_ratio, m.random_tuning.share_better, 0, 0, 0, 0};
 }
 
 std::string mean_sd(const std::vector<double>& xs, int digits) {
@@ -192,8 +195,9 @@ std::string mean_sd(const std::vector<double>& xs, int digits) {
 }
 
 void print_table(const std::vector<std::string>& names, const std::map<std::string, std::vector<Row>>& rows) {
-  std::printf("\n| model | top-1 sum | top-1 mean | top-5 sum | top-5 mean | pairwise | params | epochs | steps | train s | cpu s |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("\n| model | top-1 sum | top-1 mean | top-5 sum | top-5 mean | pairwise | tuning proxy | better than random "
+              "| params | epochs | steps | train s | cpu s |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& name : names) {
     const std::vector<Row>& rs = rows.at(name);
     auto col = [&](double Row::*f, int digits) {
@@ -202,9 +206,10 @@ void print_table(const std::vector<std::string>& names, const std::map<std::stri
       return mean_sd(xs, digits);
     };
     const bool floor = name == "random floor";
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name.c_str(),
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name.c_str(),
                 col(&Row::top1_sum, 3).c_str(), col(&Row::top1_mean, 3).c_str(), col(&Row::top5_sum, 3).c_str(),
                 col(&Row::top5_mean, 3).c_str(), floor ? "0.5" : col(&Row::pairwise, 3).c_str(),
+                col(&Row::tuning, 3).c_str(), col(&Row::tuning_better, 2).c_str(),
                 floor ? "" : std::to_string(static_cast<long long>(rs[0].params)).c_str(),
                 floor ? "" : col(&Row::epochs, 1).c_str(), floor ? "" : col(&Row::steps, 0).c_str(),
                 floor ? "" : col(&Row::train_s, 0).c_str(), floor ? "" : col(&Row::cpu_s, 0).c_str());
@@ -257,9 +262,11 @@ int run_job(const Args& a, const std::vector<core::Record>& records, const tr::P
               static_cast<long long>(r.data.failed), static_cast<long long>(r.data.train_tasks),
               static_cast<long long>(r.data.train_records), static_cast<long long>(r.data.eval_tasks),
               static_cast<long long>(r.data.eval_records), static_cast<long long>(r.data.capped_records));
-  std::printf("eval: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f (floor top-1 %.4f/%.4f)\n", m.top1.sum_ratio,
-              m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy,
-              m.random_top1.sum_ratio, m.random_top1.mean_ratio);
+  std::printf("eval: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) "
+              "(floor top-1 %.4f/%.4f tuning %.4f (%.2f better))\n",
+              m.top1.sum_ratio, m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy,
+              m.tuning.geomean_ratio, m.tuning.share_better, m.random_top1.sum_ratio, m.random_top1.mean_ratio,
+              m.random_tuning.geomean_ratio, m.random_tuning.share_better);
   std::printf("%lld params, %d epochs, %lld steps%s; wall %.1f s (dataset %.1f, train %.1f, eval %.1f), "
               "cpu %.0f s, checkpoint %zu bytes\n",
               static_cast<long long>(r.num_parameters), r.epochs_done, static_cast<long long>(r.steps),
@@ -370,12 +377,14 @@ int main(int argc, char** argv) {
       }
       const double cpu_s = cpu_seconds() - cpu0;
       const tr::RankingMetrics& mm = result->metrics;
-      std::printf("seed %llu %-14s top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f | floor top-1 %.4f/%.4f "
-                  "top-5 %.4f/%.4f | %lld params, %d epochs, %lld steps%s, train %.1f s, eval %.1f s, "
+      std::printf("seed %llu %-14s top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) | "
+                  "floor top-1 %.4f/%.4f top-5 %.4f/%.4f tuning %.4f ± %.4f (%.2f better) | %lld params, %d epochs, %lld steps%s, train %.1f s, eval %.1f s, "
                   "cpu %.0f s, final loss %.4f\n",
                   static_cast<unsigned long long>(seed), label.c_str(), mm.top1.sum_ratio, mm.top1.mean_ratio,
-                  mm.top5.sum_ratio, mm.top5.mean_ratio, mm.pairwise_accuracy, mm.random_top1.sum_ratio,
-                  mm.random_top1.mean_ratio, mm.random_top5.sum_ratio, mm.random_top5.mean_ratio,
+                  mm.top5.sum_ratio, mm.top5.mean_ratio, mm.pairwise_accuracy, mm.tuning.geomean_ratio,
+                  mm.tuning.share_better, mm.random_top1.sum_ratio, mm.random_top1.mean_ratio,
+                  mm.random_top5.sum_ratio, mm.random_top5.mean_ratio, mm.random_tuning.geomean_ratio,
+                  mm.random_tuning.geomean_sd, mm.random_tuning.share_better,
                   static_cast<long long>(result->num_parameters), result->epochs_done,
                   static_cast<long long>(result->steps), result->budget_exhausted ? " (budget hit)" : "",
                   result->train_s, result->eval_s, cpu_s,
@@ -402,7 +411,8 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("\n%d seeds (%llu..%llu), mean ± sample sd; top-k sum = Σbest/Σbest-in-top-k, "
-              "mean = mean over tasks of best/best-in-top-k.\n",
+              "mean = mean over tasks of best/best-in-top-k; tuning proxy = geometric mean over tasks of the "
+              "trials to a program within 5%% of the best / random order's (n+1)/(g+1), lower is better.\n",
               a.seeds, static_cast<unsigned long long>(a.seed_base),
               static_cast<unsigned long long>(a.seed_base + static_cast<std::uint64_t>(a.seeds) - 1));
   print_table(names, rows);

@@ -95,6 +95,7 @@ json::object metrics_json(const trainer::RankingMetrics& m) {
                       {"random_top1", m.random_top1.mean_ratio},
                       {"random_top5", m.random_top5.mean_ratio},
                       {"pairwise_accuracy", m.pairwise_accuracy},
+                      {"tuning_proxy", m.tuning.geomean_ratio}, {"random_tuning_proxy", m.random_tuning.geomean_ratio},
                       {"eval_tasks", m.tasks},
                       {"eval_programs", m.programs}};
 }

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <numeric>
+#include <random>
 #include <unordered_map>
 #include <vector>
 
@@ -61,7 +62,128 @@ void random_task_topk(const std::vector<std::size_t>& idx, std::span<const doubl
   }
 }
 
+// Tuning proxy, per task: which programs are within 5% of the best (as a label), and how many.
+std::vector<char> within_best(const std::vector<std::size_t>& idx, std::span<const double> lat, std::int64_t* g) {
+  double best = lat[idx[0]];
+  for (std::size_t i : idx) best = std::min(best, lat[i]);
+  std::vector<char> within(idx.size());
+  *g = 0;
+  for (std::size_t j = 0; j < idx.size(); ++j) {
+    within[j] = best / lat[idx[j]] >= kTuningWithin;
+    *g += within[j];
+  }
+  return within;
+}
+
+double expected_random_trials(std::int64_t n, std::int64_t g) {
+  return static_cast<double>(n + 1) / static_cast<double>(g + 1);
+}
+
+// Trials in the model's order until the first qualifying program. A block of
+// m equal scores holding q qualifiers is tried in random order: it adds
+// (m+1)/(q+1) when q > 0, else all m.
+double model_trials(const std::vector<std::size_t>& idx, const std::vector<char>& within, std::span<const float> sc) {
+  std::vector<std::size_t> order(idx.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sc[idx[a]] > sc[idx[b]]; });
+  double before = 0;
+  for (std::size_t j = 0; j < order.size();) {
+    std::size_t end = j;
+    std::int64_t q = 0;
+    for (; end < order.size() && sc[idx[order[end]]] == sc[idx[order[j]]]; ++end) q += within[order[end]];
+    const auto m = static_cast<std::int64_t>(end - j);
+    if (q > 0) return before + expected_random_trials(m, q);
+    before += static_cast<double>(m);
+    j = end;
+  }
+  return before;  // not reached: a counted task has a qualifying program
+}
+
+// The position of the first of g qualifying programs in a uniform random
+// permutation of n, drawn one position at a time (the next one qualifies
+// with probability g / programs left).
+double sample_random_trials(std::int64_t n, std::int64_t g, std::mt19937_64& rng) {
+  std::int64_t t = 1;
+  for (std::int64_t left = n; left > g; --left, ++t) {
+    const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;  // uniform in [0, 1)
+    if (u * static_cast<double>(left) < static_cast<double>(g)) break;
+  }
+  return static_cast<double>(t);
+}
+
+// Sums over tasks of one order's ratios.
+struct RatioSums {
+  double log_sum = 0, sum = 0;
+  std::int64_t better = 0, n = 0;
+  void add(double ratio) {
+    log_sum += std::log(ratio);
+    sum += ratio;
+    better += ratio < 1;
+    ++n;
+  }
+  [[nodiscard]] double geomean() const { return n > 0 ? std::exp(log_sum / static_cast<double>(n)) : 0; }
+};
+
+// (n, g) of every task the proxy counts, with its program indices.
+struct ProxyTask {
+  std::vector<std::size_t> idx;
+  std::vector<char> within;
+  std::int64_t g = 0;
+};
+std::vector<ProxyTask> proxy_tasks(std::span<const std::int64_t> groups, std::span<const double> lat) {
+  std::vector<ProxyTask> out;
+  for (auto& idx : by_task(groups)) {
+    if (idx.size() < 2) continue;
+    ProxyTask t;
+    t.within = within_best(idx, lat, &t.g);
+    if (t.g == static_cast<std::int64_t>(idx.size())) continue;  // all qualify: no signal
+    t.idx = std::move(idx);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 }  // namespace
+
+TuningProxy tuning_proxy(std::span<const std::int64_t> groups, std::span<const double> latencies,
+                         std::span<const float> scores) {
+  assert(groups.size() == latencies.size() && groups.size() == scores.size());
+  RatioSums s;
+  for (const ProxyTask& t : proxy_tasks(groups, latencies)) {
+    const auto n = static_cast<std::int64_t>(t.idx.size());
+    s.add(model_trials(t.idx, t.within, scores) / expected_random_trials(n, t.g));
+  }
+  if (s.n == 0) return {};
+  const double tasks = static_cast<double>(s.n);
+  return TuningProxy{s.geomean(), static_cast<double>(s.better) / tasks, s.sum / tasks, 0, s.n};
+}
+
+TuningProxy random_tuning_proxy(std::span<const std::int64_t> groups, std::span<const double> latencies, int draws,
+                                std::uint64_t seed) {
+  assert(groups.size() == latencies.size());
+  const std::vector<ProxyTask> tasks = proxy_tasks(groups, latencies);
+  if (tasks.empty() || draws < 1) return {};
+  std::mt19937_64 rng(seed);
+  RatioSums all;
+  std::vector<double> geomeans;  // one per draw
+  for (int d = 0; d < draws; ++d) {
+    RatioSums s;
+    for (const ProxyTask& t : tasks) {
+      const auto n = static_cast<std::int64_t>(t.idx.size());
+      const double ratio = sample_random_trials(n, t.g, rng) / expected_random_trials(n, t.g);
+      s.add(ratio);
+      all.add(ratio);
+    }
+    geomeans.push_back(s.geomean());
+  }
+  double mean = 0, var = 0;
+  for (double x : geomeans) mean += x;
+  mean /= static_cast<double>(draws);
+  for (double x : geomeans) var += (x - mean) * (x - mean);
+  const double count = static_cast<double>(all.n);
+  return TuningProxy{all.geomean(), static_cast<double>(all.better) / count, all.sum / count,
+                     draws > 1 ? std::sqrt(var / static_cast<double>(draws - 1)) : 0.0, static_cast<std::int64_t>(tasks.size())};
+}
 
 TopK topk(std::span<const std::int64_t> groups, std::span<const double> latencies, std::span<const float> scores,
           int k) {
@@ -87,6 +209,8 @@ RankingMetrics evaluate_ranking(std::span<const std::int64_t> groups, std::span<
   m.programs = static_cast<std::int64_t>(groups.size());
   m.top1 = topk(groups, latencies, scores, 1);
   m.top5 = topk(groups, latencies, scores, 5);
+  m.tuning = tuning_proxy(groups, latencies, scores);
+  m.random_tuning = random_tuning_proxy(groups, latencies);
   double rnd_best = 0, rnd_min1 = 0, rnd_min5 = 0, rnd_ratio1 = 0, rnd_ratio5 = 0;
   double pairs = 0, right = 0;
   for (const auto& idx : by_task(groups)) {

@@ -16,6 +16,23 @@
 // k programs are drawn at random, computed exactly).
 // pairwise accuracy: over pairs in the same task with different latencies,
 // the fraction ordered right by the scores (ties in score count half).
+//
+// tuning proxy (DESIGN §10): per task of n programs, g of them "within 5% of
+// the best" — label best/latency ≥ kTuningWithin (core/labels.h's y ≥ 0.95,
+// the normalised throughput the top-k ratios use) —
+//   ratio = T / ((n+1)/(g+1)),
+// T = the trials until the first such program when the model's order is
+// followed (programs with equal scores are tried in random order: T takes
+// its expectation over that), (n+1)/(g+1) = E[T] in a random order. Tasks
+// where all n qualify tell nothing and are left out. Over the tasks: the
+// geometric mean of the ratios (< 1: fewer measurements than random), the
+// share of tasks with ratio < 1, and the arithmetic mean. The random-order
+// statistics come from kRandomOrderDraws random permutations of every task
+// (a fixed seed: deterministic): the arithmetic mean is 1 in expectation by
+// construction, the geometric mean is not (Jensen's inequality: ≈ 0.74 for
+// g = 1, towards e^-γ ≈ 0.56 when T is nearly geometric, i.e. many qualify;
+// 0.63 on x86-24c's held-out tasks), nor is the share 0.5 (0.5 for g = 1,
+// towards 1 - 1/e ≈ 0.63) — the floor a model is held against.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -29,9 +46,21 @@ struct TopK {
   double mean_ratio = 0;
 };
 
+inline constexpr double kTuningWithin = 0.95;  // "within 5% of the best", as a label
+inline constexpr int kRandomOrderDraws = 64;
+
+struct TuningProxy {
+  double geomean_ratio = 0;  // exp(mean over tasks of log ratio); 0 when tasks == 0
+  double share_better = 0;   // share of tasks with ratio < 1
+  double mean_ratio = 0;     // arithmetic mean over tasks of the ratio
+  double geomean_sd = 0;     // random orders: sample sd of geomean_ratio between draws (0 for a model)
+  std::int64_t tasks = 0;    // tasks counted: ≥ 2 programs, not all within 5% of the best
+};
+
 struct RankingMetrics {
   TopK top1, top5;
   TopK random_top1, random_top5;  // the random-order floor
+  TuningProxy tuning, random_tuning;
   double pairwise_accuracy = 0;
   std::int64_t tasks = 0;          // tasks evaluated
   std::int64_t tasks_skipped = 0;  // tasks with < 2 programs
@@ -44,5 +73,12 @@ RankingMetrics evaluate_ranking(std::span<const std::int64_t> groups, std::span<
 // One k, for callers that need others (the tuning-cost curve).
 TopK topk(std::span<const std::int64_t> groups, std::span<const double> latencies, std::span<const float> scores,
           int k);
+
+// The tuning proxy alone: of the model's order, and of random orders
+// (`draws` permutations per task from `seed`).
+TuningProxy tuning_proxy(std::span<const std::int64_t> groups, std::span<const double> latencies,
+                         std::span<const float> scores);
+TuningProxy random_tuning_proxy(std::span<const std::int64_t> groups, std::span<const double> latencies,
+                                int draws = kRandomOrderDraws, std::uint64_t seed = 0x5eed);
 
 }  // namespace tcl::trainer

@@ -93,6 +93,8 @@ TEST_F(TrainingTest, TrainJobCreatesTheFirstVersionAsProduction) {
   EXPECT_GT(top1, 0.0);
   EXPECT_LE(top1, 1.0);
   EXPECT_GT(m.at("metrics").at("x16").at("eval_tasks").as_int64(), 0);
+  EXPECT_GT(m.at("metrics").at("x16").at("tuning_proxy").as_double(), 0.0);  // counted tasks: a ratio > 0
+  EXPECT_GT(m.at("metrics").at("x16").at("random_tuning_proxy").as_double(), 0.0);
   EXPECT_EQ(m.at("status").as_string(), "promoted");  // production by rule, and says so
   EXPECT_NE(json::serialize(m.at("status_reasons")).find("first version"), std::string::npos);
   auto weights = call("GET", "/v1/models/production/weights");

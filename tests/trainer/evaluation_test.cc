@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -70,6 +73,146 @@ TEST(EvaluationTest, RandomFloorMatchesSimulation) {
   EXPECT_NEAR(m.random_top5.mean_ratio, mean5 / trials, 0.01);
   EXPECT_LT(m.random_top1.mean_ratio, m.random_top5.mean_ratio);
   EXPECT_LE(m.random_top5.mean_ratio, 1.0);
+}
+
+// The tuning proxy's ratio of one task by brute force: every order of its
+// programs that the scores allow (non-increasing score), each equally likely,
+// averaging the position of the first program with best/latency >= 0.95.
+double reference_ratio(const std::vector<double>& lat, const std::vector<float>& sc) {
+  const double best = *std::min_element(lat.begin(), lat.end());
+  std::vector<std::size_t> p(lat.size());
+  std::iota(p.begin(), p.end(), std::size_t{0});
+  double trials = 0, orders = 0;
+  do {
+    bool allowed = true;
+    for (std::size_t j = 1; j < p.size(); ++j) allowed = allowed && sc[p[j - 1]] >= sc[p[j]];
+    if (!allowed) continue;
+    std::size_t t = 0;
+    while (best / lat[p[t]] < 0.95) ++t;
+    trials += static_cast<double>(t + 1);
+    orders += 1;
+  } while (std::next_permutation(p.begin(), p.end()));
+  const auto g = std::count_if(lat.begin(), lat.end(), [&](double l) { return best / l >= 0.95; });
+  return trials / orders / (static_cast<double>(lat.size() + 1) / static_cast<double>(g + 1));
+}
+
+TEST(TuningProxyTest, HandMadeTasks) {
+  // Task 1: within 5% = label >= 0.95, so 1.052 (label 0.9506) qualifies; the
+  // model tries 2 (no) then 1.052: T = 2 of n = 4, g = 2, E = 5/3 → 1.2.
+  // Task 2: latency ties (two bests) and score ties: the top block {5, 5}
+  // fails, then {5, 1} in random order: T = 2 + 3/2; n = 5, g = 2, E = 2 → 1.75.
+  // Task 3: every program within 5% (2.05 → 0.976): left out. Task 4: one program.
+  // Task 5: a perfect order: T = 1, E = 2 → 0.5.
+  const std::vector<std::int64_t> g = {1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 4, 5, 5, 5};
+  const std::vector<double> lat = {1, 1.052, 2, 3, 1, 5, 5, 5, 1, 2, 2.05, 7, 3, 1, 2};
+  const std::vector<float> sc = {1, 3, 4, 0, 0, 2, 2, 1, 1, 0, 1, 0, -3, -1, -2};
+  const TuningProxy p = tuning_proxy(g, lat, sc);
+  EXPECT_EQ(p.tasks, 3);
+  EXPECT_NEAR(p.geomean_ratio, std::cbrt(1.2 * 1.75 * 0.5), 1e-12);
+  EXPECT_NEAR(p.mean_ratio, (1.2 + 1.75 + 0.5) / 3, 1e-12);
+  EXPECT_NEAR(p.share_better, 1.0 / 3, 1e-12);
+  EXPECT_EQ(p.geomean_sd, 0);
+  EXPECT_NEAR(reference_ratio({1, 1.052, 2, 3}, {1, 3, 4, 0}), 1.2, 1e-12);
+  EXPECT_NEAR(reference_ratio({1, 5, 5, 5, 1}, {0, 2, 2, 1, 1}), 1.75, 1e-12);
+  // evaluate_ranking carries it, and a random floor over the same 3 tasks.
+  const RankingMetrics m = evaluate_ranking(g, lat, sc);
+  EXPECT_EQ(m.tuning.geomean_ratio, p.geomean_ratio);
+  EXPECT_EQ(m.random_tuning.tasks, 3);
+  EXPECT_GT(m.random_tuning.geomean_sd, 0);
+  // Only single-program and all-qualifying tasks: nothing counted.
+  const TuningProxy none = tuning_proxy(std::vector<std::int64_t>{3, 3, 4}, std::vector<double>{2, 2.05, 7},
+                                        std::vector<float>{0, 1, 0});
+  EXPECT_EQ(none.tasks, 0);
+  EXPECT_EQ(none.geomean_ratio, 0);
+}
+
+TEST(TuningProxyTest, MatchesBruteForceWithTies) {
+  // Small tasks with many ties in latency and in score, against reference_ratio.
+  std::mt19937 rng(11);
+  std::vector<std::int64_t> g;
+  std::vector<double> lat;
+  std::vector<float> sc;
+  std::vector<double> ratios;
+  for (int t = 0; t < 60; ++t) {
+    const int n = 2 + t % 6;
+    std::vector<double> l(n);
+    std::vector<float> s(n);
+    for (int i = 0; i < n; ++i) {
+      l[i] = 1.0 + 0.04 * std::uniform_int_distribution<int>(0, 5)(rng);
+      s[i] = static_cast<float>(std::uniform_int_distribution<int>(0, 2)(rng));
+      g.push_back(t);
+      lat.push_back(l[i]);
+      sc.push_back(s[i]);
+    }
+    const double best = *std::min_element(l.begin(), l.end());
+    if (std::all_of(l.begin(), l.end(), [&](double x) { return best / x >= 0.95; })) continue;
+    ratios.push_back(reference_ratio(l, s));
+  }
+  ASSERT_GT(ratios.size(), 20u);
+  double log_sum = 0, sum = 0, better = 0;
+  for (double r : ratios) {
+    log_sum += std::log(r);
+    sum += r;
+    better += r < 1;
+  }
+  const double k = static_cast<double>(ratios.size());
+  const TuningProxy p = tuning_proxy(g, lat, sc);
+  EXPECT_EQ(p.tasks, static_cast<std::int64_t>(ratios.size()));
+  EXPECT_NEAR(p.geomean_ratio, std::exp(log_sum / k), 1e-9);
+  EXPECT_NEAR(p.mean_ratio, sum / k, 1e-9);
+  EXPECT_NEAR(p.share_better, better / k, 1e-12);
+}
+
+TEST(TuningProxyTest, RandomOrdersMatchTheExactDistribution) {
+  // One task, n = 10, g = 1: T is uniform on 1..10, E = 11/2.
+  std::vector<std::int64_t> g(10, 0);
+  std::vector<double> lat = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  double e_log = 0, share = 0;
+  for (int t = 1; t <= 10; ++t) {
+    e_log += std::log(t / 5.5) / 10;
+    share += (t < 5.5) / 10.0;
+  }
+  const TuningProxy r = random_tuning_proxy(g, lat, 20000, 7);
+  EXPECT_EQ(r.tasks, 1);
+  EXPECT_NEAR(r.geomean_ratio, std::exp(e_log), 0.01);  // ≈ 0.75, not 1: Jensen
+  EXPECT_NEAR(r.share_better, share, 0.01);
+  EXPECT_NEAR(r.mean_ratio, 1.0, 0.01);
+  EXPECT_GT(r.geomean_sd, 0.1);  // one task: the geometric mean of one draw is that draw's ratio
+  // Seeded: the same draws again.
+  EXPECT_EQ(random_tuning_proxy(g, lat, 20000, 7).geomean_ratio, r.geomean_ratio);
+}
+
+TEST(TuningProxyTest, RandomScoresLookLikeRandomOrders) {
+  // Many tasks of assorted n and g: a model scoring at random is one draw of
+  // the random-order statistics (arithmetic mean ≈ 1), equal scores give
+  // ratio 1 on every task, the true order beats random on every task.
+  std::mt19937 rng(5);
+  std::vector<std::int64_t> g;
+  std::vector<double> lat;
+  for (int t = 0; t < 800; ++t) {
+    const int n = 2 + t % 40;
+    for (int i = 0; i < n; ++i) {
+      g.push_back(t);
+      lat.push_back(std::exp(std::uniform_real_distribution<double>(0, 1)(rng)));
+    }
+  }
+  std::vector<float> random_scores(lat.size()), equal(lat.size(), 1.f), perfect(lat.size());
+  for (auto& s : random_scores) s = std::uniform_real_distribution<float>(0, 1)(rng);
+  for (std::size_t i = 0; i < lat.size(); ++i) perfect[i] = static_cast<float>(-lat[i]);
+  const TuningProxy floor = random_tuning_proxy(g, lat);
+  const TuningProxy model = tuning_proxy(g, lat, random_scores);
+  ASSERT_GT(floor.tasks, 700);
+  EXPECT_NEAR(floor.mean_ratio, 1.0, 0.02);
+  EXPECT_LT(floor.geomean_ratio, 0.95);  // Jensen
+  EXPECT_NEAR(model.mean_ratio, 1.0, 0.1);
+  EXPECT_NEAR(model.geomean_ratio, floor.geomean_ratio, 4 * floor.geomean_sd);
+  EXPECT_NEAR(model.share_better, floor.share_better, 0.06);
+  const TuningProxy same = tuning_proxy(g, lat, equal);
+  EXPECT_DOUBLE_EQ(same.geomean_ratio, 1.0);
+  EXPECT_DOUBLE_EQ(same.share_better, 0.0);
+  const TuningProxy best = tuning_proxy(g, lat, perfect);
+  EXPECT_DOUBLE_EQ(best.share_better, 1.0);
+  EXPECT_LT(best.geomean_ratio, floor.geomean_ratio - 10 * floor.geomean_sd);
 }
 
 TEST(TaskSplitTest, StableFractionAndSalt) {

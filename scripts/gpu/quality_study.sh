@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# scripts/gpu/quality_study.sh — issue 19 item 5's study on a machine with an
+# NVIDIA GPU: the student (mamba) on x86-24c under DESIGN §10's protocol
+# (bench_quality: 25% of whole tasks held out, salt = seed, >= 3 seeds),
+# default budget against all programs and more epochs, a larger model, and
+# the LambdaRank knobs bench_quality has. One log per setting; the last lines
+# of each are its table (mean ± sd over the seeds: top-1 / top-5 sum and mean,
+# pairwise, the tuning proxy and the share of tasks better than random).
+#
+#   scripts/gpu/quality_study.sh [SETTING...]     (default: all, in the order below)
+# Settings (flags added to the common ones):
+#   default   bench_quality's budget: 50,000 records, 4 epochs, 8 groups of 64 a step
+#   all4      all programs (--max-records 10000000, ~410k training programs), 4 epochs
+#   all12     all programs, 12 epochs (~210 s a seed on an H100)
+#   big       all programs, 8 epochs, 32 groups a step (4x the programs a step, same lr)
+#   wide      big, d_model 128 (default 64)
+#   deep      big, 4 layers (default 2)
+#   ndcg8     big, LambdaRank NDCG@8 (default: the whole group)
+#   sigma2    big, LambdaRank sigma 2 (default 1)
+#   group256  big, LambdaRank groups of 256 programs, 8 a step (the same programs a step)
+# Environment:
+#   DATA      folder with x86-24c/records.jsonl.gz (default ../shared/data)
+#   BUILD     build folder (default /tmp/tcl-gpu-build; kept between runs on one machine)
+#   LOGS      logs (default $OUT, else /tmp/tcl-gpu-logs)
+#   SEEDS / SEED_BASE   seeds per setting (default 3) and the first (default 1)
+#   BUDGET_S  seconds for all settings together (default 560); a setting gets what is left
+#
+# On this workplace's device machine (its `run` tool copies the repository it
+# was started from, not a worktree): scripts/gpu/stage.sh ../main/.gpu, then
+#   run(carry=[".gpu"], command="cd .gpu/src && bash scripts/gpu/quality_study.sh default all4")
+#
+# The runs of 2026-11-27 (one H100; the table is in the branch tuning-proxy's report):
+#   quality_study.sh default all12 (all12: seed 1 only, in the time left) ; quality_study.sh big all4 wide ndcg8
+#   (wide: seeds 1-2) ; SEEDS=1 SEED_BASE=3 quality_study.sh wide ; quality_study.sh ndcg8 sigma2 group256
+#   (group256: seeds 1-2) ; SEEDS=1 SEED_BASE=3 quality_study.sh group256
+#   SEED_BASE=4 quality_study.sh default wide    (a second look at the best setting on other splits)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+DATA=${DATA:-$(cd .. && pwd)/shared/data}
+BUILD=${BUILD:-/tmp/tcl-gpu-build}
+LOGS=${LOGS:-${OUT:-/tmp/tcl-gpu-logs}}
+deadline=$((SECONDS + ${BUDGET_S:-560}))
+mkdir -p "$LOGS"
+settings=("$@")
+[ ${#settings[@]} -eq 0 ] && settings=(default all4 big wide deep ndcg8 sigma2 group256)
+
+if [ ! -x "$BUILD/bench/bench_quality" ] || [ -n "${REBUILD:-}" ]; then
+  prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCL_TRAINER_ONLY=ON -DCMAKE_PREFIX_PATH="$prefix" \
+    >"$LOGS/build.log" 2>&1 && cmake --build "$BUILD" --target bench_quality -j "$(nproc)" >>"$LOGS/build.log" 2>&1 ||
+    { tail -n 40 "$LOGS/build.log"; exit 1; }
+fi
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+
+all="--max-records 10000000"
+big="$all --epochs 8 --groups-per-batch 32"
+for s in "${settings[@]}"; do
+  case $s in
+    default) flags="" ;;
+    all4) flags="$all --epochs 4" ;;
+    all12) flags="$all --epochs 12" ;;
+    big) flags="$big" ;;
+    wide) flags="$big --d-model 128" ;;
+    deep) flags="$big --n-layers 4" ;;
+    ndcg8) flags="$big --ndcg-at 8" ;;
+    sigma2) flags="$big --sigma 2" ;;
+    group256) flags="$big --group-size 256 --groups-per-batch 8" ;;
+    *) echo "unknown setting $s" >&2; exit 2 ;;
+  esac
+  left=$((deadline - SECONDS))
+  [ "$left" -le 10 ] && { echo "== $s: skipped, no time left"; continue; }
+  echo "== $s ($left s left): bench_quality --data DATA/x86-24c --models mamba --eval-fraction 0.25 $flags"
+  t0=$SECONDS
+  # shellcheck disable=SC2086  # flags are words
+  timeout "$left" "$BUILD/bench/bench_quality" --data "$DATA/x86-24c" --models mamba --eval-fraction 0.25 \
+    --seeds "${SEEDS:-3}" --seed-base "${SEED_BASE:-1}" --device cuda $flags >"$LOGS/quality_$s.log" 2>&1
+  echo "== $s: rc $? in $((SECONDS - t0)) s"
+  grep -E '^seed [0-9]+ mamba|^\| (mamba|random floor)' "$LOGS/quality_$s.log"
+done
