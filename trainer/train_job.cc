@@ -18,6 +18,7 @@
 
 #include "core/features.h"
 #include "core/program_id.h"
+#include "core/random.h"
 #include "core/task_split.h"
 #include "trainer/cost_model.h"
 #include "trainer/device_internal.h"
@@ -38,21 +39,8 @@ double seconds_since(Clock::time_point t0) {
 // The batch-order stream is seeded apart from init and dropout.
 constexpr std::uint64_t kOrderSeedSalt = 0xD1B54A32D192ED03ULL;
 
-struct SplitMix64 {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
-};
-
-template <typename T>
-void shuffle(std::vector<T>& v, SplitMix64& rng) {
-  for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng.below(i)]);
-}
+using core::shuffle;
+using core::SplitMix64;
 
 // Sets torch's intra-op thread count for a scope.
 class ThreadsScope {
