@@ -1,7 +1,6 @@
 #include "registry/upload_store.h"
 
 #include <libpq-fe.h>
-#include <openssl/evp.h>
 #include <pqxx/largeobject>
 #include <pqxx/pqxx>
 
@@ -23,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/sha256.h"
 #include "registry/pg_pool_internal.h"
 
 namespace tcl::registry {
@@ -378,49 +378,20 @@ bool uuid_to_key(std::string_view text, DedupKey* key) {
   return n == 32;
 }
 
-// SHA-256 with the algorithm fetched once: EVP_Digest(EVP_sha256()) looks
-// the implementation up by name on every call (~0.2 us, and a lock).
-class Sha256Hasher {
- public:
-  Sha256Hasher() : md_(EVP_MD_fetch(nullptr, "SHA256", nullptr)), ctx_(EVP_MD_CTX_new()) {
-    if (md_ == nullptr || ctx_ == nullptr) throw std::runtime_error("OpenSSL: no SHA-256");
-  }
-  ~Sha256Hasher() {
-    EVP_MD_CTX_free(ctx_);
-    EVP_MD_free(md_);
-  }
-  Sha256Hasher(const Sha256Hasher&) = delete;
-  Sha256Hasher& operator=(const Sha256Hasher&) = delete;
-
-  std::array<std::uint8_t, 32> operator()(std::string_view bytes) {
-    std::array<std::uint8_t, 32> out;
-    unsigned int len = 0;
-    if (EVP_DigestInit_ex(ctx_, md_, nullptr) != 1 || EVP_DigestUpdate(ctx_, bytes.data(), bytes.size()) != 1 ||
-        EVP_DigestFinal_ex(ctx_, out.data(), &len) != 1 || len != out.size()) {
-      throw std::runtime_error("OpenSSL: SHA-256 failed");
-    }
-    return out;
-  }
-
- private:
-  EVP_MD* md_;
-  EVP_MD_CTX* ctx_;
-};
-
 // The dedup key of a measurement: the first 16 bytes of the SHA-256 of
 //   int64 platform_id || utf8(program_id) || 0x00 || int64 timestamp || float64 cost...
 // with numbers big-endian and each cost + 0.0 (so -0 counts as 0): the same
 // bytes as SQL tcl_measurement_dedup_key (migrations/0004; tested). `buf` is
 // scratch space.
 DedupKey measurement_dedup_key(std::int64_t platform_id, std::string_view program_id, std::int64_t timestamp,
-                               std::span<const double> costs, std::string& buf, Sha256Hasher& sha256) {
+                               std::span<const double> costs, std::string& buf, Sha256Stream& sha256) {
   buf.clear();
   put_be64(buf, static_cast<std::uint64_t>(platform_id));
   buf.append(program_id);
   buf.push_back('\0');
   put_be64(buf, static_cast<std::uint64_t>(timestamp));
   for (double c : costs) put_be64(buf, double_bits(c + 0.0));
-  const std::array<std::uint8_t, 32> d = sha256(buf);
+  const Sha256Digest d = sha256.digest(buf);
   DedupKey key;
   std::memcpy(key.data(), d.data(), key.size());
   return key;
@@ -1091,7 +1062,7 @@ struct UploadWriter::Impl {
   std::int64_t submitted = 0;  // slices handed to the writer's thread
   bool finished = false;       // committed, or replayed and rolled back
   std::string key_scratch;
-  Sha256Hasher hasher;
+  Sha256Stream hasher;
 
   // Whoever writes (see above).
   bool locked = false;  // we hold the upload lock
