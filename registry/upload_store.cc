@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/record.h"
 #include "core/sha256.h"
 #include "registry/pg_pool_internal.h"
 
@@ -397,15 +398,6 @@ DedupKey measurement_dedup_key(std::int64_t platform_id, std::string_view progra
   return key;
 }
 
-// As the generated column measurements.failed (migrations/0001).
-bool measurement_failed(const UploadRow& row) {
-  if (row.error_no != 0 || row.costs.empty()) return true;
-  for (double c : row.costs) {
-    if (c <= 0) return true;
-  }
-  return false;
-}
-
 // How a program of a slice stands with the writer's platform, once
 // write_programs() has stored the slice's programs (add_members).
 enum class Standing : std::uint8_t {
@@ -638,7 +630,7 @@ struct UploadWriter::Impl {
                                                  hasher);
       field_bytes(out, std::string_view(reinterpret_cast<const char*>(key.data()), key.size()));  // uuid
       s.keys.push_back(key);
-      s.failed.push_back(measurement_failed(row) ? 1 : 0);
+      s.failed.push_back(core::measurement_failed(row.error_no, row.costs) ? 1 : 0);
     }
     field_bytes(out, row.record);
     s.ends.push_back(out.size());
