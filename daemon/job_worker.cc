@@ -260,7 +260,7 @@ void JobWorker::run_job(const registry::Job& job) {
       if (name == job.platform) continue;
       auto old = platforms_.find(name);
       if (!old) return fail(old.status().with_context("teacher platform"));
-      const auto h = registry::descriptor_of(*old);
+      const auto h = core::descriptor_of(registry::core_platform(*old));
       targets.old_descriptors.emplace_back(h.begin(), h.end());
     }
     targets.teacher_fisher = teacher_fisher;
@@ -507,9 +507,7 @@ Result<JobWorker::Evaluated> JobWorker::evaluate_platform(const std::string& nam
   const trainer::DatasetOptions split = trainer::TrainRequest::default_data_options();
   auto records = read_platform_records(*platform, 0, split.eval_fraction, /*eval_split_only=*/true);
   if (!records) return records.status();
-  trainer::Platform p;
-  p.target = platform->target;
-  p.hardware = registry::hardware_params_of(*platform);
+  const trainer::Platform p = registry::core_platform(*platform);
   Evaluated out;
   auto s = trainer::evaluate_checkpoint(student, *records, p, split, options_.torch_threads);
   if (!s) return s.status();

@@ -29,7 +29,6 @@ namespace json = boost::json;
 namespace {
 
 using Descriptor = std::array<float, core::kHardwareDim>;
-using registry::descriptor_of;
 
 struct SampleParams {
   std::optional<std::int64_t> budget;
@@ -195,12 +194,12 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
           for (const auto& other : model->platforms) {
             if (other == name) continue;
             if (auto p = platforms.find(other); p) {
-              const Descriptor d = descriptor_of(*p);
+              const Descriptor d = core::descriptor_of(registry::core_platform(*p));
               others.emplace_back(d.begin(), d.end());
             }
           }
         }
-        const Descriptor own = descriptor_of(*platform);
+        const Descriptor own = core::descriptor_of(registry::core_platform(*platform));
         std::optional<trainer::PoolEmbedder> embedder;
         if (model) {
           const LoadedModel& scorer = active ? *active : *model;
