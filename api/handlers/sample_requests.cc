@@ -42,7 +42,7 @@ struct SampleParams {
 };
 
 Status bad(const std::string& field, const std::string& message) {
-  return Status::invalid_argument("field '" + field + "' " + message);
+  return Status::invalid_field(field, message);
 }
 
 Result<SampleParams> parse_params(const json::object& body) {
@@ -163,7 +163,7 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
         if (!body) return error_response(body.status());
         auto params = parse_params(*body);
         if (!params) {
-          const std::string field = field_of(params.status());
+          const std::string& field = params.status().field();
           return error_response(params.status(), field.empty() ? json::value(nullptr) : json::value(json::object{{"field", field}}));
         }
         auto platform = platforms.find(name);
