@@ -80,6 +80,7 @@
 #include <vector>
 
 #include "core/features.h"
+#include "core/platform.h"
 #include "core/line_reader.h"
 #include "core/program_id.h"
 #include "core/record.h"
@@ -277,10 +278,10 @@ struct PlatformData {
   std::string selected_digest;         // Selection::digest of it
 };
 
-std::vector<float> descriptor_of(const tr::Platform& p) {
-  std::vector<float> d(core::kHardwareDim);
-  core::encode_hardware(p.hardware, p.target, d.data());
-  return d;
+// core::descriptor_of as the vector the benches pass around.
+std::vector<float> descriptor_vector(const tr::Platform& p) {
+  const core::HardwareDescriptor d = core::descriptor_of(p);
+  return {d.begin(), d.end()};
 }
 
 bool load_platform(const Args& a, const std::string& name, bool keep_pool, PlatformData* p) {
@@ -333,7 +334,7 @@ bool load_platform(const Args& a, const std::string& name, bool keep_pool, Platf
     std::fprintf(stderr, "%s: no record names a target\n", name.c_str());
     return false;
   }
-  p->descriptor = descriptor_of(p->platform);
+  p->descriptor = descriptor_vector(p->platform);
   p->num_tasks = static_cast<std::int32_t>(task_index.size());
   p->holdout_tasks = static_cast<std::int64_t>(held.size());
   std::printf("%s: %lld records, %lld measured; pool %s; eval split %lld tasks / %zu records (%.1f s)\n",
