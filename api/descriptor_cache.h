@@ -11,13 +11,13 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/features.h"
+#include "core/platform.h"
 #include "core/status.h"
 #include "registry/platform_store.h"
 
 namespace tcl::api {
 
-using Descriptor = std::array<float, core::kHardwareDim>;
+using Descriptor = core::HardwareDescriptor;
 
 class DescriptorCache {
  public:
@@ -31,7 +31,7 @@ class DescriptorCache {
     }
     auto p = platforms_.find(name);
     if (!p) return p.status();
-    const Descriptor d = registry::descriptor_of(*p);
+    const Descriptor d = core::descriptor_of(registry::core_platform(*p));
     std::unique_lock lock(mu_);
     if (cache_.size() >= kMaxEntries) cache_.clear();
     cache_[name] = d;

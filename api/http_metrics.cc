@@ -1,35 +1,22 @@
 #include "api/http_metrics.h"
 
+#include "api/metrics.h"
+
 namespace tcl::api {
 
 HttpMetrics::HttpMetrics(prometheus::Registry& registry)
-    : requests_(prometheus::BuildCounter()
-                    .Name("tcld_http_requests_total")
-                    .Help("HTTP requests answered, by route template, method and status code.")
-                    .Register(registry)),
-      duration_(prometheus::BuildHistogram()
-                    .Name("tcld_http_request_duration_seconds")
-                    .Help("Time from a request's full read to its answer being handed to the socket.")
-                    .Register(registry)),
-      in_flight_(prometheus::BuildGauge()
-                     .Name("tcld_http_requests_in_flight")
-                     .Help("Requests read and not yet answered.")
-                     .Register(registry)
-                     .Add({})),
-      cut_(prometheus::BuildCounter()
-               .Name("tcld_http_connections_cut_total")
-               .Help("Connections tcld closed because the client was too slow, by rule "
-                     "(min_request_body_rate, min_response_rate, read_timeout, write_timeout, idle_timeout).")
-               .Register(registry)),
-      busy_(prometheus::BuildCounter()
-                .Name("tcld_http_busy_total")
-                .Help("Requests answered 503 + Retry-After because their lane had no free slot, by lane.")
-                .Register(registry)),
-      stream_slots_(prometheus::BuildGauge()
-                        .Name("tcld_http_stream_slots_in_use")
-                        .Help("Handlers running on the stream lane (streamed uploads and downloads).")
-                        .Register(registry)
-                        .Add({})) {}
+    : requests_(counter_family(registry, "tcld_http_requests_total",
+                               "HTTP requests answered, by route template, method and status code.")),
+      duration_(histogram_family(registry, "tcld_http_request_duration_seconds",
+                                 "Time from a request's full read to its answer being handed to the socket.")),
+      in_flight_(gauge(registry, "tcld_http_requests_in_flight", "Requests read and not yet answered.")),
+      cut_(counter_family(registry, "tcld_http_connections_cut_total",
+                          "Connections tcld closed because the client was too slow, by rule "
+                          "(min_request_body_rate, min_response_rate, read_timeout, write_timeout, idle_timeout).")),
+      busy_(counter_family(registry, "tcld_http_busy_total",
+                           "Requests answered 503 + Retry-After because their lane had no free slot, by lane.")),
+      stream_slots_(gauge(registry, "tcld_http_stream_slots_in_use",
+                          "Handlers running on the stream lane (streamed uploads and downloads).")) {}
 
 void HttpMetrics::connection_cut(const std::string& reason) { cut_.Add({{"reason", reason}}).Increment(); }
 

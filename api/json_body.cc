@@ -32,18 +32,8 @@ Result<json::object> parse_json_object(std::string_view body) {
 }
 
 namespace {
-Status field_error(std::string_view field, std::string_view what) {
-  return Status::invalid_argument("field '" + std::string(field) + "' " + std::string(what));
-}
+Status field_error(std::string_view field, std::string_view what) { return Status::invalid_field(field, what); }
 }  // namespace
-
-std::string field_of(const Status& s) {
-  const std::string& m = s.message();
-  constexpr std::string_view kPrefix = "field '";
-  if (m.rfind(kPrefix, 0) != 0) return {};
-  const std::size_t end = m.find('\'', kPrefix.size());
-  return end == std::string::npos ? std::string{} : m.substr(kPrefix.size(), end - kPrefix.size());
-}
 
 Result<std::string> required_string(const json::object& o, std::string_view field) {
   const json::value* v = o.if_contains(field);

@@ -19,15 +19,11 @@ namespace tcl::api {
 // error, or "body must be a JSON object".
 Result<boost::json::object> parse_json_object(std::string_view body);
 
-// Field readers: kInvalidArgument naming the field when present with the
-// wrong type, or when required and missing.
+// Field readers: kInvalidArgument naming the field (Status::invalid_field)
+// when present with the wrong type, or when required and missing.
 Result<std::string> required_string(const boost::json::object& o, std::string_view field);
 Result<std::optional<std::string>> optional_string(const boost::json::object& o, std::string_view field);
 Result<std::optional<std::int64_t>> optional_int(const boost::json::object& o, std::string_view field);
 Result<std::optional<double>> optional_number(const boost::json::object& o, std::string_view field);
-
-// The field name a kInvalidArgument from the readers above refers to, for
-// error details ({"field": ...}). Empty when unknown.
-std::string field_of(const Status& s);
 
 }  // namespace tcl::api

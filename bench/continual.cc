@@ -80,6 +80,7 @@
 #include <vector>
 
 #include "core/features.h"
+#include "core/platform.h"
 #include "core/line_reader.h"
 #include "core/program_id.h"
 #include "core/record.h"
@@ -269,10 +270,10 @@ struct PlatformData {
   std::string selected_digest;         // Selection::digest of it
 };
 
-std::vector<float> descriptor_of(const tr::Platform& p) {
-  std::vector<float> d(core::kHardwareDim);
-  core::encode_hardware(p.hardware, p.target, d.data());
-  return d;
+// core::descriptor_of as the vector the benches pass around.
+std::vector<float> descriptor_vector(const tr::Platform& p) {
+  const core::HardwareDescriptor d = core::descriptor_of(p);
+  return {d.begin(), d.end()};
 }
 
 bool load_platform(const Args& a, const std::string& name, bool keep_pool, PlatformData* p) {
@@ -304,7 +305,7 @@ bool load_platform(const Args& a, const std::string& name, bool keep_pool, Platf
   p->task = std::move(split.task);
   p->holdout = std::move(split.holdout);
   const std::int64_t measured = split.measured;
-  p->descriptor = descriptor_of(p->platform);
+  p->descriptor = descriptor_vector(p->platform);
   p->num_tasks = static_cast<std::int32_t>(split.task_keys.size());
   p->holdout_tasks = split.holdout_tasks;
   std::printf("%s: %lld records, %lld measured; pool %s; eval split %lld tasks / %zu records (%.1f s)\n",

@@ -90,6 +90,7 @@
 #include <vector>
 
 #include "core/features.h"
+#include "core/platform.h"
 #include "core/line_reader.h"
 #include "core/program_id.h"
 #include "core/record.h"
@@ -292,10 +293,10 @@ Result<tr::Platform> platform_of_file(const std::string& path) {
   return tr::platform_of(head);
 }
 
-std::vector<float> descriptor_of(const tr::Platform& p) {
-  std::vector<float> d(core::kHardwareDim);
-  core::encode_hardware(p.hardware, p.target, d.data());
-  return d;
+// core::descriptor_of as the vector the benches pass around.
+std::vector<float> descriptor_vector(const tr::Platform& p) {
+  const core::HardwareDescriptor d = core::descriptor_of(p);
+  return {d.begin(), d.end()};
 }
 
 // A model version as the daemon serves it: the facade and the fast path.
@@ -438,7 +439,7 @@ bool load_platform(const Args& a, const std::string& name, int max_len, Platform
   }
   p->name = name;
   p->platform = *platform;
-  p->descriptor = descriptor_of(*platform);
+  p->descriptor = descriptor_vector(*platform);
   // The evaluation protocol's split (onboarding/split.h).
   tcl::onboarding::SplitBuilder builder(a.holdout, a.split_salt);
   for (core::Record& r : records) builder.add(r);
@@ -891,7 +892,7 @@ int run_timing(const Args& a, const std::string& base) {
   std::sort(keep.begin(), keep.end());
   PlatformData p;
   p.name = "x86-24c sample";
-  p.descriptor = descriptor_of(*own);  // the pool as a new platform's candidates (x86-16c's descriptor)
+  p.descriptor = descriptor_vector(*own);  // the pool as a new platform's candidates (x86-16c's descriptor)
   std::unordered_map<std::string, std::int32_t> task_index;
   for (std::size_t i : keep) {
     auto [it, added] = task_index.try_emplace(core::canonical_workload_key(records[i].workload_key),
@@ -907,7 +908,7 @@ int run_timing(const Args& a, const std::string& base) {
   std::fflush(stdout);
   std::vector<std::int64_t> all(p.pool.size());
   std::iota(all.begin(), all.end(), 0);
-  auto e = embed(a, *scorer, nullptr, p, descriptor_of(*base_platform), all, {}, a.seed_base);
+  auto e = embed(a, *scorer, nullptr, p, descriptor_vector(*base_platform), all, {}, a.seed_base);
   if (!e) {
     std::fprintf(stderr, "embed: %s\n", e.status().to_string().c_str());
     return 1;
@@ -1331,7 +1332,7 @@ int main(int argc, char** argv) {
                  (!base_model ? base_model.status() : base_platform.status()).to_string().c_str());
     return 1;
   }
-  const std::vector<float> base_desc = descriptor_of(*base_platform);
+  const std::vector<float> base_desc = descriptor_vector(*base_platform);
   const Tags tags = tags_of(a, tcl::sha256_hex(*base));
   RunLog log(a.out + "/runs.tsv");
   std::printf("settings: %s; seeds %llu..%llu; threads %d\n", tags.selection.c_str(),

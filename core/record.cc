@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -964,16 +965,16 @@ std::string write_record(const Record& r) {
 // ---------------------------------------------------------------------------
 // Classification.
 
+bool measurement_failed(std::int32_t error_no, std::span<const double> costs) {
+  if (error_no != 0 || costs.empty()) return true;
+  // !(c > 0) rather than c <= 0: a NaN (which the parser never yields) fails.
+  return std::any_of(costs.begin(), costs.end(), [](double c) { return !(c > 0); });
+}
+
 RecordClass classify(const Record& r) {
-  if (r.error_no != 0) return RecordClass::kFailed;
-  bool any_nonzero = false;
-  bool any_nonpositive = false;
-  for (double c : r.costs) {
-    if (c != 0) any_nonzero = true;
-    if (!(c > 0)) any_nonpositive = true;
-  }
-  if (!any_nonzero) return RecordClass::kCandidate;  // no costs, or all 0
-  return any_nonpositive ? RecordClass::kFailed : RecordClass::kMeasured;
+  const bool all_zero = std::all_of(r.costs.begin(), r.costs.end(), [](double c) { return c == 0; });
+  if (r.error_no == 0 && all_zero) return RecordClass::kCandidate;  // no costs, or all 0
+  return measurement_failed(r.error_no, r.costs) ? RecordClass::kFailed : RecordClass::kMeasured;
 }
 
 double mean_cost(const Record& r) {

@@ -244,9 +244,14 @@ void write_record(const Record& r, std::string* out);
 // The steps alone as a compact JSON array: [["SP",2,0,1024,[2,1,4],1],...].
 void write_steps(std::span<const Step> steps, std::string* out);
 
-// DESIGN §2: error_no != 0, or a cost <= 0 while some cost is not 0, is a
-// failed measurement; a record with no costs or all costs 0 and error_no == 0
-// is an unmeasured candidate; anything else is measured.
+// DESIGN §2, the one definition of a failed measurement: error_no != 0, no
+// costs, or a cost <= 0. SQL's generated column measurements.failed
+// (migrations/0001) states the same rule for stored rows.
+bool measurement_failed(std::int32_t error_no, std::span<const double> costs);
+
+// A record with error_no == 0 and no costs or all costs 0 is an unmeasured
+// candidate; any other is a measurement, failed (measurement_failed) or
+// measured.
 enum class RecordClass { kMeasured, kFailed, kCandidate };
 RecordClass classify(const Record& r);
 std::string_view record_class_name(RecordClass c);  // "measured", ...

@@ -33,7 +33,23 @@ Status Status::with_context(std::string_view context) const {
   std::string m(context);
   m += ": ";
   m += message_;
-  return {code_, std::move(m)};
+  Status s(code_, std::move(m));
+  s.field_ = field_;
+  return s;
+}
+
+Status Status::invalid_field(std::string_view field, std::string_view what) {
+  std::string m = "field '";
+  m += field;
+  m += "' ";
+  m += what;
+  return Status(StatusCode::kInvalidArgument, std::move(m)).with_field(std::string(field));
+}
+
+Status Status::with_field(std::string field) const {
+  Status s = *this;
+  s.field_ = std::move(field);
+  return s;
 }
 
 }  // namespace tcl

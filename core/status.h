@@ -51,6 +51,9 @@ class Status {
   static Status cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
   static Status data_loss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
   static Status internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  // kInvalidArgument about one field of the caller's input: the message is
+  // "field '<field>' <what>" and field() names it.
+  static Status invalid_field(std::string_view field, std::string_view what);
 
   bool is_ok() const { return code_ == StatusCode::kOk; }
   explicit operator bool() const { return is_ok(); }
@@ -59,12 +62,20 @@ class Status {
   // "NOT_FOUND: platform 'x' does not exist"
   std::string to_string() const;
 
-  // Returns a copy whose message is prefixed with `context` ("loading v3: ...").
+  // Returns a copy whose message is prefixed with `context` ("loading v3: ...");
+  // field() is kept.
   Status with_context(std::string_view context) const;
+
+  // The input field the error is about (api/ answers it as {"field": ...});
+  // empty when none. Structured, so nobody parses it out of the message.
+  const std::string& field() const { return field_; }
+  // A copy with field() set (the message is unchanged).
+  Status with_field(std::string field) const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::string field_;
 };
 
 // A T or a non-OK Status. Accessing the value of an error is a bug (asserted).

@@ -62,8 +62,7 @@ trainer::TrainRequest make_request(const api::JobOptions& o, const registry::Pla
                                    const std::vector<core::Record>& records) {
   trainer::TrainRequest request;
   request.data.records = records;
-  request.data.platform.target = platform.target;
-  request.data.platform.hardware = registry::hardware_params_of(platform);
+  request.data.platform = registry::core_platform(platform);
   request.data.options.eval_fraction = o.eval_fraction;
   request.data.options.max_records = o.max_records;
   request.model.kind = o.model == "attention" ? trainer::ModelKind::kAttention
@@ -356,7 +355,7 @@ Result<std::unique_ptr<JobWorker::Distill>> JobWorker::plan_distill(
   for (const auto& name : onboarding::old_platforms(teacher.platforms, job.platform)) {
     auto old = platforms_.find(name);
     if (!old) return old.status().with_context("teacher platform");
-    const auto h = registry::descriptor_of(*old);
+    const auto h = core::descriptor_of(registry::core_platform(*old));
     sources.old_descriptors.emplace_back(h.begin(), h.end());
   }
   trainer::DistillTargets weights;
@@ -580,9 +579,7 @@ Result<onboarding::SplitScores> JobWorker::evaluate_platform(const std::string& 
   const trainer::DatasetOptions split = trainer::TrainRequest::default_data_options();
   auto records = read_platform_records(*platform, 0, split.eval_fraction, /*eval_split_only=*/true);
   if (!records) return records.status();
-  trainer::Platform p;
-  p.target = platform->target;
-  p.hardware = registry::hardware_params_of(*platform);
+  const trainer::Platform p = registry::core_platform(*platform);
   return onboarding::evaluate_on_split(student, teacher, *records, p, options_.torch_threads);
 }
 

@@ -29,6 +29,7 @@
 #include "api/handlers/sample_requests.h"
 #include "api/handlers/uploads.h"
 #include "api/http_metrics.h"
+#include "api/metrics.h"
 #include "api/model_cache.h"
 #include "api/openapi.h"
 #include "api/router.h"
@@ -162,10 +163,7 @@ class SignalWaiter {
 };
 
 void register_build_info(prometheus::Registry& metrics) {
-  prometheus::BuildGauge()
-      .Name("tcld_build_info")
-      .Help("Always 1; the labels say which build is running.")
-      .Register(metrics)
+  api::gauge_family(metrics, "tcld_build_info", "Always 1; the labels say which build is running.")
       .Add({{"version", TCL_VERSION}})
       .Set(1);
 }
@@ -234,18 +232,14 @@ int run_worker(const Config& c) {
 int run_serve(const Config& c) {
   prometheus::Registry metrics;
   register_build_info(metrics);
-  auto& pool_gauges = prometheus::BuildGauge()
-                          .Name("tcld_db_pool_connections")
-                          .Help("PostgreSQL pool connections by state (max, open, in_use, waiting callers).")
-                          .Register(metrics);
+  auto& pool_gauges = api::gauge_family(metrics, "tcld_db_pool_connections",
+                                        "PostgreSQL pool connections by state (max, open, in_use, waiting callers).");
   auto& pool_max = pool_gauges.Add({{"state", "max"}});
   auto& pool_open = pool_gauges.Add({{"state", "open"}});
   auto& pool_in_use = pool_gauges.Add({{"state", "in_use"}});
   auto& pool_waiting = pool_gauges.Add({{"state", "waiting"}});
-  auto& job_gauges = prometheus::BuildGauge()
-                         .Name("tcld_jobs")
-                         .Help("Training and distillation jobs by state (all replicas: read from the database).")
-                         .Register(metrics);
+  auto& job_gauges = api::gauge_family(metrics, "tcld_jobs",
+                                       "Training and distillation jobs by state (all replicas: read from the database).");
 
   registry::PgPool pool(pool_options(c));
   if (Status s = migrate_with_retry(pool, std::chrono::seconds(60)); !s) {
@@ -261,16 +255,11 @@ int run_serve(const Config& c) {
   OnboardingGauges onboarding(metrics, samples);
   api::ModelCache model_cache(models, api::ModelCacheOptions{c.predict_threads, static_cast<std::size_t>(c.max_loaded_models)});
   if (Status s = model_cache.resync(); !s) spdlog::warn("model_cache: aliases not loaded yet: {}", s.to_string());
-  auto& alias_gauges = prometheus::BuildGauge()
-                           .Name("tcld_model_alias_version")
-                           .Help("The model version each alias points at, as this replica serves it.")
-                           .Register(metrics);
+  auto& alias_gauges = api::gauge_family(metrics, "tcld_model_alias_version",
+                                         "The model version each alias points at, as this replica serves it.");
   api::TokenCache token_cache([&tokens](std::string_view t) { return tokens.lookup(t); }, c.token_cache_ttl);
-  prometheus::BuildGauge()
-      .Name("tcld_token_cache_ttl_seconds")
-      .Help("How long a checked token is trusted before the database is asked again: a revoked token works this long.")
-      .Register(metrics)
-      .Add({})
+  api::gauge(metrics, "tcld_token_cache_ttl_seconds",
+             "How long a checked token is trusted before the database is asked again: a revoked token works this long.")
       .Set(std::chrono::duration<double>(c.token_cache_ttl).count());
 
   api::ServerOptions so;

@@ -2,27 +2,20 @@
 
 #include <spdlog/spdlog.h>
 
+#include "api/metrics.h"
+
 namespace tcl::daemon {
 
 OnboardingGauges::OnboardingGauges(prometheus::Registry& registry, registry::SampleStore& samples)
     : samples_(samples),
-      candidates_(prometheus::BuildGauge()
-                      .Name("tcld_onboarding_candidates")
-                      .Help("Programs in the platform's candidate pool.")
-                      .Register(registry)),
-      measurements_(prometheus::BuildGauge()
-                        .Name("tcld_onboarding_measurements")
-                        .Help("Measurements stored for the platform, failed ones included.")
-                        .Register(registry)),
-      sample_requests_(prometheus::BuildGauge()
-                           .Name("tcld_onboarding_sample_requests")
-                           .Help("Sample requests (rounds) made for the platform, cancelled ones left out.")
-                           .Register(registry)),
-      to_measure_(prometheus::BuildGauge()
-                      .Name("tcld_onboarding_items_to_measure")
-                      .Help("Programs picked by the platform's open sample requests and not measured yet "
-                            "(as of each request's last refresh).")
-                      .Register(registry)) {}
+      candidates_(api::gauge_family(registry, "tcld_onboarding_candidates", "Programs in the platform's candidate pool.")),
+      measurements_(api::gauge_family(registry, "tcld_onboarding_measurements",
+                                      "Measurements stored for the platform, failed ones included.")),
+      sample_requests_(api::gauge_family(registry, "tcld_onboarding_sample_requests",
+                                         "Sample requests (rounds) made for the platform, cancelled ones left out.")),
+      to_measure_(api::gauge_family(registry, "tcld_onboarding_items_to_measure",
+                                    "Programs picked by the platform's open sample requests and not measured yet "
+                                    "(as of each request's last refresh).")) {}
 
 void OnboardingGauges::refresh() {
   auto counts = samples_.onboarding_counts();

@@ -13,7 +13,7 @@ std::vector<core::Record> workload_candidates(const Workload& w, int count, std:
   // Each workload gets its own stream, so adding a task never changes the others.
   std::uint64_t h = seed;
   for (char c : key) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  Rng rng(h);
+  core::SplitMix64 rng(h);
   std::set<std::string> seen;
   const double now = static_cast<double>(std::time(nullptr));
   for (int attempt = 0; attempt < 50 * count && static_cast<int>(out.size()) < count; ++attempt) {

@@ -8,7 +8,7 @@
 namespace tcl::measure {
 
 std::vector<std::vector<float>> make_inputs(const Workload& w) {
-  Rng rng(0x7c1a5eedULL);
+  core::SplitMix64 rng(0x7c1a5eedULL);
   std::vector<std::vector<float>> inputs;
   for (std::int64_t n : input_sizes(w)) {
     std::vector<float> v(static_cast<std::size_t>(n));

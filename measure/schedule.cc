@@ -33,9 +33,9 @@ std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit) {
   return d;
 }
 
-std::int64_t pick(const std::vector<std::int64_t>& v, Rng& rng) { return v[rng.below(v.size())]; }
+std::int64_t pick(const std::vector<std::int64_t>& v, core::SplitMix64& rng) { return v[rng.below(v.size())]; }
 
-std::vector<int> sample_order(int n, Rng& rng) {
+std::vector<int> sample_order(int n, core::SplitMix64& rng) {
   std::vector<int> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   if (rng.below(3) == 0) return order;  // the layout order (Ansor's only one) a third of the time
@@ -190,14 +190,7 @@ std::vector<core::Step> softmax_steps(const Workload& w, const Schedule& s) {
 
 }  // namespace
 
-std::uint64_t Rng::next() {
-  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-Schedule sample_schedule(const Workload& w, int vector_lanes, Rng& rng) {
+Schedule sample_schedule(const Workload& w, int vector_lanes, core::SplitMix64& rng) {
   Schedule s;
   // Probabilities are chosen so that random samples span bad and good
   // programs (the cost model must learn both), not to find the best fast.

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/random.h"
 #include "core/record.h"
 #include "core/status.h"
 #include "measure/operators.h"
@@ -54,23 +55,11 @@ struct Schedule {
   bool operator==(const Schedule&) const = default;
 };
 
-// A deterministic pseudo-random generator (splitmix64), so a seed always
-// yields the same candidates on every machine and standard library.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next();
-  // Uniform in [0, n); n > 0.
-  std::uint64_t below(std::uint64_t n) { return next() % n; }
-
- private:
-  std::uint64_t state_;
-};
-
-// Samples a schedule for `w` (always valid for it). `vector_lanes` (floats
+// Samples a schedule for `w` (always valid for it; a seed gives the same
+// schedules on every machine, core/random.h). `vector_lanes` (floats
 // per vector register) biases the innermost tile sizes toward it, as Ansor's
 // max_innermost_split_factor does.
-Schedule sample_schedule(const Workload& w, int vector_lanes, Rng& rng);
+Schedule sample_schedule(const Workload& w, int vector_lanes, core::SplitMix64& rng);
 
 // The schedule as TVM steps.
 std::vector<core::Step> to_steps(const Workload& w, const Schedule& s);

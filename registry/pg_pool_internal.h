@@ -40,9 +40,11 @@ std::string with_connect_defaults(const std::string& url);
 // connection: `body` may therefore run twice, and must not have effects outside
 // the database that a second run would repeat. A transaction in progress on a
 // connection that died was rolled back by the server, so retrying it is safe;
-// a failed COMMIT (in_doubt_error) is never retried.
-template <typename Body>
-auto with_connection(PgPool& pool, std::string_view what, Body&& body)
+// a failed COMMIT (in_doubt_error) is never retried. With `may_retry`, the
+// second run also waits for may_retry() to say yes (e.g. "nothing was handed
+// on yet"): the one retry rule of registry/.
+template <typename Body, typename MayRetry>
+auto with_connection(PgPool& pool, std::string_view what, Body&& body, MayRetry&& may_retry)
     -> std::invoke_result_t<Body&, pqxx::connection&> {
   using R = std::invoke_result_t<Body&, pqxx::connection&>;
   for (int attempt = 0;; ++attempt) {
@@ -63,8 +65,14 @@ auto with_connection(PgPool& pool, std::string_view what, Body&& body)
       lost = true;
       lease->discard();
     }
-    if (!lost || in_doubt || attempt > 0) return R(failure);
+    if (!lost || in_doubt || attempt > 0 || !may_retry()) return R(failure);
   }
+}
+
+template <typename Body>
+auto with_connection(PgPool& pool, std::string_view what, Body&& body)
+    -> std::invoke_result_t<Body&, pqxx::connection&> {
+  return with_connection(pool, what, std::forward<Body>(body), [] { return true; });
 }
 
 // Runs `body(pqxx::work&)` in one transaction (READ COMMITTED) and commits

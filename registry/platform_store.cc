@@ -15,11 +15,7 @@ core::HardwareParams hardware_params_of(const Platform& p) {
   return core::HardwareParams{hw[0], hw[1], hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]};
 }
 
-std::array<float, core::kHardwareDim> descriptor_of(const Platform& p) {
-  std::array<float, core::kHardwareDim> d{};
-  core::encode_hardware(hardware_params_of(p), p.target, d.data());
-  return d;
-}
+core::Platform core_platform(const Platform& p) { return core::Platform{p.target, hardware_params_of(p)}; }
 namespace {
 
 // Columns shared by every platform query, in the order row_to_platform reads.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/features.h"
+#include "core/platform.h"
 #include "core/record.h"
 #include "core/status.h"
 #include "registry/pg_pool.h"
@@ -33,11 +34,11 @@ struct Platform {
   PlatformCounts counts;   // filled by get(); zero in list()
 };
 
-// The platform's TVM HardwareParams, and its hardware descriptor
-// (core::encode_hardware of those and the target): what the student is
-// conditioned on. One place for predict, sampling and jobs.
+// The platform's TVM HardwareParams, and its target and those as the one
+// core::Platform (core/platform.h; core::descriptor_of gives what the student
+// is conditioned on).
 core::HardwareParams hardware_params_of(const Platform& p);
-std::array<float, core::kHardwareDim> descriptor_of(const Platform& p);
+core::Platform core_platform(const Platform& p);
 
 struct NewPlatform {
   std::string name;  // validated by the caller: [a-z0-9][a-z0-9._-]{0,63}

@@ -1,7 +1,6 @@
 #include "registry/upload_store.h"
 
 #include <libpq-fe.h>
-#include <openssl/evp.h>
 #include <pqxx/largeobject>
 #include <pqxx/pqxx>
 
@@ -23,10 +22,22 @@
 #include <utility>
 #include <vector>
 
+#include "core/record.h"
+#include "core/sha256.h"
+#include "registry/copy_codec.h"
 #include "registry/pg_pool_internal.h"
 
 namespace tcl::registry {
 namespace {
+
+using internal::begin_tuple;
+using internal::double_bits;
+using internal::field_bytes;
+using internal::field_float8;
+using internal::field_float8_array;
+using internal::field_int4;
+using internal::field_int8;
+using internal::put_be64;
 
 // ---------------------------------------------------------------------------
 // How an upload is written (see upload_store.h for the contract).
@@ -295,64 +306,6 @@ void append_hex(std::string& out, const std::uint8_t* data, std::size_t n) {
   }
 }
 
-// Fields of COPY's binary format: a big-endian int32 length, then the
-// value in the type's binary (send/recv) form, big-endian.
-void put_be16(std::string& out, std::uint16_t v) {
-  const char b[2] = {static_cast<char>(v >> 8), static_cast<char>(v & 0xff)};
-  out.append(b, 2);
-}
-void put_be32(std::string& out, std::uint32_t v) {
-  const char b[4] = {static_cast<char>(v >> 24), static_cast<char>((v >> 16) & 0xff),
-                     static_cast<char>((v >> 8) & 0xff), static_cast<char>(v & 0xff)};
-  out.append(b, 4);
-}
-void put_be64(std::string& out, std::uint64_t v) {
-  char b[8];
-  for (int i = 7; i >= 0; --i, v >>= 8) b[i] = static_cast<char>(v & 0xff);
-  out.append(b, 8);
-}
-std::uint64_t double_bits(double v) {
-  std::uint64_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits;
-}
-void field_bytes(std::string& out, std::string_view bytes) {  // text (the server checks the encoding), uuid
-  put_be32(out, static_cast<std::uint32_t>(bytes.size()));
-  out.append(bytes);
-}
-void field_int4(std::string& out, std::int32_t v) {
-  put_be32(out, 4);
-  put_be32(out, static_cast<std::uint32_t>(v));
-}
-void field_int8(std::string& out, std::int64_t v) {
-  put_be32(out, 8);
-  put_be64(out, static_cast<std::uint64_t>(v));
-}
-void field_float8(std::string& out, double v) {
-  put_be32(out, 8);
-  put_be64(out, double_bits(v));
-}
-// float8[] as array_send writes it: ndim, has-nulls flag, element type
-// (float8, OID 701), then per dimension its length and lower bound (1),
-// then the elements as fields.
-void field_float8_array(std::string& out, std::span<const double> values) {
-  constexpr std::uint32_t kFloat8Oid = 701;
-  if (values.empty()) {
-    put_be32(out, 12);
-    put_be32(out, 0);
-    put_be32(out, 0);
-    put_be32(out, kFloat8Oid);
-    return;
-  }
-  put_be32(out, static_cast<std::uint32_t>(20 + 12 * values.size()));
-  put_be32(out, 1);
-  put_be32(out, 0);
-  put_be32(out, kFloat8Oid);
-  put_be32(out, static_cast<std::uint32_t>(values.size()));
-  put_be32(out, 1);
-  for (double v : values) field_float8(out, v);
-}
-
 // An element of a text[] literal: always quoted, with \ and " escaped.
 void append_array_element(std::string& out, std::string_view s) {
   out.push_back('"');
@@ -378,61 +331,23 @@ bool uuid_to_key(std::string_view text, DedupKey* key) {
   return n == 32;
 }
 
-// SHA-256 with the algorithm fetched once: EVP_Digest(EVP_sha256()) looks
-// the implementation up by name on every call (~0.2 us, and a lock).
-class Sha256Hasher {
- public:
-  Sha256Hasher() : md_(EVP_MD_fetch(nullptr, "SHA256", nullptr)), ctx_(EVP_MD_CTX_new()) {
-    if (md_ == nullptr || ctx_ == nullptr) throw std::runtime_error("OpenSSL: no SHA-256");
-  }
-  ~Sha256Hasher() {
-    EVP_MD_CTX_free(ctx_);
-    EVP_MD_free(md_);
-  }
-  Sha256Hasher(const Sha256Hasher&) = delete;
-  Sha256Hasher& operator=(const Sha256Hasher&) = delete;
-
-  std::array<std::uint8_t, 32> operator()(std::string_view bytes) {
-    std::array<std::uint8_t, 32> out;
-    unsigned int len = 0;
-    if (EVP_DigestInit_ex(ctx_, md_, nullptr) != 1 || EVP_DigestUpdate(ctx_, bytes.data(), bytes.size()) != 1 ||
-        EVP_DigestFinal_ex(ctx_, out.data(), &len) != 1 || len != out.size()) {
-      throw std::runtime_error("OpenSSL: SHA-256 failed");
-    }
-    return out;
-  }
-
- private:
-  EVP_MD* md_;
-  EVP_MD_CTX* ctx_;
-};
-
 // The dedup key of a measurement: the first 16 bytes of the SHA-256 of
 //   int64 platform_id || utf8(program_id) || 0x00 || int64 timestamp || float64 cost...
 // with numbers big-endian and each cost + 0.0 (so -0 counts as 0): the same
 // bytes as SQL tcl_measurement_dedup_key (migrations/0004; tested). `buf` is
 // scratch space.
 DedupKey measurement_dedup_key(std::int64_t platform_id, std::string_view program_id, std::int64_t timestamp,
-                               std::span<const double> costs, std::string& buf, Sha256Hasher& sha256) {
+                               std::span<const double> costs, std::string& buf, Sha256Stream& sha256) {
   buf.clear();
   put_be64(buf, static_cast<std::uint64_t>(platform_id));
   buf.append(program_id);
   buf.push_back('\0');
   put_be64(buf, static_cast<std::uint64_t>(timestamp));
   for (double c : costs) put_be64(buf, double_bits(c + 0.0));
-  const std::array<std::uint8_t, 32> d = sha256(buf);
+  const Sha256Digest d = sha256.digest(buf);
   DedupKey key;
   std::memcpy(key.data(), d.data(), key.size());
   return key;
-}
-
-// As the generated column measurements.failed (migrations/0001).
-bool measurement_failed(const UploadRow& row) {
-  if (row.error_no != 0 || row.costs.empty()) return true;
-  for (double c : row.costs) {
-    if (c <= 0) return true;
-  }
-  return false;
 }
 
 // How a program of a slice stands with the writer's platform, once
@@ -501,9 +416,6 @@ using PGresultPtr = std::unique_ptr<PGresult, void (*)(PGresult*)>;
 // transaction (or savepoint) is aborted, as after any failed statement.
 void copy_binary(pqxx::dbtransaction& tx, const char* command, std::string_view tuples) {
   if (tuples.empty()) return;
-  static constexpr char kHeader[19] = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', '\377', '\r', '\n', '\0',
-                                       0,   0,   0,   0,   0,   0,   0,    0};  // signature, flags, extension
-  static constexpr char kTrailer[2] = {'\377', '\377'};                          // int16 -1
   PGconn* conn = RawConnection::of(tx);
   {
     PGresultPtr started(PQexec(conn, command), PQclear);
@@ -513,13 +425,13 @@ void copy_binary(pqxx::dbtransaction& tx, const char* command, std::string_view 
     }
   }
   constexpr std::size_t kPiece = 1u << 20;
-  bool sent = PQputCopyData(conn, kHeader, sizeof kHeader) == 1;
+  bool sent = PQputCopyData(conn, internal::kCopyHeader.data(), static_cast<int>(internal::kCopyHeader.size())) == 1;
   while (sent && !tuples.empty()) {
     const std::size_t n = std::min(tuples.size(), kPiece);
     sent = PQputCopyData(conn, tuples.data(), static_cast<int>(n)) == 1;
     tuples.remove_prefix(n);
   }
-  sent = sent && PQputCopyData(conn, kTrailer, sizeof kTrailer) == 1;
+  sent = sent && PQputCopyData(conn, internal::kCopyTrailer.data(), static_cast<int>(internal::kCopyTrailer.size())) == 1;
   if (PQputCopyEnd(conn, sent ? nullptr : "tcld could not send the rows") != 1) {
     throw_copy_error(conn, nullptr, command);
   }
@@ -654,7 +566,7 @@ struct UploadWriter::Impl {
     // One tuple: its field count, then the fields in kCopyMeasurements' or
     // kCopyCandidates' order.
     std::string& out = s.data;
-    put_be16(out, measurements() ? 9 : 4);
+    begin_tuple(out, measurements() ? 9 : 4);
     field_int8(out, platform_id);
     field_bytes(out, row.program_id);
     field_int8(out, upload_id);
@@ -667,7 +579,7 @@ struct UploadWriter::Impl {
                                                  hasher);
       field_bytes(out, std::string_view(reinterpret_cast<const char*>(key.data()), key.size()));  // uuid
       s.keys.push_back(key);
-      s.failed.push_back(measurement_failed(row) ? 1 : 0);
+      s.failed.push_back(core::measurement_failed(row.error_no, row.costs) ? 1 : 0);
     }
     field_bytes(out, row.record);
     s.ends.push_back(out.size());
@@ -768,7 +680,7 @@ struct UploadWriter::Impl {
     scratch.clear();
     for (std::size_t i = 0; i < s.rows(); ++i) {
       const std::string_view tuple = s.tuple(i);
-      put_be16(scratch, measurements() ? 10 : 5);
+      begin_tuple(scratch, measurements() ? 10 : 5);
       scratch.append(tuple.substr(2));
       field_bytes(scratch, *s.workload_keys[s.program_task[s.program[i]]]);
     }
@@ -864,7 +776,7 @@ struct UploadWriter::Impl {
       scratch.clear();
       for (std::size_t p = 0; p < used.size(); ++p) {
         if (!used[p]) continue;
-        put_be16(scratch, 3);
+        begin_tuple(scratch, 3);
         field_bytes(scratch, *s.program_ids[p]);
         field_int8(scratch, task_ids.at(*s.workload_keys[s.program_task[p]]));
         field_int8(scratch, platform_id);
@@ -1019,7 +931,7 @@ struct UploadWriter::Impl {
     if (!ask_members_first) {
       scratch.clear();
       for (std::uint32_t p : others) {
-        put_be16(scratch, 3);
+        begin_tuple(scratch, 3);
         field_int8(scratch, platform_id);
         field_bytes(scratch, *s.program_ids[p]);
         field_int8(scratch, task_of(s, p));
@@ -1091,7 +1003,7 @@ struct UploadWriter::Impl {
   std::int64_t submitted = 0;  // slices handed to the writer's thread
   bool finished = false;       // committed, or replayed and rolled back
   std::string key_scratch;
-  Sha256Hasher hasher;
+  Sha256Stream hasher;
 
   // Whoever writes (see above).
   bool locked = false;  // we hold the upload lock
@@ -1242,36 +1154,27 @@ Status UploadStore::for_each_record(std::int64_t platform_id, UploadKind kind,
   const std::string fetch = "FETCH FORWARD " + std::to_string(batch) + " FROM tcl_records";
 
   std::int64_t delivered = 0;
-  for (int attempt = 0;; ++attempt) {
-    auto lease = pool_.acquire();
-    if (!lease) return lease.status().with_context(what);
-    try {
-      pqxx::read_transaction tx(lease->conn());
-      tx.exec0(declare);
-      StoredRecord rec;
-      for (;;) {
-        const pqxx::result r = tx.exec(fetch);
-        for (const pqxx::row& row : r) {
-          rec.program_id.assign(row[0].c_str(), row[0].size());
-          rec.record.assign(row[1].c_str(), row[1].size());
-          ++delivered;
-          if (!sink(rec)) return Status::ok();  // the read-only transaction rolls back
+  return internal::with_connection(
+      pool_, what,
+      [&](pqxx::connection& conn) -> Status {
+        pqxx::read_transaction tx(conn);
+        tx.exec0(declare);
+        StoredRecord rec;
+        for (;;) {
+          const pqxx::result r = tx.exec(fetch);
+          for (const pqxx::row& row : r) {
+            rec.program_id.assign(row[0].c_str(), row[0].size());
+            rec.record.assign(row[1].c_str(), row[1].size());
+            ++delivered;
+            if (!sink(rec)) return Status::ok();  // the read-only transaction rolls back
+          }
+          if (r.size() < static_cast<std::size_t>(batch)) break;
         }
-        if (r.size() < static_cast<std::size_t>(batch)) break;
-      }
-      tx.commit();
-      return Status::ok();
-    } catch (...) {
-      bool lost = false;
-      Status s = internal::status_from_current_exception(what, &lost);
-      if (lost || !lease->conn().is_open()) {
-        lost = true;
-        lease->discard();
-      }
+        tx.commit();
+        return Status::ok();
+      },
       // Once the sink saw rows, a retry would repeat them: report instead.
-      if (!lost || delivered > 0 || attempt > 0) return s;
-    }
-  }
+      [&] { return delivered == 0; });
 }
 
 }  // namespace tcl::registry

@@ -15,6 +15,8 @@
 #include <string>
 #include <utility>
 
+#include "core/random.h"
+
 namespace tcl::sampler {
 namespace {
 
@@ -27,49 +29,22 @@ constexpr int64_t kMaxTotalSize = int64_t{1} << 31;
 
 int64_t pad_block(int64_t n) { return (n + kBlock - 1) / kBlock * kBlock; }
 
-// --- seeded randomness (ours, so results do not move with the C++ library) --
+// --- seeded randomness (core/random.h, so results do not move with the C++ library)
 
-uint64_t mix64(uint64_t x) {  // splitmix64's finalizer
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+using core::splitmix64;
+using core::SplitMix64;
 
 // Independent streams per (seed, task, purpose).
 enum class Stream : uint64_t { kRandom = 1, kReference = 2 };
 uint64_t stream_seed(uint64_t seed, int32_t task, Stream purpose) {
-  return mix64(seed ^ mix64((static_cast<uint64_t>(static_cast<uint32_t>(task)) << 8) |
-                            static_cast<uint64_t>(purpose)));
+  return splitmix64(seed ^ splitmix64((static_cast<uint64_t>(static_cast<uint32_t>(task)) << 8) |
+                                      static_cast<uint64_t>(purpose)));
 }
 
 // The greedy's tie-break key for a pool index.
 uint64_t tie_hash(uint64_t seed, int64_t index) {
-  return mix64(mix64(seed) ^ static_cast<uint64_t>(index));
+  return splitmix64(splitmix64(seed) ^ static_cast<uint64_t>(index));
 }
-
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    state_ += 0x9e3779b97f4a7c15ULL;
-    uint64_t z = state_;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n), n >= 1, unbiased (rejection).
-  uint64_t below(uint64_t n) {
-    const uint64_t threshold = (0 - n) % n;  // 2^64 mod n
-    for (;;) {
-      const uint64_t r = next();
-      if (r >= threshold) return r % n;
-    }
-  }
-
- private:
-  uint64_t state_;
-};
 
 // Partial Fisher–Yates: the first `take` entries of `items` become a uniform
 // sample (in sample order).
@@ -77,7 +52,7 @@ template <typename T>
 void partial_shuffle(std::vector<T>& items, int64_t take, SplitMix64& rng) {
   const int64_t n = static_cast<int64_t>(items.size());
   for (int64_t p = 0; p < take; ++p) {
-    const int64_t j = p + static_cast<int64_t>(rng.below(static_cast<uint64_t>(n - p)));
+    const int64_t j = p + static_cast<int64_t>(rng.below_unbiased(static_cast<uint64_t>(n - p)));
     std::swap(items[p], items[j]);
   }
 }

@@ -19,28 +19,16 @@
 #include <utility>
 #include <vector>
 
+#include "core/random.h"
 #include "trainer/dataset.h"
 #include "trainer/evaluation.h"
 #include "trainer/score_model.h"
 
 namespace tcl::trainer {
 
-// The seeded stream of batch order (one sequence on every machine).
-struct SplitMix64 {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
-};
-
-template <typename T>
-void shuffle(std::vector<T>& v, SplitMix64& rng) {
-  for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng.below(i)]);
-}
+// Batch order is drawn from core's SplitMix64 (one sequence on every machine).
+using core::shuffle;
+using core::SplitMix64;
 
 // Tensors over a split's buffers, on `device`. On the CPU tokens is a view of
 // the split's memory (from_blob, no copy): the split must outlive it; on a

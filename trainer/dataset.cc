@@ -8,30 +8,15 @@
 
 #include "core/labels.h"
 #include "core/program_id.h"
+#include "core/random.h"
 #include "core/target.h"
 #include "core/task_split.h"
 
 namespace tcl::trainer {
 namespace {
 
-// splitmix64: a tiny, portable, seeded generator (std::shuffle's output is
-// not specified across standard libraries; this is).
-struct SplitMix64 {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n), n > 0 (the modulo bias is < n / 2^64: irrelevant here).
-  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
-};
-
-template <typename T>
-void shuffle(std::vector<T>& v, SplitMix64& rng) {
-  for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng.below(i)]);
-}
+using core::shuffle;
+using core::SplitMix64;
 
 // Measured programs of one kept task, in input order.
 struct Task {

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "core/features.h"
+#include "core/platform.h"
 #include "core/record.h"
 #include "core/status.h"
 
@@ -60,10 +61,7 @@ enum class RecordSampling : std::uint8_t {
 };
 
 // The platform every record belongs to (the caller's contract: ONE platform).
-struct Platform {
-  std::string target;                              // TVM target string
-  std::optional<core::HardwareParams> hardware;    // the 8 hardware params, if known
-};
+using Platform = core::Platform;
 
 struct DatasetOptions {
   TokenEncoding encoding = TokenEncoding::kSteps;

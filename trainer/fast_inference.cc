@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/random.h"
 #include "trainer/fast_inference_internal.h"
 #include "trainer/score_model.h"
 
@@ -505,14 +506,10 @@ Status StudentInference::embed(const FeatureBatch& batch, std::span<float> embed
 
 namespace {
 
-// A counter-based generator: the mask of (program, sample, unit) depends on
-// nothing else, so results do not depend on the order of evaluation.
-inline uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+// Masks come from splitmix64 (core/random.h) used counter-based: the mask of
+// (program, sample, unit) depends on nothing else, so results do not depend
+// on the order of evaluation.
+using core::splitmix64;
 inline float unit_float(uint64_t x) { return static_cast<float>(x >> 40) * (1.0f / 16777216.0f); }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "core/program_id.h"
+#include "core/random.h"
 #include "core/task_split.h"
 #include "trainer/batches.h"
 #include "trainer/cost_model.h"

@@ -18,6 +18,7 @@
 
 #include "api/descriptor_cache.h"
 #include "api/http_error.h"
+#include "api/metrics.h"
 #include "api/json_body.h"
 #include "core/features.h"
 #include "trainer/model_config.h"
@@ -29,16 +30,10 @@ namespace {
 
 struct InferMetrics {
   explicit InferMetrics(prometheus::Registry& r)
-      : programs(prometheus::BuildCounter()
-                     .Name("tcld_v2_infer_programs_total")
-                     .Help("Programs scored by POST /v2/models/{name}[/versions/{v}]/infer.")
-                     .Register(r)
-                     .Add({})),
-        seconds(prometheus::BuildCounter()
-                    .Name("tcld_v2_infer_model_seconds_total")
-                    .Help("Seconds spent reading tensors and scoring in v2 infer (throughput = programs / seconds).")
-                    .Register(r)
-                    .Add({})) {}
+      : programs(counter(r, "tcld_v2_infer_programs_total",
+                         "Programs scored by POST /v2/models/{name}[/versions/{v}]/infer.")),
+        seconds(counter(r, "tcld_v2_infer_model_seconds_total",
+                        "Seconds spent reading tensors and scoring in v2 infer (throughput = programs / seconds).")) {}
   prometheus::Counter& programs;
   prometheus::Counter& seconds;
 };

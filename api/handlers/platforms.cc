@@ -42,7 +42,7 @@ json::object platform_json(const registry::Platform& p, bool with_counts) {
 }
 
 Response invalid_field(const Status& s) {
-  const std::string field = field_of(s);
+  const std::string& field = s.field();
   return error_response(s, field.empty() ? json::value(nullptr) : json::value(json::object{{"field", field}}));
 }
 
@@ -53,28 +53,28 @@ Result<registry::NewPlatform> parse_new_platform(std::string_view body) {
   auto name = required_string(*obj, "name");
   if (!name) return name.status();
   if (!valid_platform_name(*name)) {
-    return Status::invalid_argument("field 'name' must match [a-z0-9][a-z0-9._-]{0,63}, got '" + *name + "'");
+    return Status::invalid_field("name", "must match [a-z0-9][a-z0-9._-]{0,63}, got '" + *name + "'");
   }
   p.name = std::move(*name);
   auto target = required_string(*obj, "target");
   if (!target) return target.status();
-  if (target->empty()) return Status::invalid_argument("field 'target' must not be empty");
+  if (target->empty()) return Status::invalid_field("target", "must not be empty");
   p.target = std::move(*target);
   const json::value* hw = obj->if_contains("hardware_params");
-  if (hw == nullptr) return Status::invalid_argument("field 'hardware_params' is required");
+  if (hw == nullptr) return Status::invalid_field("hardware_params", "is required");
   if (!hw->is_array() || hw->as_array().size() != 8) {
-    return Status::invalid_argument("field 'hardware_params' must be an array of 8 integers");
+    return Status::invalid_field("hardware_params", "must be an array of 8 integers");
   }
   for (std::size_t i = 0; i < 8; ++i) {
     const json::value& v = hw->as_array()[i];
     if (!v.is_int64() && !v.is_uint64()) {
-      return Status::invalid_argument("field 'hardware_params' must be an array of 8 integers (item " +
-                                      std::to_string(i) + " is not an integer)");
+      return Status::invalid_field("hardware_params", "must be an array of 8 integers (item " + std::to_string(i) +
+                                                          " is not an integer)");
     }
     const std::int64_t x = v.is_int64() ? v.as_int64() : static_cast<std::int64_t>(v.as_uint64());
     if (x < -1) {  // TVM writes -1 for a parameter it does not know (num_cores of a GPU)
-      return Status::invalid_argument("field 'hardware_params' item " + std::to_string(i) +
-                                      " must be >= 0, or -1 for unknown");
+      return Status::invalid_field("hardware_params",
+                                   "item " + std::to_string(i) + " must be >= 0, or -1 for unknown");
     }
     p.hardware_params[i] = x;
   }
@@ -83,7 +83,7 @@ Result<registry::NewPlatform> parse_new_platform(std::string_view body) {
   p.description = description->value_or("");
   for (const auto& [key, value] : *obj) {
     if (key != "name" && key != "target" && key != "hardware_params" && key != "description") {
-      return Status::invalid_argument("field '" + std::string(key) + "' is not a platform field");
+      return Status::invalid_field(std::string_view(key.data(), key.size()), "is not a platform field");
     }
   }
   return p;

@@ -15,6 +15,7 @@
 
 #include "api/descriptor_cache.h"
 #include "api/http_error.h"
+#include "api/metrics.h"
 #include "api/json_body.h"
 #include "core/features.h"
 #include "core/record.h"
@@ -30,21 +31,12 @@ constexpr std::size_t kPassPrograms = 512;
 
 struct PredictMetrics {
   explicit PredictMetrics(prometheus::Registry& r)
-      : programs(prometheus::BuildCounter()
-                     .Name("tcld_predict_programs_total")
-                     .Help("Programs scored by POST /v1/predict.")
-                     .Register(r)
-                     .Add({})),
-        batch_size(prometheus::BuildHistogram()
-                       .Name("tcld_predict_batch_size")
-                       .Help("Programs per POST /v1/predict request.")
-                       .Register(r)
+      : programs(counter(r, "tcld_predict_programs_total", "Programs scored by POST /v1/predict.")),
+        batch_size(histogram_family(r, "tcld_predict_batch_size", "Programs per POST /v1/predict request.")
                        .Add({}, prometheus::Histogram::BucketBoundaries{1, 8, 64, 256, 1024, 4096, 16384, 65536})),
-        seconds(prometheus::BuildCounter()
-                    .Name("tcld_predict_model_seconds_total")
-                    .Help("Seconds spent parsing, encoding and scoring in POST /v1/predict (throughput = programs / seconds).")
-                    .Register(r)
-                    .Add({})) {}
+        seconds(counter(r, "tcld_predict_model_seconds_total",
+                        "Seconds spent parsing, encoding and scoring in POST /v1/predict (throughput = programs / "
+                        "seconds).")) {}
   prometheus::Counter& programs;
   prometheus::Histogram& batch_size;
   prometheus::Counter& seconds;

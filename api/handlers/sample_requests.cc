@@ -30,7 +30,6 @@ namespace json = boost::json;
 namespace {
 
 using Descriptor = std::array<float, core::kHardwareDim>;
-using registry::descriptor_of;
 
 struct SampleParams {
   std::optional<std::int64_t> budget;
@@ -45,7 +44,7 @@ struct SampleParams {
 };
 
 Status bad(const std::string& field, const std::string& message) {
-  return Status::invalid_argument("field '" + field + "' " + message);
+  return Status::invalid_field(field, message);
 }
 
 Result<SampleParams> parse_params(const json::object& body) {
@@ -172,13 +171,13 @@ Result<Scorers> round_models(const SampleParams& params, bool model_named, const
   }
   s.models.student = trainer::ServedModel{s.student->model.get(), s.student->fast.get()};
   if (s.column) s.models.column = trainer::ServedModel{s.column->model.get(), s.column->fast.get()};
-  const Descriptor own = descriptor_of(platform);
+  const Descriptor own = core::descriptor_of(registry::core_platform(platform));
   s.models.descriptor.assign(own.begin(), own.end());
   // Descriptors of the other platforms the version covers (round-1 uncertainty).
   for (const auto& other : s.student->platforms) {
     if (other == platform.name) continue;
     if (auto p = platforms.find(other); p) {
-      const Descriptor d = descriptor_of(*p);
+      const Descriptor d = core::descriptor_of(registry::core_platform(*p));
       s.models.others.emplace_back(d.begin(), d.end());
     }
   }
@@ -341,7 +340,7 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
         if (!body) return error_response(body.status());
         auto params = parse_params(*body);
         if (!params) {
-          const std::string field = field_of(params.status());
+          const std::string& field = params.status().field();
           return error_response(params.status(), field.empty() ? json::value(nullptr) : json::value(json::object{{"field", field}}));
         }
         auto platform = platforms.find(name);

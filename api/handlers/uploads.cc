@@ -11,6 +11,7 @@
 #include "api/handlers/platforms.h"
 #include "api/http_error.h"
 #include "api/ingest.h"
+#include "api/metrics.h"
 
 namespace tcl::api {
 namespace json = boost::json;
@@ -22,31 +23,23 @@ namespace {
 struct UploadKindMetrics {
   UploadKindMetrics(prometheus::Registry& r, registry::UploadKind kind) {
     const std::string k(registry::upload_kind_name(kind));
-    auto& uploads = prometheus::BuildCounter()
-                        .Name("tcld_uploads_total")
-                        .Help("Upload requests by kind and outcome (stored, replayed by idempotency, error).")
-                        .Register(r);
+    auto& uploads = counter_family(r, "tcld_uploads_total",
+                                   "Upload requests by kind and outcome (stored, replayed by idempotency, error).");
     stored = &uploads.Add({{"kind", k}, {"outcome", "stored"}});
     replayed = &uploads.Add({{"kind", k}, {"outcome", "replayed"}});
     error = &uploads.Add({{"kind", k}, {"outcome", "error"}});
-    auto& lines = prometheus::BuildCounter()
-                      .Name("tcld_upload_lines_total")
-                      .Help("Record lines of stored uploads by result (accepted, duplicate, rejected).")
-                      .Register(r);
+    auto& lines = counter_family(r, "tcld_upload_lines_total",
+                                 "Record lines of stored uploads by result (accepted, duplicate, rejected).");
     accepted = &lines.Add({{"kind", k}, {"result", "accepted"}});
     duplicate = &lines.Add({{"kind", k}, {"result", "duplicate"}});
     rejected = &lines.Add({{"kind", k}, {"result", "rejected"}});
-    auto& reasons = prometheus::BuildCounter()
-                        .Name("tcld_upload_rejected_lines_total")
-                        .Help("Rejected record lines of stored uploads by reason class.")
-                        .Register(r);
+    auto& reasons =
+        counter_family(r, "tcld_upload_rejected_lines_total", "Rejected record lines of stored uploads by reason class.");
     for (int i = 0; i < kRejectReasons; ++i) {
       by_reason[i] = &reasons.Add({{"kind", k}, {"reason", std::string(reject_reason_name(static_cast<RejectReason>(i)))}});
     }
-    bytes = &prometheus::BuildCounter()
-                 .Name("tcld_upload_bytes_total")
-                 .Help("Body bytes of stored uploads, as received (compressed when gzip).")
-                 .Register(r)
+    bytes = &counter_family(r, "tcld_upload_bytes_total",
+                            "Body bytes of stored uploads, as received (compressed when gzip).")
                  .Add({{"kind", k}});
   }
   void observe(const Result<UploadOutcome>& outcome) {

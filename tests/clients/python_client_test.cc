@@ -16,6 +16,7 @@
 
 #include "core/line_reader.h"
 #include "tests/lib/pg_cluster.h"
+#include "tests/lib/tcld_env.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -51,10 +52,11 @@ std::string write_records(const std::filesystem::path& dir) {
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
-TEST(PythonClientTest, TheClientSuitePassesAgainstARealTcld) {
-  const std::string url = PgCluster::shared().create_database();
-  TcldProcess tcld(url, {"--train-workers", "1", "--train-threads", "1"});
-  ASSERT_TRUE(tcld.start()) << tcld.log();
+class PythonClientTest : public TcldEnvTest {};
+
+TEST_F(PythonClientTest, TheClientSuitePassesAgainstARealTcld) {
+  ASSERT_NO_FATAL_FAILURE(start_tcld({"--train-workers", "1", "--train-threads", "1"}));
+  TcldProcess& tcld = *tcld_;
   const std::string token = tcld.create_token("python", "admin");
   ASSERT_FALSE(token.empty());
 
@@ -73,7 +75,7 @@ TEST(PythonClientTest, TheClientSuitePassesAgainstARealTcld) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(PythonClientTest, TheTvmExampleCompiles) {
+TEST_F(PythonClientTest, TheTvmExampleCompiles) {
   const std::filesystem::path cfile = std::filesystem::temp_directory_path() /
                                       ("tcl-tvm-example-" + std::to_string(::getpid()) + ".pyc");
   std::string output;

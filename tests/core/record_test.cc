@@ -206,6 +206,14 @@ TEST(RecordTest, Classification) {
   EXPECT_EQ(classify(rec({0, 0, 0}, 0)), RecordClass::kCandidate);    // all zero: unmeasured
   EXPECT_EQ(classify(rec({}, 0)), RecordClass::kCandidate);           // no costs
   EXPECT_EQ(record_class_name(RecordClass::kCandidate), "candidate");
+  // The one rule for a measurement (as SQL's measurements.failed): a row an
+  // upload of measurements stores with no costs or zero costs has failed.
+  const std::vector<double> ok{1e-5, 2e-5}, none{}, zeros{0, 0}, negative{1e-5, -1};
+  EXPECT_FALSE(measurement_failed(0, ok));
+  EXPECT_TRUE(measurement_failed(1, ok));
+  EXPECT_TRUE(measurement_failed(0, none));
+  EXPECT_TRUE(measurement_failed(0, zeros));
+  EXPECT_TRUE(measurement_failed(0, negative));
   EXPECT_EQ(measure_error_name(7), "RUN_TIMEOUT");
   EXPECT_EQ(measure_error_name(42), "UNRECOGNIZED");
   EXPECT_DOUBLE_EQ(mean_cost(rec({1, 2, 3}, 0)), 2.0);

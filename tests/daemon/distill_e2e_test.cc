@@ -20,6 +20,7 @@
 #include "core/record.h"
 #include "tests/lib/http_client.h"
 #include "tests/lib/pg_cluster.h"
+#include "tests/lib/tcld_env.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -46,15 +47,13 @@ std::string lines_of(const std::string& platform, std::size_t step, std::size_t 
   return body;
 }
 
-class DistillTest : public ::testing::Test {
+class DistillTest : public TcldEnvTest {
  protected:
   void SetUp() override {}
   // One torch thread: the same job gives the same bytes.
   void start(std::vector<std::string> args = {"--train-threads", "1"}) {
-    url_ = PgCluster::shared().create_database();
-    tcld_ = std::make_unique<TcldProcess>(url_, std::move(args));
-    ASSERT_TRUE(tcld_->start()) << tcld_->log();
-    token_ = tcld_->create_token("ops", "admin");
+    ASSERT_NO_FATAL_FAILURE(start_tcld(std::move(args)));
+    token_ = token("ops", "admin");
     ASSERT_EQ(call("POST", "/v1/platforms",
                    R"({"name": "x16", "target": "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu",
                        "hardware_params": [16, 64, 64, 0, 0, 0, 0, 0]})")
@@ -67,9 +66,6 @@ class DistillTest : public ::testing::Test {
               201);
     ASSERT_EQ(call("POST", "/v1/platforms/x16/measurements", lines_of("x86-16c", 20, 1200)).status, 201);
     ASSERT_EQ(call("POST", "/v1/platforms/t4/measurements", lines_of("gpu-2080ti", 30, 1200)).status, 201);
-  }
-  void TearDown() override {
-    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
   }
   HttpResult call(const std::string& method, const std::string& target, const std::string& body = "") {
     return http_call(tcld_->port(), HttpCall{method, target, body, token_, {}, 60s});
@@ -93,8 +89,7 @@ class DistillTest : public ::testing::Test {
     return std::string(call("GET", "/v1/models/" + std::to_string(version)).json().at("weights_sha256").as_string());
   }
 
-  std::string url_, token_;
-  std::unique_ptr<TcldProcess> tcld_;
+  std::string token_;
 };
 
 TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {

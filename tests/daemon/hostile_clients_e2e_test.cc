@@ -17,6 +17,7 @@
 #include "tests/lib/http_client.h"
 #include "tests/lib/pg_cluster.h"
 #include "tests/lib/raw_socket.h"
+#include "tests/lib/tcld_env.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -26,26 +27,20 @@ namespace json = boost::json;
 using tcp = boost::asio::ip::tcp;
 using namespace std::chrono_literals;
 
-class HostileClientsTest : public ::testing::Test {
+class HostileClientsTest : public TcldEnvTest {
  protected:
   void start(std::vector<std::string> extra = {}) {
-    url_ = PgCluster::shared().create_database();
-    tcld_ = std::make_unique<TcldProcess>(url_, std::move(extra));
-    ASSERT_TRUE(tcld_->start()) << tcld_->log();
-    writer_ = tcld_->create_token("writer", "write");
+    ASSERT_NO_FATAL_FAILURE(start_tcld(std::move(extra)));
+    writer_ = token("writer", "write");
     ASSERT_EQ(http_call(port(), HttpCall{"POST", "/v1/platforms",
                                          R"({"name": "fz", "target": "llvm -keys=cpu", "hardware_params": [16,64,64,0,0,0,0,0]})",
                                          writer_, {{"Content-Type", "application/json"}}})
                   .status,
               201);
   }
-  void TearDown() override {
-    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
-  }
   int port() const { return tcld_->port(); }
 
-  std::string url_, writer_;
-  std::unique_ptr<TcldProcess> tcld_;
+  std::string writer_;
 };
 
 std::size_t count_of(const std::string& text, const std::string& what) {

@@ -13,6 +13,7 @@
 #include "registry/pg_pool.h"
 #include "tests/lib/http_client.h"
 #include "tests/lib/pg_cluster.h"
+#include "tests/lib/tcld_env.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -21,22 +22,17 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-class ModelsTest : public ::testing::Test {
+class ModelsTest : public TcldEnvTest {
  protected:
   void SetUp() override {
-    url_ = PgCluster::shared().create_database();
-    tcld_ = std::make_unique<TcldProcess>(url_);
-    ASSERT_TRUE(tcld_->start()) << tcld_->log();
-    admin_ = tcld_->create_token("ops", "admin");
-    writer_ = tcld_->create_token("lab", "write");
+    ASSERT_NO_FATAL_FAILURE(start_tcld());
+    admin_ = token("ops", "admin");
+    writer_ = token("lab", "write");
     ASSERT_EQ(call("POST", "/v1/platforms", R"({"name": "x86", "target": "llvm", "hardware_params": [24,64,64,0,0,0,0,0]})",
                    writer_).status,
               201);
     pool_ = std::make_unique<registry::PgPool>(registry::PgPoolOptions{url_, 2});
     models_ = std::make_unique<registry::ModelStore>(*pool_);
-  }
-  void TearDown() override {
-    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
   }
   HttpResult call(const std::string& method, const std::string& target, const std::string& body,
                   const std::string& token) {
@@ -55,8 +51,7 @@ class ModelsTest : public ::testing::Test {
     return created ? created->version : 0;
   }
 
-  std::string url_, admin_, writer_;
-  std::unique_ptr<TcldProcess> tcld_;
+  std::string admin_, writer_;
   std::unique_ptr<registry::PgPool> pool_;
   std::unique_ptr<registry::ModelStore> models_;
 };

@@ -17,6 +17,7 @@
 #include "tests/lib/http_client.h"
 #include "tests/lib/model_fixture.h"
 #include "tests/lib/pg_cluster.h"
+#include "tests/lib/tcld_env.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -48,13 +49,11 @@ std::string as_candidate(core::Record r) {
   return core::write_record(r);
 }
 
-class SampleRequestsTest : public ::testing::Test {
+class SampleRequestsTest : public TcldEnvTest {
  protected:
   void SetUp() override {
-    url_ = PgCluster::shared().create_database();
-    tcld_ = std::make_unique<TcldProcess>(url_);
-    ASSERT_TRUE(tcld_->start()) << tcld_->log();
-    token_ = tcld_->create_token("lab", "write");
+    ASSERT_NO_FATAL_FAILURE(start_tcld());
+    token_ = token("lab", "write");
     ASSERT_EQ(call("POST", "/v1/platforms",
                    R"({"name": "x16", "target": "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu",
                        "hardware_params": [16, 64, 64, 0, 0, 0, 0, 0]})")
@@ -70,9 +69,6 @@ class SampleRequestsTest : public ::testing::Test {
     ASSERT_EQ(up.status, 201) << up.body;
     pool_size_ = up.json().at("accepted").as_int64();
     ASSERT_GT(pool_size_, 200);
-  }
-  void TearDown() override {
-    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
   }
   HttpResult call(const std::string& method, const std::string& target, const std::string& body = "",
                   std::map<std::string, std::string> headers = {}) {
@@ -99,8 +95,7 @@ class SampleRequestsTest : public ::testing::Test {
     return "";
   }
 
-  std::string url_, token_;
-  std::unique_ptr<TcldProcess> tcld_;
+  std::string token_;
   std::vector<core::Record> records_;
   std::map<std::string, int> by_key_;
   std::int64_t pool_size_ = 0;

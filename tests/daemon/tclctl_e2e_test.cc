@@ -19,6 +19,7 @@
 #include "tests/lib/model_fixture.h"
 #include "tests/lib/pg_cluster.h"
 #include "tests/lib/shared_data.h"
+#include "tests/lib/tcld_env.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -35,19 +36,17 @@ struct CliRun {
   std::string out;  // stdout; stderr goes to the test log
 };
 
-class TclctlTest : public ::testing::Test {
+class TclctlTest : public TcldEnvTest {
  protected:
   void SetUp() override {
-    url_ = PgCluster::shared().create_database();
-    tcld_ = std::make_unique<TcldProcess>(url_);
-    ASSERT_TRUE(tcld_->start()) << tcld_->log();
-    token_ = tcld_->create_token("lab", "admin");
+    ASSERT_NO_FATAL_FAILURE(start_tcld());
+    token_ = token("lab", "admin");
     dir_ = fs::temp_directory_path() / ("tclctl-test-" + std::to_string(::getpid()));
     fs::create_directories(dir_);
   }
   void TearDown() override {
     fs::remove_all(dir_);
-    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
+    TcldEnvTest::TearDown();
   }
   CliRun tclctl(const std::string& args) {
     const std::string cmd = "TCL_URL=http://127.0.0.1:" + std::to_string(tcld_->port()) + " TCL_TOKEN=" + token_ +
@@ -76,9 +75,8 @@ class TclctlTest : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << r.out;
   }
 
-  std::string url_, token_;
+  std::string token_;
   fs::path dir_;
-  std::unique_ptr<TcldProcess> tcld_;
 };
 
 TEST_F(TclctlTest, PlatformsAndARetriedBatchedUpload) {

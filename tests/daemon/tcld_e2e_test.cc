@@ -15,6 +15,7 @@
 #include "tests/lib/http_client.h"
 #include "tests/lib/pg_cluster.h"
 #include "tests/lib/raw_socket.h"
+#include "tests/lib/tcld_env.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -28,26 +29,20 @@ const char* kPlatformBody =
     R"({"name": "x86-24c", "target": "llvm -keys=cpu -mcpu=skylake-avx512",
         "hardware_params": [24, 64, 64, 0, 0, 0, 0, 0], "description": "24-core server"})";
 
-class TcldTest : public ::testing::Test {
+class TcldTest : public TcldEnvTest {
  protected:
   void start(std::vector<std::string> extra = {}) {
-    url_ = PgCluster::shared().create_database();
-    tcld_ = std::make_unique<TcldProcess>(url_, std::move(extra));
-    ASSERT_TRUE(tcld_->start()) << tcld_->log();
-    admin_ = tcld_->create_token("admin", "admin");
-    writer_ = tcld_->create_token("writer", "write");
-    reader_ = tcld_->create_token("reader", "read");
-  }
-  void TearDown() override {
-    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
+    ASSERT_NO_FATAL_FAILURE(start_tcld(std::move(extra)));
+    admin_ = token("admin", "admin");
+    writer_ = token("writer", "write");
+    reader_ = token("reader", "read");
   }
   HttpResult post(const std::string& target, const std::string& body, const std::string& token) {
     return http_call(tcld_->port(), HttpCall{"POST", target, body, token, {{"Content-Type", "application/json"}}});
   }
   int port() const { return tcld_->port(); }
 
-  std::string url_, admin_, writer_, reader_;
-  std::unique_ptr<TcldProcess> tcld_;
+  std::string admin_, writer_, reader_;
 };
 
 TEST_F(TcldTest, HealthAndReadiness) {

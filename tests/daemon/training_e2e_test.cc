@@ -12,6 +12,7 @@
 #include "core/sha256.h"
 #include "tests/lib/http_client.h"
 #include "tests/lib/pg_cluster.h"
+#include "tests/lib/tcld_env.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -34,22 +35,17 @@ std::string real_body(std::size_t n) {
   return body;
 }
 
-class TrainingTest : public ::testing::Test {
+class TrainingTest : public TcldEnvTest {
  protected:
   void start(std::vector<std::string> serve_args) {
-    url_ = PgCluster::shared().create_database();
-    tcld_ = std::make_unique<TcldProcess>(url_, std::move(serve_args));
-    ASSERT_TRUE(tcld_->start()) << tcld_->log();
-    token_ = tcld_->create_token("lab", "write");
+    ASSERT_NO_FATAL_FAILURE(start_tcld(std::move(serve_args)));
+    token_ = token("lab", "write");
     ASSERT_EQ(call("POST", "/v1/platforms",
                    R"({"name": "x16", "target": "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu",
                        "hardware_params": [16, 64, 64, 0, 0, 0, 0, 0]})")
                   .status,
               201);
     ASSERT_EQ(call("POST", "/v1/platforms/x16/measurements", real_body(3000)).status, 201);
-  }
-  void TearDown() override {
-    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
   }
   HttpResult call(const std::string& method, const std::string& target, const std::string& body = "") {
     return http_call(tcld_->port(), HttpCall{method, target, body, token_, {}, 60s});
@@ -67,8 +63,7 @@ class TrainingTest : public ::testing::Test {
     return job;
   }
 
-  std::string url_, token_;
-  std::unique_ptr<TcldProcess> tcld_;
+  std::string token_;
 };
 
 bool state_is(const json::value& j, const char* s) { return j.at("state").as_string() == s; }

@@ -20,6 +20,7 @@
 #include "tests/lib/http_client.h"
 #include "tests/lib/pg_cluster.h"
 #include "tests/lib/shared_data.h"
+#include "tests/lib/tcld_env.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -35,15 +36,13 @@ std::string join(const std::vector<std::string>& lines) {
   return s;
 }
 
-class UploadTest : public ::testing::Test {
+class UploadTest : public TcldEnvTest {
  protected:
   void SetUp() override { start({}); }
   void start(std::vector<std::string> extra) {
-    if (url_.empty()) url_ = PgCluster::shared().create_database();
-    tcld_ = std::make_unique<TcldProcess>(url_, std::move(extra));
-    ASSERT_TRUE(tcld_->start()) << tcld_->log();
+    ASSERT_NO_FATAL_FAILURE(start_tcld(std::move(extra)));
     if (token_.empty()) {
-      token_ = tcld_->create_token("w", "write");
+      token_ = token("w", "write");
       ASSERT_EQ(post("/v1/platforms",
                      R"({"name": "x16", "target": "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu",
                          "hardware_params": [16, 64, 64, 0, 0, 0, 0, 0]})")
@@ -51,17 +50,13 @@ class UploadTest : public ::testing::Test {
                 201);
     }
   }
-  void TearDown() override {
-    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
-  }
   HttpResult post(const std::string& target, const std::string& body, std::map<std::string, std::string> h = {}) {
     return http_call(tcld_->port(), HttpCall{"POST", target, body, token_, std::move(h), 60s});
   }
   HttpResult get(const std::string& target) { return http_get(tcld_->port(), target, token_); }
   json::object counts() { return get("/v1/platforms/x16").json().at("counts").as_object(); }
 
-  std::string url_, token_;
-  std::unique_ptr<TcldProcess> tcld_;
+  std::string token_;
 };
 
 TEST_F(UploadTest, UploadThenDownloadGivesTheSameRecords) {

@@ -23,6 +23,7 @@
 #include "tests/lib/http_client.h"
 #include "tests/lib/pg_cluster.h"
 #include "tests/lib/shared_data.h"
+#include "tests/lib/tcld_env.h"
 #include "tests/lib/tcld_process.h"
 #include "trainer/cost_model.h"
 
@@ -48,14 +49,12 @@ inline std::string fresh_checkpoint(std::uint64_t seed, std::int64_t max_len = 7
 inline constexpr const char* kServingTarget = "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu";
 inline constexpr std::array<std::int64_t, 8> kServingHardware{16, 64, 64, 0, 0, 0, 0, 0};
 
-class ServingTest : public ::testing::Test {
+class ServingTest : public TcldEnvTest {
  protected:
   void start(std::size_t lines, std::vector<std::string> tcld_args = {}) {
-    url_ = PgCluster::shared().create_database();
-    tcld_ = std::make_unique<TcldProcess>(url_, std::move(tcld_args));
-    ASSERT_TRUE(tcld_->start()) << tcld_->log();
-    admin_ = tcld_->create_token("ops", "admin");
-    reader_ = tcld_->create_token("compiler", "read");
+    ASSERT_NO_FATAL_FAILURE(start_tcld(std::move(tcld_args)));
+    admin_ = token("ops", "admin");
+    reader_ = token("compiler", "read");
     ASSERT_EQ(call("POST", "/v1/platforms",
                    std::string(R"({"name": "x16", "hardware_params": [16,64,64,0,0,0,0,0], "target": ")") +
                        kServingTarget + "\"}",
@@ -65,9 +64,6 @@ class ServingTest : public ::testing::Test {
     pool_ = std::make_unique<registry::PgPool>(registry::PgPoolOptions{url_, 2});
     models_ = std::make_unique<registry::ModelStore>(*pool_);
     lines_ = shared_data_lines("x86-16c", lines);
-  }
-  void TearDown() override {
-    if (HasFailure() && tcld_) std::fprintf(stderr, "---- tcld log ----\n%s\n", tcld_->log().c_str());
   }
   HttpResult call(const std::string& method, const std::string& target, const std::string& body,
                   const std::string& token) {
@@ -87,8 +83,7 @@ class ServingTest : public ::testing::Test {
     return created ? created->version : 0;
   }
 
-  std::string url_, admin_, reader_;
-  std::unique_ptr<TcldProcess> tcld_;
+  std::string admin_, reader_;
   std::unique_ptr<registry::PgPool> pool_;
   std::unique_ptr<registry::ModelStore> models_;
   std::vector<std::string> lines_;

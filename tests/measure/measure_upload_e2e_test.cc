@@ -10,6 +10,7 @@
 #include "measure/measurer.h"
 #include "tests/lib/http_client.h"
 #include "tests/lib/pg_cluster.h"
+#include "tests/lib/tcld_env.h"
 #include "tests/lib/tcld_process.h"
 
 namespace tcl::testing {
@@ -27,10 +28,11 @@ std::string join(const std::vector<core::Record>& records) {
   return body;
 }
 
-TEST(MeasureUploadTest, MeasuredRecordsUploadWithNoRejectedLine) {
-  const std::string url = PgCluster::shared().create_database();
-  TcldProcess tcld(url);
-  ASSERT_TRUE(tcld.start()) << tcld.log();
+class MeasureUploadTest : public TcldEnvTest {};
+
+TEST_F(MeasureUploadTest, MeasuredRecordsUploadWithNoRejectedLine) {
+  ASSERT_NO_FATAL_FAILURE(start_tcld());
+  TcldProcess& tcld = *tcld_;
   const std::string token = tcld.create_token("lab", "write");
   auto post = [&](const std::string& target, const std::string& body, const std::string& type = "application/x-ndjson") {
     return http_call(tcld.port(), HttpCall{"POST", target, body, token, {{"Content-Type", type}}, 60s});

@@ -24,7 +24,7 @@ std::string steps_text(const std::vector<core::Step>& steps) {
 
 TEST(ScheduleTest, StepsDecodeBackToTheSameSchedule) {
   for (const auto& w : kWorkloads) {
-    Rng rng(7);
+    core::SplitMix64 rng(7);
     for (int i = 0; i < 200; ++i) {
       const Schedule s = sample_schedule(w, 16, rng);
       ASSERT_TRUE(validate(w, s)) << encode_workload_key(w);
@@ -103,7 +103,7 @@ TEST(ScheduleTest, ForeignStepsAreNotInTheSpace) {
   fu.stage_id = 2;
   fu.ids = {0, 1};
   EXPECT_FALSE(from_steps(w, {fu}));
-  Rng rng(1);
+  core::SplitMix64 rng(1);
   auto steps = to_steps(w, sample_schedule(w, 16, rng));
   steps[0].lengths.push_back(3);  // a split that no longer divides / has the wrong arity
   EXPECT_FALSE(from_steps(w, steps));

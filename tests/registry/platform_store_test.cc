@@ -75,6 +75,12 @@ TEST_F(PlatformStoreTest, CreateGetList) {
   auto got_gpu = store_->get("a100");
   ASSERT_TRUE(got_gpu.is_ok());
   EXPECT_EQ(got_gpu->hardware_params, gpu.hardware_params);
+  // The stored row as the one core::Platform (what models are conditioned on).
+  const core::Platform hw = core_platform(*got_gpu);
+  EXPECT_EQ(hw.target, gpu.target);
+  ASSERT_TRUE(hw.hardware.has_value());
+  EXPECT_EQ(hw.hardware->max_shared_memory_per_block, 49152);
+  EXPECT_EQ(hw.hardware->warp_size, 32);
   EXPECT_EQ(got_gpu->description, "");
 
   auto all = store_->list();
