@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "core/line_reader.h"
@@ -191,7 +192,10 @@ bool finished(const json::value& job) {
 
 int wait_job(ApiClient& api, const std::string& id, bool as_json) {
   std::string last;
-  ProgressLine progress(stderr, ::isatty(2) != 0);
+  winsize terminal{};
+  const bool on_terminal = ::isatty(2) != 0;
+  if (!on_terminal || ::ioctl(2, TIOCGWINSZ, &terminal) != 0) terminal.ws_col = 0;
+  ProgressLine progress(stderr, on_terminal, terminal.ws_col);
   for (;;) {
     auto r = api.call("GET", "/v1/jobs/" + id);
     if (!r) {

@@ -230,7 +230,8 @@ std::string progress_text(const json::value& job, double elapsed_s) {
   return line;
 }
 
-ProgressLine::ProgressLine(std::FILE* out, bool terminal) : out_(out), terminal_(terminal) {}
+ProgressLine::ProgressLine(std::FILE* out, bool terminal, std::size_t width)
+    : out_(out), terminal_(terminal), width_(width) {}
 
 double ProgressLine::elapsed(const json::value& job) {
   const std::string started = shown(job, "started_at");
@@ -248,7 +249,8 @@ void ProgressLine::update(const json::value& job) {
                                                                                              : json::value());
   if (!terminal_ && now == last_) return;
   last_ = now;
-  const std::string line = progress_text(job, elapsed(job));
+  std::string line = progress_text(job, elapsed(job));
+  if (terminal_ && width_ > 1 && line.size() >= width_) line.resize(width_ - 1);
   std::fprintf(out_, terminal_ ? "\r\033[K%s" : "%s\n", line.c_str());
   std::fflush(out_);
   drawn_ = terminal_;

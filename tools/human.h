@@ -47,10 +47,11 @@ std::string progress_text(const boost::json::value& job, double elapsed_s);
 // Shows a job's progress while it runs. On a terminal the line is redrawn in
 // place (carriage return, clear line) at every update; otherwise a line is
 // written when the job's state or progress changed, so a log gets one line
-// per change.
+// per change. A terminal line is cut at `width` columns (0: no limit), so
+// that it never wraps (a wrapped line cannot be cleared in place).
 class ProgressLine {
  public:
-  ProgressLine(std::FILE* out, bool terminal);
+  ProgressLine(std::FILE* out, bool terminal, std::size_t width = 0);
   void update(const boost::json::value& job);
   // Ends the line in place on a terminal; nothing otherwise.
   void finish();
@@ -59,6 +60,7 @@ class ProgressLine {
   double elapsed(const boost::json::value& job);
   std::FILE* out_;
   bool terminal_;
+  std::size_t width_;
   bool drawn_ = false;
   std::string last_;  // state and progress of the last line, as JSON
   std::chrono::steady_clock::time_point watching_since_ = std::chrono::steady_clock::now();

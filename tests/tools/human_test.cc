@@ -100,6 +100,17 @@ TEST(HumanTest, OnATerminalTheLineIsRedrawnInPlace) {
   EXPECT_EQ(out.back(), '\n');
 }
 
+TEST(HumanTest, ATerminalLineIsCutToTheTerminalsWidth) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  ProgressLine line(f, /*terminal=*/true, /*width=*/20);
+  line.update(json::parse(R"({"id": 1, "state": "running", "progress": {"phase": "reading"}})"));
+  line.finish();
+  const std::string out = written(f);
+  std::fclose(f);
+  EXPECT_EQ(out, "\r\033[Kjob 1 running: read\n");  // 19 columns: the cursor stays on the line
+}
+
 TEST(HumanTest, PlatformSummary) {
   const std::string text = platform_summary(json::parse(
       R"({"name": "x16", "target": "llvm -keys=cpu", "hardware_params": [16, 64, 64, 0, 0, 0, 0, 0], "description": "",)"
