@@ -12,8 +12,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "core/line_reader.h"
 #include "core/json_write.h"
+#include "core/line_reader.h"
 #include "core/record.h"
 #include "tools/commands_internal.h"
 #include "tools/human.h"
@@ -46,7 +46,7 @@ int fail(const std::string& message) {
 std::string text(const json::value& v) {
   if (v.is_string()) return std::string(v.as_string());
   if (v.is_null()) return "-";
-  return json::serialize(v);
+  return core::write_json(v);
 }
 
 namespace {
