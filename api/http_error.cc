@@ -1,6 +1,6 @@
 #include "api/http_error.h"
 
-#include <boost/json/serialize.hpp>
+#include "core/json_write.h"
 
 namespace tcl::api {
 
@@ -38,7 +38,7 @@ std::string public_message(const Status& status) {
 Response json_response(http::status status, const boost::json::value& body) {
   Response r;
   r.status = status;
-  r.body = boost::json::serialize(body);
+  r.body = core::write_json(body);
   r.body.push_back('\n');
   return r;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/byte_stream.h"
+#include "core/json_write.h"
 #include "core/program_id.h"
 #include "core/record.h"
 #include "core/sha256.h"
@@ -144,7 +145,7 @@ class Ingest {
                    {"rejected_count", rejected_count_},
                    {"rejected", rejected_},
                    {"rejected_truncated", rejected_count_ > static_cast<std::int64_t>(rejected_.size())}};
-    return json::serialize(o);
+    return core::write_json(o);
   }
 
   const Status& status() const { return status_; }

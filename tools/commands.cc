@@ -9,9 +9,14 @@
 #include <optional>
 #include <thread>
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "core/json_write.h"
 #include "core/line_reader.h"
 #include "core/record.h"
 #include "tools/commands_internal.h"
+#include "tools/human.h"
 
 namespace tcl::tools {
 namespace json = boost::json;
@@ -22,6 +27,17 @@ std::string Args::flag(const std::string& name, const std::string& fallback) con
   return fallback;
 }
 
+bool Args::json() const {
+  const std::string v = flag("json");
+  return !v.empty() && v != "0";
+}
+
+void print_body(const ApiResponse& r) {
+  std::string_view body = r.body;
+  while (!body.empty() && body.back() == '\n') body.remove_suffix(1);
+  std::printf("%.*s\n", static_cast<int>(body.size()), body.data());
+}
+
 int fail(const std::string& message) {
   std::fprintf(stderr, "tclctl: %s\n", message.c_str());
   return 1;
@@ -30,7 +46,7 @@ int fail(const std::string& message) {
 std::string text(const json::value& v) {
   if (v.is_string()) return std::string(v.as_string());
   if (v.is_null()) return "-";
-  return json::serialize(v);
+  return core::write_json(v);
 }
 
 namespace {
@@ -133,10 +149,14 @@ int predict_command(ApiClient& api, const Args& a) {
   return 0;
 }
 
-int lineage_command(ApiClient& api, const Args&) {
+int lineage_command(ApiClient& api, const Args& a) {
   auto r = api.call("GET", "/v1/models");
   if (!r) return fail(r.status().message());
   if (r->status != 200) return fail(r->error_text());
+  if (a.json()) {
+    print_body(*r);
+    return 0;
+  }
   const json::value lineage = r->json();
   std::printf("%-8s %-8s %-10s %-20s %-24s %-32s %s\n", "VERSION", "PARENT", "STATUS", "ALIASES", "PLATFORMS",
               "TOP-1 (per platform)", "CREATED");
@@ -170,18 +190,37 @@ bool finished(const json::value& job) {
 
 }  // namespace
 
-int wait_job(ApiClient& api, const std::string& id) {
+int wait_job(ApiClient& api, const std::string& id, bool as_json) {
   std::string last;
+  winsize terminal{};
+  const bool on_terminal = ::isatty(2) != 0;
+  if (!on_terminal || ::ioctl(2, TIOCGWINSZ, &terminal) != 0) terminal.ws_col = 0;
+  ProgressLine progress(stderr, on_terminal, terminal.ws_col);
   for (;;) {
     auto r = api.call("GET", "/v1/jobs/" + id);
-    if (!r) return fail(r.status().message());
-    if (r->status != 200) return fail(r->error_text());
+    if (!r) {
+      progress.finish();
+      return fail(r.status().message());
+    }
+    if (r->status != 200) {
+      progress.finish();
+      return fail(r->error_text());
+    }
     const json::value job = r->json();
-    const std::string line = text(job.at("state")) + " " + json::serialize(job.at("progress"));
-    if (line != last) std::fprintf(stderr, "job %s: %s\n", id.c_str(), line.c_str());
-    last = line;
+    if (as_json) {
+      const std::string line = text(job.at("state")) + " " + core::write_json(job.at("progress"));
+      if (line != last) std::fprintf(stderr, "job %s: %s\n", id.c_str(), line.c_str());
+      last = line;
+    } else {
+      progress.update(job);
+    }
     if (finished(job)) {
-      std::printf("%s\n", json::serialize(job).c_str());
+      progress.finish();
+      if (as_json) {
+        print_body(*r);
+      } else {
+        std::fputs(job_summary(job).c_str(), stdout);
+      }
       return text(job.at("state")) == "succeeded" ? 0 : 1;
     }
     std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -212,18 +251,26 @@ int job_command(ApiClient& api, const Args& a) {
     if (r->status != 202) return fail(r->error_text());
     const std::string id = text(r->json().at("id"));
     if (a.flag("wait").empty() || a.flag("wait") == "0") {
-      std::printf("%s\n", r->body.c_str());
+      if (a.json()) {
+        print_body(*r);
+      } else {
+        std::fputs(job_summary(r->json()).c_str(), stdout);
+      }
       return 0;
     }
-    return wait_job(api, id);
+    return wait_job(api, id, a.json());
   }
   if ((verb == "show" || verb == "wait" || verb == "cancel") && a.words.size() > 2) {
     const std::string& id = a.words[2];
-    if (verb == "wait") return wait_job(api, id);
+    if (verb == "wait") return wait_job(api, id, a.json());
     auto r = verb == "show" ? api.call("GET", "/v1/jobs/" + id) : api.call("POST", "/v1/jobs/" + id + "/cancel");
     if (!r) return fail(r.status().message());
     if (r->status / 100 != 2) return fail(r->error_text());
-    std::printf("%s\n", r->body.c_str());
+    if (a.json()) {
+      print_body(*r);
+    } else {
+      std::fputs(job_summary(r->json()).c_str(), stdout);
+    }
     return 0;
   }
   std::fputs("usage: tclctl job start --platform P [--kind train] [--epochs N] [--max-records N] [--time-budget-s S]\n"
@@ -271,13 +318,19 @@ int sample_command(ApiClient& api, const Args& a) {
   if (!lines) return fail(lines.status().message());
   if (lines->status != 200) return fail(lines->error_text());
   const std::string out = a.flag("o", a.flag("output"));
-  if (out.empty() || out == "-") {
+  const bool to_stdout = out.empty() || out == "-";
+  if (to_stdout) {
     std::fwrite(lines->body.data(), 1, lines->body.size(), stdout);
   } else {
     FILE* f = std::fopen(out.c_str(), "wb");
     if (f == nullptr) return fail("cannot write " + out);
     const bool ok = std::fwrite(lines->body.data(), 1, lines->body.size(), f) == lines->body.size();
     if (std::fclose(f) != 0 || !ok) return fail("cannot write " + out);
+  }
+  if (!a.json()) {
+    // The records are the data: with them on stdout, the summary goes beside them.
+    std::fputs(sample_summary(*req, !to_stdout).c_str(), to_stdout ? stderr : stdout);
+    return 0;
   }
   const json::value& params = req->at("params");
   std::fprintf(stderr, "tclctl: sample request %s: %zu programs to measure of a pool of %s (strategy %s, model %s)\n",

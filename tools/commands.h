@@ -1,6 +1,8 @@
 // tools/commands.h — tclctl's commands beyond upload: predict, lineage and
 // training jobs. Each prints its result on stdout and returns the process
 // exit code (0 ok, 1 the call failed, 2 bad usage), with the reason on stderr.
+// What they print is text for people (tools/human.h) unless --json is given:
+// then it is the machine output, the API's JSON as tcld answered it.
 #pragma once
 
 #include <string>
@@ -16,6 +18,8 @@ struct Args {
   std::vector<std::string> words;
   std::vector<std::pair<std::string, std::string>> flags;
   std::string flag(const std::string& name, const std::string& fallback = "") const;
+  // --json: print the API's JSON (the machine output) instead of text for people.
+  bool json() const;
 };
 
 // predict --platform P [--model M] [--top K] FILE.jsonl[.gz]...
@@ -24,18 +28,23 @@ struct Args {
 //   of each task (workload key), best first.
 int predict_command(ApiClient& api, const Args& a);
 // lineage: the model versions as a table (version, parent, platforms,
-//   status, aliases, top-1 per platform, created).
+//   status, aliases, top-1 per platform, created); --json: GET /v1/models.
 int lineage_command(ApiClient& api, const Args& a);
 // job start --platform P [--kind train|distill] [--epochs N] [--max-records N]
 //           [--time-budget-s S] [--model mamba|attention|mlp] [--init VERSION] [--wait]
 // job show ID | job wait ID | job cancel ID
-//   wait polls until the job ends, printing its progress on stderr.
+//   start (without --wait), show and cancel print the job as aligned text.
+//   wait (and start --wait) polls until the job ends: a progress line on
+//   stderr (tools/human.h ProgressLine), then the job on stdout. With --json
+//   the job's JSON, and on stderr "job ID: STATE PROGRESS-JSON" per change.
 int job_command(ApiClient& api, const Args& a);
 
 // sample --platform P (--fraction F | --budget N) [--strategy S] [--seed N]
 //        [--model M] [-o FILE]
 //   Creates a sample request and writes the records to measure as JSON lines
-//   to FILE (default stdout); the request's id and sizes go to stderr.
+//   to FILE (default stdout). The request (id, pool, picked, strategy, model)
+//   goes to stderr, or with -o FILE to stdout followed by the picks (rank,
+//   R, D, U, score, task); --json: one line on stderr, as before.
 int sample_command(ApiClient& api, const Args& a);
 // onboard --platform P (--candidates FILE --answers FILE | --measure-local
 //         [--models M,..] [--per-task N]) [--rounds N] [--fraction F | --budget N]

@@ -17,8 +17,11 @@ int fail(const std::string& message);
 // A JSON value as text for messages: strings bare, null as "-".
 std::string text(const boost::json::value& v);
 // Polls job ID once a second until it ends, printing its progress on stderr
-// and the final job on stdout; 0 when it succeeded.
-int wait_job(ApiClient& api, const std::string& id);
+// and the final job on stdout (as text, or as JSON with `json`); 0 when it
+// succeeded.
+int wait_job(ApiClient& api, const std::string& id, bool json);
+// The answer's body as it came (JSON from tcld), on stdout, one line.
+void print_body(const ApiResponse& r);
 // POST a sample request with a's --budget/--fraction/--strategy/--seed/--model;
 // the parsed answer, or nullopt after printing the failure.
 std::optional<boost::json::value> create_sample_request(ApiClient& api, const Args& a, const std::string& platform);

@@ -320,7 +320,7 @@ int onboard_command(ApiClient& api, const Args& a) {
   for (int round = state.rounds_done + 1; round <= rounds; ++round) {
     // A job between rounds that an interruption left running: wait for it.
     if (!state.pending_job.empty() && !state.final_started) {
-      if (int rc = wait_job(api, state.pending_job); rc != 0) return rc;
+      if (int rc = wait_job(api, state.pending_job, a.json()); rc != 0) return rc;
       state.pending_job.clear();
       state.save();
     }
@@ -363,7 +363,7 @@ int onboard_command(ApiClient& api, const Args& a) {
                                      {"eval_fraction", 0.0}, {"auto_schedule", true}});
       if (state.pending_job.empty()) return 1;
       state.save();
-      if (int rc = wait_job(api, state.pending_job); rc != 0) return rc;
+      if (int rc = wait_job(api, state.pending_job, a.json()); rc != 0) return rc;
       state.pending_job.clear();
       state.save();
     }
@@ -381,14 +381,18 @@ int onboard_command(ApiClient& api, const Args& a) {
       state.final_started = true;
       state.save();
     }
-    if (int rc = wait_job(api, state.pending_job); rc != 0) return rc;
+    if (int rc = wait_job(api, state.pending_job, a.json()); rc != 0) return rc;
     if (int rc = lineage_command(api, a); rc != 0) return rc;
   }
   state.done = true;
   state.pending_job.clear();
   state.save();
-  std::printf("{\"platform\": \"%s\", \"rounds\": %d, \"state\": \"%s\"}\n", platform.c_str(), rounds,
-              state.path.c_str());
+  if (a.json()) {
+    std::printf("{\"platform\": \"%s\", \"rounds\": %d, \"state\": \"%s\"}\n", platform.c_str(), rounds,
+                state.path.c_str());
+  } else {
+    std::printf("onboarded %s in %d rounds (state: %s)\n", platform.c_str(), rounds, state.path.c_str());
+  }
   return 0;
 }
 

@@ -2,17 +2,20 @@
 //
 //   tclctl [--url URL] [--token TOKEN] COMMAND ...
 //   TCL_URL (default http://127.0.0.1:8080) and TCL_TOKEN stand in for the flags.
+//   Output is text for people; --json (anywhere on the line) gives the machine
+//   output instead: the API's JSON as tcld wrote it.
 #include <boost/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "tools/api_client.h"
 #include "tools/commands.h"
+#include "tools/commands_internal.h"
+#include "tools/human.h"
 #include "tools/upload.h"
 
 namespace json = boost::json;
@@ -23,7 +26,7 @@ using tcl::tools::Args;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: tclctl [--url URL] [--token TOKEN] COMMAND\n"
+    "usage: tclctl [--url URL] [--token TOKEN] [--json] COMMAND\n"
     "  platform create --name N --target T --hardware-params a,b,c,d,e,f,g,h [--description D]\n"
     "  platform list\n"
     "  platform show NAME\n"
@@ -37,18 +40,17 @@ constexpr const char* kUsage =
     "          [--fraction F | --budget N] [--epochs N] [--state FILE]   measure this machine, then distill\n"
     "  job start --platform P [--kind train] [--epochs N] [--max-records N] [--time-budget-s S] [--wait]\n"
     "  job show|wait|cancel ID\n"
+    "Text for people by default; --json prints the API's JSON (for scripts).\n"
     "Environment: TCL_URL (default http://127.0.0.1:8080), TCL_TOKEN.\n";
 
-int fail(const std::string& message) {
-  std::fprintf(stderr, "tclctl: %s\n", message.c_str());
-  return 1;
-}
+using tcl::tools::fail;
 
 Args split_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
-    if (s == "--gzip" || s == "--quiet" || s == "--wait" || s == "--distill" || s == "--measure-local") {
+    if (s == "--gzip" || s == "--quiet" || s == "--wait" || s == "--distill" || s == "--measure-local" ||
+        s == "--json") {
       a.flags.emplace_back(s.substr(2), "1");
     } else if (s == "-o" && i + 1 < argc) {
       a.flags.emplace_back("o", argv[++i]);
@@ -61,10 +63,15 @@ Args split_args(int argc, char** argv) {
   return a;
 }
 
-int print_or_fail(const tcl::Result<ApiResponse>& r, int expected) {
+// A platform as text (tools/human.h), or as the API's JSON with --json.
+int print_platform_or_fail(const tcl::Result<ApiResponse>& r, int expected, const Args& a) {
   if (!r) return fail(r.status().message());
   if (r->status != expected) return fail(r->error_text());
-  std::cout << json::serialize(r->json()) << "\n";
+  if (a.json()) {
+    tcl::tools::print_body(*r);
+  } else {
+    std::fputs(tcl::tools::platform_summary(r->json()).c_str(), stdout);
+  }
   return 0;
 }
 
@@ -83,12 +90,16 @@ int platform_command(ApiClient& api, const Args& a) {
     }
     body["hardware_params"] = std::move(hw);
     if (!a.flag("description").empty()) body["description"] = a.flag("description");
-    return print_or_fail(api.call("POST", "/v1/platforms", json::serialize(body)), 201);
+    return print_platform_or_fail(api.call("POST", "/v1/platforms", json::serialize(body)), 201, a);
   }
   if (verb == "list") {
     auto r = api.call("GET", "/v1/platforms");
     if (!r) return fail(r.status().message());
     if (r->status != 200) return fail(r->error_text());
+    if (a.json()) {
+      tcl::tools::print_body(*r);
+      return 0;
+    }
     std::printf("%-24s %-48s %s\n", "NAME", "TARGET", "CREATED");
     const json::value listing = r->json();
     for (const auto& p : listing.at("platforms").as_array()) {
@@ -99,7 +110,7 @@ int platform_command(ApiClient& api, const Args& a) {
     return 0;
   }
   if (verb == "show" && a.words.size() > 2) {
-    return print_or_fail(api.call("GET", "/v1/platforms/" + a.words[2]), 200);
+    return print_platform_or_fail(api.call("GET", "/v1/platforms/" + a.words[2]), 200, a);
   }
   return fail(std::string("bad platform command\n") + kUsage);
 }
@@ -135,6 +146,18 @@ int main(int argc, char** argv) {
     }
     tcl::tools::UploadTotals totals;
     const int rc = tcl::tools::run_upload_command(api, cmd, &totals);
+    if (!a.json()) {
+      std::fputs(tcl::tools::aligned({{"lines", std::to_string(totals.lines)},
+                                      {"accepted", std::to_string(totals.accepted) + " (" +
+                                                       std::to_string(totals.failed) + " failed measurements)"},
+                                      {"duplicates", std::to_string(totals.duplicates)},
+                                      {"rejected", std::to_string(totals.rejected)},
+                                      {"batches", std::to_string(totals.batches) + " (" +
+                                                      std::to_string(totals.replayed) + " replayed)"}})
+                     .c_str(),
+                 stdout);
+      return rc;
+    }
     std::printf("{\"lines\": %lld, \"accepted\": %lld, \"failed\": %lld, \"duplicates\": %lld, \"rejected\": %lld, \"batches\": %lld, \"replayed_batches\": %lld}\n",
                 totals.lines, totals.accepted, totals.failed, totals.duplicates, totals.rejected, totals.batches,
                 totals.replayed);

@@ -1,13 +1,16 @@
 // tclctl, the binary, against a real tcld: platform commands, a batched and
-// retried upload (idempotent), predict (plain and --top), lineage and jobs.
+// retried upload (idempotent), predict (plain and --top), lineage and jobs;
+// text for people by default, the API's JSON with --json.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <unordered_map>
 
@@ -33,8 +36,34 @@ const std::string kTclctl = std::string(TCL_BINARY_DIR) + "/tools/tclctl";
 
 struct CliRun {
   int exit_code = -1;
-  std::string out;  // stdout; stderr goes to the test log
+  std::string out;  // stdout
+  std::string err;  // stderr (also copied to the test log)
 };
+
+// The value of the line "LABEL   value" of an aligned summary; "" when absent.
+std::string value_of(const std::string& text, const std::string& label) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(label + "  ", 0) != 0) continue;
+    const auto start = line.find_first_not_of(' ', label.size());
+    return start == std::string::npos ? "" : line.substr(start);
+  }
+  return "";
+}
+
+// A JSON body as one line: tcld ends its bodies with a newline, Prism's
+// contract proxy (TCL_CONTRACT_PROXY=1) passes them on without it.
+std::string as_line(std::string body) {
+  while (!body.empty() && body.back() == '\n') body.pop_back();
+  return body + "\n";
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
 
 class TclctlTest : public TcldEnvTest {
  protected:
@@ -49,8 +78,9 @@ class TclctlTest : public TcldEnvTest {
     TcldEnvTest::TearDown();
   }
   CliRun tclctl(const std::string& args) {
+    const fs::path err = dir_ / "stderr.txt";
     const std::string cmd = "TCL_URL=http://127.0.0.1:" + std::to_string(tcld_->port()) + " TCL_TOKEN=" + token_ +
-                            " " + kTclctl + " " + args;
+                            " " + kTclctl + " " + args + " 2>" + err.string();
     CliRun r;
     FILE* p = ::popen(cmd.c_str(), "r");
     if (p == nullptr) return r;
@@ -58,6 +88,9 @@ class TclctlTest : public TcldEnvTest {
     for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
     const int status = ::pclose(p);
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream in(err);
+    r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::fputs(r.err.c_str(), stderr);
     return r;
   }
   // The first n lines of x86-16c, plus `extra` lines, as a file.
@@ -85,7 +118,7 @@ TEST_F(TclctlTest, PlatformsAndARetriedBatchedUpload) {
   EXPECT_NE(tclctl("platform create --name x16 --target llvm --hardware-params 1,2,3,4,5,6,7,8").exit_code, 0);
 
   const std::string file = write_records(300, "{\"i\": 1}\nnot json\n");
-  CliRun first = tclctl("upload --platform x16 --batch-lines 100 --quiet " + file);
+  CliRun first = tclctl("--json upload --platform x16 --batch-lines 100 --quiet " + file);
   ASSERT_EQ(first.exit_code, 0) << first.out;
   const json::value report = json::parse(first.out);
   EXPECT_EQ(report.at("lines").as_int64(), 302);
@@ -94,10 +127,10 @@ TEST_F(TclctlTest, PlatformsAndARetriedBatchedUpload) {
   EXPECT_EQ(report.at("batches").as_int64(), 4);
 
   // CliRun again (an interrupted upload is simply rerun): nothing is stored twice.
-  CliRun again = tclctl("upload --platform x16 --batch-lines 100 --quiet " + file);
+  CliRun again = tclctl("--json upload --platform x16 --batch-lines 100 --quiet " + file);
   ASSERT_EQ(again.exit_code, 0) << again.out;
   EXPECT_EQ(json::parse(again.out).at("replayed_batches").as_int64(), 4);
-  const json::value shown = json::parse(tclctl("platform show x16").out);
+  const json::value shown = json::parse(tclctl("--json platform show x16").out);
   const auto& counts = shown.at("counts");
   EXPECT_EQ(counts.at("measurements").as_int64() + counts.at("failed").as_int64(), 300);
 }
@@ -107,7 +140,7 @@ TEST_F(TclctlTest, PlatformsAndARetriedBatchedUpload) {
 TEST_F(TclctlTest, ABatchOfOnlyCommentsIsNotSent) {
   create_platform();
   const std::string file = write_records(200, "# measured on x16\n\n");
-  CliRun r = tclctl("upload --platform x16 --batch-lines 100 --quiet " + file);
+  CliRun r = tclctl("--json upload --platform x16 --batch-lines 100 --quiet " + file);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json::value report = json::parse(r.out);
   EXPECT_EQ(report.at("accepted").as_int64(), 200);
@@ -175,13 +208,21 @@ TEST_F(TclctlTest, PredictLineageAndJobs) {
   // before the cancel arrives.
   tcld_ = std::make_unique<TcldProcess>(url_, std::vector<std::string>{"--train-workers", "0"});
   ASSERT_TRUE(tcld_->start()) << tcld_->log();
-  const CliRun started = tclctl("job start --platform x16 --epochs 1 --max-records 100");
+  const CliRun started = tclctl("--json job start --platform x16 --epochs 1 --max-records 100");
   ASSERT_EQ(started.exit_code, 0) << started.out;
   const std::string id = std::to_string(json::parse(started.out).at("id").as_int64());
   EXPECT_EQ(tclctl("job cancel " + id).exit_code, 0);
-  const json::value shown = json::parse(tclctl("job show " + id).out);
+  const json::value shown = json::parse(tclctl("--json job show " + id).out);
   EXPECT_EQ(shown.at("id").as_int64(), std::stoll(id));
   EXPECT_EQ(shown.at("state").as_string(), "cancelled") << json::serialize(shown);
+  // For people: the same job as aligned text.
+  const CliRun text = tclctl("job show " + id);
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_EQ(value_of(text.out, "job"), id) << text.out;
+  EXPECT_EQ(value_of(text.out, "state"), "cancelled") << text.out;
+  EXPECT_EQ(value_of(text.out, "kind"), "train") << text.out;
+  EXPECT_EQ(value_of(text.out, "platform"), "x16") << text.out;
+  EXPECT_NE(value_of(text.out, "options").find("epochs=1"), std::string::npos) << text.out;
   EXPECT_EQ(tclctl("job start").exit_code, 1);
 }
 
@@ -208,7 +249,7 @@ TEST_F(TclctlTest, OnboardPlaysTheLabInRoundsThenTrainsTheFirstVersion) {
                             " --rounds 2 --fraction 0.1 --seed 3 --distill --epochs 1 --state " + state);
   ASSERT_EQ(run.exit_code, 0) << run.out;
   // No model existed: both rounds sampled at random, then a train job made version 1.
-  const json::value shown = json::parse(tclctl("platform show x16").out);
+  const json::value shown = json::parse(tclctl("--json platform show x16").out);
   const auto& counts = shown.at("counts");
   const std::int64_t measured = counts.at("measurements").as_int64() + counts.at("failed").as_int64();
   EXPECT_GE(measured, 2 * 4);  // two rounds of ~10% of the pool (≥ 2 per task)
@@ -223,7 +264,7 @@ TEST_F(TclctlTest, OnboardPlaysTheLabInRoundsThenTrainsTheFirstVersion) {
   const CliRun again = tclctl("onboard --platform x16 --candidates " + candidates + " --answers " + answers +
                               " --rounds 2 --fraction 0.1 --distill --state " + state);
   ASSERT_EQ(again.exit_code, 0) << again.out;
-  const json::value after = json::parse(tclctl("platform show x16").out);
+  const json::value after = json::parse(tclctl("--json platform show x16").out);
   EXPECT_EQ(after.at("counts").at("measurements").as_int64() + after.at("counts").at("failed").as_int64(), measured);
 
   // With a model in place, a second platform learns between its rounds: the
@@ -286,7 +327,7 @@ TEST_F(TclctlTest, AnInterruptedOnboardingFinishesItsOpenRequestWithoutMeasuring
   EXPECT_EQ(request.at("items_measured").as_int64(), static_cast<std::int64_t>(picked)) << json::serialize(request);
   EXPECT_EQ(request.at("status").as_string(), "completed") << json::serialize(request);
   // Exactly the picked programs are measured, each once: no new request, no repeat.
-  const json::value shown = json::parse(tclctl("platform show x16").out);
+  const json::value shown = json::parse(tclctl("--json platform show x16").out);
   EXPECT_EQ(shown.at("counts").at("measurements").as_int64() + shown.at("counts").at("failed").as_int64(),
             static_cast<std::int64_t>(picked));
   const HttpResult next = http_get(tcld_->port(), "/v1/sample-requests/" + std::to_string(id + 1), token_);
@@ -301,7 +342,7 @@ TEST_F(TclctlTest, OnboardMeasuresThisMachineEndToEnd) {
                             "--rounds 1 --epochs 1 --state " + state);
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_TRUE(fs::exists(dir_ / "here.pool.jsonl"));
-  const json::value shown = json::parse(tclctl("platform show here").out);
+  const json::value shown = json::parse(tclctl("--json platform show here").out);
   EXPECT_NE(std::string(shown.at("target").as_string()).find("llvm -keys=cpu"), std::string::npos);
   EXPECT_GT(shown.at("hardware_params").at(0).as_int64(), 0);  // cores, from the machine
   const auto& counts = shown.at("counts");
@@ -314,6 +355,102 @@ TEST_F(TclctlTest, OnboardMeasuresThisMachineEndToEnd) {
   const HttpResult version = http_get(tcld_->port(), "/v1/models/1", token_);
   ASSERT_EQ(version.status, 200) << version.body;
   EXPECT_NE(version.body.find("\"here\""), std::string::npos) << version.body;
+}
+
+// What a person reads: platform show and upload as aligned text, a sample
+// request's summary and picks, a job's progress as one line per change when
+// piped; and with --json, the API's JSON byte for byte (what scripts read).
+TEST_F(TclctlTest, TextForPeopleAndJsonForScripts) {
+  // A short lease: the worker's heartbeat (lease/4) carries each epoch's progress.
+  tcld_ = std::make_unique<TcldProcess>(url_, std::vector<std::string>{"--job-lease-ms", "2000"});
+  ASSERT_TRUE(tcld_->start()) << tcld_->log();
+  const CliRun created = tclctl(
+      "platform create --name x16 --target 'llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu' "
+      "--hardware-params 16,64,64,0,0,0,0,0 --description 'a test box'");
+  ASSERT_EQ(created.exit_code, 0) << created.out;
+  EXPECT_EQ(value_of(created.out, "name"), "x16") << created.out;
+  EXPECT_EQ(value_of(created.out, "description"), "a test box") << created.out;
+
+  // A pool of 400 programs, the first 200 measured.
+  const std::string candidates = as_candidates(write_records(400), dir_ / "pool.jsonl");
+  const CliRun uploaded = tclctl("upload --platform x16 --quiet " + write_records(200));
+  ASSERT_EQ(uploaded.exit_code, 0) << uploaded.out;
+  EXPECT_EQ(value_of(uploaded.out, "lines"), "200") << uploaded.out;
+  EXPECT_EQ(value_of(uploaded.out, "rejected"), "0") << uploaded.out;
+
+  const CliRun shown = tclctl("platform show x16");
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  EXPECT_EQ(value_of(shown.out, "name"), "x16") << shown.out;
+  EXPECT_EQ(value_of(shown.out, "target"), "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu") << shown.out;
+  EXPECT_EQ(value_of(shown.out, "hardware").rfind("16,64,64,0,0,0,0,0", 0), 0u) << shown.out;
+  EXPECT_EQ(value_of(shown.out, "onboarding"), "measuring") << shown.out;
+  EXPECT_EQ(shown.out.find('{'), std::string::npos) << shown.out;
+  // Every value starts in one column.
+  std::size_t column = std::string::npos;
+  for (const std::string& line : lines_of(shown.out)) {
+    const std::size_t c = line.find_first_not_of(' ', line.find(' '));
+    if (column == std::string::npos) column = c;
+    EXPECT_EQ(c, column) << shown.out;
+  }
+  // --json: the daemon's answer as it came, what a script parses.
+  const HttpResult api = http_get(tcld_->port(), "/v1/platforms/x16", token_);
+  ASSERT_EQ(api.status, 200);
+  const CliRun machine = tclctl("--json platform show x16");
+  ASSERT_EQ(machine.exit_code, 0);
+  EXPECT_EQ(machine.out, as_line(api.body));
+  const json::value parsed = json::parse(machine.out);
+  EXPECT_EQ(value_of(shown.out, "measurements"),
+            std::to_string(parsed.at("counts").at("measurements").as_int64()) + " (+ " +
+                std::to_string(parsed.at("counts").at("failed").as_int64()) + " failed)");
+
+  // A job, piped: one progress line per change, never redrawn in place; then the job as text.
+  const CliRun trained = tclctl("job start --platform x16 --epochs 3 --wait");
+  ASSERT_EQ(trained.exit_code, 0) << trained.out << trained.err;
+  EXPECT_EQ(trained.err.find('\r'), std::string::npos) << trained.err;
+  const std::vector<std::string> progress = lines_of(trained.err);
+  ASSERT_GE(progress.size(), 2u) << trained.err;
+  std::vector<std::string> epochs_seen;
+  for (std::size_t i = 0; i < progress.size(); ++i) {
+    EXPECT_EQ(progress[i].rfind("job 1 ", 0), 0u) << trained.err;
+    EXPECT_NE(progress[i].find(" elapsed "), std::string::npos) << trained.err;
+    // One line per change: no two lines alike but for the time.
+    const std::string what = progress[i].substr(0, progress[i].find("  elapsed "));
+    if (i > 0) {
+      EXPECT_NE(what, progress[i - 1].substr(0, progress[i - 1].find("  elapsed "))) << trained.err;
+    }
+    const auto e = what.find("epoch ");
+    if (e != std::string::npos) epochs_seen.push_back(what.substr(e, what.find(' ', e + 6) - e));
+  }
+  EXPECT_EQ(progress.back().rfind("job 1 succeeded  epoch ", 0), 0u) << trained.err;
+  EXPECT_NE(progress.back().find("  loss "), std::string::npos) << trained.err;
+  EXPECT_EQ(progress.back().find(" eta "), std::string::npos) << trained.err;
+  ASSERT_FALSE(epochs_seen.empty()) << trained.err;
+  EXPECT_TRUE(std::is_sorted(epochs_seen.begin(), epochs_seen.end())) << trained.err;
+  EXPECT_EQ(value_of(trained.out, "state"), "succeeded") << trained.out;
+  EXPECT_EQ(value_of(trained.out, "result"), "model version 1") << trained.out;
+  // The same job for scripts: its JSON, numbers in plain decimal.
+  const CliRun job = tclctl("--json job show 1");
+  ASSERT_EQ(job.exit_code, 0);
+  EXPECT_EQ(job.out, as_line(http_get(tcld_->port(), "/v1/jobs/1", token_).body));
+  const json::value& loss = json::parse(job.out).at("progress").at("loss");
+  ASSERT_TRUE(loss.is_double()) << job.out;
+  EXPECT_EQ(job.out.find("E0"), std::string::npos) << job.out;
+  EXPECT_NE(job.out.find("\"loss\":"), std::string::npos);
+
+  // A sample request: its summary and the picks, the records in the file.
+  ASSERT_EQ(tclctl("upload --platform x16 --kind candidates --quiet " + candidates).exit_code, 0);
+  const std::string to_measure = (dir_ / "to-measure.jsonl").string();
+  const CliRun sampled = tclctl("sample --platform x16 --budget 6 --strategy rdu --seed 1 -o " + to_measure);
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.out;
+  EXPECT_EQ(value_of(sampled.out, "sample request"), "1") << sampled.out;
+  EXPECT_EQ(value_of(sampled.out, "strategy"), "rdu") << sampled.out;
+  EXPECT_EQ(value_of(sampled.out, "model"), "version 1") << sampled.out;
+  EXPECT_EQ(value_of(sampled.out, "picked").rfind("6 of a pool of ", 0), 0u) << sampled.out;
+  const std::vector<std::string> rows = lines_of(sampled.out.substr(sampled.out.find("RANK")));
+  ASSERT_EQ(rows.size(), 7u) << sampled.out;  // the header, then one row per pick
+  for (std::size_t k = 1; k < rows.size(); ++k) EXPECT_EQ(std::stoi(rows[k]), static_cast<int>(k - 1)) << rows[k];
+  std::ifstream records(to_measure);
+  EXPECT_EQ(lines_of(std::string(std::istreambuf_iterator<char>(records), {})).size(), 6u);
 }
 
 }  // namespace

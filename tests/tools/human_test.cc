@@ -1,0 +1,126 @@
+// tools/human: the progress line and the aligned summaries, on fixed JSON.
+#include "tools/human.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace tcl::tools {
+namespace {
+
+namespace json = boost::json;
+
+TEST(HumanTest, ProgressLineHasPhaseEpochStepsLossTop1ProxyElapsedAndEta) {
+  const json::value job = json::parse(
+      R"({"id": 7, "state": "running", "progress": {"phase": "training", "epoch": 2, "epochs": 5, "steps": 120,)"
+      R"( "loss": 3.156213277264645, "val_top1": 0.87312, "val_tuning_proxy": 0.9104, "records": 4000}})");
+  EXPECT_EQ(progress_text(job, 100),
+            "job 7 running: training  epoch 2/5  steps 120  loss 3.156  val top-1 0.8731  proxy 0.9104  elapsed 1m40s"
+            "  eta 2m30s");
+}
+
+TEST(HumanTest, AFinishedOrStartingJobHasNoEta) {
+  EXPECT_EQ(progress_text(json::parse(R"({"id": 7, "state": "queued", "progress": {}})"), 0), "job 7 queued  elapsed 0s");
+  EXPECT_EQ(progress_text(json::parse(R"({"id": 7, "state": "succeeded", "progress": {"phase": "training",)"
+                                      R"( "epoch": 5, "epochs": 5, "loss": 0.5}})"),
+                          3725),
+            "job 7 succeeded  epoch 5/5  loss 0.5  elapsed 1h02m");
+}
+
+TEST(HumanTest, AlignedPutsValuesInOneColumn) {
+  EXPECT_EQ(aligned({{"name", "x16"}, {"measurements", "3"}}), "name          x16\nmeasurements  3\n");
+  EXPECT_EQ(aligned({{"name", "x16"}, {"note", ""}}), "name  x16\nnote\n");  // no trailing blanks
+}
+
+TEST(HumanTest, ReadableNumbers) {
+  const json::value v = json::parse(R"([3, 2.0, 0.123456, 1.5e-05, null])");
+  EXPECT_EQ(readable(&v.at(0)), "3");
+  EXPECT_EQ(readable(&v.at(1)), "2");
+  EXPECT_EQ(readable(&v.at(2)), "0.1235");
+  EXPECT_EQ(readable(&v.at(3)), "1.5e-05");
+  EXPECT_EQ(readable(&v.at(4)), "-");
+  EXPECT_EQ(readable(nullptr), "-");
+  EXPECT_EQ(duration(59.4), "59s");
+  EXPECT_EQ(duration(61), "1m01s");
+}
+
+TEST(HumanTest, SecondsSinceReadsTheApisTimestamps) {
+  const auto s = seconds_since("2020-01-01T00:00:00Z");
+  ASSERT_TRUE(s.has_value());
+  EXPECT_GT(*s, 86400.0 * 365 * 5);
+  EXPECT_FALSE(seconds_since("").has_value());
+  EXPECT_FALSE(seconds_since("2020-01-01 00:00:00").has_value());
+}
+
+std::string written(std::FILE* f) {
+  std::rewind(f);
+  std::string out;
+  char buf[512];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  return out;
+}
+
+TEST(HumanTest, PipedProgressWritesOneLinePerChange) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  ProgressLine line(f, /*terminal=*/false);
+  const json::value a = json::parse(R"({"id": 1, "state": "running", "progress": {"phase": "reading"}})");
+  const json::value b = json::parse(R"({"id": 1, "state": "running", "progress": {"phase": "training", "epoch": 1,)"
+                                    R"( "epochs": 2, "loss": 0.25}})");
+  line.update(a);
+  line.update(a);
+  line.update(b);
+  line.update(b);
+  line.finish();
+  const std::string out = written(f);
+  std::fclose(f);
+  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+  ASSERT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
+  EXPECT_EQ(out.rfind("job 1 running: reading  elapsed ", 0), 0u) << out;
+  EXPECT_NE(out.find("\njob 1 running: training  epoch 1/2  loss 0.25  elapsed "), std::string::npos) << out;
+}
+
+TEST(HumanTest, OnATerminalTheLineIsRedrawnInPlace) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  ProgressLine line(f, /*terminal=*/true);
+  const json::value a = json::parse(R"({"id": 1, "state": "running", "progress": {"phase": "reading"}})");
+  line.update(a);
+  line.update(a);  // redrawn: the elapsed time moves on
+  line.finish();
+  const std::string out = written(f);
+  std::fclose(f);
+  EXPECT_EQ(out.rfind("\r\033[Kjob 1 running: reading  elapsed ", 0), 0u) << out;
+  EXPECT_NE(out.find("\r\033[Kjob 1 running: reading  elapsed ", 1), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  EXPECT_EQ(out.back(), '\n');
+}
+
+TEST(HumanTest, ATerminalLineIsCutToTheTerminalsWidth) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  ProgressLine line(f, /*terminal=*/true, /*width=*/20);
+  line.update(json::parse(R"({"id": 1, "state": "running", "progress": {"phase": "reading"}})"));
+  line.finish();
+  const std::string out = written(f);
+  std::fclose(f);
+  EXPECT_EQ(out, "\r\033[Kjob 1 running: read\n");  // 19 columns: the cursor stays on the line
+}
+
+TEST(HumanTest, PlatformSummary) {
+  const std::string text = platform_summary(json::parse(
+      R"({"name": "x16", "target": "llvm -keys=cpu", "hardware_params": [16, 64, 64, 0, 0, 0, 0, 0], "description": "",)"
+      R"( "created_at": "2026-11-27T17:50:02Z", "counts": {"programs": 4, "tasks": 1, "measurements": 3, "failed": 1,)"
+      R"( "candidates": 0}, "onboarding": {"state": "measuring"}})"));
+  EXPECT_NE(text.find("\nhardware      16,64,64,0,0,0,0,0  (cores,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ndescription   -\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nmeasurements  3 (+ 1 failed)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nonboarding    measuring\n"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace tcl::tools

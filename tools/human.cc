@@ -1,0 +1,265 @@
+#include "tools/human.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "core/json_write.h"
+
+namespace tcl::tools {
+namespace json = boost::json;
+
+namespace {
+
+const json::value* field(const json::value& o, std::string_view key) {
+  const json::object* obj = o.if_object();
+  return obj == nullptr ? nullptr : obj->if_contains(key);
+}
+
+// A field as text: strings bare, numbers readable, null/missing "-", the rest JSON.
+std::string shown(const json::value* v) {
+  if (v == nullptr || v->is_null()) return "-";
+  if (v->is_string()) return std::string(v->get_string());
+  if (v->is_number()) return readable(v);
+  if (v->is_bool()) return v->get_bool() ? "yes" : "no";
+  return core::write_json(*v);
+}
+
+std::string shown(const json::value& o, std::string_view key) { return shown(field(o, key)); }
+
+// {"a": 1, "b": "x"} as "a=1 b=x"; "-" when empty.
+std::string pairs(const json::value* v) {
+  if (v == nullptr || !v->is_object() || v->get_object().empty()) return "-";
+  std::string out;
+  for (const auto& [k, x] : v->get_object()) {
+    if (!out.empty()) out += ' ';
+    out += std::string(k) + "=" + shown(&x);
+  }
+  return out;
+}
+
+std::string joined(const json::value* v, const char* sep) {
+  if (v == nullptr || !v->is_array()) return shown(v);
+  std::string out;
+  for (const auto& x : v->get_array()) out += (out.empty() ? "" : sep) + shown(&x);
+  return out;
+}
+
+double number_or(const json::value* v, double fallback) {
+  return v != nullptr && v->is_number() ? v->to_number<double>() : fallback;
+}
+
+// The progress's tuning proxy: its name varies with the trainer (a key that
+// mentions "proxy"); nullptr when the job does not report one.
+const json::value* tuning_proxy(const json::value* progress) {
+  if (progress == nullptr || !progress->is_object()) return nullptr;
+  for (const auto& [k, x] : progress->get_object()) {
+    if (x.is_number() && std::string_view(k).find("proxy") != std::string_view::npos) return &x;
+  }
+  return nullptr;
+}
+
+// The progress's fields for reading: "training  epoch 2/5  steps 120  loss
+// 0.4123  val top-1 0.873  proxy 0.91", then any field not named here.
+std::string progress_fields(const json::value* p, bool with_phase) {
+  if (p == nullptr || !p->is_object()) return "";
+  std::string out;
+  const auto add = [&out](const std::string& part) { out += (out.empty() ? "" : "  ") + part; };
+  if (with_phase && field(*p, "phase") != nullptr) add(shown(*p, "phase"));
+  if (number_or(field(*p, "epoch"), 0) > 0 && number_or(field(*p, "epochs"), 0) > 0) {
+    add("epoch " + readable(field(*p, "epoch")) + "/" + readable(field(*p, "epochs")));
+  }
+  if (const json::value* s = field(*p, "steps")) add("steps " + readable(s));
+  if (const json::value* l = field(*p, "loss")) add("loss " + readable(l));
+  if (const json::value* t = field(*p, "val_top1")) add("val top-1 " + readable(t));
+  const json::value* proxy = tuning_proxy(p);
+  if (proxy != nullptr) add("proxy " + readable(proxy));
+  if (!with_phase) return out;
+  for (const auto& [k, x] : p->get_object()) {
+    static constexpr std::string_view kShown[] = {"phase", "epoch", "epochs", "steps", "loss", "val_top1"};
+    if (&x == proxy || std::find(std::begin(kShown), std::end(kShown), std::string_view(k)) != std::end(kShown)) {
+      continue;
+    }
+    add(std::string(k) + " " + shown(&x));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string aligned(const Fields& fields) {
+  std::size_t width = 0;
+  for (const auto& [label, value] : fields) width = std::max(width, label.size());
+  std::string out;
+  for (const auto& [label, value] : fields) {
+    out += label;
+    if (!value.empty()) out.append(width + 2 - label.size(), ' ') += value;
+    out += '\n';
+  }
+  return out;
+}
+
+std::string readable(const json::value* v) {
+  if (v == nullptr || v->is_null()) return "-";
+  if (v->is_int64()) return std::to_string(v->get_int64());
+  if (v->is_uint64()) return std::to_string(v->get_uint64());
+  if (!v->is_double()) return shown(v);
+  const double x = v->get_double();
+  char buf[32];
+  if (x == std::floor(x) && std::fabs(x) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", x);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4g", x);
+  }
+  return buf;
+}
+
+std::string duration(double seconds) {
+  const long s = std::lround(std::max(0.0, seconds));
+  char buf[32];
+  if (s < 60) {
+    std::snprintf(buf, sizeof buf, "%lds", s);
+  } else if (s < 3600) {
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
+  }
+  return buf;
+}
+
+std::optional<double> seconds_since(const std::string& iso) {
+  std::tm tm{};
+  int consumed = 0;
+  if (std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec, &consumed) != 6 ||
+      consumed != static_cast<int>(iso.size())) {
+    return std::nullopt;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return std::difftime(std::time(nullptr), ::timegm(&tm));
+}
+
+std::string platform_summary(const json::value& p) {
+  Fields f{{"name", shown(p, "name")},
+           {"target", shown(p, "target")},
+           {"hardware", joined(field(p, "hardware_params"), ",") +
+                            "  (cores, vector bytes, cache line, shared mem, local mem, threads, vthreads, warp)"},
+           {"description", shown(p, "description").empty() ? "-" : shown(p, "description")},
+           {"created", shown(p, "created_at")}};
+  if (const json::value* c = field(p, "counts")) {
+    f.emplace_back("programs", shown(*c, "programs"));
+    f.emplace_back("tasks", shown(*c, "tasks"));
+    f.emplace_back("measurements", shown(*c, "measurements") + " (+ " + shown(*c, "failed") + " failed)");
+    f.emplace_back("candidates", shown(*c, "candidates"));
+  }
+  if (const json::value* o = field(p, "onboarding")) f.emplace_back("onboarding", shown(*o, "state"));
+  return aligned(f);
+}
+
+std::string job_summary(const json::value& job) {
+  std::string state = shown(job, "state");
+  if (const json::value* c = field(job, "cancel_requested"); c != nullptr && c->is_bool() && c->get_bool() &&
+                                                            state != "cancelled") {
+    state += " (cancel requested)";
+  }
+  Fields f{{"job", shown(job, "id")},
+           {"kind", shown(job, "kind")},
+           {"platform", shown(job, "platform")},
+           {"state", state},
+           {"options", pairs(field(job, "options"))},
+           {"progress", progress_fields(field(job, "progress"), true)}};
+  if (f.back().second.empty()) f.back().second = "-";
+  if (const json::value* e = field(job, "error"); e != nullptr && !e->is_null()) f.emplace_back("error", shown(e));
+  if (const json::value* v = field(job, "result_version"); v != nullptr && !v->is_null()) {
+    f.emplace_back("result", "model version " + shown(v));
+  }
+  f.emplace_back("attempts", shown(job, "attempts") + " of " + shown(job, "max_attempts"));
+  f.emplace_back("worker", shown(job, "worker"));
+  f.emplace_back("created", shown(job, "created_at"));
+  f.emplace_back("started", shown(job, "started_at"));
+  f.emplace_back("finished", shown(job, "finished_at"));
+  return aligned(f);
+}
+
+std::string sample_summary(const json::value& r, bool with_picks) {
+  const json::value* params = field(r, "params");
+  const json::value* items = field(r, "items");
+  const std::size_t picked = items != nullptr && items->is_array() ? items->get_array().size() : 0;
+  Fields f{{"sample request", shown(r, "id")},
+           {"platform", shown(r, "platform")},
+           {"strategy", shown(r, "strategy")},
+           {"model", field(r, "model_version") != nullptr && !field(r, "model_version")->is_null()
+                         ? "version " + shown(r, "model_version")
+                         : "- (none yet: random)"},
+           {"picked", std::to_string(picked) + " of a pool of " + (params ? shown(*params, "pool_size") : "-") +
+                          " programs" + (params ? " (" + shown(*params, "pool_tasks") + " tasks)" : "")},
+           {"status", shown(r, "status") + ", " + shown(r, "items_measured") + " of " + shown(r, "items_total") +
+                          " measured"}};
+  if (params != nullptr) {
+    if (const json::value* s = field(*params, "seconds")) f.emplace_back("seconds", pairs(s));
+  }
+  std::string out = aligned(f);
+  if (!with_picks || picked == 0) return out;
+  char row[160];
+  std::snprintf(row, sizeof row, "\n%5s %8s %8s %8s %8s  %s\n", "RANK", "R", "D", "U", "SCORE", "TASK");
+  out += row;
+  for (const auto& it : items->get_array()) {
+    std::snprintf(row, sizeof row, "%5s %8s %8s %8s %8s  ", shown(it, "rank").c_str(), shown(it, "r").c_str(),
+                  shown(it, "d").c_str(), shown(it, "u").c_str(), shown(it, "score").c_str());
+    out += row + shown(it, "task") + "\n";
+  }
+  return out;
+}
+
+std::string progress_text(const json::value& job, double elapsed_s) {
+  const json::value* p = field(job, "progress");
+  const std::string state = shown(job, "state");
+  std::string line = "job " + shown(job, "id") + " " + state;
+  if (state == "running" && p != nullptr && field(*p, "phase") != nullptr) line += ": " + shown(*p, "phase");
+  const double epoch = p ? number_or(field(*p, "epoch"), 0) : 0;
+  const double epochs = p ? number_or(field(*p, "epochs"), 0) : 0;
+  if (const std::string fields = progress_fields(p, false); !fields.empty()) line += "  " + fields;
+  line += "  elapsed " + duration(elapsed_s);
+  if (state == "running" && epoch > 0 && epochs > epoch) {
+    line += "  eta " + duration(elapsed_s / epoch * (epochs - epoch));
+  }
+  return line;
+}
+
+ProgressLine::ProgressLine(std::FILE* out, bool terminal, std::size_t width)
+    : out_(out), terminal_(terminal), width_(width) {}
+
+double ProgressLine::elapsed(const json::value& job) {
+  const std::string started = shown(job, "started_at");
+  const std::string finished = shown(job, "finished_at");
+  const auto since_start = seconds_since(started);
+  if (since_start && *since_start >= 0) {
+    const auto since_end = seconds_since(finished);
+    return since_end ? *since_start - *since_end : *since_start;
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - watching_since_).count();
+}
+
+void ProgressLine::update(const json::value& job) {
+  const std::string now = shown(job, "state") + " " + core::write_json(field(job, "progress") ? *field(job, "progress")
+                                                                                             : json::value());
+  if (!terminal_ && now == last_) return;
+  last_ = now;
+  std::string line = progress_text(job, elapsed(job));
+  if (terminal_ && width_ > 1 && line.size() >= width_) line.resize(width_ - 1);
+  std::fprintf(out_, terminal_ ? "\r\033[K%s" : "%s\n", line.c_str());
+  std::fflush(out_);
+  drawn_ = terminal_;
+}
+
+void ProgressLine::finish() {
+  if (drawn_) std::fputc('\n', out_);
+  drawn_ = false;
+  std::fflush(out_);
+}
+
+}  // namespace tcl::tools
