@@ -16,6 +16,8 @@ build_dir=${TCL_BUILD_DIR:-build}
 jobs=${TCL_JOBS:-$(nproc)}
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTCL_WERROR=ON
 cmake --build "$build_dir" -j "$jobs"
+# Clang's thread-safety analysis (GUARDED_BY, core/thread_annotations.h) over the concurrent folders.
+scripts/thread_safety.sh "$build_dir"
 (cd "$build_dir" && ctest --output-on-failure -j "$jobs" --timeout 600 "$@")
 # The end-to-end tests again, every request and response through Prism's validating proxy
 # against api/openapi.yaml (tests/lib/tcld_process.h, contract mode).
