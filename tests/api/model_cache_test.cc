@@ -134,6 +134,7 @@ TEST_F(ModelCacheTest, EvictsTheLeastRecentlyUsedUnaliasedVersion) {
   options.max_versions = 2;
   ModelCache cache(*store_, options);
   ASSERT_TRUE(cache.resync().is_ok());  // production → v1, loaded
+  ASSERT_EQ(cache.alias_version("production"), v1);
   auto held = cache.get(std::to_string(v2));
   ASSERT_TRUE(held);
   ASSERT_TRUE(cache.get(std::to_string(v3)));  // over the limit: v2 (unaliased, oldest use) goes, v1 stays
