@@ -158,7 +158,7 @@ TEST(PoolEmbeddingTest, OtherPlatformsAddTheSpreadOfTheirScores) {
   ASSERT_NE(model, nullptr);
   auto fast = StudentInference::create(*model);
   ASSERT_TRUE(fast);
-  const std::vector<float> mine = descriptor(0.1f), other1 = descriptor(0.5f), other2 = descriptor(-0.3f);
+  const std::vector<float> mine = descriptor(0.1f), other1 = descriptor(5.0f), other2 = descriptor(-3.0f);
   const std::size_t n = 30;
   PoolEmbedder plain({model.get(), fast->get()}, mine, {}, {});
   PoolEmbedder with({model.get(), fast->get()}, mine, {other1, other2}, {});
@@ -171,9 +171,9 @@ TEST(PoolEmbeddingTest, OtherPlatformsAddTheSpreadOfTheirScores) {
     const double var = (double(s0[i]) * s0[i] + double(s1[i]) * s1[i] + double(s2[i]) * s2[i]) / 3 - m * m;
     const double spread = std::sqrt(std::max(0.0, var));
     largest = std::max(largest, spread);
-    EXPECT_NEAR(u1[i] - u0[i], spread, 1e-4) << "program " << i;
+    EXPECT_NEAR(u1[i] - u0[i], spread, 1e-5) << "program " << i;
   }
-  EXPECT_GT(largest, 1e-3);  // the descriptors really do condition the scores
+  EXPECT_GT(largest, 1e-4);  // the descriptors really do condition the scores (the tolerance is far below)
 }
 
 TEST(PoolEmbeddingTest, AReferenceModelAddsTheDistanceOfItsScores) {
