@@ -48,7 +48,7 @@ Result<registry::TokenInfo> TokenCache::authenticate(std::string_view token) {
   const std::string key = sha256_hex(token);
   const auto t = now_();
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     auto it = entries_.find(key);
     if (it != entries_.end() && it->second.expires > t) {
       if (it->second.info) return *it->second.info;
@@ -57,7 +57,7 @@ Result<registry::TokenInfo> TokenCache::authenticate(std::string_view token) {
   }
   auto found = lookup_(token);
   if (!found && found.status().code() != StatusCode::kUnauthenticated) return found.status();
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   if (entries_.size() > 10000) entries_.clear();  // bound memory against random-token floods
   if (found) {
     entries_[key] = Entry{*found, t + ttl_};

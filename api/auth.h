@@ -11,13 +11,13 @@
 
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include "api/router.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "registry/token_store.h"
 
@@ -38,7 +38,7 @@ class TokenCache {
              std::function<Clock::time_point()> now = Clock::now);
   // kUnauthenticated for unknown tokens, kUnavailable (never cached) when the
   // lookup itself failed.
-  Result<registry::TokenInfo> authenticate(std::string_view token);
+  Result<registry::TokenInfo> authenticate(std::string_view token) EXCLUDES(mu_);
 
  private:
   struct Entry {
@@ -48,8 +48,8 @@ class TokenCache {
   const TokenLookup lookup_;
   const std::chrono::milliseconds ttl_, negative_ttl_;
   const std::function<Clock::time_point()> now_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;  // by sha256 of the token; guarded by mu_
+  core::Mutex mu_;
+  std::unordered_map<std::string, Entry> entries_ GUARDED_BY(mu_);  // by sha256 of the token
 };
 
 }  // namespace tcl::api

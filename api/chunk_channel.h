@@ -14,13 +14,12 @@
 // Thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 
+#include "core/mutex.h"
 #include "core/status.h"
 
 namespace tcl::api {
@@ -31,36 +30,39 @@ class ChunkChannel {
 
   // Worker side. push_wait: false when the channel was closed (stop
   // producing). pop_wait: false at the end (status() OK) or on failure.
-  bool push_wait(std::string chunk);
-  bool pop_wait(std::string* chunk);
+  bool push_wait(std::string chunk) EXCLUDES(mu_);
+  bool pop_wait(std::string* chunk) EXCLUDES(mu_);
 
   // I/O side.
-  void push(std::string chunk);
+  void push(std::string chunk) EXCLUDES(mu_);
   enum class Pop { kChunk, kEmpty, kEnd };
-  Pop try_pop(std::string* chunk);
-  bool full() const;
+  Pop try_pop(std::string* chunk) EXCLUDES(mu_);
+  bool full() const EXCLUDES(mu_);
   // Registers `ready` to run once when data (or the end) arrives; returns
   // false without registering when there is data or the end already.
-  bool wait_for_data(std::function<void()> ready);
+  bool wait_for_data(std::function<void()> ready) EXCLUDES(mu_);
   // Registers `ready` to run once when space frees (or the channel closes);
   // returns false without registering when there is space already.
-  bool wait_for_space(std::function<void()> ready);
+  bool wait_for_space(std::function<void()> ready) EXCLUDES(mu_);
 
   // Either side.
-  void close(Status status = Status::ok());
-  bool closed() const;
-  Status status() const;
+  void close(Status status = Status::ok()) EXCLUDES(mu_);
+  bool closed() const EXCLUDES(mu_);
+  Status status() const EXCLUDES(mu_);
 
  private:
-  void notify(std::unique_lock<std::mutex>& lock);
+  // The waiting callback, taken (one-shot); the caller runs it through
+  // wake() after unlocking.
+  std::function<void()> take_ready() REQUIRES(mu_);
+  void wake(std::function<void()> ready) EXCLUDES(mu_);
 
   const std::size_t capacity_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> chunks_;   // guarded by mu_
-  bool closed_ = false;              // guarded by mu_
-  Status status_;                    // guarded by mu_
-  std::function<void()> ready_;      // guarded by mu_; one-shot
+  mutable core::Mutex mu_;
+  core::CondVar cv_;
+  std::deque<std::string> chunks_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
+  Status status_ GUARDED_BY(mu_);
+  std::function<void()> ready_ GUARDED_BY(mu_);  // one-shot
 };
 
 }  // namespace tcl::api

@@ -7,10 +7,10 @@
 #pragma once
 
 #include <array>
-#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 
+#include "core/mutex.h"
 #include "core/platform.h"
 #include "core/status.h"
 #include "registry/platform_store.h"
@@ -24,15 +24,15 @@ class DescriptorCache {
   explicit DescriptorCache(registry::PlatformStore& platforms) : platforms_(platforms) {}
 
   // kNotFound for an unknown platform; other errors from the store.
-  Result<Descriptor> get(const std::string& name) {
+  Result<Descriptor> get(const std::string& name) EXCLUDES(mu_) {
     {
-      std::shared_lock lock(mu_);
+      core::ReaderLock lock(mu_);
       if (auto it = cache_.find(name); it != cache_.end()) return it->second;
     }
     auto p = platforms_.find(name);
     if (!p) return p.status();
     const Descriptor d = core::descriptor_of(registry::core_platform(*p));
-    std::unique_lock lock(mu_);
+    core::WriterLock lock(mu_);
     if (cache_.size() >= kMaxEntries) cache_.clear();
     cache_[name] = d;
     return d;
@@ -41,8 +41,8 @@ class DescriptorCache {
  private:
   static constexpr std::size_t kMaxEntries = 4096;
   registry::PlatformStore& platforms_;
-  std::shared_mutex mu_;
-  std::unordered_map<std::string, Descriptor> cache_;
+  core::SharedMutex mu_;
+  std::unordered_map<std::string, Descriptor> cache_ GUARDED_BY(mu_);
 };
 
 }  // namespace tcl::api

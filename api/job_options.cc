@@ -31,7 +31,8 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
   json::value v = json::parse(text, ec);
   if (ec || !v.is_object()) return Status::invalid_argument("job options are not a JSON object");
   for (const auto& [key, value] : v.as_object()) {
-    auto number = [&](double lo, double hi) -> Result<double> {
+    // Named captures: clang 14 (scripts/thread_safety.sh) cannot capture structured bindings.
+    auto number = [&key = key, &value = value](double lo, double hi) -> Result<double> {
       if (!value.is_number()) return Status::invalid_argument("option '" + std::string(key) + "' must be a number");
       const double x = value.to_number<double>();
       if (!(x >= lo && x <= hi)) {
@@ -40,7 +41,7 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
       }
       return x;
     };
-    auto integer = [&](double lo, double hi) -> Result<double> {
+    auto integer = [&key = key, &number](double lo, double hi) -> Result<double> {
       Result<double> x = number(lo, hi);
       if (x && *x != std::floor(*x)) {
         return Status::invalid_argument("option '" + std::string(key) + "' must be a whole number");

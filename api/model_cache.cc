@@ -58,7 +58,7 @@ Result<std::shared_ptr<const LoadedModel>> ModelCache::load(std::int64_t version
 
 Result<std::shared_ptr<const LoadedModel>> ModelCache::get_version(std::int64_t version) {
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     if (auto it = versions_.find(version); it != versions_.end()) {
       it->second.last_used = ++clock_;
       return it->second.model;
@@ -66,7 +66,7 @@ Result<std::shared_ptr<const LoadedModel>> ModelCache::get_version(std::int64_t 
   }
   auto loaded = load(version);
   if (!loaded) return loaded.status();
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   auto [it, inserted] = versions_.try_emplace(version, Entry{*loaded, 0});
   it->second.last_used = ++clock_;
   if (inserted) evict_locked();
@@ -91,7 +91,7 @@ Result<std::shared_ptr<const LoadedModel>> ModelCache::get(std::string_view alia
   if (auto number = as_version_number(alias_or_version)) return get_version(*number);
   std::int64_t version = 0;
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     if (auto it = aliases_.find(alias_or_version); it != aliases_.end()) version = it->second;
   }
   if (version == 0) {
@@ -104,7 +104,7 @@ Result<std::shared_ptr<const LoadedModel>> ModelCache::get(std::string_view alia
       return alias.status();
     }
     version = alias->version;
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     aliases_.try_emplace(alias->name, version);
   }
   return get_version(version);
@@ -116,7 +116,7 @@ void ModelCache::on_alias_change(const registry::AliasChange& change) {
     spdlog::error("model_cache: alias={} moved to version={} which does not load: {}", change.alias,
                   change.version, loaded.status().to_string());
   }
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   aliases_[change.alias] = change.version;
   spdlog::info("model_cache: alias={} now version={}", change.alias, change.version);
   evict_locked();
@@ -131,7 +131,7 @@ Status ModelCache::resync() {
                     loaded.status().to_string());
     }
   }
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   aliases_.clear();
   for (const auto& a : *all) aliases_[a.name] = a.version;
   evict_locked();
@@ -139,25 +139,25 @@ Status ModelCache::resync() {
 }
 
 std::int64_t ModelCache::alias_version(std::string_view alias) const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   auto it = aliases_.find(alias);
   return it == aliases_.end() ? 0 : it->second;
 }
 
 std::map<std::string, std::int64_t, std::less<>> ModelCache::aliases() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   return aliases_;
 }
 
 bool ModelCache::production_ready() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   auto it = aliases_.find(std::string_view("production"));
   if (it == aliases_.end()) return true;
   return versions_.count(it->second) > 0;
 }
 
 std::size_t ModelCache::loaded_count() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   return versions_.size();
 }
 

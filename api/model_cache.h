@@ -26,11 +26,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/status.h"
 #include "registry/alias_listener.h"
 #include "registry/model_store.h"
@@ -59,40 +59,40 @@ class ModelCache {
   // The model for an alias name or a version number ("production", "7").
   // kNotFound for an unknown alias or version; kDataLoss when the stored
   // weights fail their checksum; kInternal when they do not load.
-  Result<std::shared_ptr<const LoadedModel>> get(std::string_view alias_or_version);
+  Result<std::shared_ptr<const LoadedModel>> get(std::string_view alias_or_version) EXCLUDES(mu_);
 
   // A NOTIFY from the AliasListener: loads the version, then moves the alias.
   // A failed load is logged and the alias is moved anyway (requests then get
   // the load's error rather than a stale model).
-  void on_alias_change(const registry::AliasChange& change);
+  void on_alias_change(const registry::AliasChange& change) EXCLUDES(mu_);
   // Rereads every alias from the database and loads what they point at.
   // kUnavailable when the database cannot be read (the map is kept).
-  Status resync();
+  Status resync() EXCLUDES(mu_);
 
   // The version an alias points at, as this cache knows it; 0 when unknown.
-  std::int64_t alias_version(std::string_view alias) const;
+  std::int64_t alias_version(std::string_view alias) const EXCLUDES(mu_);
   // Every alias this cache knows, with its version (for the alias gauge).
-  std::map<std::string, std::int64_t, std::less<>> aliases() const;
+  std::map<std::string, std::int64_t, std::less<>> aliases() const EXCLUDES(mu_);
   // Whether the version `production` points at is loaded (true when no
   // version exists yet): a readiness check.
-  bool production_ready() const;
-  std::size_t loaded_count() const;
+  bool production_ready() const EXCLUDES(mu_);
+  std::size_t loaded_count() const EXCLUDES(mu_);
 
  private:
-  Result<std::shared_ptr<const LoadedModel>> load(std::int64_t version);
-  Result<std::shared_ptr<const LoadedModel>> get_version(std::int64_t version);
-  void evict_locked();
+  Result<std::shared_ptr<const LoadedModel>> load(std::int64_t version) EXCLUDES(mu_);
+  Result<std::shared_ptr<const LoadedModel>> get_version(std::int64_t version) EXCLUDES(mu_);
+  void evict_locked() REQUIRES(mu_);
 
   registry::ModelStore& store_;
   const ModelCacheOptions options_;
-  mutable std::mutex mu_;
-  std::map<std::string, std::int64_t, std::less<>> aliases_;
+  mutable core::Mutex mu_;
+  std::map<std::string, std::int64_t, std::less<>> aliases_ GUARDED_BY(mu_);
   struct Entry {
     std::shared_ptr<const LoadedModel> model;
     std::uint64_t last_used = 0;
   };
-  std::map<std::int64_t, Entry> versions_;
-  std::uint64_t clock_ = 0;  // bumps on every use, for LRU
+  std::map<std::int64_t, Entry> versions_ GUARDED_BY(mu_);
+  std::uint64_t clock_ GUARDED_BY(mu_) = 0;  // bumps on every use, for LRU
 };
 
 }  // namespace tcl::api

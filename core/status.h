@@ -4,6 +4,9 @@
 // Status at the edge of the folder that owns that library; api/ maps a Status
 // to an HTTP response in one place (api/http_error.h).
 //
+// Both are [[nodiscard]]: a call whose Status or Result is dropped does not
+// compile (-Werror). Where ignoring is right, say so: `(void)f();  // why`.
+//
 // Thread-safety: values; safe to copy between threads.
 #pragma once
 
@@ -34,7 +37,7 @@ enum class StatusCode {
 
 std::string_view status_code_name(StatusCode code);
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -80,7 +83,7 @@ class Status {
 
 // A T or a non-OK Status. Accessing the value of an error is a bug (asserted).
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) { assert(!std::get<Status>(v_).is_ok()); }  // NOLINT

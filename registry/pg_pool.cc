@@ -31,27 +31,27 @@ PgPool::PgPool(PgPoolOptions options)
 PgPool::~PgPool() = default;
 
 Result<PgPool::Lease> PgPool::acquire() {
-  std::unique_lock lock(mu_);
-  const auto deadline = std::chrono::steady_clock::now() + options_.checkout_timeout;
-  while (idle_.empty() && open_ >= options_.size) {
-    ++waiting_;
-    const bool woke = cv_.wait_until(lock, deadline, [&] { return !idle_.empty() || open_ < options_.size; });
-    --waiting_;
-    if (!woke) {
-      return Status::unavailable("no database connection free within " +
-                                 std::to_string(options_.checkout_timeout.count()) + " ms (all " +
-                                 std::to_string(options_.size) + " in use)");
+  {
+    core::MutexLock lock(mu_);
+    const auto deadline = std::chrono::steady_clock::now() + options_.checkout_timeout;
+    while (idle_.empty() && open_ >= options_.size) {
+      ++waiting_;
+      const bool woke = cv_.wait_until(mu_, deadline);
+      --waiting_;
+      if (!woke && idle_.empty() && open_ >= options_.size) {
+        return Status::unavailable("no database connection free within " +
+                                   std::to_string(options_.checkout_timeout.count()) + " ms (all " +
+                                   std::to_string(options_.size) + " in use)");
+      }
     }
+    if (!idle_.empty()) {
+      std::unique_ptr<pqxx::connection> conn = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(this, std::move(conn));
+    }
+    // Open a new connection outside the lock; the slot is reserved by open_.
+    ++open_;
   }
-  if (!idle_.empty()) {
-    std::unique_ptr<pqxx::connection> conn = std::move(idle_.back());
-    idle_.pop_back();
-    return Lease(this, std::move(conn));
-  }
-
-  // Open a new connection outside the lock; the slot is reserved by open_.
-  ++open_;
-  lock.unlock();
   std::unique_ptr<pqxx::connection> conn;
   Status failure;
   try {
@@ -66,9 +66,10 @@ Result<PgPool::Lease> PgPool::acquire() {
   }
   if (!failure.is_ok()) {
     conn.reset();
-    lock.lock();
-    --open_;
-    lock.unlock();
+    {
+      core::MutexLock lock(mu_);
+      --open_;
+    }
     cv_.notify_one();
     return failure;
   }
@@ -78,7 +79,7 @@ Result<PgPool::Lease> PgPool::acquire() {
 void PgPool::release(std::unique_ptr<pqxx::connection> conn, bool broken) {
   if (!broken && conn->is_open()) {
     {
-      std::lock_guard lock(mu_);
+      core::MutexLock lock(mu_);
       idle_.push_back(std::move(conn));
     }
     cv_.notify_one();
@@ -88,7 +89,7 @@ void PgPool::release(std::unique_ptr<pqxx::connection> conn, bool broken) {
   // idle ones too: drop them all rather than hand each out to fail once.
   std::vector<std::unique_ptr<pqxx::connection>> dropped;
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     dropped.swap(idle_);
     open_ -= 1 + static_cast<int>(dropped.size());
   }
@@ -106,7 +107,7 @@ Status PgPool::ping() {
 }
 
 PgPoolStats PgPool::stats() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   PgPoolStats s;
   s.size = options_.size;
   s.open = open_;

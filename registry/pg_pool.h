@@ -11,12 +11,11 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/status.h"
 
 // Forward declaration matching libpqxx 6.x, where pqxx::connection is an
@@ -75,22 +74,22 @@ class PgPool {
   // within checkout_timeout. A Lease must not outlive its pool. A connection
   // that threw pqxx::broken_connection must be discard()ed; once one is found
   // dead, the idle ones are closed too (a server restart killed them all).
-  Result<Lease> acquire();
+  Result<Lease> acquire() EXCLUDES(mu_);
   // Runs `SELECT 1`; OK when the database answers.
   Status ping();
-  PgPoolStats stats() const;
+  PgPoolStats stats() const EXCLUDES(mu_);
   const PgPoolOptions& options() const { return options_; }
 
  private:
-  void release(std::unique_ptr<pqxx::connection> conn, bool broken);
+  void release(std::unique_ptr<pqxx::connection> conn, bool broken) EXCLUDES(mu_);
 
   const PgPoolOptions options_;  // as given, except size is at least 1
   const std::string conninfo_;   // options_.url plus connect_timeout=3 when absent
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::unique_ptr<pqxx::connection>> idle_;  // guarded by mu_
-  int open_ = 0;                                         // guarded by mu_
-  int waiting_ = 0;                                      // guarded by mu_
+  mutable core::Mutex mu_;
+  core::CondVar cv_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_ GUARDED_BY(mu_);
+  int open_ GUARDED_BY(mu_) = 0;
+  int waiting_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tcl::registry

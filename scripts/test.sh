@@ -5,6 +5,7 @@
 # be running beforehand. Used by .ci/run unchanged.
 #
 #   scripts/test.sh [extra ctest args]      e.g. scripts/test.sh -R Tcld
+#   TCL_TSAN=0 TCL_FUZZ_SECONDS=0 scripts/test.sh    without the TSan and fuzz stages
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +17,8 @@ build_dir=${TCL_BUILD_DIR:-build}
 jobs=${TCL_JOBS:-$(nproc)}
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTCL_WERROR=ON
 cmake --build "$build_dir" -j "$jobs"
+# Clang's thread-safety analysis (GUARDED_BY, core/thread_annotations.h) over the concurrent folders.
+scripts/thread_safety.sh "$build_dir"
 (cd "$build_dir" && ctest --output-on-failure -j "$jobs" --timeout 600 "$@")
 # The end-to-end tests again, every request and response through Prism's validating proxy
 # against api/openapi.yaml (tests/lib/tcld_process.h, contract mode).
@@ -27,4 +30,9 @@ fi
 # The record parser under libFuzzer (clang, ASan, UBSan) for a bounded time.
 if [[ "${TCL_FUZZ_SECONDS:-60}" != 0 && $# -eq 0 ]]; then
   scripts/fuzz.sh "${TCL_FUZZ_SECONDS:-60}"
+fi
+# ThreadSanitizer over the registry, api and daemon tests that exercise threads (a second
+# build folder, build-tsan). TCL_TSAN=0 skips it locally.
+if [[ "${TCL_TSAN:-1}" != 0 && $# -eq 0 ]]; then
+  scripts/tsan.sh
 fi

@@ -546,13 +546,13 @@ TEST_F(UploadStoreTest, ConcurrentUploadsOfSharedProgramsToTwoPlatforms) {
     std::thread a([&] {
       auto w = store_->begin(cpu_, UploadKind::kMeasurements);
       if (!w) return results[0].emplace(w.status()), void();
-      for (const auto& r : forward) (*w)->add(r);
+      for (const auto& r : forward) EXPECT_TRUE((*w)->add(r).is_ok());
       results[0].emplace((*w)->commit("", body_hash("f"), [](std::int64_t, const UploadCounts&) { return "{}"; }));
     });
     std::thread b([&] {
       auto w = store_->begin(gpu_, UploadKind::kMeasurements);
       if (!w) return results[1].emplace(w.status()), void();
-      for (const auto& r : backward) (*w)->add(r);
+      for (const auto& r : backward) EXPECT_TRUE((*w)->add(r).is_ok());
       results[1].emplace((*w)->commit("", body_hash("b"), [](std::int64_t, const UploadCounts&) { return "{}"; }));
     });
     a.join();

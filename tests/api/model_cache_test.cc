@@ -1,0 +1,159 @@
+// tests/api/model_cache_test.cc — the versions /v1/predict answers from
+// (api/model_cache.h), against a real PostgreSQL: lookup by number and by
+// alias, the errors, an alias moved by NOTIFY or by resync, LRU eviction that
+// never drops an aliased version, and a held model that outlives eviction.
+#include "api/model_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "registry/model_store.h"
+#include "registry/platform_store.h"
+#include "tests/lib/model_fixture.h"
+#include "tests/registry/registry_test_env.h"
+
+namespace tcl::api {
+namespace {
+
+class ModelCacheTest : public registry::testing::MigratedDbTest {
+ protected:
+  void SetUp() override {
+    MigratedDbTest::SetUp();
+    registry::PlatformStore platforms(*pool_);
+    registry::NewPlatform p;
+    p.name = "x16";
+    p.target = "llvm -keys=cpu";
+    p.hardware_params = {16, 64, 64, 0, 0, 0, 0, 0};
+    ASSERT_TRUE(platforms.create(p).is_ok());
+    store_ = std::make_unique<registry::ModelStore>(*pool_);
+  }
+
+  std::int64_t add_version(const std::string& weights, bool production = false) {
+    registry::NewVersion v;
+    v.platforms = {"x16"};
+    v.weights = weights;
+    registry::CreateVersionOptions o;
+    o.make_production_if_unset = production;
+    auto created = store_->create_version(v, o);
+    EXPECT_TRUE(created) << created.status().to_string();
+    return created ? created->version : 0;
+  }
+
+  std::unique_ptr<registry::ModelStore> store_;
+};
+
+TEST_F(ModelCacheTest, LoadsByNumberAndByAliasOnce) {
+  const std::int64_t v1 = add_version(tcl::testing::fresh_checkpoint(1), /*production=*/true);
+  ModelCache cache(*store_, {});
+  auto by_number = cache.get(std::to_string(v1));
+  ASSERT_TRUE(by_number) << by_number.status().to_string();
+  EXPECT_EQ((*by_number)->version, v1);
+  EXPECT_EQ((*by_number)->platforms, std::vector<std::string>{"x16"});
+  EXPECT_EQ((*by_number)->weights_sha256.size(), 64u);
+  ASSERT_NE((*by_number)->model, nullptr);
+  EXPECT_NE((*by_number)->fast, nullptr);  // the default student is a Mamba: fast path set
+
+  auto by_alias = cache.get("production");  // not resynced: looked up in the database once
+  ASSERT_TRUE(by_alias) << by_alias.status().to_string();
+  EXPECT_EQ(by_alias->get(), by_number->get());  // the same loaded copy
+  EXPECT_EQ(cache.alias_version("production"), v1);
+  EXPECT_EQ(cache.loaded_count(), 1u);
+}
+
+TEST_F(ModelCacheTest, UnknownAliasOrVersionIsNotFound) {
+  ModelCache cache(*store_, {});
+  EXPECT_TRUE(cache.production_ready());  // no version at all yet
+  EXPECT_EQ(cache.get("production").status().code(), StatusCode::kNotFound);
+  EXPECT_NE(cache.get("production").status().message().find("no model version is in production yet"),
+            std::string::npos);
+  EXPECT_EQ(cache.get("staging").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(cache.get("42").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(cache.loaded_count(), 0u);
+}
+
+TEST_F(ModelCacheTest, WeightsThatDoNotLoadAreInternalAndNotCached) {
+  const std::int64_t bad = add_version("these bytes are not a model");
+  ModelCache cache(*store_, {});
+  auto got = cache.get(std::to_string(bad));
+  EXPECT_EQ(got.status().code(), StatusCode::kInternal);
+  EXPECT_NE(got.status().message().find("does not load"), std::string::npos);
+  EXPECT_EQ(cache.loaded_count(), 0u);
+}
+
+TEST_F(ModelCacheTest, AliasChangeLoadsTheVersionThenMovesTheAlias) {
+  const std::int64_t v1 = add_version(tcl::testing::fresh_checkpoint(1), true);
+  const std::int64_t v2 = add_version(tcl::testing::fresh_checkpoint(2));
+  ModelCache cache(*store_, {});
+  ASSERT_TRUE(cache.resync().is_ok());
+  EXPECT_EQ(cache.alias_version("production"), v1);
+  EXPECT_TRUE(cache.production_ready());
+  EXPECT_EQ(cache.loaded_count(), 1u);  // resync loads what aliases point at
+
+  cache.on_alias_change({"production", v2});
+  EXPECT_EQ(cache.alias_version("production"), v2);
+  EXPECT_TRUE(cache.production_ready());
+  auto now = cache.get("production");
+  ASSERT_TRUE(now);
+  EXPECT_EQ((*now)->version, v2);
+  EXPECT_EQ(cache.aliases().size(), 1u);
+}
+
+TEST_F(ModelCacheTest, AnAliasMovedToAVersionThatDoesNotLoadIsNotReady) {
+  add_version(tcl::testing::fresh_checkpoint(1), true);
+  const std::int64_t bad = add_version("garbage");
+  ModelCache cache(*store_, {});
+  ASSERT_TRUE(cache.resync().is_ok());
+  cache.on_alias_change({"production", bad});  // moved anyway (see the header)
+  EXPECT_EQ(cache.alias_version("production"), bad);
+  EXPECT_FALSE(cache.production_ready());
+  EXPECT_EQ(cache.get("production").status().code(), StatusCode::kInternal);
+}
+
+TEST_F(ModelCacheTest, ResyncRereadsAliasesFromTheDatabase) {
+  const std::int64_t v1 = add_version(tcl::testing::fresh_checkpoint(1), true);
+  const std::int64_t v2 = add_version(tcl::testing::fresh_checkpoint(2));
+  ModelCache cache(*store_, {});
+  ASSERT_TRUE(cache.resync().is_ok());
+  ASSERT_TRUE(store_->set_alias("production", v2, "test", "moved while the listener was away").is_ok());
+  ASSERT_TRUE(store_->set_alias("staging", v1, "test", "new alias").is_ok());
+  EXPECT_EQ(cache.alias_version("production"), v1);  // no NOTIFY delivered here
+  ASSERT_TRUE(cache.resync().is_ok());
+  EXPECT_EQ(cache.alias_version("production"), v2);
+  EXPECT_EQ(cache.alias_version("staging"), v1);
+  EXPECT_EQ(cache.loaded_count(), 2u);
+}
+
+TEST_F(ModelCacheTest, EvictsTheLeastRecentlyUsedUnaliasedVersion) {
+  const std::int64_t v1 = add_version(tcl::testing::fresh_checkpoint(1), true);
+  const std::int64_t v2 = add_version(tcl::testing::fresh_checkpoint(2));
+  const std::int64_t v3 = add_version(tcl::testing::fresh_checkpoint(3));
+  const std::int64_t v4 = add_version(tcl::testing::fresh_checkpoint(4));
+  ModelCacheOptions options;
+  options.max_versions = 2;
+  ModelCache cache(*store_, options);
+  ASSERT_TRUE(cache.resync().is_ok());  // production → v1, loaded
+  ASSERT_EQ(cache.alias_version("production"), v1);
+  auto held = cache.get(std::to_string(v2));
+  ASSERT_TRUE(held);
+  ASSERT_TRUE(cache.get(std::to_string(v3)));  // over the limit: v2 (unaliased, oldest use) goes, v1 stays
+  EXPECT_EQ(cache.loaded_count(), 2u);
+  EXPECT_TRUE(cache.production_ready());
+  EXPECT_EQ((*held)->version, v2);  // the request still holding v2 keeps its copy alive
+  EXPECT_NE((*held)->model, nullptr);
+
+  // v3 was used after v1, yet v1 is aliased: loading v4 drops v3.
+  auto again3 = cache.get(std::to_string(v3));
+  ASSERT_TRUE(cache.get(std::to_string(v4)));
+  EXPECT_EQ(cache.loaded_count(), 2u);
+  EXPECT_TRUE(cache.production_ready());
+  // v3 loads afresh (a new copy): it had been evicted.
+  auto reloaded3 = cache.get(std::to_string(v3));
+  ASSERT_TRUE(reloaded3);
+  EXPECT_NE(reloaded3->get(), again3->get());
+  EXPECT_TRUE(cache.production_ready());
+}
+
+}  // namespace
+}  // namespace tcl::api
