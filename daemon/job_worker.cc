@@ -19,6 +19,7 @@
 #include "core/record.h"
 #include "core/task_split.h"
 #include "api/job_options.h"
+#include "api/metrics.h"
 #include "onboarding/distill.h"
 #include "onboarding/promotion_gate.h"
 #include "trainer/train_job.h"
@@ -29,26 +30,14 @@ using Clock = std::chrono::steady_clock;
 
 struct JobWorker::Metrics {
   explicit Metrics(prometheus::Registry& r)
-      : epoch(prometheus::BuildGauge()
-                  .Name("tcld_training_epoch")
-                  .Help("Epochs finished by the job running for a platform.")
-                  .Register(r)),
-        loss(prometheus::BuildGauge()
-                 .Name("tcld_training_loss")
-                 .Help("Mean LambdaRank loss of the last finished epoch, by platform.")
-                 .Register(r)),
-        val_top1(prometheus::BuildGauge()
-                     .Name("tcld_training_validation_top1")
-                     .Help("Top-1 (mean over held-out tasks) after the last epoch, by platform.")
-                     .Register(r)),
-        epochs(prometheus::BuildGauge()
-                   .Name("tcld_training_epochs")
-                   .Help("Epochs asked for by the job running for a platform (progress = epoch / epochs).")
-                   .Register(r)),
-        finished(prometheus::BuildCounter()
-                     .Name("tcld_training_jobs_finished_total")
-                     .Help("Jobs this process finished, by kind and outcome (succeeded, failed).")
-                     .Register(r)) {}
+      : epoch(api::gauge_family(r, "tcld_training_epoch", "Epochs finished by the job running for a platform.")),
+        loss(api::gauge_family(r, "tcld_training_loss", "Mean LambdaRank loss of the last finished epoch, by platform.")),
+        val_top1(api::gauge_family(r, "tcld_training_validation_top1",
+                                   "Top-1 (mean over held-out tasks) after the last epoch, by platform.")),
+        epochs(api::gauge_family(r, "tcld_training_epochs",
+                                 "Epochs asked for by the job running for a platform (progress = epoch / epochs).")),
+        finished(api::counter_family(r, "tcld_training_jobs_finished_total",
+                                     "Jobs this process finished, by kind and outcome (succeeded, failed).")) {}
   prometheus::Family<prometheus::Gauge>& epoch;
   prometheus::Family<prometheus::Gauge>& loss;
   prometheus::Family<prometheus::Gauge>& val_top1;

@@ -18,6 +18,7 @@
 #include "api/handlers/platforms.h"
 #include "api/http_error.h"
 #include "api/json_body.h"
+#include "api/metrics.h"
 #include "core/features.h"
 #include "core/record.h"
 #include "onboarding/round.h"
@@ -317,18 +318,12 @@ Result<json::array> answer_items(registry::SampleStore& samples, std::int64_t id
 
 void add_sample_request_routes(Router& router, registry::PlatformStore& platforms, registry::UploadStore& uploads,
                                registry::SampleStore& samples, ModelCache& models, prometheus::Registry& metrics) {
-  auto& requests_total = prometheus::BuildCounter()
-                             .Name("tcld_sample_requests_total")
-                             .Help("Sample requests created, by strategy.")
-                             .Register(metrics);
-  auto& items_total = prometheus::BuildCounter()
-                          .Name("tcld_sample_request_items_total")
-                          .Help("Programs picked for measurement by sample requests, by strategy.")
-                          .Register(metrics);
-  auto& phase_seconds = prometheus::BuildHistogram()
-                            .Name("tcld_sample_request_seconds")
-                            .Help("Time to create a sample request, by phase (embed: read and score the pool; select: RDU).")
-                            .Register(metrics);
+  auto& requests_total = counter_family(metrics, "tcld_sample_requests_total", "Sample requests created, by strategy.");
+  auto& items_total = counter_family(metrics, "tcld_sample_request_items_total",
+                                     "Programs picked for measurement by sample requests, by strategy.");
+  auto& phase_seconds = histogram_family(
+      metrics, "tcld_sample_request_seconds",
+      "Time to create a sample request, by phase (embed: read and score the pool; select: RDU).");
   static const prometheus::Histogram::BucketBoundaries kBuckets = {0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60};
   router.add(
       http::verb::post, "/v1/platforms/{name}/sample-requests",
