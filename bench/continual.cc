@@ -40,8 +40,8 @@
 //   3. After each step every current model is scored on the evaluation split
 //      of every platform seen so far: trainer::evaluate_checkpoint(records of
 //      that platform, DatasetOptions{eval_fraction 0.3, split_salt 0,
-//      max_eval_records 20000}); top-1 mean ratio (sum ratio beside it),
-//      forgetting = top-1 now − top-1 right after the platform was learned.
+//      max_eval_records 20000}); top-1 mean ratio (sum ratio beside it) and
+//      the tuning proxy (geometric mean ratio), forgetting = top-1 now − top-1 right after the platform was learned.
 //
 // Everything trained (checkpoints, Fisher, selections, metrics, seconds) is
 // stored under --cache, named by a hash of what produced it (inputs' sha256,
@@ -393,6 +393,7 @@ tr::TrainRequest make_request(const Args& a, const PlatformData& p, std::span<co
 struct Score {
   double top1_mean = NAN, top1_sum = NAN, floor_mean = NAN, floor_sum = NAN;
   std::int64_t tasks = 0, programs = 0;
+  double tuning = NAN, floor_tuning = NAN;  // the tuning proxy's geometric mean (trainer/evaluation.h)
 };
 
 Result<Score> evaluate_cached(const Args& a, const PlatformData& p, const std::string& checkpoint) {
@@ -403,8 +404,9 @@ Result<Score> evaluate_cached(const Args& a, const PlatformData& p, const std::s
   std::string text;
   if (read_file(path, &text)) {
     std::istringstream in(text);
-    in >> s.top1_mean >> s.top1_sum >> s.floor_mean >> s.floor_sum >> s.tasks >> s.programs;
-    if (in) return s;
+    in >> s.top1_mean >> s.top1_sum >> s.floor_mean >> s.floor_sum >> s.tasks >> s.programs >> s.tuning >>
+        s.floor_tuning;
+    if (in) return s;  // a cache written before the tuning columns is evaluated again
   }
   tr::DatasetOptions o;
   o.eval_fraction = kHoldout;
@@ -412,11 +414,11 @@ Result<Score> evaluate_cached(const Args& a, const PlatformData& p, const std::s
   o.max_eval_records = kMaxEvalRecords;
   auto m = tr::evaluate_checkpoint(checkpoint, p.holdout, p.platform, o, a.threads);
   if (!m) return m.status().with_context("evaluate on " + p.name);
-  s = {m->top1.mean_ratio, m->top1.sum_ratio, m->random_top1.mean_ratio, m->random_top1.sum_ratio, m->tasks,
-       m->programs};
+  s = {m->top1.mean_ratio,     m->top1.sum_ratio, m->random_top1.mean_ratio,     m->random_top1.sum_ratio,
+       m->tasks,                m->programs,       m->tuning.geomean_ratio, m->random_tuning.geomean_ratio};
   write_file(path, fmt("%.6f", s.top1_mean) + " " + fmt("%.6f", s.top1_sum) + " " + fmt("%.6f", s.floor_mean) + " " +
                        fmt("%.6f", s.floor_sum) + " " + std::to_string(s.tasks) + " " + std::to_string(s.programs) +
-                       "\n" + key + "\n");
+                       " " + fmt("%.6f", s.tuning) + " " + fmt("%.6f", s.floor_tuning) + "\n" + key + "\n");
   return s;
 }
 
@@ -516,7 +518,9 @@ struct Lineage {
 // (c1)/(c2): one model per platform.
 bool is_separate(const std::string& method) { return method.rfind("(c", 0) == 0; }
 
-std::string cell_text(const Score& s) { return fmt("%.4f", s.top1_mean) + " (" + fmt("%.4f", s.top1_sum) + ")"; }
+std::string cell_text(const Score& s) {
+  return fmt("%.4f", s.top1_mean) + " (" + fmt("%.4f", s.top1_sum) + "), tuning " + fmt("%.3f", s.tuning);
+}
 
 std::string render(const Args& a, const std::vector<StepResult>& steps, const std::vector<std::string>& order,
                    double total_s) {
@@ -539,7 +543,8 @@ std::string render(const Args& a, const std::vector<StepResult>& steps, const st
         "first platform's pool (as the base saw it) and the selection of every later platform ("
      << a.base_epochs << " epochs); c2 = a fresh student on the whole pool (" << a.epochs
      << " epochs). Threads " << a.threads << ", no time budget, box shared (2 cores).\n\n";
-  md << "Cells: top-1 mean ratio (sum ratio) on the platform's eval split. (c1)/(c2) keep one model per "
+  md << "Cells: top-1 mean ratio (sum ratio), and the tuning proxy (geometric mean over tasks of the trials to a "
+        "program within 5% of the best, over a random order's; < 1 is better) on the platform's eval split. (c1)/(c2) keep one model per "
         "platform: a column is that platform's own model (x86-24c's is the base), so they cannot forget; their "
         "parameter count is the sum over platforms. (b) is the multi-task upper bound at the same measurement "
         "budget: it sees every platform's training data at once (no old-data rule); (c2) shows what the whole pool "
@@ -741,6 +746,7 @@ int main(int argc, char** argv) {
     st.floors[p0.name] = *score;
     st.floors[p0.name].top1_mean = score->floor_mean;
     st.floors[p0.name].top1_sum = score->floor_sum;
+    st.floors[p0.name].tuning = score->floor_tuning;
     for (Lineage& l : lineages) {
       l.model = base->checkpoint;
       l.fisher = base->fisher;
@@ -750,8 +756,8 @@ int main(int argc, char** argv) {
     if (a.methods.count("c2")) st.cells[c2][p0.name] = {*score, base->params};
     if (a.methods.count("b")) st.cells[joint][p0.name] = {*score, base->params};
     st.timings.push_back({"base", "train", base->wall_s, base->cpu_s, base->programs, base->cached});
-    std::printf("step 0 (%s): base top-1 %.4f/%.4f (mean/sum) on %lld eval tasks; %lld params\n", p0.name.c_str(),
-                score->top1_mean, score->top1_sum, static_cast<long long>(score->tasks),
+    std::printf("step 0 (%s): base top-1 %.4f/%.4f (mean/sum) tuning %.4f on %lld eval tasks; %lld params\n",
+                p0.name.c_str(), score->top1_mean, score->top1_sum, score->tuning, static_cast<long long>(score->tasks),
                 static_cast<long long>(base->params));
     std::fflush(stdout);
     steps.push_back(std::move(st));
@@ -918,12 +924,13 @@ int main(int argc, char** argv) {
         auto s = evaluate_cached(a, platforms[j], l.model);
         if (!s) return fail(l.name, s.status());
         st.cells[l.name][platforms[j].name] = {*s, params};
-        std::printf("  %-30s on %-10s top-1 %.4f/%.4f  (%lld params)\n", l.name.c_str(), platforms[j].name.c_str(),
-                    s->top1_mean, s->top1_sum, static_cast<long long>(params));
+        std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f  (%lld params)\n", l.name.c_str(),
+                    platforms[j].name.c_str(), s->top1_mean, s->top1_sum, s->tuning, static_cast<long long>(params));
         if (!st.floors.count(platforms[j].name)) {
           Score f = *s;
           f.top1_mean = s->floor_mean;
           f.top1_sum = s->floor_sum;
+          f.tuning = s->floor_tuning;
           st.floors[platforms[j].name] = f;
         }
       }
@@ -935,8 +942,8 @@ int main(int argc, char** argv) {
         auto s = evaluate_cached(a, platforms[j], joint_model->checkpoint);
         if (!s) return fail(joint, s.status());
         st.cells[joint][platforms[j].name] = {*s, (*cm)->num_parameters()};
-        std::printf("  %-30s on %-10s top-1 %.4f/%.4f\n", joint.c_str(), platforms[j].name.c_str(), s->top1_mean,
-                    s->top1_sum);
+        std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f\n", joint.c_str(), platforms[j].name.c_str(),
+                    s->top1_mean, s->top1_sum, s->tuning);
       }
     }
     for (const auto& [name, t] : separate) {
@@ -944,8 +951,8 @@ int main(int argc, char** argv) {
       if (!s) return fail(name, s.status());
       st.cells[name] = steps.back().cells[name];  // the earlier platforms' own models
       st.cells[name][p.name] = {*s, t.params};
-      std::printf("  %-30s on %-10s top-1 %.4f/%.4f  (%lld params)\n", name.c_str(), p.name.c_str(), s->top1_mean,
-                  s->top1_sum, static_cast<long long>(t.params));
+      std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f  (%lld params)\n", name.c_str(), p.name.c_str(),
+                  s->top1_mean, s->top1_sum, s->tuning, static_cast<long long>(t.params));
     }
     std::fflush(stdout);
     steps.push_back(std::move(st));

@@ -12,11 +12,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
+#include "bench/lib/flags.h"
 #include "measure/candidates.h"
 #include "measure/cpu_backend.h"
 #include "measure/hardware.h"
@@ -40,21 +39,15 @@ int main(int argc, char** argv) {
   double min_repeat_ms = 2;
   std::uint64_t seed = 1;
   std::string kinds = "matmul,batch_matmul,conv2d_nhwc,depthwise_conv2d_nhwc,softmax";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    const char* v = argv[i + 1];
-    if (flag == "--per-task") per_task = std::atoi(v);
-    else if (flag == "--seed") seed = std::strtoull(v, nullptr, 10);
-    else if (flag == "--repeat") repeat = std::atoi(v);
-    else if (flag == "--threads") threads = std::atoi(v);
-    else if (flag == "--min-repeat-ms") min_repeat_ms = std::atof(v);
-    else if (flag == "--per-unit") per_unit = std::atoi(v);
-    else if (flag == "--kinds") kinds = v;
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
-      return 2;
-    }
-  }
+  tcl::bench::Flags flags;
+  flags.value("per-task", &per_task)
+      .value("seed", &seed)
+      .value("repeat", &repeat)
+      .value("threads", &threads)
+      .value("min-repeat-ms", &min_repeat_ms)
+      .value("per-unit", &per_unit)
+      .value("kinds", &kinds);
+  if (!flags.parse(argc, argv)) return 2;
   // One representative task per kind, with its network's real shape.
   const Workload tasks[] = {
       {OpKind::kMatmul, {128, 768, 768}},                    // BERT-base QKV / output projection
@@ -63,6 +56,12 @@ int main(int argc, char** argv) {
       {OpKind::kDepthwiseConv2d, {1, 56, 56, 144, 3, 3, 1, 1}},  // MobileNet-V2 block 2
       {OpKind::kSoftmax, {1536, 128}},                       // BERT-base attention probabilities
   };
+  for (const std::string& kind : tcl::bench::split_list(kinds)) {
+    if (std::none_of(std::begin(tasks), std::end(tasks), [&](const Workload& w) { return op_kind_name(w.kind) == kind; })) {
+      std::fprintf(stderr, "--kinds: no task of kind '%s'\n", kind.c_str());
+      return 2;
+    }
+  }
   const HardwareInfo hw = local_hardware();
   std::printf("machine: %s, hardware_params [%lld, %lld, %lld, 0, 0, 0, 0, 0]; %d schedules per task, repeat %d, "
               "min_repeat_ms %g, threads %d\n",

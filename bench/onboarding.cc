@@ -22,7 +22,8 @@
 //      no eval split, --ft-epochs (more when --ft-min-steps asks), --ft-lr,
 //      seed) and scored on the held-out
 //      tasks with trainer::evaluate_ranking (TenSet top-1/top-5: sum ratio and
-//      mean over tasks; pairwise accuracy; the random-order floor). Reference
+//      mean over tasks; pairwise accuracy; the tuning proxy; the random-order
+//      floor). Reference
 //      rows: the whole pool (f = 1) and the base without fine-tuning.
 //      --ft-auto-schedule: per fine-tune, the choice TrainRequest::auto_schedule
 //      makes (trainer::zero_shot_fit: the base's pairwise accuracy on the
@@ -322,6 +323,10 @@ struct Outcome {
   double top1_sum = 0, top1_mean = 0, top5_sum = 0, top5_mean = 0, pairwise = 0;
   double floor1_sum = 0, floor1_mean = 0;
   double ft_s = 0, select_s = 0;
+  // The tuning proxy (trainer/evaluation.h): geometric mean ratio and share of
+  // tasks better than random, of the model and of random orders; NAN for a
+  // runs.tsv line written before these columns.
+  double tuning = NAN, tuning_better = NAN, floor_tuning = NAN, floor_tuning_better = NAN;
 };
 
 class RunLog {
@@ -336,7 +341,10 @@ class RunLog {
       Outcome o;
       vals >> o.picked >> o.top1_sum >> o.top1_mean >> o.top5_sum >> o.top5_mean >> o.pairwise >> o.floor1_sum >>
           o.floor1_mean >> o.ft_s >> o.select_s;
-      if (vals) runs_[line.substr(0, tab)] = o;
+      if (!vals) continue;
+      Outcome t = o;  // the tuning columns, when the line has them
+      if (vals >> t.tuning >> t.tuning_better >> t.floor_tuning >> t.floor_tuning_better) o = t;
+      runs_[line.substr(0, tab)] = o;
     }
   }
   const Outcome* find(const std::string& key) const {
@@ -346,9 +354,10 @@ class RunLog {
   void add(const std::string& key, const Outcome& o) {
     runs_[key] = o;
     if (std::FILE* f = std::fopen(path_.c_str(), "a")) {
-      std::fprintf(f, "%s\t%lld %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.3f %.4f\n", key.c_str(),
+      std::fprintf(f, "%s\t%lld %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.3f %.4f %.6f %.6f %.6f %.6f\n", key.c_str(),
                    static_cast<long long>(o.picked), o.top1_sum, o.top1_mean, o.top5_sum, o.top5_mean, o.pairwise,
-                   o.floor1_sum, o.floor1_mean, o.ft_s, o.select_s);
+                   o.floor1_sum, o.floor1_mean, o.ft_s, o.select_s, o.tuning, o.tuning_better, o.floor_tuning,
+                   o.floor_tuning_better);
       std::fclose(f);
     }
   }
@@ -615,14 +624,16 @@ int fail(const std::string& what, const Status& s) {
 
 Outcome outcome_of(const tr::RankingMetrics& m, std::int64_t picked, double ft_s, double select_s) {
   return {picked,           m.top1.sum_ratio,        m.top1.mean_ratio,        m.top5.sum_ratio, m.top5.mean_ratio,
-          m.pairwise_accuracy, m.random_top1.sum_ratio, m.random_top1.mean_ratio, ft_s,             select_s};
+          m.pairwise_accuracy, m.random_top1.sum_ratio, m.random_top1.mean_ratio, ft_s,             select_s,
+          m.tuning.geomean_ratio, m.tuning.share_better, m.random_tuning.geomean_ratio, m.random_tuning.share_better};
 }
 
 void print_outcome(const std::string& label, const Outcome& o, bool cached) {
-  std::printf("  %-28s n=%-6lld top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f | floor %.4f/%.4f | "
-              "fine-tune %.1f s, select %.3f s%s\n",
+  std::printf("  %-28s n=%-6lld top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) | "
+              "floor %.4f/%.4f tuning %.4f (%.2f better) | fine-tune %.1f s, select %.3f s%s\n",
               label.c_str(), static_cast<long long>(o.picked), o.top1_sum, o.top1_mean, o.top5_sum, o.top5_mean,
-              o.pairwise, o.floor1_sum, o.floor1_mean, o.ft_s, o.select_s, cached ? " (cached)" : "");
+              o.pairwise, o.tuning, o.tuning_better, o.floor1_sum, o.floor1_mean, o.floor_tuning,
+              o.floor_tuning_better, o.ft_s, o.select_s, cached ? " (cached)" : "");
   std::fflush(stdout);
 }
 
@@ -662,15 +673,23 @@ void print_tables(const Args& a, const Tags& tags, const RunLog& log, const std:
   const auto values = [&](std::string_view strategy, double f, const std::string& tag, double Outcome::*field) {
     std::vector<double> xs;
     for (std::uint64_t seed : seeds) {
-      if (const Outcome* o = log.find(run_key(platform, seed, strategy, f, tag))) xs.push_back(o->*field);
+      const Outcome* o = log.find(run_key(platform, seed, strategy, f, tag));
+      if (o && !std::isnan(o->*field)) xs.push_back(o->*field);
     }
     return xs;
   };
   std::printf("\n### %s — pool %lld programs, seeds %llu..%llu, %s\n", platform.c_str(),
               static_cast<long long>(pool_size), static_cast<unsigned long long>(seeds.front()),
               static_cast<unsigned long long>(seeds.back()), tags.selection.c_str());
-  for (const auto& [title, field] : {std::pair{"top-1 sum ratio", &Outcome::top1_sum},
-                                     std::pair{"top-1 mean ratio (mean over tasks)", &Outcome::top1_mean}}) {
+  // Each table with the field of the random-order floor it is held against.
+  for (const auto& [title, field, floor_field] :
+       {std::tuple{"top-1 sum ratio", &Outcome::top1_sum, &Outcome::floor1_sum},
+        std::tuple{"top-1 mean ratio (mean over tasks)", &Outcome::top1_mean, &Outcome::floor1_mean},
+        std::tuple{"tuning proxy (geometric mean over tasks of trials to within 5% of the best / random's; < 1 is "
+                   "better)",
+                   &Outcome::tuning, &Outcome::floor_tuning},
+        std::tuple{"tuning proxy: share of tasks better than random", &Outcome::tuning_better,
+                   &Outcome::floor_tuning_better}}) {
     std::printf("\n%s\n\n| strategy |", title);
     for (double f : a.fractions) std::printf(" %g%% |", 100 * f);
     std::printf(" 100%% | zero-shot | random-order floor |\n|---|");
@@ -678,9 +697,8 @@ void print_tables(const Args& a, const Tags& tags, const RunLog& log, const std:
     std::printf("\n");
     const std::string full = cell(values("all", 1.0, tags.full, field));
     const Outcome* z = log.find(run_key(platform, 0, "zero-shot", 0.0, tags.zero_shot));
-    const std::string zero = z ? cell({z->*field}) : "–";
-    const std::string floor =
-        z ? cell({field == &Outcome::top1_sum ? z->floor1_sum : z->floor1_mean}) : "–";
+    const std::string zero = z && !std::isnan(z->*field) ? cell({z->*field}) : "–";
+    const std::string floor = z && !std::isnan(z->*floor_field) ? cell({z->*floor_field}) : "–";
     for (sampler::Strategy s : a.strategies) {
       const std::string_view name = sampler::strategy_name(s);
       std::printf("| %.*s |", static_cast<int>(name.size()), name.data());
@@ -778,11 +796,13 @@ Result<std::string> base_checkpoint(const Args& a) {
   if (!r) return r.status();
   const tr::RankingMetrics& m = r->metrics;
   std::printf("base: %lld train programs / %lld tasks; on x86-24c's standing eval split (%lld programs, %lld tasks): "
-              "top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f (floor %.4f/%.4f); train %.0f s, wall %.0f s\n",
+              "top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) "
+              "(floor %.4f/%.4f tuning %.4f (%.2f better)); train %.0f s, wall %.0f s\n",
               static_cast<long long>(r->data.train_records), static_cast<long long>(r->data.train_tasks),
               static_cast<long long>(r->data.eval_records), static_cast<long long>(r->data.eval_tasks),
               m.top1.sum_ratio, m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy,
-              m.random_top1.sum_ratio, m.random_top1.mean_ratio, r->train_s, seconds_since(t0));
+              m.tuning.geomean_ratio, m.tuning.share_better, m.random_top1.sum_ratio, m.random_top1.mean_ratio,
+              m.random_tuning.geomean_ratio, m.random_tuning.share_better, r->train_s, seconds_since(t0));
   std::filesystem::create_directories(std::filesystem::path(a.base_checkpoint).parent_path());
   std::ofstream out(a.base_checkpoint, std::ios::binary);
   out.write(r->checkpoint.data(), static_cast<std::streamsize>(r->checkpoint.size()));
@@ -1043,8 +1063,9 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
       if (!mixed_model) return mixed_model.status();
       auto mm = evaluate(*mixed_model, p.eval);
       if (!mm) return mm.status();
-      std::printf("    wise alpha=%.2f: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f\n", alpha, mm->top1.sum_ratio,
-                  mm->top1.mean_ratio, mm->top5.sum_ratio, mm->top5.mean_ratio, mm->pairwise_accuracy);
+      std::printf("    wise alpha=%.2f: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better)\n",
+                  alpha, mm->top1.sum_ratio, mm->top1.mean_ratio, mm->top5.sum_ratio, mm->top5.mean_ratio,
+                  mm->pairwise_accuracy, mm->tuning.geomean_ratio, mm->tuning.share_better);
     }
     const Outcome o = outcome_of(*m, static_cast<std::int64_t>(picks.size()), r->wall_s, select_s);
     if (!explicit_key.empty()) log.add(explicit_key, o);
@@ -1165,31 +1186,36 @@ int run_report(const Args& a, const std::string& base) {
     bool random = false;
     double fraction = 1;
     std::vector<std::vector<double>> sum, mean;  // per split: per seed found
+    std::vector<std::vector<double>> tuning;     // per split: per seed found with the tuning columns
   };
   for (const std::string& platform : a.platforms) {
     std::vector<Row> rows;
     for (double f : a.fractions) {
       for (sampler::Strategy st : a.strategies) {
         rows.push_back({std::string(sampler::strategy_name(st)) + " @" + fmt("%g", 100 * f) + "%",
-                        st == sampler::Strategy::kRandom, f, {}, {}});
+                        st == sampler::Strategy::kRandom, f, {}, {}, {}});
       }
     }
-    rows.push_back({"100%", false, 1.0, {}, {}});
+    rows.push_back({"100%", false, 1.0, {}, {}, {}});
     std::vector<std::string> zero_shot;
     for (std::uint64_t salt : a.report_salts) {
       Args at = a;
       at.split_salt = salt;
       const Tags tags = tags_of(at, base_sha);
       const Outcome* z = log.find(run_key(platform, 0, "zero-shot", 0.0, tags.zero_shot));
-      zero_shot.push_back(z ? fmt("%.3f", z->top1_sum) + " / " + fmt("%.3f", z->top1_mean) : "–");
+      zero_shot.push_back(!z ? "–"
+                          : fmt("%.3f", z->top1_sum) + " / " + fmt("%.3f", z->top1_mean) +
+                                (std::isnan(z->tuning) ? "" : ", tuning " + fmt("%.3f", z->tuning)));
       std::size_t r = 0;
       const auto gather = [&](Row& row, std::string_view strategy, double f, const std::string& tag) {
         row.sum.emplace_back();
         row.mean.emplace_back();
+        row.tuning.emplace_back();
         for (std::uint64_t seed : seeds) {
           if (const Outcome* o = log.find(run_key(platform, seed, strategy, f, tag))) {
             row.sum.back().push_back(o->top1_sum);
             row.mean.back().push_back(o->top1_mean);
+            if (!std::isnan(o->tuning)) row.tuning.back().push_back(o->tuning);
           }
         }
       };
@@ -1212,7 +1238,8 @@ int run_report(const Args& a, const std::string& base) {
     }
     std::printf("\n### %s — splits", platform.c_str());
     for (std::uint64_t salt : a.report_salts) std::printf(" %llu", static_cast<unsigned long long>(salt));
-    std::printf(", seeds %llu..%llu; %s\n\ntop-1 sum / mean ratio, mean over the seeds found (how many)\n\n| split | zero-shot |",
+    std::printf(", seeds %llu..%llu; %s\n\ntop-1 sum / mean ratio, tuning proxy (geometric mean, < 1 is better than "
+                "random), mean over the seeds found (how many)\n\n| split | zero-shot |",
                 static_cast<unsigned long long>(seeds.front()), static_cast<unsigned long long>(seeds.back()),
                 settings.c_str());
     for (const Row& row : rows) std::printf(" %s |", row.label.c_str());
@@ -1223,14 +1250,22 @@ int run_report(const Args& a, const std::string& base) {
       std::printf("| salt %llu | %s |", static_cast<unsigned long long>(a.report_salts[s]), zero_shot[s].c_str());
       for (const Row& row : rows) {
         if (row.mean[s].empty()) std::printf(" – |");
-        else std::printf(" %.3f / %.3f (%zu) |", mean_of(row.sum[s]), mean_of(row.mean[s]), row.mean[s].size());
+        else {
+          const std::string tuning = row.tuning[s].empty() ? "" : ", tuning " + fmt("%.3f", mean_of(row.tuning[s]));
+          std::printf(" %.3f / %.3f%s (%zu) |", mean_of(row.sum[s]), mean_of(row.mean[s]), tuning.c_str(),
+                      row.mean[s].size());
+        }
       }
       std::printf("\n");
     }
     std::printf("| mean | |");
     for (const Row& row : rows) {
       if (!complete(row)) std::printf(" – |");
-      else std::printf(" %.3f / %.3f |", mean_of_splits(row.sum), mean_of_splits(row.mean));
+      else {
+        const bool tuned = std::all_of(row.tuning.begin(), row.tuning.end(), [](const auto& xs) { return !xs.empty(); });
+        const std::string tuning = tuned ? ", tuning " + fmt("%.3f", mean_of_splits(row.tuning)) : "";
+        std::printf(" %.3f / %.3f%s |", mean_of_splits(row.sum), mean_of_splits(row.mean), tuning.c_str());
+      }
     }
     std::printf("\n");
 

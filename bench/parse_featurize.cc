@@ -9,12 +9,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "bench/lib/flags.h"
 #include "core/features.h"
 #include "core/line_reader.h"
 #include "core/program_id.h"
@@ -38,17 +37,22 @@ struct Pass {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
+  std::vector<std::string> paths;
+  int max_len = core::kDefaultMaxSteps;
+  int repeat = 1;
+  tcl::bench::Flags flags;
+  flags.positional("path", &paths, 1).value("max-len", &max_len).value("repeat", &repeat);
+  if (!flags.parse(argc, argv)) return 2;
+  if (paths.empty()) {
     std::fprintf(stderr, "usage: %s PATH.jsonl[.gz] [--max-len N] [--repeat R]\n", argv[0]);
     return 2;
   }
-  const std::string path = argv[1];
-  int max_len = core::kDefaultMaxSteps;
-  int repeat = 1;
-  for (int i = 2; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--max-len") == 0) max_len = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--repeat") == 0) repeat = std::max(1, std::atoi(argv[i + 1]));
+  if (max_len < 1) {
+    std::fprintf(stderr, "--max-len takes a positive number, not %d\n", max_len);
+    return 2;
   }
+  const std::string path = paths[0];
+  repeat = std::max(1, repeat);
 
   auto t0 = Clock::now();
   auto text = core::read_file_decompressed(path);

@@ -29,13 +29,13 @@
 #include <ctime>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "bench/lib/flags.h"
 #include "bench/lib/records.h"
 #include "core/features.h"
 #include "core/line_reader.h"
@@ -148,35 +148,42 @@ void fail(const tcl::Status& s) {
   std::exit(1);
 }
 
+// Reads the command line into *a; false, with the reason on stderr, when it does not fit.
+bool parse_args(int argc, char** argv, Args* a) {
+  std::vector<std::string> paths;
+  tcl::bench::Flags flags;
+  flags.positional("path", &paths, 1)
+      .value("records", &a->records)
+      .value("threads", &a->threads)
+      .value("seconds", &a->seconds)
+      .value("chunk-tokens", &a->chunk_tokens)
+      .flag("fast-only", &a->fast_only)
+      .custom("simd",
+              [a](const std::string& v) {
+                for (const auto level : {trainer::SimdLevel::kAuto, trainer::SimdLevel::kAvx512,
+                                         trainer::SimdLevel::kAvx2, trainer::SimdLevel::kBaseline}) {
+                  if (trainer::simd_level_name(level) == v) {
+                    a->simd = level;
+                    return true;
+                  }
+                }
+                std::fprintf(stderr, "--simd takes auto, avx512, avx2 or baseline, not '%s'\n", v.c_str());
+                return false;
+              })
+      .value("d-model", &a->d_model)
+      .value("n-layers", &a->n_layers)
+      .value("d-state", &a->d_state)
+      .value("expand", &a->expand);
+  if (!flags.parse(argc, argv)) return false;
+  if (!paths.empty()) a->path = paths[0];
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const auto value = [&] { return i + 1 < argc ? argv[++i] : "0"; };
-    if (arg == "--records") a.records = std::atoll(value());
-    else if (arg == "--threads") a.threads = std::atoi(value());
-    else if (arg == "--seconds") a.seconds = std::atof(value());
-    else if (arg == "--chunk-tokens") a.chunk_tokens = std::atoi(value());
-    else if (arg == "--fast-only") a.fast_only = true;
-    else if (arg == "--simd") {
-      const std::string_view v = value();
-      a.simd = v == "avx512" ? trainer::SimdLevel::kAvx512
-               : v == "avx2" ? trainer::SimdLevel::kAvx2
-               : v == "baseline" ? trainer::SimdLevel::kBaseline
-                                 : trainer::SimdLevel::kAuto;
-    }
-    else if (arg == "--d-model") a.d_model = std::atoll(value());
-    else if (arg == "--n-layers") a.n_layers = std::atoll(value());
-    else if (arg == "--d-state") a.d_state = std::atoll(value());
-    else if (arg == "--expand") a.expand = std::atoll(value());
-    else if (!arg.starts_with("--")) a.path = std::string(arg);
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
-      return 2;
-    }
-  }
+  if (!parse_args(argc, argv, &a)) return 2;
   Data data;
   if (!load(a, &data)) return 1;
   int64_t tokens = 0;

@@ -18,11 +18,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
+#include "bench/lib/flags.h"
 #include "sampler/rdu.h"
 
 namespace {
@@ -139,22 +138,24 @@ int main(int argc, char** argv) {
   double fraction = 0.1;
   uint64_t seed = 1;
   std::string layout_arg = "all", strategy_arg = "all";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const char* k = argv[i];
-    const char* v = argv[i + 1];
-    if (std::strcmp(k, "--count") == 0) count = std::atoll(v);
-    else if (std::strcmp(k, "--dim") == 0) dim = std::atoll(v);
-    else if (std::strcmp(k, "--tasks") == 0) tasks = std::atoi(v);
-    else if (std::strcmp(k, "--fraction") == 0) fraction = std::atof(v);
-    else if (std::strcmp(k, "--measured") == 0) measured = std::atoll(v);
-    else if (std::strcmp(k, "--layout") == 0) layout_arg = v;
-    else if (std::strcmp(k, "--strategy") == 0) strategy_arg = v;
-    else if (std::strcmp(k, "--seed") == 0) seed = std::strtoull(v, nullptr, 10);
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", k);
-      return 2;
-    }
-  }
+  tcl::bench::Flags flags;
+  flags.value("count", &count)
+      .value("dim", &dim)
+      .value("tasks", &tasks)
+      .value("fraction", &fraction)
+      .value("measured", &measured)
+      .custom("layout",
+              [&layout_arg](const std::string& v) {
+                if (v != "all" && v != "uniform" && v != "skewed" && v != "one-big") {
+                  std::fprintf(stderr, "--layout takes uniform, skewed, one-big or all, not '%s'\n", v.c_str());
+                  return false;
+                }
+                layout_arg = v;
+                return true;
+              })
+      .value("strategy", &strategy_arg)
+      .value("seed", &seed);
+  if (!flags.parse(argc, argv)) return 2;
   std::vector<std::string> layouts = {"uniform", "skewed", "one-big"};
   if (layout_arg != "all") layouts = {layout_arg};
   std::vector<sampler::Strategy> strategies = {sampler::Strategy::kRdu, sampler::Strategy::kRandom,
@@ -162,7 +163,7 @@ int main(int argc, char** argv) {
   if (strategy_arg != "all") {
     const auto s = sampler::parse_strategy(strategy_arg);
     if (!s) {
-      std::fprintf(stderr, "unknown strategy %s\n", strategy_arg.c_str());
+      std::fprintf(stderr, "--strategy: unknown strategy %s\n", strategy_arg.c_str());
       return 2;
     }
     strategies = {*s};

@@ -23,7 +23,6 @@
 #include <fstream>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <random>
 #include <string>
 #include <string_view>
@@ -31,6 +30,7 @@
 
 #include <unistd.h>
 
+#include "bench/lib/flags.h"
 #include "core/line_reader.h"
 #include "core/program_id.h"
 #include "core/record.h"
@@ -240,18 +240,19 @@ bool run_upload(reg::UploadStore& store, std::int64_t platform_id, reg::UploadKi
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
+  std::vector<std::string> urls;
+  std::int64_t rows_arg = 100000;
+  std::string records_path;
+  tcl::bench::Flags flags;
+  flags.positional("url", &urls, 1).value("rows", &rows_arg).value("records", &records_path);
+  if (!flags.parse(argc, argv)) return 2;
+  if (urls.empty()) {
     std::fprintf(stderr, "usage: %s DATABASE_URL [--rows N] [--records PATH.jsonl[.gz]]\n", argv[0]);
     return 2;
   }
-  const std::string url = argv[1];
+  const std::string url = urls[0];
   server_port = url_port(url);
-  std::size_t n = 100000;
-  std::string records_path;
-  for (int i = 2; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--rows") == 0) n = static_cast<std::size_t>(std::max(1L, std::atol(argv[i + 1])));
-    if (std::strcmp(argv[i], "--records") == 0) records_path = argv[i + 1];
-  }
+  const auto n = static_cast<std::size_t>(std::max<std::int64_t>(1, rows_arg));
 
   std::vector<reg::UploadRow> rows;
   if (records_path.empty()) {
