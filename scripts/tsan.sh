@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # ThreadSanitizer over the concurrent code, not the whole suite twice: a
 # second build folder with -fsanitize=thread (CMake option TCL_TSAN), only
-# the test binaries of the connection pool, the stores, the upload path, the
-# caches, the HTTP server and the job worker, plus tcld for the e2e tests
-# (the daemon under test is the instrumented one; a race makes it exit 66,
-# which fails the test). Called by scripts/test.sh; TCL_TSAN=0 skips it.
+# the test binaries of the connection pool, the stores, the upload writer and
+# ChunkChannel (a race makes a binary exit 66, which fails the run). Called by
+# scripts/test.sh; TCL_TSAN=0 skips it.
 #
 #   scripts/tsan.sh [extra ctest args]
 # LibTorch and OpenMP are not instrumented: scripts/tsan.supp says what is
@@ -16,19 +15,19 @@ build_dir=${TCL_TSAN_BUILD_DIR:-build-tsan}
 jobs=${TCL_JOBS:-$(nproc)}
 
 # registry/: the pool, the job queue, the alias listener, the upload writer's thread, sample requests.
-# api/: ChunkChannel, the token cache, the model cache, ingest.
-# daemon/: the server (tcld_e2e, hostile clients: many connections at once), uploads streamed
-# through the server into the writer, and the job worker (a training job end to end).
+# api/: ChunkChannel, the token cache, the router (tcl_api_test).
+# Not yet: tcld and every binary that initialises LibTorch (the model cache, ingest, the daemon's
+# e2e tests) segfault at start under -fsanitize=thread with Debian's uninstrumented LibTorch 1.13
+# (`build-tsan/daemon/tcld --help` exits 139), so the server and the job worker are not covered here.
 tests=(
   registry_pg_pool_test registry_job_queue_test registry_alias_listener_test registry_upload_store_test
   registry_sample_store_test
-  tcl_api_test tcl_api_model_cache_test tcl_api_ingest_test
-  tcld_e2e_test hostile_clients_e2e_test upload_e2e_test training_e2e_test
+  tcl_api_test
 )
 mkdir -p "$build_dir"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTCL_WERROR=ON -DTCL_TSAN=ON \
   -DTCL_FUZZ=OFF > "$build_dir/configure.log" 2>&1 || { cat "$build_dir/configure.log"; exit 1; }
-cmake --build "$build_dir" -j "$jobs" --target tcld "${tests[@]}"
+cmake --build "$build_dir" -j "$jobs" --target "${tests[@]}"
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$(pwd)/scripts/tsan.supp ${TSAN_OPTIONS:-}"
 # The binaries directly (ctest knows the gtest cases, not the binaries), in
 # parallel; each one's output is shown when it fails.
