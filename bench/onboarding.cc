@@ -25,7 +25,7 @@
 //      mean over tasks; pairwise accuracy; the tuning proxy; the random-order
 //      floor). Reference
 //      rows: the whole pool (f = 1) and the base without fine-tuning.
-//      --ft-auto-schedule: per fine-tune, the choice TrainRequest::auto_schedule
+//      --ft-auto-schedule: per fine-tune, the choice FineTune::auto_schedule
 //      makes (trainer::zero_shot_fit: the base's pairwise accuracy on the
 //      picked programs against a coin's 0.5): the flags as given, or with the long schedule's
 //      floors; the run is also logged under that explicit schedule's key.
@@ -140,12 +140,12 @@ struct Args {
   std::int64_t base_max_records = 40'000;
   int base_epochs = 4;
   int ft_epochs = 6;
-  std::int64_t ft_min_steps = 0;  // TrainRequest::min_steps of every fine-tune
+  std::int64_t ft_min_steps = 0;  // Optimisation::min_steps of every fine-tune
   double ft_validation = 0;       // DatasetOptions::validation_fraction of every fine-tune
-  int ft_patience = 0;            // TrainRequest::patience
+  int ft_patience = 0;            // Optimisation::patience
   bool ft_validation_tasks = false;  // DatasetOptions::validation_split = kTasks
-  bool ft_refit = false;          // TrainRequest::refit
-  bool ft_auto_schedule = false;  // TrainRequest::auto_schedule, decided here per run (see fine_tune_and_score)
+  bool ft_refit = false;          // TrainData::refit
+  bool ft_auto_schedule = false;  // FineTune::auto_schedule, decided here per run (see fine_tune_and_score)
   bool column_auto = false;       // rounds after the first: the active column only for a far platform
   bool pick_percentiles = false;  // print where each selection's picks sit in their tasks' latency order
   bool trace_epochs = false;      // print validation and held-out top-1 per epoch
@@ -1002,7 +1002,7 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
 
   std::vector<std::int64_t> all(static_cast<std::size_t>(n));
   std::iota(all.begin(), all.end(), 0);
-  // --ft-auto-schedule: the decision TrainRequest::auto_schedule makes,
+  // --ft-auto-schedule: the decision FineTune::auto_schedule makes,
   // taken here so that the run is also logged under the explicit schedule's
   // key (and reuses a run made with those flags).
   Args short_args = a;
@@ -1010,7 +1010,7 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
   const Args long_args = long_schedule_args(a);
   const std::string base_sha = tcl::sha256_hex(base);
   const Tags short_tags = tags_of(short_args, base_sha), long_tags = tags_of(long_args, base_sha);
-  // The zero-shot check of TrainRequest::auto_schedule on `chosen`, printed
+  // The zero-shot check of FineTune::auto_schedule on `chosen`, printed
   // under `what`: true when the platform is far from the base.
   const auto far_from_base = [&](std::span<const core::Record> chosen, std::uint64_t seed,
                                  const std::string& what) -> Result<bool> {
