@@ -522,9 +522,8 @@ std::string cell_text(const Score& s) {
   return fmt("%.4f", s.top1_mean) + " (" + fmt("%.4f", s.top1_sum) + "), tuning " + fmt("%.3f", s.tuning);
 }
 
-std::string render(const Args& a, const std::vector<StepResult>& steps, const std::vector<std::string>& order,
-                   double total_s) {
-  std::ostringstream md;
+// The header: the command, the build and the settings of the run.
+void render_header(const Args& a, std::ostringstream& md) {
   md << "# Continual distillation along " ;
   for (std::size_t i = 0; i < a.platforms.size(); ++i) md << (i ? " → " : "") << a.platforms[i];
   md << " (issue 6 item 8)\n\n";
@@ -549,138 +548,161 @@ std::string render(const Args& a, const std::vector<StepResult>& steps, const st
         "parameter count is the sum over platforms. (b) is the multi-task upper bound at the same measurement "
         "budget: it sees every platform's training data at once (no old-data rule); (c2) shows what the whole pool "
         "(10x the budget) would give.\n\n";
-  for (std::size_t s = 0; s < steps.size(); ++s) {
-    const StepResult& st = steps[s];
-    md << "## Step " << s << ": " << (s == 0 ? "base on " : "+ ") << st.platform;
-    if (s > 0) md << " (pool " << st.pool << " programs, selected " << st.selected << ")";
-    md << "\n\n| method |";
-    for (std::size_t j = 0; j <= s; ++j) md << " " << steps[j].platform << " |";
-    md << " params |\n|---|";
-    for (std::size_t j = 0; j <= s; ++j) md << "---|";
-    md << "---|\n";
-    for (const std::string& m : order) {
-      auto it = st.cells.find(m);
-      if (it == st.cells.end()) continue;
-      md << "| " << m << " |";
-      std::int64_t params = 0;
-      for (std::size_t j = 0; j <= s; ++j) {
-        auto c = it->second.find(steps[j].platform);
-        md << " " << (c == it->second.end() ? std::string("–") : cell_text(c->second.score)) << " |";
-        if (c != it->second.end()) params = std::max(params, c->second.params);
-      }
-      // c1/c2: one model per platform, the parameters add up.
-      if (is_separate(m)) {
-        params = 0;
-        for (const auto& [pl, c] : it->second) params += c.params;
-      }
-      md << " " << params << " |\n";
-    }
-    md << "| random floor |";
+}
+
+// Step s's cells: every row on every platform seen so far, and the floor.
+void render_step_table(const std::vector<StepResult>& steps, std::size_t s, const std::vector<std::string>& order,
+                       std::ostringstream& md) {
+  const StepResult& st = steps[s];
+  md << "## Step " << s << ": " << (s == 0 ? "base on " : "+ ") << st.platform;
+  if (s > 0) md << " (pool " << st.pool << " programs, selected " << st.selected << ")";
+  md << "\n\n| method |";
+  for (std::size_t j = 0; j <= s; ++j) md << " " << steps[j].platform << " |";
+  md << " params |\n|---|";
+  for (std::size_t j = 0; j <= s; ++j) md << "---|";
+  md << "---|\n";
+  for (const std::string& m : order) {
+    auto it = st.cells.find(m);
+    if (it == st.cells.end()) continue;
+    md << "| " << m << " |";
+    std::int64_t params = 0;
     for (std::size_t j = 0; j <= s; ++j) {
-      auto f = st.floors.find(steps[j].platform);
-      md << " " << (f == st.floors.end() ? std::string("–") : cell_text(f->second)) << " |";
+      auto c = it->second.find(steps[j].platform);
+      md << " " << (c == it->second.end() ? std::string("–") : cell_text(c->second.score)) << " |";
+      if (c != it->second.end()) params = std::max(params, c->second.params);
     }
-    md << " |\n\n";
-    if (s > 0) {
-      md << "Forgetting (top-1 mean now − right after the platform was learned; sum ratio in parentheses):\n\n"
-            "| method |";
-      for (std::size_t j = 0; j < s; ++j) md << " " << steps[j].platform << " |";
-      md << "\n|---|";
-      for (std::size_t j = 0; j < s; ++j) md << "---|";
-      md << "\n";
-      for (const std::string& m : order) {
-        if (is_separate(m)) continue;
-        auto it = st.cells.find(m);
-        if (it == st.cells.end()) continue;
-        md << "| " << m << " |";
-        for (std::size_t j = 0; j < s; ++j) {
-          const std::string& pl = steps[j].platform;
-          auto learned = steps[j].cells.find(m);
-          auto now = it->second.find(pl);
-          if (learned == steps[j].cells.end() || now == it->second.end() || !learned->second.count(pl)) {
-            md << " – |";
-            continue;
-          }
-          const Score& l = learned->second.at(pl).score;
-          md << " " << fmt("%+.4f", now->second.score.top1_mean - l.top1_mean) << " ("
-             << fmt("%+.4f", now->second.score.top1_sum - l.top1_sum) << ") |";
-        }
-        md << "\n";
-      }
-      md << "\n";
+    // c1/c2: one model per platform, the parameters add up.
+    if (is_separate(m)) {
+      params = 0;
+      for (const auto& [pl, c] : it->second) params += c.params;
     }
-    if (!st.timings.empty()) {
-      md << "Timings (wall s on the shared box; cpu s of the process, 2 threads):";
-      if (s > 0) md << " rdu selection: embed " << fmt("%.1f", st.embed_s) << " s + select " << fmt("%.2f", st.select_s) << " s.";
-      md << "\n\n| method | phase | programs | wall s | cpu s |\n|---|---|---|---|---|\n";
-      std::map<std::string, std::pair<double, double>> distill_total;
-      for (const Timing& t : st.timings) {
-        md << "| " << t.method << " | " << t.what << " | " << t.programs << " | " << fmt("%.1f", t.wall_s) << " | "
-           << fmt("%.0f", t.cpu_s) << " |\n";
-        if (t.what == "column" || t.what == "student") {
-          distill_total[t.method].first += t.wall_s;
-          distill_total[t.method].second += t.cpu_s;
-        }
-      }
-      for (const auto& [m, w] : distill_total) {
-        md << "| " << m << " | **column + student** | " << st.selected << " | **" << fmt("%.1f", w.first) << "** | "
-           << fmt("%.0f", w.second) << " |\n";
-      }
-      md << "\n";
-    }
+    md << " " << params << " |\n";
   }
-  // The targets of issue 6 item 8, per distill lineage.
-  if (steps.size() > 1) {
-    md << "## Targets\n\n";
-    const bool have_joint = std::find(order.begin(), order.end(), "(b) joint") != order.end();
-    const std::string upper = have_joint ? "(b) joint" : "(c2) separate, whole pool";
-    const std::string upper_tag = have_joint ? "(b)" : "(c2)";
-    for (const std::string& m : order) {
-      if (m.rfind("distill", 0) != 0) continue;
-      double worst = 0;
-      std::string worst_at = "none";
-      std::set<std::int64_t> params;
-      for (std::size_t s = 0; s < steps.size(); ++s) {
-        auto now = steps[s].cells.find(m);
-        if (now == steps[s].cells.end()) continue;
-        for (const auto& [pl, c] : now->second) params.insert(c.params);
-        for (std::size_t j = 0; j < s; ++j) {
-          const std::string& pl = steps[j].platform;
-          auto learned = steps[j].cells.find(m);
-          if (learned == steps[j].cells.end() || !learned->second.count(pl) || !now->second.count(pl)) continue;
-          const double d = now->second.at(pl).score.top1_mean - learned->second.at(pl).score.top1_mean;
-          if (d < worst) {
-            worst = d;
-            worst_at = pl + " at step " + std::to_string(s);
-          }
-        }
+  md << "| random floor |";
+  for (std::size_t j = 0; j <= s; ++j) {
+    auto f = st.floors.find(steps[j].platform);
+    md << " " << (f == st.floors.end() ? std::string("–") : cell_text(f->second)) << " |";
+  }
+  md << " |\n\n";
+}
+
+// Step s's forgetting: each lineage's top-1 now against right after each old platform was learned.
+void render_forgetting(const std::vector<StepResult>& steps, std::size_t s, const std::vector<std::string>& order,
+                       std::ostringstream& md) {
+  const StepResult& st = steps[s];
+  md << "Forgetting (top-1 mean now − right after the platform was learned; sum ratio in parentheses):\n\n"
+        "| method |";
+  for (std::size_t j = 0; j < s; ++j) md << " " << steps[j].platform << " |";
+  md << "\n|---|";
+  for (std::size_t j = 0; j < s; ++j) md << "---|";
+  md << "\n";
+  for (const std::string& m : order) {
+    if (is_separate(m)) continue;
+    auto it = st.cells.find(m);
+    if (it == st.cells.end()) continue;
+    md << "| " << m << " |";
+    for (std::size_t j = 0; j < s; ++j) {
+      const std::string& pl = steps[j].platform;
+      auto learned = steps[j].cells.find(m);
+      auto now = it->second.find(pl);
+      if (learned == steps[j].cells.end() || now == it->second.end() || !learned->second.count(pl)) {
+        md << " – |";
+        continue;
       }
-      md << "- **" << m << "**: largest top-1 (mean) loss of an old platform " << fmt("%+.4f", worst) << " ("
-         << worst_at << "; target ≥ −0.01: " << (worst >= -0.01 ? "met" : "NOT met") << ")";
-      for (std::size_t s = 1; s < steps.size(); ++s) {
-        auto d = steps[s].cells.find(m);
-        auto u = steps[s].cells.find(upper);
-        if (d == steps[s].cells.end() || u == steps[s].cells.end()) continue;
-        const double gap = d->second.at(steps[s].platform).score.top1_mean -
-                           u->second.at(steps[s].platform).score.top1_mean;
-        md << "; new " << steps[s].platform << " vs " << upper_tag << ": " << fmt("%+.4f", gap) << " (target ≥ −0.03: "
-           << (gap >= -0.03 ? "met" : "NOT met") << ")";
-      }
-      md << "; parameter count " << (params.size() == 1 ? "constant (" + std::to_string(*params.begin()) + ")" : "NOT constant");
-      for (std::size_t s = 1; s < steps.size(); ++s) {
-        double wall = 0;
-        for (const Timing& t : steps[s].timings) {
-          if (t.method == m && (t.what == "column" || t.what == "student")) wall += t.wall_s;
-        }
-        if (wall <= 0 || steps[s].selected <= 0) continue;
-        md << "; step " << s << " column + student " << fmt("%.0f", wall) << " s for " << steps[s].selected
-           << " programs (linear in programs: " << fmt("%.0f", wall * 4000.0 / static_cast<double>(steps[s].selected))
-           << " s for 10% of a 40k pool; target ≤ 300 s)";
-      }
-      md << ".\n";
+      const Score& l = learned->second.at(pl).score;
+      md << " " << fmt("%+.4f", now->second.score.top1_mean - l.top1_mean) << " ("
+         << fmt("%+.4f", now->second.score.top1_sum - l.top1_sum) << ") |";
     }
     md << "\n";
   }
+  md << "\n";
+}
+
+// Step s's timings, with each distill lineage's column + student total.
+void render_timings(const StepResult& st, std::size_t s, std::ostringstream& md) {
+  md << "Timings (wall s on the shared box; cpu s of the process, 2 threads):";
+  if (s > 0) md << " rdu selection: embed " << fmt("%.1f", st.embed_s) << " s + select " << fmt("%.2f", st.select_s) << " s.";
+  md << "\n\n| method | phase | programs | wall s | cpu s |\n|---|---|---|---|---|\n";
+  std::map<std::string, std::pair<double, double>> distill_total;
+  for (const Timing& t : st.timings) {
+    md << "| " << t.method << " | " << t.what << " | " << t.programs << " | " << fmt("%.1f", t.wall_s) << " | "
+       << fmt("%.0f", t.cpu_s) << " |\n";
+    if (t.what == "column" || t.what == "student") {
+      distill_total[t.method].first += t.wall_s;
+      distill_total[t.method].second += t.cpu_s;
+    }
+  }
+  for (const auto& [m, w] : distill_total) {
+    md << "| " << m << " | **column + student** | " << st.selected << " | **" << fmt("%.1f", w.first) << "** | "
+       << fmt("%.0f", w.second) << " |\n";
+  }
+  md << "\n";
+}
+
+// The targets of issue 6 item 8, per distill lineage.
+void render_targets(const std::vector<StepResult>& steps, const std::vector<std::string>& order,
+                    std::ostringstream& md) {
+  md << "## Targets\n\n";
+  const bool have_joint = std::find(order.begin(), order.end(), "(b) joint") != order.end();
+  const std::string upper = have_joint ? "(b) joint" : "(c2) separate, whole pool";
+  const std::string upper_tag = have_joint ? "(b)" : "(c2)";
+  for (const std::string& m : order) {
+    if (m.rfind("distill", 0) != 0) continue;
+    double worst = 0;
+    std::string worst_at = "none";
+    std::set<std::int64_t> params;
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      auto now = steps[s].cells.find(m);
+      if (now == steps[s].cells.end()) continue;
+      for (const auto& [pl, c] : now->second) params.insert(c.params);
+      for (std::size_t j = 0; j < s; ++j) {
+        const std::string& pl = steps[j].platform;
+        auto learned = steps[j].cells.find(m);
+        if (learned == steps[j].cells.end() || !learned->second.count(pl) || !now->second.count(pl)) continue;
+        const double d = now->second.at(pl).score.top1_mean - learned->second.at(pl).score.top1_mean;
+        if (d < worst) {
+          worst = d;
+          worst_at = pl + " at step " + std::to_string(s);
+        }
+      }
+    }
+    md << "- **" << m << "**: largest top-1 (mean) loss of an old platform " << fmt("%+.4f", worst) << " ("
+       << worst_at << "; target ≥ −0.01: " << (worst >= -0.01 ? "met" : "NOT met") << ")";
+    for (std::size_t s = 1; s < steps.size(); ++s) {
+      auto d = steps[s].cells.find(m);
+      auto u = steps[s].cells.find(upper);
+      if (d == steps[s].cells.end() || u == steps[s].cells.end()) continue;
+      const double gap = d->second.at(steps[s].platform).score.top1_mean -
+                         u->second.at(steps[s].platform).score.top1_mean;
+      md << "; new " << steps[s].platform << " vs " << upper_tag << ": " << fmt("%+.4f", gap) << " (target ≥ −0.03: "
+         << (gap >= -0.03 ? "met" : "NOT met") << ")";
+    }
+    md << "; parameter count " << (params.size() == 1 ? "constant (" + std::to_string(*params.begin()) + ")" : "NOT constant");
+    for (std::size_t s = 1; s < steps.size(); ++s) {
+      double wall = 0;
+      for (const Timing& t : steps[s].timings) {
+        if (t.method == m && (t.what == "column" || t.what == "student")) wall += t.wall_s;
+      }
+      if (wall <= 0 || steps[s].selected <= 0) continue;
+      md << "; step " << s << " column + student " << fmt("%.0f", wall) << " s for " << steps[s].selected
+         << " programs (linear in programs: " << fmt("%.0f", wall * 4000.0 / static_cast<double>(steps[s].selected))
+         << " s for 10% of a 40k pool; target ≤ 300 s)";
+    }
+    md << ".\n";
+  }
+  md << "\n";
+}
+
+std::string render(const Args& a, const std::vector<StepResult>& steps, const std::vector<std::string>& order,
+                   double total_s) {
+  std::ostringstream md;
+  render_header(a, md);
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    render_step_table(steps, s, order, md);
+    if (s > 0) render_forgetting(steps, s, order, md);
+    if (!steps[s].timings.empty()) render_timings(steps[s], s, md);
+  }
+  if (steps.size() > 1) render_targets(steps, order, md);
   md << "Total wall time of this run: " << fmt("%.0f", total_s) << " s (cached steps count their load only).\n";
   return md.str();
 }
@@ -688,6 +710,317 @@ std::string render(const Args& a, const std::vector<StepResult>& steps, const st
 int fail(const std::string& what, const Status& s) {
   std::fprintf(stderr, "%s: %s\n", what.c_str(), s.to_string().c_str());
   return 1;
+}
+
+// The rows of the tables: lineages that carry a model along the sequence,
+// then the methods trained anew at every step.
+const std::string kJoint = "(b) joint", kC1 = "(c1) separate, 10%", kC2 = "(c2) separate, whole pool";
+
+std::vector<Lineage> make_lineages(const Args& a) {
+  std::vector<Lineage> lineages;
+  if (a.methods.count("distill")) lineages.push_back({"distill", true, a.old_weight, a.ewc, a.unlabeled_ratio, {}, {}});
+  if (a.extra) {
+    lineages.push_back({"distill (old_weight " + fmt("%g", a.extra_old) + ", ewc " + fmt("%g", a.extra_ewc) +
+                            ", unlabeled " + fmt("%g", a.extra_unlabeled) + ")",
+                        true, a.extra_old, a.extra_ewc, a.extra_unlabeled, {}, {}});
+  }
+  if (a.methods.count("ft")) lineages.push_back({"(a) fine-tune", false, 0, 0, 0, {}, {}});
+  return lineages;
+}
+
+std::vector<std::string> row_order(const Args& a, const std::vector<Lineage>& lineages) {
+  std::vector<std::string> order;
+  for (const Lineage& l : lineages) order.push_back(l.name);
+  if (a.methods.count("b")) order.push_back(kJoint);
+  if (a.methods.count("c1")) order.push_back(kC1);
+  if (a.methods.count("c2")) order.push_back(kC2);
+  return order;
+}
+
+// The random-order floor of a score, as its own row.
+Score floor_of(const Score& s) {
+  Score f = s;
+  f.top1_mean = s.floor_mean;
+  f.top1_sum = s.floor_sum;
+  f.tuning = s.floor_tuning;
+  return f;
+}
+
+// Step 0: the base on the first platform's pool; every row starts from it.
+// Returns the process exit code (0 = go on).
+int run_base_step(const Args& a, PlatformData& p0, std::vector<Lineage>& lineages, StepResult* st) {
+  const std::string key = "base|" + a.data + "/" + a.platforms[0] + "|max_records " +
+                          std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.base_epochs) +
+                          "|seed " + std::to_string(a.base_seed) + "|threads " + std::to_string(a.threads) +
+                          "|holdout 0.3 salt 0 dedup";
+  const std::string path = cache_path(a, "base", a.platforms[0], key);
+  const bool cached = std::filesystem::exists(path + ".meta");
+  if (!load_platform(a, a.platforms[0], !cached || a.methods.count("b"), &p0)) return 1;
+  tr::TrainRequest req = make_request(a, p0, p0.pool, a.base_epochs);
+  req.optimisation.seed = a.base_seed;
+  auto base = train_cached(a, "base", p0.name, key, req);
+  if (!base) return fail("base", base.status());
+  if (!a.methods.count("b")) p0.pool = {};  // (b) trains on it again at every step
+  p0.task = {};
+  auto score = evaluate_cached(a, p0, base->checkpoint);
+  if (!score) return fail("base", score.status());
+  st->platform = p0.name;
+  st->floors[p0.name] = floor_of(*score);
+  for (Lineage& l : lineages) {
+    l.model = base->checkpoint;
+    l.fisher = base->fisher;
+    st->cells[l.name][p0.name] = {*score, base->params};
+  }
+  if (a.methods.count("c1")) st->cells[kC1][p0.name] = {*score, base->params};
+  if (a.methods.count("c2")) st->cells[kC2][p0.name] = {*score, base->params};
+  if (a.methods.count("b")) st->cells[kJoint][p0.name] = {*score, base->params};
+  st->timings.push_back({"base", "train", base->wall_s, base->cpu_s, base->programs, base->cached});
+  std::printf("step 0 (%s): base top-1 %.4f/%.4f (mean/sum) tuning %.4f on %lld eval tasks; %lld params\n",
+              p0.name.c_str(), score->top1_mean, score->top1_sum, score->tuning, static_cast<long long>(score->tasks),
+              static_cast<long long>(base->params));
+  std::fflush(stdout);
+  return 0;
+}
+
+// The rdu selections of one step's pool, one per model that selects (the
+// first lineage's is shared by fine-tuning and c1), computed once each.
+class StepSelections {
+ public:
+  StepSelections(const Args& a, const PlatformData& p, const std::vector<std::vector<float>>& covered)
+      : a_(a), p_(p), covered_(covered) {}
+
+  Result<const Selection*> of(const std::string& model) {
+    const std::string sha = tcl::sha256_hex(model);
+    auto it = by_model_.find(sha);
+    if (it == by_model_.end()) {
+      auto sel = select_cached(a_, p_, model, covered_);
+      if (!sel) return sel.status();
+      std::printf("  rdu selection on %s: %zu of %zu (embed %.1f s, select %.2f s) [%s]\n", p_.name.c_str(),
+                  sel->picks.size(), p_.pool.size(), sel->embed_s, sel->select_s, sel->digest.c_str());
+      std::fflush(stdout);
+      it = by_model_.emplace(sha, std::move(*sel)).first;
+    }
+    return &it->second;
+  }
+  std::vector<core::Record> records_of(const Selection& sel) const {
+    std::vector<core::Record> out;
+    out.reserve(sel.picks.size());
+    for (std::int64_t i : sel.picks) out.push_back(p_.pool[static_cast<std::size_t>(i)]);
+    return out;
+  }
+  // The unmeasured rest of the pool: distillation inputs without labels.
+  std::vector<core::Record> unlabeled_of(const Selection& sel) const {
+    std::vector<char> picked(p_.pool.size(), 0);
+    for (std::int64_t i : sel.picks) picked[static_cast<std::size_t>(i)] = 1;
+    std::vector<core::Record> out;
+    out.reserve(p_.pool.size() - sel.picks.size());
+    for (std::size_t i = 0; i < p_.pool.size(); ++i) {
+      if (!picked[i]) out.push_back(p_.pool[i]);
+    }
+    return out;
+  }
+
+ private:
+  const Args& a_;
+  const PlatformData& p_;
+  const std::vector<std::vector<float>>& covered_;
+  std::map<std::string, Selection> by_model_;  // model sha → selection
+};
+
+// A distill lineage's step: its own selection, the active column, then the
+// student from the lineage's model. Returns the process exit code (0 = go on).
+int distill_step(const Args& a, const PlatformData& p, const std::vector<std::vector<float>>& covered,
+                 StepSelections& selections, Lineage& l, StepResult* st) {
+  auto sel = selections.of(l.model);
+  if (!sel) return fail("selection", sel.status());
+  const std::vector<core::Record> records = selections.records_of(**sel);
+  const std::string teacher_sha = tcl::sha256_hex(l.model);
+  // Active column.
+  tr::TrainRequest col = make_request(a, p, records, a.column_epochs);
+  col.start = tr::FineTune{.init_checkpoint = l.model};
+  col.fisher.compute = false;
+  const std::string col_key = "column|" + p.name + "|teacher " + teacher_sha + "|sel " + (*sel)->digest +
+                              "|epochs " + std::to_string(a.column_epochs) + "|seed " + std::to_string(a.seed);
+  auto column = train_cached(a, "column", p.name, col_key, col);
+  if (!column) return fail(l.name, column.status());
+  // Student.
+  tr::DistillTargets targets;
+  targets.column_checkpoint = column->checkpoint;
+  targets.old_descriptors = covered;
+  targets.teacher_fisher = l.fisher;
+  targets.old_weight = l.old_weight;
+  targets.ewc_weight = l.ewc;
+  targets.unlabeled_ratio = l.unlabeled_ratio;
+  const std::vector<core::Record> unlabeled =
+      l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
+  targets.unlabeled = unlabeled;
+  tr::TrainRequest req = make_request(a, p, records, a.epochs);
+  req.start = tr::Distill{.teacher = {.init_checkpoint = l.model}, .targets = targets};
+  const std::string key = "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(l.fisher) +
+                          "|column " + tcl::sha256_hex(column->checkpoint) + "|sel " + (*sel)->digest + "|old " +
+                          std::to_string(covered.size()) + " w " + fmt("%g", l.old_weight) + "|ewc " +
+                          fmt("%g", l.ewc) +
+                          (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
+                                                       std::to_string(unlabeled.size()) + " max " +
+                                                       std::to_string(targets.max_unlabeled)
+                                                 : std::string()) +
+                          "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
+  auto student = train_cached(a, "distill", p.name, key, req);
+  if (!student) return fail(l.name, student.status());
+  st->timings.push_back({l.name, "column", column->wall_s, column->cpu_s, column->programs, column->cached});
+  st->timings.push_back({l.name, "student", student->wall_s, student->cpu_s, student->programs, student->cached});
+  l.model = std::move(student->checkpoint);
+  l.fisher = std::move(student->fisher);
+  return 0;
+}
+
+// A fine-tune lineage's step: the lineage's model fine-tuned on the shared selection.
+int fine_tune_step(const Args& a, const PlatformData& p, const std::vector<core::Record>& shared_records,
+                   const Selection& shared, Lineage& l, StepResult* st) {
+  tr::TrainRequest req = make_request(a, p, shared_records, a.epochs);
+  req.start = tr::FineTune{.init_checkpoint = l.model};
+  req.fisher.compute = false;
+  const std::string key = "ft|" + p.name + "|init " + tcl::sha256_hex(l.model) + "|sel " + shared.digest +
+                          "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
+  auto ft = train_cached(a, "ft", p.name, key, req);
+  if (!ft) return fail(l.name, ft.status());
+  st->timings.push_back({l.name, "fine-tune", ft->wall_s, ft->cpu_s, ft->programs, ft->cached});
+  l.model = std::move(ft->checkpoint);
+  return 0;
+}
+
+// (b) joint: a fresh student on every platform's training data so far (the
+// first platform's pool as the base saw it, the rdu selection of each later
+// one): the multi-task upper bound at the same measurement budget, free of
+// the no-old-data rule.
+Result<Trained> train_joint(const Args& a, const std::vector<PlatformData>& platforms, std::size_t k,
+                            const Selection& shared) {
+  const PlatformData& p = platforms[k];
+  tr::TrainRequest req = make_request(a, p, p.selected, a.base_epochs);
+  req.fisher.compute = false;
+  std::string key = "joint|" + p.name + "|sel " + shared.digest + "|" + a.platforms[0] + " pool " +
+                    std::to_string(platforms[0].pool.size()) + " max_records " + std::to_string(a.base_max_records);
+  tr::JointTraining joint_platforms;
+  joint_platforms.platforms.push_back({platforms[0].pool, platforms[0].platform});
+  for (std::size_t j = 1; j < k; ++j) {
+    joint_platforms.platforms.push_back({platforms[j].selected, platforms[j].platform});
+    key += "|" + platforms[j].name + " sel " + platforms[j].selected_digest;
+  }
+  key += "|epochs " + std::to_string(a.base_epochs) + "|seed " + std::to_string(a.seed);
+  req.start = std::move(joint_platforms);
+  return train_cached(a, "joint", p.name, key, req);
+}
+
+// (c1) and (c2): fresh models of this platform alone, on the shared selection
+// or on the whole pool.
+int train_separate(const Args& a, const PlatformData& p, const std::vector<core::Record>& shared_records,
+                   const Selection& shared, StepResult* st, std::map<std::string, Trained>* separate) {
+  if (a.methods.count("c1")) {
+    tr::TrainRequest req = make_request(a, p, shared_records, a.epochs);
+    req.fisher.compute = false;
+    const std::string key = "fresh|" + p.name + "|sel " + shared.digest + "|epochs " + std::to_string(a.epochs) +
+                            "|seed " + std::to_string(a.seed);
+    auto t = train_cached(a, "c1", p.name, key, req);
+    if (!t) return fail(kC1, t.status());
+    st->timings.push_back({kC1, "train", t->wall_s, t->cpu_s, t->programs, t->cached});
+    (*separate)[kC1] = std::move(*t);
+  }
+  if (a.methods.count("c2")) {
+    tr::TrainRequest req = make_request(a, p, p.pool, a.epochs);
+    req.fisher.compute = false;
+    const std::string key = "fresh|" + p.name + "|whole pool " + std::to_string(p.pool.size()) + "|max_records " +
+                            std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.epochs) + "|seed " +
+                            std::to_string(a.seed);
+    auto t = train_cached(a, "c2", p.name, key, req);
+    if (!t) return fail(kC2, t.status());
+    st->timings.push_back({kC2, "train", t->wall_s, t->cpu_s, t->programs, t->cached});
+    (*separate)[kC2] = std::move(*t);
+  }
+  return 0;
+}
+
+// Scores of step k's models on every platform seen so far (the separate
+// models on this platform only; earlier cells carried from `previous`).
+int score_step(const Args& a, std::vector<PlatformData>& platforms, std::size_t k,
+               const std::vector<Lineage>& lineages, const std::optional<Trained>& joint_model,
+               const std::map<std::string, Trained>& separate, const StepResult& previous, StepResult* st) {
+  const PlatformData& p = platforms[k];
+  for (const Lineage& l : lineages) {
+    auto cm = tr::CostModel::load(l.model);
+    if (!cm) return fail(l.name, cm.status());
+    const std::int64_t params = (*cm)->num_parameters();
+    for (std::size_t j = 0; j <= k; ++j) {
+      auto s = evaluate_cached(a, platforms[j], l.model);
+      if (!s) return fail(l.name, s.status());
+      st->cells[l.name][platforms[j].name] = {*s, params};
+      std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f  (%lld params)\n", l.name.c_str(),
+                  platforms[j].name.c_str(), s->top1_mean, s->top1_sum, s->tuning, static_cast<long long>(params));
+      if (!st->floors.count(platforms[j].name)) st->floors[platforms[j].name] = floor_of(*s);
+    }
+  }
+  if (joint_model) {
+    auto cm = tr::CostModel::load(joint_model->checkpoint);
+    if (!cm) return fail(kJoint, cm.status());
+    for (std::size_t j = 0; j <= k; ++j) {
+      auto s = evaluate_cached(a, platforms[j], joint_model->checkpoint);
+      if (!s) return fail(kJoint, s.status());
+      st->cells[kJoint][platforms[j].name] = {*s, (*cm)->num_parameters()};
+      std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f\n", kJoint.c_str(), platforms[j].name.c_str(),
+                  s->top1_mean, s->top1_sum, s->tuning);
+    }
+  }
+  for (const auto& [name, t] : separate) {
+    auto s = evaluate_cached(a, p, t.checkpoint);
+    if (!s) return fail(name, s.status());
+    if (auto it = previous.cells.find(name); it != previous.cells.end()) {
+      st->cells[name] = it->second;  // the earlier platforms' own models
+    }
+    st->cells[name][p.name] = {*s, t.params};
+    std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f  (%lld params)\n", name.c_str(), p.name.c_str(),
+                s->top1_mean, s->top1_sum, s->tuning, static_cast<long long>(t.params));
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+// Step k ≥ 1: onboard platforms[k] into every row, then score. Returns the
+// process exit code (0 = go on).
+int run_step(const Args& a, std::vector<PlatformData>& platforms, std::size_t k, std::vector<Lineage>& lineages,
+             const StepResult& previous, StepResult* st) {
+  PlatformData& p = platforms[k];
+  if (!load_platform(a, a.platforms[k], true, &p)) return 1;
+  std::vector<std::vector<float>> covered;
+  for (std::size_t j = 0; j < k; ++j) covered.push_back(platforms[j].descriptor);
+  st->platform = p.name;
+  st->pool = static_cast<std::int64_t>(p.pool.size());
+  StepSelections selections(a, p, covered);
+  auto shared = selections.of(lineages.front().model);
+  if (!shared) return fail("selection", shared.status());
+  const std::vector<core::Record> shared_records = selections.records_of(**shared);
+  p.selected = shared_records;
+  p.selected_digest = (*shared)->digest;
+  st->selected = static_cast<std::int64_t>(shared_records.size());
+  st->embed_s = (*shared)->embed_s;
+  st->select_s = (*shared)->select_s;
+
+  for (Lineage& l : lineages) {
+    const int rc = l.distill ? distill_step(a, p, covered, selections, l, st)
+                             : fine_tune_step(a, p, shared_records, **shared, l, st);
+    if (rc != 0) return rc;
+  }
+  std::optional<Trained> joint_model;
+  if (a.methods.count("b")) {
+    auto t = train_joint(a, platforms, k, **shared);
+    if (!t) return fail(kJoint, t.status());
+    st->timings.push_back({kJoint, "train", t->wall_s, t->cpu_s, t->programs, t->cached});
+    joint_model = std::move(*t);
+  }
+  std::map<std::string, Trained> separate;
+  if (const int rc = train_separate(a, p, shared_records, **shared, st, &separate); rc != 0) return rc;
+  if (const int rc = score_step(a, platforms, k, lineages, joint_model, separate, previous, st); rc != 0) return rc;
+  p.pool = {};  // selections are done; only the eval split (and the selection, for (b)) is needed from now on
+  p.task = {};
+  return 0;
 }
 
 }  // namespace
@@ -700,265 +1033,17 @@ int main(int argc, char** argv) {
   std::printf("# %s\n", a.command.c_str());
   std::fflush(stdout);
 
-  // Lineages (rows that carry a model along the sequence).
-  std::vector<Lineage> lineages;
-  if (a.methods.count("distill")) lineages.push_back({"distill", true, a.old_weight, a.ewc, a.unlabeled_ratio, {}, {}});
-  if (a.extra) {
-    lineages.push_back({"distill (old_weight " + fmt("%g", a.extra_old) + ", ewc " + fmt("%g", a.extra_ewc) +
-                            ", unlabeled " + fmt("%g", a.extra_unlabeled) + ")",
-                        true, a.extra_old, a.extra_ewc, a.extra_unlabeled, {}, {}});
-  }
-  if (a.methods.count("ft")) lineages.push_back({"(a) fine-tune", false, 0, 0, 0, {}, {}});
-  std::vector<std::string> order;
-  for (const Lineage& l : lineages) order.push_back(l.name);
-  const std::string joint = "(b) joint", c1 = "(c1) separate, 10%", c2 = "(c2) separate, whole pool";
-  if (a.methods.count("b")) order.push_back(joint);
-  if (a.methods.count("c1")) order.push_back(c1);
-  if (a.methods.count("c2")) order.push_back(c2);
-
+  std::vector<Lineage> lineages = make_lineages(a);
+  const std::vector<std::string> order = row_order(a, lineages);
   std::vector<PlatformData> platforms(a.platforms.size());
   std::vector<StepResult> steps;
-  const auto write_results = [&] {
-    const std::string md = render(a, steps, order, seconds_since(t_start));
-    write_file(a.out + "/RESULTS.md", md);
-  };
-
-  // Step 0: the base on the first platform's pool.
-  {
-    PlatformData& p0 = platforms[0];
-    const std::string key = "base|" + a.data + "/" + a.platforms[0] + "|max_records " +
-                            std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.base_epochs) +
-                            "|seed " + std::to_string(a.base_seed) + "|threads " + std::to_string(a.threads) +
-                            "|holdout 0.3 salt 0 dedup";
-    const std::string path = cache_path(a, "base", a.platforms[0], key);
-    const bool cached = std::filesystem::exists(path + ".meta");
-    if (!load_platform(a, a.platforms[0], !cached || a.methods.count("b"), &p0)) return 1;
-    tr::TrainRequest req = make_request(a, p0, p0.pool, a.base_epochs);
-    req.optimisation.seed = a.base_seed;
-    auto base = train_cached(a, "base", p0.name, key, req);
-    if (!base) return fail("base", base.status());
-    if (!a.methods.count("b")) p0.pool = {};  // (b) trains on it again at every step
-    p0.task = {};
-    auto score = evaluate_cached(a, p0, base->checkpoint);
-    if (!score) return fail("base", score.status());
+  for (std::size_t k = 0; k < a.platforms.size(); ++k) {
     StepResult st;
-    st.platform = p0.name;
-    st.floors[p0.name] = *score;
-    st.floors[p0.name].top1_mean = score->floor_mean;
-    st.floors[p0.name].top1_sum = score->floor_sum;
-    st.floors[p0.name].tuning = score->floor_tuning;
-    for (Lineage& l : lineages) {
-      l.model = base->checkpoint;
-      l.fisher = base->fisher;
-      st.cells[l.name][p0.name] = {*score, base->params};
-    }
-    if (a.methods.count("c1")) st.cells[c1][p0.name] = {*score, base->params};
-    if (a.methods.count("c2")) st.cells[c2][p0.name] = {*score, base->params};
-    if (a.methods.count("b")) st.cells[joint][p0.name] = {*score, base->params};
-    st.timings.push_back({"base", "train", base->wall_s, base->cpu_s, base->programs, base->cached});
-    std::printf("step 0 (%s): base top-1 %.4f/%.4f (mean/sum) tuning %.4f on %lld eval tasks; %lld params\n",
-                p0.name.c_str(), score->top1_mean, score->top1_sum, score->tuning, static_cast<long long>(score->tasks),
-                static_cast<long long>(base->params));
-    std::fflush(stdout);
+    const int rc = k == 0 ? run_base_step(a, platforms[0], lineages, &st)
+                          : run_step(a, platforms, k, lineages, steps.back(), &st);
+    if (rc != 0) return rc;
     steps.push_back(std::move(st));
-    write_results();
-  }
-
-  for (std::size_t k = 1; k < a.platforms.size(); ++k) {
-    PlatformData& p = platforms[k];
-    if (!load_platform(a, a.platforms[k], true, &p)) return 1;
-    std::vector<std::vector<float>> covered;
-    for (std::size_t j = 0; j < k; ++j) covered.push_back(platforms[j].descriptor);
-    StepResult st;
-    st.platform = p.name;
-    st.pool = static_cast<std::int64_t>(p.pool.size());
-    // Selections: by the production model of the first lineage (shared by
-    // ft/c1), and by its own for any other distill lineage.
-    std::map<std::string, Selection> selections;  // model sha → selection
-    const auto selection_for = [&](const std::string& model) -> Result<const Selection*> {
-      const std::string sha = tcl::sha256_hex(model);
-      auto it = selections.find(sha);
-      if (it == selections.end()) {
-        auto sel = select_cached(a, p, model, covered);
-        if (!sel) return sel.status();
-        std::printf("  rdu selection on %s: %zu of %zu (embed %.1f s, select %.2f s) [%s]\n", p.name.c_str(),
-                    sel->picks.size(), p.pool.size(), sel->embed_s, sel->select_s, sel->digest.c_str());
-        std::fflush(stdout);
-        it = selections.emplace(sha, std::move(*sel)).first;
-      }
-      return &it->second;
-    };
-    const auto records_of = [&](const Selection& sel) {
-      std::vector<core::Record> out;
-      out.reserve(sel.picks.size());
-      for (std::int64_t i : sel.picks) out.push_back(p.pool[static_cast<std::size_t>(i)]);
-      return out;
-    };
-    auto shared = selection_for(lineages.front().model);
-    if (!shared) return fail("selection", shared.status());
-    const std::vector<core::Record> shared_records = records_of(**shared);
-    p.selected = shared_records;
-    p.selected_digest = (*shared)->digest;
-    // The unmeasured rest of the pool: distillation inputs without labels.
-    const auto unlabeled_of = [&](const Selection& sel) {
-      std::vector<char> picked(p.pool.size(), 0);
-      for (std::int64_t i : sel.picks) picked[static_cast<std::size_t>(i)] = 1;
-      std::vector<core::Record> out;
-      out.reserve(p.pool.size() - sel.picks.size());
-      for (std::size_t i = 0; i < p.pool.size(); ++i) {
-        if (!picked[i]) out.push_back(p.pool[i]);
-      }
-      return out;
-    };
-    st.selected = static_cast<std::int64_t>(shared_records.size());
-    st.embed_s = (*shared)->embed_s;
-    st.select_s = (*shared)->select_s;
-
-    for (Lineage& l : lineages) {
-      if (l.distill) {
-        auto sel = selection_for(l.model);
-        if (!sel) return fail("selection", sel.status());
-        const std::vector<core::Record> records = records_of(**sel);
-        const std::string teacher_sha = tcl::sha256_hex(l.model);
-        // Active column.
-        tr::TrainRequest col = make_request(a, p, records, a.column_epochs);
-        col.start = tr::FineTune{.init_checkpoint = l.model};
-        col.fisher.compute = false;
-        const std::string col_key = "column|" + p.name + "|teacher " + teacher_sha + "|sel " + (*sel)->digest +
-                                    "|epochs " + std::to_string(a.column_epochs) + "|seed " + std::to_string(a.seed);
-        auto column = train_cached(a, "column", p.name, col_key, col);
-        if (!column) return fail(l.name, column.status());
-        // Student.
-        tr::DistillTargets targets;
-        targets.column_checkpoint = column->checkpoint;
-        targets.old_descriptors = covered;
-        targets.teacher_fisher = l.fisher;
-        targets.old_weight = l.old_weight;
-        targets.ewc_weight = l.ewc;
-        targets.unlabeled_ratio = l.unlabeled_ratio;
-        const std::vector<core::Record> unlabeled = l.unlabeled_ratio > 0 ? unlabeled_of(**sel) : std::vector<core::Record>{};
-        targets.unlabeled = unlabeled;
-        tr::TrainRequest req = make_request(a, p, records, a.epochs);
-        req.start = tr::Distill{.teacher = {.init_checkpoint = l.model}, .targets = targets};
-        const std::string key = "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " +
-                                tcl::sha256_hex(l.fisher) + "|column " + tcl::sha256_hex(column->checkpoint) +
-                                "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) + " w " +
-                                fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) +
-                                (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
-                                                             std::to_string(unlabeled.size()) + " max " +
-                                                             std::to_string(targets.max_unlabeled)
-                                                       : std::string()) +
-                                "|epochs " +
-                                std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
-        auto student = train_cached(a, "distill", p.name, key, req);
-        if (!student) return fail(l.name, student.status());
-        st.timings.push_back({l.name, "column", column->wall_s, column->cpu_s, column->programs, column->cached});
-        st.timings.push_back({l.name, "student", student->wall_s, student->cpu_s, student->programs, student->cached});
-        l.model = std::move(student->checkpoint);
-        l.fisher = std::move(student->fisher);
-      } else {
-        tr::TrainRequest req = make_request(a, p, shared_records, a.epochs);
-        req.start = tr::FineTune{.init_checkpoint = l.model};
-        req.fisher.compute = false;
-        const std::string key = "ft|" + p.name + "|init " + tcl::sha256_hex(l.model) + "|sel " + (*shared)->digest +
-                                "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
-        auto ft = train_cached(a, "ft", p.name, key, req);
-        if (!ft) return fail(l.name, ft.status());
-        st.timings.push_back({l.name, "fine-tune", ft->wall_s, ft->cpu_s, ft->programs, ft->cached});
-        l.model = std::move(ft->checkpoint);
-      }
-    }
-    // (b) joint: a fresh student on every platform's training data so far
-    // (the first platform's pool as the base saw it, the rdu selection of
-    // each later one): the multi-task upper bound at the same measurement
-    // budget, free of the no-old-data rule.
-    std::optional<Trained> joint_model;
-    if (a.methods.count("b")) {
-      tr::TrainRequest req = make_request(a, p, p.selected, a.base_epochs);
-      req.fisher.compute = false;
-      std::string key = "joint|" + p.name + "|sel " + (*shared)->digest + "|" + a.platforms[0] + " pool " +
-                        std::to_string(platforms[0].pool.size()) + " max_records " + std::to_string(a.base_max_records);
-      tr::JointTraining joint_platforms;
-      joint_platforms.platforms.push_back({platforms[0].pool, platforms[0].platform});
-      for (std::size_t j = 1; j < k; ++j) {
-        joint_platforms.platforms.push_back({platforms[j].selected, platforms[j].platform});
-        key += "|" + platforms[j].name + " sel " + platforms[j].selected_digest;
-      }
-      key += "|epochs " + std::to_string(a.base_epochs) + "|seed " + std::to_string(a.seed);
-      req.start = std::move(joint_platforms);
-      auto t = train_cached(a, "joint", p.name, key, req);
-      if (!t) return fail(joint, t.status());
-      st.timings.push_back({joint, "train", t->wall_s, t->cpu_s, t->programs, t->cached});
-      joint_model = std::move(*t);
-    }
-    // Separate models of this platform.
-    std::map<std::string, Trained> separate;
-    if (a.methods.count("c1")) {
-      tr::TrainRequest req = make_request(a, p, shared_records, a.epochs);
-      req.fisher.compute = false;
-      const std::string key = "fresh|" + p.name + "|sel " + (*shared)->digest + "|epochs " +
-                              std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
-      auto t = train_cached(a, "c1", p.name, key, req);
-      if (!t) return fail(c1, t.status());
-      st.timings.push_back({c1, "train", t->wall_s, t->cpu_s, t->programs, t->cached});
-      separate[c1] = std::move(*t);
-    }
-    if (a.methods.count("c2")) {
-      tr::TrainRequest req = make_request(a, p, p.pool, a.epochs);
-      req.fisher.compute = false;
-      const std::string key = "fresh|" + p.name + "|whole pool " + std::to_string(p.pool.size()) + "|max_records " +
-                              std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.epochs) + "|seed " +
-                              std::to_string(a.seed);
-      auto t = train_cached(a, "c2", p.name, key, req);
-      if (!t) return fail(c2, t.status());
-      st.timings.push_back({c2, "train", t->wall_s, t->cpu_s, t->programs, t->cached});
-      separate[c2] = std::move(*t);
-    }
-
-    // Scores on every platform seen so far.
-    for (const Lineage& l : lineages) {
-      auto cm = tr::CostModel::load(l.model);
-      if (!cm) return fail(l.name, cm.status());
-      const std::int64_t params = (*cm)->num_parameters();
-      for (std::size_t j = 0; j <= k; ++j) {
-        auto s = evaluate_cached(a, platforms[j], l.model);
-        if (!s) return fail(l.name, s.status());
-        st.cells[l.name][platforms[j].name] = {*s, params};
-        std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f  (%lld params)\n", l.name.c_str(),
-                    platforms[j].name.c_str(), s->top1_mean, s->top1_sum, s->tuning, static_cast<long long>(params));
-        if (!st.floors.count(platforms[j].name)) {
-          Score f = *s;
-          f.top1_mean = s->floor_mean;
-          f.top1_sum = s->floor_sum;
-          f.tuning = s->floor_tuning;
-          st.floors[platforms[j].name] = f;
-        }
-      }
-    }
-    if (joint_model) {
-      auto cm = tr::CostModel::load(joint_model->checkpoint);
-      if (!cm) return fail(joint, cm.status());
-      for (std::size_t j = 0; j <= k; ++j) {
-        auto s = evaluate_cached(a, platforms[j], joint_model->checkpoint);
-        if (!s) return fail(joint, s.status());
-        st.cells[joint][platforms[j].name] = {*s, (*cm)->num_parameters()};
-        std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f\n", joint.c_str(), platforms[j].name.c_str(),
-                    s->top1_mean, s->top1_sum, s->tuning);
-      }
-    }
-    for (const auto& [name, t] : separate) {
-      auto s = evaluate_cached(a, p, t.checkpoint);
-      if (!s) return fail(name, s.status());
-      st.cells[name] = steps.back().cells[name];  // the earlier platforms' own models
-      st.cells[name][p.name] = {*s, t.params};
-      std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f  (%lld params)\n", name.c_str(), p.name.c_str(),
-                  s->top1_mean, s->top1_sum, s->tuning, static_cast<long long>(t.params));
-    }
-    std::fflush(stdout);
-    steps.push_back(std::move(st));
-    p.pool = {};  // selections are done; only the eval split (and the selection, for (b)) is needed from now on
-    p.task = {};
-    write_results();
+    write_file(a.out + "/RESULTS.md", render(a, steps, order, seconds_since(t_start)));
   }
   const std::string md = render(a, steps, order, seconds_since(t_start));
   std::printf("\n%s", md.c_str());
