@@ -982,98 +982,122 @@ void print_pick_percentiles(const PlatformData& p, std::span<const std::int64_t>
 }
 
 // Steps 2–4 for one platform.
-int run_platform(const Args& a, const std::string& base, const Loaded& base_model, const std::vector<float>& base_desc,
-                 const Tags& tags, RunLog& log, const std::string& name) {
-  PlatformData p;
-  if (!load_platform(a, name, static_cast<int>(base_model.model->config().max_len), &p)) return 1;
-  const auto n = static_cast<std::int64_t>(p.pool.size());
+// One platform's experiment: zero-shot, then per seed the 100% pool and
+// every strategy and fraction (rounds of picks, then a fine-tune scored on
+// the eval split), each outcome logged under its run key.
+class PlatformRun {
+ public:
+  PlatformRun(const Args& args, const std::string& base_checkpoint, const Loaded& base_loaded,
+              const std::vector<float>& base_descriptor, const Tags& run_tags, RunLog& run_log,
+              const std::string& platform)
+      : a(args), base(base_checkpoint), base_model(base_loaded), base_desc(base_descriptor), tags(run_tags),
+        log(run_log), name(platform), short_args(args), long_args(long_schedule_args(args)) {
+    // --ft-auto-schedule: the decision FineTune::auto_schedule makes,
+    // taken here so that the run is also logged under the explicit schedule's
+    // key (and reuses a run made with those flags).
+    short_args.ft_auto_schedule = false;
+    const std::string base_sha = tcl::sha256_hex(base);
+    short_tags = tags_of(short_args, base_sha);
+    long_tags = tags_of(long_args, base_sha);
+  }
 
+  int run() {
+    if (!load_platform(a, name, static_cast<int>(base_model.model->config().max_len), &p)) return 1;
+    n = static_cast<std::int64_t>(p.pool.size());
+    all.resize(static_cast<std::size_t>(n));
+    std::iota(all.begin(), all.end(), 0);
+    if (const int rc = zero_shot(); rc != 0) return rc;
+    for (int si = 0; si < a.seeds; ++si) {
+      if (const int rc = run_seed(a.seed_base + static_cast<std::uint64_t>(si)); rc != 0) return rc;
+    }
+    print_tables(a, tags, log, name, n);
+    return 0;
+  }
+
+ private:
   // Zero-shot: the base with this platform's descriptor.
-  const std::string zkey = run_key(name, 0, "zero-shot", 0.0, tags.zero_shot);  // seed-independent
-  if (const Outcome* cached = log.find(zkey)) {
-    print_outcome("zero-shot base", *cached, true);
-  } else {
+  int zero_shot() {
+    const std::string zkey = run_key(name, 0, "zero-shot", 0.0, tags.zero_shot);  // seed-independent
+    if (const Outcome* cached = log.find(zkey)) {
+      print_outcome("zero-shot base", *cached, true);
+      return 0;
+    }
     auto m = evaluate(base_model, p.eval);
     if (!m) return fail(name, m.status());
     const Outcome o = outcome_of(*m, 0, 0, 0);
     log.add(zkey, o);
     print_outcome("zero-shot base", o, false);
+    return 0;
   }
 
-  std::vector<std::int64_t> all(static_cast<std::size_t>(n));
-  std::iota(all.begin(), all.end(), 0);
-  // --ft-auto-schedule: the decision FineTune::auto_schedule makes,
-  // taken here so that the run is also logged under the explicit schedule's
-  // key (and reuses a run made with those flags).
-  Args short_args = a;
-  short_args.ft_auto_schedule = false;
-  const Args long_args = long_schedule_args(a);
-  const std::string base_sha = tcl::sha256_hex(base);
-  const Tags short_tags = tags_of(short_args, base_sha), long_tags = tags_of(long_args, base_sha);
   // The zero-shot check of FineTune::auto_schedule on `chosen`, printed
   // under `what`: true when the platform is far from the base.
-  const auto far_from_base = [&](std::span<const core::Record> chosen, std::uint64_t seed,
-                                 const std::string& what) -> Result<bool> {
-    auto fit = tr::zero_shot_fit(finetune_request(short_args, base, p, chosen, seed), base);
-    if (!fit) return fit.status();
-    const bool far = tr::long_schedule_needed(*fit);
-    std::printf("    %s: the base on the %zu programs: pairwise %.4f; top-1 %.4f, chance %.4f (mean ratio): %s\n",
-                what.c_str(), chosen.size(), fit->pairwise_accuracy, fit->top1.mean_ratio, fit->random_top1.mean_ratio,
-                far ? "far" : "near");
-    std::fflush(stdout);
-    return far;
-  };
-  const auto fine_tune_and_score = [&](std::span<const std::int64_t> picks, std::uint64_t seed, double select_s,
-                                       std::string_view strategy, double fraction) -> Result<Outcome> {
+  Result<bool> far_from_base(std::span<const core::Record> chosen, std::uint64_t seed, const std::string& what) {
+  auto fit = tr::zero_shot_fit(finetune_request(short_args, base, p, chosen, seed), base);
+  if (!fit) return fit.status();
+  const bool far = tr::long_schedule_needed(*fit);
+  std::printf("    %s: the base on the %zu programs: pairwise %.4f; top-1 %.4f, chance %.4f (mean ratio): %s\n",
+              what.c_str(), chosen.size(), fit->pairwise_accuracy, fit->top1.mean_ratio, fit->random_top1.mean_ratio,
+              far ? "far" : "near");
+  std::fflush(stdout);
+  return far;
+  }
+
+  std::vector<core::Record> records_of(std::span<const std::int64_t> picks) const {
     std::vector<core::Record> chosen;
     chosen.reserve(picks.size());
     for (std::int64_t i : picks) chosen.push_back(p.pool[static_cast<std::size_t>(i)]);
-    const Args* run_args = &a;
-    std::string explicit_key;
-    if (a.ft_auto_schedule) {
-      auto far_or = far_from_base(chosen, seed, "schedule of the fine-tune");
-      if (!far_or) return far_or.status();
-      const bool far = *far_or;
-      run_args = far ? &long_args : &short_args;
-      // With two rounds the column's schedule comes from the check on the
-      // first round alone, which can differ from this one on all the picks,
-      // so rdu's runs are not shared with an explicit schedule's.
-      if (a.rounds == 1 || strategy == "all" || strategy == "random") {
-        const Tags& t = far ? long_tags : short_tags;
-        explicit_key = run_key(name, seed, strategy, fraction, strategy == "all" ? t.full : t.of(strategy));
-        if (const Outcome* o = log.find(explicit_key)) return *o;
-      }
-    }
-    auto r = finetune(*run_args, base, p, chosen, seed);
-    if (!r) return r.status();
-    if (r->best_epoch > 0) {
-      std::printf("    kept epoch %d of %d%s (%lld steps; validation %lld programs, top-1 %.4f)\n", r->best_epoch,
-                  static_cast<int>(r->epoch_validation.size()), r->refitted ? ", refitted on all" : "",
-                  static_cast<long long>(r->steps), static_cast<long long>(r->validation.programs),
-                  r->validation.top1.mean_ratio);
-    }
-    auto tuned = load_model(r->checkpoint, a.threads);
-    if (!tuned) return tuned.status();
-    auto m = evaluate(*tuned, p.eval);
-    if (!m) return m.status();
-    for (double alpha : a.wise) {  // WiSE-FT: the fine-tune mixed back with the base
-      auto mixed = tr::interpolate_checkpoints(base, r->checkpoint, alpha);
-      if (!mixed) return mixed.status();
-      auto mixed_model = load_model(*mixed, a.threads);
-      if (!mixed_model) return mixed_model.status();
-      auto mm = evaluate(*mixed_model, p.eval);
-      if (!mm) return mm.status();
-      std::printf("    wise alpha=%.2f: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better)\n",
-                  alpha, mm->top1.sum_ratio, mm->top1.mean_ratio, mm->top5.sum_ratio, mm->top5.mean_ratio,
-                  mm->pairwise_accuracy, mm->tuning.geomean_ratio, mm->tuning.share_better);
-    }
-    const Outcome o = outcome_of(*m, static_cast<std::int64_t>(picks.size()), r->wall_s, select_s);
-    if (!explicit_key.empty()) log.add(explicit_key, o);
-    return o;
-  };
+    return chosen;
+  }
 
-  for (int si = 0; si < a.seeds; ++si) {
-    const std::uint64_t seed = a.seed_base + static_cast<std::uint64_t>(si);
+  Result<Outcome> fine_tune_and_score(std::span<const std::int64_t> picks, std::uint64_t seed, double select_s,
+                                      std::string_view strategy, double fraction) {
+    const std::vector<core::Record> chosen = records_of(picks);
+  const Args* run_args = &a;
+  std::string explicit_key;
+  if (a.ft_auto_schedule) {
+    auto far_or = far_from_base(chosen, seed, "schedule of the fine-tune");
+    if (!far_or) return far_or.status();
+    const bool far = *far_or;
+    run_args = far ? &long_args : &short_args;
+    // With two rounds the column's schedule comes from the check on the
+    // first round alone, which can differ from this one on all the picks,
+    // so rdu's runs are not shared with an explicit schedule's.
+    if (a.rounds == 1 || strategy == "all" || strategy == "random") {
+      const Tags& t = far ? long_tags : short_tags;
+      explicit_key = run_key(name, seed, strategy, fraction, strategy == "all" ? t.full : t.of(strategy));
+      if (const Outcome* o = log.find(explicit_key)) return *o;
+    }
+  }
+  auto r = finetune(*run_args, base, p, chosen, seed);
+  if (!r) return r.status();
+  if (r->best_epoch > 0) {
+    std::printf("    kept epoch %d of %d%s (%lld steps; validation %lld programs, top-1 %.4f)\n", r->best_epoch,
+                static_cast<int>(r->epoch_validation.size()), r->refitted ? ", refitted on all" : "",
+                static_cast<long long>(r->steps), static_cast<long long>(r->validation.programs),
+                r->validation.top1.mean_ratio);
+  }
+  auto tuned = load_model(r->checkpoint, a.threads);
+  if (!tuned) return tuned.status();
+  auto m = evaluate(*tuned, p.eval);
+  if (!m) return m.status();
+  for (double alpha : a.wise) {  // WiSE-FT: the fine-tune mixed back with the base
+    auto mixed = tr::interpolate_checkpoints(base, r->checkpoint, alpha);
+    if (!mixed) return mixed.status();
+    auto mixed_model = load_model(*mixed, a.threads);
+    if (!mixed_model) return mixed_model.status();
+    auto mm = evaluate(*mixed_model, p.eval);
+    if (!mm) return mm.status();
+    std::printf("    wise alpha=%.2f: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better)\n",
+                alpha, mm->top1.sum_ratio, mm->top1.mean_ratio, mm->top5.sum_ratio, mm->top5.mean_ratio,
+                mm->pairwise_accuracy, mm->tuning.geomean_ratio, mm->tuning.share_better);
+  }
+  const Outcome o = outcome_of(*m, static_cast<std::int64_t>(picks.size()), r->wall_s, select_s);
+  if (!explicit_key.empty()) log.add(explicit_key, o);
+  return o;
+  }
+
+  int run_seed(std::uint64_t seed) {
     const Clock::time_point ts = Clock::now();
     if (a.full) {
       const std::string key = run_key(name, seed, "all", 1.0, tags.full);
@@ -1090,83 +1114,109 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
     // strategy and fraction of this seed), made on first need.
     std::optional<Embedded> base_emb;
     for (double f : a.fractions) {
-      const auto budget = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(f * static_cast<double>(n) - 1e-9)));
       for (sampler::Strategy strategy : a.strategies) {
-        const std::string_view sname = sampler::strategy_name(strategy);
-        const std::string key = run_key(name, seed, sname, f, tags.of(strategy));
-        const std::string label = "seed " + std::to_string(seed) + " " + std::string(sname) + " @" + fmt("%g", 100 * f) + "%";
-        if (const Outcome* o = log.find(key)) {
-          print_outcome(label, *o, true);
-          continue;
-        }
-        if (!base_emb) {
-          auto e = embed(a, base_model, nullptr, p, base_desc, all, {}, seed);
-          if (!e) return fail("embed", e.status());
-          base_emb = std::move(*e);
-          std::printf("  seed %llu: pool embedded in %.2f s\n", static_cast<unsigned long long>(seed), base_emb->seconds);
-        }
-        double select_s = 0;
-        std::vector<std::int64_t> picked;
-        const int rounds = strategy == sampler::Strategy::kRandom ? 1 : a.rounds;
-        for (int round = 1; round <= rounds; ++round) {
-          const std::int64_t target = budget * round / rounds;  // cumulative picks after this round
-          const std::int64_t b = target - static_cast<std::int64_t>(picked.size());
-          if (b < 1) continue;
-          Result<std::vector<std::int64_t>> picks = Status::internal("no picks");
-          if (round == 1) {
-            picks = select(a, *base_emb, all, strategy, b, seed, &select_s);
-          } else {
-            // The active column: the base fine-tuned on what is measured so
-            // far scores the rest of the pool; the base is its reference.
-            // With --column-auto only where the base orders the measured
-            // programs no better than a coin; elsewhere the base goes on
-            // scoring, the measured counted as taken (an experiment: on
-            // x86-16c it did not pick better than the column, session 7).
-            std::vector<core::Record> chosen;
-            for (std::int64_t i : picked) chosen.push_back(p.pool[static_cast<std::size_t>(i)]);
-            bool use_column = true;
-            const Args* column_args = &a;
-            if (a.column_auto || a.ft_auto_schedule) {
-              auto far = far_from_base(chosen, seed, label + " round " + std::to_string(round) + ", measured so far");
-              if (!far) return fail("zero-shot check", far.status());
-              if (a.column_auto) use_column = *far;
-              if (a.ft_auto_schedule) column_args = *far ? &long_args : &short_args;
-            }
-            std::optional<Loaded> active;
-            if (use_column) {
-              auto r = finetune(*column_args, base, p, chosen, seed);
-              if (!r) return fail("active column", r.status());
-              auto loaded = load_model(r->checkpoint, a.threads);
-              if (!loaded) return fail(name, loaded.status());
-              active = std::move(*loaded);
-            }
-            std::unordered_set<std::int64_t> taken(picked.begin(), picked.end());
-            std::vector<std::int64_t> rest;
-            for (std::int64_t i : all) {
-              if (!taken.count(i)) rest.push_back(i);
-            }
-            auto e = embed(a, base_model, active ? &*active : nullptr, p, base_desc, rest, picked,
-                           seed + 1000 * static_cast<std::uint64_t>(round));
-            if (!e) return fail("embed", e.status());
-            picks = select(a, *e, rest, strategy, b, seed + static_cast<std::uint64_t>(round), &select_s);
-          }
-          if (!picks) {
-            std::fprintf(stderr, "%s round %d: %s\n", label.c_str(), round, picks.status().to_string().c_str());
-            return 1;
-          }
-          picked.insert(picked.end(), picks->begin(), picks->end());
-        }
-        if (a.pick_percentiles) print_pick_percentiles(p, picked, label);
-        auto o = fine_tune_and_score(picked, seed, select_s, sname, f);
-        if (!o) return fail(label, o.status());
-        log.add(key, *o);
-        print_outcome(label, *o, false);
+        if (const int rc = run_selection(seed, f, strategy, &base_emb); rc != 0) return rc;
       }
     }
     std::printf("  seed %llu done in %.0f s\n", static_cast<unsigned long long>(seed), seconds_since(ts));
+    return 0;
   }
-  print_tables(a, tags, log, name, n);
-  return 0;
+
+  // One strategy at one fraction: its rounds of picks, then the fine-tune.
+  int run_selection(std::uint64_t seed, double f, sampler::Strategy strategy, std::optional<Embedded>* base_emb) {
+    const auto budget = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(f * static_cast<double>(n) - 1e-9)));
+    const std::string_view sname = sampler::strategy_name(strategy);
+    const std::string key = run_key(name, seed, sname, f, tags.of(strategy));
+    const std::string label = "seed " + std::to_string(seed) + " " + std::string(sname) + " @" + fmt("%g", 100 * f) + "%";
+    if (const Outcome* o = log.find(key)) {
+      print_outcome(label, *o, true);
+      return 0;
+    }
+    if (!*base_emb) {
+      auto e = embed(a, base_model, nullptr, p, base_desc, all, {}, seed);
+      if (!e) return fail("embed", e.status());
+      *base_emb = std::move(*e);
+      std::printf("  seed %llu: pool embedded in %.2f s\n", static_cast<unsigned long long>(seed), (*base_emb)->seconds);
+    }
+    double select_s = 0;
+    std::vector<std::int64_t> picked;
+    const int rounds = strategy == sampler::Strategy::kRandom ? 1 : a.rounds;
+    for (int round = 1; round <= rounds; ++round) {
+      const std::int64_t target = budget * round / rounds;  // cumulative picks after this round
+      const std::int64_t b = target - static_cast<std::int64_t>(picked.size());
+      if (b < 1) continue;
+      Result<std::vector<std::int64_t>> picks =
+          round == 1 ? select(a, **base_emb, all, strategy, b, seed, &select_s)
+                     : later_round(seed, round, strategy, b, label, picked, &select_s);
+      if (!picks) {
+        std::fprintf(stderr, "%s round %d: %s\n", label.c_str(), round, picks.status().to_string().c_str());
+        return 1;
+      }
+      picked.insert(picked.end(), picks->begin(), picks->end());
+    }
+    if (a.pick_percentiles) print_pick_percentiles(p, picked, label);
+    auto o = fine_tune_and_score(picked, seed, select_s, sname, f);
+    if (!o) return fail(label, o.status());
+    log.add(key, *o);
+    print_outcome(label, *o, false);
+    return 0;
+  }
+
+  // Round 2 and later: the active column (the base fine-tuned on what is
+  // measured so far) scores the rest of the pool; the base is its reference.
+  // With --column-auto only where the base orders the measured programs no
+  // better than a coin; elsewhere the base goes on scoring, the measured
+  // counted as taken (an experiment: on x86-16c it did not pick better than
+  // the column, session 7).
+  Result<std::vector<std::int64_t>> later_round(std::uint64_t seed, int round, sampler::Strategy strategy,
+                                                std::int64_t b, const std::string& label,
+                                                const std::vector<std::int64_t>& picked, double* select_s) {
+    const std::vector<core::Record> chosen = records_of(picked);
+    bool use_column = true;
+    const Args* column_args = &a;
+    if (a.column_auto || a.ft_auto_schedule) {
+      auto far = far_from_base(chosen, seed, label + " round " + std::to_string(round) + ", measured so far");
+      if (!far) return far.status().with_context("zero-shot check");
+      if (a.column_auto) use_column = *far;
+      if (a.ft_auto_schedule) column_args = *far ? &long_args : &short_args;
+    }
+    std::optional<Loaded> active;
+    if (use_column) {
+      auto r = finetune(*column_args, base, p, chosen, seed);
+      if (!r) return r.status().with_context("active column");
+      auto loaded = load_model(r->checkpoint, a.threads);
+      if (!loaded) return loaded.status().with_context(name);
+      active = std::move(*loaded);
+    }
+    std::unordered_set<std::int64_t> taken(picked.begin(), picked.end());
+    std::vector<std::int64_t> rest;
+    for (std::int64_t i : all) {
+      if (!taken.count(i)) rest.push_back(i);
+    }
+    auto e = embed(a, base_model, active ? &*active : nullptr, p, base_desc, rest, picked,
+                   seed + 1000 * static_cast<std::uint64_t>(round));
+    if (!e) return e.status().with_context("embed");
+    return select(a, *e, rest, strategy, b, seed + static_cast<std::uint64_t>(round), select_s);
+  }
+
+  const Args& a;
+  const std::string& base;
+  const Loaded& base_model;
+  const std::vector<float>& base_desc;
+  const Tags& tags;
+  RunLog& log;
+  const std::string& name;
+  Args short_args;
+  const Args long_args;
+  Tags short_tags, long_tags;
+  PlatformData p;
+  std::int64_t n = 0;
+  std::vector<std::int64_t> all;
+};
+
+int run_platform(const Args& a, const std::string& base, const Loaded& base_model, const std::vector<float>& base_desc,
+                 const Tags& tags, RunLog& log, const std::string& name) {
+  return PlatformRun(a, base, base_model, base_desc, tags, log, name).run();
 }
 
 }  // namespace
