@@ -1227,159 +1227,188 @@ int run_platform(const Args& a, const std::string& base, const Loaded& base_mode
 // bootstrap that resamples the seeds of every cell with replacement and keeps
 // the splits fixed (they are the protocol's, not a sample), so they show how
 // far seed-to-seed noise alone could move each figure.
+// A row of the --report tables: one strategy at one fraction (or 100%),
+// its outcomes per split (salt) and per seed found.
+struct ReportRow {
+  std::string label;  // "rdu @10%", "100%"
+  bool random = false;
+  double fraction = 1;
+  std::vector<std::vector<double>> sum, mean;  // per split: per seed found
+  std::vector<std::vector<double>> tuning;     // per split: per seed found with the tuning columns
+};
+using Row = ReportRow;
+
+bool complete(const Row& row) {
+  return std::all_of(row.mean.begin(), row.mean.end(), [](const auto& xs) { return !xs.empty(); });
+}
+
+double mean_of_splits(const std::vector<std::vector<double>>& cells) {
+  double total = 0;
+  for (const auto& xs : cells) total += mean_of(xs);
+  return total / static_cast<double>(cells.size());
+}
+
+// Every row's outcomes on every report split, from the run log; the
+// zero-shot cell of each split in `zero_shot`.
+std::vector<Row> gather_rows(const Args& a, const RunLog& log, const std::vector<std::uint64_t>& seeds,
+                             const std::string& platform, const std::string& base_sha,
+                             std::vector<std::string>* zero_shot_cells) {
+  std::vector<std::string>& zero_shot = *zero_shot_cells;
+  std::vector<Row> rows;
+  for (double f : a.fractions) {
+    for (sampler::Strategy st : a.strategies) {
+      rows.push_back({std::string(sampler::strategy_name(st)) + " @" + fmt("%g", 100 * f) + "%",
+                      st == sampler::Strategy::kRandom, f, {}, {}, {}});
+    }
+  }
+  rows.push_back({"100%", false, 1.0, {}, {}, {}});
+  for (std::uint64_t salt : a.report_salts) {
+    Args at = a;
+    at.split_salt = salt;
+    const Tags tags = tags_of(at, base_sha);
+    const Outcome* z = log.find(run_key(platform, 0, "zero-shot", 0.0, tags.zero_shot));
+    zero_shot.push_back(!z ? "–"
+                        : fmt("%.3f", z->top1_sum) + " / " + fmt("%.3f", z->top1_mean) +
+                              (std::isnan(z->tuning) ? "" : ", tuning " + fmt("%.3f", z->tuning)));
+    std::size_t r = 0;
+    const auto gather = [&](Row& row, std::string_view strategy, double f, const std::string& tag) {
+      row.sum.emplace_back();
+      row.mean.emplace_back();
+      row.tuning.emplace_back();
+      for (std::uint64_t seed : seeds) {
+        if (const Outcome* o = log.find(run_key(platform, seed, strategy, f, tag))) {
+          row.sum.back().push_back(o->top1_sum);
+          row.mean.back().push_back(o->top1_mean);
+          if (!std::isnan(o->tuning)) row.tuning.back().push_back(o->tuning);
+        }
+      }
+    };
+    for (double f : a.fractions) {
+      for (sampler::Strategy st : a.strategies) gather(rows[r++], sampler::strategy_name(st), f, tags.of(st));
+    }
+    gather(rows[r], "all", 1.0, tags.full);
+  }
+  return rows;
+}
+
+// The table of every split and their mean.
+void print_split_table(const Args& a, const std::vector<Row>& rows, const std::vector<std::string>& zero_shot,
+                       const std::vector<std::uint64_t>& seeds, const std::string& platform,
+                       const std::string& base_sha) {
+  std::string settings = tags_of(a, base_sha).selection;  // its salt is --split-salt's, not the report's
+  if (const std::size_t at = settings.find(" salt="); at != std::string::npos) {
+    settings.erase(at, settings.find(' ', at + 1) - at);
+  }
+  std::printf("\n### %s — splits", platform.c_str());
+  for (std::uint64_t salt : a.report_salts) std::printf(" %llu", static_cast<unsigned long long>(salt));
+  std::printf(", seeds %llu..%llu; %s\n\ntop-1 sum / mean ratio, tuning proxy (geometric mean, < 1 is better than "
+              "random), mean over the seeds found (how many)\n\n| split | zero-shot |",
+              static_cast<unsigned long long>(seeds.front()), static_cast<unsigned long long>(seeds.back()),
+              settings.c_str());
+  for (const Row& row : rows) std::printf(" %s |", row.label.c_str());
+  std::printf("\n|---|---|");
+  for (std::size_t i = 0; i < rows.size(); ++i) std::printf("---|");
+  std::printf("\n");
+  for (std::size_t s = 0; s < a.report_salts.size(); ++s) {
+    std::printf("| salt %llu | %s |", static_cast<unsigned long long>(a.report_salts[s]), zero_shot[s].c_str());
+    for (const Row& row : rows) {
+      if (row.mean[s].empty()) std::printf(" – |");
+      else {
+        const std::string tuning = row.tuning[s].empty() ? "" : ", tuning " + fmt("%.3f", mean_of(row.tuning[s]));
+        std::printf(" %.3f / %.3f%s (%zu) |", mean_of(row.sum[s]), mean_of(row.mean[s]), tuning.c_str(),
+                    row.mean[s].size());
+      }
+    }
+    std::printf("\n");
+  }
+  std::printf("| mean | |");
+  for (const Row& row : rows) {
+    if (!complete(row)) std::printf(" – |");
+    else {
+      const bool tuned = std::all_of(row.tuning.begin(), row.tuning.end(), [](const auto& xs) { return !xs.empty(); });
+      const std::string tuning = tuned ? ", tuning " + fmt("%.3f", mean_of_splits(row.tuning)) : "";
+      std::printf(" %.3f / %.3f%s |", mean_of_splits(row.sum), mean_of_splits(row.mean), tuning.c_str());
+    }
+  }
+  std::printf("\n");
+
+}
+
+// Each row against 100% (and against random at its fraction), with 95%
+// bootstrap intervals over the seeds.
+void print_intervals(const std::vector<Row>& rows) {
+  // The bootstrap resamples each row's seeds independently of the other
+  // rows' (the 100% row has its own seeds). A percentile interval over 2–3
+  // seeds per cell understates the spread, hence the smallest n printed.
+  const Row& full = rows.back();
+  const auto random_at = [&](double f) -> const Row* {
+    for (const Row& row : rows) {
+      if (row.random && row.fraction == f) return &row;
+    }
+    return nullptr;
+  };
+  std::size_t fewest = SIZE_MAX;
+  for (const Row& row : rows) {
+    for (const auto& xs : row.mean) {
+      if (!xs.empty()) fewest = std::min(fewest, xs.size());
+    }
+  }
+  if (!complete(full)) {
+    std::printf("\n(no interval: the 100%% runs are missing on a split)\n");
+    return;
+  }
+  std::mt19937_64 rng(1);
+  const auto resampled = [&](const std::vector<std::vector<double>>& cells) {
+    double total = 0;
+    for (const auto& xs : cells) {
+      std::uniform_int_distribution<std::size_t> pick(0, xs.size() - 1);
+      double m = 0;
+      for (std::size_t i = 0; i < xs.size(); ++i) m += xs[pick(rng)];
+      total += m / static_cast<double>(xs.size());
+    }
+    return total / static_cast<double>(cells.size());
+  };
+  const auto interval = [](std::vector<double> xs) {
+    std::sort(xs.begin(), xs.end());
+    const auto at = [&](double q) { return xs[static_cast<std::size_t>(q * static_cast<double>(xs.size() - 1))]; };
+    return std::pair{at(0.025), at(0.975)};
+  };
+  constexpr int kDraws = 10000;
+  std::printf("\nmean of the splits, 95%% bootstrap interval over seeds (%d draws; fewest seeds in a cell: %zu)\n\n",
+              kDraws, fewest);
+  for (const Row& row : rows) {
+    if (&row == &full || !complete(row)) continue;
+    for (const auto& [title, cells] : {std::pair{"sum", &Row::sum}, std::pair{"mean", &Row::mean}}) {
+      const Row* random = random_at(row.fraction);
+      const bool versus_random = random && random != &row && complete(*random);
+      std::vector<double> ratios, gaps;
+      for (int d = 0; d < kDraws; ++d) {
+        const double x = resampled(row.*cells), all = resampled(full.*cells);
+        ratios.push_back(x / all);
+        if (versus_random) gaps.push_back(x - resampled(random->*cells));
+      }
+      const double x = mean_of_splits(row.*cells);
+      const auto [lo, hi] = interval(ratios);
+      std::printf("%-14s top-1 %s ratio: / 100%% = %.3f [%.3f, %.3f]", row.label.c_str(), title,
+                  x / mean_of_splits(full.*cells), lo, hi);
+      if (versus_random) {
+        const auto [glo, ghi] = interval(gaps);
+        std::printf("; − random = %+.3f [%+.3f, %+.3f]", x - mean_of_splits(random->*cells), glo, ghi);
+      }
+      std::printf("\n");
+    }
+  }
+}
+
 int run_report(const Args& a, const std::string& base) {
   const std::string base_sha = tcl::sha256_hex(base);
   const RunLog log(a.out + "/runs.tsv");
   const std::vector<std::uint64_t> seeds = seeds_of(a);
-  struct Row {
-    std::string label;                   // "rdu @10%", "100%"
-    bool random = false;
-    double fraction = 1;
-    std::vector<std::vector<double>> sum, mean;  // per split: per seed found
-    std::vector<std::vector<double>> tuning;     // per split: per seed found with the tuning columns
-  };
   for (const std::string& platform : a.platforms) {
-    std::vector<Row> rows;
-    for (double f : a.fractions) {
-      for (sampler::Strategy st : a.strategies) {
-        rows.push_back({std::string(sampler::strategy_name(st)) + " @" + fmt("%g", 100 * f) + "%",
-                        st == sampler::Strategy::kRandom, f, {}, {}, {}});
-      }
-    }
-    rows.push_back({"100%", false, 1.0, {}, {}, {}});
     std::vector<std::string> zero_shot;
-    for (std::uint64_t salt : a.report_salts) {
-      Args at = a;
-      at.split_salt = salt;
-      const Tags tags = tags_of(at, base_sha);
-      const Outcome* z = log.find(run_key(platform, 0, "zero-shot", 0.0, tags.zero_shot));
-      zero_shot.push_back(!z ? "–"
-                          : fmt("%.3f", z->top1_sum) + " / " + fmt("%.3f", z->top1_mean) +
-                                (std::isnan(z->tuning) ? "" : ", tuning " + fmt("%.3f", z->tuning)));
-      std::size_t r = 0;
-      const auto gather = [&](Row& row, std::string_view strategy, double f, const std::string& tag) {
-        row.sum.emplace_back();
-        row.mean.emplace_back();
-        row.tuning.emplace_back();
-        for (std::uint64_t seed : seeds) {
-          if (const Outcome* o = log.find(run_key(platform, seed, strategy, f, tag))) {
-            row.sum.back().push_back(o->top1_sum);
-            row.mean.back().push_back(o->top1_mean);
-            if (!std::isnan(o->tuning)) row.tuning.back().push_back(o->tuning);
-          }
-        }
-      };
-      for (double f : a.fractions) {
-        for (sampler::Strategy st : a.strategies) gather(rows[r++], sampler::strategy_name(st), f, tags.of(st));
-      }
-      gather(rows[r], "all", 1.0, tags.full);
-    }
-    const auto complete = [](const Row& row) {
-      return std::all_of(row.mean.begin(), row.mean.end(), [](const auto& xs) { return !xs.empty(); });
-    };
-    const auto mean_of_splits = [](const std::vector<std::vector<double>>& cells) {
-      double total = 0;
-      for (const auto& xs : cells) total += mean_of(xs);
-      return total / static_cast<double>(cells.size());
-    };
-    std::string settings = tags_of(a, base_sha).selection;  // its salt is --split-salt's, not the report's
-    if (const std::size_t at = settings.find(" salt="); at != std::string::npos) {
-      settings.erase(at, settings.find(' ', at + 1) - at);
-    }
-    std::printf("\n### %s — splits", platform.c_str());
-    for (std::uint64_t salt : a.report_salts) std::printf(" %llu", static_cast<unsigned long long>(salt));
-    std::printf(", seeds %llu..%llu; %s\n\ntop-1 sum / mean ratio, tuning proxy (geometric mean, < 1 is better than "
-                "random), mean over the seeds found (how many)\n\n| split | zero-shot |",
-                static_cast<unsigned long long>(seeds.front()), static_cast<unsigned long long>(seeds.back()),
-                settings.c_str());
-    for (const Row& row : rows) std::printf(" %s |", row.label.c_str());
-    std::printf("\n|---|---|");
-    for (std::size_t i = 0; i < rows.size(); ++i) std::printf("---|");
-    std::printf("\n");
-    for (std::size_t s = 0; s < a.report_salts.size(); ++s) {
-      std::printf("| salt %llu | %s |", static_cast<unsigned long long>(a.report_salts[s]), zero_shot[s].c_str());
-      for (const Row& row : rows) {
-        if (row.mean[s].empty()) std::printf(" – |");
-        else {
-          const std::string tuning = row.tuning[s].empty() ? "" : ", tuning " + fmt("%.3f", mean_of(row.tuning[s]));
-          std::printf(" %.3f / %.3f%s (%zu) |", mean_of(row.sum[s]), mean_of(row.mean[s]), tuning.c_str(),
-                      row.mean[s].size());
-        }
-      }
-      std::printf("\n");
-    }
-    std::printf("| mean | |");
-    for (const Row& row : rows) {
-      if (!complete(row)) std::printf(" – |");
-      else {
-        const bool tuned = std::all_of(row.tuning.begin(), row.tuning.end(), [](const auto& xs) { return !xs.empty(); });
-        const std::string tuning = tuned ? ", tuning " + fmt("%.3f", mean_of_splits(row.tuning)) : "";
-        std::printf(" %.3f / %.3f%s |", mean_of_splits(row.sum), mean_of_splits(row.mean), tuning.c_str());
-      }
-    }
-    std::printf("\n");
-
-    // The bootstrap resamples each row's seeds independently of the other
-    // rows' (the 100% row has its own seeds). A percentile interval over 2–3
-    // seeds per cell understates the spread, hence the smallest n printed.
-    const Row& full = rows.back();
-    const auto random_at = [&](double f) -> const Row* {
-      for (const Row& row : rows) {
-        if (row.random && row.fraction == f) return &row;
-      }
-      return nullptr;
-    };
-    std::size_t fewest = SIZE_MAX;
-    for (const Row& row : rows) {
-      for (const auto& xs : row.mean) {
-        if (!xs.empty()) fewest = std::min(fewest, xs.size());
-      }
-    }
-    if (!complete(full)) {
-      std::printf("\n(no interval: the 100%% runs are missing on a split)\n");
-      continue;
-    }
-    std::mt19937_64 rng(1);
-    const auto resampled = [&](const std::vector<std::vector<double>>& cells) {
-      double total = 0;
-      for (const auto& xs : cells) {
-        std::uniform_int_distribution<std::size_t> pick(0, xs.size() - 1);
-        double m = 0;
-        for (std::size_t i = 0; i < xs.size(); ++i) m += xs[pick(rng)];
-        total += m / static_cast<double>(xs.size());
-      }
-      return total / static_cast<double>(cells.size());
-    };
-    const auto interval = [](std::vector<double> xs) {
-      std::sort(xs.begin(), xs.end());
-      const auto at = [&](double q) { return xs[static_cast<std::size_t>(q * static_cast<double>(xs.size() - 1))]; };
-      return std::pair{at(0.025), at(0.975)};
-    };
-    constexpr int kDraws = 10000;
-    std::printf("\nmean of the splits, 95%% bootstrap interval over seeds (%d draws; fewest seeds in a cell: %zu)\n\n",
-                kDraws, fewest);
-    for (const Row& row : rows) {
-      if (&row == &full || !complete(row)) continue;
-      for (const auto& [title, cells] : {std::pair{"sum", &Row::sum}, std::pair{"mean", &Row::mean}}) {
-        const Row* random = random_at(row.fraction);
-        const bool versus_random = random && random != &row && complete(*random);
-        std::vector<double> ratios, gaps;
-        for (int d = 0; d < kDraws; ++d) {
-          const double x = resampled(row.*cells), all = resampled(full.*cells);
-          ratios.push_back(x / all);
-          if (versus_random) gaps.push_back(x - resampled(random->*cells));
-        }
-        const double x = mean_of_splits(row.*cells);
-        const auto [lo, hi] = interval(ratios);
-        std::printf("%-14s top-1 %s ratio: / 100%% = %.3f [%.3f, %.3f]", row.label.c_str(), title,
-                    x / mean_of_splits(full.*cells), lo, hi);
-        if (versus_random) {
-          const auto [glo, ghi] = interval(gaps);
-          std::printf("; − random = %+.3f [%+.3f, %+.3f]", x - mean_of_splits(random->*cells), glo, ghi);
-        }
-        std::printf("\n");
-      }
-    }
+    const std::vector<Row> rows = gather_rows(a, log, seeds, platform, base_sha, &zero_shot);
+    print_split_table(a, rows, zero_shot, seeds, platform, base_sha);
+    print_intervals(rows);
   }
   return 0;
 }
