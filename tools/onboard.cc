@@ -238,6 +238,117 @@ int usage() {
 
 }  // namespace
 
+// The lab that measures the picks: this machine (registered first, and its
+// candidate pool generated into `candidates` when none is given), or a file
+// of known measurements. An empty message: the error was printed already.
+Result<std::unique_ptr<Lab>> open_lab(ApiClient& api, const Args& a, bool local, const std::string& platform,
+                                      long per_task, std::uint64_t seed, const OnboardState& state,
+                                      std::string* candidate_path) {
+  std::string& candidates = *candidate_path;
+  const std::string answers = a.flag("answers");
+  if (local) {
+    const LocalHardware hw = local_hardware();
+    if (ensure_local_platform(api, platform, hw) != 0) return Status::failed_precondition("");  // printed
+    if (candidates.empty()) {
+      // The pool is generated again on a resume: the same seed gives the same
+      // programs, and their upload only counts duplicates.
+      // Beside the state file: X.state.json → X.pool.jsonl.
+      const std::string suffix = ".state.json";
+      candidates = state.path.size() > suffix.size() && state.path.ends_with(suffix)
+                       ? state.path.substr(0, state.path.size() - suffix.size()) + ".pool.jsonl"
+                       : state.path + ".pool.jsonl";
+      std::vector<std::string> models;
+      std::stringstream ss(a.flag("models", "resnet50,mobilenet_v2,bert"));
+      for (std::string m; std::getline(ss, m, ',');) models.push_back(m);
+      auto pool = write_candidates(models, static_cast<int>(per_task),
+                                            seed, candidates);
+      if (!pool) return pool.status();
+      std::fprintf(stderr, "tclctl: %zu candidate programs for %s in %s\n", *pool, a.flag("models", "resnet50,mobilenet_v2,bert").c_str(),
+                   candidates.c_str());
+    }
+    return std::unique_ptr<Lab>(std::make_unique<MachineLab>(LocalLabOptions{}));
+  }
+  auto answers_lab = AnswersLab::open(answers);
+  if (!answers_lab) return answers_lab.status();
+  return std::unique_ptr<Lab>(std::move(*answers_lab));
+}
+
+// One round: a sample request (or the open one, on a resume), its picks
+// measured by the lab and uploaded, then the active column fine-tuned for
+// the next round. Returns the process exit code.
+int onboard_round(ApiClient& api, Lab& lab, const Args& a, const Args& per_round, const std::string& platform,
+                  int round, int rounds, double finetune_epochs, OnboardState& state) {
+  // A job between rounds that an interruption left running: wait for it.
+  if (!state.pending_job.empty() && !state.final_started) {
+    if (int rc = wait_job(api, state.pending_job, a.json()); rc != 0) return rc;
+    state.pending_job.clear();
+    state.save();
+  }
+  json::value req;
+  if (state.open_request.empty()) {
+    Args this_round = per_round;
+    if (!has_production(api) && a.flag("strategy", "rdu") != "random") {
+      // rdu embeds the pool with the production model; before the first
+      // model exists the only honest choice is random.
+      std::fprintf(stderr, "tclctl: no production model yet: round %d samples at random\n", round);
+      this_round.flags.insert(this_round.flags.begin(), {"strategy", "random"});
+    }
+    auto created = create_sample_request(api, this_round, platform);
+    if (!created) return 1;
+    req = std::move(*created);
+    state.open_request = text(req.at("id"));
+    state.save();
+  } else {
+    auto got = api.call("GET", "/v1/sample-requests/" + state.open_request);
+    if (!got) return fail(got.status().message());
+    if (got->status != 200) return fail(got->error_text());
+    req = got->json();
+  }
+  const std::size_t picked = req.at("items").as_array().size();  // POST and GET both list them
+  std::fprintf(stderr, "round %d/%d: request %s picked %zu programs\n", round, rounds, state.open_request.c_str(),
+               picked);
+  std::size_t unanswered = 0;
+  if (Status s = run_round(api, lab, platform, state.open_request, picked, &unanswered); !s)
+    return fail(s.message());
+  if (unanswered > 0) std::fprintf(stderr, "  %zu programs could not be measured by the lab\n", unanswered);
+  state.rounds_done = round;
+  state.open_request.clear();
+  state.save();
+  // Learn from this round before the next: fine-tune the active column.
+  // auto_schedule gives a platform far from the lineage the long schedule,
+  // as the two-round runs of docs/benchmarks.md did.
+  if (round < rounds && finetune_epochs > 0 && has_production(api)) {
+    state.pending_job = start_job(api, platform,
+                                  {{"kind", "train"}, {"init", "production"}, {"epochs", finetune_epochs},
+                                   {"eval_fraction", 0.0}, {"auto_schedule", true}});
+    if (state.pending_job.empty()) return 1;
+    state.save();
+    if (int rc = wait_job(api, state.pending_job, a.json()); rc != 0) return rc;
+    state.pending_job.clear();
+    state.save();
+  }
+  return 0;
+}
+
+// Fold the platform into the lineage: distillation from the production
+// model, or — with no model yet — the lineage's first training. Returns the
+// process exit code.
+int fold_in_platform(ApiClient& api, const Args& a, const std::string& platform, double final_epochs,
+                     OnboardState& state) {
+  if (!state.final_started) {
+    json::object job{{"kind", has_production(api) ? "distill" : "train"}};
+    if (final_epochs > 0) job["epochs"] = final_epochs;
+    std::fprintf(stderr, "tclctl: starting a %s job\n", text(job.at("kind")).c_str());
+    state.pending_job = start_job(api, platform, job);
+    if (state.pending_job.empty()) return 1;
+    state.final_started = true;
+    state.save();
+  }
+  if (int rc = wait_job(api, state.pending_job, a.json()); rc != 0) return rc;
+  if (int rc = lineage_command(api, a); rc != 0) return rc;
+  return 0;
+}
+
 int onboard_command(ApiClient& api, const Args& a) {
   const std::string platform = a.flag("platform");
   const bool local = !a.flag("measure-local").empty() && a.flag("measure-local") != "0";
@@ -278,33 +389,8 @@ int onboard_command(ApiClient& api, const Args& a) {
     std::fprintf(stderr, "tclctl: resuming from %s: %d of %d rounds done\n", state.path.c_str(), state.rounds_done,
                  rounds);
 
-  std::unique_ptr<Lab> lab;
-  if (local) {
-    const LocalHardware hw = local_hardware();
-    if (int rc = ensure_local_platform(api, platform, hw); rc != 0) return rc;
-    if (candidates.empty()) {
-      // The pool is generated again on a resume: the same seed gives the same
-      // programs, and their upload only counts duplicates.
-      // Beside the state file: X.state.json → X.pool.jsonl.
-      const std::string suffix = ".state.json";
-      candidates = state.path.size() > suffix.size() && state.path.ends_with(suffix)
-                       ? state.path.substr(0, state.path.size() - suffix.size()) + ".pool.jsonl"
-                       : state.path + ".pool.jsonl";
-      std::vector<std::string> models;
-      std::stringstream ss(a.flag("models", "resnet50,mobilenet_v2,bert"));
-      for (std::string m; std::getline(ss, m, ',');) models.push_back(m);
-      auto pool = write_candidates(models, static_cast<int>(per_task),
-                                            seed, candidates);
-      if (!pool) return fail(pool.status().message());
-      std::fprintf(stderr, "tclctl: %zu candidate programs for %s in %s\n", *pool, a.flag("models", "resnet50,mobilenet_v2,bert").c_str(),
-                   candidates.c_str());
-    }
-    lab = std::make_unique<MachineLab>(LocalLabOptions{});
-  } else {
-    auto answers_lab = AnswersLab::open(answers);
-    if (!answers_lab) return fail(answers_lab.status().message());
-    lab = std::move(*answers_lab);
-  }
+  auto lab = open_lab(api, a, local, platform, per_task, seed, state, &candidates);
+  if (!lab) return lab.status().message().empty() ? 1 : fail(lab.status().message());
 
   // The pool (idempotent: a rerun replays the same batches).
   UploadCommand pool;
@@ -318,71 +404,12 @@ int onboard_command(ApiClient& api, const Args& a) {
                pool_totals.duplicates);
 
   for (int round = state.rounds_done + 1; round <= rounds; ++round) {
-    // A job between rounds that an interruption left running: wait for it.
-    if (!state.pending_job.empty() && !state.final_started) {
-      if (int rc = wait_job(api, state.pending_job, a.json()); rc != 0) return rc;
-      state.pending_job.clear();
-      state.save();
-    }
-    json::value req;
-    if (state.open_request.empty()) {
-      Args this_round = per_round;
-      if (!has_production(api) && a.flag("strategy", "rdu") != "random") {
-        // rdu embeds the pool with the production model; before the first
-        // model exists the only honest choice is random.
-        std::fprintf(stderr, "tclctl: no production model yet: round %d samples at random\n", round);
-        this_round.flags.insert(this_round.flags.begin(), {"strategy", "random"});
-      }
-      auto created = create_sample_request(api, this_round, platform);
-      if (!created) return 1;
-      req = std::move(*created);
-      state.open_request = text(req.at("id"));
-      state.save();
-    } else {
-      auto got = api.call("GET", "/v1/sample-requests/" + state.open_request);
-      if (!got) return fail(got.status().message());
-      if (got->status != 200) return fail(got->error_text());
-      req = got->json();
-    }
-    const std::size_t picked = req.at("items").as_array().size();  // POST and GET both list them
-    std::fprintf(stderr, "round %d/%d: request %s picked %zu programs\n", round, rounds, state.open_request.c_str(),
-                 picked);
-    std::size_t unanswered = 0;
-    if (Status s = run_round(api, *lab, platform, state.open_request, picked, &unanswered); !s)
-      return fail(s.message());
-    if (unanswered > 0) std::fprintf(stderr, "  %zu programs could not be measured by the lab\n", unanswered);
-    state.rounds_done = round;
-    state.open_request.clear();
-    state.save();
-    // Learn from this round before the next: fine-tune the active column.
-    // auto_schedule gives a platform far from the lineage the long schedule,
-    // as the two-round runs of docs/benchmarks.md did.
-    if (round < rounds && finetune_epochs > 0 && has_production(api)) {
-      state.pending_job = start_job(api, platform,
-                                    {{"kind", "train"}, {"init", "production"}, {"epochs", finetune_epochs},
-                                     {"eval_fraction", 0.0}, {"auto_schedule", true}});
-      if (state.pending_job.empty()) return 1;
-      state.save();
-      if (int rc = wait_job(api, state.pending_job, a.json()); rc != 0) return rc;
-      state.pending_job.clear();
-      state.save();
-    }
+    if (int rc = onboard_round(api, **lab, a, per_round, platform, round, rounds, finetune_epochs, state); rc != 0)
+      return rc;
   }
 
   if (fold_in) {
-    // Fold the platform into the lineage: distillation from the production
-    // model, or — with no model yet — the lineage's first training.
-    if (!state.final_started) {
-      json::object job{{"kind", has_production(api) ? "distill" : "train"}};
-      if (final_epochs > 0) job["epochs"] = final_epochs;
-      std::fprintf(stderr, "tclctl: starting a %s job\n", text(job.at("kind")).c_str());
-      state.pending_job = start_job(api, platform, job);
-      if (state.pending_job.empty()) return 1;
-      state.final_started = true;
-      state.save();
-    }
-    if (int rc = wait_job(api, state.pending_job, a.json()); rc != 0) return rc;
-    if (int rc = lineage_command(api, a); rc != 0) return rc;
+    if (int rc = fold_in_platform(api, a, platform, final_epochs, state); rc != 0) return rc;
   }
   state.done = true;
   state.pending_job.clear();
