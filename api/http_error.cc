@@ -24,14 +24,11 @@ http::status http_status_for(StatusCode code) {
 
 std::string public_message(const Status& status) {
   switch (status.code()) {
-    case StatusCode::kUnavailable:
-      return "tcld cannot reach a service it depends on (its database); retry later";
+    case StatusCode::kUnavailable: return "tcld cannot reach a service it depends on (its database); retry later";
     case StatusCode::kDataLoss:
       return "stored data failed its integrity check; see the daemon log under this request's X-Request-Id";
-    case StatusCode::kInternal:
-      return "internal error; see the daemon log under this request's X-Request-Id";
-    default:
-      return status.message();
+    case StatusCode::kInternal: return "internal error; see the daemon log under this request's X-Request-Id";
+    default: return status.message();
   }
 }
 

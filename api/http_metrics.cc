@@ -23,8 +23,8 @@ void HttpMetrics::connection_cut(const std::string& reason) { cut_.Add({{"reason
 void HttpMetrics::busy(const std::string& lane) { busy_.Add({{"lane", lane}}).Increment(); }
 
 void HttpMetrics::observe(const std::string& route, const std::string& method, int code, double seconds) {
-  static const prometheus::Histogram::BucketBoundaries kBuckets = {
-      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                                   0.25,   0.5,   1,      2.5,   5,    10,    30};
   requests_.Add({{"route", route}, {"method", method}, {"code", std::to_string(code)}}).Increment();
   duration_.Add({{"route", route}, {"method", method}}, kBuckets).Observe(seconds);
 }

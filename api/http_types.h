@@ -26,11 +26,11 @@ using BeastRequest = http::request<http::string_body>;
 
 struct Request {
   const BeastRequest& raw;
-  std::string_view path;                          // without the query string
-  std::map<std::string, std::string> query;       // decoded ?k=v pairs
-  std::map<std::string, std::string> path_params; // {name} -> value, decoded
-  std::string_view route;                         // the matched template, "/v1/platforms/{name}"
-  std::optional<registry::TokenInfo> principal;   // who called, when authenticated
+  std::string_view path;                           // without the query string
+  std::map<std::string, std::string> query;        // decoded ?k=v pairs
+  std::map<std::string, std::string> path_params;  // {name} -> value, decoded
+  std::string_view route;                          // the matched template, "/v1/platforms/{name}"
+  std::optional<registry::TokenInfo> principal;    // who called, when authenticated
   // Routes with RouteOptions::stream_body: the body arrives here chunk by
   // chunk while the handler runs (raw.body() is empty). Null otherwise.
   ChunkChannel* body_stream = nullptr;

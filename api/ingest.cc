@@ -18,9 +18,14 @@ namespace json = boost::json;
 std::string platform_mismatch(const registry::Platform& platform, const std::string& record_target,
                               const std::int64_t* hw) {
   if (hw != nullptr) {
-    static constexpr const char* kNames[8] = {"num_cores", "vector_unit_bytes", "cache_line_bytes",
-                                              "max_shared_memory_per_block", "max_local_memory_per_block",
-                                              "max_threads_per_block", "max_vthread_extent", "warp_size"};
+    static constexpr const char* kNames[8] = {"num_cores",
+                                              "vector_unit_bytes",
+                                              "cache_line_bytes",
+                                              "max_shared_memory_per_block",
+                                              "max_local_memory_per_block",
+                                              "max_threads_per_block",
+                                              "max_vthread_extent",
+                                              "warp_size"};
     for (int i = 0; i < 8; ++i) {
       if (hw[i] != platform.hardware_params[static_cast<std::size_t>(i)]) {
         return std::string("hardware_params.") + kNames[i] + " is " + std::to_string(hw[i]) + " but platform '" +
@@ -81,9 +86,14 @@ class Ingest {
     const std::int64_t* hw_ptr = nullptr;
     if (record_.hardware_params) {
       const auto& h = *record_.hardware_params;
-      const std::int64_t v[8] = {h.num_cores, h.vector_unit_bytes, h.cache_line_bytes,
-                                 h.max_shared_memory_per_block, h.max_local_memory_per_block,
-                                 h.max_threads_per_block, h.max_vthread_extent, h.warp_size};
+      const std::int64_t v[8] = {h.num_cores,
+                                 h.vector_unit_bytes,
+                                 h.cache_line_bytes,
+                                 h.max_shared_memory_per_block,
+                                 h.max_local_memory_per_block,
+                                 h.max_threads_per_block,
+                                 h.max_vthread_extent,
+                                 h.warp_size};
       std::copy(v, v + 8, hw);
       hw_ptr = hw;
     }
@@ -173,8 +183,8 @@ class Ingest {
 
 }  // namespace
 
-Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry::Platform& platform,
-                                 ChunkChannel& body, const UploadOptions& options) {
+Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry::Platform& platform, ChunkChannel& body,
+                                 const UploadOptions& options) {
   if (!options.idempotency_key.empty()) {
     auto previous = uploads.find_previous(platform.id, options.kind, options.idempotency_key, "");
     if (!previous) return previous.status();

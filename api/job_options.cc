@@ -76,9 +76,10 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
     } else if (kind == registry::JobKind::kDistill &&
                (key == "label_weight" || key == "column_weight" || key == "old_weight" || key == "ewc_weight")) {
       if (x = number(0, 1e6); x) {
-        (key == "label_weight" ? o.label_weight : key == "column_weight" ? o.column_weight
-                                                  : key == "old_weight"  ? o.old_weight
-                                                                         : o.ewc_weight) = *x;
+        (key == "label_weight"    ? o.label_weight
+         : key == "column_weight" ? o.column_weight
+         : key == "old_weight"    ? o.old_weight
+                                  : o.ewc_weight) = *x;
       }
     } else if (kind == registry::JobKind::kDistill && key == "temperature") {
       if (x = number(0.01, 100); x) o.temperature = *x;
@@ -96,8 +97,8 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
       }
       o.init = std::string(value.as_string());
     } else if (key == "model") {
-      if (!value.is_string() || (value.as_string() != "mamba" && value.as_string() != "attention" &&
-                                 value.as_string() != "mlp")) {
+      if (!value.is_string() ||
+          (value.as_string() != "mamba" && value.as_string() != "attention" && value.as_string() != "mlp")) {
         return Status::invalid_argument("option 'model' must be \"mamba\", \"attention\" or \"mlp\"");
       }
       o.model = std::string(value.as_string());

@@ -39,7 +39,7 @@ struct JobOptions {
   double unlabeled_ratio = trainer::DistillTargets{}.unlabeled_ratio;  // the unmeasured pool as KD inputs
   std::int64_t max_unlabeled = trainer::DistillTargets{}.max_unlabeled;
   double margin = 0.01;
-  int column_epochs = 3;  // fine-tuning the active column when none exists (6 for a distill)
+  int column_epochs = 3;       // fine-tuning the active column when none exists (6 for a distill)
   std::int64_t min_steps = 0;  // Optimisation::min_steps (the column's too)
   // Early stopping (the column's too): DatasetOptions::validation_fraction, Optimisation::patience.
   double validation_fraction = 0;

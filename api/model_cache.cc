@@ -22,8 +22,7 @@ std::optional<std::int64_t> as_version_number(std::string_view s) {
 
 }  // namespace
 
-ModelCache::ModelCache(registry::ModelStore& store, ModelCacheOptions options)
-    : store_(store), options_(options) {}
+ModelCache::ModelCache(registry::ModelStore& store, ModelCacheOptions options) : store_(store), options_(options) {}
 
 Result<std::shared_ptr<const LoadedModel>> ModelCache::load(std::int64_t version) {
   auto info = store_.get(version);
@@ -32,8 +31,7 @@ Result<std::shared_ptr<const LoadedModel>> ModelCache::load(std::int64_t version
   if (!blob) return blob.status();
   auto model = trainer::CostModel::load(blob->bytes);
   if (!model) {
-    return Status::internal("model version " + std::to_string(version) +
-                            " does not load: " + model.status().message());
+    return Status::internal("model version " + std::to_string(version) + " does not load: " + model.status().message());
   }
   auto loaded = std::make_shared<LoadedModel>();
   loaded->version = version;
@@ -77,8 +75,8 @@ void ModelCache::evict_locked() {
   while (versions_.size() > options_.max_versions) {
     auto victim = versions_.end();
     for (auto it = versions_.begin(); it != versions_.end(); ++it) {
-      const bool aliased = std::any_of(aliases_.begin(), aliases_.end(),
-                                       [&](const auto& a) { return a.second == it->first; });
+      const bool aliased =
+          std::any_of(aliases_.begin(), aliases_.end(), [&](const auto& a) { return a.second == it->first; });
       if (aliased) continue;
       if (victim == versions_.end() || it->second.last_used < victim->second.last_used) victim = it;
     }
@@ -99,7 +97,8 @@ Result<std::shared_ptr<const LoadedModel>> ModelCache::get(std::string_view alia
     auto alias = store_.get_alias(alias_or_version);
     if (!alias) {
       if (alias.status().code() == StatusCode::kNotFound && alias_or_version == "production") {
-        return Status::not_found("no model version is in production yet: train one first (POST /v1/platforms/{name}/jobs)");
+        return Status::not_found(
+            "no model version is in production yet: train one first (POST /v1/platforms/{name}/jobs)");
       }
       return alias.status();
     }
@@ -113,8 +112,8 @@ Result<std::shared_ptr<const LoadedModel>> ModelCache::get(std::string_view alia
 void ModelCache::on_alias_change(const registry::AliasChange& change) {
   auto loaded = get_version(change.version);
   if (!loaded) {
-    spdlog::error("model_cache: alias={} moved to version={} which does not load: {}", change.alias,
-                  change.version, loaded.status().to_string());
+    spdlog::error("model_cache: alias={} moved to version={} which does not load: {}", change.alias, change.version,
+                  loaded.status().to_string());
   }
   core::MutexLock lock(mu_);
   aliases_[change.alias] = change.version;

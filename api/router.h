@@ -60,9 +60,9 @@ struct Route {
 };
 
 struct RouteMatch {
-  const Route* route = nullptr;                    // null when nothing matched
+  const Route* route = nullptr;  // null when nothing matched
   std::map<std::string, std::string> params;
-  std::vector<http::verb> allowed;                 // set when the path matched another method
+  std::vector<http::verb> allowed;  // set when the path matched another method
 };
 
 class Router {

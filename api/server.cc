@@ -135,9 +135,9 @@ std::string_view Request::header(std::string_view name) const {
 
 struct Server::Impl {
   Impl(Server& s, ServerOptions o, const Router& r, Authenticator a, HttpMetrics& m)
-      : self(s), options(std::move(o)), router(r), authenticate(std::move(a)), metrics(m),
-        ioc(options.io_threads), acceptor(asio::make_strand(ioc)), workers(options.worker_threads),
-        probes(options.probe_threads), streams(options.max_streams), ssl_ctx(ssl::context::tls_server) {}
+      : self(s), options(std::move(o)), router(r), authenticate(std::move(a)), metrics(m), ioc(options.io_threads),
+        acceptor(asio::make_strand(ioc)), workers(options.worker_threads), probes(options.probe_threads),
+        streams(options.max_streams), ssl_ctx(ssl::context::tls_server) {}
 
   void do_accept();
   void on_accept(beast::error_code ec, tcp::socket socket);
@@ -261,10 +261,10 @@ class Session {
     if (auto len = header_parser_->content_length(); len && *len > limit_) {
       // Answer before reading a body we would refuse anyway, then close:
       // the unread body makes the connection unusable.
-      return write_error(head, error_response(http::status::payload_too_large, "PAYLOAD_TOO_LARGE",
-                                              "request body of " + std::to_string(*len) +
-                                                  " bytes exceeds this route's limit of " + std::to_string(limit_) +
-                                                  " bytes"));
+      return write_error(
+          head, error_response(http::status::payload_too_large, "PAYLOAD_TOO_LARGE",
+                               "request body of " + std::to_string(*len) + " bytes exceeds this route's limit of " +
+                                   std::to_string(limit_) + " bytes"));
     }
     std::shared_ptr<StreamSlot> slot;
     if (lane_ == Lane::kStream && !(slot = StreamSlot::take(server_))) {
@@ -294,7 +294,8 @@ class Session {
     parser_.emplace(std::move(*header_parser_));
     parser_->body_limit(limit_);
     slot_ = std::move(slot);
-    if (parser_->is_done()) return dispatch(std::make_shared<BeastRequest>(parser_->release()), nullptr, std::move(slot_));
+    if (parser_->is_done())
+      return dispatch(std::make_shared<BeastRequest>(parser_->release()), nullptr, std::move(slot_));
     body_ = Body::kReading;
     read_body_some();
   }
@@ -446,8 +447,8 @@ class Session {
       // Malformed HTTP: answer 400 once, then close.
       in_flight_.emplace(server_);
       request_id_ = new_request_id();
-      return write_error(head, error_response(http::status::bad_request, "BAD_REQUEST",
-                                              "malformed HTTP request: " + ec.message()));
+      return write_error(
+          head, error_response(http::status::bad_request, "BAD_REQUEST", "malformed HTTP request: " + ec.message()));
     }
     spdlog::debug("http: read failed: {}", ec.message());
   }
@@ -569,8 +570,9 @@ class Session {
           return end_dead_request();
         }
         arm_write_deadline(0);
-        asio::async_write(derived().stream(), http::make_chunk_last(),
-                          [self](beast::error_code ec, std::size_t) { self->on_write(ec, !self->stream_res_->keep_alive()); });
+        asio::async_write(derived().stream(), http::make_chunk_last(), [self](beast::error_code ec, std::size_t) {
+          self->on_write(ec, !self->stream_res_->keep_alive());
+        });
         return;
     }
   }
@@ -604,8 +606,8 @@ class Session {
     auto deadline = now + to_clock(options().read_timeout);
     cut_reason_ = "read_timeout";
     if (const std::size_t rate = options().min_request_body_rate; rate > 0) {
-      const auto allowed = body_started_ + body_paused_ +
-                           std::max(to_clock(options().min_rate_grace), time_at_rate(body_bytes_, rate));
+      const auto allowed =
+          body_started_ + body_paused_ + std::max(to_clock(options().min_rate_grace), time_at_rate(body_bytes_, rate));
       if (allowed < deadline) {
         deadline = allowed;
         cut_reason_ = "min_request_body_rate";
@@ -649,19 +651,19 @@ class Session {
   std::shared_ptr<ChunkChannel> body_stream_;  // request body → handler (streamed routes)
   std::string chunk_;                          // the chunk being read
   Body body_ = Body::kNone;
-  std::optional<Response> body_error_;         // a failed body's answer (400, 413); none: nobody to answer
-  bool close_after_ = false;                   // the answer ends the connection
-  bool head_only_ = false;                     // HEAD: the answer's header only
+  std::optional<Response> body_error_;  // a failed body's answer (400, 413); none: nobody to answer
+  bool close_after_ = false;            // the answer ends the connection
+  bool head_only_ = false;              // HEAD: the answer's header only
   Lane lane_ = Lane::kDefault;
-  std::size_t limit_ = 0;                      // the route's body limit
-  std::shared_ptr<StreamSlot> slot_;           // held from the header to the dispatch of a whole body
+  std::size_t limit_ = 0;             // the route's body limit
+  std::shared_ptr<StreamSlot> slot_;  // held from the header to the dispatch of a whole body
   std::string request_id_;
   // Rate rules (arm_read_deadline, arm_write_deadline).
   Clock::time_point body_started_, pause_started_, write_started_;
   Clock::duration body_paused_{}, answer_active_{};
   std::uint64_t body_bytes_ = 0, answer_bytes_ = 0;
-  const char* cut_reason_ = "idle_timeout";    // the rule behind the deadline now armed
-  std::shared_ptr<ChunkChannel> out_;          // handler → response body (streamed answers)
+  const char* cut_reason_ = "idle_timeout";  // the rule behind the deadline now armed
+  std::shared_ptr<ChunkChannel> out_;        // handler → response body (streamed answers)
   std::string out_chunk_;
   std::shared_ptr<http::response<http::empty_body>> stream_res_;
   std::shared_ptr<http::response_serializer<http::empty_body>> stream_sr_;
@@ -670,7 +672,7 @@ class Session {
     bool keep_alive;
     unsigned version;
   };
-  std::optional<PendingAnswer> pending_;       // an answer waiting for the body's end
+  std::optional<PendingAnswer> pending_;  // an answer waiting for the body's end
   std::optional<InFlight> in_flight_;
 };
 
@@ -863,7 +865,8 @@ Response Server::authorize_and_call(const Route& route, Request& req) {
   const Access access = route.options.access;
   if (access != Access::kOpen) {
     const auto token = parse_bearer(req.header("Authorization"));
-    if (!token) return error_response(Status::unauthenticated("this route needs a bearer token (Authorization: Bearer ...)"));
+    if (!token)
+      return error_response(Status::unauthenticated("this route needs a bearer token (Authorization: Bearer ...)"));
     auto who = s.authenticate(*token);
     if (!who) return error_response(who.status());
     if (!scope_allows(access, who->scope)) {

@@ -57,11 +57,11 @@ namespace tcl::api {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  unsigned short port = 8080;          // 0 = pick a free port (tests)
-  int io_threads = 2;                  // threads running sockets only
-  int worker_threads = 4;              // threads running handlers (SQL, models)
-  int probe_threads = 2;               // threads running readiness and /metrics
-  int max_streams = 8;                 // stream-lane handlers at once; more get 503
+  unsigned short port = 8080;               // 0 = pick a free port (tests)
+  int io_threads = 2;                       // threads running sockets only
+  int worker_threads = 4;                   // threads running handlers (SQL, models)
+  int probe_threads = 2;                    // threads running readiness and /metrics
+  int max_streams = 8;                      // stream-lane handlers at once; more get 503
   std::size_t min_request_body_rate = 240;  // bytes/s after the grace; 0 = no rule
   std::size_t min_response_rate = 240;      // bytes/s after the grace; 0 = no rule
   std::chrono::milliseconds min_rate_grace{5000};

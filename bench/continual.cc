@@ -148,7 +148,7 @@ struct Args {
   std::int64_t base_max_records = 40'000;
   int threads = 2;
   tr::Device device = tr::Device::kAuto;  // --device: where every model trains
-  std::string command;  // the command line, for the tables
+  std::string command;                    // the command line, for the tables
 };
 
 bool parse_args(int argc, char** argv, Args* a) {
@@ -215,8 +215,8 @@ bool parse_args(int argc, char** argv, Args* a) {
       return false;
     }
   }
-  if (a->platforms.size() < 2 || a->epochs < 1 || a->column_epochs < 1 || a->base_epochs < 1 ||
-      a->mc_samples < 2 || !(a->fraction > 0 && a->fraction <= 1) || a->ewc < 0 || a->old_weight < 0 || a->unlabeled_ratio < 0) {
+  if (a->platforms.size() < 2 || a->epochs < 1 || a->column_epochs < 1 || a->base_epochs < 1 || a->mc_samples < 2 ||
+      !(a->fraction > 0 && a->fraction <= 1) || a->ewc < 0 || a->old_weight < 0 || a->unlabeled_ratio < 0) {
     std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction or weights\n");
     return false;
   }
@@ -261,8 +261,8 @@ struct PlatformData {
   std::string name;
   tr::Platform platform;
   std::vector<float> descriptor;
-  std::vector<core::Record> pool;     // measured, one per program, non-held-out tasks
-  std::vector<std::int32_t> task;     // per pool record
+  std::vector<core::Record> pool;  // measured, one per program, non-held-out tasks
+  std::vector<std::int32_t> task;  // per pool record
   std::int32_t num_tasks = 0;
   std::vector<core::Record> holdout;  // every measured record of the held-out tasks
   std::int64_t holdout_tasks = 0;
@@ -308,10 +308,11 @@ bool load_platform(const Args& a, const std::string& name, bool keep_pool, Platf
   p->descriptor = descriptor_vector(p->platform);
   p->num_tasks = static_cast<std::int32_t>(split.task_keys.size());
   p->holdout_tasks = split.holdout_tasks;
-  std::printf("%s: %lld records, %lld measured; pool %s; eval split %lld tasks / %zu records (%.1f s)\n",
-              name.c_str(), static_cast<long long>(lines), static_cast<long long>(measured),
-              keep_pool ? (std::to_string(p->pool.size()) + " programs in " + std::to_string(p->num_tasks) + " tasks").c_str()
-                        : "not kept",
+  std::printf("%s: %lld records, %lld measured; pool %s; eval split %lld tasks / %zu records (%.1f s)\n", name.c_str(),
+              static_cast<long long>(lines), static_cast<long long>(measured),
+              keep_pool
+                  ? (std::to_string(p->pool.size()) + " programs in " + std::to_string(p->num_tasks) + " tasks").c_str()
+                  : "not kept",
               static_cast<long long>(p->holdout_tasks), p->holdout.size(), seconds_since(t0));
   std::fflush(stdout);
   return true;
@@ -361,14 +362,15 @@ Result<Trained> train_cached(const Args& a, const std::string& what, const std::
   t.programs = r->data.train_records;
   t.checkpoint = std::move(r->checkpoint);
   t.fisher = std::move(r->fisher);
-  std::printf("  %-8s %-10s trained: %lld programs, %d epochs, %lld steps; %.1f s wall (train %.1f, fisher %.1f), "
-              "%.0f s cpu\n",
-              what.c_str(), platform.c_str(), static_cast<long long>(t.programs), r->epochs_done,
-              static_cast<long long>(r->steps), t.wall_s, r->train_s, r->fisher_s, t.cpu_s);
+  std::printf(
+      "  %-8s %-10s trained: %lld programs, %d epochs, %lld steps; %.1f s wall (train %.1f, fisher %.1f), "
+      "%.0f s cpu\n",
+      what.c_str(), platform.c_str(), static_cast<long long>(t.programs), r->epochs_done,
+      static_cast<long long>(r->steps), t.wall_s, r->train_s, r->fisher_s, t.cpu_s);
   std::fflush(stdout);
   if (!write_file(base + ".ckpt", t.checkpoint) || (req.fisher.compute && !write_file(base + ".fisher", t.fisher)) ||
-      !write_file(base + ".meta", fmt("%.3f", t.wall_s) + " " + fmt("%.3f", t.cpu_s) + " " +
-                                      std::to_string(t.params) + " " + std::to_string(t.programs) + "\n" + key + "\n")) {
+      !write_file(base + ".meta", fmt("%.3f", t.wall_s) + " " + fmt("%.3f", t.cpu_s) + " " + std::to_string(t.params) +
+                                      " " + std::to_string(t.programs) + "\n" + key + "\n")) {
     return Status::internal("cannot write " + base);
   }
   return t;
@@ -414,8 +416,8 @@ Result<Score> evaluate_cached(const Args& a, const PlatformData& p, const std::s
   o.max_eval_records = kMaxEvalRecords;
   auto m = tr::evaluate_checkpoint(checkpoint, p.holdout, p.platform, o, a.threads);
   if (!m) return m.status().with_context("evaluate on " + p.name);
-  s = {m->top1.mean_ratio,     m->top1.sum_ratio, m->random_top1.mean_ratio,     m->random_top1.sum_ratio,
-       m->tasks,                m->programs,       m->tuning.geomean_ratio, m->random_tuning.geomean_ratio};
+  s = {m->top1.mean_ratio, m->top1.sum_ratio, m->random_top1.mean_ratio, m->random_top1.sum_ratio,
+       m->tasks,           m->programs,       m->tuning.geomean_ratio,   m->random_tuning.geomean_ratio};
   write_file(path, fmt("%.6f", s.top1_mean) + " " + fmt("%.6f", s.top1_sum) + " " + fmt("%.6f", s.floor_mean) + " " +
                        fmt("%.6f", s.floor_sum) + " " + std::to_string(s.tasks) + " " + std::to_string(s.programs) +
                        " " + fmt("%.6f", s.tuning) + " " + fmt("%.6f", s.floor_tuning) + "\n" + key + "\n");
@@ -427,17 +429,16 @@ Result<Score> evaluate_cached(const Args& a, const PlatformData& p, const std::s
 struct Selection {
   std::vector<std::int64_t> picks;  // pool indices
   double embed_s = 0, select_s = 0;
-  std::string digest;               // of the picks
+  std::string digest;  // of the picks
 };
 
 Result<Selection> select_cached(const Args& a, const PlatformData& p, const std::string& model,
                                 const std::vector<std::vector<float>>& covered) {
   const auto budget = static_cast<std::int64_t>(std::ceil(a.fraction * static_cast<double>(p.pool.size())));
-  const std::string key = "select|" + p.name + "|" + tcl::sha256_hex(model) + "|covered " +
-                          std::to_string(covered.size()) + "|budget " + std::to_string(budget) + "|mc " +
-                          std::to_string(a.mc_samples) + "|seed " + std::to_string(a.seed) + "|weights " +
-                          fmt("%g", sampler::Weights{}.r) + "," + fmt("%g", sampler::Weights{}.d) + "," +
-                          fmt("%g", sampler::Weights{}.u);
+  const std::string key =
+      "select|" + p.name + "|" + tcl::sha256_hex(model) + "|covered " + std::to_string(covered.size()) + "|budget " +
+      std::to_string(budget) + "|mc " + std::to_string(a.mc_samples) + "|seed " + std::to_string(a.seed) + "|weights " +
+      fmt("%g", sampler::Weights{}.r) + "," + fmt("%g", sampler::Weights{}.d) + "," + fmt("%g", sampler::Weights{}.u);
   const std::string path = cache_path(a, "select", p.name, key) + ".txt";
   Selection sel;
   std::string text;
@@ -500,7 +501,7 @@ struct Timing {
 };
 
 struct StepResult {
-  std::string platform;                                      // learned at this step
+  std::string platform;  // learned at this step
   std::int64_t pool = 0, selected = 0;
   std::map<std::string, std::map<std::string, Cell>> cells;  // method → platform → cell
   std::map<std::string, Score> floors;                       // platform → random floor
@@ -524,7 +525,7 @@ std::string cell_text(const Score& s) {
 
 // The header: the command, the build and the settings of the run.
 void render_header(const Args& a, std::ostringstream& md) {
-  md << "# Continual distillation along " ;
+  md << "# Continual distillation along ";
   for (std::size_t i = 0; i < a.platforms.size(); ++i) md << (i ? " → " : "") << a.platforms[i];
   md << " (issue 6 item 8)\n\n";
   md << "Command (repo root, after the build below): `nice -n 10 build-continual/bench/" << a.command << "`\n\n";
@@ -532,18 +533,23 @@ void render_header(const Args& a, std::ostringstream& md) {
         "cmake --build build-continual -j2 --target bench_continual`\n\n";
   md << "Settings: eval split = core::in_holdout(canonical key, 0.3, salt 0) of each platform (scored with "
         "evaluate_checkpoint, max_eval_records 20000); pool = measured records of the other tasks, one per program. "
-        "Base: " << a.base_epochs << " epochs on ≤" << a.base_max_records << " pool programs, seed " << a.base_seed
-     << ". Per new platform: rdu selects " << fmt("%g", a.fraction * 100) << "% of the pool (PoolEmbedder with the "
-        "distill lineage's production model, mc_samples " << a.mc_samples << ", others = covered platforms, seed "
-     << a.seed << "); distill = active column (" << a.column_epochs << " epochs) + student (" << a.epochs
-     << " epochs, ewc " << fmt("%g", a.ewc) << ", old_weight " << fmt("%g", a.old_weight) << ", unlabeled_ratio "
-     << fmt("%g", a.unlabeled_ratio) << ": the unselected rest of the pool as KD inputs"
-     << "); ft / c1 = " << a.epochs << " epochs on the same selection; b = a fresh student trained jointly on the "
+        "Base: "
+     << a.base_epochs << " epochs on ≤" << a.base_max_records << " pool programs, seed " << a.base_seed
+     << ". Per new platform: rdu selects " << fmt("%g", a.fraction * 100)
+     << "% of the pool (PoolEmbedder with the "
+        "distill lineage's production model, mc_samples "
+     << a.mc_samples << ", others = covered platforms, seed " << a.seed << "); distill = active column ("
+     << a.column_epochs << " epochs) + student (" << a.epochs << " epochs, ewc " << fmt("%g", a.ewc) << ", old_weight "
+     << fmt("%g", a.old_weight) << ", unlabeled_ratio " << fmt("%g", a.unlabeled_ratio)
+     << ": the unselected rest of the pool as KD inputs"
+     << "); ft / c1 = " << a.epochs
+     << " epochs on the same selection; b = a fresh student trained jointly on the "
         "first platform's pool (as the base saw it) and the selection of every later platform ("
-     << a.base_epochs << " epochs); c2 = a fresh student on the whole pool (" << a.epochs
-     << " epochs). Threads " << a.threads << ", no time budget, box shared (2 cores).\n\n";
+     << a.base_epochs << " epochs); c2 = a fresh student on the whole pool (" << a.epochs << " epochs). Threads "
+     << a.threads << ", no time budget, box shared (2 cores).\n\n";
   md << "Cells: top-1 mean ratio (sum ratio), and the tuning proxy (geometric mean over tasks of the trials to a "
-        "program within 5% of the best, over a random order's; < 1 is better) on the platform's eval split. (c1)/(c2) keep one model per "
+        "program within 5% of the best, over a random order's; < 1 is better) on the platform's eval split. (c1)/(c2) "
+        "keep one model per "
         "platform: a column is that platform's own model (x86-24c's is the base), so they cannot forget; their "
         "parameter count is the sum over platforms. (b) is the multi-task upper bound at the same measurement "
         "budget: it sees every platform's training data at once (no old-data rule); (c2) shows what the whole pool "
@@ -621,7 +627,8 @@ void render_forgetting(const std::vector<StepResult>& steps, std::size_t s, cons
 // Step s's timings, with each distill lineage's column + student total.
 void render_timings(const StepResult& st, std::size_t s, std::ostringstream& md) {
   md << "Timings (wall s on the shared box; cpu s of the process, 2 threads):";
-  if (s > 0) md << " rdu selection: embed " << fmt("%.1f", st.embed_s) << " s + select " << fmt("%.2f", st.select_s) << " s.";
+  if (s > 0)
+    md << " rdu selection: embed " << fmt("%.1f", st.embed_s) << " s + select " << fmt("%.2f", st.select_s) << " s.";
   md << "\n\n| method | phase | programs | wall s | cpu s |\n|---|---|---|---|---|\n";
   std::map<std::string, std::pair<double, double>> distill_total;
   for (const Timing& t : st.timings) {
@@ -666,18 +673,19 @@ void render_targets(const std::vector<StepResult>& steps, const std::vector<std:
         }
       }
     }
-    md << "- **" << m << "**: largest top-1 (mean) loss of an old platform " << fmt("%+.4f", worst) << " ("
-       << worst_at << "; target ≥ −0.01: " << (worst >= -0.01 ? "met" : "NOT met") << ")";
+    md << "- **" << m << "**: largest top-1 (mean) loss of an old platform " << fmt("%+.4f", worst) << " (" << worst_at
+       << "; target ≥ −0.01: " << (worst >= -0.01 ? "met" : "NOT met") << ")";
     for (std::size_t s = 1; s < steps.size(); ++s) {
       auto d = steps[s].cells.find(m);
       auto u = steps[s].cells.find(upper);
       if (d == steps[s].cells.end() || u == steps[s].cells.end()) continue;
-      const double gap = d->second.at(steps[s].platform).score.top1_mean -
-                         u->second.at(steps[s].platform).score.top1_mean;
-      md << "; new " << steps[s].platform << " vs " << upper_tag << ": " << fmt("%+.4f", gap) << " (target ≥ −0.03: "
-         << (gap >= -0.03 ? "met" : "NOT met") << ")";
+      const double gap =
+          d->second.at(steps[s].platform).score.top1_mean - u->second.at(steps[s].platform).score.top1_mean;
+      md << "; new " << steps[s].platform << " vs " << upper_tag << ": " << fmt("%+.4f", gap)
+         << " (target ≥ −0.03: " << (gap >= -0.03 ? "met" : "NOT met") << ")";
     }
-    md << "; parameter count " << (params.size() == 1 ? "constant (" + std::to_string(*params.begin()) + ")" : "NOT constant");
+    md << "; parameter count "
+       << (params.size() == 1 ? "constant (" + std::to_string(*params.begin()) + ")" : "NOT constant");
     for (std::size_t s = 1; s < steps.size(); ++s) {
       double wall = 0;
       for (const Timing& t : steps[s].timings) {
@@ -722,7 +730,12 @@ std::vector<Lineage> make_lineages(const Args& a) {
   if (a.extra) {
     lineages.push_back({"distill (old_weight " + fmt("%g", a.extra_old) + ", ewc " + fmt("%g", a.extra_ewc) +
                             ", unlabeled " + fmt("%g", a.extra_unlabeled) + ")",
-                        true, a.extra_old, a.extra_ewc, a.extra_unlabeled, {}, {}});
+                        true,
+                        a.extra_old,
+                        a.extra_ewc,
+                        a.extra_unlabeled,
+                        {},
+                        {}});
   }
   if (a.methods.count("ft")) lineages.push_back({"(a) fine-tune", false, 0, 0, 0, {}, {}});
   return lineages;
@@ -750,8 +763,8 @@ Score floor_of(const Score& s) {
 // Returns the process exit code (0 = go on).
 int run_base_step(const Args& a, PlatformData& p0, std::vector<Lineage>& lineages, StepResult* st) {
   const std::string key = "base|" + a.data + "/" + a.platforms[0] + "|max_records " +
-                          std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.base_epochs) +
-                          "|seed " + std::to_string(a.base_seed) + "|threads " + std::to_string(a.threads) +
+                          std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.base_epochs) + "|seed " +
+                          std::to_string(a.base_seed) + "|threads " + std::to_string(a.threads) +
                           "|holdout 0.3 salt 0 dedup";
   const std::string path = cache_path(a, "base", a.platforms[0], key);
   const bool cached = std::filesystem::exists(path + ".meta");
@@ -839,8 +852,8 @@ int distill_step(const Args& a, const PlatformData& p, const std::vector<std::ve
   tr::TrainRequest col = make_request(a, p, records, a.column_epochs);
   col.start = tr::FineTune{.init_checkpoint = l.model};
   col.fisher.compute = false;
-  const std::string col_key = "column|" + p.name + "|teacher " + teacher_sha + "|sel " + (*sel)->digest +
-                              "|epochs " + std::to_string(a.column_epochs) + "|seed " + std::to_string(a.seed);
+  const std::string col_key = "column|" + p.name + "|teacher " + teacher_sha + "|sel " + (*sel)->digest + "|epochs " +
+                              std::to_string(a.column_epochs) + "|seed " + std::to_string(a.seed);
   auto column = train_cached(a, "column", p.name, col_key, col);
   if (!column) return fail(l.name, column.status());
   // Student.
@@ -856,15 +869,14 @@ int distill_step(const Args& a, const PlatformData& p, const std::vector<std::ve
   targets.unlabeled = unlabeled;
   tr::TrainRequest req = make_request(a, p, records, a.epochs);
   req.start = tr::Distill{.teacher = {.init_checkpoint = l.model}, .targets = targets};
-  const std::string key = "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(l.fisher) +
-                          "|column " + tcl::sha256_hex(column->checkpoint) + "|sel " + (*sel)->digest + "|old " +
-                          std::to_string(covered.size()) + " w " + fmt("%g", l.old_weight) + "|ewc " +
-                          fmt("%g", l.ewc) +
-                          (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
-                                                       std::to_string(unlabeled.size()) + " max " +
-                                                       std::to_string(targets.max_unlabeled)
-                                                 : std::string()) +
-                          "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
+  const std::string key =
+      "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(l.fisher) + "|column " +
+      tcl::sha256_hex(column->checkpoint) + "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) +
+      " w " + fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) +
+      (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
+                                   std::to_string(unlabeled.size()) + " max " + std::to_string(targets.max_unlabeled)
+                             : std::string()) +
+      "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
   auto student = train_cached(a, "distill", p.name, key, req);
   if (!student) return fail(l.name, student.status());
   st->timings.push_back({l.name, "column", column->wall_s, column->cpu_s, column->programs, column->cached});
@@ -880,8 +892,8 @@ int fine_tune_step(const Args& a, const PlatformData& p, const std::vector<core:
   tr::TrainRequest req = make_request(a, p, shared_records, a.epochs);
   req.start = tr::FineTune{.init_checkpoint = l.model};
   req.fisher.compute = false;
-  const std::string key = "ft|" + p.name + "|init " + tcl::sha256_hex(l.model) + "|sel " + shared.digest +
-                          "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
+  const std::string key = "ft|" + p.name + "|init " + tcl::sha256_hex(l.model) + "|sel " + shared.digest + "|epochs " +
+                          std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
   auto ft = train_cached(a, "ft", p.name, key, req);
   if (!ft) return fail(l.name, ft.status());
   st->timings.push_back({l.name, "fine-tune", ft->wall_s, ft->cpu_s, ft->programs, ft->cached});
@@ -941,9 +953,9 @@ int train_separate(const Args& a, const PlatformData& p, const std::vector<core:
 
 // Scores of step k's models on every platform seen so far (the separate
 // models on this platform only; earlier cells carried from `previous`).
-int score_step(const Args& a, std::vector<PlatformData>& platforms, std::size_t k,
-               const std::vector<Lineage>& lineages, const std::optional<Trained>& joint_model,
-               const std::map<std::string, Trained>& separate, const StepResult& previous, StepResult* st) {
+int score_step(const Args& a, std::vector<PlatformData>& platforms, std::size_t k, const std::vector<Lineage>& lineages,
+               const std::optional<Trained>& joint_model, const std::map<std::string, Trained>& separate,
+               const StepResult& previous, StepResult* st) {
   const PlatformData& p = platforms[k];
   for (const Lineage& l : lineages) {
     auto cm = tr::CostModel::load(l.model);
@@ -1039,8 +1051,8 @@ int main(int argc, char** argv) {
   std::vector<StepResult> steps;
   for (std::size_t k = 0; k < a.platforms.size(); ++k) {
     StepResult st;
-    const int rc = k == 0 ? run_base_step(a, platforms[0], lineages, &st)
-                          : run_step(a, platforms, k, lineages, steps.back(), &st);
+    const int rc =
+        k == 0 ? run_base_step(a, platforms[0], lineages, &st) : run_step(a, platforms, k, lineages, steps.back(), &st);
     if (rc != 0) return rc;
     steps.push_back(std::move(st));
     write_file(a.out + "/RESULTS.md", render(a, steps, order, seconds_since(t_start)));

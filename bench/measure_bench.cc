@@ -50,26 +50,28 @@ int main(int argc, char** argv) {
   if (!flags.parse(argc, argv)) return 2;
   // One representative task per kind, with its network's real shape.
   const Workload tasks[] = {
-      {OpKind::kMatmul, {128, 768, 768}},                    // BERT-base QKV / output projection
-      {OpKind::kBatchMatmul, {12, 128, 128, 64}},            // BERT-base Q K^T
-      {OpKind::kConv2d, {1, 56, 56, 64, 64, 3, 3, 1, 1}},    // ResNet-50 stage 1 3x3
+      {OpKind::kMatmul, {128, 768, 768}},                        // BERT-base QKV / output projection
+      {OpKind::kBatchMatmul, {12, 128, 128, 64}},                // BERT-base Q K^T
+      {OpKind::kConv2d, {1, 56, 56, 64, 64, 3, 3, 1, 1}},        // ResNet-50 stage 1 3x3
       {OpKind::kDepthwiseConv2d, {1, 56, 56, 144, 3, 3, 1, 1}},  // MobileNet-V2 block 2
-      {OpKind::kSoftmax, {1536, 128}},                       // BERT-base attention probabilities
+      {OpKind::kSoftmax, {1536, 128}},                           // BERT-base attention probabilities
   };
   for (const std::string& kind : tcl::bench::split_list(kinds)) {
-    if (std::none_of(std::begin(tasks), std::end(tasks), [&](const Workload& w) { return op_kind_name(w.kind) == kind; })) {
+    if (std::none_of(std::begin(tasks), std::end(tasks),
+                     [&](const Workload& w) { return op_kind_name(w.kind) == kind; })) {
       std::fprintf(stderr, "--kinds: no task of kind '%s'\n", kind.c_str());
       return 2;
     }
   }
   const HardwareInfo hw = local_hardware();
-  std::printf("machine: %s, hardware_params [%lld, %lld, %lld, 0, 0, 0, 0, 0]; %d schedules per task, repeat %d, "
-              "min_repeat_ms %g, threads %d\n",
-              hw.target.c_str(), static_cast<long long>(hw.params.num_cores), static_cast<long long>(hw.params.vector_unit_bytes),
-              static_cast<long long>(hw.params.cache_line_bytes), per_task, repeat, min_repeat_ms,
-              threads > 0 ? threads : hw.num_cores);
-  std::printf("%-24s %7s %9s %8s %8s %11s %11s %11s %9s %9s\n", "kind", "ok/all", "progs/min", "cv_med", "cv_p90", "best_s",
-              "median_s", "worst_s", "med/best", "GFLOP/s");
+  std::printf(
+      "machine: %s, hardware_params [%lld, %lld, %lld, 0, 0, 0, 0, 0]; %d schedules per task, repeat %d, "
+      "min_repeat_ms %g, threads %d\n",
+      hw.target.c_str(), static_cast<long long>(hw.params.num_cores),
+      static_cast<long long>(hw.params.vector_unit_bytes), static_cast<long long>(hw.params.cache_line_bytes), per_task,
+      repeat, min_repeat_ms, threads > 0 ? threads : hw.num_cores);
+  std::printf("%-24s %7s %9s %8s %8s %11s %11s %11s %9s %9s\n", "kind", "ok/all", "progs/min", "cv_med", "cv_p90",
+              "best_s", "median_s", "worst_s", "med/best", "GFLOP/s");
   for (const Workload& w : tasks) {
     if (("," + kinds + ",").find("," + std::string(op_kind_name(w.kind)) + ",") == std::string::npos) continue;
     const auto records = workload_candidates(w, per_task, seed, hw);
@@ -96,9 +98,10 @@ int main(int argc, char** argv) {
       cvs.push_back(std::sqrt(var) / mean);
     }
     const double best = percentile(means, 0), median = percentile(means, 0.5), worst = percentile(means, 1);
-    std::printf("%-24s %3zu/%-3zu %9.1f %8.3f %8.3f %11.3e %11.3e %11.3e %9.1f %9.2f\n", std::string(op_kind_name(w.kind)).c_str(),
-                means.size(), out.size(), 60.0 * static_cast<double>(out.size()) / wall, percentile(cvs, 0.5), percentile(cvs, 0.9),
-                best, median, worst, median / best, flop_count(w) / best / 1e9);
+    std::printf("%-24s %3zu/%-3zu %9.1f %8.3f %8.3f %11.3e %11.3e %11.3e %9.1f %9.2f\n",
+                std::string(op_kind_name(w.kind)).c_str(), means.size(), out.size(),
+                60.0 * static_cast<double>(out.size()) / wall, percentile(cvs, 0.5), percentile(cvs, 0.9), best, median,
+                worst, median / best, flop_count(w) / best / 1e9);
     std::fflush(stdout);
   }
   return 0;

@@ -123,9 +123,7 @@ using tcl::Status;
 constexpr const char* kBasePlatform = "x86-24c";
 constexpr std::uint64_t kBaseSeed = 1;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct Args {
   std::string data = "/work/shared/data";
@@ -140,16 +138,16 @@ struct Args {
   std::int64_t base_max_records = 40'000;
   int base_epochs = 4;
   int ft_epochs = 6;
-  std::int64_t ft_min_steps = 0;  // Optimisation::min_steps of every fine-tune
-  double ft_validation = 0;       // DatasetOptions::validation_fraction of every fine-tune
-  int ft_patience = 0;            // Optimisation::patience
+  std::int64_t ft_min_steps = 0;     // Optimisation::min_steps of every fine-tune
+  double ft_validation = 0;          // DatasetOptions::validation_fraction of every fine-tune
+  int ft_patience = 0;               // Optimisation::patience
   bool ft_validation_tasks = false;  // DatasetOptions::validation_split = kTasks
-  bool ft_refit = false;          // TrainData::refit
-  bool ft_auto_schedule = false;  // FineTune::auto_schedule, decided here per run (see fine_tune_and_score)
-  bool column_auto = false;       // rounds after the first: the active column only for a far platform
-  bool pick_percentiles = false;  // print where each selection's picks sit in their tasks' latency order
-  bool trace_epochs = false;      // print validation and held-out top-1 per epoch
-  std::vector<double> wise;       // also score (1 − α)·base + α·fine-tune for each α (not cached)
+  bool ft_refit = false;             // TrainData::refit
+  bool ft_auto_schedule = false;     // FineTune::auto_schedule, decided here per run (see fine_tune_and_score)
+  bool column_auto = false;          // rounds after the first: the active column only for a far platform
+  bool pick_percentiles = false;     // print where each selection's picks sit in their tasks' latency order
+  bool trace_epochs = false;         // print validation and held-out top-1 per epoch
+  std::vector<double> wise;          // also score (1 − α)·base + α·fine-tune for each α (not cached)
   double ft_lr = tr::TrainRequest{}.optimisation.learning_rate;
   sampler::Weights weights;
   int rounds = 1;
@@ -379,9 +377,9 @@ std::string fmt(const char* f, double x) {
 // draw from the same distribution) and the MC samples; r, d and u ignore the
 // weights.
 struct Tags {
-  std::string zero_shot;  // base + split
-  std::string full;       // + fine-tune settings
-  std::string selection;  // + sampler settings (rdu's)
+  std::string zero_shot;       // base + split
+  std::string full;            // + fine-tune settings
+  std::string selection;       // + sampler settings (rdu's)
   std::string single, random;  // r/d/u's, random's
   const std::string& of(sampler::Strategy s) const {
     return s == sampler::Strategy::kRdu ? selection : s == sampler::Strategy::kRandom ? random : single;
@@ -391,27 +389,28 @@ struct Tags {
 
 Tags tags_of(const Args& a, const std::string& base_sha) {
   Tags t;
-  t.zero_shot = "base=" + base_sha.substr(0, 12) + " holdout=" + fmt("%g", a.holdout) +
-                " salt=" + std::to_string(a.split_salt);
+  t.zero_shot =
+      "base=" + base_sha.substr(0, 12) + " holdout=" + fmt("%g", a.holdout) + " salt=" + std::to_string(a.split_salt);
   t.full = t.zero_shot + " ft_epochs=" + std::to_string(a.ft_epochs) + " lr=" + fmt("%g", a.ft_lr) +
            (a.ft_min_steps > 0 ? " min_steps=" + std::to_string(a.ft_min_steps) : std::string()) +
-           (a.ft_validation > 0 ? " validation=" + fmt("%g", a.ft_validation) +
-                                      " patience=" + std::to_string(a.ft_patience) +
-                                      (a.ft_validation_tasks ? " by=tasks" : "") + (a.ft_refit ? " refit" : "")
-                                : std::string()) +
+           (a.ft_validation > 0
+                ? " validation=" + fmt("%g", a.ft_validation) + " patience=" + std::to_string(a.ft_patience) +
+                      (a.ft_validation_tasks ? " by=tasks" : "") + (a.ft_refit ? " refit" : "")
+                : std::string()) +
            (a.ft_auto_schedule ? " schedule=auto" : "") +
            (a.device == tr::Device::kCuda ? " device=cuda" : "");  // logged apart from CPU runs
   const std::string min_per_task = " min_per_task=" + std::to_string(a.min_per_task);
   // Two rounds: --column-auto, or --ft-auto-schedule alone (since session 7
   // the column follows the check; before, it ran on the flags as given).
-  const std::string column = a.rounds < 2 ? ""
-                             : a.column_auto ? " column=auto"
+  const std::string column = a.rounds < 2         ? ""
+                             : a.column_auto      ? " column=auto"
                              : a.ft_auto_schedule ? " column_schedule=auto"
                                                   : "";
-  const std::string model_based = " rounds=" + std::to_string(a.rounds) + " mc=" + std::to_string(a.mc_samples) + column;
+  const std::string model_based =
+      " rounds=" + std::to_string(a.rounds) + " mc=" + std::to_string(a.mc_samples) + column;
   const std::string random_share = a.random_share > 0 ? " random_share=" + fmt("%g", a.random_share) : "";
-  t.selection = t.full + " w=" + fmt("%g", a.weights.r) + "," + fmt("%g", a.weights.d) + "," +
-                fmt("%g", a.weights.u) + model_based + min_per_task + random_share;
+  t.selection = t.full + " w=" + fmt("%g", a.weights.r) + "," + fmt("%g", a.weights.d) + "," + fmt("%g", a.weights.u) +
+                model_based + min_per_task + random_share;
   t.single = t.full + model_based + min_per_task + random_share;
   t.random = t.full + min_per_task;
   return t;
@@ -429,12 +428,12 @@ struct PlatformData {
   std::string name;
   tr::Platform platform;
   std::vector<float> descriptor;
-  std::vector<core::Record> pool;         // measured, one per program, 70% tasks
-  std::vector<std::int32_t> task;         // per pool record
+  std::vector<core::Record> pool;  // measured, one per program, 70% tasks
+  std::vector<std::int32_t> task;  // per pool record
   std::vector<std::string> task_keys;
   std::int64_t pool_duplicates = 0;
-  std::vector<core::Record> holdout;      // measured records of the held-out tasks
-  tr::Dataset eval;                       // eval.train = the held-out programs, tokenised
+  std::vector<core::Record> holdout;  // measured records of the held-out tasks
+  tr::Dataset eval;                   // eval.train = the held-out programs, tokenised
 };
 
 bool load_platform(const Args& a, const std::string& name, int max_len, PlatformData* p) {
@@ -469,12 +468,13 @@ bool load_platform(const Args& a, const std::string& name, int max_len, Platform
     return false;
   }
   p->eval = std::move(*ds);
-  std::printf("%s: %zu records, %lld measured; pool %zu programs in %zu tasks (%lld duplicate programs dropped); "
-              "held out %lld tasks, %zu records, evaluated %lld programs in %lld tasks (L=%lld); target %s (%.1f s)\n",
-              name.c_str(), records.size(), static_cast<long long>(measured), p->pool.size(), p->task_keys.size(),
-              static_cast<long long>(p->pool_duplicates), static_cast<long long>(holdout_tasks), p->holdout.size(),
-              static_cast<long long>(p->eval.train.count), static_cast<long long>(p->eval.train.tasks),
-              static_cast<long long>(p->eval.seq_len), p->platform.target.c_str(), seconds_since(t0));
+  std::printf(
+      "%s: %zu records, %lld measured; pool %zu programs in %zu tasks (%lld duplicate programs dropped); "
+      "held out %lld tasks, %zu records, evaluated %lld programs in %lld tasks (L=%lld); target %s (%.1f s)\n",
+      name.c_str(), records.size(), static_cast<long long>(measured), p->pool.size(), p->task_keys.size(),
+      static_cast<long long>(p->pool_duplicates), static_cast<long long>(holdout_tasks), p->holdout.size(),
+      static_cast<long long>(p->eval.train.count), static_cast<long long>(p->eval.train.tasks),
+      static_cast<long long>(p->eval.seq_len), p->platform.target.c_str(), seconds_since(t0));
   std::fflush(stdout);
   return true;
 }
@@ -623,17 +623,29 @@ int fail(const std::string& what, const Status& s) {
 }
 
 Outcome outcome_of(const tr::RankingMetrics& m, std::int64_t picked, double ft_s, double select_s) {
-  return {picked,           m.top1.sum_ratio,        m.top1.mean_ratio,        m.top5.sum_ratio, m.top5.mean_ratio,
-          m.pairwise_accuracy, m.random_top1.sum_ratio, m.random_top1.mean_ratio, ft_s,             select_s,
-          m.tuning.geomean_ratio, m.tuning.share_better, m.random_tuning.geomean_ratio, m.random_tuning.share_better};
+  return {picked,
+          m.top1.sum_ratio,
+          m.top1.mean_ratio,
+          m.top5.sum_ratio,
+          m.top5.mean_ratio,
+          m.pairwise_accuracy,
+          m.random_top1.sum_ratio,
+          m.random_top1.mean_ratio,
+          ft_s,
+          select_s,
+          m.tuning.geomean_ratio,
+          m.tuning.share_better,
+          m.random_tuning.geomean_ratio,
+          m.random_tuning.share_better};
 }
 
 void print_outcome(const std::string& label, const Outcome& o, bool cached) {
-  std::printf("  %-28s n=%-6lld top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) | "
-              "floor %.4f/%.4f tuning %.4f (%.2f better) | fine-tune %.1f s, select %.3f s%s\n",
-              label.c_str(), static_cast<long long>(o.picked), o.top1_sum, o.top1_mean, o.top5_sum, o.top5_mean,
-              o.pairwise, o.tuning, o.tuning_better, o.floor1_sum, o.floor1_mean, o.floor_tuning,
-              o.floor_tuning_better, o.ft_s, o.select_s, cached ? " (cached)" : "");
+  std::printf(
+      "  %-28s n=%-6lld top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) | "
+      "floor %.4f/%.4f tuning %.4f (%.2f better) | fine-tune %.1f s, select %.3f s%s\n",
+      label.c_str(), static_cast<long long>(o.picked), o.top1_sum, o.top1_mean, o.top5_sum, o.top5_mean, o.pairwise,
+      o.tuning, o.tuning_better, o.floor1_sum, o.floor1_mean, o.floor_tuning, o.floor_tuning_better, o.ft_s, o.select_s,
+      cached ? " (cached)" : "");
   std::fflush(stdout);
 }
 
@@ -652,7 +664,8 @@ std::string cell(const std::vector<double>& xs, int digits = 3) {
   }
   double var = 0;
   for (double x : xs) var += (x - mean) * (x - mean);
-  std::snprintf(buf, sizeof buf, "%.*f ± %.*f", digits, mean, digits, std::sqrt(var / static_cast<double>(xs.size() - 1)));
+  std::snprintf(buf, sizeof buf, "%.*f ± %.*f", digits, mean, digits,
+                std::sqrt(var / static_cast<double>(xs.size() - 1)));
   return buf;
 }
 
@@ -715,8 +728,9 @@ void print_tables(const Args& a, const Tags& tags, const RunLog& log, const std:
   const auto picked = [](const Outcome& o) { return static_cast<double>(o.picked); };
   const auto ft_s = [](const Outcome& o) { return o.ft_s; };
   const auto select_s = [](const Outcome& o) { return o.select_s; };
-  for (const auto& [label, get, format] : {std::tuple{"programs", +picked, "%.0f"}, std::tuple{"fine-tune s", +ft_s, "%.0f"},
-                                           std::tuple{"select s", +select_s, "%.2f"}}) {
+  for (const auto& [label, get, format] :
+       {std::tuple{"programs", +picked, "%.0f"}, std::tuple{"fine-tune s", +ft_s, "%.0f"},
+        std::tuple{"select s", +select_s, "%.2f"}}) {
     std::printf("| %s |", label);
     for (double f : a.fractions) {
       std::vector<double> xs;
@@ -738,15 +752,15 @@ void print_tables(const Args& a, const Tags& tags, const RunLog& log, const std:
   // The issue's targets, at 10% when it was run.
   for (double f : a.fractions) {
     if (std::fabs(f - 0.1) > 1e-9) continue;
-    for (const auto& [title, field] :
-         {std::pair{"sum", &Outcome::top1_sum}, std::pair{"mean", &Outcome::top1_mean}}) {
+    for (const auto& [title, field] : {std::pair{"sum", &Outcome::top1_sum}, std::pair{"mean", &Outcome::top1_mean}}) {
       const double rdu = mean_of(values("rdu", f, tags.selection, field));
       const double rnd = mean_of(values("random", f, tags.random, field));
       const double all = mean_of(values("all", 1.0, tags.full, field));
-      std::printf("target (top-1 %s): rdu@10%% %.4f vs random@10%% %.4f → %s; rdu@10%% / 100%% = %.4f/%.4f = %.3f "
-                  "(≥ 0.95: %s)\n",
-                  title, rdu, rnd, rdu > rnd ? "rdu beats random" : "rdu does NOT beat random", rdu, all, rdu / all,
-                  rdu / all >= 0.95 ? "yes" : "no");
+      std::printf(
+          "target (top-1 %s): rdu@10%% %.4f vs random@10%% %.4f → %s; rdu@10%% / 100%% = %.4f/%.4f = %.3f "
+          "(≥ 0.95: %s)\n",
+          title, rdu, rnd, rdu > rnd ? "rdu beats random" : "rdu does NOT beat random", rdu, all, rdu / all,
+          rdu / all >= 0.95 ? "yes" : "no");
     }
   }
   std::fflush(stdout);
@@ -795,14 +809,15 @@ Result<std::string> base_checkpoint(const Args& a) {
   });
   if (!r) return r.status();
   const tr::RankingMetrics& m = r->metrics;
-  std::printf("base: %lld train programs / %lld tasks; on x86-24c's standing eval split (%lld programs, %lld tasks): "
-              "top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) "
-              "(floor %.4f/%.4f tuning %.4f (%.2f better)); train %.0f s, wall %.0f s\n",
-              static_cast<long long>(r->data.train_records), static_cast<long long>(r->data.train_tasks),
-              static_cast<long long>(r->data.eval_records), static_cast<long long>(r->data.eval_tasks),
-              m.top1.sum_ratio, m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy,
-              m.tuning.geomean_ratio, m.tuning.share_better, m.random_top1.sum_ratio, m.random_top1.mean_ratio,
-              m.random_tuning.geomean_ratio, m.random_tuning.share_better, r->train_s, seconds_since(t0));
+  std::printf(
+      "base: %lld train programs / %lld tasks; on x86-24c's standing eval split (%lld programs, %lld tasks): "
+      "top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) "
+      "(floor %.4f/%.4f tuning %.4f (%.2f better)); train %.0f s, wall %.0f s\n",
+      static_cast<long long>(r->data.train_records), static_cast<long long>(r->data.train_tasks),
+      static_cast<long long>(r->data.eval_records), static_cast<long long>(r->data.eval_tasks), m.top1.sum_ratio,
+      m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy, m.tuning.geomean_ratio,
+      m.tuning.share_better, m.random_top1.sum_ratio, m.random_top1.mean_ratio, m.random_tuning.geomean_ratio,
+      m.random_tuning.share_better, r->train_s, seconds_since(t0));
   std::filesystem::create_directories(std::filesystem::path(a.base_checkpoint).parent_path());
   std::ofstream out(a.base_checkpoint, std::ios::binary);
   out.write(r->checkpoint.data(), static_cast<std::streamsize>(r->checkpoint.size()));
@@ -867,11 +882,11 @@ int run_repeatability(const Args& a) {
       std::printf("%s: no task with two records of repeated measurements\n", name.c_str());
       continue;
     }
-    std::printf("%s: %lld measured records with >= 2 repeats in %d tasks; the halves of the repeats agree on "
-                "pairwise %.3f (%d tasks with an untied pair), top-1 mean ratio %.3f (worst task %.3f)\n",
-                name.c_str(), static_cast<long long>(used), tasks,
-                tasks_with_pairs > 0 ? pairwise_sum / tasks_with_pairs : 0.0, tasks_with_pairs, top1_sum / tasks,
-                worst_top1);
+    std::printf(
+        "%s: %lld measured records with >= 2 repeats in %d tasks; the halves of the repeats agree on "
+        "pairwise %.3f (%d tasks with an untied pair), top-1 mean ratio %.3f (worst task %.3f)\n",
+        name.c_str(), static_cast<long long>(used), tasks, tasks_with_pairs > 0 ? pairwise_sum / tasks_with_pairs : 0.0,
+        tasks_with_pairs, top1_sum / tasks, worst_top1);
   }
   return 0;
 }
@@ -894,7 +909,8 @@ int run_timing(const Args& a, const std::string& base) {
   {
     std::unordered_set<std::string> seen;
     for (std::size_t i = 0; i < records.size(); ++i) {
-      if (core::classify(records[i]) == core::RecordClass::kMeasured && seen.insert(core::program_id(records[i])).second) {
+      if (core::classify(records[i]) == core::RecordClass::kMeasured &&
+          seen.insert(core::program_id(records[i])).second) {
         keep.push_back(i);
       }
     }
@@ -934,9 +950,10 @@ int run_timing(const Args& a, const std::string& base) {
     return 1;
   }
   const auto budget = static_cast<std::int64_t>(std::ceil(a.timing_fraction * static_cast<double>(all.size()) - 1e-9));
-  std::printf("embed (PoolEmbedder: embeddings dim %lld + %d MC-dropout samples + 1 other conditioning, %d threads): "
-              "%.2f s\n\n| strategy | budget | select s |\n|---|---|---|\n",
-              static_cast<long long>(e->pool->dim()), a.mc_samples, a.threads, e->seconds);
+  std::printf(
+      "embed (PoolEmbedder: embeddings dim %lld + %d MC-dropout samples + 1 other conditioning, %d threads): "
+      "%.2f s\n\n| strategy | budget | select s |\n|---|---|---|\n",
+      static_cast<long long>(e->pool->dim()), a.mc_samples, a.threads, e->seconds);
   std::fflush(stdout);
   for (sampler::Strategy s : a.strategies) {
     double sec = 0;
@@ -1033,14 +1050,14 @@ class PlatformRun {
   // The zero-shot check of FineTune::auto_schedule on `chosen`, printed
   // under `what`: true when the platform is far from the base.
   Result<bool> far_from_base(std::span<const core::Record> chosen, std::uint64_t seed, const std::string& what) {
-  auto fit = tr::zero_shot_fit(finetune_request(short_args, base, p, chosen, seed), base);
-  if (!fit) return fit.status();
-  const bool far = tr::long_schedule_needed(*fit);
-  std::printf("    %s: the base on the %zu programs: pairwise %.4f; top-1 %.4f, chance %.4f (mean ratio): %s\n",
-              what.c_str(), chosen.size(), fit->pairwise_accuracy, fit->top1.mean_ratio, fit->random_top1.mean_ratio,
-              far ? "far" : "near");
-  std::fflush(stdout);
-  return far;
+    auto fit = tr::zero_shot_fit(finetune_request(short_args, base, p, chosen, seed), base);
+    if (!fit) return fit.status();
+    const bool far = tr::long_schedule_needed(*fit);
+    std::printf("    %s: the base on the %zu programs: pairwise %.4f; top-1 %.4f, chance %.4f (mean ratio): %s\n",
+                what.c_str(), chosen.size(), fit->pairwise_accuracy, fit->top1.mean_ratio, fit->random_top1.mean_ratio,
+                far ? "far" : "near");
+    std::fflush(stdout);
+    return far;
   }
 
   std::vector<core::Record> records_of(std::span<const std::int64_t> picks) const {
@@ -1053,48 +1070,48 @@ class PlatformRun {
   Result<Outcome> fine_tune_and_score(std::span<const std::int64_t> picks, std::uint64_t seed, double select_s,
                                       std::string_view strategy, double fraction) {
     const std::vector<core::Record> chosen = records_of(picks);
-  const Args* run_args = &a;
-  std::string explicit_key;
-  if (a.ft_auto_schedule) {
-    auto far_or = far_from_base(chosen, seed, "schedule of the fine-tune");
-    if (!far_or) return far_or.status();
-    const bool far = *far_or;
-    run_args = far ? &long_args : &short_args;
-    // With two rounds the column's schedule comes from the check on the
-    // first round alone, which can differ from this one on all the picks,
-    // so rdu's runs are not shared with an explicit schedule's.
-    if (a.rounds == 1 || strategy == "all" || strategy == "random") {
-      const Tags& t = far ? long_tags : short_tags;
-      explicit_key = run_key(name, seed, strategy, fraction, strategy == "all" ? t.full : t.of(strategy));
-      if (const Outcome* o = log.find(explicit_key)) return *o;
+    const Args* run_args = &a;
+    std::string explicit_key;
+    if (a.ft_auto_schedule) {
+      auto far_or = far_from_base(chosen, seed, "schedule of the fine-tune");
+      if (!far_or) return far_or.status();
+      const bool far = *far_or;
+      run_args = far ? &long_args : &short_args;
+      // With two rounds the column's schedule comes from the check on the
+      // first round alone, which can differ from this one on all the picks,
+      // so rdu's runs are not shared with an explicit schedule's.
+      if (a.rounds == 1 || strategy == "all" || strategy == "random") {
+        const Tags& t = far ? long_tags : short_tags;
+        explicit_key = run_key(name, seed, strategy, fraction, strategy == "all" ? t.full : t.of(strategy));
+        if (const Outcome* o = log.find(explicit_key)) return *o;
+      }
     }
-  }
-  auto r = finetune(*run_args, base, p, chosen, seed);
-  if (!r) return r.status();
-  if (r->best_epoch > 0) {
-    std::printf("    kept epoch %d of %d%s (%lld steps; validation %lld programs, top-1 %.4f)\n", r->best_epoch,
-                static_cast<int>(r->epoch_validation.size()), r->refitted ? ", refitted on all" : "",
-                static_cast<long long>(r->steps), static_cast<long long>(r->validation.programs),
-                r->validation.top1.mean_ratio);
-  }
-  auto tuned = load_model(r->checkpoint, a.threads);
-  if (!tuned) return tuned.status();
-  auto m = evaluate(*tuned, p.eval);
-  if (!m) return m.status();
-  for (double alpha : a.wise) {  // WiSE-FT: the fine-tune mixed back with the base
-    auto mixed = tr::interpolate_checkpoints(base, r->checkpoint, alpha);
-    if (!mixed) return mixed.status();
-    auto mixed_model = load_model(*mixed, a.threads);
-    if (!mixed_model) return mixed_model.status();
-    auto mm = evaluate(*mixed_model, p.eval);
-    if (!mm) return mm.status();
-    std::printf("    wise alpha=%.2f: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better)\n",
-                alpha, mm->top1.sum_ratio, mm->top1.mean_ratio, mm->top5.sum_ratio, mm->top5.mean_ratio,
-                mm->pairwise_accuracy, mm->tuning.geomean_ratio, mm->tuning.share_better);
-  }
-  const Outcome o = outcome_of(*m, static_cast<std::int64_t>(picks.size()), r->wall_s, select_s);
-  if (!explicit_key.empty()) log.add(explicit_key, o);
-  return o;
+    auto r = finetune(*run_args, base, p, chosen, seed);
+    if (!r) return r.status();
+    if (r->best_epoch > 0) {
+      std::printf("    kept epoch %d of %d%s (%lld steps; validation %lld programs, top-1 %.4f)\n", r->best_epoch,
+                  static_cast<int>(r->epoch_validation.size()), r->refitted ? ", refitted on all" : "",
+                  static_cast<long long>(r->steps), static_cast<long long>(r->validation.programs),
+                  r->validation.top1.mean_ratio);
+    }
+    auto tuned = load_model(r->checkpoint, a.threads);
+    if (!tuned) return tuned.status();
+    auto m = evaluate(*tuned, p.eval);
+    if (!m) return m.status();
+    for (double alpha : a.wise) {  // WiSE-FT: the fine-tune mixed back with the base
+      auto mixed = tr::interpolate_checkpoints(base, r->checkpoint, alpha);
+      if (!mixed) return mixed.status();
+      auto mixed_model = load_model(*mixed, a.threads);
+      if (!mixed_model) return mixed_model.status();
+      auto mm = evaluate(*mixed_model, p.eval);
+      if (!mm) return mm.status();
+      std::printf("    wise alpha=%.2f: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better)\n",
+                  alpha, mm->top1.sum_ratio, mm->top1.mean_ratio, mm->top5.sum_ratio, mm->top5.mean_ratio,
+                  mm->pairwise_accuracy, mm->tuning.geomean_ratio, mm->tuning.share_better);
+    }
+    const Outcome o = outcome_of(*m, static_cast<std::int64_t>(picks.size()), r->wall_s, select_s);
+    if (!explicit_key.empty()) log.add(explicit_key, o);
+    return o;
   }
 
   int run_seed(std::uint64_t seed) {
@@ -1124,10 +1141,12 @@ class PlatformRun {
 
   // One strategy at one fraction: its rounds of picks, then the fine-tune.
   int run_selection(std::uint64_t seed, double f, sampler::Strategy strategy, std::optional<Embedded>* base_emb) {
-    const auto budget = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(f * static_cast<double>(n) - 1e-9)));
+    const auto budget =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(f * static_cast<double>(n) - 1e-9)));
     const std::string_view sname = sampler::strategy_name(strategy);
     const std::string key = run_key(name, seed, sname, f, tags.of(strategy));
-    const std::string label = "seed " + std::to_string(seed) + " " + std::string(sname) + " @" + fmt("%g", 100 * f) + "%";
+    const std::string label =
+        "seed " + std::to_string(seed) + " " + std::string(sname) + " @" + fmt("%g", 100 * f) + "%";
     if (const Outcome* o = log.find(key)) {
       print_outcome(label, *o, true);
       return 0;
@@ -1136,7 +1155,8 @@ class PlatformRun {
       auto e = embed(a, base_model, nullptr, p, base_desc, all, {}, seed);
       if (!e) return fail("embed", e.status());
       *base_emb = std::move(*e);
-      std::printf("  seed %llu: pool embedded in %.2f s\n", static_cast<unsigned long long>(seed), (*base_emb)->seconds);
+      std::printf("  seed %llu: pool embedded in %.2f s\n", static_cast<unsigned long long>(seed),
+                  (*base_emb)->seconds);
     }
     double select_s = 0;
     std::vector<std::int64_t> picked;
@@ -1145,9 +1165,9 @@ class PlatformRun {
       const std::int64_t target = budget * round / rounds;  // cumulative picks after this round
       const std::int64_t b = target - static_cast<std::int64_t>(picked.size());
       if (b < 1) continue;
-      Result<std::vector<std::int64_t>> picks =
-          round == 1 ? select(a, **base_emb, all, strategy, b, seed, &select_s)
-                     : later_round(seed, round, strategy, b, label, picked, &select_s);
+      Result<std::vector<std::int64_t>> picks = round == 1
+                                                    ? select(a, **base_emb, all, strategy, b, seed, &select_s)
+                                                    : later_round(seed, round, strategy, b, label, picked, &select_s);
       if (!picks) {
         std::fprintf(stderr, "%s round %d: %s\n", label.c_str(), round, picks.status().to_string().c_str());
         return 1;
@@ -1258,7 +1278,11 @@ std::vector<Row> gather_rows(const Args& a, const RunLog& log, const std::vector
   for (double f : a.fractions) {
     for (sampler::Strategy st : a.strategies) {
       rows.push_back({std::string(sampler::strategy_name(st)) + " @" + fmt("%g", 100 * f) + "%",
-                      st == sampler::Strategy::kRandom, f, {}, {}, {}});
+                      st == sampler::Strategy::kRandom,
+                      f,
+                      {},
+                      {},
+                      {}});
     }
   }
   rows.push_back({"100%", false, 1.0, {}, {}, {}});
@@ -1268,8 +1292,8 @@ std::vector<Row> gather_rows(const Args& a, const RunLog& log, const std::vector
     const Tags tags = tags_of(at, base_sha);
     const Outcome* z = log.find(run_key(platform, 0, "zero-shot", 0.0, tags.zero_shot));
     zero_shot.push_back(!z ? "–"
-                        : fmt("%.3f", z->top1_sum) + " / " + fmt("%.3f", z->top1_mean) +
-                              (std::isnan(z->tuning) ? "" : ", tuning " + fmt("%.3f", z->tuning)));
+                           : fmt("%.3f", z->top1_sum) + " / " + fmt("%.3f", z->top1_mean) +
+                                 (std::isnan(z->tuning) ? "" : ", tuning " + fmt("%.3f", z->tuning)));
     std::size_t r = 0;
     const auto gather = [&](Row& row, std::string_view strategy, double f, const std::string& tag) {
       row.sum.emplace_back();
@@ -1301,10 +1325,10 @@ void print_split_table(const Args& a, const std::vector<Row>& rows, const std::v
   }
   std::printf("\n### %s — splits", platform.c_str());
   for (std::uint64_t salt : a.report_salts) std::printf(" %llu", static_cast<unsigned long long>(salt));
-  std::printf(", seeds %llu..%llu; %s\n\ntop-1 sum / mean ratio, tuning proxy (geometric mean, < 1 is better than "
-              "random), mean over the seeds found (how many)\n\n| split | zero-shot |",
-              static_cast<unsigned long long>(seeds.front()), static_cast<unsigned long long>(seeds.back()),
-              settings.c_str());
+  std::printf(
+      ", seeds %llu..%llu; %s\n\ntop-1 sum / mean ratio, tuning proxy (geometric mean, < 1 is better than "
+      "random), mean over the seeds found (how many)\n\n| split | zero-shot |",
+      static_cast<unsigned long long>(seeds.front()), static_cast<unsigned long long>(seeds.back()), settings.c_str());
   for (const Row& row : rows) std::printf(" %s |", row.label.c_str());
   std::printf("\n|---|---|");
   for (std::size_t i = 0; i < rows.size(); ++i) std::printf("---|");
@@ -1312,7 +1336,8 @@ void print_split_table(const Args& a, const std::vector<Row>& rows, const std::v
   for (std::size_t s = 0; s < a.report_salts.size(); ++s) {
     std::printf("| salt %llu | %s |", static_cast<unsigned long long>(a.report_salts[s]), zero_shot[s].c_str());
     for (const Row& row : rows) {
-      if (row.mean[s].empty()) std::printf(" – |");
+      if (row.mean[s].empty())
+        std::printf(" – |");
       else {
         const std::string tuning = row.tuning[s].empty() ? "" : ", tuning " + fmt("%.3f", mean_of(row.tuning[s]));
         std::printf(" %.3f / %.3f%s (%zu) |", mean_of(row.sum[s]), mean_of(row.mean[s]), tuning.c_str(),
@@ -1323,7 +1348,8 @@ void print_split_table(const Args& a, const std::vector<Row>& rows, const std::v
   }
   std::printf("| mean | |");
   for (const Row& row : rows) {
-    if (!complete(row)) std::printf(" – |");
+    if (!complete(row))
+      std::printf(" – |");
     else {
       const bool tuned = std::all_of(row.tuning.begin(), row.tuning.end(), [](const auto& xs) { return !xs.empty(); });
       const std::string tuning = tuned ? ", tuning " + fmt("%.3f", mean_of_splits(row.tuning)) : "";
@@ -1331,7 +1357,6 @@ void print_split_table(const Args& a, const std::vector<Row>& rows, const std::v
     }
   }
   std::printf("\n");
-
 }
 
 // Each row against 100% (and against random at its fraction), with 95%

@@ -24,9 +24,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace core = tcl::core;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct Pass {
   const char* name;
@@ -71,8 +69,8 @@ int main(int argc, char** argv) {
       rest.remove_prefix(nl + 1);
     }
   }
-  std::printf("file: %s\nlines: %zu, %.1f MB decompressed, loaded in %.2f s\n", path.c_str(),
-              lines.size(), static_cast<double>(text->size()) / 1e6, seconds_since(t0));
+  std::printf("file: %s\nlines: %zu, %.1f MB decompressed, loaded in %.2f s\n", path.c_str(), lines.size(),
+              static_cast<double>(text->size()) / 1e6, seconds_since(t0));
   std::printf("max_len: %d, kTokenDim: %d, repeat: %d, one thread\n", max_len, core::kTokenDim, repeat);
 
   constexpr std::size_t kBatch = 64;  // tokens go to a reused [64, L, D] buffer
@@ -118,9 +116,8 @@ int main(int argc, char** argv) {
   std::printf("parse errors: %zu\n", errors);
   const double n = static_cast<double>(lines.size());
   for (const Pass& pass : passes) {
-    std::printf("%-18s %8.3f s  %10.0f records/s  %7.1f MB/s  (checksum %.6g)\n", pass.name,
-                pass.seconds, n / pass.seconds,
-                static_cast<double>(text->size()) / 1e6 / pass.seconds, pass.checksum);
+    std::printf("%-18s %8.3f s  %10.0f records/s  %7.1f MB/s  (checksum %.6g)\n", pass.name, pass.seconds,
+                n / pass.seconds, static_cast<double>(text->size()) / 1e6 / pass.seconds, pass.checksum);
   }
   const double feat = passes[1].seconds - passes[0].seconds;
   std::printf("tokens alone (difference): %.3f s, %.0f records/s\n", feat, feat > 0 ? n / feat : 0.0);

@@ -65,9 +65,9 @@ struct Args {
 struct Data {
   int64_t n = 0;
   int64_t L = core::kDefaultMaxSteps;
-  std::vector<float> tokens;    // [n, L, kTokenDim]
+  std::vector<float> tokens;     // [n, L, kTokenDim]
   std::vector<int32_t> lengths;  // [n]
-  std::vector<float> tlp;       // [n, 25, 22]
+  std::vector<float> tlp;        // [n, 25, 22]
   std::vector<int32_t> tlp_lengths;
   std::vector<float> descriptor;  // [kHardwareDim]
 };
@@ -82,14 +82,12 @@ bool load(const Args& a, Data* d) {
   d->n = static_cast<int64_t>(records.size());
   d->tokens.resize(static_cast<size_t>(d->n * d->L * core::kTokenDim));
   d->lengths.resize(static_cast<size_t>(d->n));
-  core::encode_tokens_batch(records, static_cast<int>(d->L), d->tokens.data(), nullptr,
-                            d->lengths.data());
+  core::encode_tokens_batch(records, static_cast<int>(d->L), d->tokens.data(), nullptr, d->lengths.data());
   const core::TlpConfig& tc = core::kTlpCpu;
   d->tlp.resize(static_cast<size_t>(d->n * tc.seq_len * tc.emb_size));
   for (int64_t i = 0; i < d->n; ++i) {
     d->tlp_lengths.push_back(static_cast<int32_t>(
-        core::encode_tlp(records[static_cast<size_t>(i)].steps, tc,
-                         d->tlp.data() + i * tc.seq_len * tc.emb_size)));
+        core::encode_tlp(records[static_cast<size_t>(i)].steps, tc, d->tlp.data() + i * tc.seq_len * tc.emb_size)));
   }
   d->descriptor.resize(core::kHardwareDim);
   core::encode_hardware(records[0].hardware_params, records[0].target, d->descriptor.data());
@@ -218,37 +216,36 @@ int main(int argc, char** argv) {
 
   const int64_t n_params = (*student)->num_parameters();
   std::printf("records: %lld from %s; steps per program: mean %.1f, median %d, max %d\n",
-              static_cast<long long>(data.n), a.path.c_str(),
-              static_cast<double>(tokens) / static_cast<double>(data.n),
+              static_cast<long long>(data.n), a.path.c_str(), static_cast<double>(tokens) / static_cast<double>(data.n),
               sorted[sorted.size() / 2], sorted.back());
-  std::printf("student: d_model %lld, n_layers %lld, d_state %lld, expand %lld, d_conv %lld, "
-              "token_dim %lld, descriptor_dim %lld, max_len %lld: %lld parameters, %.3f MB fp32\n",
-              static_cast<long long>(config.d_model), static_cast<long long>(config.n_layers),
-              static_cast<long long>(config.d_state), static_cast<long long>(config.expand),
-              static_cast<long long>(config.d_conv), static_cast<long long>(config.token_dim),
-              static_cast<long long>(config.descriptor_dim), static_cast<long long>(config.max_len),
-              static_cast<long long>(n_params), static_cast<double>(n_params) * 4 / 1e6);
+  std::printf(
+      "student: d_model %lld, n_layers %lld, d_state %lld, expand %lld, d_conv %lld, "
+      "token_dim %lld, descriptor_dim %lld, max_len %lld: %lld parameters, %.3f MB fp32\n",
+      static_cast<long long>(config.d_model), static_cast<long long>(config.n_layers),
+      static_cast<long long>(config.d_state), static_cast<long long>(config.expand),
+      static_cast<long long>(config.d_conv), static_cast<long long>(config.token_dim),
+      static_cast<long long>(config.descriptor_dim), static_cast<long long>(config.max_len),
+      static_cast<long long>(n_params), static_cast<double>(n_params) * 4 / 1e6);
   std::printf("fast path: %s kernels, chunk_tokens %d; threads %d (torch intra-op threads %d)\n",
-              std::string(trainer::simd_level_name((*fast)->simd_level())).c_str(), a.chunk_tokens,
-              a.threads, torch::get_num_threads());
+              std::string(trainer::simd_level_name((*fast)->simd_level())).c_str(), a.chunk_tokens, a.threads,
+              torch::get_num_threads());
 
   const int64_t kd = core::kHardwareDim;
   const int64_t row = data.L * core::kTokenDim;
   const auto batch_view = [&](int64_t first, int64_t count) {
-    return trainer::FeatureBatch{
-        count, data.L, std::span<const float>(data.tokens).subspan(first * row, count * row),
-        std::span<const int32_t>(data.lengths).subspan(first, count), data.descriptor};
+    return trainer::FeatureBatch{count, data.L, std::span<const float>(data.tokens).subspan(first * row, count * row),
+                                 std::span<const int32_t>(data.lengths).subspan(first, count), data.descriptor};
   };
   std::vector<float> scores(static_cast<size_t>(std::min<int64_t>(data.n, 4096)));
   std::vector<float> emb(scores.size() * static_cast<size_t>(config.d_model));
 
-  std::printf("\nprograms/s (wall clock, best cycle) [programs per CPU-second, all threads];\n"
-              "torch rows: the first %lld records\n",
-              static_cast<long long>(std::min<int64_t>(data.n, 4096)));
+  std::printf(
+      "\nprograms/s (wall clock, best cycle) [programs per CPU-second, all threads];\n"
+      "torch rows: the first %lld records\n",
+      static_cast<long long>(std::min<int64_t>(data.n, 4096)));
   std::printf("%-36s %24s %24s\n", "path", "batch 512", "batch 4096");
   // Torch paths are ~50x slower: one cycle over the first 4096 records.
-  const auto report = [&](const char* name, const std::function<void(int64_t, int64_t)>& fn,
-                          bool slow = false) {
+  const auto report = [&](const char* name, const std::function<void(int64_t, int64_t)>& fn, bool slow = false) {
     std::printf("%-36s", name);
     const int64_t n = slow ? std::min<int64_t>(data.n, 4096) : data.n;
     for (int64_t batch : {int64_t{512}, int64_t{4096}}) {
@@ -281,28 +278,43 @@ int main(int argc, char** argv) {
     torch::Tensor d = torch::from_blob(data.descriptor.data(), {1, kd}).expand({c, kd});
     return std::make_tuple(t.narrow(1, 0, L), l, d);
   };
-  report("torch forward (L = 72)", [&](int64_t f, int64_t c) {
-    auto [t, l, d] = tensors(f, c, data.L);
-    (*student)->forward(t, l, d);
-  }, true);
-  report("torch forward (L = batch's longest)", [&](int64_t f, int64_t c) {
-    const int32_t L = *std::max_element(data.lengths.begin() + f, data.lengths.begin() + f + c);
-    auto [t, l, d] = tensors(f, c, std::max(L, 1));
-    (*student)->forward(t, l, d);
-  }, true);
-  report("facade CostModel::predict", [&](int64_t f, int64_t c) {
-    if (auto s = facade->predict(batch_view(f, c), std::span<float>(scores).first(c)); !s) fail(s);
-  }, true);
-  report("attention forward (L = 72)", [&](int64_t f, int64_t c) {
-    auto [t, l, d] = tensors(f, c, data.L);
-    (*attention)->forward(t, l, d);
-  }, true);
-  report("attention forward (TLP 25 x 22)", [&](int64_t f, int64_t c) {
-    const int64_t tl = core::kTlpCpu.seq_len, te = core::kTlpCpu.emb_size;
-    torch::Tensor t = torch::from_blob(data.tlp.data() + f * tl * te, {c, tl, te});
-    torch::Tensor l = torch::from_blob(data.tlp_lengths.data() + f, {c}, torch::kInt).to(torch::kLong);
-    torch::Tensor d = torch::from_blob(data.descriptor.data(), {1, kd}).expand({c, kd});
-    (*attention_tlp)->forward(t, l, d);
-  }, true);
+  report(
+      "torch forward (L = 72)",
+      [&](int64_t f, int64_t c) {
+        auto [t, l, d] = tensors(f, c, data.L);
+        (*student)->forward(t, l, d);
+      },
+      true);
+  report(
+      "torch forward (L = batch's longest)",
+      [&](int64_t f, int64_t c) {
+        const int32_t L = *std::max_element(data.lengths.begin() + f, data.lengths.begin() + f + c);
+        auto [t, l, d] = tensors(f, c, std::max(L, 1));
+        (*student)->forward(t, l, d);
+      },
+      true);
+  report(
+      "facade CostModel::predict",
+      [&](int64_t f, int64_t c) {
+        if (auto s = facade->predict(batch_view(f, c), std::span<float>(scores).first(c)); !s) fail(s);
+      },
+      true);
+  report(
+      "attention forward (L = 72)",
+      [&](int64_t f, int64_t c) {
+        auto [t, l, d] = tensors(f, c, data.L);
+        (*attention)->forward(t, l, d);
+      },
+      true);
+  report(
+      "attention forward (TLP 25 x 22)",
+      [&](int64_t f, int64_t c) {
+        const int64_t tl = core::kTlpCpu.seq_len, te = core::kTlpCpu.emb_size;
+        torch::Tensor t = torch::from_blob(data.tlp.data() + f * tl * te, {c, tl, te});
+        torch::Tensor l = torch::from_blob(data.tlp_lengths.data() + f, {c}, torch::kInt).to(torch::kLong);
+        torch::Tensor d = torch::from_blob(data.descriptor.data(), {1, kd}).expand({c, kd});
+        (*attention_tlp)->forward(t, l, d);
+      },
+      true);
   return 0;
 }

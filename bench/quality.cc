@@ -50,9 +50,7 @@ namespace core = tcl::core;
 namespace tr = tcl::trainer;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // CPU seconds of the whole process (all threads): on a shared box the wall
 // time depends on the neighbours, this much less.
@@ -86,8 +84,8 @@ struct Args {
   std::int64_t ndcg_at = -1;
   int max_len = core::kDefaultMaxSteps;
   bool verbose = false;
-  std::string dump;  // directory for per-program eval scores (CSV), empty = none
-  bool job = false;  // --job: one train_platform call with the job's defaults
+  std::string dump;             // directory for per-program eval scores (CSV), empty = none
+  bool job = false;             // --job: one train_platform call with the job's defaults
   std::set<std::string> given;  // flags set on the command line
 };
 
@@ -173,13 +171,30 @@ struct Row {
 };
 Row row_of(const tr::TrainResult& r) {
   const tr::RankingMetrics& m = r.metrics;
-  return {m.top1.sum_ratio, m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy,
-          m.tuning.geomean_ratio, m.tuning.share_better, r.train_s,        static_cast<double>(r.steps), static_cast<double>(r.epochs_done),
+  return {m.top1.sum_ratio,
+          m.top1.mean_ratio,
+          m.top5.sum_ratio,
+          m.top5.mean_ratio,
+          m.pairwise_accuracy,
+          m.tuning.geomean_ratio,
+          m.tuning.share_better,
+          r.train_s,
+          static_cast<double>(r.steps),
+          static_cast<double>(r.epochs_done),
           static_cast<double>(r.num_parameters)};
 }
 Row floor_of(const tr::RankingMetrics& m) {
-  return {m.random_top1.sum_ratio, m.random_top1.mean_ratio, m.random_top5.sum_ratio,
-          m.random_top5.mean_ratio, 0.5, m.random_tuning.geomean_ratio, m.random_tuning.share_better, 0, 0, 0, 0};
+  return {m.random_top1.sum_ratio,
+          m.random_top1.mean_ratio,
+          m.random_top5.sum_ratio,
+          m.random_top5.mean_ratio,
+          0.5,
+          m.random_tuning.geomean_ratio,
+          m.random_tuning.share_better,
+          0,
+          0,
+          0,
+          0};
 }
 
 std::string mean_sd(const std::vector<double>& xs, int digits) {
@@ -195,8 +210,9 @@ std::string mean_sd(const std::vector<double>& xs, int digits) {
 }
 
 void print_table(const std::vector<std::string>& names, const std::map<std::string, std::vector<Row>>& rows) {
-  std::printf("\n| model | top-1 sum | top-1 mean | top-5 sum | top-5 mean | pairwise | tuning proxy | better than random "
-              "| params | epochs | steps | train s | cpu s |\n");
+  std::printf(
+      "\n| model | top-1 sum | top-1 mean | top-5 sum | top-5 mean | pairwise | tuning proxy | better than random "
+      "| params | epochs | steps | train s | cpu s |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& name : names) {
     const std::vector<Row>& rs = rows.at(name);
@@ -237,11 +253,13 @@ int run_job(const Args& a, const std::vector<core::Record>& records, const tr::P
   req.optimisation.seed = a.seed_base;
   req.resources.threads = a.threads;
   req.resources.device = a.device;
-  std::printf("job: %s, max_records %lld, max_eval_records %lld, eval fraction %.2f, epochs %d, "
-              "time budget %.0f s, threads %d, device %s\n",
-              a.models.front().name.c_str(), static_cast<long long>(req.data.options.max_records),
-              static_cast<long long>(req.data.options.max_eval_records), req.data.options.eval_fraction, req.optimisation.epochs,
-              req.resources.time_budget_s, req.resources.threads, std::string(tr::device_name(req.resources.device)).c_str());
+  std::printf(
+      "job: %s, max_records %lld, max_eval_records %lld, eval fraction %.2f, epochs %d, "
+      "time budget %.0f s, threads %d, device %s\n",
+      a.models.front().name.c_str(), static_cast<long long>(req.data.options.max_records),
+      static_cast<long long>(req.data.options.max_eval_records), req.data.options.eval_fraction,
+      req.optimisation.epochs, req.resources.time_budget_s, req.resources.threads,
+      std::string(tr::device_name(req.resources.device)).c_str());
   std::fflush(stdout);
   const Clock::time_point t0 = Clock::now();
   const double cpu0 = cpu_seconds();
@@ -256,22 +274,25 @@ int run_job(const Args& a, const std::vector<core::Record>& records, const tr::P
   }
   const tr::TrainResult& r = *result;
   const tr::RankingMetrics& m = r.metrics;
-  std::printf("data: %lld records, %lld measured, %lld failed; train %lld tasks / %lld programs, "
-              "eval %lld tasks / %lld programs, %lld capped\n",
-              static_cast<long long>(r.data.records), static_cast<long long>(r.data.measured),
-              static_cast<long long>(r.data.failed), static_cast<long long>(r.data.train_tasks),
-              static_cast<long long>(r.data.train_records), static_cast<long long>(r.data.eval_tasks),
-              static_cast<long long>(r.data.eval_records), static_cast<long long>(r.data.capped_records));
-  std::printf("eval: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) "
-              "(floor top-1 %.4f/%.4f tuning %.4f (%.2f better))\n",
-              m.top1.sum_ratio, m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy,
-              m.tuning.geomean_ratio, m.tuning.share_better, m.random_top1.sum_ratio, m.random_top1.mean_ratio,
-              m.random_tuning.geomean_ratio, m.random_tuning.share_better);
-  std::printf("%lld params, %d epochs, %lld steps%s; wall %.1f s (dataset %.1f, train %.1f, eval %.1f), "
-              "cpu %.0f s, checkpoint %zu bytes\n",
-              static_cast<long long>(r.num_parameters), r.epochs_done, static_cast<long long>(r.steps),
-              r.budget_exhausted ? " (budget hit)" : "", r.wall_s, r.dataset_s, r.train_s, r.eval_s,
-              cpu_seconds() - cpu0, r.checkpoint.size());
+  std::printf(
+      "data: %lld records, %lld measured, %lld failed; train %lld tasks / %lld programs, "
+      "eval %lld tasks / %lld programs, %lld capped\n",
+      static_cast<long long>(r.data.records), static_cast<long long>(r.data.measured),
+      static_cast<long long>(r.data.failed), static_cast<long long>(r.data.train_tasks),
+      static_cast<long long>(r.data.train_records), static_cast<long long>(r.data.eval_tasks),
+      static_cast<long long>(r.data.eval_records), static_cast<long long>(r.data.capped_records));
+  std::printf(
+      "eval: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) "
+      "(floor top-1 %.4f/%.4f tuning %.4f (%.2f better))\n",
+      m.top1.sum_ratio, m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy,
+      m.tuning.geomean_ratio, m.tuning.share_better, m.random_top1.sum_ratio, m.random_top1.mean_ratio,
+      m.random_tuning.geomean_ratio, m.random_tuning.share_better);
+  std::printf(
+      "%lld params, %d epochs, %lld steps%s; wall %.1f s (dataset %.1f, train %.1f, eval %.1f), "
+      "cpu %.0f s, checkpoint %zu bytes\n",
+      static_cast<long long>(r.num_parameters), r.epochs_done, static_cast<long long>(r.steps),
+      r.budget_exhausted ? " (budget hit)" : "", r.wall_s, r.dataset_s, r.train_s, r.eval_s, cpu_seconds() - cpu0,
+      r.checkpoint.size());
   return 0;
 }
 
@@ -296,11 +317,12 @@ int main(int argc, char** argv) {
   std::printf("records: %zu (%lld unparseable), loaded in %.1f s; target: %s\n", records.size(),
               static_cast<long long>(bad), seconds_since(t0), platform->target.c_str());
   if (a.job) return run_job(a, records, *platform);
-  std::printf("budget per model and seed: max_records %lld (%s), max_eval_records %lld, epochs %d, "
-              "time budget %.0f s, threads %d; eval fraction %.2f of tasks, salt = seed\n",
-              static_cast<long long>(a.max_records),
-              a.sampling == tr::RecordSampling::kTasks ? "whole tasks" : "share of every task",
-              static_cast<long long>(a.max_eval_records), a.epochs, a.time_budget, a.threads, a.eval_fraction);
+  std::printf(
+      "budget per model and seed: max_records %lld (%s), max_eval_records %lld, epochs %d, "
+      "time budget %.0f s, threads %d; eval fraction %.2f of tasks, salt = seed\n",
+      static_cast<long long>(a.max_records),
+      a.sampling == tr::RecordSampling::kTasks ? "whole tasks" : "share of every task",
+      static_cast<long long>(a.max_eval_records), a.epochs, a.time_budget, a.threads, a.eval_fraction);
   std::fflush(stdout);
 
   std::vector<std::string> names;
@@ -329,13 +351,13 @@ int main(int argc, char** argv) {
         return 1;
       }
       const tr::DatasetSummary& d = ds->summary;
-      std::printf("seed %llu, %s data: %lld measured, %lld failed; train %lld tasks / %lld programs, "
-                  "eval %lld tasks / %lld programs, L=%lld (%.1f s)\n",
-                  static_cast<unsigned long long>(seed), std::string(tr::token_encoding_name(m.encoding)).c_str(),
-                  static_cast<long long>(d.measured), static_cast<long long>(d.failed),
-                  static_cast<long long>(d.train_tasks), static_cast<long long>(d.train_records),
-                  static_cast<long long>(d.eval_tasks), static_cast<long long>(d.eval_records),
-                  static_cast<long long>(ds->seq_len), seconds_since(tb));
+      std::printf(
+          "seed %llu, %s data: %lld measured, %lld failed; train %lld tasks / %lld programs, "
+          "eval %lld tasks / %lld programs, L=%lld (%.1f s)\n",
+          static_cast<unsigned long long>(seed), std::string(tr::token_encoding_name(m.encoding)).c_str(),
+          static_cast<long long>(d.measured), static_cast<long long>(d.failed), static_cast<long long>(d.train_tasks),
+          static_cast<long long>(d.train_records), static_cast<long long>(d.eval_tasks),
+          static_cast<long long>(d.eval_records), static_cast<long long>(ds->seq_len), seconds_since(tb));
       datasets.emplace(m.encoding, std::move(*ds));
     }
     for (const ModelSpec& m : a.models) {
@@ -365,8 +387,7 @@ int main(int argc, char** argv) {
       auto result = tr::train_platform(req, [&](int epoch, int, double loss, double val_top1) {
         if (a.verbose) {
           std::printf("  seed %llu %-14s epoch %d loss %.4f val top-1 mean %.4f (%.0f s)\n",
-                      static_cast<unsigned long long>(seed), label.c_str(), epoch, loss, val_top1,
-                      seconds_since(t0));
+                      static_cast<unsigned long long>(seed), label.c_str(), epoch, loss, val_top1, seconds_since(t0));
           std::fflush(stdout);
         }
         return true;
@@ -377,18 +398,18 @@ int main(int argc, char** argv) {
       }
       const double cpu_s = cpu_seconds() - cpu0;
       const tr::RankingMetrics& mm = result->metrics;
-      std::printf("seed %llu %-14s top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) | "
-                  "floor top-1 %.4f/%.4f top-5 %.4f/%.4f tuning %.4f ± %.4f (%.2f better) | %lld params, %d epochs, %lld steps%s, train %.1f s, eval %.1f s, "
-                  "cpu %.0f s, final loss %.4f\n",
-                  static_cast<unsigned long long>(seed), label.c_str(), mm.top1.sum_ratio, mm.top1.mean_ratio,
-                  mm.top5.sum_ratio, mm.top5.mean_ratio, mm.pairwise_accuracy, mm.tuning.geomean_ratio,
-                  mm.tuning.share_better, mm.random_top1.sum_ratio, mm.random_top1.mean_ratio,
-                  mm.random_top5.sum_ratio, mm.random_top5.mean_ratio, mm.random_tuning.geomean_ratio,
-                  mm.random_tuning.geomean_sd, mm.random_tuning.share_better,
-                  static_cast<long long>(result->num_parameters), result->epochs_done,
-                  static_cast<long long>(result->steps), result->budget_exhausted ? " (budget hit)" : "",
-                  result->train_s, result->eval_s, cpu_s,
-                  result->epoch_losses.empty() ? NAN : result->epoch_losses.back());
+      std::printf(
+          "seed %llu %-14s top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) | "
+          "floor top-1 %.4f/%.4f top-5 %.4f/%.4f tuning %.4f ± %.4f (%.2f better) | %lld params, %d epochs, %lld "
+          "steps%s, train %.1f s, eval %.1f s, "
+          "cpu %.0f s, final loss %.4f\n",
+          static_cast<unsigned long long>(seed), label.c_str(), mm.top1.sum_ratio, mm.top1.mean_ratio,
+          mm.top5.sum_ratio, mm.top5.mean_ratio, mm.pairwise_accuracy, mm.tuning.geomean_ratio, mm.tuning.share_better,
+          mm.random_top1.sum_ratio, mm.random_top1.mean_ratio, mm.random_top5.sum_ratio, mm.random_top5.mean_ratio,
+          mm.random_tuning.geomean_ratio, mm.random_tuning.geomean_sd, mm.random_tuning.share_better,
+          static_cast<long long>(result->num_parameters), result->epochs_done, static_cast<long long>(result->steps),
+          result->budget_exhausted ? " (budget hit)" : "", result->train_s, result->eval_s, cpu_s,
+          result->epoch_losses.empty() ? NAN : result->epoch_losses.back());
       std::fflush(stdout);
       if (!a.dump.empty()) {
         // seed_<s>_<model>.csv: task,latency,label,score per eval program.
@@ -399,8 +420,8 @@ int main(int argc, char** argv) {
           std::fprintf(f, "task,latency,label,score\n");
           for (std::int64_t i = 0; i < ds.eval.count; ++i) {
             const auto k = static_cast<std::size_t>(i);
-            std::fprintf(f, "%lld,%.9g,%.6g,%.6g\n", static_cast<long long>(ds.eval.groups[k]),
-                         ds.eval.latencies[k], ds.eval.labels[k], result->eval_scores[k]);
+            std::fprintf(f, "%lld,%.9g,%.6g,%.6g\n", static_cast<long long>(ds.eval.groups[k]), ds.eval.latencies[k],
+                         ds.eval.labels[k], result->eval_scores[k]);
           }
           std::fclose(f);
         }
@@ -410,11 +431,12 @@ int main(int argc, char** argv) {
       if (&m == &a.models.front()) rows["random floor"].push_back(floor_of(mm));
     }
   }
-  std::printf("\n%d seeds (%llu..%llu), mean ± sample sd; top-k sum = Σbest/Σbest-in-top-k, "
-              "mean = mean over tasks of best/best-in-top-k; tuning proxy = geometric mean over tasks of the "
-              "trials to a program within 5%% of the best / random order's (n+1)/(g+1), lower is better.\n",
-              a.seeds, static_cast<unsigned long long>(a.seed_base),
-              static_cast<unsigned long long>(a.seed_base + static_cast<std::uint64_t>(a.seeds) - 1));
+  std::printf(
+      "\n%d seeds (%llu..%llu), mean ± sample sd; top-k sum = Σbest/Σbest-in-top-k, "
+      "mean = mean over tasks of best/best-in-top-k; tuning proxy = geometric mean over tasks of the "
+      "trials to a program within 5%% of the best / random order's (n+1)/(g+1), lower is better.\n",
+      a.seeds, static_cast<unsigned long long>(a.seed_base),
+      static_cast<unsigned long long>(a.seed_base + static_cast<std::uint64_t>(a.seeds) - 1));
   print_table(names, rows);
   std::printf("\ntotal wall time %.0f s\n", seconds_since(t0));
   return 0;

@@ -64,8 +64,7 @@ std::vector<int64_t> make_sizes(const std::string& layout, int64_t count, int32_
   std::vector<double> raw(static_cast<std::size_t>(tasks), 0.0);
   double raw_sum = 0;
   for (int32_t t = first; t < tasks; ++t) {
-    raw[t] = layout == "skewed" ? std::exp(std::log(20.0) + rng.uniform() * (std::log(1000.0) - std::log(20.0)))
-                                : 1.0;
+    raw[t] = layout == "skewed" ? std::exp(std::log(20.0) + rng.uniform() * (std::log(1000.0) - std::log(20.0))) : 1.0;
     raw_sum += raw[t];
   }
   int64_t given = 0;
@@ -169,9 +168,8 @@ int main(int argc, char** argv) {
     strategies = {*s};
   }
   const auto budget = static_cast<int64_t>(std::llround(fraction * static_cast<double>(count)));
-  std::printf("count %lld, dim %lld, tasks %d, budget %lld, measured %lld, one thread\n",
-              static_cast<long long>(count), static_cast<long long>(dim), tasks, static_cast<long long>(budget),
-              static_cast<long long>(measured));
+  std::printf("count %lld, dim %lld, tasks %d, budget %lld, measured %lld, one thread\n", static_cast<long long>(count),
+              static_cast<long long>(dim), tasks, static_cast<long long>(budget), static_cast<long long>(measured));
   std::printf("%-8s %-7s %9s %8s %8s %12s\n", "layout", "strategy", "seconds", "largest", "picks", "checksum");
 
   for (const std::string& layout : layouts) {

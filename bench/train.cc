@@ -116,16 +116,18 @@ bool write_file(const std::string& path, const std::string& bytes) {
 
 void print_result(const char* what, const tr::TrainResult& r) {
   const tr::RankingMetrics& m = r.metrics;
-  std::printf("%s: device %s; train %lld tasks / %lld programs, eval %lld tasks / %lld programs; "
-              "%d of %d epochs, %lld steps%s\n",
-              what, std::string(tr::device_name(r.device)).c_str(), static_cast<long long>(r.data.train_tasks),
-              static_cast<long long>(r.data.train_records), static_cast<long long>(r.data.eval_tasks),
-              static_cast<long long>(r.data.eval_records), r.epochs_done, r.epochs_planned,
-              static_cast<long long>(r.steps), r.budget_exhausted ? " (budget hit)" : "");
-  std::printf("%s: wall %.1f s (dataset %.1f, train %.1f, eval %.1f, fisher %.1f); eval top-1 %.4f mean / %.4f sum, "
-              "top-5 %.4f mean, pairwise %.4f (floor top-1 %.4f mean); epoch losses",
-              what, r.wall_s, r.dataset_s, r.train_s, r.eval_s, r.fisher_s, m.top1.mean_ratio, m.top1.sum_ratio,
-              m.top5.mean_ratio, m.pairwise_accuracy, m.random_top1.mean_ratio);
+  std::printf(
+      "%s: device %s; train %lld tasks / %lld programs, eval %lld tasks / %lld programs; "
+      "%d of %d epochs, %lld steps%s\n",
+      what, std::string(tr::device_name(r.device)).c_str(), static_cast<long long>(r.data.train_tasks),
+      static_cast<long long>(r.data.train_records), static_cast<long long>(r.data.eval_tasks),
+      static_cast<long long>(r.data.eval_records), r.epochs_done, r.epochs_planned, static_cast<long long>(r.steps),
+      r.budget_exhausted ? " (budget hit)" : "");
+  std::printf(
+      "%s: wall %.1f s (dataset %.1f, train %.1f, eval %.1f, fisher %.1f); eval top-1 %.4f mean / %.4f sum, "
+      "top-5 %.4f mean, pairwise %.4f (floor top-1 %.4f mean); epoch losses",
+      what, r.wall_s, r.dataset_s, r.train_s, r.eval_s, r.fisher_s, m.top1.mean_ratio, m.top1.sum_ratio,
+      m.top5.mean_ratio, m.pairwise_accuracy, m.random_top1.mean_ratio);
   for (double l : r.epoch_losses) std::printf(" %.4f", l);
   std::printf("\n");
   std::fflush(stdout);

@@ -79,7 +79,8 @@ std::vector<ProcStat> postgres_processes() {
     std::ifstream in(entry.path() / "stat");
     std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::size_t open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || stat.substr(open + 1, close - open - 1) != "postgres") {
+    if (open == std::string::npos || close == std::string::npos ||
+        stat.substr(open + 1, close - open - 1) != "postgres") {
       continue;
     }
     // Fields after the command (field 2): 3 state, 4 ppid, ..., 14 utime, 15 stime.
@@ -110,7 +111,8 @@ ServerCpu server_cpu(const std::string& port) {
   for (const ProcStat& p : procs) {
     if (!postmaster.empty() && p.pid != postmaster && p.ppid != postmaster) continue;
     out.all += p.seconds;
-    if (p.title.find('(') != std::string::npos || p.title.find("[local]") != std::string::npos) out.backends += p.seconds;
+    if (p.title.find('(') != std::string::npos || p.title.find("[local]") != std::string::npos)
+      out.backends += p.seconds;
   }
   return out;
 }
@@ -160,8 +162,8 @@ std::vector<reg::UploadRow> synthetic_rows(std::size_t n, std::uint64_t seed) {
     for (int c = 0; c < 10; ++c) r.costs.push_back(cost(rng));
     r.all_cost = 0.2;
     r.timestamp = 1754209236 + static_cast<std::int64_t>(i);
-    r.record = "{\"i\": [[" + r.workload_key + ", \"llvm -keys=cpu\", [24, 64, 64, 0, 0, 0, 0, 0], \"\", 2, []], [[], " +
-               steps + "]], \"r\": [[";
+    r.record = "{\"i\": [[" + r.workload_key +
+               ", \"llvm -keys=cpu\", [24, 64, 64, 0, 0, 0, 0, 0], \"\", 2, []], [[], " + steps + "]], \"r\": [[";
     for (int c = 0; c < 10; ++c) {
       if (c > 0) r.record += ", ";
       r.record += std::to_string(r.costs[static_cast<std::size_t>(c)]);
@@ -229,11 +231,12 @@ bool run_upload(reg::UploadStore& store, std::int64_t platform_id, reg::UploadKi
   const double cpu = own_cpu() - cpu0;
   const ServerCpu server1 = server_cpu(server_port);
   const double server = server1.all - server0.all, backend = server1.backends - server0.backends;
-  std::printf("%-26s %8zu rows  add %5.2f s  commit %5.2f s  total %5.2f s  %7.0f rows/s  cpu: client %5.2f s, "
-              "server %5.2f s (%4.1f us/row; backend %5.2f s)  (inserted %lld, failed %lld)\n",
-              label, rows.size(), t_add, total - t_add, total, static_cast<double>(rows.size()) / total, cpu, server,
-              1e6 * server / static_cast<double>(rows.size()), backend, static_cast<long long>(counts.inserted),
-              static_cast<long long>(counts.failed));
+  std::printf(
+      "%-26s %8zu rows  add %5.2f s  commit %5.2f s  total %5.2f s  %7.0f rows/s  cpu: client %5.2f s, "
+      "server %5.2f s (%4.1f us/row; backend %5.2f s)  (inserted %lld, failed %lld)\n",
+      label, rows.size(), t_add, total - t_add, total, static_cast<double>(rows.size()) / total, cpu, server,
+      1e6 * server / static_cast<double>(rows.size()), backend, static_cast<long long>(counts.inserted),
+      static_cast<long long>(counts.failed));
   return true;
 }
 
@@ -267,7 +270,8 @@ int main(int argc, char** argv) {
   }
   std::size_t bytes = 0;
   for (const auto& r : rows) bytes += r.record.size();
-  std::printf("rows: %zu (%s), mean line %.0f bytes\n", rows.size(), records_path.empty() ? "synthetic" : records_path.c_str(),
+  std::printf("rows: %zu (%s), mean line %.0f bytes\n", rows.size(),
+              records_path.empty() ? "synthetic" : records_path.c_str(),
               static_cast<double>(bytes) / static_cast<double>(std::max<std::size_t>(1, rows.size())));
 
   reg::PgPoolOptions options;
@@ -299,10 +303,12 @@ int main(int argc, char** argv) {
   using K = reg::UploadKind;
   if (!run_upload(store, platform_ids[0], K::kMeasurements, rows, "measurements, new programs",
                   tcl::sha256_hex(tag + "/1")) ||
-      !run_upload(store, platform_ids[0], K::kMeasurements, rows, "measurements, all dup", tcl::sha256_hex(tag + "/2")) ||
+      !run_upload(store, platform_ids[0], K::kMeasurements, rows, "measurements, all dup",
+                  tcl::sha256_hex(tag + "/2")) ||
       !run_upload(store, platform_ids[1], K::kMeasurements, rows, "measurements, known progs",
                   tcl::sha256_hex(tag + "/3")) ||
-      !run_upload(store, platform_ids[0], K::kCandidates, rows, "candidates, known progs", tcl::sha256_hex(tag + "/4"))) {
+      !run_upload(store, platform_ids[0], K::kCandidates, rows, "candidates, known progs",
+                  tcl::sha256_hex(tag + "/4"))) {
     return 1;
   }
   return 0;

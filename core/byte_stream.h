@@ -79,7 +79,7 @@ class LineSplitter {
   void emit(std::string_view line);
   const std::size_t max_;
   Sink sink_;
-  std::string partial_;  // the unfinished line
+  std::string partial_;    // the unfinished line
   bool skipping_ = false;  // inside a too-long line
   std::uint64_t number_ = 0;
 };

@@ -84,8 +84,7 @@ bool resolve_follow_fused_split(std::span<const Step> steps, const Step& s, doub
   for (std::int32_t j : s.ids) {
     if (j < 0 || static_cast<std::size_t>(j) >= steps.size()) return false;
     const Step& src = steps[static_cast<std::size_t>(j)];
-    if (src.kind != StepKind::kSplit || s.level < 0 ||
-        static_cast<std::size_t>(s.level) >= src.lengths.size()) {
+    if (src.kind != StepKind::kSplit || s.level < 0 || static_cast<std::size_t>(s.level) >= src.lengths.size()) {
       return false;
     }
     prod *= static_cast<double>(src.lengths[static_cast<std::size_t>(s.level)]);
@@ -94,8 +93,7 @@ bool resolve_follow_fused_split(std::span<const Step> steps, const Step& s, doub
   return true;
 }
 
-void encode_step(std::span<const Step> steps, std::size_t i,
-                 const std::array<float, kLogTableSize>& lt, float* t) {
+void encode_step(std::span<const Step> steps, std::size_t i, const std::array<float, kLogTableSize>& lt, float* t) {
   namespace ts = token_slot;
   const Step& s = steps[i];
   t[ts::kKind + static_cast<int>(s.kind)] = 1.0f;
@@ -119,9 +117,7 @@ void encode_step(std::span<const Step> steps, std::size_t i,
       }
       break;
     }
-    case StepKind::kReorder:
-      t[ts::kListLength] = log1p2(lt, static_cast<std::int64_t>(s.ids.size()));
-      break;
+    case StepKind::kReorder: t[ts::kListLength] = log1p2(lt, static_cast<std::int64_t>(s.ids.size())); break;
     case StepKind::kSplit: {
       t[ts::kIter] = id(s.iter_id);
       t[ts::kExtent] = log1p2(lt, s.extent);
@@ -161,22 +157,18 @@ void encode_step(std::span<const Step> steps, std::size_t i,
       t[ts::kTargetIter] = id(s.target_iter_id);
       break;
     case StepKind::kComputeInline:
-    case StepKind::kComputeRoot:
-      break;
+    case StepKind::kComputeRoot: break;
     case StepKind::kCacheRead:
       t[ts::kScope + scope_index(s.scope_name)] = 1.0f;
       if (!s.ids.empty()) t[ts::kTargetStage] = id(s.ids.front());
       t[ts::kListLength] = log1p2(lt, static_cast<std::int64_t>(s.ids.size()));
       break;
-    case StepKind::kCacheWrite:
-      t[ts::kScope + scope_index(s.scope_name)] = 1.0f;
-      break;
+    case StepKind::kCacheWrite: t[ts::kScope + scope_index(s.scope_name)] = 1.0f; break;
     case StepKind::kRfactor:
       t[ts::kIter] = id(s.iter_id);
       t[ts::kRfactorIter] = id(s.factor_iter_id);
       break;
-    case StepKind::kUnknown:
-      break;
+    case StepKind::kUnknown: break;
   }
 }
 
@@ -222,14 +214,14 @@ constexpr TlpVocab make_vocab(std::initializer_list<StepKind> kinds) {
   return v;
 }
 
-constexpr TlpVocab kTlpCpuVocab = make_vocab(
-    {StepKind::kSplit, StepKind::kAnnotation, StepKind::kFollowSplit, StepKind::kReorder,
-     StepKind::kFuse, StepKind::kComputeInline, StepKind::kComputeAt, StepKind::kPragma,
-     StepKind::kComputeRoot, StepKind::kRfactor, StepKind::kCacheWrite});
-constexpr TlpVocab kTlpGpuVocab = make_vocab(
-    {StepKind::kSplit, StepKind::kAnnotation, StepKind::kFollowSplit, StepKind::kReorder,
-     StepKind::kFuse, StepKind::kComputeInline, StepKind::kComputeAt, StepKind::kPragma,
-     StepKind::kCacheRead, StepKind::kFollowFusedSplit, StepKind::kCacheWrite});
+constexpr TlpVocab kTlpCpuVocab =
+    make_vocab({StepKind::kSplit, StepKind::kAnnotation, StepKind::kFollowSplit, StepKind::kReorder, StepKind::kFuse,
+                StepKind::kComputeInline, StepKind::kComputeAt, StepKind::kPragma, StepKind::kComputeRoot,
+                StepKind::kRfactor, StepKind::kCacheWrite});
+constexpr TlpVocab kTlpGpuVocab =
+    make_vocab({StepKind::kSplit, StepKind::kAnnotation, StepKind::kFollowSplit, StepKind::kReorder, StepKind::kFuse,
+                StepKind::kComputeInline, StepKind::kComputeAt, StepKind::kPragma, StepKind::kCacheRead,
+                StepKind::kFollowFusedSplit, StepKind::kCacheWrite});
 
 float tlp_unroll_index(std::string_view pragma) {
   switch (auto_unroll_value(pragma)) {
@@ -279,25 +271,42 @@ int encode_tlp(std::span<const Step> steps, const TlpConfig& c, float* out) {
     TlpRow r{row, kTlpKindSlots, c.emb_size};
     r.push(s.stage_id);
     switch (s.kind) {
-      case StepKind::kAnnotation: r.push(s.iter_id); r.push(s.annotation); break;
+      case StepKind::kAnnotation:
+        r.push(s.iter_id);
+        r.push(s.annotation);
+        break;
       case StepKind::kFuse:
       case StepKind::kReorder: r.push_list(s.ids); break;
-      case StepKind::kPragma: r.push(s.iter_id); r.push(tlp_unroll_index(s.pragma_type)); break;
+      case StepKind::kPragma:
+        r.push(s.iter_id);
+        r.push(tlp_unroll_index(s.pragma_type));
+        break;
       case StepKind::kSplit:
         r.push(s.iter_id);
         r.push(static_cast<double>(s.extent));
         r.push_list(s.lengths);
         r.push(s.inner_to_outer ? 1 : 0);
         break;
-      case StepKind::kFollowSplit: r.push(s.iter_id); r.push(s.src_step_id); r.push(s.n_split); break;
+      case StepKind::kFollowSplit:
+        r.push(s.iter_id);
+        r.push(s.src_step_id);
+        r.push(s.n_split);
+        break;
       case StepKind::kFollowFusedSplit:
         r.push(s.iter_id);
         r.push_list(s.ids);
         r.push(s.level);
         r.push(s.inner_to_outer ? 1 : 0);
         break;
-      case StepKind::kStorageAlign: r.push(s.iter_id); r.push(s.factor); r.push(s.offset); break;
-      case StepKind::kComputeAt: r.push(s.target_stage_id); r.push(s.target_iter_id); break;
+      case StepKind::kStorageAlign:
+        r.push(s.iter_id);
+        r.push(s.factor);
+        r.push(s.offset);
+        break;
+      case StepKind::kComputeAt:
+        r.push(s.target_stage_id);
+        r.push(s.target_iter_id);
+        break;
       case StepKind::kComputeInline:
       case StepKind::kComputeRoot:
       case StepKind::kUnknown: break;
@@ -306,7 +315,10 @@ int encode_tlp(std::span<const Step> steps, const TlpConfig& c, float* out) {
         r.push_list(s.ids);
         break;
       case StepKind::kCacheWrite: r.push(tlp_chw_scope(s.scope_name)); break;
-      case StepKind::kRfactor: r.push(s.iter_id); r.push(s.factor_iter_id); break;
+      case StepKind::kRfactor:
+        r.push(s.iter_id);
+        r.push(s.factor_iter_id);
+        break;
     }
   }
   return n;
@@ -329,8 +341,10 @@ bool any_of_names(std::string_view s, std::initializer_list<std::string_view> na
 bool has_attr(const TargetInfo& t, std::string_view prefix) {
   for (const std::string& a : t.mattr) {
     std::string_view v(a);
-    if (!v.empty() && v.front() == '+') v.remove_prefix(1);
-    else if (!v.empty() && v.front() == '-') continue;  // disabled feature
+    if (!v.empty() && v.front() == '+')
+      v.remove_prefix(1);
+    else if (!v.empty() && v.front() == '-')
+      continue;  // disabled feature
     if (starts_with(v, prefix)) return true;
   }
   return false;
@@ -376,14 +390,12 @@ void encode_hardware(const std::optional<HardwareParams>& hw, std::string_view t
   const bool x86_cpu_name =
       starts_with(cpu, "core") || starts_with(cpu, "skylake") || starts_with(cpu, "icelake") ||
       starts_with(cpu, "znver") || starts_with(cpu, "x86-64") ||
-      any_of_names(cpu, {"haswell", "broadwell", "cascadelake", "cooperlake", "tigerlake",
-                         "sapphirerapids", "alderlake", "cannonlake", "knl", "knm", "nehalem",
-                         "sandybridge", "ivybridge"});
-  const bool arm_cpu_name = starts_with(cpu, "cortex") || starts_with(cpu, "neoverse") ||
-                            starts_with(cpu, "apple") || starts_with(cpu, "kryo") ||
-                            cpu == "a64fx" || cpu == "carmel";
-  const bool x86 = starts_with(triple, "x86_64") || starts_with(triple, "i386") ||
-                   starts_with(triple, "i686") || x86_cpu_name;
+      any_of_names(cpu, {"haswell", "broadwell", "cascadelake", "cooperlake", "tigerlake", "sapphirerapids",
+                         "alderlake", "cannonlake", "knl", "knm", "nehalem", "sandybridge", "ivybridge"});
+  const bool arm_cpu_name = starts_with(cpu, "cortex") || starts_with(cpu, "neoverse") || starts_with(cpu, "apple") ||
+                            starts_with(cpu, "kryo") || cpu == "a64fx" || cpu == "carmel";
+  const bool x86 =
+      starts_with(triple, "x86_64") || starts_with(triple, "i386") || starts_with(triple, "i686") || x86_cpu_name;
   const bool arm64 = starts_with(triple, "aarch64") || starts_with(triple, "arm64");
   const bool arm = arm64 || starts_with(triple, "arm") || starts_with(triple, "thumb") || arm_cpu_name ||
                    t.has_key("arm_cpu") || has_attr(t, "neon");
@@ -394,23 +406,19 @@ void encode_hardware(const std::optional<HardwareParams>& hw, std::string_view t
   out[21] = riscv ? 1.0f : 0.0f;
   out[22] = nvptx ? 1.0f : 0.0f;
 
-  const bool avx512 =
-      has_attr(t, "avx512") || starts_with(cpu, "skylake-avx512") || starts_with(cpu, "icelake") ||
-      any_of_names(cpu, {"cascadelake", "cooperlake", "tigerlake", "sapphirerapids", "znver4",
-                         "cannonlake", "knl", "knm", "x86-64-v4"});
+  const bool avx512 = has_attr(t, "avx512") || starts_with(cpu, "skylake-avx512") || starts_with(cpu, "icelake") ||
+                      any_of_names(cpu, {"cascadelake", "cooperlake", "tigerlake", "sapphirerapids", "znver4",
+                                         "cannonlake", "knl", "knm", "x86-64-v4"});
   const bool avx2 = avx512 || has_attr(t, "avx2") ||
-                    any_of_names(cpu, {"core-avx2", "haswell", "broadwell", "skylake", "alderlake",
-                                       "znver1", "znver2", "znver3", "x86-64-v3"});
-  const bool sve = has_attr(t, "sve") ||
-                   any_of_names(cpu, {"neoverse-v1", "neoverse-n2", "neoverse-v2", "a64fx"});
+                    any_of_names(cpu, {"core-avx2", "haswell", "broadwell", "skylake", "alderlake", "znver1", "znver2",
+                                       "znver3", "x86-64-v3"});
+  const bool sve = has_attr(t, "sve") || any_of_names(cpu, {"neoverse-v1", "neoverse-n2", "neoverse-v2", "a64fx"});
   const bool neon = arm64 || has_attr(t, "neon") || arm_cpu_name || sve;
-  const bool dot =
-      has_attr(t, "avx512vnni") || has_attr(t, "avxvnni") || has_attr(t, "dotprod") ||
-      has_attr(t, "i8mm") || starts_with(cpu, "icelake") || starts_with(cpu, "apple") ||
-      any_of_names(cpu, {"cascadelake", "cooperlake", "tigerlake", "sapphirerapids", "alderlake",
-                         "znver4", "neoverse-n1", "neoverse-v1", "neoverse-n2", "neoverse-v2",
-                         "cortex-a55", "cortex-a75", "cortex-a76", "cortex-a77", "cortex-a78",
-                         "cortex-x1"});
+  const bool dot = has_attr(t, "avx512vnni") || has_attr(t, "avxvnni") || has_attr(t, "dotprod") ||
+                   has_attr(t, "i8mm") || starts_with(cpu, "icelake") || starts_with(cpu, "apple") ||
+                   any_of_names(cpu, {"cascadelake", "cooperlake", "tigerlake", "sapphirerapids", "alderlake", "znver4",
+                                      "neoverse-n1", "neoverse-v1", "neoverse-n2", "neoverse-v2", "cortex-a55",
+                                      "cortex-a75", "cortex-a76", "cortex-a77", "cortex-a78", "cortex-x1"});
   const bool fma = avx2 || has_attr(t, "fma") || neon;
   out[23] = avx2 ? 1.0f : 0.0f;
   out[24] = avx512 ? 1.0f : 0.0f;
@@ -424,8 +432,8 @@ void encode_hardware(const std::optional<HardwareParams>& hw, std::string_view t
   out[30] = log_norm(cores, 8);
   const std::int64_t warp = hw && hw->warp_size > 0 ? hw->warp_size : t.thread_warp_size;
   out[31] = log_norm(warp, 8);
-  const std::int64_t smem = hw && hw->max_shared_memory_per_block > 0 ? hw->max_shared_memory_per_block
-                                                                       : t.max_shared_memory_per_block;
+  const std::int64_t smem =
+      hw && hw->max_shared_memory_per_block > 0 ? hw->max_shared_memory_per_block : t.max_shared_memory_per_block;
   out[32] = log_norm(smem, 20);
   const std::int64_t threads = t.max_num_threads > 0 ? t.max_num_threads : (hw ? hw->max_threads_per_block : 0);
   out[33] = log_norm(threads, 12);

@@ -85,8 +85,8 @@ int encode_tokens(std::span<const Step> steps, int max_len, float* out);
 
 // Batch form: tokens [n, max_len, kTokenDim]; mask [n, max_len] (1 or 0) and
 // lengths [n] may be null. Buffers are owned by the caller.
-void encode_tokens_batch(std::span<const Record> records, int max_len, float* tokens,
-                         float* mask, std::int32_t* lengths);
+void encode_tokens_batch(std::span<const Record> records, int max_len, float* tokens, float* mask,
+                         std::int32_t* lengths);
 
 // --- (b) TLP (Zhai et al., ASPLOS'23) encoding -----------------------------
 // Per step: an 11-wide one-hot over the platform's step vocabulary, then the
@@ -129,7 +129,6 @@ int encode_tlp(std::span<const Step> steps, const TlpConfig& config, float* out)
 //   34     vector width bytes: hardware, else implied by the ISA (log, /8)
 //   35     1 if -mcpu or -arch names the exact chip
 inline constexpr int kHardwareDim = 36;
-void encode_hardware(const std::optional<HardwareParams>& hw, std::string_view target,
-                     float* out);
+void encode_hardware(const std::optional<HardwareParams>& hw, std::string_view target, float* out);
 
 }  // namespace tcl::core

@@ -22,8 +22,8 @@ void append_decimal(std::string* out, double x) {
   const double mag = std::fabs(x);
   const bool fixed = mag == 0 || (mag >= 1e-6 && mag < 1e15);
   char buf[64];  // the longest fixed form in range: "-0.000001" + 17 digits
-  const auto res = std::to_chars(buf, buf + sizeof buf, x,
-                                 fixed ? std::chars_format::fixed : std::chars_format::scientific);
+  const auto res =
+      std::to_chars(buf, buf + sizeof buf, x, fixed ? std::chars_format::fixed : std::chars_format::scientific);
   const std::string_view text(buf, static_cast<std::size_t>(res.ptr - buf));
   out->append(text);
   if (fixed && text.find('.') == std::string_view::npos) out->append(".0");

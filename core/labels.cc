@@ -9,8 +9,7 @@
 
 namespace tcl::core {
 
-std::vector<double> labels_from_costs(std::span<const std::uint64_t> group,
-                                      std::span<const double> mean_costs) {
+std::vector<double> labels_from_costs(std::span<const std::uint64_t> group, std::span<const double> mean_costs) {
   assert(group.size() == mean_costs.size());
   const std::size_t n = group.size();
   std::unordered_map<std::uint64_t, double> best;

@@ -20,8 +20,7 @@ namespace tcl::core {
 // id; one id per (task, platform)) and has mean cost mean_costs[i]. An entry
 // whose mean cost is not finite and > 0 is excluded (y = 0). Sizes must match
 // (asserted).
-std::vector<double> labels_from_costs(std::span<const std::uint64_t> group,
-                                      std::span<const double> mean_costs);
+std::vector<double> labels_from_costs(std::span<const std::uint64_t> group, std::span<const double> mean_costs);
 
 // Records of ONE platform: groups by canonical workload key; only records that
 // classify() as kMeasured get a label, the rest get 0.

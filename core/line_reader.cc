@@ -10,8 +10,7 @@ namespace {
 constexpr std::size_t kChunk = 256 * 1024;
 }
 
-Result<std::unique_ptr<LineReader>> LineReader::open(const std::string& path,
-                                                     std::size_t max_line_bytes) {
+Result<std::unique_ptr<LineReader>> LineReader::open(const std::string& path, std::size_t max_line_bytes) {
   gzFile gz = gzopen(path.c_str(), "rb");
   if (gz == nullptr) return Status::not_found("cannot open '" + path + "'");
   gzbuffer(gz, 128 * 1024);
@@ -39,8 +38,8 @@ bool LineReader::fill() {
   if (n < 0) {
     int errnum = 0;
     const char* msg = gzerror(static_cast<gzFile>(gz_), &errnum);
-    status_ = Status::data_loss("reading '" + path_ + "' after line " + std::to_string(line_number_) +
-                                ": " + (msg ? msg : "gzread failed"));
+    status_ = Status::data_loss("reading '" + path_ + "' after line " + std::to_string(line_number_) + ": " +
+                                (msg ? msg : "gzread failed"));
     eof_ = true;
     return false;
   }
@@ -102,7 +101,8 @@ Result<std::string> read_file_decompressed(const std::string& path) {
   out.resize(1 << 20);
   while (true) {
     if (out.size() - size < (1 << 19)) out.resize(out.size() * 2);
-    const int n = gzread(gz, out.data() + size, static_cast<unsigned>(std::min<std::size_t>(out.size() - size, 1u << 30)));
+    const int n =
+        gzread(gz, out.data() + size, static_cast<unsigned>(std::min<std::size_t>(out.size() - size, 1u << 30)));
     if (n < 0) {
       int errnum = 0;
       std::string msg = gzerror(gz, &errnum);

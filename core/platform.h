@@ -14,7 +14,7 @@
 namespace tcl::core {
 
 struct Platform {
-  std::string target;                    // TVM target string
+  std::string target;                      // TVM target string
   std::optional<HardwareParams> hardware;  // the 8 hardware params, if known
 
   bool operator==(const Platform&) const = default;

@@ -28,8 +28,7 @@ std::string canonical_workload_key(std::string_view wk) {
   return out;
 }
 
-void canonical_program(std::string_view workload_key, std::span<const Step> steps,
-                       std::string* out) {
+void canonical_program(std::string_view workload_key, std::span<const Step> steps, std::string* out) {
   out->append("tcl-program-v1\n");
   out->append(canonical_workload_key(workload_key));
   out->push_back('\n');

@@ -32,8 +32,7 @@ inline constexpr std::size_t kProgramIdSize = 64;
 std::string canonical_workload_key(std::string_view workload_key);
 
 // Appends the canonical program text to *out.
-void canonical_program(std::string_view workload_key, std::span<const Step> steps,
-                       std::string* out);
+void canonical_program(std::string_view workload_key, std::span<const Step> steps, std::string* out);
 
 // Lower-case hex SHA-256 of the canonical program text.
 std::string program_id(std::string_view workload_key, std::span<const Step> steps);

@@ -66,10 +66,8 @@ StepKind step_kind_from_tag(std::string_view t) {
       if (t == "CHR") return StepKind::kCacheRead;
       if (t == "CHW") return StepKind::kCacheWrite;
       return StepKind::kUnknown;
-    case 4:
-      return t == "FFSP" ? StepKind::kFollowFusedSplit : StepKind::kUnknown;
-    default:
-      return StepKind::kUnknown;
+    case 4: return t == "FFSP" ? StepKind::kFollowFusedSplit : StepKind::kUnknown;
+    default: return StepKind::kUnknown;
   }
 }
 
@@ -242,8 +240,8 @@ inline bool get_number(const json::value& v, double* out) {
 }
 
 // Field `f` of step `tag` at `path` (the step's path) has the wrong type.
-Status field_error(std::string_view path, std::size_t f, std::string_view tag,
-                   std::string_view field, std::string_view expected, const json::value& got) {
+Status field_error(std::string_view path, std::size_t f, std::string_view tag, std::string_view field,
+                   std::string_view expected, const json::value& got) {
   std::string what(tag);
   what += ' ';
   what += field;
@@ -255,8 +253,8 @@ Status field_error(std::string_view path, std::size_t f, std::string_view tag,
 }
 
 template <typename Int>
-Status read_int_list(const json::value& v, std::string_view path, std::size_t f,
-                     std::string_view tag, std::string_view field, std::vector<Int>* out) {
+Status read_int_list(const json::value& v, std::string_view path, std::size_t f, std::string_view tag,
+                     std::string_view field, std::vector<Int>* out) {
   const json::array* a = v.if_array();
   if (a == nullptr) return field_error(path, f, tag, field, "an array of integers", v);
   out->resize(a->size());
@@ -300,8 +298,8 @@ Status check_text(std::string_view path, std::string_view field, std::string_vie
     if (c >= 0x20 && c != 0x7f) continue;
     char code[8];
     std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
-    return invalid(path, std::string(field) + " must hold no control characters, got " + code + " at offset " +
-                             std::to_string(i));
+    return invalid(
+        path, std::string(field) + " must hold no control characters, got " + code + " at offset " + std::to_string(i));
   }
   return Status::ok();
 }
@@ -332,13 +330,11 @@ Status check_step(const Step& s, std::string_view steps_path, std::size_t index)
       if (s.annotation >= 0 && s.annotation < kNumAnnotations) return Status::ok();
       return invalid(at(3), "AN annotation must be 0 to " + std::to_string(kNumAnnotations - 1) +
                                 " (TVM's IteratorAnnotation), got " + std::to_string(s.annotation));
-    case StepKind::kFuse:
-      return ids(2, "fused_ids", s.ids);
+    case StepKind::kFuse: return ids(2, "fused_ids", s.ids);
     case StepKind::kPragma:
       if (!(st = id(2, "iter_id", s.iter_id))) return st;
       return text(3, "pragma_type", s.pragma_type);
-    case StepKind::kReorder:
-      return ids(2, "after_ids", s.ids);
+    case StepKind::kReorder: return ids(2, "after_ids", s.ids);
     case StepKind::kSplit:
       if (!(st = id(2, "iter_id", s.iter_id))) return st;
       if (!(st = id(3, "extent", s.extent))) return st;
@@ -358,18 +354,15 @@ Status check_step(const Step& s, std::string_view steps_path, std::size_t index)
       if (!(st = id(2, "target_stage_id", s.target_stage_id))) return st;
       return id(3, "target_iter_id", s.target_iter_id);
     case StepKind::kComputeInline:
-    case StepKind::kComputeRoot:
-      return Status::ok();
+    case StepKind::kComputeRoot: return Status::ok();
     case StepKind::kCacheRead:
       if (!(st = text(2, "scope_name", s.scope_name))) return st;
       return ids(3, "reader_stage_ids", s.ids);
-    case StepKind::kCacheWrite:
-      return text(2, "scope_name", s.scope_name);
+    case StepKind::kCacheWrite: return text(2, "scope_name", s.scope_name);
     case StepKind::kRfactor:
       if (!(st = id(2, "iter_id", s.iter_id))) return st;
       return id(3, "factor_iter_id", s.factor_iter_id);
-    case StepKind::kUnknown:
-      break;
+    case StepKind::kUnknown: break;
   }
   return unknown_kind(at(0), tag);  // only hand-built steps get here
 }
@@ -391,8 +384,7 @@ Status check_record(const Record& r) {
   return check_text("v", "version", r.version);
 }
 
-Status parse_one_step(const json::value& v, std::string_view steps_path, std::size_t index,
-                      Step* st) {
+Status parse_one_step(const json::value& v, std::string_view steps_path, std::size_t index, Step* st) {
   const json::array* ap = v.if_array();
   if (ap == nullptr) {
     return invalid(index_path(steps_path, index),
@@ -403,8 +395,7 @@ Status parse_one_step(const json::value& v, std::string_view steps_path, std::si
   const json::string* tag_s = a[0].if_string();
   if (tag_s == nullptr) {
     return invalid(index_path(index_path(steps_path, index), 0),
-                   std::string("step kind must be a string, got ") +
-                       std::string(json_kind_name(a[0])));
+                   std::string("step kind must be a string, got ") + std::string(json_kind_name(a[0])));
   }
   const std::string_view tag(tag_s->data(), tag_s->size());
   const StepKind kind = step_kind_from_tag(tag);
@@ -445,13 +436,11 @@ Status parse_one_step(const json::value& v, std::string_view steps_path, std::si
     case StepKind::kAnnotation:
       if (!(s = want_i32(2, "iter_id", &st->iter_id))) return s;
       return want_i32(3, "annotation", &st->annotation);
-    case StepKind::kFuse:
-      return read_int_list(a[2], path(), 2, tag, "fused_ids", &st->ids);
+    case StepKind::kFuse: return read_int_list(a[2], path(), 2, tag, "fused_ids", &st->ids);
     case StepKind::kPragma:
       if (!(s = want_i32(2, "iter_id", &st->iter_id))) return s;
       return want_str(3, "pragma_type", &st->pragma_type);
-    case StepKind::kReorder:
-      return read_int_list(a[2], path(), 2, tag, "after_ids", &st->ids);
+    case StepKind::kReorder: return read_int_list(a[2], path(), 2, tag, "after_ids", &st->ids);
     case StepKind::kSplit:
       if (!(s = want_i32(2, "iter_id", &st->iter_id))) return s;
       if (!get_i64(a[3], &st->extent)) {
@@ -476,18 +465,15 @@ Status parse_one_step(const json::value& v, std::string_view steps_path, std::si
       if (!(s = want_i32(2, "target_stage_id", &st->target_stage_id))) return s;
       return want_i32(3, "target_iter_id", &st->target_iter_id);
     case StepKind::kComputeInline:
-    case StepKind::kComputeRoot:
-      return Status::ok();
+    case StepKind::kComputeRoot: return Status::ok();
     case StepKind::kCacheRead:
       if (!(s = want_str(2, "scope_name", &st->scope_name))) return s;
       return read_int_list(a[3], path(), 3, tag, "reader_stage_ids", &st->ids);
-    case StepKind::kCacheWrite:
-      return want_str(2, "scope_name", &st->scope_name);
+    case StepKind::kCacheWrite: return want_str(2, "scope_name", &st->scope_name);
     case StepKind::kRfactor:
       if (!(s = want_i32(2, "iter_id", &st->iter_id))) return s;
       return want_i32(3, "factor_iter_id", &st->factor_iter_id);
-    case StepKind::kUnknown:
-      break;
+    case StepKind::kUnknown: break;
   }
   return Status::ok();
 }
@@ -513,21 +499,20 @@ Status parse_task(const json::value& v, Record* r) {
   }
   const json::array& a = *ap;
   if (a.size() < 2 || a.size() > 6) {
-    return invalid("i[0]", "task expects 2 to 6 fields (workload_key, target, hardware_params, "
-                           "target_host, layout_rewrite, input names), got " +
-                               std::to_string(a.size()));
+    return invalid("i[0]",
+                   "task expects 2 to 6 fields (workload_key, target, hardware_params, "
+                   "target_host, layout_rewrite, input names), got " +
+                       std::to_string(a.size()));
   }
   const json::string* wk = a[0].if_string();
   if (wk == nullptr) {
-    return invalid("i[0][0]", std::string("workload_key must be a string, got ") +
-                                  std::string(json_kind_name(a[0])));
+    return invalid("i[0][0]", std::string("workload_key must be a string, got ") + std::string(json_kind_name(a[0])));
   }
   if (wk->empty()) return invalid("i[0][0]", "workload_key is empty");
   r->workload_key.assign(wk->data(), wk->size());
   const json::string* tg = a[1].if_string();
   if (tg == nullptr) {
-    return invalid("i[0][1]", std::string("target must be a string, got ") +
-                                  std::string(json_kind_name(a[1])));
+    return invalid("i[0][1]", std::string("target must be a string, got ") + std::string(json_kind_name(a[1])));
   }
   r->target.assign(tg->data(), tg->size());
 
@@ -539,15 +524,14 @@ Status parse_task(const json::value& v, Record* r) {
     const json::array* hw = a[2].if_array();
     if (hw == nullptr || hw->size() != 8) {
       std::string what = "hardware_params must be an array of 8 integers, got ";
-      what += hw == nullptr ? std::string(json_kind_name(a[2]))
-                            : "an array of " + std::to_string(hw->size());
+      what += hw == nullptr ? std::string(json_kind_name(a[2])) : "an array of " + std::to_string(hw->size());
       return invalid("i[0][2]", what);
     }
     std::int64_t x[8];
     for (std::size_t k = 0; k < 8; ++k) {
       if (!get_i64((*hw)[k], &x[k])) {
-        return invalid(index_path("i[0][2]", k), std::string("hardware param must be an integer, got ") +
-                                                      std::string(json_kind_name((*hw)[k])));
+        return invalid(index_path("i[0][2]", k),
+                       std::string("hardware param must be an integer, got ") + std::string(json_kind_name((*hw)[k])));
       }
     }
     r->hardware_params = HardwareParams{x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]};
@@ -555,27 +539,26 @@ Status parse_task(const json::value& v, Record* r) {
   if (a.size() > 3) {
     const json::string* th = a[3].if_string();
     if (th == nullptr) {
-      return invalid("i[0][3]", std::string("target_host must be a string, got ") +
-                                    std::string(json_kind_name(a[3])));
+      return invalid("i[0][3]", std::string("target_host must be a string, got ") + std::string(json_kind_name(a[3])));
     }
     r->target_host.assign(th->data(), th->size());
   }
   if (a.size() > 4 && !get_i32(a[4], &r->layout_rewrite)) {
-    return invalid("i[0][4]", std::string("layout_rewrite must be an integer, got ") +
-                                  std::string(json_kind_name(a[4])));
+    return invalid("i[0][4]",
+                   std::string("layout_rewrite must be an integer, got ") + std::string(json_kind_name(a[4])));
   }
   if (a.size() > 5) {
     const json::array* names = a[5].if_array();
     if (names == nullptr) {
-      return invalid("i[0][5]", std::string("input names must be an array of strings, got ") +
-                                    std::string(json_kind_name(a[5])));
+      return invalid("i[0][5]",
+                     std::string("input names must be an array of strings, got ") + std::string(json_kind_name(a[5])));
     }
     r->task_input_names.resize(names->size());
     for (std::size_t k = 0; k < names->size(); ++k) {
       const json::string* n = (*names)[k].if_string();
       if (n == nullptr) {
-        return invalid(index_path("i[0][5]", k), std::string("input name must be a string, got ") +
-                                                      std::string(json_kind_name((*names)[k])));
+        return invalid(index_path("i[0][5]", k),
+                       std::string("input name must be a string, got ") + std::string(json_kind_name((*names)[k])));
       }
       r->task_input_names[k].assign(n->data(), n->size());
     }
@@ -593,15 +576,13 @@ Status parse_input(const json::value& v, Record* r) {
   if (!s) return s;
   const json::array* state = (*a)[1].if_array();
   if (state == nullptr) {
-    return invalid("i[1]", std::string("state must be an array, got ") +
-                               std::string(json_kind_name((*a)[1])));
+    return invalid("i[1]", std::string("state must be an array, got ") + std::string(json_kind_name((*a)[1])));
   }
   if (state->size() != 2) {
     return invalid("i[1]", "state expects 2 fields [stages, steps], got " + std::to_string(state->size()));
   }
   if (!(*state)[0].is_array()) {
-    return invalid("i[1][0]", std::string("stages must be an array, got ") +
-                                  std::string(json_kind_name((*state)[0])));
+    return invalid("i[1][0]", std::string("stages must be an array, got ") + std::string(json_kind_name((*state)[0])));
   }
   return parse_steps_array((*state)[1], "i[1][1]", &r->steps);
 }
@@ -611,20 +592,18 @@ Status parse_result(const json::value& v, Record* r) {
   if (ap == nullptr) return invalid("r", std::string("must be an array, got ") + std::string(json_kind_name(v)));
   const json::array& a = *ap;
   if (a.size() != 4) {
-    return invalid("r", "expects 4 fields [costs, error_no, all_cost, timestamp], got " +
-                            std::to_string(a.size()));
+    return invalid("r", "expects 4 fields [costs, error_no, all_cost, timestamp], got " + std::to_string(a.size()));
   }
   const json::array* costs = a[0].if_array();
   if (costs == nullptr) {
-    return invalid("r[0]", std::string("costs must be an array of numbers, got ") +
-                               std::string(json_kind_name(a[0])));
+    return invalid("r[0]", std::string("costs must be an array of numbers, got ") + std::string(json_kind_name(a[0])));
   }
   r->costs.resize(costs->size());
   for (std::size_t k = 0; k < costs->size(); ++k) {
     double c;
     if (!get_number((*costs)[k], &c)) {
-      return invalid(index_path("r[0]", k), std::string("cost must be a number, got ") +
-                                                 std::string(json_kind_name((*costs)[k])));
+      return invalid(index_path("r[0]", k),
+                     std::string("cost must be a number, got ") + std::string(json_kind_name((*costs)[k])));
     }
     if (!std::isfinite(c)) return invalid(index_path("r[0]", k), "cost is not finite");
     if (c < 0) {
@@ -636,16 +615,13 @@ Status parse_result(const json::value& v, Record* r) {
     r->costs[k] = c;
   }
   if (!get_i32(a[1], &r->error_no)) {
-    return invalid("r[1]", std::string("error_no must be an int32 integer, got ") +
-                               std::string(json_kind_name(a[1])));
+    return invalid("r[1]", std::string("error_no must be an int32 integer, got ") + std::string(json_kind_name(a[1])));
   }
   if (!get_number(a[2], &r->all_cost) || !std::isfinite(r->all_cost)) {
-    return invalid("r[2]", std::string("all_cost must be a finite number, got ") +
-                               std::string(json_kind_name(a[2])));
+    return invalid("r[2]", std::string("all_cost must be a finite number, got ") + std::string(json_kind_name(a[2])));
   }
   if (!get_number(a[3], &r->timestamp) || !std::isfinite(r->timestamp)) {
-    return invalid("r[3]", std::string("timestamp must be a finite number, got ") +
-                               std::string(json_kind_name(a[3])));
+    return invalid("r[3]", std::string("timestamp must be a finite number, got ") + std::string(json_kind_name(a[3])));
   }
   return Status::ok();
 }
@@ -669,8 +645,7 @@ Status parse_document(const json::value& doc, Record* r) {
       ver = &kv.value();
     } else {
       // TVM's reader treats an unknown key as fatal; so do we.
-      return Status::invalid_argument("unknown key \"" + std::string(k) +
-                                      "\" (a record has only \"i\", \"r\", \"v\")");
+      return Status::invalid_argument("unknown key \"" + std::string(k) + "\" (a record has only \"i\", \"r\", \"v\")");
     }
   }
   if (i == nullptr) return Status::invalid_argument("missing \"i\" (the measure input)");
@@ -744,16 +719,13 @@ Status RecordParser::parse(std::string_view line, Record* out) {
   std::string reason;
   try {
     switch (impl_->sax.parse(line, out, &reason)) {
-      case internal::SaxRecordParser::Verdict::kOk:
-        return check_record(*out);
-      case internal::SaxRecordParser::Verdict::kRejected:
-        return Status::invalid_argument(std::move(reason));
-      case internal::SaxRecordParser::Verdict::kAskDom:
-        break;
+      case internal::SaxRecordParser::Verdict::kOk: return check_record(*out);
+      case internal::SaxRecordParser::Verdict::kRejected: return Status::invalid_argument(std::move(reason));
+      case internal::SaxRecordParser::Verdict::kAskDom: break;
     }
   } catch (const std::bad_alloc&) {
-    return Status::resource_exhausted("out of memory parsing a record line of " +
-                                      std::to_string(line.size()) + " bytes");
+    return Status::resource_exhausted("out of memory parsing a record line of " + std::to_string(line.size()) +
+                                      " bytes");
   } catch (const std::exception&) {
     // the DOM parser below gives the verdict
   }
@@ -778,8 +750,8 @@ Status RecordParser::TEST_parse_dom(std::string_view line, Record* out) {
     if (Status s = parse_document(doc, out); !s) return s;
     return check_record(*out);
   } catch (const std::bad_alloc&) {
-    return Status::resource_exhausted("out of memory parsing a record line of " +
-                                      std::to_string(line.size()) + " bytes");
+    return Status::resource_exhausted("out of memory parsing a record line of " + std::to_string(line.size()) +
+                                      " bytes");
   } catch (const std::exception& e) {
     return Status::internal(std::string("parsing a record: ") + e.what());
   }
@@ -834,9 +806,7 @@ void write_step(const Step& s, std::string_view sep, std::string* out) {
       item_int(s.annotation);
       break;
     case StepKind::kFuse:
-    case StepKind::kReorder:
-      item_ids(s.ids);
-      break;
+    case StepKind::kReorder: item_ids(s.ids); break;
     case StepKind::kPragma:
       item_int(s.iter_id);
       item_str(s.pragma_type);
@@ -874,21 +844,17 @@ void write_step(const Step& s, std::string_view sep, std::string* out) {
       item_int(s.target_iter_id);
       break;
     case StepKind::kComputeInline:
-    case StepKind::kComputeRoot:
-      break;
+    case StepKind::kComputeRoot: break;
     case StepKind::kCacheRead:
       item_str(s.scope_name);
       item_ids(s.ids);
       break;
-    case StepKind::kCacheWrite:
-      item_str(s.scope_name);
-      break;
+    case StepKind::kCacheWrite: item_str(s.scope_name); break;
     case StepKind::kRfactor:
       item_int(s.iter_id);
       item_int(s.factor_iter_id);
       break;
-    case StepKind::kUnknown:
-      break;
+    case StepKind::kUnknown: break;
   }
   out->push_back(']');
 }
@@ -912,9 +878,14 @@ void write_record(const Record& r, std::string* out) {
   append_json_string(out, r.target);
   if (r.hardware_params) {
     const HardwareParams& h = *r.hardware_params;
-    const std::int64_t hw[8] = {h.num_cores, h.vector_unit_bytes, h.cache_line_bytes,
-                                h.max_shared_memory_per_block, h.max_local_memory_per_block,
-                                h.max_threads_per_block, h.max_vthread_extent, h.warp_size};
+    const std::int64_t hw[8] = {h.num_cores,
+                                h.vector_unit_bytes,
+                                h.cache_line_bytes,
+                                h.max_shared_memory_per_block,
+                                h.max_local_memory_per_block,
+                                h.max_threads_per_block,
+                                h.max_vthread_extent,
+                                h.warp_size};
     out->append(", [");
     for (int k = 0; k < 8; ++k) {
       if (k) out->append(sep);

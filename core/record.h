@@ -83,22 +83,22 @@ inline constexpr std::string_view kRecordVersion = "v0.6";
 //   CHW   stage_id, scope_name
 //   RF    stage_id, iter_id, factor_iter_id
 enum class StepKind : std::uint8_t {
-  kAnnotation = 0,       // AN
-  kFuse = 1,             // FU
-  kPragma = 2,           // PR
-  kReorder = 3,          // RE
-  kSplit = 4,            // SP
-  kFollowSplit = 5,      // FSP
-  kFollowFusedSplit = 6, // FFSP
-  kStorageAlign = 7,     // SA
-  kComputeAt = 8,        // CA
-  kComputeInline = 9,    // CI
-  kComputeRoot = 10,     // CR
-  kCacheRead = 11,       // CHR
-  kCacheWrite = 12,      // CHW
-  kRfactor = 13,         // RF
-  kUnknown = 14,         // not a step: never produced by the parser (any
-                         // other tag is rejected); kept so token slots stay put
+  kAnnotation = 0,        // AN
+  kFuse = 1,              // FU
+  kPragma = 2,            // PR
+  kReorder = 3,           // RE
+  kSplit = 4,             // SP
+  kFollowSplit = 5,       // FSP
+  kFollowFusedSplit = 6,  // FFSP
+  kStorageAlign = 7,      // SA
+  kComputeAt = 8,         // CA
+  kComputeInline = 9,     // CI
+  kComputeRoot = 10,      // CR
+  kCacheRead = 11,        // CHR
+  kCacheWrite = 12,       // CHW
+  kRfactor = 13,          // RF
+  kUnknown = 14,          // not a step: never produced by the parser (any
+                          // other tag is rejected); kept so token slots stay put
 };
 inline constexpr int kNumStepKinds = 15;  // including kUnknown
 
@@ -109,9 +109,18 @@ StepKind step_kind_from_tag(std::string_view tag);
 
 // TVM's IteratorAnnotation (values as stored in AN steps).
 enum class Annotation : std::int32_t {
-  kNone = 0, kUnroll = 1, kVectorize = 2, kParallel = 3, kVThread = 4,
-  kBlockX = 5, kThreadX = 6, kBlockY = 7, kThreadY = 8, kBlockZ = 9,
-  kThreadZ = 10, kTensorize = 11,
+  kNone = 0,
+  kUnroll = 1,
+  kVectorize = 2,
+  kParallel = 3,
+  kVThread = 4,
+  kBlockX = 5,
+  kThreadX = 6,
+  kBlockY = 7,
+  kThreadY = 8,
+  kBlockZ = 9,
+  kThreadZ = 10,
+  kTensorize = 11,
 };
 inline constexpr int kNumAnnotations = 12;
 
@@ -119,24 +128,24 @@ inline constexpr int kNumAnnotations = 12;
 // meaningful; the others keep their defaults (so == compares records exactly).
 struct Step {
   StepKind kind = StepKind::kUnknown;
-  std::int32_t stage_id = 0;         // every kind
-  std::int32_t iter_id = 0;          // AN PR SP FSP FFSP SA RF
-  std::int32_t annotation = 0;       // AN: an Annotation value
-  std::int64_t extent = 0;           // SP: extent of the split iterator, 0 = unknown
-  std::vector<std::int64_t> lengths; // SP: split lengths
-  bool inner_to_outer = false;       // SP: inner_to_outer; FFSP: factor_or_nparts
-  std::int32_t src_step_id = 0;      // FSP
-  std::int32_t n_split = 0;          // FSP
-  std::int32_t level = 0;            // FFSP
-  std::int32_t target_stage_id = 0;  // CA
-  std::int32_t target_iter_id = 0;   // CA
-  std::int32_t factor = 0;           // SA
-  std::int32_t offset = 0;           // SA
-  std::int32_t factor_iter_id = 0;   // RF
+  std::int32_t stage_id = 0;          // every kind
+  std::int32_t iter_id = 0;           // AN PR SP FSP FFSP SA RF
+  std::int32_t annotation = 0;        // AN: an Annotation value
+  std::int64_t extent = 0;            // SP: extent of the split iterator, 0 = unknown
+  std::vector<std::int64_t> lengths;  // SP: split lengths
+  bool inner_to_outer = false;        // SP: inner_to_outer; FFSP: factor_or_nparts
+  std::int32_t src_step_id = 0;       // FSP
+  std::int32_t n_split = 0;           // FSP
+  std::int32_t level = 0;             // FFSP
+  std::int32_t target_stage_id = 0;   // CA
+  std::int32_t target_iter_id = 0;    // CA
+  std::int32_t factor = 0;            // SA
+  std::int32_t offset = 0;            // SA
+  std::int32_t factor_iter_id = 0;    // RF
   // FU fused_ids, RE after_ids, CHR reader_stage_ids, FFSP src_step_ids.
   std::vector<std::int32_t> ids;
-  std::string pragma_type;           // PR, e.g. "auto_unroll_max_step$64"
-  std::string scope_name;            // CHR, CHW, e.g. "shared", "local"
+  std::string pragma_type;  // PR, e.g. "auto_unroll_max_step$64"
+  std::string scope_name;   // CHR, CHW, e.g. "shared", "local"
 
   bool operator==(const Step&) const = default;
 };
@@ -158,9 +167,15 @@ struct HardwareParams {
 // TVM's MeasureErrorNO. Records keep error_no as an int so that values from a
 // newer TVM are kept, not rejected; this enum only names the known ones.
 enum class MeasureError : std::int32_t {
-  kNoError = 0, kInstantiationError = 1, kCompileHostError = 2,
-  kCompileDeviceError = 3, kRuntimeDeviceError = 4, kWrongAnswerError = 5,
-  kBuildTimeoutError = 6, kRunTimeoutError = 7, kUnknownError = 8,
+  kNoError = 0,
+  kInstantiationError = 1,
+  kCompileHostError = 2,
+  kCompileDeviceError = 3,
+  kRuntimeDeviceError = 4,
+  kWrongAnswerError = 5,
+  kBuildTimeoutError = 6,
+  kRunTimeoutError = 7,
+  kUnknownError = 8,
 };
 // "NO_ERROR", "RUN_TIMEOUT", ...; "UNKNOWN(<n>)" style names are not built:
 // unknown values return "UNRECOGNIZED".
@@ -227,8 +242,7 @@ Result<Record> parse_record(std::string_view line);
 // Parses a JSON array of steps (the "steps" of a predict request, or i[1][1])
 // under the same rules as RecordParser. `path` prefixes error messages
 // ("steps[2][1]: SP stage_id is -1 ..."). OK: *out holds the steps.
-Status parse_steps(const boost::json::value& steps, std::string_view path,
-                   std::vector<Step>* out);
+Status parse_steps(const boost::json::value& steps, std::string_view path, std::vector<Step>* out);
 
 // Writes `r` as one JSON line (no trailing newline) in the v0.6 shape that
 // TVM's load_records reads: a 6-field task when hardware_params is present,

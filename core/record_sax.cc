@@ -24,18 +24,18 @@ namespace json = boost::json;
 namespace {
 
 enum class Role : std::uint8_t {
-  kTop,        // the record object
-  kInput,      // "i": [task, state]
-  kResult,     // "r": [costs, error_no, all_cost, timestamp]
-  kTask,       // i[0]
-  kHardware,   // i[0][2]
-  kNames,      // i[0][5]
-  kState,      // i[1]
-  kSteps,      // i[1][1]
-  kStep,       // i[1][1][s], a known step kind (or the tag not read yet)
-  kStepList,   // an integer list inside a known step
-  kCosts,      // r[0]
-  kSkip,       // inside i[1][0] (stages): ignored, any JSON
+  kTop,       // the record object
+  kInput,     // "i": [task, state]
+  kResult,    // "r": [costs, error_no, all_cost, timestamp]
+  kTask,      // i[0]
+  kHardware,  // i[0][2]
+  kNames,     // i[0][5]
+  kState,     // i[1]
+  kSteps,     // i[1][1]
+  kStep,      // i[1][1][s], a known step kind (or the tag not read yet)
+  kStepList,  // an integer list inside a known step
+  kCosts,     // r[0]
+  kSkip,      // inside i[1][0] (stages): ignored, any JSON
 };
 
 struct Frame {
@@ -152,12 +152,9 @@ class Handler {
         step_ = &r_->steps[n_steps_++];
         return push(Role::kStep, ec);
       }
-      case Role::kStep:
-        return begin_step_list(p.index, ec);
-      case Role::kSkip:
-        return push(Role::kSkip, ec);
-      default:
-        return fail(ec);
+      case Role::kStep: return begin_step_list(p.index, ec);
+      case Role::kSkip: return push(Role::kSkip, ec);
+      default: return fail(ec);
     }
   }
 
@@ -176,18 +173,13 @@ class Handler {
         break;
       case Role::kHardware:
         if (f.index != 8) return fail(ec);
-        r_->hardware_params = HardwareParams{hw_[0], hw_[1], hw_[2], hw_[3],
-                                             hw_[4], hw_[5], hw_[6], hw_[7]};
+        r_->hardware_params = HardwareParams{hw_[0], hw_[1], hw_[2], hw_[3], hw_[4], hw_[5], hw_[6], hw_[7]};
         break;
-      case Role::kNames:
-        r_->task_input_names.resize(n_names_);
-        break;
+      case Role::kNames: r_->task_input_names.resize(n_names_); break;
       case Role::kState:
         if (f.index != 2) return fail(ec);
         break;
-      case Role::kSteps:
-        r_->steps.resize(n_steps_);
-        break;
+      case Role::kSteps: r_->steps.resize(n_steps_); break;
       case Role::kStep:
         if (f.index == 0 || f.index != step_arity(step_->kind)) return fail(ec);
         break;
@@ -195,8 +187,7 @@ class Handler {
         list32_ = nullptr;
         list64_ = nullptr;
         break;
-      default:
-        break;
+      default: break;
     }
     ++frames_[depth_ - 1].index;  // the array was one value of its parent
     return true;
@@ -241,14 +232,9 @@ class Handler {
         ok = true;
         break;
       }
-      case Role::kStep:
-        ok = step_string(p, v);
-        break;
-      case Role::kSkip:
-        ok = true;
-        break;
-      default:
-        break;
+      case Role::kStep: ok = step_string(p, v); break;
+      case Role::kSkip: ok = true; break;
+      default: break;
     }
     if (!ok) return fail(ec);
     ++p.index;
@@ -266,9 +252,7 @@ class Handler {
     const bool fits = u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     return on_number(fits, fits ? static_cast<std::int64_t>(u) : 0, static_cast<double>(u), s, ec);
   }
-  bool on_double(double d, json::string_view s, json::error_code& ec) {
-    return on_number(false, 0, d, s, ec);
-  }
+  bool on_double(double d, json::string_view s, json::error_code& ec) { return on_number(false, 0, d, s, ec); }
   bool on_bool(bool b, json::error_code& ec) {
     if (depth_ == 0) return fail(ec);  // a bare scalar is not a record
     Frame& p = frames_[depth_ - 1];
@@ -333,9 +317,7 @@ class Handler {
     Frame& p = frames_[depth_ - 1];
     bool ok = false;
     switch (p.role) {
-      case Role::kStep:
-        ok = is_int && step_int(p, x);
-        break;
+      case Role::kStep: ok = is_int && step_int(p, x); break;
       case Role::kStepList:
         if (!is_int) break;
         if (list64_ != nullptr) {
@@ -380,11 +362,8 @@ class Handler {
           }
         }
         break;
-      case Role::kSkip:
-        ok = true;
-        break;
-      default:
-        break;
+      case Role::kSkip: ok = true; break;
+      default: break;
     }
     if (!ok) return fail(ec);
     ++p.index;
@@ -423,37 +402,81 @@ class Handler {
     const auto v = static_cast<std::int32_t>(x);
     switch (s.kind) {
       case StepKind::kAnnotation:
-        if (f == 2) { s.iter_id = v; return true; }
-        if (f == 3) { s.annotation = v; return true; }
+        if (f == 2) {
+          s.iter_id = v;
+          return true;
+        }
+        if (f == 3) {
+          s.annotation = v;
+          return true;
+        }
         return false;
       case StepKind::kPragma:
       case StepKind::kSplit:
-        if (f == 2) { s.iter_id = v; return true; }
+        if (f == 2) {
+          s.iter_id = v;
+          return true;
+        }
         return false;
       case StepKind::kFollowSplit:
-        if (f == 2) { s.iter_id = v; return true; }
-        if (f == 3) { s.src_step_id = v; return true; }
-        if (f == 4) { s.n_split = v; return true; }
+        if (f == 2) {
+          s.iter_id = v;
+          return true;
+        }
+        if (f == 3) {
+          s.src_step_id = v;
+          return true;
+        }
+        if (f == 4) {
+          s.n_split = v;
+          return true;
+        }
         return false;
       case StepKind::kFollowFusedSplit:
-        if (f == 2) { s.iter_id = v; return true; }
-        if (f == 4) { s.level = v; return true; }
+        if (f == 2) {
+          s.iter_id = v;
+          return true;
+        }
+        if (f == 4) {
+          s.level = v;
+          return true;
+        }
         return false;
       case StepKind::kStorageAlign:
-        if (f == 2) { s.iter_id = v; return true; }
-        if (f == 3) { s.factor = v; return true; }
-        if (f == 4) { s.offset = v; return true; }
+        if (f == 2) {
+          s.iter_id = v;
+          return true;
+        }
+        if (f == 3) {
+          s.factor = v;
+          return true;
+        }
+        if (f == 4) {
+          s.offset = v;
+          return true;
+        }
         return false;
       case StepKind::kComputeAt:
-        if (f == 2) { s.target_stage_id = v; return true; }
-        if (f == 3) { s.target_iter_id = v; return true; }
+        if (f == 2) {
+          s.target_stage_id = v;
+          return true;
+        }
+        if (f == 3) {
+          s.target_iter_id = v;
+          return true;
+        }
         return false;
       case StepKind::kRfactor:
-        if (f == 2) { s.iter_id = v; return true; }
-        if (f == 3) { s.factor_iter_id = v; return true; }
+        if (f == 2) {
+          s.iter_id = v;
+          return true;
+        }
+        if (f == 3) {
+          s.factor_iter_id = v;
+          return true;
+        }
         return false;
-      default:
-        return false;
+      default: return false;
     }
   }
 
@@ -502,8 +525,7 @@ class Handler {
         if (f != 3) return fail(ec);
         list32_ = &s.ids;
         break;
-      default:
-        return fail(ec);
+      default: return fail(ec);
     }
     return push(Role::kStepList, ec);
   }

@@ -95,9 +95,18 @@ class [[nodiscard]] Result {
     static const Status kOkStatus;
     return is_ok() ? kOkStatus : std::get<Status>(v_);
   }
-  T& value() & { assert(is_ok()); return std::get<T>(v_); }
-  const T& value() const& { assert(is_ok()); return std::get<T>(v_); }
-  T&& value() && { assert(is_ok()); return std::get<T>(std::move(v_)); }
+  T& value() & {
+    assert(is_ok());
+    return std::get<T>(v_);
+  }
+  const T& value() const& {
+    assert(is_ok());
+    return std::get<T>(v_);
+  }
+  T&& value() && {
+    assert(is_ok());
+    return std::get<T>(std::move(v_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }

@@ -34,8 +34,7 @@ void default_keys(std::string_view kind, std::vector<std::string>* keys) {
   } else if (kind == "cuda" || kind == "nvptx") {
     keys->emplace_back("cuda");
     keys->emplace_back("gpu");
-  } else if (kind == "rocm" || kind == "opencl" || kind == "vulkan" || kind == "metal" ||
-             kind == "webgpu") {
+  } else if (kind == "rocm" || kind == "opencl" || kind == "vulkan" || kind == "metal" || kind == "webgpu") {
     keys->emplace_back(kind);
     keys->emplace_back("gpu");
   } else if (!kind.empty()) {

@@ -15,15 +15,15 @@
 namespace tcl::core {
 
 struct TargetInfo {
-  std::string kind;               // first word: "llvm", "cuda", "rocm", ...
-  std::vector<std::string> keys;  // -keys=a,b (plus -device), else the kind's defaults
-  std::string device;             // -device=arm_cpu
-  std::string mcpu;               // -mcpu=core-avx2
-  std::string mtriple;            // -mtriple=x86_64-linux-gnu
-  std::string arch;               // -arch=sm_75
-  std::string model;              // -model=2080ti
-  std::vector<std::string> mattr; // -mattr=+avx2,+fma -> {"+avx2", "+fma"}
-  std::int64_t num_cores = 0;     // -num-cores / -num_cores; 0 = not given
+  std::string kind;                // first word: "llvm", "cuda", "rocm", ...
+  std::vector<std::string> keys;   // -keys=a,b (plus -device), else the kind's defaults
+  std::string device;              // -device=arm_cpu
+  std::string mcpu;                // -mcpu=core-avx2
+  std::string mtriple;             // -mtriple=x86_64-linux-gnu
+  std::string arch;                // -arch=sm_75
+  std::string model;               // -model=2080ti
+  std::vector<std::string> mattr;  // -mattr=+avx2,+fma -> {"+avx2", "+fma"}
+  std::int64_t num_cores = 0;      // -num-cores / -num_cores; 0 = not given
   std::int64_t max_num_threads = 0;
   std::int64_t thread_warp_size = 0;
   std::int64_t max_shared_memory_per_block = 0;

@@ -19,60 +19,58 @@ struct Millis {
 
 po::options_description options(Config& c, Millis& ms) {
   po::options_description d("Options (each also read from TCLD_<NAME>, e.g. TCLD_DATABASE_URL)");
-  d.add_options()
-      ("help,h", "print this help")
-      ("database-url", po::value(&c.database_url)->default_value(c.database_url), "PostgreSQL URL of the registry")
-      ("listen", po::value(&c.listen)->default_value(c.listen), "host:port to serve HTTP on")
-      ("tls-cert", po::value(&c.tls_cert), "PEM certificate chain; serve HTTPS with --tls-key")
-      ("tls-key", po::value(&c.tls_key), "PEM private key")
-      ("io-threads", po::value(&c.io_threads)->default_value(c.io_threads), "threads that run sockets")
-      ("worker-threads", po::value(&c.worker_threads)->default_value(c.worker_threads),
-       "threads that run request handlers (SQL, inference)")
-      ("db-pool-size", po::value(&c.db_pool_size)->default_value(c.db_pool_size), "max PostgreSQL connections")
-      ("body-limit", po::value(&c.body_limit)->default_value(c.body_limit), "default request body limit, bytes")
-      ("max-upload-bytes", po::value(&c.max_upload_bytes)->default_value(c.max_upload_bytes),
-       "body limit of upload routes, bytes (as sent: compressed when gzip)")
-      ("max-upload-inflated-bytes",
-       po::value(&c.max_upload_inflated_bytes)->default_value(c.max_upload_inflated_bytes),
-       "a gzip upload may inflate to this many bytes at most (413 above)")
-      ("max-upload-inflation-ratio",
-       po::value(&c.max_upload_inflation_ratio)->default_value(c.max_upload_inflation_ratio),
-       "a gzip upload may inflate this many times its compressed size at most, judged past 1 MiB (413 above)")
-      ("read-timeout-ms", po::value(&ms.read)->default_value(c.read_timeout.count()),
-       "longest wait for the next bytes of a request")
-      ("write-timeout-ms", po::value(&ms.write)->default_value(c.write_timeout.count()),
-       "longest wait for the client to take the next bytes of an answer")
-      ("idle-timeout-ms", po::value(&ms.idle)->default_value(c.idle_timeout.count()),
-       "keep-alive wait for the next request (and the time to send its header)")
-      ("max-streams", po::value(&c.max_streams)->default_value(c.max_streams),
-       "streamed uploads and downloads served at once; more are answered 503 + Retry-After")
-      ("min-request-body-rate", po::value(&c.min_request_body_rate)->default_value(c.min_request_body_rate),
-       "bytes/s a request body must average after the grace, or the connection is closed (0 = no rule)")
-      ("min-response-rate", po::value(&c.min_response_rate)->default_value(c.min_response_rate),
-       "bytes/s a client must take an answer at after the grace, or the connection is closed (0 = no rule)")
-      ("min-rate-grace-ms", po::value(&ms.rate_grace)->default_value(c.min_rate_grace.count()),
-       "how long a body or answer may run before the minimum rates apply")
-      ("shutdown-grace-ms", po::value(&ms.grace)->default_value(c.shutdown_grace.count()),
-       "on SIGTERM, how long in-flight requests may take")
-      ("token-cache-ttl-ms", po::value(&ms.token_ttl)->default_value(c.token_cache_ttl.count()),
-       "how long a checked token is trusted before asking the database again")
-      ("train-workers", po::value(&c.train_workers)->default_value(c.train_workers),
-       "training jobs run at once by this process (serve: 0 leaves training to `tcld worker`)")
-      ("train-threads", po::value(&c.train_threads)->default_value(c.train_threads),
-       "torch threads per training job (0 = all cores)")
-      ("train-device", po::value(&c.train_device)->default_value(c.train_device),
-       "where training jobs run: auto (CUDA when a GPU is usable, else the CPU), cpu or cuda")
-      ("job-lease-ms", po::value(&ms.lease)->default_value(c.job_lease.count()),
-       "a claimed job's lease; a worker that stops heartbeating loses the job after this")
-      ("metrics-listen", po::value(&c.metrics_listen),
-       "worker: host:port to serve /metrics, /healthz and /readyz on (default: none)")
-      ("predict-threads", po::value(&c.predict_threads)->default_value(c.predict_threads),
-       "threads scoring one predict request (0 = all cores)")
-      ("max-loaded-models", po::value(&c.max_loaded_models)->default_value(c.max_loaded_models),
-       "model versions kept in memory for predict (aliased ones always stay)")
-      ("log-level", po::value(&c.log_level)->default_value(c.log_level), "trace|debug|info|warn|error")
-      ("name", po::value(&c.token_name), "token create/revoke: the token's name")
-      ("scope", po::value(&c.token_scope)->default_value(c.token_scope), "token create: read|write|admin");
+  d.add_options()("help,h", "print this help")(
+      "database-url", po::value(&c.database_url)->default_value(c.database_url), "PostgreSQL URL of the registry")(
+      "listen", po::value(&c.listen)->default_value(c.listen), "host:port to serve HTTP on")(
+      "tls-cert", po::value(&c.tls_cert), "PEM certificate chain; serve HTTPS with --tls-key")(
+      "tls-key", po::value(&c.tls_key), "PEM private key")(
+      "io-threads", po::value(&c.io_threads)->default_value(c.io_threads), "threads that run sockets")(
+      "worker-threads", po::value(&c.worker_threads)->default_value(c.worker_threads),
+      "threads that run request handlers (SQL, inference)")(
+      "db-pool-size", po::value(&c.db_pool_size)->default_value(c.db_pool_size), "max PostgreSQL connections")(
+      "body-limit", po::value(&c.body_limit)->default_value(c.body_limit), "default request body limit, bytes")(
+      "max-upload-bytes", po::value(&c.max_upload_bytes)->default_value(c.max_upload_bytes),
+      "body limit of upload routes, bytes (as sent: compressed when gzip)")(
+      "max-upload-inflated-bytes", po::value(&c.max_upload_inflated_bytes)->default_value(c.max_upload_inflated_bytes),
+      "a gzip upload may inflate to this many bytes at most (413 above)")(
+      "max-upload-inflation-ratio",
+      po::value(&c.max_upload_inflation_ratio)->default_value(c.max_upload_inflation_ratio),
+      "a gzip upload may inflate this many times its compressed size at most, judged past 1 MiB (413 above)")(
+      "read-timeout-ms", po::value(&ms.read)->default_value(c.read_timeout.count()),
+      "longest wait for the next bytes of a request")(
+      "write-timeout-ms", po::value(&ms.write)->default_value(c.write_timeout.count()),
+      "longest wait for the client to take the next bytes of an answer")(
+      "idle-timeout-ms", po::value(&ms.idle)->default_value(c.idle_timeout.count()),
+      "keep-alive wait for the next request (and the time to send its header)")(
+      "max-streams", po::value(&c.max_streams)->default_value(c.max_streams),
+      "streamed uploads and downloads served at once; more are answered 503 + Retry-After")(
+      "min-request-body-rate", po::value(&c.min_request_body_rate)->default_value(c.min_request_body_rate),
+      "bytes/s a request body must average after the grace, or the connection is closed (0 = no rule)")(
+      "min-response-rate", po::value(&c.min_response_rate)->default_value(c.min_response_rate),
+      "bytes/s a client must take an answer at after the grace, or the connection is closed (0 = no rule)")(
+      "min-rate-grace-ms", po::value(&ms.rate_grace)->default_value(c.min_rate_grace.count()),
+      "how long a body or answer may run before the minimum rates apply")(
+      "shutdown-grace-ms", po::value(&ms.grace)->default_value(c.shutdown_grace.count()),
+      "on SIGTERM, how long in-flight requests may take")(
+      "token-cache-ttl-ms", po::value(&ms.token_ttl)->default_value(c.token_cache_ttl.count()),
+      "how long a checked token is trusted before asking the database again")(
+      "train-workers", po::value(&c.train_workers)->default_value(c.train_workers),
+      "training jobs run at once by this process (serve: 0 leaves training to `tcld worker`)")(
+      "train-threads", po::value(&c.train_threads)->default_value(c.train_threads),
+      "torch threads per training job (0 = all cores)")(
+      "train-device", po::value(&c.train_device)->default_value(c.train_device),
+      "where training jobs run: auto (CUDA when a GPU is usable, else the CPU), cpu or cuda")(
+      "job-lease-ms", po::value(&ms.lease)->default_value(c.job_lease.count()),
+      "a claimed job's lease; a worker that stops heartbeating loses the job after this")(
+      "metrics-listen", po::value(&c.metrics_listen),
+      "worker: host:port to serve /metrics, /healthz and /readyz on (default: none)")(
+      "predict-threads", po::value(&c.predict_threads)->default_value(c.predict_threads),
+      "threads scoring one predict request (0 = all cores)")(
+      "max-loaded-models", po::value(&c.max_loaded_models)->default_value(c.max_loaded_models),
+      "model versions kept in memory for predict (aliased ones always stay)")(
+      "log-level", po::value(&c.log_level)->default_value(c.log_level), "trace|debug|info|warn|error")(
+      "name", po::value(&c.token_name), "token create/revoke: the token's name")(
+      "scope", po::value(&c.token_scope)->default_value(c.token_scope), "token create: read|write|admin");
   return d;
 }
 
@@ -101,8 +99,7 @@ unsigned short Config::port() const {
   return static_cast<unsigned short>(std::stoul(listen.substr(listen.rfind(':') + 1)));
 }
 
-Result<Config> parse_config(int argc, const char* const* argv, const std::vector<std::string>& env,
-                            std::string* help) {
+Result<Config> parse_config(int argc, const char* const* argv, const std::vector<std::string>& env, std::string* help) {
   Config c;
   Millis ms;
   po::options_description desc = options(c, ms);

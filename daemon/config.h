@@ -19,18 +19,18 @@ namespace tcl::daemon {
 inline constexpr int kProbeThreads = 2;
 
 struct Config {
-  std::string command;               // serve | migrate | token | worker
-  std::vector<std::string> args;     // what follows the command (token create ...)
+  std::string command;            // serve | migrate | token | worker
+  std::vector<std::string> args;  // what follows the command (token create ...)
 
   std::string database_url = "postgresql://postgres@127.0.0.1:5432/tcl";
   std::string listen = "127.0.0.1:8080";  // host:port
-  std::string tls_cert;                    // HTTPS when both are set
+  std::string tls_cert;                   // HTTPS when both are set
   std::string tls_key;
   int io_threads = 2;
   int worker_threads = 4;
-  int db_pool_size = 16;                           // >= max_streams + worker_threads + probes + train_workers
-  std::size_t body_limit = 1 << 20;                // default per-request body limit, bytes
-  std::size_t max_upload_bytes = 1ull << 30;        // upload routes' body limit, bytes
+  int db_pool_size = 16;                      // >= max_streams + worker_threads + probes + train_workers
+  std::size_t body_limit = 1 << 20;           // default per-request body limit, bytes
+  std::size_t max_upload_bytes = 1ull << 30;  // upload routes' body limit, bytes
   // A gzip upload inflating past either is refused (413). Real TVM logs
   // inflate 16-46 times to 540 MB at most (core/byte_stream.h).
   std::uint64_t max_upload_inflated_bytes = core::InflateLimits{}.max_bytes_out;  // 4 GiB
@@ -38,34 +38,33 @@ struct Config {
   std::chrono::milliseconds read_timeout{30000};
   std::chrono::milliseconds write_timeout{30000};
   std::chrono::milliseconds idle_timeout{60000};
-  int max_streams = 8;                             // streamed uploads/downloads at once; more get 503
-  std::size_t min_request_body_rate = 240;         // bytes/s after the grace (Kestrel's default); 0 = off
-  std::size_t min_response_rate = 240;             // bytes/s after the grace; 0 = off
+  int max_streams = 8;                      // streamed uploads/downloads at once; more get 503
+  std::size_t min_request_body_rate = 240;  // bytes/s after the grace (Kestrel's default); 0 = off
+  std::size_t min_response_rate = 240;      // bytes/s after the grace; 0 = off
   std::chrono::milliseconds min_rate_grace{5000};
   std::chrono::milliseconds shutdown_grace{20000};
   std::chrono::milliseconds token_cache_ttl{5000};
-  int train_workers = 1;                           // job threads in `serve` (0 = none); `worker` runs these only
-  int train_threads = 0;                           // torch threads per job; 0 = all cores
-  std::string train_device = "auto";               // auto|cpu|cuda (trainer/device.h)
+  int train_workers = 1;              // job threads in `serve` (0 = none); `worker` runs these only
+  int train_threads = 0;              // torch threads per job; 0 = all cores
+  std::string train_device = "auto";  // auto|cpu|cuda (trainer/device.h)
   std::chrono::milliseconds job_lease{60000};
-  std::string metrics_listen;                      // worker: host:port serving /metrics ("" = none)
-  int predict_threads = 0;                         // fast-path threads per predict request; 0 = all cores
-  int max_loaded_models = 8;                       // model versions kept in memory for predict
-  std::string log_level = "info";                   // trace|debug|info|warn|error
+  std::string metrics_listen;      // worker: host:port serving /metrics ("" = none)
+  int predict_threads = 0;         // fast-path threads per predict request; 0 = all cores
+  int max_loaded_models = 8;       // model versions kept in memory for predict
+  std::string log_level = "info";  // trace|debug|info|warn|error
 
   // Subcommand options (token create/revoke).
   std::string token_name;
   std::string token_scope = "read";
 
-  std::string host() const;       // from listen
-  unsigned short port() const;    // from listen
+  std::string host() const;     // from listen
+  unsigned short port() const;  // from listen
 };
 
 // Parses argv and `env` (a list of "NAME=value", usually environ). Returns
 // kInvalidArgument naming the flag or variable on bad input; `help` is set to
 // the usage text when --help was asked for.
-Result<Config> parse_config(int argc, const char* const* argv, const std::vector<std::string>& env,
-                            std::string* help);
+Result<Config> parse_config(int argc, const char* const* argv, const std::vector<std::string>& env, std::string* help);
 
 std::string usage();
 

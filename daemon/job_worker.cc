@@ -31,7 +31,8 @@ using Clock = std::chrono::steady_clock;
 struct JobWorker::Metrics {
   explicit Metrics(prometheus::Registry& r)
       : epoch(api::gauge_family(r, "tcld_training_epoch", "Epochs finished by the job running for a platform.")),
-        loss(api::gauge_family(r, "tcld_training_loss", "Mean LambdaRank loss of the last finished epoch, by platform.")),
+        loss(api::gauge_family(r, "tcld_training_loss",
+                               "Mean LambdaRank loss of the last finished epoch, by platform.")),
         val_top1(api::gauge_family(r, "tcld_training_validation_top1",
                                    "Top-1 (mean over held-out tasks) after the last epoch, by platform.")),
         epochs(api::gauge_family(r, "tcld_training_epochs",
@@ -83,7 +84,8 @@ json::object metrics_json(const trainer::RankingMetrics& m) {
                       {"random_top1", m.random_top1.mean_ratio},
                       {"random_top5", m.random_top5.mean_ratio},
                       {"pairwise_accuracy", m.pairwise_accuracy},
-                      {"tuning_proxy", m.tuning.geomean_ratio}, {"random_tuning_proxy", m.random_tuning.geomean_ratio},
+                      {"tuning_proxy", m.tuning.geomean_ratio},
+                      {"random_tuning_proxy", m.random_tuning.geomean_ratio},
                       {"eval_tasks", m.tasks},
                       {"eval_programs", m.programs}};
 }
@@ -211,8 +213,8 @@ struct JobWorker::Distill {
 void JobWorker::run_job(const registry::Job& job) {
   const auto started = Clock::now();
   const bool distill = job.kind == registry::JobKind::kDistill;
-  spdlog::info("job id={} kind={} platform={} attempt={} worker={}: started", job.id,
-               registry::job_kind_name(job.kind), job.platform, job.attempts, job.worker);
+  spdlog::info("job id={} kind={} platform={} attempt={} worker={}: started", job.id, registry::job_kind_name(job.kind),
+               job.platform, job.attempts, job.worker);
   const auto fail = [&](const Status& s) { fail_job(job, s); };
   auto options = api::parse_job_options(job.options_json, job.kind);
   if (!options) return fail(options.status());
@@ -280,7 +282,8 @@ void JobWorker::run_job(const registry::Job& job) {
     spdlog::warn("job id={}: finished as version {} but could not record it: {}", job.id, *version, f.to_string());
     return;
   }
-  metrics_->finished.Add({{"kind", std::string(registry::job_kind_name(job.kind))}, {"outcome", "succeeded"}}).Increment();
+  metrics_->finished.Add({{"kind", std::string(registry::job_kind_name(job.kind))}, {"outcome", "succeeded"}})
+      .Increment();
   spdlog::info("job id={} kind={} platform={}: version {} in {:.1f} s, top1={:.3f}{}", job.id,
                registry::job_kind_name(job.kind), job.platform, *version,
                std::chrono::duration<double>(Clock::now() - started).count(), trained->metrics.top1.mean_ratio,
@@ -301,7 +304,8 @@ Result<JobWorker::Start> JobWorker::read_start(const std::string& name, bool dis
   auto id = models_.resolve(name);
   if (!id) {
     if (distill) {
-      return Status::failed_precondition("distill needs a production version to distill into: " + id.status().message());
+      return Status::failed_precondition("distill needs a production version to distill into: " +
+                                         id.status().message());
     }
     return id.status().with_context("option 'init'");
   }
@@ -376,8 +380,8 @@ Result<trainer::TrainResult> JobWorker::train(const registry::Job& job, const tr
   metrics_->epochs.Add({{"platform", job.platform}}).Set(epochs);
   const auto on_epoch = [&](int epoch, int epochs_now, double loss, double val_top1) {
     if (epoch == 1) metrics_->epochs.Add({{"platform", job.platform}}).Set(epochs_now);  // more under min_steps
-    json::object p{{"phase", "training"}, {"epoch", epoch}, {"epochs", epochs_now}, {"loss", loss},
-                   {"records", records}};
+    json::object p{
+        {"phase", "training"}, {"epoch", epoch}, {"epochs", epochs_now}, {"loss", loss}, {"records", records}};
     if (!std::isnan(val_top1)) p["val_top1"] = val_top1;
     heartbeat.set(p);
     const prometheus::Labels labels{{"platform", job.platform}};
@@ -436,22 +440,21 @@ std::string JobWorker::config_json(const registry::Job& job, const api::JobOptio
                            {"old_platforms", t.old_descriptors.size()},
                            {"margin", o.margin}};
   }
-  return json::serialize(json::object{
-      {"kind", registry::job_kind_name(job.kind)},
-      {"model", o.model},
-      {"model_config", trainer::config_to_text(trained.config)},
-      {"epochs", o.epochs},
-      {"min_steps", o.min_steps},
-      {"validation_fraction", o.validation_fraction},
-      {"validation_by", o.validation_by_tasks ? "tasks" : "programs"},
-      {"patience", o.patience},
-      {"refit", o.refit},
-      {"auto_schedule", o.auto_schedule},
-      {"max_records", o.max_records},
-      {"eval_fraction", o.eval_fraction},
-      {"seed", o.seed},
-      {"init", start.version ? json::value(*start.version) : json::value(nullptr)},
-      {"distill", std::move(distill)}});
+  return json::serialize(json::object{{"kind", registry::job_kind_name(job.kind)},
+                                      {"model", o.model},
+                                      {"model_config", trainer::config_to_text(trained.config)},
+                                      {"epochs", o.epochs},
+                                      {"min_steps", o.min_steps},
+                                      {"validation_fraction", o.validation_fraction},
+                                      {"validation_by", o.validation_by_tasks ? "tasks" : "programs"},
+                                      {"patience", o.patience},
+                                      {"refit", o.refit},
+                                      {"auto_schedule", o.auto_schedule},
+                                      {"max_records", o.max_records},
+                                      {"eval_fraction", o.eval_fraction},
+                                      {"seed", o.seed},
+                                      {"init", start.version ? json::value(*start.version) : json::value(nullptr)},
+                                      {"distill", std::move(distill)}});
 }
 
 std::string JobWorker::training_summary_json(const registry::Job& job, const trainer::TrainResult& trained,
@@ -465,11 +468,13 @@ std::string JobWorker::training_summary_json(const registry::Job& job, const tra
       {"epochs_done", trained.epochs_done},
       {"best_epoch", trained.best_epoch},
       {"refitted", trained.refitted},
-      {"validation_top1", trained.best_epoch > 0 ? json::value(trained.validation.top1.mean_ratio) : json::value(nullptr)},
-      {"schedule", !fine_tune_scheduled ? json::value(nullptr)
-                   : json::value(json::object{{"long", trained.long_schedule_used},
-                                              {"zero_shot_pairwise", trained.zero_shot.pairwise_accuracy},
-                                              {"zero_shot_top1", trained.zero_shot.top1.mean_ratio}})},
+      {"validation_top1",
+       trained.best_epoch > 0 ? json::value(trained.validation.top1.mean_ratio) : json::value(nullptr)},
+      {"schedule", !fine_tune_scheduled
+                       ? json::value(nullptr)
+                       : json::value(json::object{{"long", trained.long_schedule_used},
+                                                  {"zero_shot_pairwise", trained.zero_shot.pairwise_accuracy},
+                                                  {"zero_shot_top1", trained.zero_shot.top1.mean_ratio}})},
       {"steps", trained.steps},
       {"epoch_losses", std::move(losses)},
       {"budget_exhausted", trained.budget_exhausted},
@@ -478,8 +483,7 @@ std::string JobWorker::training_summary_json(const registry::Job& job, const tra
 }
 
 Result<std::int64_t> JobWorker::store_version(const registry::Job& job, const registry::NewVersion& v,
-                                              const std::optional<onboarding::GateDecision>& gate,
-                                              const Start& start) {
+                                              const std::optional<onboarding::GateDecision>& gate, const Start& start) {
   registry::CreateVersionOptions create;
   create.make_production_if_unset = true;
   create.actor = "job " + std::to_string(job.id);
@@ -491,8 +495,9 @@ Result<std::int64_t> JobWorker::store_version(const registry::Job& job, const re
     (void)models_.set_status(version->version, v.status,
                              json::serialize(json::object{{"promote", gate->promote}, {"reasons", reasons}}));
     if (gate->promote) {
-      auto moved = models_.set_alias("production", version->version, "promotion gate (job " + std::to_string(job.id) + ")",
-                                     "distilled " + job.platform + " into version " + std::to_string(*start.version));
+      auto moved =
+          models_.set_alias("production", version->version, "promotion gate (job " + std::to_string(job.id) + ")",
+                            "distilled " + job.platform + " into version " + std::to_string(*start.version));
       if (!moved) return moved.status();
     }
   } else if (std::find(version->aliases.begin(), version->aliases.end(), "production") != version->aliases.end()) {
@@ -515,31 +520,31 @@ Result<std::vector<core::Record>> JobWorker::read_platform_records(const registr
   // Records take ~5-8 KB each in memory, so when there are many more than
   // the job may train on, keep a deterministic share (by program id).
   const std::int64_t stored = platform.counts.measurements + platform.counts.failed;
-  const double keep = stored > 0 && max_records > 0
-                          ? std::min(1.0, 1.25 * static_cast<double>(max_records) / (1.0 - eval_fraction) /
-                                              static_cast<double>(stored))
-                          : 1.0;
+  const double keep =
+      stored > 0 && max_records > 0
+          ? std::min(1.0, 1.25 * static_cast<double>(max_records) / (1.0 - eval_fraction) / static_cast<double>(stored))
+          : 1.0;
   std::vector<core::Record> records;
   core::RecordParser parser;
   core::Record record;
-  Status read = uploads_.for_each_record(platform.id, registry::UploadKind::kMeasurements,
-                                         [&](const registry::StoredRecord& r) {
-                                           if (!in_share(r.program_id, keep)) return !stopping_.load();
-                                           if (!parser.parse(r.record, &record).is_ok()) return !stopping_.load();
-                                           if (eval_split_only && !core::in_holdout(core::canonical_workload_key(record.workload_key), eval_fraction, 0)) {
-                                             return !stopping_.load();
-                                           }
-                                           records.push_back(record);
-                                           if (program_ids != nullptr) program_ids->insert(r.program_id);
-                                           return !stopping_.load();
-                                         });
+  Status read =
+      uploads_.for_each_record(platform.id, registry::UploadKind::kMeasurements, [&](const registry::StoredRecord& r) {
+        if (!in_share(r.program_id, keep)) return !stopping_.load();
+        if (!parser.parse(r.record, &record).is_ok()) return !stopping_.load();
+        if (eval_split_only && !core::in_holdout(core::canonical_workload_key(record.workload_key), eval_fraction, 0)) {
+          return !stopping_.load();
+        }
+        records.push_back(record);
+        if (program_ids != nullptr) program_ids->insert(r.program_id);
+        return !stopping_.load();
+      });
   if (!read) return read;
   return records;
 }
 
 Result<std::vector<core::Record>> JobWorker::read_unmeasured_candidates(const registry::Platform& platform,
-                                                                       const std::unordered_set<std::string>& measured,
-                                                                       std::int64_t max_records) {
+                                                                        const std::unordered_set<std::string>& measured,
+                                                                        std::int64_t max_records) {
   // As for measurements: a deterministic share by program id when the pool
   // is far larger than what the job keeps (the trainer caps it further).
   const std::int64_t pool = platform.counts.candidates;
@@ -549,14 +554,14 @@ Result<std::vector<core::Record>> JobWorker::read_unmeasured_candidates(const re
   std::vector<core::Record> records;
   core::RecordParser parser;
   core::Record record;
-  Status read = uploads_.for_each_record(platform.id, registry::UploadKind::kCandidates,
-                                         [&](const registry::StoredRecord& r) {
-                                           if (!in_share(r.program_id, keep)) return !stopping_.load();
-                                           if (measured.count(r.program_id)) return !stopping_.load();
-                                           if (!parser.parse(r.record, &record).is_ok()) return !stopping_.load();
-                                           records.push_back(record);
-                                           return !stopping_.load();
-                                         });
+  Status read =
+      uploads_.for_each_record(platform.id, registry::UploadKind::kCandidates, [&](const registry::StoredRecord& r) {
+        if (!in_share(r.program_id, keep)) return !stopping_.load();
+        if (measured.count(r.program_id)) return !stopping_.load();
+        if (!parser.parse(r.record, &record).is_ok()) return !stopping_.load();
+        records.push_back(record);
+        return !stopping_.load();
+      });
   if (!read) return read.with_context("reading the candidate pool");
   return records;
 }

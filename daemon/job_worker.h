@@ -65,12 +65,12 @@ struct JobOptions;
 namespace tcl::daemon {
 
 struct JobWorkerOptions {
-  std::string worker_id;                         // unique per process (host:pid)
-  int threads = 1;                               // jobs trained at once
-  int torch_threads = 0;                         // intra-op threads per job; 0 = all cores
+  std::string worker_id;                                  // unique per process (host:pid)
+  int threads = 1;                                        // jobs trained at once
+  int torch_threads = 0;                                  // intra-op threads per job; 0 = all cores
   trainer::Device train_device = trainer::Device::kAuto;  // where jobs train (evaluation stays on the CPU)
-  std::chrono::milliseconds lease{60000};        // a job's lease; heartbeats every lease/4
-  std::chrono::milliseconds poll_interval{1000};  // wait between empty claims
+  std::chrono::milliseconds lease{60000};                 // a job's lease; heartbeats every lease/4
+  std::chrono::milliseconds poll_interval{1000};          // wait between empty claims
 };
 
 class JobWorker {
@@ -94,9 +94,8 @@ class JobWorker {
   // max_records; all when max_records is 0), or with eval_split_only the
   // records of its standing evaluation split's tasks only. `program_ids`,
   // when given, receives the stored program id of every record returned.
-  Result<std::vector<core::Record>> read_platform_records(const registry::Platform& platform,
-                                                          std::int64_t max_records, double eval_fraction,
-                                                          bool eval_split_only = false,
+  Result<std::vector<core::Record>> read_platform_records(const registry::Platform& platform, std::int64_t max_records,
+                                                          double eval_fraction, bool eval_split_only = false,
                                                           std::unordered_set<std::string>* program_ids = nullptr);
   // The platform's candidates whose program ids are not in `measured` (its
   // distill inputs without labels, DESIGN §5.2): about max_records of them,
@@ -122,10 +121,9 @@ class JobWorker {
                                      Heartbeat& heartbeat);
   // nullopt: cancelled (or the lease lost) while evaluating.
   std::optional<onboarding::GateDecision> judge_distilled(const registry::Job& job,
-                                                          const std::vector<std::string>& covered,
-                                                          const Start& teacher, const std::string& student,
-                                                          double margin, boost::json::object* metrics,
-                                                          Heartbeat& heartbeat);
+                                                          const std::vector<std::string>& covered, const Start& teacher,
+                                                          const std::string& student, double margin,
+                                                          boost::json::object* metrics, Heartbeat& heartbeat);
   static std::string config_json(const registry::Job& job, const api::JobOptions& o,
                                  const trainer::TrainResult& trained, const Start& start, const Distill* d,
                                  std::size_t unlabeled_read);

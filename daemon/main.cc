@@ -188,9 +188,7 @@ int run_worker(const Config& c) {
   std::unique_ptr<api::Server> server;
   if (!c.metrics_listen.empty()) {
     api::HealthDeps health;
-    health.readiness = [&pool] {
-      return std::vector<api::ReadinessCheck>{database_check(pool.ping())};
-    };
+    health.readiness = [&pool] { return std::vector<api::ReadinessCheck>{database_check(pool.ping())}; };
     health.metric_registries = {&metrics};
     api::add_health_routes(router, std::move(health));
     api::ServerOptions so;
@@ -200,7 +198,8 @@ int run_worker(const Config& c) {
     so.worker_threads = 1;
     so.shutdown_grace = std::chrono::milliseconds(1000);
     server = std::make_unique<api::Server>(
-        so, router, [](std::string_view) -> Result<registry::TokenInfo> {
+        so, router,
+        [](std::string_view) -> Result<registry::TokenInfo> {
           return Status::unauthenticated("the worker's metrics server takes no tokens");
         },
         http_metrics);
@@ -238,8 +237,8 @@ int run_serve(const Config& c) {
   auto& pool_open = pool_gauges.Add({{"state", "open"}});
   auto& pool_in_use = pool_gauges.Add({{"state", "in_use"}});
   auto& pool_waiting = pool_gauges.Add({{"state", "waiting"}});
-  auto& job_gauges = api::gauge_family(metrics, "tcld_jobs",
-                                       "Training and distillation jobs by state (all replicas: read from the database).");
+  auto& job_gauges = api::gauge_family(
+      metrics, "tcld_jobs", "Training and distillation jobs by state (all replicas: read from the database).");
 
   registry::PgPool pool(pool_options(c));
   if (Status s = migrate_with_retry(pool, std::chrono::seconds(60)); !s) {
@@ -253,7 +252,8 @@ int run_serve(const Config& c) {
   registry::ModelStore models(pool);
   registry::SampleStore samples(pool);
   OnboardingGauges onboarding(metrics, samples);
-  api::ModelCache model_cache(models, api::ModelCacheOptions{c.predict_threads, static_cast<std::size_t>(c.max_loaded_models)});
+  api::ModelCache model_cache(models,
+                              api::ModelCacheOptions{c.predict_threads, static_cast<std::size_t>(c.max_loaded_models)});
   if (Status s = model_cache.resync(); !s) spdlog::warn("model_cache: aliases not loaded yet: {}", s.to_string());
   auto& alias_gauges = api::gauge_family(metrics, "tcld_model_alias_version",
                                          "The model version each alias points at, as this replica serves it.");
@@ -282,8 +282,8 @@ int run_serve(const Config& c) {
 
   api::Router router;
   api::HttpMetrics http_metrics(metrics);
-  api::Server server(so, router, [&token_cache](std::string_view t) { return token_cache.authenticate(t); },
-                     http_metrics);
+  api::Server server(
+      so, router, [&token_cache](std::string_view t) { return token_cache.authenticate(t); }, http_metrics);
 
   api::HealthDeps health;
   health.readiness = [&pool, &server, &model_cache] {
@@ -291,7 +291,8 @@ int run_serve(const Config& c) {
     checks.push_back({"accepting", !server.draining(), server.draining() ? "shutting down" : "", ""});
     Status db = pool.ping();
     checks.push_back(database_check(db));
-    Status mig = db ? registry::check_migrations(pool, registry::embedded_migrations()) : Status::unavailable("database down");
+    Status mig =
+        db ? registry::check_migrations(pool, registry::embedded_migrations()) : Status::unavailable("database down");
     checks.push_back({"migrations", mig.is_ok(), mig ? "" : "the database schema is not this build's", mig.message()});
     const bool model_ok = model_cache.production_ready();
     checks.push_back({"model", model_ok, model_ok ? "" : "the production model version is not loaded", ""});

@@ -7,8 +7,8 @@
 namespace tcl::daemon {
 
 OnboardingGauges::OnboardingGauges(prometheus::Registry& registry, registry::SampleStore& samples)
-    : samples_(samples),
-      candidates_(api::gauge_family(registry, "tcld_onboarding_candidates", "Programs in the platform's candidate pool.")),
+    : samples_(samples), candidates_(api::gauge_family(registry, "tcld_onboarding_candidates",
+                                                       "Programs in the platform's candidate pool.")),
       measurements_(api::gauge_family(registry, "tcld_onboarding_measurements",
                                       "Measurements stored for the platform, failed ones included.")),
       sample_requests_(api::gauge_family(registry, "tcld_onboarding_sample_requests",

@@ -40,9 +40,9 @@ struct BuildResult {
 
 // How a program is timed (TVM's number / repeat / min_repeat_ms).
 struct TimingOptions {
-  int repeat = 5;                  // costs per program
+  int repeat = 5;                     // costs per program
   double min_repeat_seconds = 0.002;  // `number` grows until a repeat lasts this long
-  double budget_seconds = 1.0;     // timing of one program stops early past this
+  double budget_seconds = 1.0;        // timing of one program stops early past this
 };
 
 // Outcome of one program: error_no 0 with `costs` (seconds per run, one per

@@ -7,7 +7,8 @@
 
 namespace tcl::measure {
 
-std::vector<core::Record> workload_candidates(const Workload& w, int count, std::uint64_t seed, const HardwareInfo& hw) {
+std::vector<core::Record> workload_candidates(const Workload& w, int count, std::uint64_t seed,
+                                              const HardwareInfo& hw) {
   std::vector<core::Record> out;
   const std::string key = encode_workload_key(w);
   // Each workload gets its own stream, so adding a task never changes the others.

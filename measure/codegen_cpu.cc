@@ -73,7 +73,8 @@ std::string header(std::string_view symbol) {
 std::string out_index(const Workload& w) {
   const LoopExtents e = loop_extents(w);
   std::string idx = "x0";
-  for (std::size_t d = 1; d < e.spatial.size(); ++d) idx = "(" + idx + ") * " + to_string(e.spatial[d]) + " + x" + to_string(d);
+  for (std::size_t d = 1; d < e.spatial.size(); ++d)
+    idx = "(" + idx + ") * " + to_string(e.spatial[d]) + " + x" + to_string(d);
   return idx;
 }
 
@@ -81,27 +82,29 @@ std::string out_index(const Workload& w) {
 std::string product(const Workload& w, const Schedule& s) {
   const auto& a = w.args;
   switch (w.kind) {
-    case OpKind::kMatmul:
-      return "in0[x0 * " + to_string(a[2]) + " + k0] * in1[k0 * " + to_string(a[1]) + " + x1]";
+    case OpKind::kMatmul: return "in0[x0 * " + to_string(a[2]) + " + k0] * in1[k0 * " + to_string(a[1]) + " + x1]";
     case OpKind::kBatchMatmul:
       return "in0[(x0 * " + to_string(a[1]) + " + x1) * " + to_string(a[3]) + " + k0] * in1[(x0 * " + to_string(a[3]) +
              " + k0) * " + to_string(a[2]) + " + x2]";
     case OpKind::kConv2d:
     case OpKind::kDepthwiseConv2d: {
       const bool dw = w.kind == OpKind::kDepthwiseConv2d;
-      const int64_t H = a[1], W = a[2], C = a[3], KW = dw ? a[5] : a[6], stride = dw ? a[6] : a[7], pad = dw ? a[7] : a[8];
+      const int64_t H = a[1], W = a[2], C = a[3], KW = dw ? a[5] : a[6], stride = dw ? a[6] : a[7],
+                    pad = dw ? a[7] : a[8];
       const std::string ch = dw ? "x3" : "k2";
       const std::string hin = "(x1 * " + to_string(stride) + " + k0)", win = "(x2 * " + to_string(stride) + " + k1)";
-      const std::string weight = dw ? "in1[(k0 * " + to_string(KW) + " + k1) * " + to_string(C) + " + x3]"
-                                    : "in1[((k0 * " + to_string(KW) + " + k1) * " + to_string(C) + " + k2) * " + to_string(a[4]) + " + x3]";
+      const std::string weight =
+          dw ? "in1[(k0 * " + to_string(KW) + " + k1) * " + to_string(C) + " + x3]"
+             : "in1[((k0 * " + to_string(KW) + " + k1) * " + to_string(C) + " + k2) * " + to_string(a[4]) + " + x3]";
       if (!s.inline_pad) {
         const int64_t HP = H + 2 * pad, WP = W + 2 * pad;
-        return "ws[((x0 * " + to_string(HP) + " + " + hin + ") * " + to_string(WP) + " + " + win + ") * " + to_string(C) + " + " + ch +
-               "] * " + weight;
+        return "ws[((x0 * " + to_string(HP) + " + " + hin + ") * " + to_string(WP) + " + " + win + ") * " +
+               to_string(C) + " + " + ch + "] * " + weight;
       }
       const std::string h = "(" + hin + " - " + to_string(pad) + ")", ww = "(" + win + " - " + to_string(pad) + ")";
-      return "((uint64_t)" + h + " < " + to_string(H) + "u && (uint64_t)" + ww + " < " + to_string(W) + "u ? in0[((x0 * " +
-             to_string(H) + " + " + h + ") * " + to_string(W) + " + " + ww + ") * " + to_string(C) + " + " + ch + "] : 0.0f) * " + weight;
+      return "((uint64_t)" + h + " < " + to_string(H) + "u && (uint64_t)" + ww + " < " + to_string(W) +
+             "u ? in0[((x0 * " + to_string(H) + " + " + h + ") * " + to_string(W) + " + " + ww + ") * " + to_string(C) +
+             " + " + ch + "] : 0.0f) * " + weight;
     }
     case OpKind::kSoftmax: break;
   }
@@ -120,9 +123,9 @@ void emit_pad_stage(const Workload& w, const Schedule& s, Emitter& em) {
   em.open({"w", WP});
   em.open({"c", C, s.vectorize ? LoopPragma::kSimd : LoopPragma::kNone});
   em.line("const int64_t hi = h - " + to_string(pad) + ", wi = w - " + to_string(pad) + ";");
-  em.line("ws[((n * " + to_string(HP) + " + h) * " + to_string(WP) + " + w) * " + to_string(C) + " + c] = (uint64_t)hi < " +
-          to_string(H) + "u && (uint64_t)wi < " + to_string(W) + "u ? in0[((n * " + to_string(H) + " + hi) * " + to_string(W) +
-          " + wi) * " + to_string(C) + " + c] : 0.0f;");
+  em.line("ws[((n * " + to_string(HP) + " + h) * " + to_string(WP) + " + w) * " + to_string(C) +
+          " + c] = (uint64_t)hi < " + to_string(H) + "u && (uint64_t)wi < " + to_string(W) + "u ? in0[((n * " +
+          to_string(H) + " + hi) * " + to_string(W) + " + wi) * " + to_string(C) + " + c] : 0.0f;");
   em.close(3);
 }
 
@@ -146,7 +149,9 @@ std::string generate_tiled(const Workload& w, const Schedule& s, std::string_vie
   // Levels 0 and 1 of the (output) stage; the first parallel_levels * S fused.
   std::vector<Loop> outer;
   for (int level = 0; level < 2; ++level) {
-    for (int p : s.spatial_order) outer.push_back({sv(static_cast<std::size_t>(p), level), e[static_cast<std::size_t>(p)][static_cast<std::size_t>(level)]});
+    for (int p : s.spatial_order)
+      outer.push_back(
+          {sv(static_cast<std::size_t>(p), level), e[static_cast<std::size_t>(p)][static_cast<std::size_t>(level)]});
   }
   const std::size_t fused = static_cast<std::size_t>(s.parallel_levels) * S;
   int open_loops = 0;
@@ -158,7 +163,8 @@ std::string generate_tiled(const Workload& w, const Schedule& s, std::string_vie
     ++open_loops;
     em.line("int64_t rest = fused;");
     for (std::size_t i = fused; i-- > 0;) {
-      em.line("const int64_t " + outer[i].var + " = rest % " + to_string(outer[i].extent) + "; rest /= " + to_string(outer[i].extent) + ";");
+      em.line("const int64_t " + outer[i].var + " = rest % " + to_string(outer[i].extent) +
+              "; rest /= " + to_string(outer[i].extent) + ";");
     }
     em.line("(void)rest;");
   }
@@ -176,12 +182,13 @@ std::string generate_tiled(const Workload& w, const Schedule& s, std::string_vie
   annotate_nest(nest, s.vectorize, s.auto_unroll_max_step);
   auto full_indices = [&](Emitter& out, bool with_reduce) {
     for (std::size_t d = 0; d < S; ++d) {
-      out.line("const int64_t x" + to_string(d) + " = ((" + sv(d, 0) + " * " + to_string(e[d][1]) + " + " + sv(d, 1) + ") * " +
-               to_string(e[d][2]) + " + " + sv(d, 2) + ") * " + to_string(e[d][3]) + " + " + sv(d, 3) + ";");
+      out.line("const int64_t x" + to_string(d) + " = ((" + sv(d, 0) + " * " + to_string(e[d][1]) + " + " + sv(d, 1) +
+               ") * " + to_string(e[d][2]) + " + " + sv(d, 2) + ") * " + to_string(e[d][3]) + " + " + sv(d, 3) + ";");
     }
     if (!with_reduce) return;
     for (std::size_t q = 0; q < R; ++q) {
-      out.line("const int64_t k" + to_string(q) + " = " + rv(q, 0) + " * " + to_string(f[q][1]) + " + " + rv(q, 1) + ";");
+      out.line("const int64_t k" + to_string(q) + " = " + rv(q, 0) + " * " + to_string(f[q][1]) + " + " + rv(q, 1) +
+               ";");
     }
   };
 
@@ -214,16 +221,18 @@ std::string generate_tiled(const Workload& w, const Schedule& s, std::string_vie
     annotate_nest(copy, s.vectorize, 0);
     for (const Loop& l : copy) em.open(l);
     for (std::size_t d = 0; d < S; ++d) {
-      em.line("const int64_t x" + to_string(d) + " = (" + sv(d, 0) + " * " + to_string(e[d][1]) + " + " + sv(d, 1) + ") * " +
-              to_string(e[d][2] * e[d][3]) + " + o" + to_string(d) + ";");
+      em.line("const int64_t x" + to_string(d) + " = (" + sv(d, 0) + " * " + to_string(e[d][1]) + " + " + sv(d, 1) +
+              ") * " + to_string(e[d][2] * e[d][3]) + " + o" + to_string(d) + ";");
     }
     em.line("out[" + out_index(w) + "] = local[" + oidx + "];");
     em.close(static_cast<int>(copy.size()));
   } else {
     // Initialize the output tile before the reduction (TVM's init nest).
     std::vector<Loop> init;
-    for (int p : s.spatial_order) init.push_back({sv(static_cast<std::size_t>(p), 2), e[static_cast<std::size_t>(p)][2]});
-    for (int p : s.spatial_order) init.push_back({sv(static_cast<std::size_t>(p), 3), e[static_cast<std::size_t>(p)][3]});
+    for (int p : s.spatial_order)
+      init.push_back({sv(static_cast<std::size_t>(p), 2), e[static_cast<std::size_t>(p)][2]});
+    for (int p : s.spatial_order)
+      init.push_back({sv(static_cast<std::size_t>(p), 3), e[static_cast<std::size_t>(p)][3]});
     annotate_nest(init, s.vectorize, 0);
     for (const Loop& l : init) em.open(l);
     full_indices(em, false);

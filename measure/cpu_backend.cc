@@ -44,7 +44,8 @@ class CpuSession : public Session {
       return result;
     }
     const Fixture& fx = fixture(program.workload);
-    std::vector<float> out(static_cast<std::size_t>(output_size(program.workload)), std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> out(static_cast<std::size_t>(output_size(program.workload)),
+                           std::numeric_limits<float>::quiet_NaN());
     std::vector<float> ws(static_cast<std::size_t>(workspace_size(program.workload, program.schedule)) + 1);
     const float* in0 = fx.inputs[0].data();
     const float* in1 = fx.inputs.size() > 1 ? fx.inputs[1].data() : nullptr;

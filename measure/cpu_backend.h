@@ -18,7 +18,8 @@ struct CpuBackendOptions {
   // Why -fno-tree-vectorize: only loops the schedule vectorizes (omp simd)
   // are vectorized, as in TVM's codegen; otherwise -O3 would vectorize every
   // schedule alike and hide what AN vectorize does.
-  std::vector<std::string> flags = {"-O3", "-march=native", "-fopenmp", "-fno-tree-vectorize", "-shared", "-fPIC", "-w"};
+  std::vector<std::string> flags = {"-O3",     "-march=native", "-fopenmp", "-fno-tree-vectorize",
+                                    "-shared", "-fPIC",         "-w"};
   double build_timeout_seconds = 120;
   int num_threads = 0;  // OpenMP threads of the measured programs; 0 = all online CPUs
 };

@@ -15,10 +15,8 @@ struct KindInfo {
   std::size_t num_args;
 };
 constexpr KindInfo kKinds[] = {
-    {OpKind::kMatmul, "matmul", 3},
-    {OpKind::kBatchMatmul, "batch_matmul", 4},
-    {OpKind::kConv2d, "conv2d_nhwc", 9},
-    {OpKind::kDepthwiseConv2d, "depthwise_conv2d_nhwc", 8},
+    {OpKind::kMatmul, "matmul", 3},      {OpKind::kBatchMatmul, "batch_matmul", 4},
+    {OpKind::kConv2d, "conv2d_nhwc", 9}, {OpKind::kDepthwiseConv2d, "depthwise_conv2d_nhwc", 8},
     {OpKind::kSoftmax, "softmax", 2},
 };
 
@@ -68,7 +66,8 @@ Result<Workload> decode_workload_key(std::string_view key) {
   }
   Workload w{info->kind, {}};
   for (std::size_t i = 1; i < arr.size(); ++i) {
-    if (!arr[i].is_int64()) return Status::invalid_argument("workload argument " + std::to_string(i) + " is not an integer");
+    if (!arr[i].is_int64())
+      return Status::invalid_argument("workload argument " + std::to_string(i) + " is not an integer");
     w.args.push_back(arr[i].as_int64());
   }
   const auto& a = w.args;
@@ -77,7 +76,8 @@ Result<Workload> decode_workload_key(std::string_view key) {
     if (is_pad ? a[i] < 0 : a[i] <= 0) {
       return Status::invalid_argument("workload argument " + std::to_string(i + 1) + " is out of range");
     }
-    if (a[i] > (1 << 24)) return Status::invalid_argument("workload argument " + std::to_string(i + 1) + " is too large");
+    if (a[i] > (1 << 24))
+      return Status::invalid_argument("workload argument " + std::to_string(i + 1) + " is too large");
   }
   if (w.kind == OpKind::kConv2d || w.kind == OpKind::kDepthwiseConv2d) {
     const bool dw = w.kind == OpKind::kDepthwiseConv2d;
@@ -157,10 +157,10 @@ Result<std::vector<Task>> model_tasks(std::string_view model) {
       const std::int64_t blocks = st[0], mid = st[1], stride = st[2], out_ch = 4 * mid;
       for (std::int64_t b = 0; b < blocks; ++b) {
         const std::int64_t s = b == 0 ? stride : 1;
-        conv(hw, in_ch, mid, 1, 1);       // 1x1 reduce (torchvision v1.5: stride on the 3x3)
-        conv(hw, mid, mid, 3, s);         // 3x3
+        conv(hw, in_ch, mid, 1, 1);  // 1x1 reduce (torchvision v1.5: stride on the 3x3)
+        conv(hw, mid, mid, 3, s);    // 3x3
         const std::int64_t out_hw = hw / s;
-        conv(out_hw, mid, out_ch, 1, 1);  // 1x1 expand
+        conv(out_hw, mid, out_ch, 1, 1);            // 1x1 expand
         if (b == 0) conv(hw, in_ch, out_ch, 1, s);  // projection shortcut
         hw = out_hw;
         in_ch = out_ch;
@@ -171,7 +171,7 @@ Result<std::vector<Task>> model_tasks(std::string_view model) {
   } else if (model == "mobilenet_v2") {
     conv(224, 3, 32, 3, 2);
     // Inverted residual blocks (expansion t, channels c, repeats n, stride s).
-    const std::int64_t blocks[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
+    const std::int64_t blocks[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
                                        {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
     std::int64_t hw = 112, in_ch = 32;
     for (const auto& bl : blocks) {

@@ -9,9 +9,9 @@
 //   kind                       args                                   loops
 //   tcl.matmul                 M, N, K                                C[i,j] += A[i,k] B[k,j]
 //   tcl.batch_matmul           B, M, N, K                             C[b,i,j] += A[b,i,k] B[b,k,j]
-//   tcl.conv2d_nhwc            N, H, W, CI, CO, KH, KW, stride, pad   O[n,h,w,co] += P[n,h*s+rh,w*s+rw,ci] W[rh,rw,ci,co]
-//   tcl.depthwise_conv2d_nhwc  N, H, W, C, KH, KW, stride, pad        O[n,h,w,c] += P[n,h*s+rh,w*s+rw,c] W[rh,rw,c]
-//   tcl.softmax                ROWS, COLS                             O[r,c] = exp(X[r,c] - max_r) / sum_r
+//   tcl.conv2d_nhwc            N, H, W, CI, CO, KH, KW, stride, pad   O[n,h,w,co] += P[n,h*s+rh,w*s+rw,ci]
+//   W[rh,rw,ci,co] tcl.depthwise_conv2d_nhwc  N, H, W, C, KH, KW, stride, pad        O[n,h,w,c] += P[n,h*s+rh,w*s+rw,c]
+//   W[rh,rw,c] tcl.softmax                ROWS, COLS                             O[r,c] = exp(X[r,c] - max_r) / sum_r
 //
 // Thread-safety: values and pure functions.
 #pragma once

@@ -10,10 +10,10 @@
 namespace tcl::measure {
 
 struct CommandResult {
-  bool started = false;   // false: fork/exec failed (output says why)
-  bool timed_out = false; // killed after the limit
-  int exit_code = -1;     // when it exited normally
-  std::string output;     // stdout and stderr, the last 4 KB
+  bool started = false;    // false: fork/exec failed (output says why)
+  bool timed_out = false;  // killed after the limit
+  int exit_code = -1;      // when it exited normally
+  std::string output;      // stdout and stderr, the last 4 KB
 };
 
 // Runs argv[0] (looked up on PATH) with `argv`, waits at most

@@ -36,7 +36,8 @@ void reference(const Workload& w, const float* in0, const float* in1, float* out
             const float* row = in1 + (b * K + k) * N;
             for (int64_t j = 0; j < N; ++j) acc[static_cast<std::size_t>(j)] += x * row[j];
           }
-          for (int64_t j = 0; j < N; ++j) out[(b * M + i) * N + j] = static_cast<float>(acc[static_cast<std::size_t>(j)]);
+          for (int64_t j = 0; j < N; ++j)
+            out[(b * M + i) * N + j] = static_cast<float>(acc[static_cast<std::size_t>(j)]);
         }
       return;
     }
@@ -58,7 +59,8 @@ void reference(const Workload& w, const float* in0, const float* in1, float* out
                 if (h < 0 || h >= H || x < 0 || x >= W) continue;
                 const float* pixel = in0 + ((n * H + h) * W + x) * C;
                 if (dw) {
-                  for (int64_t c = 0; c < C; ++c) acc[static_cast<std::size_t>(c)] += double(pixel[c]) * in1[(kh * KW + kw) * C + c];
+                  for (int64_t c = 0; c < C; ++c)
+                    acc[static_cast<std::size_t>(c)] += double(pixel[c]) * in1[(kh * KW + kw) * C + c];
                   continue;
                 }
                 for (int64_t ci = 0; ci < C; ++ci) {
@@ -67,7 +69,8 @@ void reference(const Workload& w, const float* in0, const float* in1, float* out
                   for (int64_t co = 0; co < CO; ++co) acc[static_cast<std::size_t>(co)] += v * wrow[co];
                 }
               }
-            for (int64_t co = 0; co < CO; ++co) out[((n * OH + oh) * OW + ow) * CO + co] = static_cast<float>(acc[static_cast<std::size_t>(co)]);
+            for (int64_t co = 0; co < CO; ++co)
+              out[((n * OH + oh) * OW + ow) * CO + co] = static_cast<float>(acc[static_cast<std::size_t>(co)]);
           }
       return;
     }
@@ -86,7 +89,8 @@ void reference(const Workload& w, const float* in0, const float* in1, float* out
 }
 
 std::string compare_outputs(std::span<const float> got, std::span<const float> want) {
-  if (got.size() != want.size()) return "output has " + std::to_string(got.size()) + " elements, want " + std::to_string(want.size());
+  if (got.size() != want.size())
+    return "output has " + std::to_string(got.size()) + " elements, want " + std::to_string(want.size());
   double mean_abs = 0;
   for (float x : want) mean_abs += std::fabs(x);
   mean_abs /= want.empty() ? 1.0 : static_cast<double>(want.size());

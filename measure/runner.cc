@@ -33,13 +33,11 @@ static_assert(sizeof(Message) <= PIPE_BUF);
 
 void send(int fd, const Message& m) { (void)!write(fd, &m, sizeof(m)); }
 
-void set_text(Message& m, const std::string& s) {
-  std::strncpy(m.text, s.c_str(), sizeof(m.text) - 1);
-}
+void set_text(Message& m, const std::string& s) { std::strncpy(m.text, s.c_str(), sizeof(m.text) - 1); }
 
 [[noreturn]] void child_main(int fd, const Backend& backend, const std::string& module_path,
-                             std::span<const Program> programs, std::span<const std::string> symbols,
-                             std::size_t first, const RunnerOptions& options) {
+                             std::span<const Program> programs, std::span<const std::string> symbols, std::size_t first,
+                             const RunnerOptions& options) {
   std::string error;
   auto session = backend.open(module_path, &error);
   if (!session) {
@@ -96,14 +94,16 @@ std::vector<RunResult> run_isolated(const Backend& backend, const std::string& m
   while (next < programs.size()) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
-      for (; next < programs.size(); ++next) finish(next, failure(core::MeasureError::kUnknownError, std::string("pipe: ") + std::strerror(errno)));
+      for (; next < programs.size(); ++next)
+        finish(next, failure(core::MeasureError::kUnknownError, std::string("pipe: ") + std::strerror(errno)));
       break;
     }
     const pid_t pid = fork();
     if (pid < 0) {
       close(fds[0]);
       close(fds[1]);
-      for (; next < programs.size(); ++next) finish(next, failure(core::MeasureError::kUnknownError, std::string("fork: ") + std::strerror(errno)));
+      for (; next < programs.size(); ++next)
+        finish(next, failure(core::MeasureError::kUnknownError, std::string("fork: ") + std::strerror(errno)));
       break;
     }
     if (pid == 0) {
@@ -121,7 +121,8 @@ std::vector<RunResult> run_isolated(const Backend& backend, const std::string& m
         Message m;
         std::size_t got = 0;
         ssize_t n = 0;
-        while (got < sizeof(m) && (n = read(fds[0], reinterpret_cast<char*>(&m) + got, sizeof(m) - got)) > 0) got += static_cast<std::size_t>(n);
+        while (got < sizeof(m) && (n = read(fds[0], reinterpret_cast<char*>(&m) + got, sizeof(m) - got)) > 0)
+          got += static_cast<std::size_t>(n);
         if (got < sizeof(m)) break;  // EOF: the child ended
         if (m.kind == kLoadFailed) {
           for (; next < programs.size(); ++next) finish(next, failure(core::MeasureError::kRuntimeDeviceError, m.text));

@@ -39,7 +39,8 @@ std::vector<int> sample_order(int n, core::SplitMix64& rng) {
   std::vector<int> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   if (rng.below(3) == 0) return order;  // the layout order (Ansor's only one) a third of the time
-  for (int i = n - 1; i > 0; --i) std::swap(order[static_cast<std::size_t>(i)], order[rng.below(static_cast<std::uint64_t>(i) + 1)]);
+  for (int i = n - 1; i > 0; --i)
+    std::swap(order[static_cast<std::size_t>(i)], order[rng.below(static_cast<std::uint64_t>(i) + 1)]);
   return order;
 }
 
@@ -107,10 +108,12 @@ std::vector<core::Step> tiled_steps(const Workload& w, const Schedule& s) {
   std::vector<int> split_step(static_cast<std::size_t>(S));
   for (int d = 0; d < S; ++d) {
     split_step[static_cast<std::size_t>(d)] = static_cast<int>(steps.size());
-    steps.push_back(split(c, 4 * d, ext.spatial[static_cast<std::size_t>(d)], s.spatial_tiles[static_cast<std::size_t>(d)]));
+    steps.push_back(
+        split(c, 4 * d, ext.spatial[static_cast<std::size_t>(d)], s.spatial_tiles[static_cast<std::size_t>(d)]));
   }
   for (int r = 0; r < R; ++r) {
-    steps.push_back(split(c, 4 * S + 2 * r, ext.reduce[static_cast<std::size_t>(r)], {s.reduce_tiles[static_cast<std::size_t>(r)]}));
+    steps.push_back(split(c, 4 * S + 2 * r, ext.reduce[static_cast<std::size_t>(r)],
+                          {s.reduce_tiles[static_cast<std::size_t>(r)]}));
   }
   std::vector<std::int32_t> order;  // S0 S1 R0 S2 R1 S3
   for (int p : s.spatial_order) order.push_back(4 * p);
@@ -242,14 +245,17 @@ Schedule sample_schedule(const Workload& w, int vector_lanes, core::SplitMix64& 
 }
 
 Status validate(const Workload& w, const Schedule& s) {
-  if (s.auto_unroll_max_step < 0 || s.auto_unroll_max_step > 4096) return Status::invalid_argument("auto_unroll_max_step out of range");
+  if (s.auto_unroll_max_step < 0 || s.auto_unroll_max_step > 4096)
+    return Status::invalid_argument("auto_unroll_max_step out of range");
   if (w.kind == OpKind::kSoftmax) {
-    if (s.vector_split <= 0 || w.args[1] % s.vector_split != 0) return Status::invalid_argument("column split does not divide the columns");
+    if (s.vector_split <= 0 || w.args[1] % s.vector_split != 0)
+      return Status::invalid_argument("column split does not divide the columns");
     return Status::ok();
   }
   const LoopExtents ext = loop_extents(w);
   const std::size_t S = ext.spatial.size(), R = ext.reduce.size();
-  if (s.spatial_tiles.size() != S || s.reduce_tiles.size() != R || s.spatial_order.size() != S || s.reduce_order.size() != R) {
+  if (s.spatial_tiles.size() != S || s.reduce_tiles.size() != R || s.spatial_order.size() != S ||
+      s.reduce_order.size() != R) {
     return Status::invalid_argument("schedule does not match the operator's loops");
   }
   for (std::size_t d = 0; d < S; ++d) {
@@ -270,7 +276,8 @@ Status validate(const Workload& w, const Schedule& s) {
     }
     return true;
   };
-  if (!is_perm(s.spatial_order) || !is_perm(s.reduce_order)) return Status::invalid_argument("loop order is not a permutation");
+  if (!is_perm(s.spatial_order) || !is_perm(s.reduce_order))
+    return Status::invalid_argument("loop order is not a permutation");
   if (s.parallel_levels < 0 || s.parallel_levels > 2) return Status::invalid_argument("parallel levels out of range");
   if (s.cache_write && local_floats(s) > kMaxLocalFloats) return Status::invalid_argument("cache-write tile too large");
   return Status::ok();
@@ -297,7 +304,8 @@ Result<Schedule> from_steps(const Workload& w, const std::vector<core::Step>& st
   bool have_pragma = false;
   for (const auto& st : steps) {
     if (st.kind == StepKind::kPragma) {
-      if (!st.pragma_type.starts_with(kUnrollPragma)) return Status::invalid_argument("unknown pragma " + st.pragma_type);
+      if (!st.pragma_type.starts_with(kUnrollPragma))
+        return Status::invalid_argument("unknown pragma " + st.pragma_type);
       try {
         s.auto_unroll_max_step = std::stoi(st.pragma_type.substr(kUnrollPragma.size()));
       } catch (const std::exception&) {
@@ -312,8 +320,12 @@ Result<Schedule> from_steps(const Workload& w, const std::vector<core::Step>& st
       if (st.kind == StepKind::kComputeInline && st.stage_id == 2) s.inline_exp = true;
       if (st.kind == StepKind::kComputeAt) s.reduce_at_row = true;
       if (st.kind == StepKind::kSplit && st.stage_id == 4 && st.lengths.size() == 1) s.vector_split = st.lengths[0];
-      if (st.kind == StepKind::kAnnotation && st.stage_id == 4 && st.annotation == static_cast<int>(core::Annotation::kParallel)) s.parallel = true;
-      if (st.kind == StepKind::kAnnotation && st.stage_id == 4 && st.annotation == static_cast<int>(core::Annotation::kVectorize)) s.vectorize = true;
+      if (st.kind == StepKind::kAnnotation && st.stage_id == 4 &&
+          st.annotation == static_cast<int>(core::Annotation::kParallel))
+        s.parallel = true;
+      if (st.kind == StepKind::kAnnotation && st.stage_id == 4 &&
+          st.annotation == static_cast<int>(core::Annotation::kVectorize))
+        s.vectorize = true;
     }
   } else {
     const LoopExtents ext = loop_extents(w);
@@ -328,14 +340,19 @@ Result<Schedule> from_steps(const Workload& w, const std::vector<core::Step>& st
     bool reordered = false;
     for (const auto& st : steps) {
       if (st.kind == StepKind::kSplit && st.stage_id == c) {
-        if (st.lengths.size() == 3) s.spatial_tiles.push_back(st.lengths);
-        else if (st.lengths.size() == 1) s.reduce_tiles.push_back(st.lengths[0]);
-        else return Status::invalid_argument("split with " + std::to_string(st.lengths.size()) + " lengths is not in the space");
+        if (st.lengths.size() == 3)
+          s.spatial_tiles.push_back(st.lengths);
+        else if (st.lengths.size() == 1)
+          s.reduce_tiles.push_back(st.lengths[0]);
+        else
+          return Status::invalid_argument("split with " + std::to_string(st.lengths.size()) +
+                                          " lengths is not in the space");
       }
       if (st.kind == StepKind::kReorder && st.stage_id == c && !reordered) {
         reordered = true;
         const int R = static_cast<int>(ext.reduce.size());
-        if (static_cast<int>(st.ids.size()) != 4 * S + 2 * R) return Status::invalid_argument("reorder does not list every loop");
+        if (static_cast<int>(st.ids.size()) != 4 * S + 2 * R)
+          return Status::invalid_argument("reorder does not list every loop");
         for (int i = 0; i < S; ++i) s.spatial_order.push_back(st.ids[static_cast<std::size_t>(i)] / 4);
         for (int i = 0; i < R; ++i) s.reduce_order.push_back((st.ids[static_cast<std::size_t>(2 * S + i)] - 4 * S) / 2);
       }
@@ -343,14 +360,18 @@ Result<Schedule> from_steps(const Workload& w, const std::vector<core::Step>& st
       if (st.kind == StepKind::kAnnotation && st.stage_id == out && st.iter_id == 0 &&
           st.annotation == static_cast<int>(core::Annotation::kParallel)) {
         if (fused == 0) fused = 1;
-        if (fused % S != 0 && !(fused == 1 && S == 1)) return Status::invalid_argument("parallel loop does not fuse whole levels");
+        if (fused % S != 0 && !(fused == 1 && S == 1))
+          return Status::invalid_argument("parallel loop does not fuse whole levels");
         s.parallel_levels = std::max(1, fused / S);
       }
-      if (st.kind == StepKind::kAnnotation && st.stage_id == c && st.annotation == static_cast<int>(core::Annotation::kVectorize)) s.vectorize = true;
+      if (st.kind == StepKind::kAnnotation && st.stage_id == c &&
+          st.annotation == static_cast<int>(core::Annotation::kVectorize))
+        s.vectorize = true;
     }
   }
   if (Status v = validate(w, s); !v) return v;
-  if (to_steps(w, s) != steps) return Status::invalid_argument("steps are not a point of tcl-measure's schedule space for this operator");
+  if (to_steps(w, s) != steps)
+    return Status::invalid_argument("steps are not a point of tcl-measure's schedule space for this operator");
   return s;
 }
 

@@ -44,13 +44,13 @@ struct Schedule {
   int parallel_levels = 1;         // outer levels fused and parallel: 0, 1 or 2
   bool inline_pad = true;          // convolutions: CI of the padding stage
   // Softmax.
-  bool inline_exp = true;      // CI of the exp stage
-  bool reduce_at_row = true;   // max/sum computed at the output's row (CA), else at root
+  bool inline_exp = true;         // CI of the exp stage
+  bool reduce_at_row = true;      // max/sum computed at the output's row (CA), else at root
   std::int64_t vector_split = 1;  // inner length of the column loops (SP)
   // Both.
-  bool vectorize = true;        // innermost loops vectorized (AN 2)
-  bool parallel = true;         // softmax: rows parallel (tiled kinds use parallel_levels)
-  int auto_unroll_max_step = 0; // PR auto_unroll_max_step$N
+  bool vectorize = true;         // innermost loops vectorized (AN 2)
+  bool parallel = true;          // softmax: rows parallel (tiled kinds use parallel_levels)
+  int auto_unroll_max_step = 0;  // PR auto_unroll_max_step$N
 
   bool operator==(const Schedule&) const = default;
 };

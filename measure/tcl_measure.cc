@@ -95,14 +95,15 @@ int write_records(const std::string& path, const std::vector<core::Record>& reco
 
 int cmd_hardware() {
   const auto hw = measure::local_hardware();
-  std::cout << "target: " << hw.target << "\nhardware_params: [" << hw.params.num_cores << ", " << hw.params.vector_unit_bytes
-            << ", " << hw.params.cache_line_bytes << ", 0, 0, 0, 0, 0]\n";
+  std::cout << "target: " << hw.target << "\nhardware_params: [" << hw.params.num_cores << ", "
+            << hw.params.vector_unit_bytes << ", " << hw.params.cache_line_bytes << ", 0, 0, 0, 0, 0]\n";
   return 0;
 }
 
 int cmd_candidates(const Args& a) {
   for (const auto& [flag, value] : a.flags) {
-    if (flag != "--model" && flag != "--per-task" && flag != "--seed" && flag != "-o" && flag != "--output") return usage("unknown flag " + flag);
+    if (flag != "--model" && flag != "--per-task" && flag != "--seed" && flag != "-o" && flag != "--output")
+      return usage("unknown flag " + flag);
   }
   const std::string out = output_path(a);
   if (!a.flags.count("--model") || out.empty()) return usage("candidates needs --model and -o");
@@ -122,14 +123,16 @@ int cmd_candidates(const Args& a) {
 }
 
 int cmd_run(const Args& a) {
-  static const char* kKnown[] = {"-o", "--output", "--per-unit", "--repeat", "--min-repeat-ms", "--budget-s", "--timeout-s", "--threads"};
+  static const char* kKnown[] = {"-o",         "--output",    "--per-unit", "--repeat", "--min-repeat-ms",
+                                 "--budget-s", "--timeout-s", "--threads"};
   for (const auto& [flag, value] : a.flags) {
     if (std::find(std::begin(kKnown), std::end(kKnown), flag) == std::end(kKnown)) return usage("unknown flag " + flag);
   }
   const std::string out = output_path(a);
   if (a.positional.size() != 1 || out.empty()) return usage("run needs one input file and -o");
   measure::MeasureOptions options;
-  double per_unit = options.programs_per_unit, repeat = options.runner.timing.repeat, min_repeat_ms = 1e3 * options.runner.timing.min_repeat_seconds;
+  double per_unit = options.programs_per_unit, repeat = options.runner.timing.repeat,
+         min_repeat_ms = 1e3 * options.runner.timing.min_repeat_seconds;
   double budget = options.runner.timing.budget_seconds, timeout = options.runner.timeout_seconds, threads = 0;
   std::string error;
   if (!get_number(a, "--per-unit", &per_unit, &error) || !get_number(a, "--repeat", &repeat, &error) ||
@@ -155,7 +158,8 @@ int cmd_run(const Args& a) {
     if (core::is_skippable_line(line)) continue;
     core::Record r;
     if (Status st = parser.parse(line, &r); !st) {
-      std::cerr << "tcl-measure: " << a.positional[0] << ":" << (*reader)->line_number() << ": " << st.message() << "\n";
+      std::cerr << "tcl-measure: " << a.positional[0] << ":" << (*reader)->line_number() << ": " << st.message()
+                << "\n";
       return 1;
     }
     records.push_back(std::move(r));

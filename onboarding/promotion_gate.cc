@@ -24,8 +24,8 @@ GateDecision promotion_decision(const std::vector<PlatformComparison>& platforms
     if (p.is_new) {
       saw_new = true;
       const bool ok = s > t;
-      std::snprintf(line, sizeof line, "%s (new): top-1 %.4f vs the teacher's zero-shot %.4f: %s", p.platform.c_str(), s,
-                    t, ok ? "learned" : "not better than zero-shot");
+      std::snprintf(line, sizeof line, "%s (new): top-1 %.4f vs the teacher's zero-shot %.4f: %s", p.platform.c_str(),
+                    s, t, ok ? "learned" : "not better than zero-shot");
       d.promote &= ok;
     } else {
       const bool ok = s >= t - margin;

@@ -16,8 +16,8 @@ namespace tcl::onboarding {
 
 struct PlatformComparison {
   std::string platform;
-  bool is_new = false;                  // the platform being onboarded
-  std::optional<double> teacher_top1;   // nullopt: no evaluation data
+  bool is_new = false;                 // the platform being onboarded
+  std::optional<double> teacher_top1;  // nullopt: no evaluation data
   std::optional<double> student_top1;
 };
 

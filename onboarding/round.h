@@ -63,7 +63,7 @@ class RoundPool {
   Status finish(std::int32_t num_tasks);
 
   std::int64_t size() const { return static_cast<std::int64_t>(task_.size()); }  // candidates
-  bool embedded() const { return embedder_.has_value(); }  // false: no student (random)
+  bool embedded() const { return embedder_.has_value(); }                        // false: no student (random)
   std::int64_t dim() const { return dim_; }  // embedding width (1 when not embedded)
 
  private:

@@ -169,8 +169,7 @@ Result<int> AliasListener::wait(std::chrono::milliseconds timeout) {
       // await_notification would quietly reconnect a closed connection (and
       // we would miss the resync): check first.
       if (!s.conn->is_open()) throw pqxx::broken_connection("connection closed");
-      s.conn->await_notification(static_cast<long>(left.count() / 1000000),
-                                 static_cast<long>(left.count() % 1000000));
+      s.conn->await_notification(static_cast<long>(left.count() / 1000000), static_cast<long>(left.count() % 1000000));
       if (!s.conn->is_open()) throw pqxx::broken_connection("connection closed");
     } catch (...) {
       bool lost = false;

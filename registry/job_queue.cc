@@ -104,8 +104,7 @@ Result<Job> row_to_job(const pqxx::row& row) {
 
 // The job, or kNotFound.
 Result<Job> read_job(pqxx::work& tx, std::int64_t job_id) {
-  const pqxx::result r =
-      tx.exec_params(std::string("SELECT ") + kJobColumns + kJobFrom + "WHERE j.id = $1", job_id);
+  const pqxx::result r = tx.exec_params(std::string("SELECT ") + kJobColumns + kJobFrom + "WHERE j.id = $1", job_id);
   if (r.empty()) return Status::not_found("job " + std::to_string(job_id) + " does not exist");
   return row_to_job(r[0]);
 }
@@ -298,8 +297,7 @@ RETURNING state
                          job_id, std::string(worker), outcome.succeeded, text_or_empty(outcome.result_version),
                          outcome.succeeded ? std::string() : outcome.error);
     } catch (const pqxx::foreign_key_violation&) {
-      return Status::invalid_argument("model version " + text_or_empty(outcome.result_version) +
-                                      " does not exist");
+      return Status::invalid_argument("model version " + text_or_empty(outcome.result_version) + " does not exist");
     }
     if (!r.empty()) {
       tx.commit();
@@ -352,11 +350,11 @@ Result<std::vector<Job>> JobQueue::list(std::optional<std::int64_t> platform_id,
   limit = std::clamp(limit, 1, 1000);
   return internal::with_transaction(pool_, "listing jobs", [&](pqxx::work& tx) -> Result<std::vector<Job>> {
     std::vector<Job> out;
-    const pqxx::result r = tx.exec_params(
-        std::string("SELECT ") + kJobColumns + kJobFrom +
-            "WHERE nullif($1, '')::bigint IS NULL OR j.platform_id = nullif($1, '')::bigint "
-            "ORDER BY j.id DESC LIMIT $2",
-        text_or_empty(platform_id), limit);
+    const pqxx::result r =
+        tx.exec_params(std::string("SELECT ") + kJobColumns + kJobFrom +
+                           "WHERE nullif($1, '')::bigint IS NULL OR j.platform_id = nullif($1, '')::bigint "
+                           "ORDER BY j.id DESC LIMIT $2",
+                       text_or_empty(platform_id), limit);
     out.reserve(r.size());
     for (const pqxx::row& row : r) {
       auto job = row_to_job(row);
@@ -368,17 +366,16 @@ Result<std::vector<Job>> JobQueue::list(std::optional<std::int64_t> platform_id,
 }
 
 Result<std::vector<JobStateCount>> JobQueue::counts_by_state() {
-  return internal::with_transaction(
-      pool_, "counting jobs", [&](pqxx::work& tx) -> Result<std::vector<JobStateCount>> {
-        std::vector<JobStateCount> out;
-        for (JobState s : kAllJobStates) out.push_back({s, 0});
-        for (const pqxx::row& row : tx.exec("SELECT state, count(*) FROM training_jobs GROUP BY state")) {
-          const auto state = parse_job_state(row[0].as<std::string>());
-          if (!state) return Status::internal("unknown job state '" + row[0].as<std::string>() + "'");
-          out[static_cast<std::size_t>(*state)].count = row[1].as<std::int64_t>();
-        }
-        return out;
-      });
+  return internal::with_transaction(pool_, "counting jobs", [&](pqxx::work& tx) -> Result<std::vector<JobStateCount>> {
+    std::vector<JobStateCount> out;
+    for (JobState s : kAllJobStates) out.push_back({s, 0});
+    for (const pqxx::row& row : tx.exec("SELECT state, count(*) FROM training_jobs GROUP BY state")) {
+      const auto state = parse_job_state(row[0].as<std::string>());
+      if (!state) return Status::internal("unknown job state '" + row[0].as<std::string>() + "'");
+      out[static_cast<std::size_t>(*state)].count = row[1].as<std::int64_t>();
+    }
+    return out;
+  });
 }
 
 Result<int> JobQueue::reap_expired() {

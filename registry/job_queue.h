@@ -66,13 +66,13 @@ struct Job {
   bool cancel_requested = false;  // running, and cancel() was called: the worker should stop
   int attempts = 0;               // claims so far
   int max_attempts = 0;
-  std::string worker;             // the current (or last) owner; "" if never claimed
-  std::string progress_json;      // last heartbeat's progress (a JSON object; "{}" before)
-  std::string error;              // why it failed (or was given up); "" otherwise
+  std::string worker;                          // the current (or last) owner; "" if never claimed
+  std::string progress_json;                   // last heartbeat's progress (a JSON object; "{}" before)
+  std::string error;                           // why it failed (or was given up); "" otherwise
   std::optional<std::int64_t> result_version;  // the model version it produced, if any
   // ISO-8601 UTC ("2025-01-31T12:00:00Z"); "" when not (yet) set.
   std::string created_at;
-  std::string started_at;         // when the current (last) attempt was claimed
+  std::string started_at;  // when the current (last) attempt was claimed
   std::string heartbeat_at;
   std::string lease_expires_at;
   std::string finished_at;

@@ -55,8 +55,8 @@ Result<std::vector<const Migration*>> plan(const std::vector<AppliedMigration>& 
   int max_applied = 0;
   for (const AppliedMigration& a : applied) {
     max_applied = std::max(max_applied, a.number);
-    auto it = std::find_if(migrations.begin(), migrations.end(),
-                           [&](const Migration& m) { return m.number == a.number; });
+    auto it =
+        std::find_if(migrations.begin(), migrations.end(), [&](const Migration& m) { return m.number == a.number; });
     if (it == migrations.end()) {
       return Status::failed_precondition("the database has migration " + file_name(a.name) +
                                          " applied, which this binary does not contain (a newer tcld "
@@ -68,21 +68,21 @@ Result<std::vector<const Migration*>> plan(const std::vector<AppliedMigration>& 
                                          "; never rename a shipped migration");
     }
     if (it->sha256 != a.sha256) {
-      return Status::failed_precondition("migration " + file_name(a.name) +
-                                         " changed after it was applied: the database recorded sha256 " +
-                                         a.sha256 + ", this binary has sha256 " + it->sha256 +
-                                         "; add a new migration instead of editing a shipped one");
+      return Status::failed_precondition(
+          "migration " + file_name(a.name) + " changed after it was applied: the database recorded sha256 " + a.sha256 +
+          ", this binary has sha256 " + it->sha256 + "; add a new migration instead of editing a shipped one");
     }
   }
   std::vector<const Migration*> pending;
   for (const Migration& m : migrations) {
-    const bool done = std::any_of(applied.begin(), applied.end(),
-                                  [&](const AppliedMigration& a) { return a.number == m.number; });
+    const bool done =
+        std::any_of(applied.begin(), applied.end(), [&](const AppliedMigration& a) { return a.number == m.number; });
     if (done) continue;
     if (m.number < max_applied) {
       return Status::failed_precondition("migration " + file_name(m.name) +
                                          " is pending but a higher-numbered one is already applied; "
-                                         "renumber it above " + std::to_string(max_applied));
+                                         "renumber it above " +
+                                         std::to_string(max_applied));
     }
     pending.push_back(&m);
   }
@@ -154,8 +154,8 @@ Result<MigrationReport> apply_migrations(PgPool& pool, const std::vector<Migrati
       context = "applying migration " + file_name(m->name);
       pqxx::work tx(conn);
       tx.exec(m->sql);
-      tx.exec_params0("INSERT INTO schema_migrations (number, name, sha256) VALUES ($1, $2, $3)", m->number,
-                      m->name, m->sha256);
+      tx.exec_params0("INSERT INTO schema_migrations (number, name, sha256) VALUES ($1, $2, $3)", m->number, m->name,
+                      m->sha256);
       tx.commit();
       ++report.applied;
       report.current = m->number;

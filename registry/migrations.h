@@ -19,7 +19,7 @@ namespace tcl::registry {
 
 struct Migration {
   int number = 0;
-  std::string name;    // "0001_schema"
+  std::string name;  // "0001_schema"
   std::string sql;
   std::string sha256;  // hex digest of sql
 };

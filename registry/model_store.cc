@@ -30,8 +30,7 @@ constexpr const char* kVersionColumns =
                                 "coalesce((SELECT json_agg(a.name ORDER BY a.name) FROM aliases a "
                                 "WHERE a.version = mv.version)::text, '[]')";
 constexpr const char* kAliasColumns = "name, version, " TCL_ISO_UTC("updated_at");
-constexpr const char* kMoveColumns =
-    "id, alias, from_version, to_version, actor, reason, " TCL_ISO_UTC("moved_at");
+constexpr const char* kMoveColumns = "id, alias, from_version, to_version, actor, reason, " TCL_ISO_UTC("moved_at");
 
 #undef TCL_ISO_UTC
 
@@ -112,8 +111,7 @@ AliasMove row_to_move(const pqxx::row& row) {
 }
 
 Result<Alias> read_alias(pqxx::work& tx, const std::string& name) {
-  const pqxx::result r =
-      tx.exec_params(std::string("SELECT ") + kAliasColumns + " FROM aliases WHERE name = $1", name);
+  const pqxx::result r = tx.exec_params(std::string("SELECT ") + kAliasColumns + " FROM aliases WHERE name = $1", name);
   if (r.empty()) return Status::not_found("alias '" + name + "' does not exist");
   return row_to_alias(r[0]);
 }
@@ -121,11 +119,11 @@ Result<Alias> read_alias(pqxx::work& tx, const std::string& name) {
 // Writes one alias_history row and returns it.
 AliasMove record_move(pqxx::work& tx, const std::string& alias, std::optional<std::int64_t> from, std::int64_t to,
                       const std::string& actor, const std::string& reason) {
-  const pqxx::row row = tx.exec_params1(
-      std::string("INSERT INTO alias_history (alias, from_version, to_version, actor, reason) "
-                  "VALUES ($1, nullif($2, '')::bigint, $3, $4, $5) RETURNING ") +
-          kMoveColumns,
-      alias, from ? std::to_string(*from) : std::string(), to, actor, reason);
+  const pqxx::row row =
+      tx.exec_params1(std::string("INSERT INTO alias_history (alias, from_version, to_version, actor, reason) "
+                                  "VALUES ($1, nullif($2, '')::bigint, $3, $4, $5) RETURNING ") +
+                          kMoveColumns,
+                      alias, from ? std::to_string(*from) : std::string(), to, actor, reason);
   return row_to_move(row);
 }
 
@@ -203,10 +201,10 @@ VALUES (nullif($1, '')::bigint, ARRAY(SELECT jsonb_array_elements_text($2::jsonb
         coalesce(nullif($10, ''), '{}')::jsonb, $11)
 RETURNING version
 )sql",
-                                parent, platforms, weights, weights_sha256, v.fisher.has_value(), fisher,
-                                fisher_sha256, v.config_json, v.metrics_json, v.training_summary_json,
-                                std::string(version_status_name(v.status)))[0]
-                    .as<std::int64_t>();
+                                                 parent, platforms, weights, weights_sha256, v.fisher.has_value(),
+                                                 fisher, fisher_sha256, v.config_json, v.metrics_json,
+                                                 v.training_summary_json, std::string(version_status_name(v.status)))[0]
+                                     .as<std::int64_t>();
 
     if (options.make_production_if_unset) {
       // ON CONFLICT DO NOTHING: a concurrent creator that set it first wins;
@@ -235,10 +233,10 @@ Result<Blob> ModelStore::read_blob(std::int64_t version, bool fisher) {
   const std::string what_bytes = fisher ? "Fisher information" : "weights";
   const std::string what = "reading the " + what_bytes + " of " + version_name(version);
   return internal::with_transaction(pool_, what, [&](pqxx::work& tx) -> Result<Blob> {
-    const pqxx::result r = tx.exec_params(
-        fisher ? "SELECT fisher, fisher_sha256 FROM model_versions WHERE version = $1"
-               : "SELECT weights, weights_sha256 FROM model_versions WHERE version = $1",
-        version);
+    const pqxx::result r =
+        tx.exec_params(fisher ? "SELECT fisher, fisher_sha256 FROM model_versions WHERE version = $1"
+                              : "SELECT weights, weights_sha256 FROM model_versions WHERE version = $1",
+                       version);
     if (r.empty()) return Status::not_found(version_name(version) + " does not exist");
     if (r[0][0].is_null()) return Status::not_found(version_name(version) + " has no " + what_bytes);
     Blob blob;
@@ -255,16 +253,17 @@ Result<Blob> ModelStore::read_blob(std::int64_t version, bool fisher) {
 }
 
 Result<std::vector<VersionInfo>> ModelStore::lineage() {
-  return internal::with_transaction(pool_, "reading the lineage", [&](pqxx::work& tx) -> Result<std::vector<VersionInfo>> {
-    std::vector<VersionInfo> out;
-    for (const pqxx::row& row :
-         tx.exec(std::string("SELECT ") + kVersionColumns + " FROM model_versions mv ORDER BY mv.version")) {
-      auto v = row_to_version(row);
-      if (!v) return v.status();
-      out.push_back(std::move(*v));
-    }
-    return out;
-  });
+  return internal::with_transaction(
+      pool_, "reading the lineage", [&](pqxx::work& tx) -> Result<std::vector<VersionInfo>> {
+        std::vector<VersionInfo> out;
+        for (const pqxx::row& row :
+             tx.exec(std::string("SELECT ") + kVersionColumns + " FROM model_versions mv ORDER BY mv.version")) {
+          auto v = row_to_version(row);
+          if (!v) return v.status();
+          out.push_back(std::move(*v));
+        }
+        return out;
+      });
 }
 
 Status ModelStore::set_status(std::int64_t version, VersionStatus status, std::string_view reasons_json) {
@@ -281,7 +280,8 @@ Status ModelStore::set_status(std::int64_t version, VersionStatus status, std::s
 
 Result<std::int64_t> ModelStore::resolve(std::string_view alias_or_version) {
   const std::string name(alias_or_version);
-  const bool digits = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const bool digits =
+      !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!digits) {
     if (!is_valid_alias_name(name)) return Status::not_found("no model version or alias named '" + name + "'");
     auto alias = get_alias(name);
@@ -334,8 +334,8 @@ Result<SetAliasResult> ModelStore::set_alias(std::string_view name, std::int64_t
     SetAliasResult out;
     if (current.empty()) {
       const pqxx::result created = tx.exec_params(
-          "INSERT INTO aliases (name, version) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING name",
-          alias, version);
+          "INSERT INTO aliases (name, version) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING name", alias,
+          version);
       if (!created.empty()) {
         out.changed = true;
         out.move = record_move(tx, alias, std::nullopt, version, actor_text, reason_text);

@@ -44,13 +44,13 @@ std::optional<VersionStatus> parse_version_status(std::string_view s);
 bool is_valid_alias_name(std::string_view name);
 
 struct NewVersion {
-  std::optional<std::int64_t> parent;  // the teacher (v(k-1)); nullopt for a root
-  std::vector<std::string> platforms;  // names of registered platforms, in onboarding order; at least one
-  std::string config_json = "{}";      // training config (architecture, losses, seeds); any JSON
-  std::string metrics_json = "{}";     // per-platform evaluation; any JSON
+  std::optional<std::int64_t> parent;        // the teacher (v(k-1)); nullopt for a root
+  std::vector<std::string> platforms;        // names of registered platforms, in onboarding order; at least one
+  std::string config_json = "{}";            // training config (architecture, losses, seeds); any JSON
+  std::string metrics_json = "{}";           // per-platform evaluation; any JSON
   std::string training_summary_json = "{}";  // what the run reports (epochs, losses, wall time); any JSON
-  std::string weights;                 // serialized weights; not empty
-  std::optional<std::string> fisher;   // EWC diagonal Fisher, if computed
+  std::string weights;                       // serialized weights; not empty
+  std::optional<std::string> fisher;         // EWC diagonal Fisher, if computed
   VersionStatus status = VersionStatus::kCandidate;
 };
 
@@ -76,9 +76,9 @@ struct VersionInfo {
   std::optional<std::string> fisher_sha256;  // nullopt: no Fisher stored
   std::int64_t fisher_size = 0;
   VersionStatus status = VersionStatus::kCandidate;
-  std::string status_reasons_json;  // "{}" until set_status()
-  std::string status_changed_at;    // ISO-8601 UTC; "" until set_status()
-  std::string created_at;           // ISO-8601 UTC
+  std::string status_reasons_json;   // "{}" until set_status()
+  std::string status_changed_at;     // ISO-8601 UTC; "" until set_status()
+  std::string created_at;            // ISO-8601 UTC
   std::vector<std::string> aliases;  // names pointing at this version, sorted
 };
 
@@ -106,8 +106,8 @@ struct AliasMove {
 };
 
 struct SetAliasResult {
-  Alias alias;      // the alias after the call
-  bool changed = false;  // false: it already pointed there; nothing recorded, no NOTIFY
+  Alias alias;                    // the alias after the call
+  bool changed = false;           // false: it already pointed there; nothing recorded, no NOTIFY
   std::optional<AliasMove> move;  // the history row written now (when changed)
 };
 

@@ -11,8 +11,7 @@
 
 namespace tcl::registry {
 
-PgPool::Lease::Lease(PgPool* pool, std::unique_ptr<pqxx::connection> conn)
-    : pool_(pool), conn_(std::move(conn)) {}
+PgPool::Lease::Lease(PgPool* pool, std::unique_ptr<pqxx::connection> conn) : pool_(pool), conn_(std::move(conn)) {}
 
 PgPool::Lease::Lease(Lease&& other) noexcept
     : pool_(std::exchange(other.pool_, nullptr)), conn_(std::move(other.conn_)), broken_(other.broken_) {}

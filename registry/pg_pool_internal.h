@@ -79,8 +79,7 @@ auto with_connection(PgPool& pool, std::string_view what, Body&& body)
 // when it returns OK; otherwise the transaction is rolled back. Same error
 // handling and retry rule as with_connection().
 template <typename Body>
-auto with_transaction(PgPool& pool, std::string_view what, Body&& body)
-    -> std::invoke_result_t<Body&, pqxx::work&> {
+auto with_transaction(PgPool& pool, std::string_view what, Body&& body) -> std::invoke_result_t<Body&, pqxx::work&> {
   using R = std::invoke_result_t<Body&, pqxx::work&>;
   return with_connection(pool, what, [&body](pqxx::connection& conn) -> R {
     pqxx::work tx(conn);

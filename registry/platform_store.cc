@@ -98,11 +98,11 @@ Result<Platform> PlatformStore::create(const NewPlatform& p) {
   const std::string what = "creating platform '" + p.name + "'";
   return internal::with_transaction(pool_, what, [&](pqxx::work& tx) -> Result<Platform> {
     try {
-      const pqxx::row row = tx.exec_params1(
-          std::string("INSERT INTO platforms (name, target, hardware_params, description) "
-                      "VALUES ($1, $2, $3::bigint[], $4) RETURNING ") +
-              kPlatformColumns,
-          p.name, p.target, array_literal(p.hardware_params), p.description);
+      const pqxx::row row =
+          tx.exec_params1(std::string("INSERT INTO platforms (name, target, hardware_params, description) "
+                                      "VALUES ($1, $2, $3::bigint[], $4) RETURNING ") +
+                              kPlatformColumns,
+                          p.name, p.target, array_literal(p.hardware_params), p.description);
       return row_to_platform(row);
     } catch (const pqxx::unique_violation&) {
       return Status::already_exists("platform '" + p.name + "' already exists");
@@ -129,10 +129,11 @@ Result<Platform> PlatformStore::get(const std::string& name) { return read(name,
 Result<Platform> PlatformStore::read(const std::string& name, bool with_counts) {
   const std::string what = "reading platform '" + name + "'";
   // One statement, so no BEGIN/COMMIT round trips (the route is bound by them).
-  const std::string sql = with_counts ? std::string("SELECT ") + kPlatformColumns + ", " + kKeptCounts +
-                                            " FROM platforms LEFT JOIN platform_counts c ON c.platform_id = platforms.id"
-                                            " WHERE name = $1"
-                                      : std::string("SELECT ") + kPlatformColumns + " FROM platforms WHERE name = $1";
+  const std::string sql = with_counts
+                              ? std::string("SELECT ") + kPlatformColumns + ", " + kKeptCounts +
+                                    " FROM platforms LEFT JOIN platform_counts c ON c.platform_id = platforms.id"
+                                    " WHERE name = $1"
+                              : std::string("SELECT ") + kPlatformColumns + " FROM platforms WHERE name = $1";
   return internal::with_connection(pool_, what, [&](pqxx::connection& conn) -> Result<Platform> {
     pqxx::nontransaction tx(conn);
     const pqxx::result r = tx.exec_params(sql, name);

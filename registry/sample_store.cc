@@ -134,10 +134,10 @@ FROM unnest($2::text[], $3::float8[], $4::float8[], $5::float8[], $6::float8[])
                       id, programs, rs, ds, us, scores);
       return read_request(tx, id);
     } catch (const pqxx::foreign_key_violation&) {
-      return Status::not_found("platform id " + std::to_string(request.platform_id) + " or model version does not exist");
+      return Status::not_found("platform id " + std::to_string(request.platform_id) +
+                               " or model version does not exist");
     } catch (const pqxx::check_violation&) {
-      return Status::invalid_argument("sample request: strategy '" + request.strategy +
-                                      "' or params are not valid");
+      return Status::invalid_argument("sample request: strategy '" + request.strategy + "' or params are not valid");
     } catch (const pqxx::unique_violation&) {
       return Status::invalid_argument("sample request: a program appears twice among the items");
     }
@@ -158,11 +158,11 @@ Result<std::vector<SampleItem>> SampleStore::items(std::int64_t id) {
           return Status::not_found(request_name(id) + " does not exist");
         }
         std::vector<SampleItem> out;
-        for (const pqxx::row& row : tx.exec_params(
-                 "SELECT rank, program_id, coalesce(score_r, 'NaN'), coalesce(score_d, 'NaN'), "
-                 "coalesce(score_u, 'NaN'), coalesce(score, 'NaN'), measured "
-                 "FROM sample_request_items WHERE sample_request_id = $1 ORDER BY rank",
-                 id)) {
+        for (const pqxx::row& row :
+             tx.exec_params("SELECT rank, program_id, coalesce(score_r, 'NaN'), coalesce(score_d, 'NaN'), "
+                            "coalesce(score_u, 'NaN'), coalesce(score, 'NaN'), measured "
+                            "FROM sample_request_items WHERE sample_request_id = $1 ORDER BY rank",
+                            id)) {
           SampleItem it;
           it.rank = row[0].as<std::int32_t>();
           it.program_id = row[1].as<std::string>();
@@ -182,11 +182,11 @@ Status SampleStore::for_each_record_to_measure(std::int64_t id, const std::funct
     refresh(tx, id);
     const pqxx::result s = tx.exec_params("SELECT platform_id FROM sample_requests WHERE id = $1", id);
     if (s.empty()) return Status::not_found(request_name(id) + " does not exist");
-    for (const pqxx::row& row : tx.exec_params(
-             "SELECT c.record FROM sample_request_items i "
-             "JOIN candidates c ON c.platform_id = $2 AND c.program_id = i.program_id "
-             "WHERE i.sample_request_id = $1 AND NOT i.measured ORDER BY i.rank",
-             id, s[0][0].as<std::int64_t>())) {
+    for (const pqxx::row& row :
+         tx.exec_params("SELECT c.record FROM sample_request_items i "
+                        "JOIN candidates c ON c.platform_id = $2 AND c.program_id = i.program_id "
+                        "WHERE i.sample_request_id = $1 AND NOT i.measured ORDER BY i.rank",
+                        id, s[0][0].as<std::int64_t>())) {
       sink(row[0].as<std::string>());
     }
     return Status::ok();
@@ -194,18 +194,20 @@ Status SampleStore::for_each_record_to_measure(std::int64_t id, const std::funct
 }
 
 Result<SampleRequest> SampleStore::cancel(std::int64_t id) {
-  return internal::with_transaction(pool_, "cancelling " + request_name(id), [&](pqxx::work& tx) -> Result<SampleRequest> {
-    refresh(tx, id);
-    // Only an open request changes (guarded, so a concurrent refresh or cancel
-    // wins cleanly); a cancelled one is returned as it is, as a job is.
-    tx.exec_params0(
-        "UPDATE sample_requests SET status = 'cancelled', completed_at = now() WHERE id = $1 AND status = 'open'", id);
-    auto now = read_request(tx, id);
-    if (now && now->status != "cancelled") {
-      return Status::failed_precondition(request_name(id) + " is " + now->status + ", not open");
-    }
-    return now;
-  });
+  return internal::with_transaction(
+      pool_, "cancelling " + request_name(id), [&](pqxx::work& tx) -> Result<SampleRequest> {
+        refresh(tx, id);
+        // Only an open request changes (guarded, so a concurrent refresh or cancel
+        // wins cleanly); a cancelled one is returned as it is, as a job is.
+        tx.exec_params0(
+            "UPDATE sample_requests SET status = 'cancelled', completed_at = now() WHERE id = $1 AND status = 'open'",
+            id);
+        auto now = read_request(tx, id);
+        if (now && now->status != "cancelled") {
+          return Status::failed_precondition(request_name(id) + " is " + now->status + ", not open");
+        }
+        return now;
+      });
 }
 
 Result<std::unordered_set<std::string>> SampleStore::pending_programs(std::int64_t platform_id) {

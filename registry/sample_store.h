@@ -39,10 +39,10 @@ struct SampleItem {
 
 struct NewSampleRequest {
   std::int64_t platform_id = 0;
-  std::string strategy;                  // "rdu" | "random" | "r" | "d" | "u"
-  std::string params_json = "{}";        // the request as given and as resolved (budget, weights, seed, ...)
+  std::string strategy;                       // "rdu" | "random" | "r" | "d" | "u"
+  std::string params_json = "{}";             // the request as given and as resolved (budget, weights, seed, ...)
   std::optional<std::int64_t> model_version;  // the version whose embeddings were used
-  std::vector<SampleItem> items;         // in pick order; ranks are assigned here
+  std::vector<SampleItem> items;              // in pick order; ranks are assigned here
 };
 
 struct SampleRequest {

@@ -92,8 +92,8 @@ Result<TokenInfo> TokenStore::lookup(std::string_view plaintext) {
   if (!well_formed(plaintext)) return Status::unauthenticated("invalid token");
   const std::string hash = sha256_hex(plaintext);
   return internal::with_transaction(pool_, "checking a token", [&](pqxx::work& tx) -> Result<TokenInfo> {
-    const pqxx::result r = tx.exec_params(
-        "SELECT id, name, scope FROM api_tokens WHERE token_sha256 = $1 AND revoked_at IS NULL", hash);
+    const pqxx::result r =
+        tx.exec_params("SELECT id, name, scope FROM api_tokens WHERE token_sha256 = $1 AND revoked_at IS NULL", hash);
     if (r.empty()) return Status::unauthenticated("invalid or revoked token");
     return row_to_info(r[0]);
   });

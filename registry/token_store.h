@@ -17,7 +17,7 @@ namespace tcl::registry {
 
 // Ordered: a higher scope includes the lower ones. Stored as text in SQL.
 enum class Scope { kRead = 1, kWrite = 2, kAdmin = 3 };
-std::string_view scope_name(Scope s);                   // "read" | "write" | "admin"
+std::string_view scope_name(Scope s);  // "read" | "write" | "admin"
 std::optional<Scope> parse_scope(std::string_view s);
 
 struct TokenInfo {

@@ -362,11 +362,11 @@ enum class Standing : std::uint8_t {
 // Rows of one slice, as tuples of COPY's binary format, with what
 // deduplication and the programs need.
 struct Slice {
-  std::string data;                         // the tuples, one after the other
-  std::vector<std::size_t> ends;            // per row: end of its tuple in `data`
-  std::vector<std::uint32_t> program;       // per row: index into program_ids
-  std::vector<DedupKey> keys;               // per row (measurements)
-  std::vector<std::uint8_t> failed;         // per row (measurements)
+  std::string data;                               // the tuples, one after the other
+  std::vector<std::size_t> ends;                  // per row: end of its tuple in `data`
+  std::vector<std::uint32_t> program;             // per row: index into program_ids
+  std::vector<DedupKey> keys;                     // per row (measurements)
+  std::vector<std::uint8_t> failed;               // per row (measurements)
   std::vector<const std::string*> program_ids;    // distinct, first seen first (keys of program_index)
   std::vector<std::uint32_t> program_task;        // per program: index into workload_keys
   std::vector<const std::string*> workload_keys;  // distinct (keys of task_index)
@@ -431,7 +431,8 @@ void copy_binary(pqxx::dbtransaction& tx, const char* command, std::string_view 
     sent = PQputCopyData(conn, tuples.data(), static_cast<int>(n)) == 1;
     tuples.remove_prefix(n);
   }
-  sent = sent && PQputCopyData(conn, internal::kCopyTrailer.data(), static_cast<int>(internal::kCopyTrailer.size())) == 1;
+  sent =
+      sent && PQputCopyData(conn, internal::kCopyTrailer.data(), static_cast<int>(internal::kCopyTrailer.size())) == 1;
   if (PQputCopyEnd(conn, sent ? nullptr : "tcld could not send the rows") != 1) {
     throw_copy_error(conn, nullptr, command);
   }
@@ -481,10 +482,8 @@ Result<std::optional<CommittedUpload>> find_previous_in(pqxx::transaction_base& 
 
 std::string_view upload_kind_name(UploadKind k) {
   switch (k) {
-    case UploadKind::kMeasurements:
-      return "measurements";
-    case UploadKind::kCandidates:
-      return "candidates";
+    case UploadKind::kMeasurements: return "measurements";
+    case UploadKind::kCandidates: return "candidates";
   }
   return "measurements";
 }
@@ -553,7 +552,8 @@ struct UploadWriter::Impl {
   // Formats `row` into the filling slice; hands the slice over when full.
   Status add(const UploadRow& row) {
     Slice& s = *filling;
-    auto [task, new_task] = s.task_index.try_emplace(row.workload_key, static_cast<std::uint32_t>(s.workload_keys.size()));
+    auto [task, new_task] =
+        s.task_index.try_emplace(row.workload_key, static_cast<std::uint32_t>(s.workload_keys.size()));
     if (new_task) s.workload_keys.push_back(&task->first);
     auto [program, new_program] =
         s.program_index.try_emplace(row.program_id, static_cast<std::uint32_t>(s.program_ids.size()));
@@ -575,8 +575,8 @@ struct UploadWriter::Impl {
       field_int4(out, row.error_no);
       field_float8(out, row.all_cost);
       field_int8(out, row.timestamp);
-      const DedupKey key = measurement_dedup_key(platform_id, row.program_id, row.timestamp, row.costs, key_scratch,
-                                                 hasher);
+      const DedupKey key =
+          measurement_dedup_key(platform_id, row.program_id, row.timestamp, row.costs, key_scratch, hasher);
       field_bytes(out, std::string_view(reinterpret_cast<const char*>(key.data()), key.size()));  // uuid
       s.keys.push_back(key);
       s.failed.push_back(core::measurement_failed(row.error_no, row.costs) ? 1 : 0);
@@ -851,8 +851,7 @@ struct UploadWriter::Impl {
     std::size_t dropped = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (!keep[i]) continue;
-      const bool is_stored =
-          measurements() ? stored_keys.contains(s.keys[i]) : stored_programs[s.program[i]] != 0;
+      const bool is_stored = measurements() ? stored_keys.contains(s.keys[i]) : stored_programs[s.program[i]] != 0;
       if (is_stored) {
         keep[i] = 0;
         ++dropped;
@@ -1015,14 +1014,14 @@ struct UploadWriter::Impl {
   std::int64_t new_tasks = 0;
   std::unordered_map<std::string, std::int64_t> task_ids;  // workload key -> task id, in our transaction
   std::string scratch, scratch2;
-  bool ask_rows_first = false;              // write_direct(): look for stored rows before COPY
-  bool ask_programs_first = false;          // write_direct(): insert programs with ON CONFLICT
-  bool ask_members_first = false;           // add_others(): insert members with ON CONFLICT
+  bool ask_rows_first = false;      // write_direct(): look for stored rows before COPY
+  bool ask_programs_first = false;  // write_direct(): insert programs with ON CONFLICT
+  bool ask_members_first = false;   // add_others(): insert members with ON CONFLICT
 
   // Hand-over between the caller and the writer's thread.
   std::mutex mu;
   std::condition_variable cv;
-  std::unique_ptr<Slice> queued;             // guarded by mu: the next slice to write
+  std::unique_ptr<Slice> queued;              // guarded by mu: the next slice to write
   std::vector<std::unique_ptr<Slice>> spare;  // guarded by mu: written slices, for reuse
   bool busy = false;                          // guarded by mu: the thread is writing a slice
   bool stop = false;                          // guarded by mu
@@ -1106,11 +1105,10 @@ Result<std::optional<CommittedUpload>> UploadStore::find_previous(std::int64_t p
                                                                   std::string_view idempotency_key,
                                                                   std::string_view body_sha256) {
   const std::string what = "looking up earlier " + std::string(upload_kind_name(kind)) + " uploads";
-  return internal::with_connection(
-      pool_, what, [&](pqxx::connection& conn) -> Result<std::optional<CommittedUpload>> {
-        pqxx::read_transaction tx(conn);
-        return find_previous_in(tx, platform_id, kind, idempotency_key, body_sha256);
-      });
+  return internal::with_connection(pool_, what, [&](pqxx::connection& conn) -> Result<std::optional<CommittedUpload>> {
+    pqxx::read_transaction tx(conn);
+    return find_previous_in(tx, platform_id, kind, idempotency_key, body_sha256);
+  });
 }
 
 Result<std::unique_ptr<UploadWriter>> UploadStore::begin(std::int64_t platform_id, UploadKind kind) {

@@ -99,7 +99,7 @@ struct CommittedUpload {
   // The stored report: make_report's JSON as the database renders jsonb (the
   // same bytes for the first answer and every replay), or the earlier one.
   std::string report_json;
-  bool replayed = false;    // true: an earlier upload with the same key/body won; nothing was inserted
+  bool replayed = false;  // true: an earlier upload with the same key/body won; nothing was inserted
 };
 
 class UploadWriter {
@@ -127,8 +127,9 @@ class UploadWriter {
   // program id or a workload key over 2000 bytes: the caller validates),
   // kInternal. May wait for the upload lock (see the top of this file).
   // Call at most once.
-  Result<CommittedUpload> commit(std::string_view idempotency_key, std::string_view body_sha256,
-                                 const std::function<std::string(std::int64_t upload_id, const UploadCounts&)>& make_report);
+  Result<CommittedUpload> commit(
+      std::string_view idempotency_key, std::string_view body_sha256,
+      const std::function<std::string(std::int64_t upload_id, const UploadCounts&)>& make_report);
 
  private:
   friend class UploadStore;
@@ -154,8 +155,7 @@ class UploadStore {
   // read yet, and then only the key is compared (commit() compares both).
   // With neither key nor hash: nullopt. kUnavailable when the database is down.
   Result<std::optional<CommittedUpload>> find_previous(std::int64_t platform_id, UploadKind kind,
-                                                       std::string_view idempotency_key,
-                                                       std::string_view body_sha256);
+                                                       std::string_view idempotency_key, std::string_view body_sha256);
   // Opens a transaction and reserves the upload's id; the writer holds one
   // pool connection (and, while it writes, one thread) until it is
   // destroyed. kUnavailable when the pool has no connection for us.

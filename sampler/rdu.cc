@@ -37,14 +37,12 @@ using core::SplitMix64;
 // Independent streams per (seed, task, purpose).
 enum class Stream : uint64_t { kRandom = 1, kReference = 2 };
 uint64_t stream_seed(uint64_t seed, int32_t task, Stream purpose) {
-  return splitmix64(seed ^ splitmix64((static_cast<uint64_t>(static_cast<uint32_t>(task)) << 8) |
-                                      static_cast<uint64_t>(purpose)));
+  return splitmix64(
+      seed ^ splitmix64((static_cast<uint64_t>(static_cast<uint32_t>(task)) << 8) | static_cast<uint64_t>(purpose)));
 }
 
 // The greedy's tie-break key for a pool index.
-uint64_t tie_hash(uint64_t seed, int64_t index) {
-  return splitmix64(splitmix64(seed) ^ static_cast<uint64_t>(index));
-}
+uint64_t tie_hash(uint64_t seed, int64_t index) { return splitmix64(splitmix64(seed) ^ static_cast<uint64_t>(index)); }
 
 // Partial Fisher–Yates: the first `take` entries of `items` become a uniform
 // sample (in sample order).
@@ -70,8 +68,8 @@ typedef float V8 __attribute__((vector_size(32)));
 // accumulators stay in registers; no vector crosses a call (the ABI differs
 // between clones).
 template <typename V>
-[[gnu::always_inline]] inline void block_dots(const float* xt, int64_t ld, int64_t j0, const float* q,
-                                              int64_t dim, float* out) {
+[[gnu::always_inline]] inline void block_dots(const float* xt, int64_t ld, int64_t j0, const float* q, int64_t dim,
+                                              float* out) {
   constexpr int64_t kLanes = sizeof(V) / sizeof(float);
   constexpr int64_t kAcc = kBlock / kLanes;
   static_assert(kBlock % kLanes == 0 && kAcc <= 8);
@@ -91,15 +89,15 @@ template <typename V>
 
 // out[j] = Σ_c q[c] · xt[c·ld + j] for j < n_pad (a multiple of kBlock).
 template <typename V>
-[[gnu::always_inline]] inline void dots_impl(const float* xt, int64_t ld, int64_t n_pad, const float* q,
-                                             int64_t dim, float* out) {
+[[gnu::always_inline]] inline void dots_impl(const float* xt, int64_t ld, int64_t n_pad, const float* q, int64_t dim,
+                                             float* out) {
   for (int64_t j0 = 0; j0 < n_pad; j0 += kBlock) block_dots<V>(xt, ld, j0, q, dim, out + j0);
 }
 
 // dmin[j] = min(dmin[j], 1 − Σ_c q[c] · xt[c·ld + j]) for j < n_pad.
 template <typename V>
-[[gnu::always_inline]] inline void update_min_distance_impl(const float* xt, int64_t ld, int64_t n_pad,
-                                                            const float* q, int64_t dim, float* dmin) {
+[[gnu::always_inline]] inline void update_min_distance_impl(const float* xt, int64_t ld, int64_t n_pad, const float* q,
+                                                            int64_t dim, float* dmin) {
   for (int64_t j0 = 0; j0 < n_pad; j0 += kBlock) {
     float acc[kBlock];
     block_dots<V>(xt, ld, j0, q, dim, acc);
@@ -119,8 +117,7 @@ struct Kernels {
 void dots_baseline(const float* xt, int64_t ld, int64_t n, const float* q, int64_t dim, float* out) {
   dots_impl<V4>(xt, ld, n, q, dim, out);
 }
-void update_min_distance_baseline(const float* xt, int64_t ld, int64_t n, const float* q, int64_t dim,
-                                  float* dmin) {
+void update_min_distance_baseline(const float* xt, int64_t ld, int64_t n, const float* q, int64_t dim, float* dmin) {
   update_min_distance_impl<V4>(xt, ld, n, q, dim, dmin);
 }
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -174,16 +171,15 @@ Status validate(const Pool& pool, const SampleOptions& options) {
   const auto n = static_cast<uint64_t>(pool.count);
   const auto dim = static_cast<uint64_t>(pool.dim);
   if (pool.embeddings.size() / dim != n || pool.embeddings.size() % dim != 0) {
-    return bad("embeddings has " + std::to_string(pool.embeddings.size()) + " values, want count*dim = " +
-               std::to_string(pool.count) + "*" + std::to_string(pool.dim));
+    return bad("embeddings has " + std::to_string(pool.embeddings.size()) +
+               " values, want count*dim = " + std::to_string(pool.count) + "*" + std::to_string(pool.dim));
   }
   if (!pool.uncertainty.empty() && pool.uncertainty.size() != n) {
-    return bad("uncertainty has " + std::to_string(pool.uncertainty.size()) + " values, want count = " +
-               std::to_string(pool.count) + " or none");
+    return bad("uncertainty has " + std::to_string(pool.uncertainty.size()) +
+               " values, want count = " + std::to_string(pool.count) + " or none");
   }
   if (pool.task.size() != n) {
-    return bad("task has " + std::to_string(pool.task.size()) + " values, want count = " +
-               std::to_string(pool.count));
+    return bad("task has " + std::to_string(pool.task.size()) + " values, want count = " + std::to_string(pool.count));
   }
   if (pool.measured_count < 0) {
     return bad("measured_count must be >= 0, got " + std::to_string(pool.measured_count));
@@ -230,8 +226,8 @@ Status validate(const Pool& pool, const SampleOptions& options) {
   }
 
   if (options.budget < 1 || options.budget > pool.count) {
-    return bad("budget " + std::to_string(options.budget) + " must be in [1, count = " +
-               std::to_string(pool.count) + "]");
+    return bad("budget " + std::to_string(options.budget) + " must be in [1, count = " + std::to_string(pool.count) +
+               "]");
   }
   if (options.min_per_task < 0) {
     return bad("min_per_task must be >= 0, got " + std::to_string(options.min_per_task));
@@ -276,15 +272,15 @@ Groups group_by_task(std::span<const int32_t> task, int32_t num_tasks) {
 // Buffers for one task, sized once for the largest task of the call.
 struct Workspace {
   Kernels kernels = pick_kernels();
-  std::vector<float> xt;        // dim × ld, transposed normalized embeddings
-  std::vector<float> ref_t;     // dim × ld_ref, the reference subset (large tasks)
-  std::vector<float> sims;      // ld_ref
-  std::vector<float> scratch;   // ld_ref (top-k by nth_element)
-  std::vector<float> q;         // dim, one normalized vector
-  std::vector<int64_t> locals;  // size, local indices (reference subset draw)
-  std::vector<int64_t> ref_pos; // size, a local index's position in the subset or -1
+  std::vector<float> xt;         // dim × ld, transposed normalized embeddings
+  std::vector<float> ref_t;      // dim × ld_ref, the reference subset (large tasks)
+  std::vector<float> sims;       // ld_ref
+  std::vector<float> scratch;    // ld_ref (top-k by nth_element)
+  std::vector<float> q;          // dim, one normalized vector
+  std::vector<int64_t> locals;   // size, local indices (reference subset draw)
+  std::vector<int64_t> ref_pos;  // size, a local index's position in the subset or -1
   std::vector<double> r, u, base;
-  std::vector<float> dmin;      // ld
+  std::vector<float> dmin;  // ld
   std::vector<uint64_t> tie;
   std::vector<unsigned char> alive;
 };
@@ -480,8 +476,7 @@ std::optional<Strategy> parse_strategy(std::string_view name) {
   return std::nullopt;
 }
 
-Result<std::vector<int64_t>> task_quotas(std::span<const int64_t> task_sizes, int64_t budget,
-                                         int32_t min_per_task) {
+Result<std::vector<int64_t>> task_quotas(std::span<const int64_t> task_sizes, int64_t budget, int32_t min_per_task) {
   if (min_per_task < 0) return bad("min_per_task must be >= 0, got " + std::to_string(min_per_task));
   int64_t total = 0;
   for (std::size_t t = 0; t < task_sizes.size(); ++t) {

@@ -80,12 +80,12 @@ struct Weights {
 // The candidates of one platform. Borrowed: the spans must stay live for the
 // call only; nothing is kept.
 struct Pool {
-  int64_t count = 0;                    // n candidates, >= 1
-  int64_t dim = 0;                      // embedding width, >= 1
-  std::span<const float> embeddings;    // n·dim, row-major, finite (the student's pooled state for this platform)
-  std::span<const float> uncertainty;   // n values, finite and >= 0; or empty (then U = 0 for all)
-  std::span<const int32_t> task;        // n task indices in [0, num_tasks)
-  int32_t num_tasks = 0;                // >= 1; a task may have no candidate
+  int64_t count = 0;                   // n candidates, >= 1
+  int64_t dim = 0;                     // embedding width, >= 1
+  std::span<const float> embeddings;   // n·dim, row-major, finite (the student's pooled state for this platform)
+  std::span<const float> uncertainty;  // n values, finite and >= 0; or empty (then U = 0 for all)
+  std::span<const int32_t> task;       // n task indices in [0, num_tasks)
+  int32_t num_tasks = 0;               // >= 1; a task may have no candidate
   // Already-measured programs of the same tasks (optional): they count as
   // "already selected" for Diversity, so a new round spreads away from them.
   // They are never picked and do not take part in R.
@@ -95,12 +95,12 @@ struct Pool {
 };
 
 struct SampleOptions {
-  int64_t budget = 0;                // programs to pick, 1..count
+  int64_t budget = 0;  // programs to pick, 1..count
   Strategy strategy = Strategy::kRdu;
-  Weights weights;                   // used by kRdu only; kR/kD/kU use (1,0,0)/(0,1,0)/(0,0,1)
-  uint64_t seed = 0;                 // tie-breaks, kRandom's sample, R's reference subsets
-  int32_t min_per_task = 2;          // >= 0; every task gets min(min_per_task, its size)
-  int32_t knn = 10;                  // >= 0; neighbours for Representativeness
+  Weights weights;           // used by kRdu only; kR/kD/kU use (1,0,0)/(0,1,0)/(0,0,1)
+  uint64_t seed = 0;         // tie-breaks, kRandom's sample, R's reference subsets
+  int32_t min_per_task = 2;  // >= 0; every task gets min(min_per_task, its size)
+  int32_t knn = 10;          // >= 0; neighbours for Representativeness
   // In [0, 1]; for kRdu, kR, kD and kU: round(random_share·quota) of each
   // task's picks are random's own draw for that task and seed (the first ones
   // kRandom would take), and the greedy fills the rest, spreading away from
@@ -110,7 +110,7 @@ struct SampleOptions {
 };
 
 struct Pick {
-  int64_t index;   // into the pool
+  int64_t index;  // into the pool
   int32_t task;
   double r, d, u;  // normalized terms at the moment of the pick (NaN for kRandom)
   double score;    // weights·terms (NaN for kRandom)
@@ -139,7 +139,6 @@ Result<std::vector<Pick>> select(const Pool& pool, const SampleOptions& options)
 // kInvalidArgument for a negative size, sizes summing to more than 2^31,
 // negative min_per_task, budget < 1 or > the sum of sizes, or budget below the
 // sum of bases (the message gives that minimum).
-Result<std::vector<int64_t>> task_quotas(std::span<const int64_t> task_sizes, int64_t budget,
-                                         int32_t min_per_task);
+Result<std::vector<int64_t>> task_quotas(std::span<const int64_t> task_sizes, int64_t budget, int32_t min_per_task);
 
 }  // namespace tcl::sampler

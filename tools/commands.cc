@@ -135,17 +135,17 @@ int predict_command(ApiClient& api, const Args& a) {
     std::map<std::string, std::vector<const Scored*>> by_task;
     for (const auto& s : all) by_task[s.workload_key].push_back(&s);
     for (auto& [task, items] : by_task) {
-      std::stable_sort(items.begin(), items.end(), [](const Scored* x, const Scored* y) { return x->score > y->score; });
+      std::stable_sort(items.begin(), items.end(),
+                       [](const Scored* x, const Scored* y) { return x->score > y->score; });
       std::printf("# %s (%zu programs)\n", task.c_str(), items.size());
       for (std::size_t i = 0; i < items.size() && i < static_cast<std::size_t>(top); ++i) {
         std::printf("%zu\t%.6g\t%s\n", i + 1, items[i]->score, items[i]->where.c_str());
       }
     }
   }
-  std::fprintf(stderr, "tclctl: scored with model version %lld on %s%s\n", static_cast<long long>(version),
-               platform.c_str(),
-               truncated > 0 ? (" (" + std::to_string(truncated) + " programs longer than the model reads)").c_str()
-                             : "");
+  std::fprintf(
+      stderr, "tclctl: scored with model version %lld on %s%s\n", static_cast<long long>(version), platform.c_str(),
+      truncated > 0 ? (" (" + std::to_string(truncated) + " programs longer than the model reads)").c_str() : "");
   return 0;
 }
 
@@ -273,10 +273,11 @@ int job_command(ApiClient& api, const Args& a) {
     }
     return 0;
   }
-  std::fputs("usage: tclctl job start --platform P [--kind train] [--epochs N] [--max-records N] [--time-budget-s S]\n"
-             "                        [--model mamba|attention|mlp] [--wait]\n"
-             "       tclctl job show|wait|cancel ID\n",
-             stderr);
+  std::fputs(
+      "usage: tclctl job start --platform P [--kind train] [--epochs N] [--max-records N] [--time-budget-s S]\n"
+      "                        [--model mamba|attention|mlp] [--wait]\n"
+      "       tclctl job show|wait|cancel ID\n",
+      stderr);
   return 2;
 }
 

@@ -162,8 +162,8 @@ std::string platform_summary(const json::value& p) {
 
 std::string job_summary(const json::value& job) {
   std::string state = shown(job, "state");
-  if (const json::value* c = field(job, "cancel_requested"); c != nullptr && c->is_bool() && c->get_bool() &&
-                                                            state != "cancelled") {
+  if (const json::value* c = field(job, "cancel_requested");
+      c != nullptr && c->is_bool() && c->get_bool() && state != "cancelled") {
     state += " (cancel requested)";
   }
   Fields f{{"job", shown(job, "id")},
@@ -197,8 +197,8 @@ std::string sample_summary(const json::value& r, bool with_picks) {
                          : "- (none yet: random)"},
            {"picked", std::to_string(picked) + " of a pool of " + (params ? shown(*params, "pool_size") : "-") +
                           " programs" + (params ? " (" + shown(*params, "pool_tasks") + " tasks)" : "")},
-           {"status", shown(r, "status") + ", " + shown(r, "items_measured") + " of " + shown(r, "items_total") +
-                          " measured"}};
+           {"status",
+            shown(r, "status") + ", " + shown(r, "items_measured") + " of " + shown(r, "items_total") + " measured"}};
   if (params != nullptr) {
     if (const json::value* s = field(*params, "seconds")) f.emplace_back("seconds", pairs(s));
   }
@@ -245,8 +245,8 @@ double ProgressLine::elapsed(const json::value& job) {
 }
 
 void ProgressLine::update(const json::value& job) {
-  const std::string now = shown(job, "state") + " " + core::write_json(field(job, "progress") ? *field(job, "progress")
-                                                                                             : json::value());
+  const std::string now =
+      shown(job, "state") + " " + core::write_json(field(job, "progress") ? *field(job, "progress") : json::value());
   if (!terminal_ && now == last_) return;
   last_ = now;
   std::string line = progress_text(job, elapsed(job));

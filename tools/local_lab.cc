@@ -23,9 +23,8 @@ LocalHardware local_hardware() {
                          p.max_threads_per_block,
                          p.max_vthread_extent,
                          p.warp_size};
-  out.description = std::to_string(hw.num_cores) + " cores, " + std::to_string(hw.vector_bytes * 8) +
-                    "-bit vectors, " + std::to_string(hw.cache_line_bytes) + "-byte cache lines" +
-                    (hw.mcpu.empty() ? "" : ", " + hw.mcpu);
+  out.description = std::to_string(hw.num_cores) + " cores, " + std::to_string(hw.vector_bytes * 8) + "-bit vectors, " +
+                    std::to_string(hw.cache_line_bytes) + "-byte cache lines" + (hw.mcpu.empty() ? "" : ", " + hw.mcpu);
   return out;
 }
 

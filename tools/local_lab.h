@@ -17,9 +17,9 @@
 namespace tcl::tools {
 
 struct LocalHardware {
-  std::string target;                          // TVM target string, e.g. "llvm -keys=cpu -mcpu=..."
-  std::vector<long long> hardware_params;      // TVM HardwareParams, 8 values
-  std::string description;                     // "16 cores, AVX2, 64-byte lines"
+  std::string target;                      // TVM target string, e.g. "llvm -keys=cpu -mcpu=..."
+  std::vector<long long> hardware_params;  // TVM HardwareParams, 8 values
+  std::string description;                 // "16 cores, AVX2, 64-byte lines"
 };
 LocalHardware local_hardware();
 

@@ -97,8 +97,8 @@ class MachineLab final : public Lab {
 struct OnboardState {
   std::string path;
   int rounds_done = 0;
-  std::string open_request;   // sample request being measured
-  std::string pending_job;    // fine-tune between rounds, or the final job
+  std::string open_request;    // sample request being measured
+  std::string pending_job;     // fine-tune between rounds, or the final job
   bool final_started = false;  // pending_job is the final distill/train
   bool done = false;
 
@@ -122,8 +122,11 @@ struct OnboardState {
   }
 
   void save() const {
-    const json::object o{{"rounds_done", rounds_done}, {"open_request", open_request}, {"pending_job", pending_job},
-                         {"final_started", final_started}, {"done", done}};
+    const json::object o{{"rounds_done", rounds_done},
+                         {"open_request", open_request},
+                         {"pending_job", pending_job},
+                         {"final_started", final_started},
+                         {"done", done}};
     const std::string tmp = path + ".tmp";
     {
       std::ofstream out(tmp, std::ios::trunc);
@@ -131,7 +134,8 @@ struct OnboardState {
     }
     std::error_code ec;
     std::filesystem::rename(tmp, path, ec);
-    if (ec) std::fprintf(stderr, "tclctl: cannot save %s: %s (a rerun starts over)\n", path.c_str(), ec.message().c_str());
+    if (ec)
+      std::fprintf(stderr, "tclctl: cannot save %s: %s (a rerun starts over)\n", path.c_str(), ec.message().c_str());
   }
 };
 
@@ -260,11 +264,10 @@ Result<std::unique_ptr<Lab>> open_lab(ApiClient& api, const Args& a, bool local,
       std::vector<std::string> models;
       std::stringstream ss(a.flag("models", "resnet50,mobilenet_v2,bert"));
       for (std::string m; std::getline(ss, m, ',');) models.push_back(m);
-      auto pool = write_candidates(models, static_cast<int>(per_task),
-                                            seed, candidates);
+      auto pool = write_candidates(models, static_cast<int>(per_task), seed, candidates);
       if (!pool) return pool.status();
-      std::fprintf(stderr, "tclctl: %zu candidate programs for %s in %s\n", *pool, a.flag("models", "resnet50,mobilenet_v2,bert").c_str(),
-                   candidates.c_str());
+      std::fprintf(stderr, "tclctl: %zu candidate programs for %s in %s\n", *pool,
+                   a.flag("models", "resnet50,mobilenet_v2,bert").c_str(), candidates.c_str());
     }
     return std::unique_ptr<Lab>(std::make_unique<MachineLab>(LocalLabOptions{}));
   }
@@ -308,8 +311,7 @@ int onboard_round(ApiClient& api, Lab& lab, const Args& a, const Args& per_round
   std::fprintf(stderr, "round %d/%d: request %s picked %zu programs\n", round, rounds, state.open_request.c_str(),
                picked);
   std::size_t unanswered = 0;
-  if (Status s = run_round(api, lab, platform, state.open_request, picked, &unanswered); !s)
-    return fail(s.message());
+  if (Status s = run_round(api, lab, platform, state.open_request, picked, &unanswered); !s) return fail(s.message());
   if (unanswered > 0) std::fprintf(stderr, "  %zu programs could not be measured by the lab\n", unanswered);
   state.rounds_done = round;
   state.open_request.clear();
@@ -319,8 +321,11 @@ int onboard_round(ApiClient& api, Lab& lab, const Args& a, const Args& per_round
   // as the two-round runs of docs/benchmarks.md did.
   if (round < rounds && finetune_epochs > 0 && has_production(api)) {
     state.pending_job = start_job(api, platform,
-                                  {{"kind", "train"}, {"init", "production"}, {"epochs", finetune_epochs},
-                                   {"eval_fraction", 0.0}, {"auto_schedule", true}});
+                                  {{"kind", "train"},
+                                   {"init", "production"},
+                                   {"epochs", finetune_epochs},
+                                   {"eval_fraction", 0.0},
+                                   {"auto_schedule", true}});
     if (state.pending_job.empty()) return 1;
     state.save();
     if (int rc = wait_job(api, state.pending_job, a.json()); rc != 0) return rc;
@@ -369,7 +374,8 @@ int onboard_command(ApiClient& api, const Args& a) {
     }
     if (!a.flag("epochs").empty()) final_epochs = std::stod(a.flag("epochs"));
   } catch (const std::exception&) {
-    return fail("--rounds, --per-task, --seed, --epochs and --finetune-epochs must be numbers (--finetune-epochs >= 1)");
+    return fail(
+        "--rounds, --per-task, --seed, --epochs and --finetune-epochs must be numbers (--finetune-epochs >= 1)");
   }
   if (rounds < 1) return fail("--rounds must be a positive integer");
   if (per_task < 1) return fail("--per-task must be a positive integer");

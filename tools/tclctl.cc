@@ -104,8 +104,7 @@ int platform_command(ApiClient& api, const Args& a) {
     const json::value listing = r->json();
     for (const auto& p : listing.at("platforms").as_array()) {
       std::printf("%-24s %-48s %s\n", std::string(p.at("name").as_string()).c_str(),
-                  std::string(p.at("target").as_string()).c_str(),
-                  std::string(p.at("created_at").as_string()).c_str());
+                  std::string(p.at("target").as_string()).c_str(), std::string(p.at("created_at").as_string()).c_str());
     }
     return 0;
   }
@@ -125,7 +124,8 @@ int main(int argc, char** argv) {
   }
   const char* env_url = std::getenv("TCL_URL");
   const char* env_token = std::getenv("TCL_TOKEN");
-  ApiClient api(a.flag("url", env_url ? env_url : "http://127.0.0.1:8080"), a.flag("token", env_token ? env_token : ""));
+  ApiClient api(a.flag("url", env_url ? env_url : "http://127.0.0.1:8080"),
+                a.flag("token", env_token ? env_token : ""));
   if (a.words[0] == "platform") return platform_command(api, a);
   if (a.words[0] == "predict") return tcl::tools::predict_command(api, a);
   if (a.words[0] == "lineage") return tcl::tools::lineage_command(api, a);
@@ -158,9 +158,11 @@ int main(int argc, char** argv) {
                  stdout);
       return rc;
     }
-    std::printf("{\"lines\": %lld, \"accepted\": %lld, \"failed\": %lld, \"duplicates\": %lld, \"rejected\": %lld, \"batches\": %lld, \"replayed_batches\": %lld}\n",
-                totals.lines, totals.accepted, totals.failed, totals.duplicates, totals.rejected, totals.batches,
-                totals.replayed);
+    std::printf(
+        "{\"lines\": %lld, \"accepted\": %lld, \"failed\": %lld, \"duplicates\": %lld, \"rejected\": %lld, "
+        "\"batches\": %lld, \"replayed_batches\": %lld}\n",
+        totals.lines, totals.accepted, totals.failed, totals.duplicates, totals.rejected, totals.batches,
+        totals.replayed);
     return rc;
   }
   std::fprintf(stderr, "tclctl: unknown command '%s'\n%s", a.words[0].c_str(), kUsage);

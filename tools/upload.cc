@@ -26,9 +26,11 @@ class Progress {
     if (quiet_) return;
     const double secs = std::chrono::duration<double>(Clock::now() - start_).count();
     const double rate = secs > 0 ? static_cast<double>(t.lines) / secs : 0;
-    std::fprintf(stderr, "%s%s: %lld records, %.1f MB, %.0f records/s — accepted %lld (failed %lld), duplicates %lld, rejected %lld%s",
-                 tty_ ? "\r\033[K" : "", file.c_str(), t.lines, bytes / 1e6, rate, t.accepted, t.failed, t.duplicates,
-                 t.rejected, (tty_ && !final) ? "" : "\n");
+    std::fprintf(
+        stderr,
+        "%s%s: %lld records, %.1f MB, %.0f records/s — accepted %lld (failed %lld), duplicates %lld, rejected %lld%s",
+        tty_ ? "\r\033[K" : "", file.c_str(), t.lines, bytes / 1e6, rate, t.accepted, t.failed, t.duplicates,
+        t.rejected, (tty_ && !final) ? "" : "\n");
     std::fflush(stderr);
   }
 

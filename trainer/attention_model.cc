@@ -31,8 +31,7 @@ torch::Tensor AttentionLayerImpl::forward(const torch::Tensor& x, const torch::T
   torch::Tensor h;
   {
     // Self-attention: [B, L, 3, H, hd] → q, k, v [B, H, L, hd].
-    const torch::Tensor qkv =
-        qkv_(norm_attn_(x)).view({B, L, 3, n_heads_, head_dim}).permute({2, 0, 3, 1, 4});
+    const torch::Tensor qkv = qkv_(norm_attn_(x)).view({B, L, 3, n_heads_, head_dim}).permute({2, 0, 3, 1, 4});
     const torch::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
     torch::Tensor att = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(head_dim));
     // Padding keys get a large negative logit (not -inf: an empty sequence
@@ -52,8 +51,8 @@ AttentionModel::AttentionModel(const ModelConfig& config) : ScoreModel(config) {
   for (int64_t i = 0; i < config.n_layers; ++i) {
     layers_->push_back(AttentionLayer(config.d_model, config.n_heads, config.ff_mult));
   }
-  norm_f_ = register_module(
-      "norm_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions(std::vector<int64_t>{config.d_model})));
+  norm_f_ = register_module("norm_f",
+                            torch::nn::LayerNorm(torch::nn::LayerNormOptions(std::vector<int64_t>{config.d_model})));
 
   at::Generator gen = init_generator();
   token_proj_->reset_parameters(gen);

@@ -12,12 +12,10 @@ SplitTensors to_tensors(const DatasetSplit& s, const Dataset& ds, const torch::D
   SplitTensors t;
   t.count = s.count;
   t.split = &s;
-  t.tokens = torch::from_blob(const_cast<float*>(s.tokens.data()), {s.count, ds.seq_len, ds.token_dim},
-                              torch::kFloat)
+  t.tokens = torch::from_blob(const_cast<float*>(s.tokens.data()), {s.count, ds.seq_len, ds.token_dim}, torch::kFloat)
                  .to(device);
-  t.lengths = torch::from_blob(const_cast<std::int32_t*>(s.lengths.data()), {s.count}, torch::kInt)
-                  .to(torch::kLong)
-                  .to(device);
+  t.lengths =
+      torch::from_blob(const_cast<std::int32_t*>(s.lengths.data()), {s.count}, torch::kInt).to(torch::kLong).to(device);
   t.labels = torch::from_blob(const_cast<float*>(s.labels.data()), {s.count}, torch::kFloat).to(device);
   return t;
 }
@@ -121,9 +119,9 @@ std::vector<ChunkBatch> epoch_batches(const GroupRows& groups, const DatasetSpli
   std::vector<ChunkBatch> batches;
   const auto per_batch = static_cast<std::size_t>(shape.groups_per_batch);
   for (std::size_t c = 0; c < chunks.size(); c += per_batch) {
-    batches.emplace_back(std::make_move_iterator(chunks.begin() + static_cast<std::ptrdiff_t>(c)),
-                         std::make_move_iterator(chunks.begin() +
-                                                 static_cast<std::ptrdiff_t>(std::min(chunks.size(), c + per_batch))));
+    batches.emplace_back(
+        std::make_move_iterator(chunks.begin() + static_cast<std::ptrdiff_t>(c)),
+        std::make_move_iterator(chunks.begin() + static_cast<std::ptrdiff_t>(std::min(chunks.size(), c + per_batch))));
   }
   shuffle(batches, rng);
   return batches;

@@ -34,8 +34,8 @@ struct CostModel::Impl {
     const ModelConfig& c = model->config();
     if (b.count < 0) return Status::invalid_argument("batch: negative count");
     if (b.seq_len < 1 || b.seq_len > c.max_len) {
-      return Status::invalid_argument("batch: seq_len " + std::to_string(b.seq_len) +
-                                      " outside [1, " + std::to_string(c.max_len) + "]");
+      return Status::invalid_argument("batch: seq_len " + std::to_string(b.seq_len) + " outside [1, " +
+                                      std::to_string(c.max_len) + "]");
     }
     if (static_cast<int64_t>(b.tokens.size()) != b.count * b.seq_len * c.token_dim) {
       return Status::invalid_argument("batch: tokens: " +
@@ -52,8 +52,8 @@ struct CostModel::Impl {
     for (int64_t i = 0; i < b.count; ++i) {
       if (b.lengths[i] < 0 || b.lengths[i] > b.seq_len) {
         return Status::invalid_argument("batch: program " + std::to_string(i) + " has length " +
-                                        std::to_string(b.lengths[i]) + " outside [0, " +
-                                        std::to_string(b.seq_len) + "]");
+                                        std::to_string(b.lengths[i]) + " outside [0, " + std::to_string(b.seq_len) +
+                                        "]");
       }
     }
     return Status::ok();
@@ -67,22 +67,17 @@ struct CostModel::Impl {
     try {
       torch::NoGradGuard no_grad;
       // from_blob does not copy; the model only reads its inputs.
-      const torch::Tensor tokens = torch::from_blob(const_cast<float*>(b.tokens.data()),
-                                                    {b.count, b.seq_len, c.token_dim},
-                                                    torch::kFloat);
+      const torch::Tensor tokens =
+          torch::from_blob(const_cast<float*>(b.tokens.data()), {b.count, b.seq_len, c.token_dim}, torch::kFloat);
       const torch::Tensor lengths =
-          torch::from_blob(const_cast<int32_t*>(b.lengths.data()), {b.count}, torch::kInt)
-              .to(torch::kLong);
-      torch::Tensor desc = torch::from_blob(const_cast<float*>(b.descriptors.data()),
-                                            {static_cast<int64_t>(b.descriptors.size()) /
-                                                 c.descriptor_dim,
-                                             c.descriptor_dim},
-                                            torch::kFloat);
+          torch::from_blob(const_cast<int32_t*>(b.lengths.data()), {b.count}, torch::kInt).to(torch::kLong);
+      torch::Tensor desc = torch::from_blob(
+          const_cast<float*>(b.descriptors.data()),
+          {static_cast<int64_t>(b.descriptors.size()) / c.descriptor_dim, c.descriptor_dim}, torch::kFloat);
       const bool shared_desc = desc.size(0) != b.count || b.count == 0;
       for (int64_t begin = 0; begin < b.count; begin += kChunk) {
         const int64_t size = std::min(kChunk, b.count - begin);
-        const torch::Tensor d =
-            shared_desc ? desc.expand({size, c.descriptor_dim}) : desc.narrow(0, begin, size);
+        const torch::Tensor d = shared_desc ? desc.expand({size, c.descriptor_dim}) : desc.narrow(0, begin, size);
         fn(tokens.narrow(0, begin, size), lengths.narrow(0, begin, size), d, begin, size);
       }
     } catch (const std::exception& e) {
@@ -140,42 +135,37 @@ Status CostModel::predict(const FeatureBatch& batch, std::span<float> scores) co
   if (static_cast<int64_t>(scores.size()) != batch.count) {
     return Status::invalid_argument("predict: scores: " + size_text(scores.size(), batch.count));
   }
-  return impl_->for_chunks(batch, [&](const torch::Tensor& t, const torch::Tensor& l,
-                                      const torch::Tensor& d, int64_t begin, int64_t size) {
-    const torch::Tensor s = impl_->model->forward(t, l, d).contiguous();
-    std::memcpy(scores.data() + begin, s.data_ptr<float>(), sizeof(float) * size_t(size));
-  });
+  return impl_->for_chunks(
+      batch, [&](const torch::Tensor& t, const torch::Tensor& l, const torch::Tensor& d, int64_t begin, int64_t size) {
+        const torch::Tensor s = impl_->model->forward(t, l, d).contiguous();
+        std::memcpy(scores.data() + begin, s.data_ptr<float>(), sizeof(float) * size_t(size));
+      });
 }
 
-Status CostModel::predict_mc(const FeatureBatch& batch, int32_t samples,
-                             std::span<float> scores) const {
+Status CostModel::predict_mc(const FeatureBatch& batch, int32_t samples, std::span<float> scores) const {
   if (samples < 1) return Status::invalid_argument("predict_mc: samples must be ≥ 1");
   if (static_cast<int64_t>(scores.size()) != samples * batch.count) {
-    return Status::invalid_argument("predict_mc: scores: " +
-                                    size_text(scores.size(), samples * batch.count));
+    return Status::invalid_argument("predict_mc: scores: " + size_text(scores.size(), samples * batch.count));
   }
-  return impl_->for_chunks(batch, [&](const torch::Tensor& t, const torch::Tensor& l,
-                                      const torch::Tensor& d, int64_t begin, int64_t size) {
-    for (int32_t k = 0; k < samples; ++k) {
-      const torch::Tensor s = impl_->model->forward_mc(t, l, d).contiguous();
-      std::memcpy(scores.data() + k * batch.count + begin, s.data_ptr<float>(),
-                  sizeof(float) * size_t(size));
-    }
-  });
+  return impl_->for_chunks(
+      batch, [&](const torch::Tensor& t, const torch::Tensor& l, const torch::Tensor& d, int64_t begin, int64_t size) {
+        for (int32_t k = 0; k < samples; ++k) {
+          const torch::Tensor s = impl_->model->forward_mc(t, l, d).contiguous();
+          std::memcpy(scores.data() + k * batch.count + begin, s.data_ptr<float>(), sizeof(float) * size_t(size));
+        }
+      });
 }
 
 Status CostModel::embed(const FeatureBatch& batch, std::span<float> embeddings) const {
   const int64_t d_model = config().d_model;
   if (static_cast<int64_t>(embeddings.size()) != batch.count * d_model) {
-    return Status::invalid_argument("embed: embeddings: " +
-                                    size_text(embeddings.size(), batch.count * d_model));
+    return Status::invalid_argument("embed: embeddings: " + size_text(embeddings.size(), batch.count * d_model));
   }
-  return impl_->for_chunks(batch, [&](const torch::Tensor& t, const torch::Tensor& l,
-                                      const torch::Tensor& d, int64_t begin, int64_t size) {
-    const torch::Tensor e = impl_->model->embed(t, l, d).contiguous();
-    std::memcpy(embeddings.data() + begin * d_model, e.data_ptr<float>(),
-                sizeof(float) * size_t(size * d_model));
-  });
+  return impl_->for_chunks(
+      batch, [&](const torch::Tensor& t, const torch::Tensor& l, const torch::Tensor& d, int64_t begin, int64_t size) {
+        const torch::Tensor e = impl_->model->embed(t, l, d).contiguous();
+        std::memcpy(embeddings.data() + begin * d_model, e.data_ptr<float>(), sizeof(float) * size_t(size * d_model));
+      });
 }
 
 Result<std::string> interpolate_checkpoints(std::string_view a, std::string_view b, double alpha) {
@@ -197,7 +187,8 @@ Result<std::string> interpolate_checkpoints(std::string_view a, std::string_view
     for (const torch::Tensor& t : mb->buffers()) tb.push_back(t);
     if (ta.size() != tb.size()) return Status::invalid_argument("interpolate: the two models differ in shape");
     for (std::size_t i = 0; i < ta.size(); ++i) {
-      if (!ta[i].sizes().equals(tb[i].sizes())) return Status::invalid_argument("interpolate: the two models differ in shape");
+      if (!ta[i].sizes().equals(tb[i].sizes()))
+        return Status::invalid_argument("interpolate: the two models differ in shape");
       if (!ta[i].is_floating_point()) continue;
       ta[i].mul_(1.0 - alpha).add_(tb[i], alpha);
     }

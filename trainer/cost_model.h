@@ -25,8 +25,8 @@ class ScoreModel;
 
 // A borrowed batch of featurized programs; the spans must stay live for the call.
 struct FeatureBatch {
-  int64_t count = 0;    // n programs
-  int64_t seq_len = 0;  // L tokens per program in `tokens`, 1 ≤ L ≤ config.max_len
+  int64_t count = 0;                   // n programs
+  int64_t seq_len = 0;                 // L tokens per program in `tokens`, 1 ≤ L ≤ config.max_len
   std::span<const float> tokens;       // n · L · token_dim
   std::span<const int32_t> lengths;    // n, each in [0, L]
   std::span<const float> descriptors;  // n · descriptor_dim, or descriptor_dim (one for all)

@@ -27,8 +27,7 @@ struct Task {
 
 // Keeps about `cap` programs of `tasks` (0 = all), as `sampling` says; the
 // kept members stay in input order. Returns the number left out.
-std::int64_t apply_cap(std::vector<Task*>& tasks, std::int64_t cap, RecordSampling sampling,
-                       std::uint64_t seed) {
+std::int64_t apply_cap(std::vector<Task*>& tasks, std::int64_t cap, RecordSampling sampling, std::uint64_t seed) {
   std::int64_t total = 0;
   for (const Task* t : tasks) total += static_cast<std::int64_t>(t->members.size());
   if (cap <= 0 || total <= cap) return 0;
@@ -90,7 +89,8 @@ std::vector<Task> split_validation(const std::vector<Task*>& tasks, double share
     const auto k = std::max<std::size_t>(2, static_cast<std::size_t>(std::lround(static_cast<double>(n) * share)));
     if (n < k + 2) continue;
     shuffle(t->members, rng);
-    Task v{t->key, std::vector<std::size_t>(t->members.end() - static_cast<std::ptrdiff_t>(k), t->members.end()), false};
+    Task v{t->key, std::vector<std::size_t>(t->members.end() - static_cast<std::ptrdiff_t>(k), t->members.end()),
+           false};
     t->members.resize(n - k);
     std::sort(t->members.begin(), t->members.end());
     std::sort(v.members.begin(), v.members.end());
@@ -100,9 +100,8 @@ std::vector<Task> split_validation(const std::vector<Task*>& tasks, double share
 }
 
 // Encodes the kept tasks into `out`.
-void fill_split(const std::vector<Task*>& tasks, std::span<const core::Record> records,
-                std::span<const double> labels, const std::vector<double>& mean_costs,
-                const std::unordered_map<std::string, std::int64_t>& task_ids,
+void fill_split(const std::vector<Task*>& tasks, std::span<const core::Record> records, std::span<const double> labels,
+                const std::vector<double>& mean_costs, const std::unordered_map<std::string, std::int64_t>& task_ids,
                 const Dataset& shape, const core::TlpConfig& tlp, DatasetSplit* out) {
   std::int64_t n = 0;
   for (const Task* t : tasks) n += static_cast<std::int64_t>(t->members.size());
@@ -122,9 +121,8 @@ void fill_split(const std::vector<Task*>& tasks, std::span<const core::Record> r
     for (std::size_t i : t->members) {
       float* dst = out->tokens.data() + row * stride;
       const std::span<const core::Step> steps = records[i].steps;
-      out->lengths[row] = shape.encoding == TokenEncoding::kTlp
-                              ? core::encode_tlp(steps, tlp, dst)
-                              : core::encode_tokens(steps, static_cast<int>(L), dst);
+      out->lengths[row] = shape.encoding == TokenEncoding::kTlp ? core::encode_tlp(steps, tlp, dst)
+                                                                : core::encode_tokens(steps, static_cast<int>(L), dst);
       out->labels[row] = static_cast<float>(labels[i]);
       out->latencies[row] = mean_costs[i];
       out->groups[row] = group;
@@ -156,8 +154,7 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
                                     std::to_string(options.eval_fraction));
   }
   if (options.max_len < 1) {
-    return Status::invalid_argument("dataset: max_len must be >= 1, got " +
-                                    std::to_string(options.max_len));
+    return Status::invalid_argument("dataset: max_len must be >= 1, got " + std::to_string(options.max_len));
   }
   if (options.max_records < 0 || options.max_eval_records < 0) {
     return Status::invalid_argument("dataset: max_records and max_eval_records must be >= 0");
@@ -202,14 +199,12 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
       ++sum.tasks_dropped;
       continue;
     }
-    t.eval = options.eval_fraction > 0 &&
-             core::in_holdout(t.key, options.eval_fraction, options.split_salt);
+    t.eval = options.eval_fraction > 0 && core::in_holdout(t.key, options.eval_fraction, options.split_salt);
     kept.push_back(&t);
   }
   if (kept.empty()) {
-    return Status::failed_precondition("dataset: no task has two measured programs (" +
-                                       std::to_string(sum.measured) + " measured of " +
-                                       std::to_string(sum.records) + " records)");
+    return Status::failed_precondition("dataset: no task has two measured programs (" + std::to_string(sum.measured) +
+                                       " measured of " + std::to_string(sum.records) + " records)");
   }
   std::sort(kept.begin(), kept.end(), [](const Task* a, const Task* b) { return a->key < b->key; });
   std::unordered_map<std::string, std::int64_t> task_ids;
@@ -228,8 +223,7 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
   }
   sum.capped_records =
       apply_cap(train, options.max_records, options.sampling, options.sample_seed) +
-      apply_cap(eval, options.max_eval_records, options.sampling,
-                options.sample_seed ^ 0x5EED5EED5EED5EEDULL);
+      apply_cap(eval, options.max_eval_records, options.sampling, options.sample_seed ^ 0x5EED5EED5EED5EEDULL);
   std::vector<Task> validation_tasks;  // kPrograms: the cut-out shares
   std::vector<Task*> validation;
   if (options.validation_split == ValidationSplit::kTasks && options.validation_fraction > 0) {
@@ -239,16 +233,18 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
                                                                                                           : rest)
           .push_back(t);
     }
-    if (rest.empty()) validation.clear();  // every task drawn: no validation
-    else train = std::move(rest);
+    if (rest.empty())
+      validation.clear();  // every task drawn: no validation
+    else
+      train = std::move(rest);
   } else {
-    validation_tasks = split_validation(train, options.validation_fraction, options.sample_seed ^ 0x7A11DA7E7A11DA7EULL);
+    validation_tasks =
+        split_validation(train, options.validation_fraction, options.sample_seed ^ 0x7A11DA7E7A11DA7EULL);
     for (Task& t : validation_tasks) validation.push_back(&t);
   }
 
   // Shape.
-  const core::TlpConfig tlp =
-      core::parse_target(platform.target).has_key("gpu") ? core::kTlpGpu : core::kTlpCpu;
+  const core::TlpConfig tlp = core::parse_target(platform.target).has_key("gpu") ? core::kTlpGpu : core::kTlpCpu;
   if (options.encoding == TokenEncoding::kTlp) {
     ds.seq_len = tlp.seq_len;
     ds.token_dim = tlp.emb_size;

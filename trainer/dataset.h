@@ -92,12 +92,12 @@ struct DatasetOptions {
 
 // What went in and what was kept.
 struct DatasetSummary {
-  std::int64_t records = 0;     // records given
-  std::int64_t measured = 0;    // core::classify == kMeasured
-  std::int64_t failed = 0;      // error_no != 0 or a cost <= 0: never labelled
-  std::int64_t candidates = 0;  // unmeasured: never labelled
-  std::int64_t tasks = 0;       // tasks with >= 2 measured programs (kept)
-  std::int64_t tasks_dropped = 0;  // tasks with measurements but < 2 of them
+  std::int64_t records = 0;                         // records given
+  std::int64_t measured = 0;                        // core::classify == kMeasured
+  std::int64_t failed = 0;                          // error_no != 0 or a cost <= 0: never labelled
+  std::int64_t candidates = 0;                      // unmeasured: never labelled
+  std::int64_t tasks = 0;                           // tasks with >= 2 measured programs (kept)
+  std::int64_t tasks_dropped = 0;                   // tasks with measurements but < 2 of them
   std::int64_t train_tasks = 0, train_records = 0;  // after the caps
   std::int64_t eval_tasks = 0, eval_records = 0;
   std::int64_t validation_tasks = 0, validation_records = 0;
@@ -107,20 +107,20 @@ struct DatasetSummary {
 // One split: `count` programs in whole tasks.
 struct DatasetSplit {
   std::int64_t count = 0;
-  std::vector<float> tokens;           // [count, seq_len, token_dim], zero-padded
-  std::vector<std::int32_t> lengths;   // [count], each in [0, seq_len]
-  std::vector<float> labels;           // [count], in (0, 1]
-  std::vector<double> latencies;       // [count], mean cost in seconds (> 0)
-  std::vector<std::int64_t> groups;    // [count], index into Dataset::task_keys
-  std::int64_t tasks = 0;              // distinct groups
+  std::vector<float> tokens;          // [count, seq_len, token_dim], zero-padded
+  std::vector<std::int32_t> lengths;  // [count], each in [0, seq_len]
+  std::vector<float> labels;          // [count], in (0, 1]
+  std::vector<double> latencies;      // [count], mean cost in seconds (> 0)
+  std::vector<std::int64_t> groups;   // [count], index into Dataset::task_keys
+  std::int64_t tasks = 0;             // distinct groups
 };
 
 struct Dataset {
   TokenEncoding encoding = TokenEncoding::kSteps;
-  std::int64_t seq_len = 0;    // L of both splits
-  std::int64_t token_dim = 0;  // kTokenDim, or the TLP emb_size
-  std::vector<float> descriptor;        // [core::kHardwareDim], the platform's
-  std::vector<std::string> task_keys;   // canonical workload keys, sorted
+  std::int64_t seq_len = 0;            // L of both splits
+  std::int64_t token_dim = 0;          // kTokenDim, or the TLP emb_size
+  std::vector<float> descriptor;       // [core::kHardwareDim], the platform's
+  std::vector<std::string> task_keys;  // canonical workload keys, sorted
   DatasetSplit train, eval;
   DatasetSplit validation;  // programs of training tasks held out of training
   DatasetSummary summary;

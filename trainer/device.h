@@ -24,7 +24,7 @@ enum class Device : std::uint8_t {
   kCpu,
   kCuda,  // the first visible CUDA device
 };
-std::string_view device_name(Device device);            // "auto", "cpu", "cuda"
+std::string_view device_name(Device device);  // "auto", "cpu", "cuda"
 std::optional<Device> parse_device(std::string_view name);
 
 // True when LibTorch has CUDA and at least one CUDA device is visible.

@@ -23,7 +23,8 @@ torch::Tensor listwise_kd(const torch::Tensor& scores, const torch::Tensor& targ
 torch::Tensor ewc_penalty(const std::vector<torch::Tensor>& parameters, const std::vector<torch::Tensor>& anchor,
                           const std::vector<torch::Tensor>& fisher) {
   torch::Tensor ewc = torch::zeros({}, parameters.empty() ? torch::TensorOptions() : parameters[0].options());
-  for (std::size_t i = 0; i < parameters.size(); ++i) ewc = ewc + (fisher[i] * (parameters[i] - anchor[i]).pow(2)).sum();
+  for (std::size_t i = 0; i < parameters.size(); ++i)
+    ewc = ewc + (fisher[i] * (parameters[i] - anchor[i]).pow(2)).sum();
   return ewc;
 }
 

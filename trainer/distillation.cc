@@ -36,7 +36,8 @@ Result<std::vector<float>> frozen_scores(const CostModel& model, const DatasetSp
 
 Status check_targets(const Distill& d, const Dataset& ds) {
   const DistillTargets& kd = d.targets;
-  if (d.teacher.init_checkpoint.empty()) return Status::invalid_argument("train: distill needs the teacher's checkpoint");
+  if (d.teacher.init_checkpoint.empty())
+    return Status::invalid_argument("train: distill needs the teacher's checkpoint");
   if (ds.encoding != TokenEncoding::kSteps) return Status::invalid_argument("train: distill needs the steps encoding");
   if (!(kd.unlabeled_ratio >= 0)) return Status::invalid_argument("train: unlabeled_ratio must be >= 0");
   if (kd.max_unlabeled < 0) return Status::invalid_argument("train: max_unlabeled must be >= 0");
@@ -89,8 +90,8 @@ Status fill_targets(const DistillSetup& s, const CostModel& teacher, const CostM
 
 }  // namespace
 
-Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& model,
-                                          std::vector<BatchSource>* sources, std::optional<Dataset>* pool) {
+Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& model, std::vector<BatchSource>* sources,
+                                          std::optional<Dataset>* pool) {
   if (Status st = check_targets(*s.distill, *s.dataset); !st) return st;
   const DistillTargets& kd = s.distill->targets;
   auto teacher = CostModel::load(s.distill->teacher.init_checkpoint);

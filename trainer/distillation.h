@@ -30,10 +30,10 @@ namespace tcl::trainer {
 
 struct DistillSetup {
   const Distill* distill = nullptr;
-  const TrainData* data = nullptr;  // platform k's records and options
-  const Dataset* dataset = nullptr;  // built from `data`: sources[0]'s
+  const TrainData* data = nullptr;      // platform k's records and options
+  const Dataset* dataset = nullptr;     // built from `data`: sources[0]'s
   const ModelConfig* config = nullptr;  // the student's (the teacher's)
-  std::uint64_t seed = 0;  // the pool's sample seed
+  std::uint64_t seed = 0;               // the pool's sample seed
   BatchShape shape;
   torch::Device device = torch::kCPU;
 };

@@ -122,8 +122,10 @@ Status run_epochs(ScoreModel& model, const std::vector<BatchSource>& sources, co
   const Clock::time_point train_start = Clock::now();
   const double train_budget_s =
       resources.time_budget_s > 0 ? std::max(1e-3, resources.time_budget_s - seconds_since(plan.start)) : 0.0;
-  Stepper stepper{model,  sources, distill, opt, resources, plan, *adamw,
-                  LambdaRankOptions{.sigma = opt.lambda_sigma, .ndcg_at = opt.ndcg_at}, train_start, train_budget_s};
+  Stepper stepper{
+      model,       sources,       distill, opt,
+      resources,   plan,          *adamw,  LambdaRankOptions{.sigma = opt.lambda_sigma, .ndcg_at = opt.ndcg_at},
+      train_start, train_budget_s};
   SplitMix64 rng{opt.seed ^ kOrderSeedSalt};
   EarlyStopping early(opt.patience);
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

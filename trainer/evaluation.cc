@@ -30,9 +30,8 @@ struct TaskTopK {
 TaskTopK task_topk(const std::vector<std::size_t>& idx, std::span<const double> lat, std::span<const float> sc, int k) {
   std::vector<std::size_t> order = idx;
   // Highest score first; ties broken by index so results are deterministic.
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return sc[a] != sc[b] ? sc[a] > sc[b] : a < b;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return sc[a] != sc[b] ? sc[a] > sc[b] : a < b; });
   TaskTopK t{lat[idx[0]], lat[order[0]]};
   for (std::size_t i : idx) t.best = std::min(t.best, lat[i]);
   const std::size_t kk = std::min(order.size(), static_cast<std::size_t>(k));
@@ -182,7 +181,8 @@ TuningProxy random_tuning_proxy(std::span<const std::int64_t> groups, std::span<
   for (double x : geomeans) var += (x - mean) * (x - mean);
   const double count = static_cast<double>(all.n);
   return TuningProxy{all.geomean(), static_cast<double>(all.better) / count, all.sum / count,
-                     draws > 1 ? std::sqrt(var / static_cast<double>(draws - 1)) : 0.0, static_cast<std::int64_t>(tasks.size())};
+                     draws > 1 ? std::sqrt(var / static_cast<double>(draws - 1)) : 0.0,
+                     static_cast<std::int64_t>(tasks.size())};
 }
 
 TopK topk(std::span<const std::int64_t> groups, std::span<const double> latencies, std::span<const float> scores,

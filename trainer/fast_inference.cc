@@ -87,9 +87,8 @@ class ParameterTable {
     const auto it = params_.find(name);
     if (it == params_.end()) return Status::internal("fast inference: no parameter '" + name + "'");
     if (it->second.sizes().vec() != shape) {
-      return Status::internal("fast inference: parameter '" + name + "' has shape " +
-                              c10::str(it->second.sizes()) + ", expected " +
-                              c10::str(torch::IntArrayRef(shape)));
+      return Status::internal("fast inference: parameter '" + name + "' has shape " + c10::str(it->second.sizes()) +
+                              ", expected " + c10::str(torch::IntArrayRef(shape)));
     }
     return it->second.data_ptr<float>();
   }
@@ -114,8 +113,7 @@ class ArenaCursor {
 };
 
 // dst[k · ld + col0 + o] = W[o, k] for W [out, in] row-major.
-void copy_transposed(const float* W, int64_t out, int64_t in, float* dst, int64_t ld,
-                     int64_t col0 = 0) {
+void copy_transposed(const float* W, int64_t out, int64_t in, float* dst, int64_t ld, int64_t col0 = 0) {
   for (int64_t o = 0; o < out; ++o) {
     for (int64_t k = 0; k < in; ++k) dst[k * ld + col0 + o] = W[o * in + k];
   }
@@ -129,8 +127,8 @@ int64_t arena_floats(const Dims& d) {
   const int64_t per_layer = d.dp + d.d * 2 * d.dip + d.dc * d.dip + d.dip + pad_floats(d.di * d.dbcp) +
                             pad_floats(d.r * d.dip) + d.dip + d.ds * d.dip + d.dip + pad_floats(d.di * d.dp);
   n += d.n_layers * per_layer;
-  n += d.dp + pad_floats(d.desc * d.fhp) + d.fhp + pad_floats(d.fh * 2 * d.dp) + 2 * d.dp +
-       pad_floats(d.d * d.hhp) + d.hhp + d.hhp;
+  n += d.dp + pad_floats(d.desc * d.fhp) + d.fhp + pad_floats(d.fh * 2 * d.dp) + 2 * d.dp + pad_floats(d.d * d.hhp) +
+       d.hhp + d.hhp;
   return n;
 }
 
@@ -142,9 +140,9 @@ Status pack_weights(const ScoreModel& model, Net* net) {
   net->arena = fast::AlignedFloats(arena_floats(d));
   ArenaCursor cur(net->arena.data());
 
-#define TCL_PARAM(var, name, ...)                                  \
+#define TCL_PARAM(var, name, ...)                                 \
   Result<const float*> var##_r = params.get(name, {__VA_ARGS__}); \
-  if (!var##_r) return var##_r.status();                           \
+  if (!var##_r) return var##_r.status();                          \
   const float* var = *var##_r
 
   {
@@ -285,8 +283,7 @@ bool simd_level_supported(SimdLevel level) {
 #if defined(__x86_64__) && defined(__GNUC__)
     case SimdLevel::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case SimdLevel::kAvx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
-             __builtin_cpu_supports("fma");
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
     default: return false;
 #endif
@@ -330,26 +327,26 @@ struct StudentInference::Impl {
     const ModelConfig& c = config;
     if (b.count < 0) return Status::invalid_argument("batch: negative count");
     if (b.seq_len < 1 || b.seq_len > c.max_len) {
-      return Status::invalid_argument("batch: seq_len " + std::to_string(b.seq_len) +
-                                      " outside [1, " + std::to_string(c.max_len) + "]");
+      return Status::invalid_argument("batch: seq_len " + std::to_string(b.seq_len) + " outside [1, " +
+                                      std::to_string(c.max_len) + "]");
     }
     if (static_cast<int64_t>(b.tokens.size()) != b.count * b.seq_len * c.token_dim) {
-      return Status::invalid_argument(
-          "batch: tokens: " + size_text(b.tokens.size(), b.count * b.seq_len * c.token_dim));
+      return Status::invalid_argument("batch: tokens: " +
+                                      size_text(b.tokens.size(), b.count * b.seq_len * c.token_dim));
     }
     if (static_cast<int64_t>(b.lengths.size()) != b.count) {
       return Status::invalid_argument("batch: lengths: " + size_text(b.lengths.size(), b.count));
     }
     const int64_t nd = static_cast<int64_t>(b.descriptors.size());
     if (nd != c.descriptor_dim && nd != b.count * c.descriptor_dim) {
-      return Status::invalid_argument(
-          "batch: descriptors: " + size_text(b.descriptors.size(), b.count * c.descriptor_dim));
+      return Status::invalid_argument("batch: descriptors: " +
+                                      size_text(b.descriptors.size(), b.count * c.descriptor_dim));
     }
     for (int64_t i = 0; i < b.count; ++i) {
       if (b.lengths[i] < 0 || b.lengths[i] > b.seq_len) {
         return Status::invalid_argument("batch: program " + std::to_string(i) + " has length " +
-                                        std::to_string(b.lengths[i]) + " outside [0, " +
-                                        std::to_string(b.seq_len) + "]");
+                                        std::to_string(b.lengths[i]) + " outside [0, " + std::to_string(b.seq_len) +
+                                        "]");
       }
     }
     return Status::ok();
@@ -402,8 +399,7 @@ struct StudentInference::Impl {
       std::unique_ptr<fast::Scratch> s = acquire();
       if (s == nullptr) return;  // the other threads take the chunks
       for (int64_t c = next.fetch_add(1); c < n_chunks; c = next.fetch_add(1)) {
-        fast::run_chunk(simd, net, call, starts[static_cast<size_t>(c)],
-                        starts[static_cast<size_t>(c + 1)], *s);
+        fast::run_chunk(simd, net, call, starts[static_cast<size_t>(c)], starts[static_cast<size_t>(c + 1)], *s);
         done.fetch_add(1);
       }
       release(std::move(s));
@@ -431,12 +427,11 @@ struct StudentInference::Impl {
 StudentInference::StudentInference(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 StudentInference::~StudentInference() = default;
 
-Result<std::unique_ptr<StudentInference>> StudentInference::create(
-    const ScoreModel& model, const InferenceOptions& options) {
+Result<std::unique_ptr<StudentInference>> StudentInference::create(const ScoreModel& model,
+                                                                   const InferenceOptions& options) {
   const ModelConfig& config = model.config();
   if (config.kind != ModelKind::kMamba) {
-    return Status::invalid_argument("fast inference: model kind '" +
-                                    std::string(model_kind_name(config.kind)) +
+    return Status::invalid_argument("fast inference: model kind '" + std::string(model_kind_name(config.kind)) +
                                     "' has no fast path (only 'mamba')");
   }
   if (Status s = validate(config); !s) return s;
@@ -449,9 +444,8 @@ Result<std::unique_ptr<StudentInference>> StudentInference::create(
   auto impl = std::make_unique<Impl>();
   impl->config = config;
   impl->simd = options.simd == SimdLevel::kAuto ? best_simd_level() : options.simd;
-  impl->threads = options.threads > 0
-                      ? options.threads
-                      : std::max<int32_t>(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
+  impl->threads = options.threads > 0 ? options.threads
+                                      : std::max<int32_t>(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
   impl->chunk_tokens = options.chunk_tokens;
   impl->scratch_rows = std::max<int64_t>(options.chunk_tokens, config.max_len);
   impl->net.dims = dims_of(config);
@@ -466,17 +460,15 @@ Result<std::unique_ptr<StudentInference>> StudentInference::create(
   return std::unique_ptr<StudentInference>(new StudentInference(std::move(impl)));
 }
 
-Result<std::unique_ptr<StudentInference>> StudentInference::create(
-    const CostModel& model, const InferenceOptions& options) {
+Result<std::unique_ptr<StudentInference>> StudentInference::create(const CostModel& model,
+                                                                   const InferenceOptions& options) {
   return create(*model.score_model(), options);
 }
 
 const ModelConfig& StudentInference::config() const { return impl_->config; }
 SimdLevel StudentInference::simd_level() const { return impl_->simd; }
 int32_t StudentInference::threads() const { return impl_->threads; }
-int64_t StudentInference::weight_bytes() const {
-  return impl_->net.arena.size() * static_cast<int64_t>(sizeof(float));
-}
+int64_t StudentInference::weight_bytes() const { return impl_->net.arena.size() * static_cast<int64_t>(sizeof(float)); }
 
 Status StudentInference::predict(const FeatureBatch& batch, std::span<float> scores) const {
   if (static_cast<int64_t>(scores.size()) != batch.count) {
@@ -493,8 +485,7 @@ Status StudentInference::predict(const FeatureBatch& batch, std::span<float> sco
 Status StudentInference::embed(const FeatureBatch& batch, std::span<float> embeddings) const {
   const int64_t d_model = impl_->config.d_model;
   if (static_cast<int64_t>(embeddings.size()) != batch.count * d_model) {
-    return Status::invalid_argument("embed: embeddings: " +
-                                    size_text(embeddings.size(), batch.count * d_model));
+    return Status::invalid_argument("embed: embeddings: " + size_text(embeddings.size(), batch.count * d_model));
   }
   if (Status s = impl_->check(batch); !s) return s;
   try {
@@ -514,8 +505,8 @@ inline float unit_float(uint64_t x) { return static_cast<float>(x >> 40) * (1.0f
 
 }  // namespace
 
-Status StudentInference::head_mc(std::span<const float> embeddings, int64_t count, int32_t samples,
-                                 uint64_t seed, std::span<float> scores) const {
+Status StudentInference::head_mc(std::span<const float> embeddings, int64_t count, int32_t samples, uint64_t seed,
+                                 std::span<float> scores) const {
   const Dims& d = impl_->net.dims;
   const fast::Net& net = impl_->net;
   if (count < 0 || samples < 1) return Status::invalid_argument("head_mc: count < 0 or samples < 1");
@@ -531,7 +522,8 @@ Status StudentInference::head_mc(std::span<const float> embeddings, int64_t coun
   for (int64_t i = 0; i < count; ++i) {
     const float* e = embeddings.data() + i * d.d;
     for (int32_t s = 0; s < samples; ++s) {
-      const uint64_t stream = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(i) * 0x100000001B3ull + static_cast<uint64_t>(s)));
+      const uint64_t stream =
+          splitmix64(seed ^ splitmix64(static_cast<uint64_t>(i) * 0x100000001B3ull + static_cast<uint64_t>(s)));
       uint64_t counter = 0;
       for (int64_t k = 0; k < d.d; ++k) {
         x[k] = unit_float(splitmix64(stream + counter++)) < p ? 0.0f : e[k] * keep_scale;

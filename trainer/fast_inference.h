@@ -76,8 +76,7 @@ class StudentInference {
   static Result<std::unique_ptr<StudentInference>> create(const ScoreModel& model,
                                                           const InferenceOptions& options = {});
   // The same, from the torch-free facade (for callers outside trainer/).
-  static Result<std::unique_ptr<StudentInference>> create(const CostModel& model,
-                                                          const InferenceOptions& options = {});
+  static Result<std::unique_ptr<StudentInference>> create(const CostModel& model, const InferenceOptions& options = {});
   ~StudentInference();
   StudentInference(const StudentInference&) = delete;
   StudentInference& operator=(const StudentInference&) = delete;

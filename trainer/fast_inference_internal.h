@@ -44,16 +44,16 @@ class AlignedFloats {
 
 // Sizes, real and padded ("p").
 struct Dims {
-  int64_t tok = 0;            // token_dim
-  int64_t desc = 0;           // descriptor_dim
-  int64_t d = 0, dp = 0;      // d_model
-  int64_t di = 0, dip = 0;    // d_inner = expand · d_model
-  int64_t ds = 0;             // d_state
-  int64_t r = 0;              // dt_rank
-  int64_t dc = 0;             // d_conv
-  int64_t dbcp = 0;           // padded dt_rank + 2 · d_state (x_proj's outputs)
-  int64_t fh = 0, fhp = 0;    // film_hidden
-  int64_t hh = 0, hhp = 0;    // head_hidden
+  int64_t tok = 0;          // token_dim
+  int64_t desc = 0;         // descriptor_dim
+  int64_t d = 0, dp = 0;    // d_model
+  int64_t di = 0, dip = 0;  // d_inner = expand · d_model
+  int64_t ds = 0;           // d_state
+  int64_t r = 0;            // dt_rank
+  int64_t dc = 0;           // d_conv
+  int64_t dbcp = 0;         // padded dt_rank + 2 · d_state (x_proj's outputs)
+  int64_t fh = 0, fhp = 0;  // film_hidden
+  int64_t hh = 0, hhp = 0;  // head_hidden
   int64_t n_layers = 0;
 };
 
@@ -72,9 +72,9 @@ struct LayerWeights {
 
 struct Net {
   Dims dims;
-  AlignedFloats arena;  // every pointer below points into it
-  const float* tok_t = nullptr;       // [tok, dp]
-  const float* tok_b = nullptr;       // [dp]
+  AlignedFloats arena;           // every pointer below points into it
+  const float* tok_t = nullptr;  // [tok, dp]
+  const float* tok_b = nullptr;  // [dp]
   std::vector<LayerWeights> layers;
   const float* norm_f = nullptr;      // [dp]
   const float* film_in_t = nullptr;   // [desc, fhp]
@@ -111,7 +111,7 @@ struct Scratch {
 // One call's inputs and outputs, shared read-only by its threads (outputs
 // are written at disjoint rows).
 struct CallArgs {
-  const float* tokens = nullptr;       // [count, seq_len, tok]
+  const float* tokens = nullptr;  // [count, seq_len, tok]
   int64_t seq_len = 0;
   const int32_t* lengths = nullptr;    // [count], each in [0, seq_len]
   const float* descriptors = nullptr;  // [count, desc]; null when shared_film is set
@@ -122,11 +122,9 @@ struct CallArgs {
 
 // Programs [p_begin, p_end) of `call`: their real tokens must fit
 // scratch.rows and their number scratch.programs. `level` is resolved.
-void run_chunk(SimdLevel level, const Net& net, const CallArgs& call, int64_t p_begin,
-               int64_t p_end, Scratch& scratch);
+void run_chunk(SimdLevel level, const Net& net, const CallArgs& call, int64_t p_begin, int64_t p_end, Scratch& scratch);
 
 // (γ, β) of one descriptor [desc] into film [2·dp]; hidden is [fhp] scratch.
-void shared_film(SimdLevel level, const Net& net, const float* descriptor, float* hidden,
-                 float* film);
+void shared_film(SimdLevel level, const Net& net, const float* descriptor, float* hidden, float* film);
 
 }  // namespace tcl::trainer::fast

@@ -194,16 +194,15 @@ TCL_INLINE typename Lanes<W>::F softplus(typename Lanes<W>::F x) {
 // The accumulators stay in registers: R·NV vectors (AVX-512: 6·4 = 24 of
 // 32 registers; AVX2/SSE: 4·3 = 12 of 16).
 template <int W, int R, int NV>
-TCL_INLINE void gemm_tile(int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
-                          const float* bias, bool accumulate, float* C, int64_t ldc) {
+TCL_INLINE void gemm_tile(int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb, const float* bias,
+                          bool accumulate, float* C, int64_t ldc) {
   using F = typename Lanes<W>::F;
   F acc[R][NV];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) {
-      acc[r][v] = accumulate ? load<W>(C + r * ldc + v * W)
-                             : (bias != nullptr ? load<W>(bias + v * W) : F{});
+      acc[r][v] = accumulate ? load<W>(C + r * ldc + v * W) : (bias != nullptr ? load<W>(bias + v * W) : F{});
     }
   }
   for (int64_t k = 0; k < K; ++k) {
@@ -225,9 +224,8 @@ TCL_INLINE void gemm_tile(int64_t K, const float* A, int64_t lda, const float* B
 }
 
 template <int W, int R, int NV>
-TCL_INLINE void gemm_panel(int64_t M, int64_t K, const float* A, int64_t lda, const float* B,
-                           int64_t ldb, const float* bias, bool accumulate, float* C,
-                           int64_t ldc) {
+TCL_INLINE void gemm_panel(int64_t M, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
+                           const float* bias, bool accumulate, float* C, int64_t ldc) {
   int64_t m = 0;
   for (; m + R <= M; m += R) {
     gemm_tile<W, R, NV>(K, A + m * lda, lda, B, ldb, bias, accumulate, C + m * ldc, ldc);
@@ -241,9 +239,8 @@ TCL_INLINE void gemm_panel(int64_t M, int64_t K, const float* A, int64_t lda, co
 // ldb = N; N a multiple of W. Each output is one chain over k in order, so a
 // row's result does not depend on M or on its position in the tiling.
 template <int W>
-TCL_INLINE void gemm_impl(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
-                          const float* B, const float* bias, bool accumulate, float* C,
-                          int64_t ldc) {
+TCL_INLINE void gemm_impl(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
+                          const float* bias, bool accumulate, float* C, int64_t ldc) {
   constexpr int R = W == 16 ? 6 : 4;
   constexpr int NV = W == 16 ? 4 : 3;
   for (int64_t n = 0; n < N;) {
@@ -271,8 +268,7 @@ TCL_INLINE void gemm_impl(int64_t M, int64_t N, int64_t K, const float* A, int64
 // out[t] = x[t] / sqrt(mean(x[t, :d]²) + eps) ⊙ w, rows of dp floats
 // (columns past d are 0 in x and w).
 template <int W>
-TCL_INLINE void rmsnorm_impl(int64_t T, int64_t d, int64_t dp, const float* x, const float* w,
-                             float* out) {
+TCL_INLINE void rmsnorm_impl(int64_t T, int64_t d, int64_t dp, const float* x, const float* w, float* out) {
   using F = typename Lanes<W>::F;
   for (int64_t t = 0; t < T; ++t) {
     const float* xt = x + t * dp;
@@ -291,9 +287,8 @@ TCL_INLINE void rmsnorm_impl(int64_t T, int64_t d, int64_t dp, const float* x, c
 // u[t] = SiLU(b + Σ_j w[j] ⊙ x[t - (dc-1) + j]) per program (inputs before
 // the program's first token are 0); x rows have stride ldx.
 template <int W>
-TCL_INLINE void conv_silu_impl(int64_t P, const int64_t* offsets, int64_t dc, int64_t dip,
-                               const float* x, int64_t ldx, const float* w, const float* b,
-                               float* u) {
+TCL_INLINE void conv_silu_impl(int64_t P, const int64_t* offsets, int64_t dc, int64_t dip, const float* x, int64_t ldx,
+                               const float* w, const float* b, float* u) {
   using F = typename Lanes<W>::F;
   for (int64_t p = 0; p < P; ++p) {
     const int64_t first = offsets[p], n = offsets[p + 1] - first;
@@ -322,10 +317,9 @@ TCL_INLINE void silu_impl(int64_t n, float* x) {
 // B_t, C_t are columns [r, r+ds) and [r+ds, r+2ds) of dbc's row t; z_t is
 // columns [dip, 2·dip) of xz's row t. a2 = A · log2(e), so exp(Δ·A) = 2^(Δ·a2).
 template <int W>
-TCL_INLINE void scan_gate_impl(int64_t P, const int64_t* offsets, int64_t dip, int64_t ds,
-                               int64_t r, const float* dt_t, const float* dt_b, const float* dbc,
-                               int64_t ldbc, const float* xz, int64_t ldxz, const float* a2,
-                               const float* skip, float* state, float* u) {
+TCL_INLINE void scan_gate_impl(int64_t P, const int64_t* offsets, int64_t dip, int64_t ds, int64_t r, const float* dt_t,
+                               const float* dt_b, const float* dbc, int64_t ldbc, const float* xz, int64_t ldxz,
+                               const float* a2, const float* skip, float* state, float* u) {
   using F = typename Lanes<W>::F;
   for (int64_t p = 0; p < P; ++p) {
     const int64_t first = offsets[p], n = offsets[p + 1] - first;
@@ -359,8 +353,8 @@ TCL_INLINE void scan_gate_impl(int64_t P, const int64_t* offsets, int64_t dip, i
 
 // pooled[p] = mean over the program's rows of RMSNorm(h) ⊙ w (0 when empty).
 template <int W>
-TCL_INLINE void pool_impl(int64_t P, const int64_t* offsets, int64_t d, int64_t dp,
-                          const float* h, const float* w, float* pooled) {
+TCL_INLINE void pool_impl(int64_t P, const int64_t* offsets, int64_t d, int64_t dp, const float* h, const float* w,
+                          float* pooled) {
   using F = typename Lanes<W>::F;
   for (int64_t p = 0; p < P; ++p) {
     const int64_t first = offsets[p], n = offsets[p + 1] - first;
@@ -385,22 +379,20 @@ TCL_INLINE void pool_impl(int64_t P, const int64_t* offsets, int64_t d, int64_t 
 
 // emb[p] = pooled[p] ⊙ (1 + γ) + β, (γ, β) = film row p (film_ld = 0: one row for all).
 template <int W>
-TCL_INLINE void condition_impl(int64_t P, int64_t dp, const float* pooled, const float* film,
-                               int64_t film_ld, float* emb) {
+TCL_INLINE void condition_impl(int64_t P, int64_t dp, const float* pooled, const float* film, int64_t film_ld,
+                               float* emb) {
   for (int64_t p = 0; p < P; ++p) {
     const float* gamma = film + p * film_ld;
     const float* beta = gamma + dp;
     for (int64_t c = 0; c < dp; c += W) {
-      store<W>(emb + p * dp + c,
-               load<W>(pooled + p * dp + c) * (1.0f + load<W>(gamma + c)) + load<W>(beta + c));
+      store<W>(emb + p * dp + c, load<W>(pooled + p * dp + c) * (1.0f + load<W>(gamma + c)) + load<W>(beta + c));
     }
   }
 }
 
 // scores[p] = hidden[p] · w + b.
 template <int W>
-TCL_INLINE void head_dot_impl(int64_t P, int64_t hhp, const float* hidden, const float* w, float b,
-                              float* scores) {
+TCL_INLINE void head_dot_impl(int64_t P, int64_t hhp, const float* hidden, const float* w, float b, float* scores) {
   using F = typename Lanes<W>::F;
   for (int64_t p = 0; p < P; ++p) {
     F acc{};
@@ -411,42 +403,37 @@ TCL_INLINE void head_dot_impl(int64_t P, int64_t hhp, const float* hidden, const
 
 // --- one kernel set per instruction set -------------------------------------
 
-#define TCL_KERNEL_SET(NAME, W, TARGET)                                                          \
-  struct NAME {                                                                                  \
-    TARGET static void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,        \
-                            const float* B, const float* bias, bool accumulate, float* C,        \
-                            int64_t ldc) {                                                       \
-      gemm_impl<W>(M, N, K, A, lda, B, bias, accumulate, C, ldc);                                \
-    }                                                                                            \
-    TARGET static void rmsnorm(int64_t T, int64_t d, int64_t dp, const float* x, const float* w, \
-                               float* out) {                                                     \
-      rmsnorm_impl<W>(T, d, dp, x, w, out);                                                      \
-    }                                                                                            \
-    TARGET static void conv_silu(int64_t P, const int64_t* offsets, int64_t dc, int64_t dip,     \
-                                 const float* x, int64_t ldx, const float* w, const float* b,    \
-                                 float* u) {                                                     \
-      conv_silu_impl<W>(P, offsets, dc, dip, x, ldx, w, b, u);                                   \
-    }                                                                                            \
-    TARGET static void silu(int64_t n, float* x) { silu_impl<W>(n, x); }                         \
-    TARGET static void scan_gate(int64_t P, const int64_t* offsets, int64_t dip, int64_t ds,     \
-                                 int64_t r, const float* dt_t, const float* dt_b,                \
-                                 const float* dbc, int64_t ldbc, const float* xz, int64_t ldxz,  \
-                                 const float* a2, const float* skip, float* state, float* u) {   \
-      scan_gate_impl<W>(P, offsets, dip, ds, r, dt_t, dt_b, dbc, ldbc, xz, ldxz, a2, skip, state, \
-                        u);                                                                      \
-    }                                                                                            \
-    TARGET static void pool(int64_t P, const int64_t* offsets, int64_t d, int64_t dp,            \
-                            const float* h, const float* w, float* pooled) {                     \
-      pool_impl<W>(P, offsets, d, dp, h, w, pooled);                                             \
-    }                                                                                            \
-    TARGET static void condition(int64_t P, int64_t dp, const float* pooled, const float* film,  \
-                                 int64_t film_ld, float* emb) {                                  \
-      condition_impl<W>(P, dp, pooled, film, film_ld, emb);                                      \
-    }                                                                                            \
-    TARGET static void head_dot(int64_t P, int64_t hhp, const float* hidden, const float* w,     \
-                                float b, float* scores) {                                        \
-      head_dot_impl<W>(P, hhp, hidden, w, b, scores);                                            \
-    }                                                                                            \
+#define TCL_KERNEL_SET(NAME, W, TARGET)                                                                                \
+  struct NAME {                                                                                                        \
+    TARGET static void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,              \
+                            const float* bias, bool accumulate, float* C, int64_t ldc) {                               \
+      gemm_impl<W>(M, N, K, A, lda, B, bias, accumulate, C, ldc);                                                      \
+    }                                                                                                                  \
+    TARGET static void rmsnorm(int64_t T, int64_t d, int64_t dp, const float* x, const float* w, float* out) {         \
+      rmsnorm_impl<W>(T, d, dp, x, w, out);                                                                            \
+    }                                                                                                                  \
+    TARGET static void conv_silu(int64_t P, const int64_t* offsets, int64_t dc, int64_t dip, const float* x,           \
+                                 int64_t ldx, const float* w, const float* b, float* u) {                              \
+      conv_silu_impl<W>(P, offsets, dc, dip, x, ldx, w, b, u);                                                         \
+    }                                                                                                                  \
+    TARGET static void silu(int64_t n, float* x) { silu_impl<W>(n, x); }                                               \
+    TARGET static void scan_gate(int64_t P, const int64_t* offsets, int64_t dip, int64_t ds, int64_t r,                \
+                                 const float* dt_t, const float* dt_b, const float* dbc, int64_t ldbc,                 \
+                                 const float* xz, int64_t ldxz, const float* a2, const float* skip, float* state,      \
+                                 float* u) {                                                                           \
+      scan_gate_impl<W>(P, offsets, dip, ds, r, dt_t, dt_b, dbc, ldbc, xz, ldxz, a2, skip, state, u);                  \
+    }                                                                                                                  \
+    TARGET static void pool(int64_t P, const int64_t* offsets, int64_t d, int64_t dp, const float* h, const float* w,  \
+                            float* pooled) {                                                                           \
+      pool_impl<W>(P, offsets, d, dp, h, w, pooled);                                                                   \
+    }                                                                                                                  \
+    TARGET static void condition(int64_t P, int64_t dp, const float* pooled, const float* film, int64_t film_ld,       \
+                                 float* emb) {                                                                         \
+      condition_impl<W>(P, dp, pooled, film, film_ld, emb);                                                            \
+    }                                                                                                                  \
+    TARGET static void head_dot(int64_t P, int64_t hhp, const float* hidden, const float* w, float b, float* scores) { \
+      head_dot_impl<W>(P, hhp, hidden, w, b, scores);                                                                  \
+    }                                                                                                                  \
   }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -458,8 +445,7 @@ TCL_KERNEL_SET(KernelsBaseline, 4, );
 // --- the chunk pipeline -----------------------------------------------------
 
 template <typename K>
-void run_chunk_with(const Net& net, const CallArgs& call, int64_t p_begin, int64_t p_end,
-                    Scratch& s) {
+void run_chunk_with(const Net& net, const CallArgs& call, int64_t p_begin, int64_t p_end, Scratch& s) {
   const Dims& d = net.dims;
   const int64_t P = p_end - p_begin;
   const int64_t ldxz = 2 * d.dip;
@@ -482,8 +468,7 @@ void run_chunk_with(const Net& net, const CallArgs& call, int64_t p_begin, int64
     K::gemm(T, 2 * d.dip, d.d, s.hn, d.dp, l.in_t, nullptr, false, s.xz, ldxz);
     K::conv_silu(P, offsets, d.dc, d.dip, s.xz, ldxz, l.conv_t, l.conv_b, s.u);
     K::gemm(T, d.dbcp, d.di, s.u, d.dip, l.x_t, nullptr, false, s.dbc, d.dbcp);
-    K::scan_gate(P, offsets, d.dip, d.ds, d.r, l.dt_t, l.dt_b, s.dbc, d.dbcp, s.xz, ldxz, l.a2_t,
-                 l.skip, s.state, s.u);
+    K::scan_gate(P, offsets, d.dip, d.ds, d.r, l.dt_t, l.dt_b, s.dbc, d.dbcp, s.xz, ldxz, l.a2_t, l.skip, s.state, s.u);
     K::gemm(T, d.dp, d.di, s.u, d.dip, l.out_t, nullptr, /*accumulate=*/true, s.h, d.dp);
   }
   K::pool(P, offsets, d.d, d.dp, s.h, net.norm_f, s.pooled);
@@ -491,19 +476,17 @@ void run_chunk_with(const Net& net, const CallArgs& call, int64_t p_begin, int64
   const float* film = call.shared_film;
   int64_t film_ld = 0;
   if (film == nullptr) {
-    K::gemm(P, d.fhp, d.desc, call.descriptors + p_begin * d.desc, d.desc, net.film_in_t,
-            net.film_in_b, false, s.film_hidden, d.fhp);
+    K::gemm(P, d.fhp, d.desc, call.descriptors + p_begin * d.desc, d.desc, net.film_in_t, net.film_in_b, false,
+            s.film_hidden, d.fhp);
     K::silu(P * d.fhp, s.film_hidden);
-    K::gemm(P, 2 * d.dp, d.fh, s.film_hidden, d.fhp, net.film_out_t, net.film_out_b, false,
-            s.film, 2 * d.dp);
+    K::gemm(P, 2 * d.dp, d.fh, s.film_hidden, d.fhp, net.film_out_t, net.film_out_b, false, s.film, 2 * d.dp);
     film = s.film;
     film_ld = 2 * d.dp;
   }
   K::condition(P, d.dp, s.pooled, film, film_ld, s.emb);
   if (call.embeddings != nullptr) {
     for (int64_t i = 0; i < P; ++i) {
-      std::memcpy(call.embeddings + (p_begin + i) * d.d, s.emb + i * d.dp,
-                  sizeof(float) * static_cast<size_t>(d.d));
+      std::memcpy(call.embeddings + (p_begin + i) * d.d, s.emb + i * d.dp, sizeof(float) * static_cast<size_t>(d.d));
     }
     return;
   }
@@ -522,8 +505,8 @@ void shared_film_with(const Net& net, const float* descriptor, float* hidden, fl
 
 }  // namespace
 
-void run_chunk(SimdLevel level, const Net& net, const CallArgs& call, int64_t p_begin,
-               int64_t p_end, Scratch& scratch) {
+void run_chunk(SimdLevel level, const Net& net, const CallArgs& call, int64_t p_begin, int64_t p_end,
+               Scratch& scratch) {
   switch (level) {
 #if defined(__x86_64__) && defined(__GNUC__)
     case SimdLevel::kAvx512: return run_chunk_with<KernelsAvx512>(net, call, p_begin, p_end, scratch);
@@ -533,8 +516,7 @@ void run_chunk(SimdLevel level, const Net& net, const CallArgs& call, int64_t p_
   }
 }
 
-void shared_film(SimdLevel level, const Net& net, const float* descriptor, float* hidden,
-                 float* film) {
+void shared_film(SimdLevel level, const Net& net, const float* descriptor, float* hidden, float* film) {
   switch (level) {
 #if defined(__x86_64__) && defined(__GNUC__)
     case SimdLevel::kAvx512: return shared_film_with<KernelsAvx512>(net, descriptor, hidden, film);

@@ -28,7 +28,7 @@ struct LambdaRankOptions {
 // groups [B] integer group ids (any values; a group's members need not be
 // contiguous). Returns a 0-dim tensor of scores' dtype; 0 when no group has
 // two distinct labels. Throws c10::Error on mismatched shapes.
-torch::Tensor lambda_rank_loss(const torch::Tensor& scores, const torch::Tensor& labels,
-                               const torch::Tensor& groups, const LambdaRankOptions& options = {});
+torch::Tensor lambda_rank_loss(const torch::Tensor& scores, const torch::Tensor& labels, const torch::Tensor& groups,
+                               const LambdaRankOptions& options = {});
 
 }  // namespace tcl::trainer

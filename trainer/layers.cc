@@ -19,9 +19,7 @@ void DenseImpl::reset_parameters(at::Generator& gen) {
   if (bias.defined()) bias.uniform_(-bound, bound, gen);
 }
 
-torch::Tensor DenseImpl::forward(const torch::Tensor& x) {
-  return torch::linear(x, weight, bias);
-}
+torch::Tensor DenseImpl::forward(const torch::Tensor& x) { return torch::linear(x, weight, bias); }
 
 RMSNormImpl::RMSNormImpl(int64_t dim, double eps) : eps_(eps) {
   weight = register_parameter("weight", torch::ones({dim}));
@@ -59,8 +57,8 @@ torch::Tensor dropout_with(const torch::Tensor& x, double p, bool active, at::Ge
   return x * upload(keep, x.device()) / (1.0 - p);
 }
 
-ConditionedHeadImpl::ConditionedHeadImpl(int64_t d_model, int64_t descriptor_dim,
-                                         int64_t film_hidden, int64_t head_hidden, double dropout)
+ConditionedHeadImpl::ConditionedHeadImpl(int64_t d_model, int64_t descriptor_dim, int64_t film_hidden,
+                                         int64_t head_hidden, double dropout)
     : d_model_(d_model), dropout_(dropout) {
   film_in_ = register_module("film_in", Dense(descriptor_dim, film_hidden));
   film_out_ = register_module("film_out", Dense(film_hidden, 2 * d_model));
@@ -80,16 +78,14 @@ void ConditionedHeadImpl::reset_parameters(at::Generator& gen) {
   film_out_->bias.zero_();
 }
 
-torch::Tensor ConditionedHeadImpl::condition(const torch::Tensor& pooled,
-                                             const torch::Tensor& descriptor) {
+torch::Tensor ConditionedHeadImpl::condition(const torch::Tensor& pooled, const torch::Tensor& descriptor) {
   const torch::Tensor film = film_out_(torch::silu(film_in_(descriptor)));  // [B, 2·d_model]
   const torch::Tensor gamma = film.narrow(-1, 0, d_model_);
   const torch::Tensor beta = film.narrow(-1, d_model_, d_model_);
   return pooled * (1.0 + gamma) + beta;
 }
 
-torch::Tensor ConditionedHeadImpl::score(const torch::Tensor& conditioned, bool dropout_active,
-                                         at::Generator& gen) {
+torch::Tensor ConditionedHeadImpl::score(const torch::Tensor& conditioned, bool dropout_active, at::Generator& gen) {
   torch::Tensor x = dropout_with(conditioned, dropout_, dropout_active, gen);
   x = torch::silu(head_in_(x));
   x = dropout_with(x, dropout_, dropout_active, gen);

@@ -61,8 +61,8 @@ torch::Tensor dropout_with(const torch::Tensor& x, double p, bool active, at::Ge
 // almost unconditioned.
 class ConditionedHeadImpl : public torch::nn::Module {
  public:
-  ConditionedHeadImpl(int64_t d_model, int64_t descriptor_dim, int64_t film_hidden,
-                      int64_t head_hidden, double dropout);
+  ConditionedHeadImpl(int64_t d_model, int64_t descriptor_dim, int64_t film_hidden, int64_t head_hidden,
+                      double dropout);
   void reset_parameters(at::Generator& gen);
   torch::Tensor condition(const torch::Tensor& pooled, const torch::Tensor& descriptor);
   torch::Tensor score(const torch::Tensor& conditioned, bool dropout_active, at::Generator& gen);

@@ -9,9 +9,7 @@
 namespace tcl::trainer {
 
 MambaBlockImpl::MambaBlockImpl(const ModelConfig& config)
-    : d_inner_(config.expand * config.d_model),
-      d_state_(config.d_state),
-      d_conv_(config.d_conv),
+    : d_inner_(config.expand * config.d_model), d_state_(config.d_state), d_conv_(config.d_conv),
       dt_rank_(resolved_dt_rank(config)) {
   norm_ = register_module("norm", RMSNorm(config.d_model));
   in_proj_ = register_module("in_proj", Dense(config.d_model, 2 * d_inner_, /*bias=*/false));
@@ -44,9 +42,7 @@ void MambaBlockImpl::reset_parameters(at::Generator& gen) {
   dt = torch::exp(dt * (std::log(dt_max) - std::log(dt_min)) + std::log(dt_min)).clamp_min(1e-4);
   dt_proj_->bias.copy_(dt + torch::log(-torch::expm1(-dt)));  // softplus⁻¹(dt)
   // S4D-real: A = -(1..N) for every channel.
-  A_log_.copy_(torch::log(torch::arange(1, d_state_ + 1, torch::kFloat))
-                   .unsqueeze(0)
-                   .expand({d_inner_, d_state_}));
+  A_log_.copy_(torch::log(torch::arange(1, d_state_ + 1, torch::kFloat)).unsqueeze(0).expand({d_inner_, d_state_}));
   D_.fill_(1.0);
 }
 

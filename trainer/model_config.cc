@@ -17,18 +17,12 @@ struct IntField {
 };
 
 constexpr IntField kIntFields[] = {
-    {"token_dim", &ModelConfig::token_dim, 1},
-    {"descriptor_dim", &ModelConfig::descriptor_dim, 1},
-    {"max_len", &ModelConfig::max_len, 1},
-    {"d_model", &ModelConfig::d_model, 1},
-    {"n_layers", &ModelConfig::n_layers, 1},
-    {"d_state", &ModelConfig::d_state, 1},
-    {"expand", &ModelConfig::expand, 1},
-    {"d_conv", &ModelConfig::d_conv, 1},
-    {"dt_rank", &ModelConfig::dt_rank, 0},
-    {"n_heads", &ModelConfig::n_heads, 1},
-    {"ff_mult", &ModelConfig::ff_mult, 1},
-    {"film_hidden", &ModelConfig::film_hidden, 1},
+    {"token_dim", &ModelConfig::token_dim, 1},     {"descriptor_dim", &ModelConfig::descriptor_dim, 1},
+    {"max_len", &ModelConfig::max_len, 1},         {"d_model", &ModelConfig::d_model, 1},
+    {"n_layers", &ModelConfig::n_layers, 1},       {"d_state", &ModelConfig::d_state, 1},
+    {"expand", &ModelConfig::expand, 1},           {"d_conv", &ModelConfig::d_conv, 1},
+    {"dt_rank", &ModelConfig::dt_rank, 0},         {"n_heads", &ModelConfig::n_heads, 1},
+    {"ff_mult", &ModelConfig::ff_mult, 1},         {"film_hidden", &ModelConfig::film_hidden, 1},
     {"head_hidden", &ModelConfig::head_hidden, 1},
 };
 
@@ -70,15 +64,13 @@ Status validate(const ModelConfig& config) {
   for (const IntField& f : kIntFields) {
     const int64_t v = config.*f.member;
     if (v < f.min_value || v > kMaxDim) {
-      return Status::invalid_argument("model config: " + std::string(f.key) + "=" +
-                                      std::to_string(v) + " is out of range [" +
-                                      std::to_string(f.min_value) + ", " +
+      return Status::invalid_argument("model config: " + std::string(f.key) + "=" + std::to_string(v) +
+                                      " is out of range [" + std::to_string(f.min_value) + ", " +
                                       std::to_string(kMaxDim) + "]");
     }
   }
   if (!(config.dropout >= 0.0 && config.dropout < 1.0)) {
-    return Status::invalid_argument("model config: dropout=" + std::to_string(config.dropout) +
-                                    " must be in [0, 1)");
+    return Status::invalid_argument("model config: dropout=" + std::to_string(config.dropout) + " must be in [0, 1)");
   }
   if (config.kind == ModelKind::kAttention && config.d_model % config.n_heads != 0) {
     return Status::invalid_argument("model config: n_heads=" + std::to_string(config.n_heads) +
@@ -114,8 +106,8 @@ Result<ModelConfig> config_from_text(std::string_view text) {
     if (line.empty()) continue;
     const size_t eq = line.find('=');
     const auto bad = [&](const char* why) {
-      return Status::invalid_argument("model config line " + std::to_string(line_no) + " '" +
-                                      std::string(line) + "': " + why);
+      return Status::invalid_argument("model config line " + std::to_string(line_no) + " '" + std::string(line) +
+                                      "': " + why);
     };
     if (eq == std::string_view::npos) return bad("expected key=value");
     const std::string_view key = line.substr(0, eq);

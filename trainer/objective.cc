@@ -8,7 +8,8 @@ namespace tcl::trainer {
 torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch& batch, const DistillTerms* distill,
                          const LambdaRankOptions& loss_options) {
   const std::int64_t b = batch.size();
-  const torch::Tensor scores = model.forward(batch.tokens, batch.lengths, src.descriptor.expand({b, src.descriptor.size(1)}));
+  const torch::Tensor scores =
+      model.forward(batch.tokens, batch.lengths, src.descriptor.expand({b, src.descriptor.size(1)}));
   torch::Tensor loss = src.labeled ? lambda_rank_loss(scores, batch.labels, batch.groups, loss_options)
                                    : torch::zeros({}, scores.options());
   if (distill == nullptr) return loss;

@@ -38,8 +38,8 @@ struct BatchSource {
 
 // A distillation's terms, ready on the device (trainer/distillation.h makes them).
 struct DistillTerms {
-  DistillTargets weights;                       // the weights and τ (its views unused here)
-  std::vector<torch::Tensor> old_descriptors = {};  // [1, D] each, in DistillTargets order
+  DistillTargets weights;                               // the weights and τ (its views unused here)
+  std::vector<torch::Tensor> old_descriptors = {};      // [1, D] each, in DistillTargets order
   std::vector<torch::Tensor> fisher = {}, anchor = {};  // EWC: the teacher's F and θ_T; empty = no EWC
 };
 

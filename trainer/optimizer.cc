@@ -36,8 +36,7 @@ DecaySplit split_weight_decay(const torch::nn::Module& model) {
   return split;
 }
 
-std::unique_ptr<torch::optim::AdamW> make_adamw(const torch::nn::Module& model,
-                                                const AdamWConfig& config) {
+std::unique_ptr<torch::optim::AdamW> make_adamw(const torch::nn::Module& model, const AdamWConfig& config) {
   DecaySplit split = split_weight_decay(model);
   const auto options = [&](double weight_decay) {
     auto o = std::make_unique<torch::optim::AdamWOptions>(config.lr);

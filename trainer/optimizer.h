@@ -40,8 +40,7 @@ DecaySplit split_weight_decay(const torch::nn::Module& model);
 // AdamW over two groups: {decay, weight_decay = config.weight_decay} and
 // {no_decay, weight_decay = 0}. The optimizer shares the model's tensors;
 // the model must outlive it.
-std::unique_ptr<torch::optim::AdamW> make_adamw(const torch::nn::Module& model,
-                                                const AdamWConfig& config = {});
+std::unique_ptr<torch::optim::AdamW> make_adamw(const torch::nn::Module& model, const AdamWConfig& config = {});
 
 // Scales the gradients of `parameters` so that their joint 2-norm is at most
 // max_norm: torch::nn::utils::clip_grad_norm_'s ops, without its final read

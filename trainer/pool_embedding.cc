@@ -5,14 +5,10 @@
 
 namespace tcl::trainer {
 
-PoolEmbedder::PoolEmbedder(ServedModel model, std::span<const float> descriptor,
-                           std::vector<std::vector<float>> others, PoolEmbeddingOptions options,
-                           ServedModel reference)
-    : model_(model),
-      reference_(reference),
-      descriptor_(descriptor.begin(), descriptor.end()),
-      others_(std::move(others)),
-      options_(options) {}
+PoolEmbedder::PoolEmbedder(ServedModel model, std::span<const float> descriptor, std::vector<std::vector<float>> others,
+                           PoolEmbeddingOptions options, ServedModel reference)
+    : model_(model), reference_(reference), descriptor_(descriptor.begin(), descriptor.end()),
+      others_(std::move(others)), options_(options) {}
 
 int64_t PoolEmbedder::dim() const { return model_.model->config().d_model; }
 

@@ -48,9 +48,8 @@ class PoolEmbedder {
 
   // `descriptor`: this platform's (core::kHardwareDim floats); `others`: of
   // the platforms the version covers besides it. `reference` may be empty.
-  PoolEmbedder(ServedModel model, std::span<const float> descriptor,
-               std::vector<std::vector<float>> others, PoolEmbeddingOptions options,
-               ServedModel reference = {});
+  PoolEmbedder(ServedModel model, std::span<const float> descriptor, std::vector<std::vector<float>> others,
+               PoolEmbeddingOptions options, ServedModel reference = {});
 
   int64_t dim() const;  // embedding width (d_model)
 

@@ -23,16 +23,12 @@ constexpr uint64_t kDropoutSeedSalt = 0x9E3779B97F4A7C15ULL;
 }  // namespace
 
 ScoreModel::ScoreModel(const ModelConfig& config)
-    : config_(config),
-      dropout_gen_(at::make_generator<at::CPUGeneratorImpl>(config.seed ^ kDropoutSeedSalt)) {
-  head_ = register_module("head", ConditionedHead(config.d_model, config.descriptor_dim,
-                                                  config.film_hidden, config.head_hidden,
-                                                  config.dropout));
+    : config_(config), dropout_gen_(at::make_generator<at::CPUGeneratorImpl>(config.seed ^ kDropoutSeedSalt)) {
+  head_ = register_module("head", ConditionedHead(config.d_model, config.descriptor_dim, config.film_hidden,
+                                                  config.head_hidden, config.dropout));
 }
 
-at::Generator ScoreModel::init_generator() const {
-  return at::make_generator<at::CPUGeneratorImpl>(config_.seed);
-}
+at::Generator ScoreModel::init_generator() const { return at::make_generator<at::CPUGeneratorImpl>(config_.seed); }
 
 void ScoreModel::reset_head(at::Generator& gen) { head_->reset_parameters(gen); }
 
@@ -44,24 +40,21 @@ int64_t ScoreModel::num_parameters() const {
 
 void ScoreModel::check_inputs(const torch::Tensor& tokens, const torch::Tensor& lengths,
                               const torch::Tensor& descriptor) const {
-  TORCH_CHECK(tokens.dim() == 3 && tokens.size(2) == config_.token_dim,
-              "score model: tokens must be [B, L, ", config_.token_dim, "], got ", tokens.sizes());
+  TORCH_CHECK(tokens.dim() == 3 && tokens.size(2) == config_.token_dim, "score model: tokens must be [B, L, ",
+              config_.token_dim, "], got ", tokens.sizes());
   TORCH_CHECK(tokens.is_floating_point(), "score model: tokens must be floating point");
-  TORCH_CHECK(tokens.size(1) <= config_.max_len, "score model: sequence length ", tokens.size(1),
-              " exceeds max_len ", config_.max_len);
+  TORCH_CHECK(tokens.size(1) <= config_.max_len, "score model: sequence length ", tokens.size(1), " exceeds max_len ",
+              config_.max_len);
   const int64_t B = tokens.size(0);
-  TORCH_CHECK(lengths.dim() == 1 && lengths.size(0) == B, "score model: lengths must be [", B,
-              "], got ", lengths.sizes());
+  TORCH_CHECK(lengths.dim() == 1 && lengths.size(0) == B, "score model: lengths must be [", B, "], got ",
+              lengths.sizes());
   TORCH_CHECK(!lengths.is_floating_point(), "score model: lengths must be integers");
-  TORCH_CHECK(descriptor.dim() == 2 && descriptor.size(0) == B &&
-                  descriptor.size(1) == config_.descriptor_dim,
-              "score model: descriptor must be [", B, ", ", config_.descriptor_dim, "], got ",
-              descriptor.sizes());
+  TORCH_CHECK(descriptor.dim() == 2 && descriptor.size(0) == B && descriptor.size(1) == config_.descriptor_dim,
+              "score model: descriptor must be [", B, ", ", config_.descriptor_dim, "], got ", descriptor.sizes());
   // Read on the CPU only: off it, the two reads would stall every forward
   // until the device catches up (callers there pass lengths they built).
   if (B > 0 && lengths.device().is_cpu()) {
-    TORCH_CHECK(lengths.min().item<int64_t>() >= 0 &&
-                    lengths.max().item<int64_t>() <= tokens.size(1),
+    TORCH_CHECK(lengths.min().item<int64_t>() >= 0 && lengths.max().item<int64_t>() <= tokens.size(1),
                 "score model: lengths must be in [0, ", tokens.size(1), "]");
   }
 }
@@ -126,8 +119,7 @@ Result<std::shared_ptr<ScoreModel>> load_score_model(std::string_view bytes) {
       return Status::data_loss("checkpoint: no format version (not a TCL checkpoint)");
     }
     if (format.toInt() != kCheckpointFormat) {
-      return Status::data_loss("checkpoint: format " + std::to_string(format.toInt()) +
-                               " is not supported (expected " +
+      return Status::data_loss("checkpoint: format " + std::to_string(format.toInt()) + " is not supported (expected " +
                                std::to_string(kCheckpointFormat) + ")");
     }
     if (!archive.try_read("config", config) || !config.isString()) {
@@ -153,15 +145,12 @@ Result<std::shared_ptr<ScoreModel>> load_score_model(std::string_view bytes) {
     if (!archive.try_read("model", weights)) return Status::data_loss("checkpoint: no weights");
     model->load(weights);
   } catch (const std::exception& e) {
-    return Status::data_loss(std::string("checkpoint: weights do not match the config: ") +
-                             e.what());
+    return Status::data_loss(std::string("checkpoint: weights do not match the config: ") + e.what());
   }
   for (const auto& p : model->named_parameters()) {
     const auto it = expected.find(p.key());
-    if (it == expected.end() || it->second != p.value().sizes().vec() ||
-        p.value().scalar_type() != torch::kFloat) {
-      return Status::data_loss("checkpoint: parameter '" + p.key() +
-                               "' has the wrong shape or dtype for its config");
+    if (it == expected.end() || it->second != p.value().sizes().vec() || p.value().scalar_type() != torch::kFloat) {
+      return Status::data_loss("checkpoint: parameter '" + p.key() + "' has the wrong shape or dtype for its config");
     }
   }
   model->eval();

@@ -35,15 +35,12 @@ namespace tcl::trainer {
 class ScoreModel : public torch::nn::Module {
  public:
   // Scores [B]. Head dropout is on iff the module is in training mode.
-  torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& lengths,
-                        const torch::Tensor& descriptor);
+  torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& lengths, const torch::Tensor& descriptor);
   // One MC-dropout sample of the scores [B]: head dropout on in any mode.
-  torch::Tensor forward_mc(const torch::Tensor& tokens, const torch::Tensor& lengths,
-                           const torch::Tensor& descriptor);
+  torch::Tensor forward_mc(const torch::Tensor& tokens, const torch::Tensor& lengths, const torch::Tensor& descriptor);
   // The pooled hidden state after FiLM conditioning [B, d_model] (the
   // sampler's embedding of a program on a platform). No dropout.
-  torch::Tensor embed(const torch::Tensor& tokens, const torch::Tensor& lengths,
-                      const torch::Tensor& descriptor);
+  torch::Tensor embed(const torch::Tensor& tokens, const torch::Tensor& lengths, const torch::Tensor& descriptor);
 
   const ModelConfig& config() const { return config_; }
   int64_t num_parameters() const;
@@ -60,10 +57,9 @@ class ScoreModel : public torch::nn::Module {
   at::Generator init_generator() const;
 
  private:
-  void check_inputs(const torch::Tensor& tokens, const torch::Tensor& lengths,
-                    const torch::Tensor& descriptor) const;
-  torch::Tensor scores(const torch::Tensor& tokens, const torch::Tensor& lengths,
-                       const torch::Tensor& descriptor, bool dropout_active);
+  void check_inputs(const torch::Tensor& tokens, const torch::Tensor& lengths, const torch::Tensor& descriptor) const;
+  torch::Tensor scores(const torch::Tensor& tokens, const torch::Tensor& lengths, const torch::Tensor& descriptor,
+                       bool dropout_active);
 
   const ModelConfig config_;  // constant after construction
   ConditionedHead head_{nullptr};

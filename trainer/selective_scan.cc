@@ -29,25 +29,21 @@ struct ScanShape {
 
 // Shapes, one device and one floating dtype; `cpu_only` for the kernels.
 ScanShape check_shapes(const torch::Tensor& u, const torch::Tensor& delta, const torch::Tensor& A,
-                       const torch::Tensor& Bm, const torch::Tensor& Cm, const torch::Tensor& D,
-                       bool cpu_only = true) {
+                       const torch::Tensor& Bm, const torch::Tensor& Cm, const torch::Tensor& D, bool cpu_only = true) {
   TORCH_CHECK(u.dim() == 3, "selective_scan: u must be [B, L, Dm], got ", u.sizes());
   ScanShape s{u.size(0), u.size(1), u.size(2), A.dim() == 2 ? A.size(1) : 0};
   TORCH_CHECK(delta.sizes() == u.sizes(), "selective_scan: delta ", delta.sizes(), " != u ", u.sizes());
-  TORCH_CHECK(A.dim() == 2 && A.size(0) == s.channels, "selective_scan: A must be [Dm, N], got ",
-              A.sizes());
-  TORCH_CHECK(Bm.dim() == 3 && Bm.size(0) == s.batch && Bm.size(1) == s.length &&
-                  Bm.size(2) == s.state,
+  TORCH_CHECK(A.dim() == 2 && A.size(0) == s.channels, "selective_scan: A must be [Dm, N], got ", A.sizes());
+  TORCH_CHECK(Bm.dim() == 3 && Bm.size(0) == s.batch && Bm.size(1) == s.length && Bm.size(2) == s.state,
               "selective_scan: Bm must be [B, L, N], got ", Bm.sizes());
   TORCH_CHECK(Cm.sizes() == Bm.sizes(), "selective_scan: Cm ", Cm.sizes(), " != Bm ", Bm.sizes());
-  TORCH_CHECK(D.dim() == 1 && D.size(0) == s.channels, "selective_scan: D must be [Dm], got ",
-              D.sizes());
+  TORCH_CHECK(D.dim() == 1 && D.size(0) == s.channels, "selective_scan: D must be [Dm], got ", D.sizes());
   for (const torch::Tensor* t : {&u, &delta, &A, &Bm, &Cm, &D}) {
     TORCH_CHECK(!cpu_only || t->device().is_cpu(), "selective_scan: the kernels take CPU tensors");
-    TORCH_CHECK(t->device() == u.device(), "selective_scan: tensors on different devices (", t->device(),
-                " vs ", u.device(), ")");
-    TORCH_CHECK(t->scalar_type() == u.scalar_type(), "selective_scan: dtypes differ (",
-                t->scalar_type(), " vs ", u.scalar_type(), ")");
+    TORCH_CHECK(t->device() == u.device(), "selective_scan: tensors on different devices (", t->device(), " vs ",
+                u.device(), ")");
+    TORCH_CHECK(t->scalar_type() == u.scalar_type(), "selective_scan: dtypes differ (", t->scalar_type(), " vs ",
+                u.scalar_type(), ")");
   }
   TORCH_CHECK(u.scalar_type() == torch::kFloat || u.scalar_type() == torch::kDouble,
               "selective_scan: dtype must be float32 or float64, got ", u.scalar_type());
@@ -125,18 +121,18 @@ struct ScanScratch {
     tmp_B.resize(Dm);
     tmp_C.resize(Dm);
   }
-  std::vector<T> h;     // state [N, Dm] (backward: L+1 of them, h_{-1} first)
-  std::vector<T> dt_u;  // Δ_t ⊙ u_t [Dm]
-  std::vector<T> y;     // an output row the backward's recompute discards [Dm]
-  std::vector<T> gh;    // dLoss/dh carried backwards [N, Dm]
+  std::vector<T> h;                        // state [N, Dm] (backward: L+1 of them, h_{-1} first)
+  std::vector<T> dt_u;                     // Δ_t ⊙ u_t [Dm]
+  std::vector<T> y;                        // an output row the backward's recompute discards [Dm]
+  std::vector<T> gh;                       // dLoss/dh carried backwards [N, Dm]
   std::vector<T> g_dt, g_u, tmp_B, tmp_C;  // [Dm] rows
 };
 
 // One step of the recurrence for one sample, state laid out [N, Dm] so every
 // inner loop runs over contiguous channels. y_t must be zero on entry.
 template <typename T>
-TCL_SCAN_INLINE void scan_step(int64_t Dm, int64_t N, const T* At, const T* u_t, const T* delta_t,
-                      const T* B_t, const T* C_t, const T* h_prev, T* h_cur, T* dt_u, T* y_t) {
+TCL_SCAN_INLINE void scan_step(int64_t Dm, int64_t N, const T* At, const T* u_t, const T* delta_t, const T* B_t,
+                               const T* C_t, const T* h_prev, T* h_cur, T* dt_u, T* y_t) {
   for (int64_t d = 0; d < Dm; ++d) dt_u[d] = delta_t[d] * u_t[d];
   for (int64_t n = 0; n < N; ++n) {
     const T b = B_t[n];
@@ -154,12 +150,11 @@ TCL_SCAN_INLINE void scan_step(int64_t Dm, int64_t N, const T* At, const T* u_t,
 // The reverse step for one state row n over all channels. Every buffer is
 // distinct (__restrict), which lets the loop vectorise without alias checks.
 template <typename T>
-TCL_SCAN_INLINE void backward_row(int64_t Dm, T b, T c, const T* __restrict A_n,
-                                  const T* __restrict delta_t, const T* __restrict u_t,
-                                  const T* __restrict dt_u, const T* __restrict gy,
-                                  const T* __restrict hp, const T* __restrict hc,
-                                  T* __restrict gh_n, T* __restrict g_dt, T* __restrict g_u,
-                                  T* __restrict gA_n, T* __restrict tmp_B, T* __restrict tmp_C) {
+TCL_SCAN_INLINE void backward_row(int64_t Dm, T b, T c, const T* __restrict A_n, const T* __restrict delta_t,
+                                  const T* __restrict u_t, const T* __restrict dt_u, const T* __restrict gy,
+                                  const T* __restrict hp, const T* __restrict hc, T* __restrict gh_n,
+                                  T* __restrict g_dt, T* __restrict g_u, T* __restrict gA_n, T* __restrict tmp_B,
+                                  T* __restrict tmp_C) {
   for (int64_t d = 0; d < Dm; ++d) {
     const T dA = exp_fast(delta_t[d] * A_n[d]);
     const T g = gh_n[d] + gy[d] * c;  // dLoss/dh_t (y_t = C_t · h_t + ...)
@@ -174,9 +169,8 @@ TCL_SCAN_INLINE void backward_row(int64_t Dm, T b, T c, const T* __restrict A_n,
 }
 
 template <typename T>
-TCL_SCAN_CLONES void scan_forward_sample(const ScanShape& s, const T* At, const T* u,
-                                         const T* delta, const T* Bm, const T* Cm, const T* D,
-                                         ScanScratch<T>& scratch, T* y) {
+TCL_SCAN_CLONES void scan_forward_sample(const ScanShape& s, const T* At, const T* u, const T* delta, const T* Bm,
+                                         const T* Cm, const T* D, ScanScratch<T>& scratch, T* y) {
   const int64_t L = s.length, Dm = s.channels, N = s.state;
   T* h = scratch.h.data();
   std::fill(scratch.h.begin(), scratch.h.end(), T(0));
@@ -184,27 +178,24 @@ TCL_SCAN_CLONES void scan_forward_sample(const ScanShape& s, const T* At, const 
     const T* u_t = u + t * Dm;
     T* y_t = y + t * Dm;
     for (int64_t d = 0; d < Dm; ++d) y_t[d] = 0;
-    scan_step(Dm, N, At, u_t, delta + t * Dm, Bm + t * N, Cm + t * N, h, h, scratch.dt_u.data(),
-              y_t);
+    scan_step(Dm, N, At, u_t, delta + t * Dm, Bm + t * N, Cm + t * N, h, h, scratch.dt_u.data(), y_t);
     for (int64_t d = 0; d < Dm; ++d) y_t[d] += D[d] * u_t[d];
   }
 }
 
 // grad_At_part [N, Dm] and grad_D_part [Dm] are this sample's partial sums.
 template <typename T>
-TCL_SCAN_CLONES void scan_backward_sample(const ScanShape& s, const T* At, const T* D,
-                                          const T* grad_y, const T* u, const T* delta,
-                                          const T* Bm, const T* Cm, ScanScratch<T>& scratch,
-                                          T* grad_u, T* grad_delta, T* grad_Bm, T* grad_Cm,
-                                          T* grad_At_part, T* grad_D_part) {
+TCL_SCAN_CLONES void scan_backward_sample(const ScanShape& s, const T* At, const T* D, const T* grad_y, const T* u,
+                                          const T* delta, const T* Bm, const T* Cm, ScanScratch<T>& scratch, T* grad_u,
+                                          T* grad_delta, T* grad_Bm, T* grad_Cm, T* grad_At_part, T* grad_D_part) {
   const int64_t L = s.length, Dm = s.channels, N = s.state, DN = Dm * N;
   // Recompute the states: hs[t+1] = h_t, hs[0] = 0.
   T* hs = scratch.h.data();
   std::fill(hs, hs + DN, T(0));
   for (int64_t t = 0; t < L; ++t) {
     std::fill(scratch.y.begin(), scratch.y.end(), T(0));
-    scan_step(Dm, N, At, u + t * Dm, delta + t * Dm, Bm + t * N, Cm + t * N, hs + t * DN,
-              hs + (t + 1) * DN, scratch.dt_u.data(), scratch.y.data());
+    scan_step(Dm, N, At, u + t * Dm, delta + t * Dm, Bm + t * N, Cm + t * N, hs + t * DN, hs + (t + 1) * DN,
+              scratch.dt_u.data(), scratch.y.data());
   }
   // Reverse sweep. gh holds dLoss/dh_t; entering step t it carries the
   // contribution of step t+1, already multiplied by exp(Δ_{t+1}·A).
@@ -237,8 +228,7 @@ TCL_SCAN_CLONES void scan_backward_sample(const ScanShape& s, const T* At, const
       const T* hc = h_cur + n * Dm;
       T* gh_n = gh + n * Dm;
       T* gA_n = grad_At_part + n * Dm;
-      backward_row(Dm, b, c, A_n, delta_t, u_t, dt_u, gy, hp, hc, gh_n, g_dt, g_u, gA_n, tmp_B,
-                   tmp_C);
+      backward_row(Dm, b, c, A_n, delta_t, u_t, dt_u, gy, hp, hc, gh_n, g_dt, g_u, gA_n, tmp_B, tmp_C);
       grad_Bm[t * N + n] = sum_lanes(tmp_B, Dm);
       grad_Cm[t * N + n] = sum_lanes(tmp_C, Dm);
     }
@@ -250,14 +240,14 @@ TCL_SCAN_CLONES void scan_backward_sample(const ScanShape& s, const T* At, const
 }
 
 template <typename T>
-void scan_forward_kernel(const ScanShape& s, const T* At, const T* u, const T* delta, const T* Bm,
-                         const T* Cm, const T* D, T* y) {
+void scan_forward_kernel(const ScanShape& s, const T* At, const T* u, const T* delta, const T* Bm, const T* Cm,
+                         const T* D, T* y) {
   const int64_t L = s.length, Dm = s.channels, N = s.state;
   at::parallel_for(0, s.batch, 1, [&](int64_t b_begin, int64_t b_end) {
     ScanScratch<T> scratch(s, /*backward=*/false);
     for (int64_t b = b_begin; b < b_end; ++b) {
-      scan_forward_sample(s, At, u + b * L * Dm, delta + b * L * Dm, Bm + b * L * N,
-                          Cm + b * L * N, D, scratch, y + b * L * Dm);
+      scan_forward_sample(s, At, u + b * L * Dm, delta + b * L * Dm, Bm + b * L * N, Cm + b * L * N, D, scratch,
+                          y + b * L * Dm);
     }
   });
 }
@@ -266,18 +256,16 @@ void scan_forward_kernel(const ScanShape& s, const T* At, const T* u, const T* d
 // grad_D_part [B, Dm]; the caller reduces them over the batch in a fixed
 // order, which keeps the result independent of the thread count.
 template <typename T>
-void scan_backward_kernel(const ScanShape& s, const T* grad_y, const T* At, const T* u,
-                          const T* delta, const T* Bm, const T* Cm, const T* D, T* grad_u,
-                          T* grad_delta, T* grad_At_part, T* grad_Bm, T* grad_Cm,
+void scan_backward_kernel(const ScanShape& s, const T* grad_y, const T* At, const T* u, const T* delta, const T* Bm,
+                          const T* Cm, const T* D, T* grad_u, T* grad_delta, T* grad_At_part, T* grad_Bm, T* grad_Cm,
                           T* grad_D_part) {
   const int64_t L = s.length, Dm = s.channels, N = s.state;
   at::parallel_for(0, s.batch, 1, [&](int64_t b_begin, int64_t b_end) {
     ScanScratch<T> scratch(s, /*backward=*/true);
     for (int64_t b = b_begin; b < b_end; ++b) {
       const int64_t x = b * L * Dm, z = b * L * N;
-      scan_backward_sample(s, At, D, grad_y + x, u + x, delta + x, Bm + z, Cm + z, scratch,
-                           grad_u + x, grad_delta + x, grad_Bm + z, grad_Cm + z,
-                           grad_At_part + b * N * Dm, grad_D_part + b * Dm);
+      scan_backward_sample(s, At, D, grad_y + x, u + x, delta + x, Bm + z, Cm + z, scratch, grad_u + x, grad_delta + x,
+                           grad_Bm + z, grad_Cm + z, grad_At_part + b * N * Dm, grad_D_part + b * Dm);
     }
   });
 }
@@ -297,9 +285,8 @@ void reduce_batch(const T* part, int64_t batch, int64_t k, T* out) {
 class SelectiveScanFunction : public torch::autograd::Function<SelectiveScanFunction> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& u,
-                               const torch::Tensor& delta, const torch::Tensor& A,
-                               const torch::Tensor& Bm, const torch::Tensor& Cm,
-                               const torch::Tensor& D) {
+                               const torch::Tensor& delta, const torch::Tensor& A, const torch::Tensor& Bm,
+                               const torch::Tensor& Cm, const torch::Tensor& D) {
     // Contiguous once here, so backward does not copy again.
     torch::Tensor uc = u.contiguous(), delta_c = delta.contiguous(), A_c = A.contiguous();
     torch::Tensor Bm_c = Bm.contiguous(), Cm_c = Cm.contiguous(), D_c = D.contiguous();
@@ -310,8 +297,8 @@ class SelectiveScanFunction : public torch::autograd::Function<SelectiveScanFunc
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_outputs) {
     const auto saved = ctx->get_saved_variables();
-    SelectiveScanGrads g = selective_scan_backward(grad_outputs[0], saved[0], saved[1], saved[2],
-                                                   saved[3], saved[4], saved[5]);
+    SelectiveScanGrads g =
+        selective_scan_backward(grad_outputs[0], saved[0], saved[1], saved[2], saved[3], saved[4], saved[5]);
     return {g.u, g.delta, g.A, g.Bm, g.Cm, g.D};
   }
 };
@@ -319,8 +306,8 @@ class SelectiveScanFunction : public torch::autograd::Function<SelectiveScanFunc
 }  // namespace
 
 torch::Tensor selective_scan_forward(const torch::Tensor& u_in, const torch::Tensor& delta_in,
-                                     const torch::Tensor& A_in, const torch::Tensor& Bm_in,
-                                     const torch::Tensor& Cm_in, const torch::Tensor& D_in) {
+                                     const torch::Tensor& A_in, const torch::Tensor& Bm_in, const torch::Tensor& Cm_in,
+                                     const torch::Tensor& D_in) {
   const ScanShape s = check_shapes(u_in, delta_in, A_in, Bm_in, Cm_in, D_in);
   torch::NoGradGuard no_grad;
   const torch::Tensor u = u_in.contiguous(), delta = delta_in.contiguous(), A = A_in.contiguous();
@@ -328,9 +315,8 @@ torch::Tensor selective_scan_forward(const torch::Tensor& u_in, const torch::Ten
   const torch::Tensor At = A.t().contiguous();  // [N, Dm]: the kernels' state layout
   torch::Tensor y = torch::empty({s.batch, s.length, s.channels}, u.options());
   AT_DISPATCH_FLOATING_TYPES(u.scalar_type(), "selective_scan_forward", [&] {
-    scan_forward_kernel<scalar_t>(s, At.data_ptr<scalar_t>(), u.data_ptr<scalar_t>(),
-                                  delta.data_ptr<scalar_t>(), Bm.data_ptr<scalar_t>(),
-                                  Cm.data_ptr<scalar_t>(), D.data_ptr<scalar_t>(),
+    scan_forward_kernel<scalar_t>(s, At.data_ptr<scalar_t>(), u.data_ptr<scalar_t>(), delta.data_ptr<scalar_t>(),
+                                  Bm.data_ptr<scalar_t>(), Cm.data_ptr<scalar_t>(), D.data_ptr<scalar_t>(),
                                   y.data_ptr<scalar_t>());
   });
   return y;
@@ -341,10 +327,9 @@ SelectiveScanGrads selective_scan_backward(const torch::Tensor& grad_y_in, const
                                            const torch::Tensor& Bm_in, const torch::Tensor& Cm_in,
                                            const torch::Tensor& D_in) {
   const ScanShape s = check_shapes(u_in, delta_in, A_in, Bm_in, Cm_in, D_in);
-  TORCH_CHECK(grad_y_in.sizes() == u_in.sizes(), "selective_scan: grad_y ", grad_y_in.sizes(),
-              " != y ", u_in.sizes());
-  TORCH_CHECK(grad_y_in.scalar_type() == u_in.scalar_type(), "selective_scan: grad_y dtype ",
-              grad_y_in.scalar_type(), " != ", u_in.scalar_type());
+  TORCH_CHECK(grad_y_in.sizes() == u_in.sizes(), "selective_scan: grad_y ", grad_y_in.sizes(), " != y ", u_in.sizes());
+  TORCH_CHECK(grad_y_in.scalar_type() == u_in.scalar_type(), "selective_scan: grad_y dtype ", grad_y_in.scalar_type(),
+              " != ", u_in.scalar_type());
   torch::NoGradGuard no_grad;
   const torch::Tensor gy = grad_y_in.contiguous();
   const torch::Tensor u = u_in.contiguous(), delta = delta_in.contiguous(), A = A_in.contiguous();
@@ -360,24 +345,20 @@ SelectiveScanGrads selective_scan_backward(const torch::Tensor& grad_y_in, const
   torch::Tensor D_part = torch::empty({s.batch, s.channels}, u.options());
   torch::Tensor grad_At = torch::empty({s.state, s.channels}, u.options());
   AT_DISPATCH_FLOATING_TYPES(u.scalar_type(), "selective_scan_backward", [&] {
-    scan_backward_kernel<scalar_t>(
-        s, gy.data_ptr<scalar_t>(), At.data_ptr<scalar_t>(), u.data_ptr<scalar_t>(),
-        delta.data_ptr<scalar_t>(), Bm.data_ptr<scalar_t>(), Cm.data_ptr<scalar_t>(),
-        D.data_ptr<scalar_t>(), g.u.data_ptr<scalar_t>(), g.delta.data_ptr<scalar_t>(),
-        At_part.data_ptr<scalar_t>(), g.Bm.data_ptr<scalar_t>(), g.Cm.data_ptr<scalar_t>(),
-        D_part.data_ptr<scalar_t>());
-    reduce_batch<scalar_t>(At_part.data_ptr<scalar_t>(), s.batch, s.state * s.channels,
-                           grad_At.data_ptr<scalar_t>());
-    reduce_batch<scalar_t>(D_part.data_ptr<scalar_t>(), s.batch, s.channels,
-                           g.D.data_ptr<scalar_t>());
+    scan_backward_kernel<scalar_t>(s, gy.data_ptr<scalar_t>(), At.data_ptr<scalar_t>(), u.data_ptr<scalar_t>(),
+                                   delta.data_ptr<scalar_t>(), Bm.data_ptr<scalar_t>(), Cm.data_ptr<scalar_t>(),
+                                   D.data_ptr<scalar_t>(), g.u.data_ptr<scalar_t>(), g.delta.data_ptr<scalar_t>(),
+                                   At_part.data_ptr<scalar_t>(), g.Bm.data_ptr<scalar_t>(), g.Cm.data_ptr<scalar_t>(),
+                                   D_part.data_ptr<scalar_t>());
+    reduce_batch<scalar_t>(At_part.data_ptr<scalar_t>(), s.batch, s.state * s.channels, grad_At.data_ptr<scalar_t>());
+    reduce_batch<scalar_t>(D_part.data_ptr<scalar_t>(), s.batch, s.channels, g.D.data_ptr<scalar_t>());
   });
   g.A = grad_At.t().contiguous();
   return g;
 }
 
-torch::Tensor selective_scan_ops(const torch::Tensor& u, const torch::Tensor& delta,
-                                 const torch::Tensor& A, const torch::Tensor& Bm,
-                                 const torch::Tensor& Cm, const torch::Tensor& D) {
+torch::Tensor selective_scan_ops(const torch::Tensor& u, const torch::Tensor& delta, const torch::Tensor& A,
+                                 const torch::Tensor& Bm, const torch::Tensor& Cm, const torch::Tensor& D) {
   const ScanShape s = check_shapes(u, delta, A, Bm, Cm, D, /*cpu_only=*/false);
   if (s.length == 0) return u * D;
   // Per step, for all samples at once ([B, L, Dm, N]): the decay exp(Δ·A)
@@ -396,9 +377,8 @@ torch::Tensor selective_scan_ops(const torch::Tensor& u, const torch::Tensor& de
   return torch::matmul(h, Cm.unsqueeze(-1)).squeeze(-1) + u * D;
 }
 
-torch::Tensor selective_scan(const torch::Tensor& u, const torch::Tensor& delta,
-                             const torch::Tensor& A, const torch::Tensor& Bm,
-                             const torch::Tensor& Cm, const torch::Tensor& D) {
+torch::Tensor selective_scan(const torch::Tensor& u, const torch::Tensor& delta, const torch::Tensor& A,
+                             const torch::Tensor& Bm, const torch::Tensor& Cm, const torch::Tensor& D) {
   if (!u.device().is_cpu()) return selective_scan_ops(u, delta, A, Bm, Cm, D);
   return SelectiveScanFunction::apply(u, delta, A, Bm, Cm, D);
 }

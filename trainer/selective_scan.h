@@ -44,22 +44,19 @@ namespace tcl::trainer {
 
 // Differentiable scan: gradients flow to all six inputs. Not twice
 // differentiable (the backward is a kernel, not a graph).
-torch::Tensor selective_scan(const torch::Tensor& u, const torch::Tensor& delta,
-                             const torch::Tensor& A, const torch::Tensor& Bm,
-                             const torch::Tensor& Cm, const torch::Tensor& D);
+torch::Tensor selective_scan(const torch::Tensor& u, const torch::Tensor& delta, const torch::Tensor& A,
+                             const torch::Tensor& Bm, const torch::Tensor& Cm, const torch::Tensor& D);
 
 // The recurrence in plain torch ops on any device, differentiable by
 // autograd (what selective_scan runs off the CPU). Exact exp, so it matches
 // the kernels to float rounding. Memory: O(B·L·Dm·N) for the per-step
 // decays and inputs, and as much again kept for the backward.
-torch::Tensor selective_scan_ops(const torch::Tensor& u, const torch::Tensor& delta,
-                                 const torch::Tensor& A, const torch::Tensor& Bm,
-                                 const torch::Tensor& Cm, const torch::Tensor& D);
+torch::Tensor selective_scan_ops(const torch::Tensor& u, const torch::Tensor& delta, const torch::Tensor& A,
+                                 const torch::Tensor& Bm, const torch::Tensor& Cm, const torch::Tensor& D);
 
 // The raw CPU kernels, without autograd (for the inference path, tests, bench/).
-torch::Tensor selective_scan_forward(const torch::Tensor& u, const torch::Tensor& delta,
-                                     const torch::Tensor& A, const torch::Tensor& Bm,
-                                     const torch::Tensor& Cm, const torch::Tensor& D);
+torch::Tensor selective_scan_forward(const torch::Tensor& u, const torch::Tensor& delta, const torch::Tensor& A,
+                                     const torch::Tensor& Bm, const torch::Tensor& Cm, const torch::Tensor& D);
 
 struct SelectiveScanGrads {
   torch::Tensor u, delta, A, Bm, Cm, D;  // same shapes as the inputs
@@ -67,8 +64,7 @@ struct SelectiveScanGrads {
 
 // Gradients of sum(grad_y ⊙ y) with respect to each input.
 SelectiveScanGrads selective_scan_backward(const torch::Tensor& grad_y, const torch::Tensor& u,
-                                           const torch::Tensor& delta, const torch::Tensor& A,
-                                           const torch::Tensor& Bm, const torch::Tensor& Cm,
-                                           const torch::Tensor& D);
+                                           const torch::Tensor& delta, const torch::Tensor& A, const torch::Tensor& Bm,
+                                           const torch::Tensor& Cm, const torch::Tensor& D);
 
 }  // namespace tcl::trainer

@@ -51,7 +51,8 @@ class ThreadsScope {
 
 Status check_optimisation(const Optimisation& r) {
   if (r.epochs < 1) return Status::invalid_argument("train: epochs must be >= 1");
-  if (r.min_steps < 0 || r.min_steps > 1'000'000) return Status::invalid_argument("train: min_steps must be in [0, 1e6]");
+  if (r.min_steps < 0 || r.min_steps > 1'000'000)
+    return Status::invalid_argument("train: min_steps must be in [0, 1e6]");
   if (r.patience < 0) return Status::invalid_argument("train: patience must be >= 0");
   if (r.stop_after_epochs < 0) return Status::invalid_argument("train: stop_after_epochs must be >= 0");
   if (r.groups_per_batch < 1) return Status::invalid_argument("train: groups_per_batch must be >= 1");
@@ -121,7 +122,8 @@ struct RunInput {
 };
 
 RunInput input_of(const TrainRequest& r) {
-  RunInput in{.data = &r.data, .model = &r.model, .opt = &r.optimisation, .resources = &r.resources, .fisher = &r.fisher};
+  RunInput in{
+      .data = &r.data, .model = &r.model, .opt = &r.optimisation, .resources = &r.resources, .fisher = &r.fisher};
   if (const FineTune* tune = fine_tune_of(r.start)) in.init_checkpoint = tune->init_checkpoint;
   in.joint = std::get_if<JointTraining>(&r.start);
   in.distill = std::get_if<Distill>(&r.start);
@@ -262,8 +264,13 @@ Result<TrainResult> run(const RunInput& in, const ProgressCallback& progress, Cl
   std::optional<Dataset> pool;
   std::optional<DistillTerms> distill;
   if (in.distill != nullptr) {
-    const DistillSetup setup{.distill = in.distill, .data = in.data, .dataset = &ds, .config = &config,
-                             .seed = in.opt->seed, .shape = shape, .device = dev};
+    const DistillSetup setup{.distill = in.distill,
+                             .data = in.data,
+                             .dataset = &ds,
+                             .config = &config,
+                             .seed = in.opt->seed,
+                             .shape = shape,
+                             .device = dev};
     Result<DistillTerms> terms = prepare_distillation(setup, model, &sources, &pool);
     if (!terms) return terms.status();
     distill = std::move(*terms);
@@ -338,11 +345,10 @@ Result<TrainResult> train_and_refit(const TrainRequest& request, const ProgressC
   if (budget > 0) again.resources.time_budget_s = std::max(1.0, budget - seconds_since(start));
   // Progress goes on counting: the refit's epochs follow the first run's.
   const int done = first->epochs_done;
-  const ProgressCallback refit_progress =
-      progress ? ProgressCallback([&](int epoch, int, double loss, double val) {
-        return progress(done + epoch, done + first->best_epoch, loss, val);
-      })
-               : ProgressCallback();
+  const ProgressCallback refit_progress = progress ? ProgressCallback([&](int epoch, int, double loss, double val) {
+    return progress(done + epoch, done + first->best_epoch, loss, val);
+  })
+                                                   : ProgressCallback();
   Result<TrainResult> second = run(input_of(again), refit_progress, Clock::now());
   if (!second) return second;
   if (second->budget_exhausted) return first;  // cut short: the early-stopped model is the better one
@@ -394,8 +400,8 @@ Result<RankingMetrics> zero_shot_fit(const TrainRequest& request, std::string_vi
 
 Result<TrainResult> train_platform(const TrainRequest& request, const ProgressCallback& progress) {
   const Clock::time_point start = Clock::now();
-  for (Status s : {check_optimisation(request.optimisation), check_resources(request.resources),
-                   check_start(request.start)}) {
+  for (Status s :
+       {check_optimisation(request.optimisation), check_resources(request.resources), check_start(request.start)}) {
     if (!s) return s;
   }
   ThreadsScope threads(request.resources.threads);
@@ -416,8 +422,11 @@ Result<TrainResult> train_platform(const DatasetTrainRequest& request, const Pro
   }
   ThreadsScope threads(request.resources.threads);
   try {
-    const RunInput in{.dataset = request.dataset, .model = &request.model, .opt = &request.optimisation,
-                      .resources = &request.resources, .fisher = &request.fisher};
+    const RunInput in{.dataset = request.dataset,
+                      .model = &request.model,
+                      .opt = &request.optimisation,
+                      .resources = &request.resources,
+                      .fisher = &request.fisher};
     return run(in, progress, start);
   } catch (const std::exception& e) {
     return Status::internal(std::string("train: ") + e.what());

@@ -117,13 +117,13 @@ struct Optimisation {
   // Batch chunks of similar length (fewer padded tokens: 1.5x fewer on the
   // GPU set, 1.7x on CPU sets); the batch order stays random.
   bool bucket_by_length = true;
-  double learning_rate = 2e-3;        // AdamW peak (see "Learning rate" above)
-  double warmup_fraction = 0.02;      // linear warm-up share of the planned steps
-  double weight_decay = 1e-2;         // matrices only (optimizer.h)
-  double grad_clip_norm = 1.0;        // 0 = no clipping
-  double lambda_sigma = 1.0;          // LambdaRank logistic slope (lambda_rank.h)
-  std::int64_t ndcg_at = 0;           // LambdaRank NDCG truncation, 0 = whole group
-  std::uint64_t seed = 0;             // model init, dropout and batch order
+  double learning_rate = 2e-3;    // AdamW peak (see "Learning rate" above)
+  double warmup_fraction = 0.02;  // linear warm-up share of the planned steps
+  double weight_decay = 1e-2;     // matrices only (optimizer.h)
+  double grad_clip_norm = 1.0;    // 0 = no clipping
+  double lambda_sigma = 1.0;      // LambdaRank logistic slope (lambda_rank.h)
+  std::int64_t ndcg_at = 0;       // LambdaRank NDCG truncation, 0 = whole group
+  std::uint64_t seed = 0;         // model init, dropout and batch order
   // Early stopping, with a validation split (DatasetOptions::
   // validation_fraction > 0: programs or whole tasks kept out of training,
   // validation_split): the validation split is scored after every epoch
@@ -233,9 +233,9 @@ struct JointTraining {
 struct DistillTargets {
   std::string_view column_checkpoint{};  // C, fine-tuned on platform k; empty = none (column_weight unused)
   std::vector<std::vector<float>> old_descriptors{};  // h_j, core::kHardwareDim floats each
-  std::string_view teacher_fisher{};     // TrainResult::fisher of T; empty = no EWC
-  std::span<const core::Record> unlabeled{};  // platform k's unmeasured programs; read during the call
-  double unlabeled_ratio = 1.0;             // unlabeled batches per measured batch, per epoch
+  std::string_view teacher_fisher{};                  // TrainResult::fisher of T; empty = no EWC
+  std::span<const core::Record> unlabeled{};          // platform k's unmeasured programs; read during the call
+  double unlabeled_ratio = 1.0;                       // unlabeled batches per measured batch, per epoch
   // About this many programs of `unlabeled` kept (the same seeded share of
   // every task, at least 2 each); 0 = none. Their tokens take L · 200 bytes
   // each: 50k GPU programs (L = 68) hold 680 MB during the call.
@@ -284,22 +284,22 @@ struct DatasetTrainRequest {
 };
 
 struct TrainResult {
-  std::string checkpoint;   // CostModel::save() bytes (config + fp32 weights)
+  std::string checkpoint;  // CostModel::save() bytes (config + fp32 weights)
   // Diagonal Fisher (float32 per parameter, in the checkpoint's parameter
   // order, scaled to mean 1); empty unless FisherOptions::compute.
   std::string fisher;
-  ModelConfig config;       // as trained (shapes from the data, seed)
+  ModelConfig config;                              // as trained (shapes from the data, seed)
   TokenEncoding encoding = TokenEncoding::kSteps;  // what the model must be fed
-  RankingMetrics metrics;   // on the eval split (all zero when it is empty)
-  std::vector<float> eval_scores;  // the model's score of each eval program, in split order
-  DatasetSummary data;      // what the data held and kept
-  std::int64_t unlabeled_programs = 0;  // distill: unmeasured programs kept as KD inputs
+  RankingMetrics metrics;                          // on the eval split (all zero when it is empty)
+  std::vector<float> eval_scores;                  // the model's score of each eval program, in split order
+  DatasetSummary data;                             // what the data held and kept
+  std::int64_t unlabeled_programs = 0;             // distill: unmeasured programs kept as KD inputs
   std::int64_t num_parameters = 0;
   Device device = Device::kCpu;  // where it trained: kCpu or kCuda
 
-  int epochs_planned = 0;   // epochs, or more under min_steps
-  int epochs_done = 0;      // whole epochs finished (the refit's, after a refit)
-  bool refitted = false;    // the result is the refit (TrainData::refit)
+  int epochs_planned = 0;  // epochs, or more under min_steps
+  int epochs_done = 0;     // whole epochs finished (the refit's, after a refit)
+  bool refitted = false;   // the result is the refit (TrainData::refit)
   // FineTune::auto_schedule: init_checkpoint on the training programs before any step
   // (random_top1 is the chance floor it was held against), and whether the
   // long schedule was applied.
@@ -310,15 +310,15 @@ struct TrainResult {
   std::vector<RankingMetrics> epoch_validation;
   int best_epoch = 0;
   RankingMetrics validation;
-  std::int64_t steps = 0;   // optimizer steps taken
+  std::int64_t steps = 0;            // optimizer steps taken
   std::vector<double> epoch_losses;  // mean training loss per finished epoch
   bool budget_exhausted = false;     // the time budget stopped training early
 
-  double wall_s = 0;        // the whole call
-  double dataset_s = 0;     // building the dataset (0 for a prebuilt one)
-  double train_s = 0;       // optimizer steps (incl. per-epoch evaluation)
-  double eval_s = 0;        // the final evaluation
-  double fisher_s = 0;      // the Fisher information
+  double wall_s = 0;     // the whole call
+  double dataset_s = 0;  // building the dataset (0 for a prebuilt one)
+  double train_s = 0;    // optimizer steps (incl. per-epoch evaluation)
+  double eval_s = 0;     // the final evaluation
+  double fisher_s = 0;   // the Fisher information
 };
 
 // Top-1/top-5 of a checkpoint on the records of one platform whose tasks
@@ -352,11 +352,9 @@ using ProgressCallback = std::function<bool(int epoch, int epochs, double loss, 
 // (named) or a config that does not validate. kFailedPrecondition: the data
 // has no trainable task (dataset.h), or device kCuda without a usable GPU.
 // kInternal: torch failed (message kept; CUDA out of memory among them).
-Result<TrainResult> train_platform(const TrainRequest& request,
-                                   const ProgressCallback& progress = {});
+Result<TrainResult> train_platform(const TrainRequest& request, const ProgressCallback& progress = {});
 
 // The same on a prebuilt dataset (kInvalidArgument when it is null).
-Result<TrainResult> train_platform(const DatasetTrainRequest& request,
-                                   const ProgressCallback& progress = {});
+Result<TrainResult> train_platform(const DatasetTrainRequest& request, const ProgressCallback& progress = {});
 
 }  // namespace tcl::trainer

@@ -17,7 +17,7 @@
 namespace tcl::api {
 
 struct ReadinessCheck {
-  std::string name;     // "database", "migrations", "draining", "model"
+  std::string name;  // "database", "migrations", "draining", "model"
   bool ok = false;
   std::string message;  // why not, when !ok: our own words (the probe is public)
   std::string cause;    // the underlying error, for the log line only

@@ -117,7 +117,8 @@ Status tensor_error(std::string_view tensor, const std::string& what) {
 Result<TensorHeader> read_header(const json::value& v, std::size_t index) {
   const std::string where = "inputs[" + std::to_string(index) + "]";
   const json::object* o = v.if_object();
-  if (o == nullptr) return Status::invalid_argument(where + " must be an object {\"name\", \"shape\", \"datatype\", \"data\"}");
+  if (o == nullptr)
+    return Status::invalid_argument(where + " must be an object {\"name\", \"shape\", \"datatype\", \"data\"}");
   TensorHeader h;
   const json::value* name = o->if_contains("name");
   if (name == nullptr || !name->is_string()) return Status::invalid_argument(where + ": 'name' must be a string");
@@ -154,7 +155,8 @@ Status read_nested(const json::array& a, const TensorHeader& h, std::size_t dept
   for (const json::value& e : a) {
     if (last) {
       T x;
-      if (!convert(e, &x)) return tensor_error(h.name, "element " + std::to_string(out->size()) + " is not " + h.datatype);
+      if (!convert(e, &x))
+        return tensor_error(h.name, "element " + std::to_string(out->size()) + " is not " + h.datatype);
       out->push_back(x);
     } else if (const json::array* inner = e.if_array()) {
       if (Status s = read_nested(*inner, h, depth + 1, convert, out); !s) return s;
@@ -175,13 +177,14 @@ Status read_data(const TensorHeader& h, std::uint64_t count, const Convert& conv
   // stored is bounded by what was sent, not by what the shape claims.
   if (nested) return read_nested(a, h, 0, convert, out);
   if (a.size() != count) {
-    return tensor_error(h.name, "'data' has " + std::to_string(a.size()) + " elements; the shape says " +
-                                    std::to_string(count));
+    return tensor_error(
+        h.name, "'data' has " + std::to_string(a.size()) + " elements; the shape says " + std::to_string(count));
   }
   out->reserve(count);
   for (const json::value& e : a) {
     T x;
-    if (!convert(e, &x)) return tensor_error(h.name, "element " + std::to_string(out->size()) + " is not " + h.datatype);
+    if (!convert(e, &x))
+      return tensor_error(h.name, "element " + std::to_string(out->size()) + " is not " + h.datatype);
     out->push_back(x);
   }
   return Status::ok();
@@ -239,7 +242,8 @@ Status read_infer_request(const json::object& body, const trainer::ModelConfig& 
     in->id = std::string(id->get_string());
   }
   const json::value* params = body.if_contains("parameters");
-  const json::value* platform = params != nullptr && params->is_object() ? params->get_object().if_contains("platform") : nullptr;
+  const json::value* platform =
+      params != nullptr && params->is_object() ? params->get_object().if_contains("platform") : nullptr;
   if (params != nullptr && !params->is_object()) return Status::invalid_argument("'parameters' must be an object");
   if (platform == nullptr || !platform->is_string()) {
     return Status::invalid_argument(
@@ -267,7 +271,8 @@ Status read_infer_request(const json::object& body, const trainer::ModelConfig& 
     if (!h) return h.status();
     std::optional<TensorHeader>* slot = h->name == "tokens" ? &tokens : h->name == "lengths" ? &lengths : nullptr;
     if (slot == nullptr) {
-      return Status::invalid_argument("unknown input '" + h->name + "'; this model reads 'tokens' and optionally 'lengths'");
+      return Status::invalid_argument("unknown input '" + h->name +
+                                      "'; this model reads 'tokens' and optionally 'lengths'");
     }
     if (slot->has_value()) return Status::invalid_argument("input '" + h->name + "' is given twice");
     *slot = std::move(*h);
@@ -304,8 +309,8 @@ Status read_infer_request(const json::object& body, const trainer::ModelConfig& 
       return tensor_error("lengths", "datatype must be INT32 or INT64, not " + l.datatype);
     }
     if (l.shape.size() != 1 || l.shape[0] != t.shape[0]) {
-      return tensor_error("lengths", "shape must be [n] = [" + std::to_string(t.shape[0]) + "], not " +
-                                         shape_text(l.shape));
+      return tensor_error("lengths",
+                          "shape must be [n] = [" + std::to_string(t.shape[0]) + "], not " + shape_text(l.shape));
     }
     if (Status st = read_data(l, l.shape[0], to_int32, &s.lengths); !st) return st;
     for (std::size_t i = 0; i < s.lengths.size(); ++i) {
@@ -333,23 +338,26 @@ void add_inference_v2_routes(Router& router, registry::PlatformStore& platforms,
   open.lane = Lane::kProbe;
   const RouteOptions read{Access::kRead, std::size_t{0}};
 
-  router.add(http::verb::get, "/v2/health/live", [](const Request&) { return health_answer(true); }, live);
-  router.add(http::verb::get, "/v2/health/ready",
-             [opts](const Request&) {
-               bool ready = true;
-               if (opts->readiness) {
-                 for (const ReadinessCheck& c : opts->readiness()) ready = ready && c.ok;
-               }
-               return health_answer(ready);
-             },
-             open);
+  router.add(
+      http::verb::get, "/v2/health/live", [](const Request&) { return health_answer(true); }, live);
+  router.add(
+      http::verb::get, "/v2/health/ready",
+      [opts](const Request&) {
+        bool ready = true;
+        if (opts->readiness) {
+          for (const ReadinessCheck& c : opts->readiness()) ready = ready && c.ok;
+        }
+        return health_answer(ready);
+      },
+      open);
 
-  router.add(http::verb::get, "/v2",
-             [](const Request&) {
-               return json_response(http::status::ok,
-                                    json::object{{"name", "tcld"}, {"version", TCL_VERSION}, {"extensions", json::array{}}});
-             },
-             read);
+  router.add(
+      http::verb::get, "/v2",
+      [](const Request&) {
+        return json_response(http::status::ok,
+                             json::object{{"name", "tcld"}, {"version", TCL_VERSION}, {"extensions", json::array{}}});
+      },
+      read);
 
   // Model metadata: the version's input and output tensors.
   auto metadata = [opts, &models, &store](const Request& req) -> Response {
@@ -442,10 +450,8 @@ void add_inference_v2_routes(Router& router, registry::PlatformStore& platforms,
     json::object answer{{"model_name", opts->model_name}, {"model_version", std::to_string(lm.version)}};
     if (in.id) answer["id"] = *in.id;
     answer["parameters"] = json::object{{"platform", in.platform}, {"platform_covered", covered}};
-    answer["outputs"] = json::array{json::object{{"name", "scores"},
-                                                 {"datatype", "FP32"},
-                                                 {"shape", json::array{in.count}},
-                                                 {"data", std::move(data)}}};
+    answer["outputs"] = json::array{json::object{
+        {"name", "scores"}, {"datatype", "FP32"}, {"shape", json::array{in.count}}, {"data", std::move(data)}}};
     return json_response(http::status::ok, answer);
   };
   const RouteOptions infer_options{Access::kRead, opts->body_limit};

@@ -54,33 +54,35 @@ Result<std::int64_t> job_id(const Request& req) {
 }  // namespace
 
 void add_job_routes(Router& router, registry::PlatformStore& platforms, registry::JobQueue& jobs) {
-  router.add(http::verb::post, "/v1/platforms/{name}/jobs",
-             [&platforms, &jobs](const Request& req) {
-               const std::string& name = req.param("name");
-               if (!valid_platform_name(name)) return error_response(Status::not_found("platform '" + name + "' does not exist"));
-               auto body = parse_json_object(req.body());
-               if (!body) return error_response(body.status());
-               auto kind_text = required_string(*body, "kind");
-               if (!kind_text) return error_response(kind_text.status(), json::object{{"field", "kind"}});
-               const auto kind = registry::parse_job_kind(*kind_text);
-               if (!kind) {
-                 return error_response(Status::invalid_argument("field 'kind' must be \"train\" or \"distill\""),
-                                       json::object{{"field", "kind"}});
-               }
-               auto platform = platforms.find(name);
-               if (!platform) return error_response(platform.status());
-               json::object options = *body;
-               options.erase("kind");
-               const std::string options_json = json::serialize(options);
-               // Bad options fail here, before a job exists (the worker reads them again).
-               if (auto checked = parse_job_options(options_json, *kind); !checked) return error_response(checked.status());
-               auto job = jobs.enqueue(platform->id, *kind, options_json);
-               if (!job) return error_response(job.status());
-               Response res = json_response(http::status::accepted, job_json(*job));
-               res.headers["Location"] = "/v1/jobs/" + std::to_string(job->id);
-               return res;
-             },
-             RouteOptions{Access::kWrite, std::size_t{64 << 10}});
+  router.add(
+      http::verb::post, "/v1/platforms/{name}/jobs",
+      [&platforms, &jobs](const Request& req) {
+        const std::string& name = req.param("name");
+        if (!valid_platform_name(name))
+          return error_response(Status::not_found("platform '" + name + "' does not exist"));
+        auto body = parse_json_object(req.body());
+        if (!body) return error_response(body.status());
+        auto kind_text = required_string(*body, "kind");
+        if (!kind_text) return error_response(kind_text.status(), json::object{{"field", "kind"}});
+        const auto kind = registry::parse_job_kind(*kind_text);
+        if (!kind) {
+          return error_response(Status::invalid_argument("field 'kind' must be \"train\" or \"distill\""),
+                                json::object{{"field", "kind"}});
+        }
+        auto platform = platforms.find(name);
+        if (!platform) return error_response(platform.status());
+        json::object options = *body;
+        options.erase("kind");
+        const std::string options_json = json::serialize(options);
+        // Bad options fail here, before a job exists (the worker reads them again).
+        if (auto checked = parse_job_options(options_json, *kind); !checked) return error_response(checked.status());
+        auto job = jobs.enqueue(platform->id, *kind, options_json);
+        if (!job) return error_response(job.status());
+        Response res = json_response(http::status::accepted, job_json(*job));
+        res.headers["Location"] = "/v1/jobs/" + std::to_string(job->id);
+        return res;
+      },
+      RouteOptions{Access::kWrite, std::size_t{64 << 10}});
 
   router.add(http::verb::get, "/v1/platforms/{name}/jobs", [&platforms, &jobs](const Request& req) {
     const std::string& name = req.param("name");
@@ -102,15 +104,16 @@ void add_job_routes(Router& router, registry::PlatformStore& platforms, registry
     return json_response(http::status::ok, job_json(*job));
   });
 
-  router.add(http::verb::post, "/v1/jobs/{id}/cancel",
-             [&jobs](const Request& req) {
-               auto id = job_id(req);
-               if (!id) return error_response(id.status());
-               auto job = jobs.cancel(*id);
-               if (!job) return error_response(job.status());
-               return json_response(http::status::ok, job_json(*job));
-             },
-             RouteOptions{Access::kWrite, std::size_t{1 << 10}});
+  router.add(
+      http::verb::post, "/v1/jobs/{id}/cancel",
+      [&jobs](const Request& req) {
+        auto id = job_id(req);
+        if (!id) return error_response(id.status());
+        auto job = jobs.cancel(*id);
+        if (!job) return error_response(job.status());
+        return json_response(http::status::ok, job_json(*job));
+      },
+      RouteOptions{Access::kWrite, std::size_t{1 << 10}});
 }
 
 }  // namespace tcl::api

@@ -93,36 +93,37 @@ void add_model_routes(Router& router, registry::ModelStore& models) {
                          json::object{{"alias", a->name}, {"version", a->version}, {"updated_at", a->updated_at}});
   });
 
-  router.add(http::verb::put, "/v1/aliases/{alias}",
-             [&models](const Request& req) {
-               const std::string& name = req.param("alias");
-               if (!valid_new_alias_name(name)) {
-                 return error_response(Status::invalid_argument("alias names start with a letter and match "
-                                                                "[a-z][a-z0-9._-]{0,63} (a name of digits would "
-                                                                "read as a version number)"),
-                                       json::object{{"field", "alias"}});
-               }
-               auto body = parse_json_object(req.body());
-               if (!body) return error_response(body.status());
-               auto version = optional_int(*body, "version");
-               if (!version) return error_response(version.status(), json::object{{"field", "version"}});
-               if (!*version) {
-                 return error_response(Status::invalid_argument("field 'version' is required"),
-                                       json::object{{"field", "version"}});
-               }
-               auto reason = optional_string(*body, "reason");
-               if (!reason) return error_response(reason.status(), json::object{{"field", "reason"}});
-               const std::string actor = req.principal ? req.principal->name : "unknown";
-               auto moved = models.set_alias(name, **version, actor, reason->value_or("moved by hand"));
-               if (!moved) return error_response(moved.status());
-               json::object out{{"alias", moved->alias.name},
-                                {"version", moved->alias.version},
-                                {"updated_at", moved->alias.updated_at},
-                                {"changed", moved->changed}};
-               if (moved->move) out["move"] = move_json(*moved->move);
-               return json_response(http::status::ok, out);
-             },
-             RouteOptions{Access::kAdmin, std::size_t{16 << 10}});
+  router.add(
+      http::verb::put, "/v1/aliases/{alias}",
+      [&models](const Request& req) {
+        const std::string& name = req.param("alias");
+        if (!valid_new_alias_name(name)) {
+          return error_response(Status::invalid_argument("alias names start with a letter and match "
+                                                         "[a-z][a-z0-9._-]{0,63} (a name of digits would "
+                                                         "read as a version number)"),
+                                json::object{{"field", "alias"}});
+        }
+        auto body = parse_json_object(req.body());
+        if (!body) return error_response(body.status());
+        auto version = optional_int(*body, "version");
+        if (!version) return error_response(version.status(), json::object{{"field", "version"}});
+        if (!*version) {
+          return error_response(Status::invalid_argument("field 'version' is required"),
+                                json::object{{"field", "version"}});
+        }
+        auto reason = optional_string(*body, "reason");
+        if (!reason) return error_response(reason.status(), json::object{{"field", "reason"}});
+        const std::string actor = req.principal ? req.principal->name : "unknown";
+        auto moved = models.set_alias(name, **version, actor, reason->value_or("moved by hand"));
+        if (!moved) return error_response(moved.status());
+        json::object out{{"alias", moved->alias.name},
+                         {"version", moved->alias.version},
+                         {"updated_at", moved->alias.updated_at},
+                         {"changed", moved->changed}};
+        if (moved->move) out["move"] = move_json(*moved->move);
+        return json_response(http::status::ok, out);
+      },
+      RouteOptions{Access::kAdmin, std::size_t{16 << 10}});
 
   router.add(http::verb::get, "/v1/aliases/{alias}/history", [&models](const Request& req) {
     auto h = models.alias_history(req.param("alias"));

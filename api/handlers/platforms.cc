@@ -29,8 +29,10 @@ json::object platform_json(const registry::Platform& p, bool with_counts) {
                  {"description", p.description},
                  {"created_at", p.created_at}};
   if (with_counts) {
-    o["counts"] = json::object{{"programs", p.counts.programs},         {"tasks", p.counts.tasks},
-                               {"measurements", p.counts.measurements}, {"failed", p.counts.failed},
+    o["counts"] = json::object{{"programs", p.counts.programs},
+                               {"tasks", p.counts.tasks},
+                               {"measurements", p.counts.measurements},
+                               {"failed", p.counts.failed},
                                {"candidates", p.counts.candidates}};
     // Onboarding state follows from the counts until the lineage tracks it.
     std::string state = "registered";
@@ -68,13 +70,12 @@ Result<registry::NewPlatform> parse_new_platform(std::string_view body) {
   for (std::size_t i = 0; i < 8; ++i) {
     const json::value& v = hw->as_array()[i];
     if (!v.is_int64() && !v.is_uint64()) {
-      return Status::invalid_field("hardware_params", "must be an array of 8 integers (item " + std::to_string(i) +
-                                                          " is not an integer)");
+      return Status::invalid_field("hardware_params",
+                                   "must be an array of 8 integers (item " + std::to_string(i) + " is not an integer)");
     }
     const std::int64_t x = v.is_int64() ? v.as_int64() : static_cast<std::int64_t>(v.as_uint64());
     if (x < -1) {  // TVM writes -1 for a parameter it does not know (num_cores of a GPU)
-      return Status::invalid_field("hardware_params",
-                                   "item " + std::to_string(i) + " must be >= 0, or -1 for unknown");
+      return Status::invalid_field("hardware_params", "item " + std::to_string(i) + " must be >= 0, or -1 for unknown");
     }
     p.hardware_params[i] = x;
   }
@@ -92,17 +93,18 @@ Result<registry::NewPlatform> parse_new_platform(std::string_view body) {
 }  // namespace
 
 void add_platform_routes(Router& router, registry::PlatformStore& platforms) {
-  router.add(http::verb::post, "/v1/platforms",
-             [&platforms](const Request& req) {
-               auto in = parse_new_platform(req.body());
-               if (!in) return invalid_field(in.status());
-               auto created = platforms.create(*in);
-               if (!created) return error_response(created.status());
-               Response res = json_response(http::status::created, platform_json(*created, false));
-               res.headers["Location"] = "/v1/platforms/" + created->name;
-               return res;
-             },
-             RouteOptions{Access::kWrite, std::size_t{64 << 10}});
+  router.add(
+      http::verb::post, "/v1/platforms",
+      [&platforms](const Request& req) {
+        auto in = parse_new_platform(req.body());
+        if (!in) return invalid_field(in.status());
+        auto created = platforms.create(*in);
+        if (!created) return error_response(created.status());
+        Response res = json_response(http::status::created, platform_json(*created, false));
+        res.headers["Location"] = "/v1/platforms/" + created->name;
+        return res;
+      },
+      RouteOptions{Access::kWrite, std::size_t{64 << 10}});
 
   router.add(http::verb::get, "/v1/platforms", [&platforms](const Request&) {
     auto all = platforms.list();

@@ -107,10 +107,10 @@ void add_predict_routes(Router& router, registry::PlatformStore& platforms, Mode
                                 json::object{{"field", list_name}});
         }
         if (items->size() > options.max_programs) {
-          return error_response(Status::resource_exhausted(
-                                    std::to_string(items->size()) + " programs in one request; at most " +
-                                    std::to_string(options.max_programs) + " (split the batch)"),
-                                json::object{{"field", list_name}, {"max_programs", options.max_programs}});
+          return error_response(
+              Status::resource_exhausted(std::to_string(items->size()) + " programs in one request; at most " +
+                                         std::to_string(options.max_programs) + " (split the batch)"),
+              json::object{{"field", list_name}, {"max_programs", options.max_programs}});
         }
 
         auto descriptor = descriptors->get(*platform);

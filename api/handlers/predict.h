@@ -31,7 +31,7 @@
 namespace tcl::api {
 
 struct PredictRouteOptions {
-  std::size_t max_programs = 65'536;  // per request
+  std::size_t max_programs = 65'536;   // per request
   std::size_t body_limit = 64u << 20;  // bytes (a CPU record is ~1 KB)
 };
 

@@ -44,14 +44,11 @@ struct SampleParams {
   std::string model = "production";
 };
 
-Status bad(const std::string& field, const std::string& message) {
-  return Status::invalid_field(field, message);
-}
+Status bad(const std::string& field, const std::string& message) { return Status::invalid_field(field, message); }
 
 Result<SampleParams> parse_params(const json::object& body) {
-  static const std::unordered_set<std::string_view> known = {"budget", "fraction", "strategy", "weights", "seed",
-                                                             "model",  "mc_samples", "min_per_task",
-                                                             "random_share"};
+  static const std::unordered_set<std::string_view> known = {
+      "budget", "fraction", "strategy", "weights", "seed", "model", "mc_samples", "min_per_task", "random_share"};
   for (const auto& kv : body) {
     if (!known.count(kv.key())) return bad(std::string(kv.key()), "is not a sample-request parameter");
   }
@@ -213,14 +210,14 @@ Result<PoolRead> read_round_pool(registry::UploadStore& uploads, registry::Sampl
   std::vector<std::pair<std::string, std::vector<core::Step>>> measured_programs;
   core::RecordParser parser;
   core::Record record;
-  Status read = uploads.for_each_record(platform_id, registry::UploadKind::kMeasurements,
-                                        [&](const registry::StoredRecord& r) {
-                                          if (!measured.insert(r.program_id).second) return true;
-                                          if (pool->embedded() && parser.parse(r.record, &record).is_ok()) {
-                                            measured_programs.emplace_back(record.workload_key, record.steps);
-                                          }
-                                          return true;
-                                        });
+  Status read =
+      uploads.for_each_record(platform_id, registry::UploadKind::kMeasurements, [&](const registry::StoredRecord& r) {
+        if (!measured.insert(r.program_id).second) return true;
+        if (pool->embedded() && parser.parse(r.record, &record).is_ok()) {
+          measured_programs.emplace_back(record.workload_key, record.steps);
+        }
+        return true;
+      });
   if (!read) return read;
   auto pending = samples.pending_programs(platform_id);
   if (!pending) return pending.status();
@@ -272,20 +269,20 @@ registry::NewSampleRequest new_request(const SampleParams& params, const registr
     it.score = p.score;
     nr.items.push_back(std::move(it));
   }
-  nr.params_json = json::serialize(json::object{
-      {"budget", budget},
-      {"fraction", params.fraction ? json::value(*params.fraction) : json::value(nullptr)},
-      {"weights", json::object{{"r", params.weights.r}, {"d", params.weights.d}, {"u", params.weights.u}}},
-      {"seed", params.seed},
-      {"mc_samples", params.mc_samples},
-      {"min_per_task", params.min_per_task},
-      {"random_share", params.random_share},
-      {"model", scorers.student ? json::value(params.model) : json::value(nullptr)},
-      {"active_column", scorers.column ? json::value(scorers.column->version) : json::value(nullptr)},
-      {"pool_size", static_cast<std::int64_t>(read.program_ids.size())},
-      {"pool_tasks", read.task_keys.size()},
-      {"measured_programs", read.measured},
-      {"seconds", json::object{{"embed", times.embed}, {"select", times.select}}}});
+  nr.params_json = json::serialize(
+      json::object{{"budget", budget},
+                   {"fraction", params.fraction ? json::value(*params.fraction) : json::value(nullptr)},
+                   {"weights", json::object{{"r", params.weights.r}, {"d", params.weights.d}, {"u", params.weights.u}}},
+                   {"seed", params.seed},
+                   {"mc_samples", params.mc_samples},
+                   {"min_per_task", params.min_per_task},
+                   {"random_share", params.random_share},
+                   {"model", scorers.student ? json::value(params.model) : json::value(nullptr)},
+                   {"active_column", scorers.column ? json::value(scorers.column->version) : json::value(nullptr)},
+                   {"pool_size", static_cast<std::int64_t>(read.program_ids.size())},
+                   {"pool_tasks", read.task_keys.size()},
+                   {"measured_programs", read.measured},
+                   {"seconds", json::object{{"embed", times.embed}, {"select", times.select}}}});
   return nr;
 }
 
@@ -321,22 +318,24 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
   auto& requests_total = counter_family(metrics, "tcld_sample_requests_total", "Sample requests created, by strategy.");
   auto& items_total = counter_family(metrics, "tcld_sample_request_items_total",
                                      "Programs picked for measurement by sample requests, by strategy.");
-  auto& phase_seconds = histogram_family(
-      metrics, "tcld_sample_request_seconds",
-      "Time to create a sample request, by phase (embed: read and score the pool; select: RDU).");
+  auto& phase_seconds =
+      histogram_family(metrics, "tcld_sample_request_seconds",
+                       "Time to create a sample request, by phase (embed: read and score the pool; select: RDU).");
   static const prometheus::Histogram::BucketBoundaries kBuckets = {0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60};
   router.add(
       http::verb::post, "/v1/platforms/{name}/sample-requests",
       [&](const Request& req) -> Response {
         const auto t0 = std::chrono::steady_clock::now();
         const std::string& name = req.param("name");
-        if (!valid_platform_name(name)) return error_response(Status::not_found("platform '" + name + "' does not exist"));
+        if (!valid_platform_name(name))
+          return error_response(Status::not_found("platform '" + name + "' does not exist"));
         auto body = parse_json_object(req.body());
         if (!body) return error_response(body.status());
         auto params = parse_params(*body);
         if (!params) {
           const std::string& field = params.status().field();
-          return error_response(params.status(), field.empty() ? json::value(nullptr) : json::value(json::object{{"field", field}}));
+          return error_response(params.status(),
+                                field.empty() ? json::value(nullptr) : json::value(json::object{{"field", field}}));
         }
         auto platform = platforms.find(name);
         if (!platform) return error_response(platform.status());
@@ -348,16 +347,19 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
         if (!read) return error_response(read.status());
         const std::int64_t n = pool.size();
         if (n == 0) {
-          return error_response(Status::invalid_argument(
-              "platform '" + name + "' has no unmeasured candidates left: upload a pool first "
-              "(POST /v1/platforms/" + name + "/candidates)"), json::object{{"pool_size", 0}});
+          return error_response(Status::invalid_argument("platform '" + name +
+                                                         "' has no unmeasured candidates left: upload a pool first "
+                                                         "(POST /v1/platforms/" +
+                                                         name + "/candidates)"),
+                                json::object{{"pool_size", 0}});
         }
-        const std::int64_t budget = params->budget ? *params->budget : onboarding::budget_of_fraction(*params->fraction, n);
+        const std::int64_t budget =
+            params->budget ? *params->budget : onboarding::budget_of_fraction(*params->fraction, n);
         if (budget > n) {
-          return error_response(Status::invalid_argument("budget " + std::to_string(budget) +
-                                                         " is larger than the unmeasured pool (" + std::to_string(n) +
-                                                         " candidates)"),
-                                json::object{{"field", "budget"}, {"pool_size", n}});
+          return error_response(
+              Status::invalid_argument("budget " + std::to_string(budget) + " is larger than the unmeasured pool (" +
+                                       std::to_string(n) + " candidates)"),
+              json::object{{"field", "budget"}, {"pool_size", n}});
         }
         const auto t_embedded = std::chrono::steady_clock::now();
         auto picks = onboarding::select_round(pool, budget, round_options(*params));
@@ -377,8 +379,9 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
         items_total.Add({{"strategy", nr.strategy}}).Increment(static_cast<double>(nr.items.size()));
         phase_seconds.Add({{"phase", "embed"}}, kBuckets).Observe(times.embed);
         phase_seconds.Add({{"phase", "select"}}, kBuckets).Observe(times.select);
-        spdlog::info("sample_request: id={} platform={} strategy={} pool={} tasks={} budget={} embed_s={:.2f} select_s={:.2f}",
-                     stored->id, name, nr.strategy, n, read->task_keys.size(), budget, times.embed, times.select);
+        spdlog::info(
+            "sample_request: id={} platform={} strategy={} pool={} tasks={} budget={} embed_s={:.2f} select_s={:.2f}",
+            stored->id, name, nr.strategy, n, read->task_keys.size(), budget, times.embed, times.select);
         json::object out = request_json(*stored);
         out["items"] = std::move(*items);
         Response res = json_response(http::status::created, out);

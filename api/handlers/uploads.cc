@@ -33,10 +33,11 @@ struct UploadKindMetrics {
     accepted = &lines.Add({{"kind", k}, {"result", "accepted"}});
     duplicate = &lines.Add({{"kind", k}, {"result", "duplicate"}});
     rejected = &lines.Add({{"kind", k}, {"result", "rejected"}});
-    auto& reasons =
-        counter_family(r, "tcld_upload_rejected_lines_total", "Rejected record lines of stored uploads by reason class.");
+    auto& reasons = counter_family(r, "tcld_upload_rejected_lines_total",
+                                   "Rejected record lines of stored uploads by reason class.");
     for (int i = 0; i < kRejectReasons; ++i) {
-      by_reason[i] = &reasons.Add({{"kind", k}, {"reason", std::string(reject_reason_name(static_cast<RejectReason>(i)))}});
+      by_reason[i] =
+          &reasons.Add({{"kind", k}, {"reason", std::string(reject_reason_name(static_cast<RejectReason>(i)))}});
     }
     bytes = &counter_family(r, "tcld_upload_bytes_total",
                             "Body bytes of stored uploads, as received (compressed when gzip).")
@@ -158,14 +159,15 @@ void add_upload_routes(Router& router, registry::PlatformStore& platforms, regis
   for (const UploadKind kind : {UploadKind::kMeasurements, UploadKind::kCandidates}) {
     const std::string path = "/v1/platforms/{name}/" + std::string(registry::upload_kind_name(kind));
     auto kind_metrics = std::make_shared<UploadKindMetrics>(metrics, kind);
-    router.add(http::verb::post, path,
-               [&platforms, &uploads, kind, options, kind_metrics](const Request& req) {
-                 return upload(req, platforms, uploads, kind, options, *kind_metrics);
-               },
-               post);
-    router.add(http::verb::get, path,
-               [&platforms, &uploads, kind](const Request& req) { return download(req, platforms, uploads, kind); },
-               get);
+    router.add(
+        http::verb::post, path,
+        [&platforms, &uploads, kind, options, kind_metrics](const Request& req) {
+          return upload(req, platforms, uploads, kind, options, *kind_metrics);
+        },
+        post);
+    router.add(
+        http::verb::get, path,
+        [&platforms, &uploads, kind](const Request& req) { return download(req, platforms, uploads, kind); }, get);
   }
 }
 

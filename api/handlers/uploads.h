@@ -30,7 +30,7 @@ namespace tcl::api {
 struct UploadRouteOptions {
   std::size_t max_upload_bytes = 1ull << 30;  // body limit of the POST routes (413 above)
   std::size_t max_line_bytes = 1 << 20;
-  core::InflateLimits inflate;                // a gzip body inflating past these: 413
+  core::InflateLimits inflate;  // a gzip body inflating past these: 413
 };
 
 // Checks a request's Idempotency-Key value (empty = none): at most 255

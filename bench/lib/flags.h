@@ -104,7 +104,7 @@ class Flags {
     }
   }
 
- // The flags given on the command line, as "--name", after parse().
+  // The flags given on the command line, as "--name", after parse().
   std::set<std::string> given() const {
     std::set<std::string> out;
     for (const auto& [name, v] : vm_) {

@@ -49,8 +49,7 @@ inline bool for_each_record(const std::string& path, const std::function<bool(co
 // `max` when max > 0, appended to `out`; `unparsed` as for_each_record's.
 // False, with a message on stderr, when unreadable.
 inline bool load_records(const std::string& path, std::vector<core::Record>* out, std::int64_t max = 0,
-                         const std::function<bool(const core::Record&)>& keep = {},
-                         std::int64_t* unparsed = nullptr) {
+                         const std::function<bool(const core::Record&)>& keep = {}, std::int64_t* unparsed = nullptr) {
   if (max > 0 && static_cast<std::int64_t>(out->size()) >= max) return true;
   return for_each_record(
       path,

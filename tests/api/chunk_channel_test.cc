@@ -149,8 +149,8 @@ TEST(ChunkChannelTest, WorkerToWorkerPassesEveryChunkWithoutALostWakeup) {
     while (ch.pop_wait(&chunk)) got.push_back(chunk);
     return got;
   });
-  const bool done = producer.wait_for(30s) == std::future_status::ready &&
-                    consumer.wait_for(30s) == std::future_status::ready;
+  const bool done =
+      producer.wait_for(30s) == std::future_status::ready && consumer.wait_for(30s) == std::future_status::ready;
   if (!done) ch.close(Status::internal("test timed out"));  // unblock both before failing
   ASSERT_TRUE(done) << "a side is still waiting: lost wakeup";
   EXPECT_EQ(producer.get(), kChunks);

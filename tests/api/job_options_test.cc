@@ -70,12 +70,12 @@ TEST(JobOptionsTest, RefusesBadOptionsNamingThem) {
       {R"({"refit": 1})", JobKind::kTrain, "refit"},
       {R"({"auto_schedule": "yes"})", JobKind::kDistill, "auto_schedule"},
       {R"({"ewc_weight": -1})", JobKind::kDistill, "ewc_weight"},
-      {R"({"margin": 0.1})", JobKind::kTrain, "margin"},           // distill only
-      {R"({"init": "production"})", JobKind::kDistill, "init"},    // train only
+      {R"({"margin": 0.1})", JobKind::kTrain, "margin"},         // distill only
+      {R"({"init": "production"})", JobKind::kDistill, "init"},  // train only
       {R"({"init": ""})", JobKind::kTrain, "init"},
       {R"({"model": "gpt"})", JobKind::kTrain, "model"},
-      {R"({"epochs": 2.5})", JobKind::kTrain, "epochs"},                    // whole numbers only
-      {R"({"auto_schedule": true})", JobKind::kTrain, "auto_schedule"},    // needs init on a train job
+      {R"({"epochs": 2.5})", JobKind::kTrain, "epochs"},                 // whole numbers only
+      {R"({"auto_schedule": true})", JobKind::kTrain, "auto_schedule"},  // needs init on a train job
   };
   for (const auto& c : cases) {
     auto o = parse_job_options(c.text, c.kind);

@@ -20,7 +20,9 @@ TEST(MetricsTest, HelpersRegisterNamedFamiliesOfTheirType) {
   counter(r, "tcl_test_things_total", "Things counted.").Increment(3);
   gauge(r, "tcl_test_level", "A level.").Set(7);
   counter_family(r, "tcl_test_by_kind_total", "By kind.").Add({{"kind", "a"}}).Increment();
-  histogram_family(r, "tcl_test_seconds", "Durations.").Add({}, prometheus::Histogram::BucketBoundaries{1, 2}).Observe(1.5);
+  histogram_family(r, "tcl_test_seconds", "Durations.")
+      .Add({}, prometheus::Histogram::BucketBoundaries{1, 2})
+      .Observe(1.5);
   const auto all = r.Collect();
 
   const auto* things = find(all, "tcl_test_things_total");

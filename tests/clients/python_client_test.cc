@@ -60,8 +60,8 @@ TEST_F(PythonClientTest, TheClientSuitePassesAgainstARealTcld) {
   const std::string token = tcld.create_token("python", "admin");
   ASSERT_FALSE(token.empty());
 
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("tcl-python-client-" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tcl-python-client-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string records = write_records(dir);
 
@@ -76,13 +76,14 @@ TEST_F(PythonClientTest, TheClientSuitePassesAgainstARealTcld) {
 }
 
 TEST_F(PythonClientTest, TheTvmExampleCompiles) {
-  const std::filesystem::path cfile = std::filesystem::temp_directory_path() /
-                                      ("tcl-tvm-example-" + std::to_string(::getpid()) + ".pyc");
+  const std::filesystem::path cfile =
+      std::filesystem::temp_directory_path() / ("tcl-tvm-example-" + std::to_string(::getpid()) + ".pyc");
   std::string output;
-  const int code = run("python3 -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], "
-                       "doraise=True)' " +
-                           quoted(kSource + "/clients/python/examples/tvm_cost_model.py") + " " + quoted(cfile.string()),
-                       &output);
+  const int code =
+      run("python3 -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], "
+          "doraise=True)' " +
+              quoted(kSource + "/clients/python/examples/tvm_cost_model.py") + " " + quoted(cfile.string()),
+          &output);
   EXPECT_EQ(code, 0) << output;
   std::filesystem::remove(cfile);
 }

@@ -18,7 +18,9 @@ struct Line {
 
 std::vector<Line> split(const std::string& input, std::size_t piece, std::size_t max_line = 100) {
   std::vector<Line> out;
-  LineSplitter s(max_line, [&](std::string_view t, std::uint64_t n, bool tl) { out.push_back({std::string(t), n, tl}); });
+  LineSplitter s(max_line, [&](std::string_view t, std::uint64_t n, bool tl) {
+    out.push_back({std::string(t), n, tl});
+  });
   for (std::size_t i = 0; i < input.size(); i += piece) s.feed(std::string_view(input).substr(i, piece));
   s.finish();
   return out;
@@ -26,8 +28,8 @@ std::vector<Line> split(const std::string& input, std::size_t piece, std::size_t
 
 TEST(LineSplitterTest, SameLinesWhateverTheChunking) {
   const std::string input = "first\nsecond\r\n\nlast without newline";
-  const std::vector<Line> want = {{"first", 1, false}, {"second", 2, false}, {"", 3, false},
-                                  {"last without newline", 4, false}};
+  const std::vector<Line> want = {
+      {"first", 1, false}, {"second", 2, false}, {"", 3, false}, {"last without newline", 4, false}};
   for (std::size_t piece : {1u, 2u, 3u, 7u, 1000u}) EXPECT_EQ(split(input, piece), want) << "piece " << piece;
 }
 

@@ -43,9 +43,9 @@ void expect_kind(const float* t, StepKind kind) {
 }
 
 TEST(FeaturesTest, SplitAndFollowSplitTokens) {
-  const Record r = parse_ok(with_steps(
-      R"([["SP", 2, 0, 1024, [2, 1, 4], 1], ["FSP", 4, 3, 0, 2], ["FSP", 4, 1, 0, 1], )"
-      R"(["SP", 3, 5, 64, [8, 2], 0], ["FFSP", 5, 1, [0, 3], 1, 1], ["FSP", 4, 0, 9, 2]])"));
+  const Record r =
+      parse_ok(with_steps(R"([["SP", 2, 0, 1024, [2, 1, 4], 1], ["FSP", 4, 3, 0, 2], ["FSP", 4, 1, 0, 1], )"
+                          R"(["SP", 3, 5, 64, [8, 2], 0], ["FFSP", 5, 1, [0, 3], 1, 1], ["FSP", 4, 0, 9, 2]])"));
   std::vector<float> tok(8 * kTokenDim, -1.0f);
   ASSERT_EQ(encode_tokens(r.steps, 8, tok.data()), 6);
 
@@ -172,8 +172,8 @@ TEST(FeaturesTest, BatchCutsPadsAndMasks) {
 
 TEST(FeaturesTest, MatchesReferenceOnRealRecords) {
   const std::string dir = std::string(TCL_SOURCE_DIR) + "/../shared/data/formats/";
-  for (const char* name : {"resnet-18-NHWC-B1-cuda.json", "resnet-50-NHWC-B1-llvm.json", "conv2d.json",
-                           "v0.2-op-subgraph-gpu.json"}) {
+  for (const char* name :
+       {"resnet-18-NHWC-B1-cuda.json", "resnet-50-NHWC-B1-llvm.json", "conv2d.json", "v0.2-op-subgraph-gpu.json"}) {
     auto text = read_whole(dir + name);
     ASSERT_FALSE(text.empty()) << "missing test data " << dir << name
                                << " (expected ../shared/data next to the repository)";
@@ -237,14 +237,13 @@ TEST(FeaturesTest, TlpLayout) {
   encode_tlp(r.steps, kTlpGpu, gpu.data());
   EXPECT_EQ(gpu[3 * 20 + 8], 1.0f);
   EXPECT_EQ(gpu[4 * 20 + 9], 1.0f);
-  EXPECT_EQ(gpu[0 * 20 + 17], 1.0f);  // SP: 7 arguments fit
+  EXPECT_EQ(gpu[0 * 20 + 17], 1.0f);   // SP: 7 arguments fit
   EXPECT_EQ(gpu[5 * 20 + 19], 27.0f);  // RE cut at 20 = 11 + stage + 8 ids
 }
 
 TEST(FeaturesTest, HardwareDescriptor) {
   float cpu[kHardwareDim];
-  encode_hardware(HardwareParams{24, 64, 64, 0, 0, 0, 0, 0},
-                  "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu", cpu);
+  encode_hardware(HardwareParams{24, 64, 64, 0, 0, 0, 0, 0}, "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu", cpu);
   EXPECT_FLOAT_EQ(cpu[0], lg(24) / 8);
   EXPECT_FLOAT_EQ(cpu[1], lg(64) / 8);
   EXPECT_EQ(cpu[8], 1.0f);
@@ -282,7 +281,8 @@ TEST(FeaturesTest, HardwareDescriptor) {
   EXPECT_FLOAT_EQ(v2[34], lg(64) / 8);  // implied by avx512
 
   float arm[kHardwareDim];
-  encode_hardware(std::nullopt, "llvm -keys=arm_cpu,cpu -device=arm_cpu -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod", arm);
+  encode_hardware(std::nullopt,
+                  "llvm -keys=arm_cpu,cpu -device=arm_cpu -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod", arm);
   EXPECT_EQ(arm[11], 1.0f);
   EXPECT_EQ(arm[19], 0.0f);
   EXPECT_EQ(arm[20], 1.0f);

@@ -96,8 +96,8 @@ TEST(JsonWriteTest, EverythingButDoublesIsWhatBoostJsonWrites) {
 }
 
 TEST(JsonWriteTest, AJobsProgressReadsPlainly) {
-  const boost::json::object p{{"phase", "training"}, {"epoch", 1}, {"epochs", 2}, {"loss", 3.156213277264645},
-                              {"val_top1", 0.8}};
+  const boost::json::object p{
+      {"phase", "training"}, {"epoch", 1}, {"epochs", 2}, {"loss", 3.156213277264645}, {"val_top1", 0.8}};
   EXPECT_EQ(write_json(p), R"({"phase":"training","epoch":1,"epochs":2,"loss":3.156213277264645,"val_top1":0.8})");
 }
 

@@ -14,7 +14,8 @@ namespace tcl::core {
 namespace {
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("tcl_line_reader_" + std::to_string(::getpid()) + "_" + name)).string();
+  return (std::filesystem::temp_directory_path() / ("tcl_line_reader_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 void write_plain(const std::string& path, const std::string& data) {

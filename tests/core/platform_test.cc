@@ -14,7 +14,7 @@ TEST(PlatformTest, DescriptorIsTheEncodedHardware) {
   encode_hardware(gpu.hardware, gpu.target, expected.data());
   const HardwareDescriptor d = descriptor_of(gpu);
   EXPECT_EQ(std::vector<float>(d.begin(), d.end()), expected);
-  EXPECT_EQ(d[8], 1.0f);  // hardware params given
+  EXPECT_EQ(d[8], 1.0f);   // hardware params given
   EXPECT_EQ(d[10], 1.0f);  // key gpu
 
   // Without hardware params the flag is 0 and the target alone speaks.

@@ -36,9 +36,8 @@ TEST(ProgramIdTest, IgnoresTargetAndMeasurement) {
 
 TEST(ProgramIdTest, IgnoresWhitespaceAndFormatting) {
   const Record a = parse_ok(kCpu);
-  const Record b = parse_ok(
-      R"({"v":"v0.2","r":[[2e-05],0,0.1,1],"i":[["[\"abc\",1,[2,3]]","llvm"],)"
-      R"([[],[ ["SP",2,0,1024,[2,1,4],true] ,["AN",2,0,3],[ "CHR",1, "shared",[ 2 ]]]]]})");
+  const Record b = parse_ok(R"({"v":"v0.2","r":[[2e-05],0,0.1,1],"i":[["[\"abc\",1,[2,3]]","llvm"],)"
+                            R"([[],[ ["SP",2,0,1024,[2,1,4],true] ,["AN",2,0,3],[ "CHR",1, "shared",[ 2 ]]]]]})");
   EXPECT_EQ(program_id(a), program_id(b));
   EXPECT_EQ(canonical_workload_key("[\"abc\", 1, [2, 3]]"), "[\"abc\",1,[2,3]]");
   // Whitespace inside string literals is content, and escapes are respected.
@@ -70,8 +69,9 @@ TEST(ProgramIdTest, CanonicalFormIsStable) {
   const Record r = parse_ok(kCpu);
   std::string text;
   canonical_program(r.workload_key, r.steps, &text);
-  EXPECT_EQ(text, "tcl-program-v1\n[\"abc\",1,[2,3]]\n"
-                  R"([["SP",2,0,1024,[2,1,4],1],["AN",2,0,3],["CHR",1,"shared",[2]]])");
+  EXPECT_EQ(text,
+            "tcl-program-v1\n[\"abc\",1,[2,3]]\n"
+            R"([["SP",2,0,1024,[2,1,4],1],["AN",2,0,3],["CHR",1,"shared",[2]]])");
   EXPECT_EQ(program_id(r), "0282f498e5f74577e4f4b83064a64d14f4e6895fdd1fd1534a60cfa9abee2b84");
 }
 

@@ -14,9 +14,8 @@ namespace {
 TEST(SplitMix64, MatchesTheReferenceSequence) {
   // splitmix64.c with x = 1234567 (the published test vector).
   SplitMix64 rng(1234567);
-  const std::uint64_t expected[] = {6457827717110365317ULL, 3203168211198807973ULL,
-                                    9817491932198370423ULL, 4593380528125082431ULL,
-                                    16408922859458223821ULL};
+  const std::uint64_t expected[] = {6457827717110365317ULL, 3203168211198807973ULL, 9817491932198370423ULL,
+                                    4593380528125082431ULL, 16408922859458223821ULL};
   for (std::uint64_t e : expected) EXPECT_EQ(rng.next(), e);
 }
 

@@ -128,10 +128,10 @@ void check_file(const std::string& path, Stats* st, std::unordered_set<std::stri
 
 std::string report(const std::string& name, const Stats& st, double seconds) {
   std::string m = name + ": " + std::to_string(st.lines) + " lines, " + std::to_string(st.records) +
-                  " records (measured " + std::to_string(st.classes[0]) + ", failed " +
-                  std::to_string(st.classes[1]) + ", candidate " + std::to_string(st.classes[2]) +
-                  "), max steps " + std::to_string(st.max_steps) + ", rewritten byte-identical " +
-                  std::to_string(st.rewritten_identical) + ", " + std::to_string(seconds) + " s\n  kinds:";
+                  " records (measured " + std::to_string(st.classes[0]) + ", failed " + std::to_string(st.classes[1]) +
+                  ", candidate " + std::to_string(st.classes[2]) + "), max steps " + std::to_string(st.max_steps) +
+                  ", rewritten byte-identical " + std::to_string(st.rewritten_identical) + ", " +
+                  std::to_string(seconds) + " s\n  kinds:";
   for (int k = 0; k < kNumStepKinds; ++k) {
     if (st.kinds[k] == 0) continue;
     m += ' ';
@@ -212,8 +212,7 @@ TEST_P(PlatformDataTest, EveryLineParsesAndRoundTrips) {
               static_cast<std::size_t>(std::count(measured.begin(), measured.end(), 1)));
 }
 
-INSTANTIATE_TEST_SUITE_P(Platforms, PlatformDataTest,
-                         ::testing::Values("x86-24c", "x86-16c", "gpu-2080ti", "gpu-v100"),
+INSTANTIATE_TEST_SUITE_P(Platforms, PlatformDataTest, ::testing::Values("x86-24c", "x86-16c", "gpu-2080ti", "gpu-v100"),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            std::string n = param_info.param;
                            std::replace(n.begin(), n.end(), '-', '_');
@@ -233,8 +232,8 @@ TEST(RecordDataTest, RealLogsInflateWellWithinTheDefaultUploadLimits) {
     double max_ratio = 0;  // while streaming, once past the minimum
     std::string chunk(64 << 10, '\0');
     while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
-      const Status s = z.feed(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())),
-                              [](std::string_view) {});
+      const Status s =
+          z.feed(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())), [](std::string_view) {});
       ASSERT_TRUE(s.is_ok()) << path << ": " << s.to_string();
       if (z.bytes_out() >= limits.ratio_min_bytes_out) {
         max_ratio = std::max(max_ratio, static_cast<double>(z.bytes_out()) / static_cast<double>(z.bytes_in()));
@@ -268,8 +267,8 @@ TEST(RecordDataTest, EveryFormatsFileParses) {
   EXPECT_GE(st.records, 150u);
   for (const char* v : {"v0.2", "v0.3", "v0.5", "v0.6"}) EXPECT_EQ(st.versions.count(v), 1u) << v;
   // The formats logs exercise cache reads/writes, rfactor and follow-fused splits.
-  for (StepKind k : {StepKind::kCacheRead, StepKind::kCacheWrite, StepKind::kRfactor,
-                     StepKind::kFollowFusedSplit, StepKind::kComputeRoot}) {
+  for (StepKind k : {StepKind::kCacheRead, StepKind::kCacheWrite, StepKind::kRfactor, StepKind::kFollowFusedSplit,
+                     StepKind::kComputeRoot}) {
     EXPECT_GT(st.kinds[static_cast<int>(k)], 0u) << step_kind_name(k);
   }
 }

@@ -111,23 +111,21 @@ TEST(RecordTest, StepKindNamesRoundTrip) {
 
 TEST(RecordTest, AcceptsOlderVersionsAndShortTasks) {
   // v0.2: [workload_key, target] only.
-  const Record v2 = parse_ok(
-      R"({"i": [["[\"conv1d_nlc\", 1, 256]", "llvm -mcpu=core-avx2"], [[], [["CI", 5]]]], )"
-      R"("r": [[7.45257e-06], 0, 1.76528, 1593298231], "v": "v0.2"})");
+  const Record v2 = parse_ok(R"({"i": [["[\"conv1d_nlc\", 1, 256]", "llvm -mcpu=core-avx2"], [[], [["CI", 5]]]], )"
+                             R"("r": [[7.45257e-06], 0, 1.76528, 1593298231], "v": "v0.2"})");
   EXPECT_FALSE(v2.hardware_params.has_value());
   EXPECT_EQ(v2.version, "v0.2");
   EXPECT_EQ(v2.layout_rewrite, 0);
   // Three fields: hardware params, no host.
-  const Record v3 = parse_ok(
-      R"({"i": [["[\"m\", 1]", "llvm -keys=cpu", [18, 64, 64, 0, 0, 0, 0, 0]], [[], []]], )"
-      R"("r": [[0.0044742], 0, 0.335558, 1607112214], "v": "v0.3"})");
+  const Record v3 = parse_ok(R"({"i": [["[\"m\", 1]", "llvm -keys=cpu", [18, 64, 64, 0, 0, 0, 0, 0]], [[], []]], )"
+                             R"("r": [[0.0044742], 0, 0.335558, 1607112214], "v": "v0.3"})");
   ASSERT_TRUE(v3.hardware_params.has_value());
   EXPECT_EQ(v3.hardware_params->num_cores, 18);
   EXPECT_TRUE(v3.steps.empty());
   // v0.5: five fields (no input names).
-  const Record v5 = parse_ok(
-      R"({"i": [["[\"d\", 1]", "llvm -keys=cpu", [8, 64, 64, 0, 0, 0, 0, 0], "", 2], [[], [["CR", 6]]]], )"
-      R"("r": [[8.75e-06, 1.0781e-05], 0, 0.17921, 1606960872], "v": "v0.5"})");
+  const Record v5 =
+      parse_ok(R"({"i": [["[\"d\", 1]", "llvm -keys=cpu", [8, 64, 64, 0, 0, 0, 0, 0], "", 2], [[], [["CR", 6]]]], )"
+               R"("r": [[8.75e-06, 1.0781e-05], 0, 0.17921, 1606960872], "v": "v0.5"})");
   EXPECT_EQ(v5.layout_rewrite, 2);
   EXPECT_TRUE(v5.task_input_names.empty());
   // No "v" at all (TVM's reader allows it) and integer costs.
@@ -199,12 +197,12 @@ TEST(RecordTest, Classification) {
     return r;
   };
   EXPECT_EQ(classify(rec({1e-5, 2e-5}, 0)), RecordClass::kMeasured);
-  EXPECT_EQ(classify(rec({1e-5}, 1)), RecordClass::kFailed);          // error_no != 0
-  EXPECT_EQ(classify(rec({1e10}, 6)), RecordClass::kFailed);          // TVM's failure cost
-  EXPECT_EQ(classify(rec({0, 0}, 4)), RecordClass::kFailed);          // error wins over zeros
-  EXPECT_EQ(classify(rec({1e-5, 0}, 0)), RecordClass::kFailed);       // a cost <= 0
-  EXPECT_EQ(classify(rec({0, 0, 0}, 0)), RecordClass::kCandidate);    // all zero: unmeasured
-  EXPECT_EQ(classify(rec({}, 0)), RecordClass::kCandidate);           // no costs
+  EXPECT_EQ(classify(rec({1e-5}, 1)), RecordClass::kFailed);        // error_no != 0
+  EXPECT_EQ(classify(rec({1e10}, 6)), RecordClass::kFailed);        // TVM's failure cost
+  EXPECT_EQ(classify(rec({0, 0}, 4)), RecordClass::kFailed);        // error wins over zeros
+  EXPECT_EQ(classify(rec({1e-5, 0}, 0)), RecordClass::kFailed);     // a cost <= 0
+  EXPECT_EQ(classify(rec({0, 0, 0}, 0)), RecordClass::kCandidate);  // all zero: unmeasured
+  EXPECT_EQ(classify(rec({}, 0)), RecordClass::kCandidate);         // no costs
   EXPECT_EQ(record_class_name(RecordClass::kCandidate), "candidate");
   // The one rule for a measurement (as SQL's measurements.failed): a row an
   // upload of measurements stores with no costs or zero costs has failed.
@@ -279,14 +277,16 @@ TEST(RecordTest, MalformedLinesGetTheirSpecificReason) {
       {with_steps(R"([["SP", 3, 0, 1024, [2, "4"], 1]])"),
        "i[1][1][0][4][1]: SP lengths must hold integers, got a string"},
       {with_steps(R"([["SP", 3, 0, 1024.5, [2], 1]])"), "i[1][1][0][3]: SP extent must be an integer, got a number"},
-      {with_steps(R"([["SP", 3, 0, 1024, [2], 2]])"), "i[1][1][0][5]: SP inner_to_outer must be 0 or 1, got an integer"},
+      {with_steps(R"([["SP", 3, 0, 1024, [2], 2]])"),
+       "i[1][1][0][5]: SP inner_to_outer must be 0 or 1, got an integer"},
       {with_steps(R"([["CI", "5"]])"), "i[1][1][0][1]: CI stage_id must be an int32 integer, got a string"},
       {with_steps(R"([["CI", 1099511627776]])"), "i[1][1][0][1]: CI stage_id must be an int32 integer"},
       {with_steps(R"([["PR", 1, 0, 64]])"), "i[1][1][0][3]: PR pragma_type must be a string, got an integer"},
       {with_steps(R"([["CHW", 1, ["local"]]])"), "i[1][1][0][2]: CHW scope_name must be a string, got an array"},
       {with_steps(R"([["FU", 1, null]])"), "i[1][1][0][2]: FU fused_ids must be an array of integers, got null"},
       {with_steps(R"([["RE", 1, [0, 1.5]]])"), "i[1][1][0][2][1]: RE after_ids must hold integers in int32 range"},
-      {with_steps(R"([["CA", 1, 2, true]])"), "i[1][1][0][3]: CA target_iter_id must be an int32 integer, got a boolean"},
+      {with_steps(R"([["CA", 1, 2, true]])"),
+       "i[1][1][0][3]: CA target_iter_id must be an int32 integer, got a boolean"},
       {with_result(R"([[NaN], 0, 0.1, 1])"), "non-finite number NaN"},
       {with_result(R"([[1e-05, Infinity], 0, 0.1, 1])"), "non-finite number Infinity"},
       {with_result(R"([[1e-05, -Infinity], 0, 0.1, 1])"), "non-finite number Infinity"},
@@ -331,7 +331,8 @@ TEST(RecordTest, ValueRulesNameTheField) {
       {with_steps(R"([["sp", 3, 0, 8, [2], 1]])"), R"(i[1][1][0][0]: step kind "sp")"},
       {with_steps(R"([["CI", -1]])"), "i[1][1][0][1]: CI stage_id must be >= 0, got -1"},
       {with_steps(R"([["AN", 1, -2, 3]])"), "i[1][1][0][2]: AN iter_id must be >= 0, got -2"},
-      {with_steps(R"([["AN", 1, 2, 12]])"), "i[1][1][0][3]: AN annotation must be 0 to 11 (TVM's IteratorAnnotation), got 12"},
+      {with_steps(R"([["AN", 1, 2, 12]])"),
+       "i[1][1][0][3]: AN annotation must be 0 to 11 (TVM's IteratorAnnotation), got 12"},
       {with_steps(R"([["AN", 1, 2, -1]])"), "i[1][1][0][3]: AN annotation must be 0 to 11"},
       {with_steps(R"([["FU", 1, [0, -1]]])"), "i[1][1][0][2][1]: FU fused_ids must hold values >= 0, got -1"},
       {with_steps(R"([["PR", 1, 0, "auto_unroll\u0001"]])"),
@@ -347,9 +348,11 @@ TEST(RecordTest, ValueRulesNameTheField) {
       {with_steps(R"([["CA", 3, -1, 0]])"), "i[1][1][0][2]: CA target_stage_id must be >= 0"},
       {with_steps(R"([["CA", 3, 1, -1]])"), "i[1][1][0][3]: CA target_iter_id must be >= 0"},
       {with_steps(R"([["CR", -7]])"), "i[1][1][0][1]: CR stage_id must be >= 0"},
-      {with_steps(R"([["CHR", 1, "sha\tred", [2]]])"), "i[1][1][0][2]: CHR scope_name must hold no control characters, got U+0009"},
+      {with_steps(R"([["CHR", 1, "sha\tred", [2]]])"),
+       "i[1][1][0][2]: CHR scope_name must hold no control characters, got U+0009"},
       {with_steps(R"([["CHR", 1, "shared", [-2]]])"), "i[1][1][0][3][0]: CHR reader_stage_ids must hold values >= 0"},
-      {with_steps(R"([["CHW", 1, "lo\u007fcal"]])"), "i[1][1][0][2]: CHW scope_name must hold no control characters, got U+007F"},
+      {with_steps(R"([["CHW", 1, "lo\u007fcal"]])"),
+       "i[1][1][0][2]: CHW scope_name must hold no control characters, got U+007F"},
       {with_steps(R"([["RF", 1, 0, -1]])"), "i[1][1][0][3]: RF factor_iter_id must be >= 0"},
       {task(R"(["k\u0000", "llvm"])"), "i[0][0]: workload_key must hold no control characters, got U+0000 at offset 1"},
       {task(R"(["k", "llvm\n-mcpu=x"])"), "i[0][1]: target must hold no control characters, got U+000A"},
@@ -499,8 +502,8 @@ TEST(RecordTest, StagesAndDuplicateKeys) {
   EXPECT_EQ(st.steps.size(), 1u);
   // Duplicate keys are rejected (TVM's reader would silently read both).
   Record d;
-  const Status s = RecordParser().parse(
-      R"({"i": [["k", "llvm"], [[], []]], "r": [[1], 0, 0, 0], "r": [[2], 0, 0, 0]})", &d);
+  const Status s =
+      RecordParser().parse(R"({"i": [["k", "llvm"], [[], []]], "r": [[1], 0, 0, 0], "r": [[2], 0, 0, 0]})", &d);
   EXPECT_EQ(s.message(), "duplicate key \"r\"");
 }
 

@@ -16,7 +16,7 @@ namespace tcl::core::testing {
 
 inline std::vector<float> reference_tokens(const boost::json::array& steps, int max_len) {
   namespace json = boost::json;
-  static const char* kTags[] = {"AN", "FU", "PR", "RE", "SP", "FSP", "FFSP",
+  static const char* kTags[] = {"AN", "FU", "PR", "RE", "SP",  "FSP", "FFSP",
                                 "SA", "CA", "CI", "CR", "CHR", "CHW", "RF"};
   auto num = [](const json::value& v) { return v.to_number<double>(); };
   auto L = [](double x) { return x <= 0 ? 0.0f : static_cast<float>(std::log2(1.0 + x)); };

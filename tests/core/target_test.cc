@@ -7,8 +7,8 @@ namespace tcl::core {
 namespace {
 
 TEST(TargetTest, ParsesOptions) {
-  const TargetInfo t = parse_target(
-      "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=2080ti -thread_warp_size=32");
+  const TargetInfo t =
+      parse_target("cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=2080ti -thread_warp_size=32");
   EXPECT_EQ(t.kind, "cuda");
   EXPECT_EQ(t.keys, (std::vector<std::string>{"cuda", "gpu"}));
   EXPECT_EQ(t.arch, "sm_75");

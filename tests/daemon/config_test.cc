@@ -21,8 +21,8 @@ TEST(ConfigTest, DefaultsServeOnLoopback) {
 
 TEST(ConfigTest, EnvironmentIsReadAndFlagsWin) {
   auto c = parse({"serve", "--listen", "127.0.0.1:9000"},
-                 {"TCLD_DATABASE_URL=postgresql://db/x", "TCLD_LISTEN=0.0.0.0:1", "TCLD_WORKER_THREADS=7", "TCLD_DB_POOL_SIZE=24",
-                  "TCLD_READ_TIMEOUT_MS=1500", "PATH=/bin", "TCLD_NOT_AN_OPTION=1"});
+                 {"TCLD_DATABASE_URL=postgresql://db/x", "TCLD_LISTEN=0.0.0.0:1", "TCLD_WORKER_THREADS=7",
+                  "TCLD_DB_POOL_SIZE=24", "TCLD_READ_TIMEOUT_MS=1500", "PATH=/bin", "TCLD_NOT_AN_OPTION=1"});
   ASSERT_TRUE(c) << c.status().to_string();
   EXPECT_EQ(c->database_url, "postgresql://db/x");
   EXPECT_EQ(c->listen, "127.0.0.1:9000");
@@ -70,8 +70,7 @@ TEST(ConfigTest, BadInputNamesTheProblem) {
   EXPECT_NE(parse({"serve", "--listen", "h:99999"}).status().message().find("port"), std::string::npos);
   EXPECT_NE(parse({"serve", "--tls-cert", "a.pem"}).status().message().find("--tls-key"), std::string::npos);
   EXPECT_NE(parse({"serve", "--io-threads", "0"}).status().message().find("--io-threads"), std::string::npos);
-  EXPECT_NE(parse({"serve", "--worker-threads", "many"}).status().message().find("worker-threads"),
-            std::string::npos);
+  EXPECT_NE(parse({"serve", "--worker-threads", "many"}).status().message().find("worker-threads"), std::string::npos);
   EXPECT_NE(parse({"serve", "--log-level", "loud"}).status().message().find("--log-level"), std::string::npos);
   EXPECT_FALSE(parse({"serve"}, {"TCLD_IO_THREADS=abc"}));
 }
@@ -86,8 +85,9 @@ TEST(ConfigTest, UploadInflationLimitsHaveFlagsAndEnvironmentTwins) {
   ASSERT_TRUE(c) << c.status().to_string();
   EXPECT_EQ(c->max_upload_inflated_bytes, 1000u);  // the flag wins
   EXPECT_EQ(c->max_upload_inflation_ratio, 50.0);
-  EXPECT_NE(parse({"serve", "--max-upload-inflation-ratio", "0.5"}).status().message().find("--max-upload-inflation-ratio"),
-            std::string::npos);
+  EXPECT_NE(
+      parse({"serve", "--max-upload-inflation-ratio", "0.5"}).status().message().find("--max-upload-inflation-ratio"),
+      std::string::npos);
   EXPECT_NE(parse({"serve", "--max-upload-inflated-bytes", "0"}).status().message().find("--max-upload-inflated-bytes"),
             std::string::npos);
   EXPECT_FALSE(parse({"serve"}, {"TCLD_MAX_UPLOAD_INFLATION_RATIO=lots"}));

@@ -59,11 +59,12 @@ class DistillTest : public TcldEnvTest {
                        "hardware_params": [16, 64, 64, 0, 0, 0, 0, 0]})")
                   .status,
               201);
-    ASSERT_EQ(call("POST", "/v1/platforms",
-                   R"({"name": "t4", "target": "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -thread_warp_size=32",
+    ASSERT_EQ(
+        call("POST", "/v1/platforms",
+             R"({"name": "t4", "target": "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -thread_warp_size=32",
                        "hardware_params": [-1, 16, 64, 49152, 2147483647, 1024, 8, 32]})")
-                  .status,
-              201);
+            .status,
+        201);
     ASSERT_EQ(call("POST", "/v1/platforms/x16/measurements", lines_of("x86-16c", 20, 1200)).status, 201);
     ASSERT_EQ(call("POST", "/v1/platforms/t4/measurements", lines_of("gpu-2080ti", 30, 1200)).status, 201);
   }
@@ -161,7 +162,8 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
 
   // Rollback (or keep) production on v1, delete every old platform's data,
   // distill again: the weights are bit-identical.
-  ASSERT_EQ(call("PUT", "/v1/aliases/production", R"({"version": )" + std::to_string(v1) + R"(, "reason": "rollback"})").status,
+  ASSERT_EQ(call("PUT", "/v1/aliases/production", R"({"version": )" + std::to_string(v1) + R"(, "reason": "rollback"})")
+                .status,
             200);
   const std::string sql = "psql -q '" + url_ +
                           "' -c \"DELETE FROM measurements WHERE platform_id = (SELECT id FROM platforms WHERE name = "
@@ -212,7 +214,8 @@ TEST_F(DistillTest, DistillOptionsAreChecked) {
   ASSERT_EQ(refit.at("state").as_string(), "succeeded") << json::serialize(refit);
   const json::value v3 = call("GET", "/v1/models/" + std::to_string(refit.at("result_version").as_int64())).json();
   EXPECT_TRUE(v3.at("training_summary").at("refitted").as_bool()) << json::serialize(v3);
-  EXPECT_EQ(v3.at("training_summary").at("epochs_done").as_int64(), v3.at("training_summary").at("best_epoch").as_int64());
+  EXPECT_EQ(v3.at("training_summary").at("epochs_done").as_int64(),
+            v3.at("training_summary").at("best_epoch").as_int64());
   EXPECT_EQ(v3.at("config").at("validation_by").as_string(), "tasks");
   EXPECT_FALSE(v2.at("training_summary").at("refitted").as_bool());
   // The schedule from the data: the fine-tune says what its start scored and which schedule that chose.

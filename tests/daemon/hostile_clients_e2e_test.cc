@@ -32,11 +32,15 @@ class HostileClientsTest : public TcldEnvTest {
   void start(std::vector<std::string> extra = {}) {
     ASSERT_NO_FATAL_FAILURE(start_tcld(std::move(extra)));
     writer_ = token("writer", "write");
-    ASSERT_EQ(http_call(port(), HttpCall{"POST", "/v1/platforms",
-                                         R"({"name": "fz", "target": "llvm -keys=cpu", "hardware_params": [16,64,64,0,0,0,0,0]})",
-                                         writer_, {{"Content-Type", "application/json"}}})
-                  .status,
-              201);
+    ASSERT_EQ(
+        http_call(port(),
+                  HttpCall{"POST",
+                           "/v1/platforms",
+                           R"({"name": "fz", "target": "llvm -keys=cpu", "hardware_params": [16,64,64,0,0,0,0,0]})",
+                           writer_,
+                           {{"Content-Type", "application/json"}}})
+            .status,
+        201);
   }
   int port() const { return tcld_->port(); }
 
@@ -139,8 +143,8 @@ TEST_F(HostileClientsTest, JsonRoutesRefuseOtherContentTypes) {
     EXPECT_EQ(r.json().at("error").at("details").at("header").as_string(), "Content-Type");
   }
   EXPECT_EQ(http_get(port(), "/v1/platforms/p2", writer_).status, 404);  // nothing was created
-  auto ok = http_call(port(), HttpCall{"POST", "/v1/platforms", body, writer_,
-                                       {{"Content-Type", "application/json; charset=utf-8"}}});
+  auto ok = http_call(
+      port(), HttpCall{"POST", "/v1/platforms", body, writer_, {{"Content-Type", "application/json; charset=utf-8"}}});
   EXPECT_EQ(ok.status, 201) << ok.body;
 }
 
@@ -171,8 +175,8 @@ TEST_F(HostileClientsTest, A5xxTellsTheClientOurWordsAndTheLogTheCause) {
   for (const HttpResult* r : {&ready, &data}) {
     EXPECT_EQ(r->status, 503) << r->body;
     EXPECT_EQ(r->headers.at("Retry-After"), "1");
-    for (const std::string& leak : {pg_port, std::string("127.0.0.1"), std::string("localhost"),
-                                   std::string("FATAL"), std::string("server"), std::string("postgres")}) {
+    for (const std::string& leak : {pg_port, std::string("127.0.0.1"), std::string("localhost"), std::string("FATAL"),
+                                    std::string("server"), std::string("postgres")}) {
       EXPECT_EQ(r->body.find(leak), std::string::npos) << "'" << leak << "' in " << r->body;
     }
     const std::string id = r->headers.at("X-Request-Id");

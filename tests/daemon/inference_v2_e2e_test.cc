@@ -50,7 +50,8 @@ Encoded encode(const std::vector<std::string>& lines, std::int64_t max_len) {
   const std::size_t stride = static_cast<std::size_t>(e.L) * core::kTokenDim;
   e.tokens.assign(records.size() * stride, 0.0f);
   for (const auto& r : records) {
-    e.lengths.push_back(core::encode_tokens(r.steps, static_cast<int>(e.L), e.tokens.data() + e.lengths.size() * stride));
+    e.lengths.push_back(
+        core::encode_tokens(r.steps, static_cast<int>(e.L), e.tokens.data() + e.lengths.size() * stride));
   }
   return e;
 }
@@ -179,8 +180,9 @@ TEST_F(InferenceV2Test, ModelMetadataAndReadiness) {
   EXPECT_EQ(m.at("name").as_string(), "tcl");
   EXPECT_EQ(json::serialize(m.at("versions")), "[\"" + std::to_string(v1) + "\",\"" + std::to_string(v2) + "\"]");
   EXPECT_EQ(m.at("platform").as_string(), "tcl_mamba");
-  EXPECT_EQ(json::serialize(m.at("inputs")),
-            R"([{"name":"tokens","datatype":"FP32","shape":[-1,-1,50]},{"name":"lengths","datatype":"INT64","shape":[-1]}])");
+  EXPECT_EQ(
+      json::serialize(m.at("inputs")),
+      R"([{"name":"tokens","datatype":"FP32","shape":[-1,-1,50]},{"name":"lengths","datatype":"INT64","shape":[-1]}])");
   EXPECT_EQ(json::serialize(m.at("outputs")), R"([{"name":"scores","datatype":"FP32","shape":[-1]}])");
   EXPECT_EQ(m.at("parameters").at("version").as_string(), std::to_string(v1));
   EXPECT_EQ(m.at("parameters").at("max_len").as_int64(), 72);
@@ -307,14 +309,18 @@ TEST_F(InferenceV2Test, DocumentedErrors) {
   expect_error(good, 404, "99", "/v2/models/tcl/versions/99/infer");
   expect_error(json::serialize(infer_body(e, "nope")), 404, "nope");
   expect_error(with([](json::object& b) { b.erase("parameters"); }), 400, "parameters.platform");
-  expect_error(with([](json::object& b) { b["parameters"] = json::object{{"platform_name", "x16"}}; }), 400,
-               "parameters.platform");
+  expect_error(with([](json::object& b) {
+                 b["parameters"] = json::object{{"platform_name", "x16"}};
+               }),
+               400, "parameters.platform");
   expect_error(with([](json::object& b) { b.erase("inputs"); }), 400, "'inputs'");
   expect_error(with([&](json::object& b) { b["inputs"].as_array().erase(b["inputs"].as_array().begin()); }), 400,
                "'tokens'");
   expect_error(with([&](json::object& b) { input(b, 0)["datatype"] = "FP64"; }), 400, "FP32");
-  expect_error(with([&](json::object& b) { input(b, 0)["shape"] = json::array{e.n, e.L * core::kTokenDim}; }), 400,
-               "[n, L, D]");
+  expect_error(with([&](json::object& b) {
+                 input(b, 0)["shape"] = json::array{e.n, e.L * core::kTokenDim};
+               }),
+               400, "[n, L, D]");
   expect_error(with([&](json::object& b) { input(b, 0)["shape"] = json::array{e.n, e.L * 2, 25}; }), 400, "D = 25");
   expect_error(with([&](json::object& b) { input(b, 0)["shape"] = json::array{e.n, -1, 50}; }), 400, "non-negative");
   {
@@ -341,14 +347,17 @@ TEST_F(InferenceV2Test, DocumentedErrors) {
   expect_error(with([&](json::object& b) { input(b, 1)["name"] = "mask"; }), 400, "unknown input 'mask'");
   expect_error(with([&](json::object& b) { b["inputs"].as_array().push_back(b["inputs"].as_array()[0]); }), 400,
                "twice");
-  expect_error(with([](json::object& b) { b["outputs"] = json::array{json::object{{"name", "embedding"}}}; }), 400,
-               "unknown output 'embedding'");
+  expect_error(with([](json::object& b) {
+                 b["outputs"] = json::array{json::object{{"name", "embedding"}}};
+               }),
+               400, "unknown output 'embedding'");
 
   // Bodies the API document itself rejects go to tcld directly: in contract mode
   // Prism would refuse them before tcld could answer (tests/lib/tcld_process.h).
   const auto expect_direct_error = [&](const std::string& body, const std::string& needle) {
-    auto r = http_call(tcld_->tcld_port(), HttpCall{"POST", "/v2/models/tcl/infer", body, reader_,
-                                                    {{"Content-Type", "application/json"}}, 60s});
+    auto r =
+        http_call(tcld_->tcld_port(),
+                  HttpCall{"POST", "/v2/models/tcl/infer", body, reader_, {{"Content-Type", "application/json"}}, 60s});
     EXPECT_EQ(r.status, 400) << body.substr(0, 300) << " -> " << r.body;
     const json::value v = r.json();
     ASSERT_TRUE(v.is_object() && v.as_object().contains("error") && v.at("error").is_string()) << r.body;

@@ -28,8 +28,9 @@ class ModelsTest : public TcldEnvTest {
     ASSERT_NO_FATAL_FAILURE(start_tcld());
     admin_ = token("ops", "admin");
     writer_ = token("lab", "write");
-    ASSERT_EQ(call("POST", "/v1/platforms", R"({"name": "x86", "target": "llvm", "hardware_params": [24,64,64,0,0,0,0,0]})",
-                   writer_).status,
+    ASSERT_EQ(call("POST", "/v1/platforms",
+                   R"({"name": "x86", "target": "llvm", "hardware_params": [24,64,64,0,0,0,0,0]})", writer_)
+                  .status,
               201);
     pool_ = std::make_unique<registry::PgPool>(registry::PgPoolOptions{url_, 2});
     models_ = std::make_unique<registry::ModelStore>(*pool_);
@@ -109,7 +110,8 @@ TEST_F(ModelsTest, AliasesMoveWithHistoryAndRollBack) {
 
   // Rollback = moving it back; history keeps every move.
   ASSERT_EQ(call("PUT", "/v1/aliases/production", R"({"version": )" + std::to_string(v1) + R"(, "reason": "rollback"})",
-                 admin_).status,
+                 admin_)
+                .status,
             200);
   auto history = call("GET", "/v1/aliases/production/history", "", writer_);
   ASSERT_EQ(history.status, 200);

@@ -104,19 +104,19 @@ TEST_F(PredictTest, ScoresEveryRecordWithTheProductionVersion) {
   for (std::size_t i = 0; i < 40; ++i) {
     as_lines.emplace_back(lines_[i]);
     const json::value rec = json::parse(lines_[i]);
-    as_programs.emplace_back(json::object{{"workload_key", rec.at("i").at(0).at(0)},
-                                          {"steps", rec.at("i").at(1).at(1)}});
+    as_programs.emplace_back(
+        json::object{{"workload_key", rec.at("i").at(0).at(0)}, {"steps", rec.at("i").at(1).at(1)}});
   }
   const std::vector<float> first40(expected.begin(), expected.begin() + 40);
-  auto by_lines = call("POST", "/v1/predict",
-                       json::serialize(json::object{{"platform", "x16"}, {"model", "production"}, {"records", as_lines}}),
-                       reader_);
+  auto by_lines =
+      call("POST", "/v1/predict",
+           json::serialize(json::object{{"platform", "x16"}, {"model", "production"}, {"records", as_lines}}), reader_);
   ASSERT_EQ(by_lines.status, 200) << by_lines.body;
   expect_scores_match(by_lines.json(), first40);
-  auto by_programs = call("POST", "/v1/predict",
-                          json::serialize(json::object{{"platform", "x16"}, {"model", std::to_string(v1)},
-                                                       {"programs", as_programs}}),
-                          reader_);
+  auto by_programs =
+      call("POST", "/v1/predict",
+           json::serialize(json::object{{"platform", "x16"}, {"model", std::to_string(v1)}, {"programs", as_programs}}),
+           reader_);
   ASSERT_EQ(by_programs.status, 200) << by_programs.body;
   expect_scores_match(by_programs.json(), first40);
 
@@ -128,8 +128,7 @@ TEST_F(PredictTest, ScoresEveryRecordWithTheProductionVersion) {
 
   // The metrics count what was scored.
   auto metrics = http_get(tcld_->port(), "/metrics");
-  EXPECT_NE(metrics.body.find("tcld_predict_programs_total " + std::to_string(lines_.size() + 80)),
-            std::string::npos)
+  EXPECT_NE(metrics.body.find("tcld_predict_programs_total " + std::to_string(lines_.size() + 80)), std::string::npos)
       << metrics.body.substr(0, 2000);
   EXPECT_NE(metrics.body.find("tcld_model_alias_version{alias=\"production\"} " + std::to_string(v1)),
             std::string::npos);
@@ -197,8 +196,9 @@ TEST_F(PredictTest, DocumentedErrors) {
   // Step kinds outside TVM's set and negative ids are refused, naming the field (issue 18, finding 7).
   expect_error(R"({"platform": "x16", "programs": [{"workload_key": "k", "steps": [["CI", 1], ["ZZ", 0]]}]})", 400,
                R"(programs[0]: steps[1][0]: step kind \"ZZ\")");
-  expect_error(R"({"platform": "x16", "records": [{"i": [["k", "llvm"], [[], [["CI", -1]]]], "r": [[1e-3], 0, 1, 1]}]})",
-               400, "records[0]: i[1][1][0][1]: CI stage_id must be >= 0, got -1");
+  expect_error(
+      R"({"platform": "x16", "records": [{"i": [["k", "llvm"], [[], [["CI", -1]]]], "r": [[1e-3], 0, 1, 1]}]})", 400,
+      "records[0]: i[1][1][0][1]: CI stage_id must be >= 0, got -1");
 
   // Reading needs a token; any scope may predict.
   EXPECT_EQ(call("POST", "/v1/predict", R"({"platform": "x16", "records": []})", "").status, 401);

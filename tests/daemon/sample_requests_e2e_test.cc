@@ -108,7 +108,8 @@ std::set<std::string> ids_of(const json::value& request) {
 }
 
 TEST_F(SampleRequestsTest, RandomRequestIsFulfilledByLaterUploads) {
-  auto created = call("POST", "/v1/platforms/x16/sample-requests", R"({"fraction": 0.1, "strategy": "random", "seed": 1})");
+  auto created =
+      call("POST", "/v1/platforms/x16/sample-requests", R"({"fraction": 0.1, "strategy": "random", "seed": 1})");
   ASSERT_EQ(created.status, 201) << created.body;
   const json::value req = created.json();
   const auto& items = req.at("items").as_array();
@@ -145,7 +146,8 @@ TEST_F(SampleRequestsTest, RandomRequestIsFulfilledByLaterUploads) {
 
   // /metrics counts the request and its items.
   const std::string metrics = http_get(tcld_->port(), "/metrics").body;
-  EXPECT_NE(metrics.find("tcld_sample_requests_total{strategy=\"random\"} 1"), std::string::npos) << metrics.substr(0, 3000);
+  EXPECT_NE(metrics.find("tcld_sample_requests_total{strategy=\"random\"} 1"), std::string::npos)
+      << metrics.substr(0, 3000);
   EXPECT_NE(metrics.find("tcld_sample_request_items_total{strategy=\"random\"} " + std::to_string(items.size())),
             std::string::npos);
 
@@ -179,7 +181,8 @@ TEST_F(SampleRequestsTest, RduUsesTheModelIsDeterministicAndSkipsPendingPrograms
     ASSERT_EQ(c.status, 200) << c.body;
     EXPECT_EQ(c.json().at("status").as_string(), "cancelled");
   }
-  ASSERT_EQ(call("POST", "/v1/sample-requests/" + std::to_string(b.json().at("id").as_int64()) + "/cancel").status, 200);
+  ASSERT_EQ(call("POST", "/v1/sample-requests/" + std::to_string(b.json().at("id").as_int64()) + "/cancel").status,
+            200);
   auto again = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3})");
   ASSERT_EQ(again.status, 201) << again.body;
   std::vector<std::string> order_a, order_again;
@@ -214,10 +217,12 @@ TEST_F(SampleRequestsTest, AFineTunedActiveColumnDrivesTheNextRound) {
   std::string body;
   for (const auto& it : req.at("items").as_array()) body += measured_line(it) + "\n";
   ASSERT_EQ(call("POST", "/v1/platforms/x16/measurements", body).status, 201);
-  EXPECT_EQ(call("GET", "/v1/sample-requests/" + std::to_string(req.at("id").as_int64())).json().at("status").as_string(),
-            "completed");
+  EXPECT_EQ(
+      call("GET", "/v1/sample-requests/" + std::to_string(req.at("id").as_int64())).json().at("status").as_string(),
+      "completed");
 
-  auto job = call("POST", "/v1/platforms/x16/jobs", R"({"kind": "train", "init": "production", "epochs": 1, "eval_fraction": 0})");
+  auto job = call("POST", "/v1/platforms/x16/jobs",
+                  R"({"kind": "train", "init": "production", "epochs": 1, "eval_fraction": 0})");
   ASSERT_EQ(job.status, 202) << job.body;
   const std::string id = std::to_string(job.json().at("id").as_int64());
   json::value state;
@@ -277,15 +282,17 @@ TEST_F(SampleRequestsTest, BadParametersAreRejectedWithTheReason) {
   expect(R"({"budget": 5, "random_share": "half"})", 400, "random_share");
   expect(R"({"budget": 100000, "strategy": "random"})", 400, "larger than the unmeasured pool");
   expect(R"({"budget": 3, "strategy": "random"})", 400, "budget");  // below 2 per task
-  expect(R"({"budget": 40})", 409, "train one first");                // rdu needs a model
+  expect(R"({"budget": 40})", 409, "train one first");              // rdu needs a model
   auto missing = call("POST", "/v1/platforms/nope/sample-requests", R"({"budget": 5, "strategy": "random"})");
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(call("GET", "/v1/sample-requests/999").status, 404);
   EXPECT_EQ(call("GET", "/v1/sample-requests/abc").status, 404);
 
   // An empty pool.
-  ASSERT_EQ(call("POST", "/v1/platforms", R"({"name": "empty", "target": "llvm", "hardware_params": [1,1,1,0,0,0,0,0]})").status,
-            201);
+  ASSERT_EQ(
+      call("POST", "/v1/platforms", R"({"name": "empty", "target": "llvm", "hardware_params": [1,1,1,0,0,0,0,0]})")
+          .status,
+      201);
   auto empty = call("POST", "/v1/platforms/empty/sample-requests", R"({"budget": 5, "strategy": "random"})");
   EXPECT_EQ(empty.status, 400);
   EXPECT_NE(empty.body.find("no unmeasured candidates"), std::string::npos) << empty.body;

@@ -32,8 +32,8 @@ void trickle_upload(int port, const std::string& token, const std::atomic<bool>&
   boost::system::error_code ec;
   s.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)), ec);
   if (ec) return;
-  const std::string head = "POST /v1/platforms/x16/measurements HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-                           token + "\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string head = "POST /v1/platforms/x16/measurements HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
+                           "\r\nTransfer-Encoding: chunked\r\n\r\n";
   boost::asio::write(s, boost::asio::buffer(head), ec);
   const auto give_up = Clock::now() + 60s;
   while (!ec && !stop && Clock::now() < give_up) {
@@ -52,8 +52,8 @@ void never_read_download(int port, const std::string& token, const std::atomic<b
   s.set_option(boost::asio::socket_base::receive_buffer_size(4096), ec);
   s.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)), ec);
   if (ec) return;
-  const std::string get = "GET /v1/platforms/x16/measurements HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
-                          "\r\n\r\n";
+  const std::string get =
+      "GET /v1/platforms/x16/measurements HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\n\r\n";
   boost::asio::write(s, boost::asio::buffer(get), ec);
   const auto give_up = Clock::now() + 60s;
   while (!stop && Clock::now() < give_up) std::this_thread::sleep_for(50ms);
@@ -77,16 +77,16 @@ class SlowClientsTest : public ServingTest {};
 
 TEST_F(SlowClientsTest, TricklersAndNonReadersHoldOnlyTheirOwnConnections) {
   // Rates the attackers break within seconds: 10 bytes/s in, nothing out.
-  start(6000, {"--max-streams", "40", "--db-pool-size", "48", "--min-request-body-rate", "1000",
-               "--min-response-rate", "10000000", "--min-rate-grace-ms", "3000"});
+  start(6000, {"--max-streams", "40", "--db-pool-size", "48", "--min-request-body-rate", "1000", "--min-response-rate",
+               "10000000", "--min-rate-grace-ms", "3000"});
   add_version(fresh_checkpoint(1));
   std::string records;
   for (const std::string& l : lines_) records += l + "\n";  // ~6 MB: more than a socket buffers
   auto stored = call("POST", "/v1/platforms/x16/measurements", records, admin_);
   ASSERT_EQ(stored.status, 201) << stored.body;
   const auto counts_before = call("GET", "/v1/platforms/x16", "", reader_).json().at("counts");
-  const std::string predict = R"({"platform": "x16", "records": [)" + lines_[0] + "," + lines_[1] + "," + lines_[2] +
-                              "]}";
+  const std::string predict =
+      R"({"platform": "x16", "records": [)" + lines_[0] + "," + lines_[1] + "," + lines_[2] + "]}";
   ASSERT_EQ(call("POST", "/v1/predict", predict, reader_).status, 200);  // the model is loaded
 
   std::atomic<bool> stop{false};

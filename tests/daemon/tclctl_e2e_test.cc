@@ -79,8 +79,8 @@ class TclctlTest : public TcldEnvTest {
   }
   CliRun tclctl(const std::string& args) {
     const fs::path err = dir_ / "stderr.txt";
-    const std::string cmd = "TCL_URL=http://127.0.0.1:" + std::to_string(tcld_->port()) + " TCL_TOKEN=" + token_ +
-                            " " + kTclctl + " " + args + " 2>" + err.string();
+    const std::string cmd = "TCL_URL=http://127.0.0.1:" + std::to_string(tcld_->port()) + " TCL_TOKEN=" + token_ + " " +
+                            kTclctl + " " + args + " 2>" + err.string();
     CliRun r;
     FILE* p = ::popen(cmd.c_str(), "r");
     if (p == nullptr) return r;
@@ -274,9 +274,9 @@ TEST_F(TclctlTest, OnboardPlaysTheLabInRoundsThenTrainsTheFirstVersion) {
                    "--hardware-params 16,64,64,0,0,0,0,0")
                 .exit_code,
             0);
-  const CliRun second = tclctl("onboard --platform x16b --candidates " + candidates + " --answers " + answers +
-                               " --rounds 2 --fraction 0.1 --seed 3 --finetune-epochs 1 --state " +
-                               (dir_ / "onboard-b.json").string());
+  const CliRun second =
+      tclctl("onboard --platform x16b --candidates " + candidates + " --answers " + answers +
+             " --rounds 2 --fraction 0.1 --seed 3 --finetune-epochs 1 --state " + (dir_ / "onboard-b.json").string());
   ASSERT_EQ(second.exit_code, 0) << second.out;
   const HttpResult column = http_get(tcld_->port(), "/v1/aliases/active.x16b", token_);
   ASSERT_EQ(column.status, 200) << column.body;
@@ -294,9 +294,12 @@ TEST_F(TclctlTest, AnInterruptedOnboardingFinishesItsOpenRequestWithoutMeasuring
   const std::string candidates = as_candidates(answers, dir_ / "pool.jsonl");
   ASSERT_EQ(tclctl("upload --platform x16 --kind candidates --quiet " + candidates).exit_code, 0);
   // The run that was interrupted: it had opened a request and uploaded part of it.
-  const HttpResult opened = http_call(tcld_->port(), HttpCall{"POST", "/v1/platforms/x16/sample-requests",
+  const HttpResult opened = http_call(tcld_->port(), HttpCall{"POST",
+                                                              "/v1/platforms/x16/sample-requests",
                                                               R"({"fraction": 0.2, "strategy": "random", "seed": 1})",
-                                                              token_, {}, 15000ms});
+                                                              token_,
+                                                              {},
+                                                              15000ms});
   ASSERT_EQ(opened.status, 201) << opened.body;
   const std::int64_t id = opened.json().at("id").as_int64();
   const std::size_t picked = opened.json().at("items").as_array().size();
@@ -312,13 +315,12 @@ TEST_F(TclctlTest, AnInterruptedOnboardingFinishesItsOpenRequestWithoutMeasuring
   std::string first_part;
   for (std::size_t i = 0; i < 3; ++i)
     first_part += by_program.at(std::string(opened.json().at("items").at(i).at("program_id").as_string())) + "\n";
-  ASSERT_EQ(http_call(tcld_->port(), HttpCall{"POST", "/v1/platforms/x16/measurements", first_part, token_, {}, 15000ms})
-                .status,
-            201);
+  ASSERT_EQ(
+      http_call(tcld_->port(), HttpCall{"POST", "/v1/platforms/x16/measurements", first_part, token_, {}, 15000ms})
+          .status,
+      201);
   const std::string state = (dir_ / "onboard.json").string();
-  {
-    std::ofstream(state) << R"({"rounds_done": 0, "open_request": ")" << id << R"("})";
-  }
+  { std::ofstream(state) << R"({"rounds_done": 0, "open_request": ")" << id << R"("})"; }
 
   const CliRun resumed = tclctl("onboard --platform x16 --candidates " + candidates + " --answers " + answers +
                                 " --rounds 1 --fraction 0.2 --state " + state);
@@ -338,8 +340,10 @@ TEST_F(TclctlTest, OnboardMeasuresThisMachineEndToEnd) {
   // Nothing registered, no model: tclctl registers the machine, generates BERT's
   // operators, measures what each round picks, uploads it and trains version 1.
   const std::string state = (dir_ / "here.state.json").string();
-  const CliRun run = tclctl("onboard --platform here --measure-local --models bert --per-task 4 --fraction 0.5 "
-                            "--rounds 1 --epochs 1 --state " + state);
+  const CliRun run = tclctl(
+      "onboard --platform here --measure-local --models bert --per-task 4 --fraction 0.5 "
+      "--rounds 1 --epochs 1 --state " +
+      state);
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_TRUE(fs::exists(dir_ / "here.pool.jsonl"));
   const json::value shown = json::parse(tclctl("--json platform show here").out);

@@ -266,8 +266,10 @@ TEST_F(TcldTest, MetricsPassPromtool) {
 
 TEST_F(TcldTest, ServesHttpsWhenGivenACertificate) {
   const std::string dir = "/tmp/tcld-tls-" + std::to_string(::getpid());
-  ASSERT_EQ(std::system(("mkdir -p " + dir + " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "
-                         "/CN=127.0.0.1 -keyout " + dir + "/key.pem -out " + dir + "/cert.pem >/dev/null 2>&1")
+  ASSERT_EQ(std::system(("mkdir -p " + dir +
+                         " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "
+                         "/CN=127.0.0.1 -keyout " +
+                         dir + "/key.pem -out " + dir + "/cert.pem >/dev/null 2>&1")
                             .c_str()),
             0);
   start({"--tls-cert", dir + "/cert.pem", "--tls-key", dir + "/key.pem"});
@@ -280,8 +282,8 @@ TEST_F(TcldTest, ServesHttpsWhenGivenACertificate) {
   EXPECT_EQ(code, "200");
   // TLS 1.2 without forward secrecy or AEAD (finding 8 of issue 18: AES128-SHA
   // was accepted) fails the handshake; an ECDHE-GCM suite is served.
-  const std::string tls12 = "curl -sk -o /dev/null --tls-max 1.2 https://127.0.0.1:" + std::to_string(port()) +
-                            "/healthz --ciphers ";
+  const std::string tls12 =
+      "curl -sk -o /dev/null --tls-max 1.2 https://127.0.0.1:" + std::to_string(port()) + "/healthz --ciphers ";
   EXPECT_NE(std::system((tls12 + "AES128-SHA@SECLEVEL=0").c_str()), 0);
   EXPECT_NE(std::system((tls12 + "AES256-GCM-SHA384").c_str()), 0);  // AEAD, but RSA key exchange
   EXPECT_EQ(std::system((tls12 + "ECDHE-RSA-AES128-GCM-SHA256").c_str()), 0);
@@ -295,8 +297,8 @@ TEST_F(TcldTest, RefusesToStartOnAChangedMigration) {
   // edited by changing the recorded checksum.
   start();
   ASSERT_EQ(tcld_->stop(), 0);
-  const std::string cmd = "psql -q '" + url_ +
-                          "' -c \"UPDATE schema_migrations SET sha256 = repeat('0', 64) WHERE number = 1\" >/dev/null";
+  const std::string cmd =
+      "psql -q '" + url_ + "' -c \"UPDATE schema_migrations SET sha256 = repeat('0', 64) WHERE number = 1\" >/dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   TcldProcess again(url_);
   EXPECT_FALSE(again.start(10s));

@@ -74,7 +74,8 @@ TEST_F(TrainingTest, TrainJobCreatesTheFirstVersionAsProduction) {
                       R"({"kind": "train", "epochs": 2, "max_records": 2000, "eval_fraction": 0.25, "seed": 1})");
   ASSERT_EQ(created.status, 202) << created.body;
   const std::string id = std::to_string(created.json().at("id").as_int64());
-  const json::value done = wait_job(id, [](const json::value& j) { return j.at("finished_at").is_string(); }, 240s);
+  const json::value done = wait_job(
+      id, [](const json::value& j) { return j.at("finished_at").is_string(); }, 240s);
   ASSERT_TRUE(state_is(done, "succeeded")) << json::serialize(done);
   EXPECT_EQ(done.at("progress").at("epoch").as_int64(), 2);
   const std::int64_t version = done.at("result_version").as_int64();
@@ -125,13 +126,15 @@ TEST_F(TrainingTest, AKilledWorkersJobIsRetriedAndFinishes) {
 
   TcldProcess first(url_, {"--job-lease-ms", "2000", "--train-threads", "1"}, "worker");
   ASSERT_TRUE(first.start()) << first.log();
-  json::value running = wait_job(id, [](const json::value& j) { return state_is(j, "running"); }, 60s);
+  json::value running = wait_job(
+      id, [](const json::value& j) { return state_is(j, "running"); }, 60s);
   ASSERT_TRUE(state_is(running, "running")) << json::serialize(running);
   first.kill();  // SIGKILL mid-job: no finish, no release
 
   TcldProcess second(url_, {"--job-lease-ms", "2000", "--train-threads", "1"}, "worker");
   ASSERT_TRUE(second.start()) << second.log();
-  const json::value done = wait_job(id, [](const json::value& j) { return j.at("finished_at").is_string(); }, 240s);
+  const json::value done = wait_job(
+      id, [](const json::value& j) { return j.at("finished_at").is_string(); }, 240s);
   ASSERT_TRUE(state_is(done, "succeeded")) << json::serialize(done) << second.log();
   EXPECT_EQ(done.at("attempts").as_int64(), 2);
   EXPECT_EQ(call("GET", "/v1/models").json().at("versions").as_array().size(), 1u);  // no half version left behind
@@ -143,9 +146,12 @@ TEST_F(TrainingTest, CancelStopsARunningJob) {
   auto created = call("POST", "/v1/platforms/x16/jobs", R"({"kind": "train", "epochs": 500, "max_records": 2000})");
   ASSERT_EQ(created.status, 202);
   const std::string id = std::to_string(created.json().at("id").as_int64());
-  ASSERT_TRUE(state_is(wait_job(id, [](const json::value& j) { return state_is(j, "running"); }, 60s), "running"));
+  ASSERT_TRUE(state_is(wait_job(
+                           id, [](const json::value& j) { return state_is(j, "running"); }, 60s),
+                       "running"));
   ASSERT_EQ(call("POST", "/v1/jobs/" + id + "/cancel").status, 200);
-  const json::value done = wait_job(id, [](const json::value& j) { return j.at("finished_at").is_string(); }, 60s);
+  const json::value done = wait_job(
+      id, [](const json::value& j) { return j.at("finished_at").is_string(); }, 60s);
   EXPECT_TRUE(state_is(done, "cancelled")) << json::serialize(done);
   EXPECT_EQ(call("GET", "/v1/models").json().at("versions").as_array().size(), 0u);
 }

@@ -29,7 +29,6 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-
 std::string join(const std::vector<std::string>& lines) {
   std::string s;
   for (const auto& l : lines) s += l + "\n";
@@ -199,7 +198,8 @@ TEST_F(UploadTest, EveryBadLineGetsItsReason) {
       {R"({"i": [["k", "llvm"], [[], [["ZZ", 0]]]], "r": [[1e-5], 0, 1, 1]})", R"(i[1][1][0][0]: step kind "ZZ")"},
       {R"({"i": [["k", "llvm"], [[], [["S\u0000P", 0, 0, 8, [2], 1]]]], "r": [[1e-5], 0, 1, 1]})",
        R"(step kind "S\u0000P")"},
-      {R"({"i": [["k", "llvm"], [[], [["CI", -1]]]], "r": [[1e-5], 0, 1, 1]})", "i[1][1][0][1]: CI stage_id must be >= 0"},
+      {R"({"i": [["k", "llvm"], [[], [["CI", -1]]]], "r": [[1e-5], 0, 1, 1]})",
+       "i[1][1][0][1]: CI stage_id must be >= 0"},
       {unmeasured, "unmeasured"},
       {wrong_hw, "num_cores"},
       {wrong_target, "target kind"},
@@ -294,8 +294,8 @@ HttpResult post_chunked(int port, const std::string& token, const std::string& t
   boost::asio::io_context ioc;
   beast::tcp_stream stream(ioc);
   stream.expires_after(60s);
-  stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"),
-                                                static_cast<unsigned short>(port)));
+  stream.connect(
+      boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
   http::request<http::string_body> req{http::verb::post, target, 11};
   req.set(http::field::host, "127.0.0.1");
   req.set(http::field::authorization, "Bearer " + token);
@@ -378,8 +378,9 @@ TEST_F(UploadTest, BadIdempotencyKeyIs400NamingTheHeader) {
   const std::string body = join(shared_data_lines("x86-16c", 20));
   const json::object before = counts();
   // tcld's own port: a proxy in between might refuse or rewrite the byte itself.
-  auto ff = http_call(tcld_->tcld_port(), HttpCall{"POST", "/v1/platforms/x16/measurements", body, token_,
-                                                   {{"Idempotency-Key", "key\xff"}}, 60s});
+  auto ff = http_call(
+      tcld_->tcld_port(),
+      HttpCall{"POST", "/v1/platforms/x16/measurements", body, token_, {{"Idempotency-Key", "key\xff"}}, 60s});
   ASSERT_EQ(ff.status, 400) << ff.body;
   EXPECT_EQ(ff.json().at("error").at("details").at("header").as_string(), "Idempotency-Key") << ff.body;
   EXPECT_NE(ff.body.find("Idempotency-Key holds byte 0xff at offset 3"), std::string::npos) << ff.body;
@@ -401,8 +402,11 @@ json::object recounted(const std::string& url) {
   if (!platform) throw std::runtime_error(platform.status().to_string());
   auto c = platforms.recount(platform->id);
   if (!c) throw std::runtime_error(c.status().to_string());
-  return json::object{{"programs", c->programs},         {"tasks", c->tasks}, {"measurements", c->measurements},
-                      {"failed", c->failed},             {"candidates", c->candidates}};
+  return json::object{{"programs", c->programs},
+                      {"tasks", c->tasks},
+                      {"measurements", c->measurements},
+                      {"failed", c->failed},
+                      {"candidates", c->candidates}};
 }
 
 TEST_F(UploadTest, KilledDaemonMidUploadLeavesTheCountsAsTheyWere) {

@@ -33,7 +33,7 @@ struct HttpResult {
   int status = 0;  // 0 when the connection failed
   std::string body;
   std::map<std::string, std::string, HeaderNameLess> headers;
-  std::string error;  // transport error, when status == 0
+  std::string error;                // transport error, when status == 0
   boost::json::value json() const;  // parses body; null on failure
 };
 
@@ -41,7 +41,7 @@ struct HttpCall {
   std::string method = "GET";
   std::string target = "/";
   std::string body;
-  std::string token;  // sent as Authorization: Bearer <token> when non-empty
+  std::string token;                           // sent as Authorization: Bearer <token> when non-empty
   std::map<std::string, std::string> headers;  // a body without Content-Type gets the documented one
   std::chrono::milliseconds timeout{15000};
 };

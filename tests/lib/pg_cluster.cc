@@ -74,8 +74,7 @@ void PgCluster::start() {
   const std::string opts = "-c listen_addresses=127.0.0.1 -c port=" + std::to_string(port_) +
                            " -c unix_socket_directories=" + dir_ +
                            " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200";
-  run_pg(std::string(kPgBin) + "/pg_ctl -D " + dir_ + "/data -l " + dir_ + "/server.log -w -o \"" + opts +
-             "\" start",
+  run_pg(std::string(kPgBin) + "/pg_ctl -D " + dir_ + "/data -l " + dir_ + "/server.log -w -o \"" + opts + "\" start",
          dir_ + "/setup.log");
   running_ = true;
 }

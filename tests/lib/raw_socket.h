@@ -13,8 +13,8 @@ namespace tcl::testing {
 
 struct RawSocket {
   explicit RawSocket(int port) : socket(ioc) {
-    socket.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"),
-                                                  static_cast<unsigned short>(port)));
+    socket.connect(
+        boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
   }
   void send(const std::string& bytes) { boost::asio::write(socket, boost::asio::buffer(bytes)); }
   // Reads until the peer closes; returns what arrived.

@@ -175,17 +175,18 @@ bool TcldProcess::start(std::chrono::milliseconds wait) {
 bool TcldProcess::start_proxy(std::chrono::milliseconds wait) {
   const std::string prism = std::string(TCL_SOURCE_DIR) + "/scripts/contract/node_modules/.bin/prism";
   if (::access(prism.c_str(), X_OK) != 0) {
-    std::ofstream(log_path_, std::ios::app) << "contract mode: " << prism << " missing; run scripts/contract/setup.sh\n";
+    std::ofstream(log_path_, std::ios::app)
+        << "contract mode: " << prism << " missing; run scripts/contract/setup.sh\n";
     return false;
   }
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
     const std::size_t log_start = proxy_log().size();
     proxy_port_ = free_port();
-    proxy_pid_ = spawn({prism, "proxy", std::string(TCL_SOURCE_DIR) + "/api/openapi.yaml",
-                        "http://127.0.0.1:" + std::to_string(port_), "--host", "127.0.0.1", "--port",
-                        std::to_string(proxy_port_)},
-                       proxy_log_path_);
+    proxy_pid_ = spawn(
+        {prism, "proxy", std::string(TCL_SOURCE_DIR) + "/api/openapi.yaml", "http://127.0.0.1:" + std::to_string(port_),
+         "--host", "127.0.0.1", "--port", std::to_string(proxy_port_)},
+        proxy_log_path_);
     if (proxy_pid_ < 0) return false;
     const std::string listening = "Prism is listening on http://127.0.0.1:" + std::to_string(proxy_port_);
     while (std::chrono::steady_clock::now() < deadline && !reaped(proxy_pid_)) {
@@ -232,8 +233,7 @@ void TcldProcess::stop_proxy() {
   const char* keep = std::getenv("TCL_CONTRACT_LOG_DIR");
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   if (keep != nullptr && info != nullptr) {
-    std::ofstream(std::string(keep) + "/" + info->test_suite_name() + "." + info->name() + ".prism.log",
-                  std::ios::app)
+    std::ofstream(std::string(keep) + "/" + info->test_suite_name() + "." + info->name() + ".prism.log", std::ios::app)
         << proxy_log();
   }
 }

@@ -3,8 +3,8 @@
 // start() forks and execs build/daemon/tcld with the given arguments on a
 // free loopback port, output to a log file, then waits until its log says it
 // listens on that port (info level) and answers there; a process that lost
-// its port to a parallel test is started again on another. stop() sends SIGTERM and returns the exit status; kill() sends
-// SIGKILL. The destructor kills a process still running. Not thread-safe.
+// its port to a parallel test is started again on another. stop() sends SIGTERM and returns the exit status; kill()
+// sends SIGKILL. The destructor kills a process still running. Not thread-safe.
 //
 // Contract mode (TCL_CONTRACT_PROXY=1 in the environment; scripts/test.sh runs
 // the e2e tests a second time so): a "serve" process without TLS also gets

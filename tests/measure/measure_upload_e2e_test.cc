@@ -34,14 +34,16 @@ TEST_F(MeasureUploadTest, MeasuredRecordsUploadWithNoRejectedLine) {
   ASSERT_NO_FATAL_FAILURE(start_tcld());
   TcldProcess& tcld = *tcld_;
   const std::string token = tcld.create_token("lab", "write");
-  auto post = [&](const std::string& target, const std::string& body, const std::string& type = "application/x-ndjson") {
+  auto post = [&](const std::string& target, const std::string& body,
+                  const std::string& type = "application/x-ndjson") {
     return http_call(tcld.port(), HttpCall{"POST", target, body, token, {{"Content-Type", type}}, 60s});
   };
 
   // The platform as the agent describes this machine.
   const measure::HardwareInfo hw = measure::local_hardware();
   json::object platform{{"name", "local-cpu"}, {"target", hw.target}};
-  platform["hardware_params"] = json::array{hw.params.num_cores, hw.params.vector_unit_bytes, hw.params.cache_line_bytes, 0, 0, 0, 0, 0};
+  platform["hardware_params"] =
+      json::array{hw.params.num_cores, hw.params.vector_unit_bytes, hw.params.cache_line_bytes, 0, 0, 0, 0, 0};
   auto created = post("/v1/platforms", json::serialize(platform), "application/json");
   ASSERT_EQ(created.status, 201) << created.body;
 
@@ -82,7 +84,8 @@ TEST_F(MeasureUploadTest, MeasuredRecordsUploadWithNoRejectedLine) {
 
   const json::object counts = http_get(tcld.port(), "/v1/platforms/local-cpu", token).json().at("counts").as_object();
   // Successful measurements and failed ones are counted apart.
-  EXPECT_EQ(counts.at("measurements").as_int64(), static_cast<std::int64_t>(measured.size()) - 1) << json::serialize(counts);
+  EXPECT_EQ(counts.at("measurements").as_int64(), static_cast<std::int64_t>(measured.size()) - 1)
+      << json::serialize(counts);
   EXPECT_EQ(counts.at("failed").as_int64(), 1) << json::serialize(counts);
 }
 

@@ -78,7 +78,8 @@ TEST(MeasurerTest, GeneratedProgramsOfEveryKindGiveTheRightAnswer) {
 class PlantedBackend : public CpuBackend {
  public:
   std::string codegen(const Program& p, std::string_view symbol) const override {
-    const std::string head = "extern \"C\" void " + std::string(symbol) + "(const float* in0, const float* in1, float* out, float* ws) {\n";
+    const std::string head =
+        "extern \"C\" void " + std::string(symbol) + "(const float* in0, const float* in1, float* out, float* ws) {\n";
     if (p.workload.kind == OpKind::kMatmul) {
       switch (p.workload.args[0]) {
         case 2: return head + "  (void)in0; (void)in1; (void)out; (void)ws; __builtin_trap();\n}\n";
@@ -108,9 +109,11 @@ TEST(MeasurerTest, PlantedFailuresBecomeFailedMeasurements) {
   const auto out = measurer.measure(records);
   ASSERT_EQ(out.size(), records.size());
   using core::MeasureError;
-  const MeasureError want[] = {MeasureError::kNoError,        MeasureError::kRuntimeDeviceError, MeasureError::kNoError,
-                               MeasureError::kRunTimeoutError, MeasureError::kNoError,            MeasureError::kWrongAnswerError,
-                               MeasureError::kCompileHostError, MeasureError::kNoError,           MeasureError::kInstantiationError};
+  const MeasureError want[] = {MeasureError::kNoError,           MeasureError::kRuntimeDeviceError,
+                               MeasureError::kNoError,           MeasureError::kRunTimeoutError,
+                               MeasureError::kNoError,           MeasureError::kWrongAnswerError,
+                               MeasureError::kCompileHostError,  MeasureError::kNoError,
+                               MeasureError::kInstantiationError};
   for (std::size_t i = 0; i < out.size(); ++i) {
     EXPECT_EQ(out[i].error_no, static_cast<std::int32_t>(want[i])) << i << ": " << measurer.last_errors()[i];
     if (want[i] == MeasureError::kNoError) {
@@ -125,7 +128,8 @@ TEST(MeasurerTest, PlantedFailuresBecomeFailedMeasurements) {
 
 TEST(TclMeasureCliTest, CandidatesWritesParseableRecordsPerTask) {
   const std::string out = ::testing::TempDir() + "/tcl_measure_pool.jsonl";
-  const std::string cmd = std::string(TCL_BINARY_DIR) + "/measure/tcl-measure candidates --model mobilenet_v2 --per-task 3 -o " + out;
+  const std::string cmd =
+      std::string(TCL_BINARY_DIR) + "/measure/tcl-measure candidates --model mobilenet_v2 --per-task 3 -o " + out;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   auto tasks = model_tasks("mobilenet_v2");
   ASSERT_TRUE(tasks);
@@ -142,7 +146,8 @@ TEST(TclMeasureCliTest, CandidatesWritesParseableRecordsPerTask) {
   }
   EXPECT_EQ(per_task.size(), tasks->size());
   for (const auto& [key, n] : per_task) EXPECT_EQ(n, 3) << key;
-  const std::string bad = std::string(TCL_BINARY_DIR) + "/measure/tcl-measure candidates --model vgg -o " + out + " 2>/dev/null";
+  const std::string bad =
+      std::string(TCL_BINARY_DIR) + "/measure/tcl-measure candidates --model vgg -o " + out + " 2>/dev/null";
   EXPECT_NE(std::system(bad.c_str()), 0);
 }
 

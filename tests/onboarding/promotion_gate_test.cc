@@ -39,7 +39,8 @@ TEST(PromotionGateTest, TheNewPlatformMustBeatZeroShot) {
 
 TEST(PromotionGateTest, MissingEvaluationData) {
   // An old platform without data does not block, and says so.
-  auto d = promotion_decision({PlatformComparison{"a", false, std::nullopt, std::nullopt}, new_one("c", 0.5, 0.8)}, 0.01);
+  auto d =
+      promotion_decision({PlatformComparison{"a", false, std::nullopt, std::nullopt}, new_one("c", 0.5, 0.8)}, 0.01);
   EXPECT_TRUE(d.promote);
   EXPECT_NE(d.reasons[0].find("no evaluation data"), std::string::npos);
   // The new platform without data blocks.

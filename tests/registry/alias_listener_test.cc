@@ -14,8 +14,8 @@ namespace tcl::registry {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::exec_sql;
 using tcl::testing::PgCluster;
+using testing::exec_sql;
 using Clock = std::chrono::steady_clock;
 
 class AliasListenerTest : public testing::MigratedDbTest {
@@ -127,7 +127,8 @@ TEST_F(AliasListenerTest, AnUnreachableServerIsUnavailable) {
   options.url = PgCluster::shared().url("no_such_database_here");
   options.reconnect_interval = 20ms;
   int calls = 0;
-  AliasListener nowhere(options, [&](const AliasChange&) { ++calls; }, [&] { ++calls; });
+  AliasListener nowhere(
+      options, [&](const AliasChange&) { ++calls; }, [&] { ++calls; });
   const auto start = Clock::now();
   auto r = nowhere.wait(100ms);
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);

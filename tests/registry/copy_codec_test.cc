@@ -49,8 +49,14 @@ TEST(CopyCodec, BytesAreBigEndianWithLengths) {
   out.clear();
   field_float8_array(out, std::vector<double>{1.0});
   // length 32; ndim 1, no nulls, oid 701; length 1, lower bound 1; one float8 field.
-  EXPECT_EQ(out, std::string("\0\0\0\x20" "\0\0\0\1" "\0\0\0\0" "\0\0\x02\xbd" "\0\0\0\1" "\0\0\0\1"
-                             "\0\0\0\x08" "\x3f\xf0\0\0\0\0\0\0",
+  EXPECT_EQ(out, std::string("\0\0\0\x20"
+                             "\0\0\0\1"
+                             "\0\0\0\0"
+                             "\0\0\x02\xbd"
+                             "\0\0\0\1"
+                             "\0\0\0\1"
+                             "\0\0\0\x08"
+                             "\x3f\xf0\0\0\0\0\0\0",
                              36));
   EXPECT_EQ(kCopyHeader.size(), 19u);
   EXPECT_EQ(kCopyHeader.substr(0, 11), std::string_view("PGCOPY\n\377\r\n\0", 11));
@@ -61,11 +67,15 @@ TEST(CopyCodec, ReaderRejectsWhatIsNotThere) {
   std::string out;
   field_int4(out, 5);
   CopyReader r(out);
-  EXPECT_FALSE(r.int8().has_value());   // a 4-byte field is no int8
+  EXPECT_FALSE(r.int8().has_value());  // a 4-byte field is no int8
   EXPECT_FALSE(r.float8_array().has_value());
-  EXPECT_EQ(r.int4(), 5);               // nothing was consumed by the misses
-  EXPECT_FALSE(r.int4().has_value());   // empty
-  EXPECT_FALSE(CopyReader(std::string_view("\0\0\0\x09" "abc", 7)).bytes().has_value());  // too short
+  EXPECT_EQ(r.int4(), 5);              // nothing was consumed by the misses
+  EXPECT_FALSE(r.int4().has_value());  // empty
+  EXPECT_FALSE(CopyReader(std::string_view("\0\0\0\x09"
+                                           "abc",
+                                           7))
+                   .bytes()
+                   .has_value());                                                         // too short
   EXPECT_FALSE(CopyReader(std::string_view("\xff\xff\xff\xff", 4)).bytes().has_value());  // NULL
 }
 

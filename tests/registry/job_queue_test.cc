@@ -19,9 +19,9 @@ namespace tcl::registry {
 namespace {
 
 using namespace std::chrono_literals;
+using tcl::testing::PgCluster;
 using testing::exec_sql;
 using testing::query_text;
-using tcl::testing::PgCluster;
 
 // Long enough never to expire during a test / short enough to be expired
 // after kPastLease of sleep.
@@ -401,8 +401,10 @@ TEST_F(JobQueueTest, SimultaneousDistillClaimsFallBackToOtherJobs) {
   // Worker "raw" claims d1 and has not committed yet.
   pqxx::connection raw(url_);
   pqxx::work raw_tx(raw);
-  raw_tx.exec0("UPDATE training_jobs SET state = 'running', worker = 'raw', attempts = 1, started_at = now(), "
-               "lease_expires_at = now() + interval '1 hour' WHERE id = " + std::to_string(d1.id));
+  raw_tx.exec0(
+      "UPDATE training_jobs SET state = 'running', worker = 'raw', attempts = 1, started_at = now(), "
+      "lease_expires_at = now() + interval '1 hour' WHERE id = " +
+      std::to_string(d1.id));
 
   // d1 is locked (skipped); d2 looks free, but marking it running waits on
   // raw's index entry.
@@ -414,8 +416,7 @@ TEST_F(JobQueueTest, SimultaneousDistillClaimsFallBackToOtherJobs) {
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   EXPECT_EQ(got->id, t1.id);
   EXPECT_EQ(queue_->get(d2.id)->state, JobState::kQueued);
-  EXPECT_EQ(query_text(url_, "SELECT count(*) FROM training_jobs WHERE kind = 'distill' AND state = 'running'"),
-            "1");
+  EXPECT_EQ(query_text(url_, "SELECT count(*) FROM training_jobs WHERE kind = 'distill' AND state = 'running'"), "1");
 }
 
 TEST_F(JobQueueTest, CountsByStateCoverEveryState) {

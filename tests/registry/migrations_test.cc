@@ -15,10 +15,10 @@
 namespace tcl::registry {
 namespace {
 
+using tcl::testing::PgCluster;
 using testing::exec_sql;
 using testing::make_pool;
 using testing::query_text;
-using tcl::testing::PgCluster;
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -118,8 +118,7 @@ TEST(Migrations, TwoConcurrentMigratorsApplyEachFileOnce) {
     EXPECT_EQ(report_a->applied + report_b->applied, static_cast<int>(embedded_migrations().size()));
     EXPECT_EQ(report_a->current, last_number());
     EXPECT_EQ(report_b->current, last_number());
-    EXPECT_EQ(query_text(url, "SELECT count(*) FROM schema_migrations"),
-              std::to_string(embedded_migrations().size()));
+    EXPECT_EQ(query_text(url, "SELECT count(*) FROM schema_migrations"), std::to_string(embedded_migrations().size()));
     EXPECT_TRUE(check_migrations(*pool_a, embedded_migrations()).is_ok());
   }
 }
@@ -181,8 +180,8 @@ TEST(Migrations, FailingFileIsRolledBackAndNamed) {
   const std::string url = PgCluster::shared().create_database();
   auto pool = make_pool(url);
   std::vector<Migration> list = embedded_migrations();
-  list.push_back(extra_migration(last_number() + 1, "broken",
-                                 "CREATE TABLE half_done (x int);\nSELECT * FROM no_such_table;"));
+  list.push_back(
+      extra_migration(last_number() + 1, "broken", "CREATE TABLE half_done (x int);\nSELECT * FROM no_such_table;"));
   auto report = apply_migrations(*pool, list);
   ASSERT_FALSE(report.is_ok());
   EXPECT_NE(report.status().message().find(list.back().name + ".sql"), std::string::npos)
@@ -252,22 +251,28 @@ TEST(Migrations, BulkUploadSchemaKeepsStoredRows) {
   ASSERT_TRUE(report.is_ok()) << report.status().to_string();
 
   EXPECT_EQ(query_text(url, "SELECT string_agg(record, ',' ORDER BY id) FROM measurements"), "a,b");
-  EXPECT_EQ(query_text(url, "SELECT count(*) FROM measurements "
-                            "WHERE dedup_key = tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs)"),
+  EXPECT_EQ(query_text(url,
+                       "SELECT count(*) FROM measurements "
+                       "WHERE dedup_key = tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs)"),
             "2");
   EXPECT_EQ(query_text(url, "SELECT count(*) FROM programs"), "1");
-  EXPECT_EQ(query_text(url, "SELECT count(*) FROM information_schema.columns "
-                            "WHERE table_name = 'programs' AND column_name = 'steps'"),
+  EXPECT_EQ(query_text(url,
+                       "SELECT count(*) FROM information_schema.columns "
+                       "WHERE table_name = 'programs' AND column_name = 'steps'"),
             "0");
-  EXPECT_EQ(query_text(url, "SELECT count(*) FROM pg_constraint WHERE contype = 'f' "
-                            "AND conrelid IN ('programs'::regclass, 'measurements'::regclass, 'candidates'::regclass)"),
+  EXPECT_EQ(query_text(url,
+                       "SELECT count(*) FROM pg_constraint WHERE contype = 'f' "
+                       "AND conrelid IN ('programs'::regclass, 'measurements'::regclass, 'candidates'::regclass)"),
             "0");
   // A stored run is still a duplicate (0 and -0 are one cost, as before).
   for (const char* costs : {"{0.5,0.25}", "{0}"}) {
-    const std::string sql = std::string("INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, "
-                                        "all_cost, timestamp, record, dedup_key) VALUES (1, '0123456789abcdef', 1, '") +
-                            costs + "', 0, 1, 1600000000, 'again', tcl_measurement_dedup_key(1, '0123456789abcdef', "
-                                    "1600000000, '" + costs + "'))";
+    const std::string sql = std::string(
+                                "INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, "
+                                "all_cost, timestamp, record, dedup_key) VALUES (1, '0123456789abcdef', 1, '") +
+                            costs +
+                            "', 0, 1, 1600000000, 'again', tcl_measurement_dedup_key(1, '0123456789abcdef', "
+                            "1600000000, '" +
+                            costs + "'))";
     EXPECT_THROW(exec_sql(url, sql), pqxx::unique_violation) << costs;
   }
 }
@@ -303,9 +308,10 @@ TEST(Migrations, PlatformCountsAreBackfilled) {
   auto report = apply_migrations(*pool, embedded_migrations());
   ASSERT_TRUE(report.is_ok()) << report.status().to_string();
   // name: programs tasks measurements failed candidates
-  EXPECT_EQ(query_text(url, "SELECT string_agg(format('%s: %s %s %s %s %s', p.name, c.programs, c.tasks, "
-                            "c.measurements, c.failed, c.candidates), ', ' ORDER BY p.id) "
-                            "FROM platforms p JOIN platform_counts c ON c.platform_id = p.id"),
+  EXPECT_EQ(query_text(url,
+                       "SELECT string_agg(format('%s: %s %s %s %s %s', p.name, c.programs, c.tasks, "
+                       "c.measurements, c.failed, c.candidates), ', ' ORDER BY p.id) "
+                       "FROM platforms p JOIN platform_counts c ON c.platform_id = p.id"),
             "cpu: 3 2 2 1 2, gpu: 1 1 1 0 0, idle: 0 0 0 0 0");
 }
 

@@ -181,9 +181,8 @@ TEST_F(ModelStoreTest, ReadersNeverSeeAPartialVersion) {
     pqxx::connection conn(url_);
     while (!done.load()) {
       pqxx::nontransaction tx(conn);
-      const pqxx::result r = tx.exec(
-          "SELECT count(*) FILTER (WHERE weights_size <> " + std::to_string(kSize) +
-          " OR weights_sha256 <> encode(sha256(weights), 'hex')) FROM model_versions");
+      const pqxx::result r = tx.exec("SELECT count(*) FILTER (WHERE weights_size <> " + std::to_string(kSize) +
+                                     " OR weights_sha256 <> encode(sha256(weights), 'hex')) FROM model_versions");
       partial.fetch_add(r[0][0].as<int>());
       polls.fetch_add(1);
     }
@@ -211,10 +210,13 @@ TEST_F(ModelStoreTest, CorruptedWeightsAreDataLossNeverReturned) {
   const std::string id = std::to_string(created->version);
 
   // Storage corruption below the CHECK constraints: drop them and flip a byte.
-  exec_sql(url_, "ALTER TABLE model_versions DROP CONSTRAINT model_versions_weights_sha256, "
-                 "DROP CONSTRAINT model_versions_fisher_sha256");
-  exec_sql(url_, "UPDATE model_versions SET weights = set_byte(weights, 10, (get_byte(weights, 10) + 1) % 256) "
-                 "WHERE version = " + id);
+  exec_sql(url_,
+           "ALTER TABLE model_versions DROP CONSTRAINT model_versions_weights_sha256, "
+           "DROP CONSTRAINT model_versions_fisher_sha256");
+  exec_sql(url_,
+           "UPDATE model_versions SET weights = set_byte(weights, 10, (get_byte(weights, 10) + 1) % 256) "
+           "WHERE version = " +
+               id);
   auto weights = store_->weights(created->version);
   ASSERT_FALSE(weights.is_ok());
   EXPECT_EQ(weights.status().code(), StatusCode::kDataLoss);

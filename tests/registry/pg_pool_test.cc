@@ -14,9 +14,9 @@ namespace tcl::registry {
 namespace {
 
 using namespace std::chrono_literals;
+using tcl::testing::PgCluster;
 using testing::make_pool;
 using testing::query_text;
-using tcl::testing::PgCluster;
 using Clock = std::chrono::steady_clock;
 
 int backend_pid(PgPool::Lease& lease) {
@@ -228,7 +228,8 @@ TEST(PgPool, ConnectDefaultsAreAddedOnce) {
             "postgresql://u@h/db?sslmode=disable&connect_timeout=3&fallback_application_name=tcld");
   EXPECT_EQ(with_connect_defaults("postgres://h/db?connect_timeout=10"),
             "postgres://h/db?connect_timeout=10&fallback_application_name=tcld");
-  EXPECT_EQ(with_connect_defaults("host=h dbname=d"), "host=h dbname=d connect_timeout=3 fallback_application_name=tcld");
+  EXPECT_EQ(with_connect_defaults("host=h dbname=d"),
+            "host=h dbname=d connect_timeout=3 fallback_application_name=tcld");
   EXPECT_EQ(with_connect_defaults(""), "connect_timeout=3 fallback_application_name=tcld");
 }
 

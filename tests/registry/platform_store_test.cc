@@ -21,9 +21,9 @@ namespace tcl::registry {
 namespace {
 
 using namespace std::chrono_literals;
+using tcl::testing::PgCluster;
 using testing::exec_sql;
 using testing::query_text;
-using tcl::testing::PgCluster;
 
 NewPlatform new_platform(const std::string& name) {
   NewPlatform p;
@@ -137,17 +137,30 @@ TEST_F(PlatformStoreTest, GetCountsProgramsTasksMeasurementsFailuresAndCandidate
                      ", 'measurements', repeat('c', 64))");
   // cpu: program a measured twice (ok) and once failed (error_no), b measured
   // with a zero cost (failed); c and a in the candidate pool. other: d.
-  exec_sql(url_, "INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, "
-                 "timestamp, record, dedup_key) "
-                 "SELECT *, tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs) FROM (VALUES "
-                 "(" + p + ", 'aaaaaaaaaaaaaaaa', 1, '{0.001,0.002}'::float8[], 0, 1.5, 100, 'line a1'),"
-                 "(" + p + ", 'aaaaaaaaaaaaaaaa', 1, '{0.003}', 0, 1.5, 101, 'line a2'),"
-                 "(" + p + ", 'aaaaaaaaaaaaaaaa', 1, '{1e10}', 4, 1.5, 102, 'line a3'),"
-                 "(" + p + ", 'bbbbbbbbbbbbbbbb', 1, '{0.001,0}', 0, 1.5, 103, 'line b1'),"
-                 "(" + o + ", 'dddddddddddddddd', 3, '{0.001}', 0, 1.5, 104, 'line d1')"
-                 ") AS v (platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, record)");
-  exec_sql(url_, "INSERT INTO candidates (platform_id, program_id, upload_id, record) VALUES "
-                 "(" + p + ", 'cccccccccccccccc', 2, 'cand c'), (" + p + ", 'aaaaaaaaaaaaaaaa', 2, 'cand a')");
+  exec_sql(url_,
+           "INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, "
+           "timestamp, record, dedup_key) "
+           "SELECT *, tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs) FROM (VALUES "
+           "(" +
+               p +
+               ", 'aaaaaaaaaaaaaaaa', 1, '{0.001,0.002}'::float8[], 0, 1.5, 100, 'line a1'),"
+               "(" +
+               p +
+               ", 'aaaaaaaaaaaaaaaa', 1, '{0.003}', 0, 1.5, 101, 'line a2'),"
+               "(" +
+               p +
+               ", 'aaaaaaaaaaaaaaaa', 1, '{1e10}', 4, 1.5, 102, 'line a3'),"
+               "(" +
+               p +
+               ", 'bbbbbbbbbbbbbbbb', 1, '{0.001,0}', 0, 1.5, 103, 'line b1'),"
+               "(" +
+               o +
+               ", 'dddddddddddddddd', 3, '{0.001}', 0, 1.5, 104, 'line d1')"
+               ") AS v (platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, record)");
+  exec_sql(url_,
+           "INSERT INTO candidates (platform_id, program_id, upload_id, record) VALUES "
+           "(" +
+               p + ", 'cccccccccccccccc', 2, 'cand c'), (" + p + ", 'aaaaaaaaaaaaaaaa', 2, 'cand a')");
 
   auto got = store_->get("cpu");
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
@@ -185,11 +198,15 @@ TEST_F(PlatformStoreTest, RowsChangedOutsideTheUploadStoreAreRecounted) {
   auto cpu = store_->create(new_platform("cpu"));
   ASSERT_TRUE(cpu.is_ok());
   const std::string p = std::to_string(cpu->id);
-  exec_sql(url_, "INSERT INTO tasks (workload_key) VALUES ('[\"t1\"]');"
-                 "INSERT INTO programs (id, task_id) VALUES ('aaaaaaaaaaaaaaaa', 1), ('bbbbbbbbbbbbbbbb', 1);"
-                 "INSERT INTO uploads (platform_id, kind, body_sha256) VALUES (" + p + ", 'candidates', repeat('a', 64))");
-  exec_sql(url_, "INSERT INTO candidates (platform_id, program_id, upload_id, record) VALUES "
-                 "(" + p + ", 'aaaaaaaaaaaaaaaa', 1, 'a'), (" + p + ", 'bbbbbbbbbbbbbbbb', 1, 'b')");
+  exec_sql(url_,
+           "INSERT INTO tasks (workload_key) VALUES ('[\"t1\"]');"
+           "INSERT INTO programs (id, task_id) VALUES ('aaaaaaaaaaaaaaaa', 1), ('bbbbbbbbbbbbbbbb', 1);"
+           "INSERT INTO uploads (platform_id, kind, body_sha256) VALUES (" +
+               p + ", 'candidates', repeat('a', 64))");
+  exec_sql(url_,
+           "INSERT INTO candidates (platform_id, program_id, upload_id, record) VALUES "
+           "(" +
+               p + ", 'aaaaaaaaaaaaaaaa', 1, 'a'), (" + p + ", 'bbbbbbbbbbbbbbbb', 1, 'b')");
   EXPECT_EQ(store_->get("cpu")->counts.candidates, 2);
   EXPECT_EQ(store_->get("cpu")->counts.programs, 2);
   exec_sql(url_, "DELETE FROM candidates WHERE program_id = 'aaaaaaaaaaaaaaaa'");
@@ -343,8 +360,8 @@ TEST_F(PlatformCountsTest, CandidatesThatGetMeasuredAreOneProgram) {
 
 TEST_F(PlatformCountsTest, FailedMeasurementsAreCountedApart) {
   upload(cpu_, UploadKind::kMeasurements,
-         {row(1, 1, 1, {0.5}), row(1, 2, 1, {0.5}, 4), row(1, 3, 1, {0.5, 0.0}), row(1, 4, 1, {-1.0}),
-          row(1, 5, 1, {}), row(2, 6, 1, {1e9})},
+         {row(1, 1, 1, {0.5}), row(1, 2, 1, {0.5}, 4), row(1, 3, 1, {0.5, 0.0}), row(1, 4, 1, {-1.0}), row(1, 5, 1, {}),
+          row(2, 6, 1, {1e9})},
          "", "1");
   EXPECT_EQ(kept("cpu"), counts_text(6, 2, 2, 4, 0));  // a failed program is still a program
   // A failed program measured again, successfully; failed rows repeated.
@@ -358,7 +375,7 @@ TEST_F(PlatformCountsTest, ReplaysAddNothing) {
   upload(cpu_, UploadKind::kCandidates, {candidate(3, 4)}, "", "c1");
   const std::string before = counts_text(4, 3, 2, 1, 1);
   EXPECT_EQ(kept("cpu"), before);
-  EXPECT_TRUE(upload(cpu_, UploadKind::kMeasurements, rows, "k1", "b1").replayed);      // by key
+  EXPECT_TRUE(upload(cpu_, UploadKind::kMeasurements, rows, "k1", "b1").replayed);           // by key
   EXPECT_TRUE(upload(cpu_, UploadKind::kCandidates, {candidate(3, 4)}, "", "c1").replayed);  // by body
   EXPECT_EQ(kept("cpu"), before);
 
@@ -433,7 +450,7 @@ TEST_F(PlatformCountsTest, ConcurrentUploadsToOnePlatformAddUp) {
   auto c = uploads_->begin(cpu_, UploadKind::kMeasurements);
   ASSERT_TRUE(b.is_ok() && c.is_ok());
   for (const UploadRow& r : range_candidates(2000, 10000)) ASSERT_TRUE((*b)->add(r).is_ok());
-  std::vector<UploadRow> c_rows = range_rows(2500, 3000, 1);  // A's rows again: duplicates
+  std::vector<UploadRow> c_rows = range_rows(2500, 3000, 1);                 // A's rows again: duplicates
   for (const UploadRow& r : range_rows(2500, 7500, 2)) c_rows.push_back(r);  // new runs, and new programs
   for (const UploadRow& r : c_rows) ASSERT_TRUE((*c)->add(r).is_ok());
 
@@ -528,8 +545,9 @@ TEST_F(PlatformCountsTest, KilledWriterProcessAddsNothing) {
   close(pipe_fds[1]);
   // Its slices are in the tables (it holds the lock, idle in its transaction).
   EXPECT_TRUE(eventually([&] {
-    return query_text(url_, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                            "AND state = 'idle in transaction'") == "1";
+    return query_text(url_,
+                      "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                      "AND state = 'idle in transaction'") == "1";
   }));
   EXPECT_EQ(upload_locks(url_, true), "1");
   ASSERT_EQ(kill(child, SIGKILL), 0);
@@ -576,7 +594,8 @@ TEST_F(PlatformCountsTest, RowsDeletedByHandAreRecountedAndLaterUploadsCountOn) 
   // first), gpu all of its own.
   std::string ids;
   for (const UploadRow& r : range_rows(0, 25, 1)) ids += (ids.empty() ? "'" : ",'") + r.program_id + "'";
-  exec_sql(url_, "DELETE FROM measurements WHERE platform_id = " + std::to_string(cpu_) + " AND program_id IN (" + ids + ")");
+  exec_sql(url_,
+           "DELETE FROM measurements WHERE platform_id = " + std::to_string(cpu_) + " AND program_id IN (" + ids + ")");
   exec_sql(url_, "DELETE FROM measurements WHERE platform_id = " + std::to_string(gpu_));
   const std::int64_t f2 = failed_in(25, 100);
   EXPECT_EQ(kept("cpu"), counts_text(125, 13, 75 - f2, f2, 100));

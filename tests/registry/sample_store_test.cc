@@ -31,7 +31,8 @@ UploadRow row(int n, std::vector<double> costs = {}, std::int32_t error_no = 0) 
   r.workload_key = "[\"task\",[1,64,56,56]]";
   const std::string steps = "[[\"SP\",2,0,1024,[" + std::to_string(n) + ",4],1]]";
   r.program_id = sha256_hex(r.workload_key + "\n" + steps);
-  r.record = "{\"i\": [[" + r.workload_key + ", \"llvm\"], [[], " + steps + "]], \"r\": [[0], 0, 0, 0], \"v\": \"v0.6\"}";
+  r.record =
+      "{\"i\": [[" + r.workload_key + ", \"llvm\"], [[], " + steps + "]], \"r\": [[0], 0, 0, 0], \"v\": \"v0.6\"}";
   r.costs = std::move(costs);
   r.error_no = error_no;
   r.timestamp = 1600000000;
@@ -154,9 +155,8 @@ TEST_F(SampleStoreTest, MeasurementsOfLaterUploadsFulfilItemsUntilTheRequestComp
   auto created = create({0, 1, 2});
   ASSERT_TRUE(created);
   std::vector<std::string> to_measure;
-  ASSERT_TRUE(samples_->for_each_record_to_measure(created->id, [&](const std::string& r) {
-    to_measure.push_back(r);
-  }).is_ok());
+  ASSERT_TRUE(samples_->for_each_record_to_measure(created->id, [&](const std::string& r) { to_measure.push_back(r); })
+                  .is_ok());
   ASSERT_EQ(to_measure.size(), 3u);
   EXPECT_EQ(to_measure[0], row(0).record);  // the candidate lines, in pick order
   EXPECT_EQ(to_measure[2], row(2).record);
@@ -167,9 +167,8 @@ TEST_F(SampleStoreTest, MeasurementsOfLaterUploadsFulfilItemsUntilTheRequestComp
   EXPECT_EQ(partly->measured, 1);
   EXPECT_EQ(partly->status, "open");
   to_measure.clear();
-  ASSERT_TRUE(samples_->for_each_record_to_measure(created->id, [&](const std::string& r) {
-    to_measure.push_back(r);
-  }).is_ok());
+  ASSERT_TRUE(samples_->for_each_record_to_measure(created->id, [&](const std::string& r) { to_measure.push_back(r); })
+                  .is_ok());
   EXPECT_EQ(to_measure, (std::vector<std::string>{row(0).record, row(2).record}));
 
   // A failed measurement fulfils its item too: the lab tried it.

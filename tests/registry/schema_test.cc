@@ -59,17 +59,18 @@ TEST_F(SchemaTest, SplitHashIsReproducibleOutsideTheDatabase) {
     const auto row = tx.exec_params1("SELECT split_hash FROM tasks WHERE workload_key = $1", key);
     EXPECT_EQ(row[0].as<std::int64_t>(), split_hash(key)) << key;
   }
-  EXPECT_TRUE(rejected("INSERT INTO tasks (workload_key) VALUES ('[\"abc\", 1, 2]')"));  // unique
-  EXPECT_TRUE(rejected("INSERT INTO tasks (workload_key, split_hash) VALUES ('x', 1)"));   // generated
+  EXPECT_TRUE(rejected("INSERT INTO tasks (workload_key) VALUES ('[\"abc\", 1, 2]')"));   // unique
+  EXPECT_TRUE(rejected("INSERT INTO tasks (workload_key, split_hash) VALUES ('x', 1)"));  // generated
 }
 
 TEST_F(SchemaTest, HardwareParamsAreExactlyEightIntegers) {
   EXPECT_TRUE(rejected("INSERT INTO platforms (name, target, hardware_params) VALUES ('a', 't', '{1,2,3}')"));
   EXPECT_TRUE(
       rejected("INSERT INTO platforms (name, target, hardware_params) VALUES ('b', 't', '{1,2,3,4,5,6,7,NULL}')"));
-  EXPECT_TRUE(rejected(
-      "INSERT INTO platforms (name, target, hardware_params) VALUES ('c', 't', '{{1,2,3,4},{5,6,7,8}}')"));
-  EXPECT_FALSE(rejected("INSERT INTO platforms (name, target, hardware_params) VALUES ('d', 't', '{1,2,3,4,5,6,7,8}')"));
+  EXPECT_TRUE(
+      rejected("INSERT INTO platforms (name, target, hardware_params) VALUES ('c', 't', '{{1,2,3,4},{5,6,7,8}}')"));
+  EXPECT_FALSE(
+      rejected("INSERT INTO platforms (name, target, hardware_params) VALUES ('d', 't', '{1,2,3,4,5,6,7,8}')"));
 }
 
 // The dedup key is written by registry/upload_store.cc, computed in C++ as
@@ -78,9 +79,9 @@ TEST_F(SchemaTest, HardwareParamsAreExactlyEightIntegers) {
 TEST_F(SchemaTest, MeasurementsDedupOnPlatformProgramTimestampCostsAndDeriveFailed) {
   const auto insert = [](const std::string& costs, int error_no, std::int64_t timestamp, const std::string& record) {
     return "INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, timestamp, "
-           "record, dedup_key) VALUES (1, '0123456789abcdef', 1, '" + costs + "', " + std::to_string(error_no) +
-           ", 1.0, " + std::to_string(timestamp) + ", '" + record + "', tcl_measurement_dedup_key(1, '0123456789abcdef', " +
-           std::to_string(timestamp) + ", '" + costs + "'))";
+           "record, dedup_key) VALUES (1, '0123456789abcdef', 1, '" +
+           costs + "', " + std::to_string(error_no) + ", 1.0, " + std::to_string(timestamp) + ", '" + record +
+           "', tcl_measurement_dedup_key(1, '0123456789abcdef', " + std::to_string(timestamp) + ", '" + costs + "'))";
   };
   EXPECT_FALSE(rejected(insert("{0.5,0.25}", 0, 1600000000, "{\"v\": \"v0.6\"}")));
   // The same run again, whatever the line looks like: a duplicate.
@@ -94,9 +95,10 @@ TEST_F(SchemaTest, MeasurementsDedupOnPlatformProgramTimestampCostsAndDeriveFail
   EXPECT_FALSE(rejected(insert("{0.5}", 2, 1600000002, "error")));
   EXPECT_FALSE(rejected(insert("{0.5,0}", 0, 1600000003, "zero")));
   EXPECT_FALSE(rejected(insert("{}", 0, 1600000004, "empty")));
-  EXPECT_TRUE(rejected("INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, "
-                       "timestamp, record, dedup_key) VALUES (1, '0123456789abcdef', 1, '{0.5,NULL}', 0, 1.0, "
-                       "1600000005, 'null cost', '00112233-4455-6677-8899-aabbccddeeff')"));
+  EXPECT_TRUE(
+      rejected("INSERT INTO measurements (platform_id, program_id, upload_id, costs, error_no, all_cost, "
+               "timestamp, record, dedup_key) VALUES (1, '0123456789abcdef', 1, '{0.5,NULL}', 0, 1.0, "
+               "1600000005, 'null cost', '00112233-4455-6677-8899-aabbccddeeff')"));
   EXPECT_EQ(query_text(url_, "SELECT string_agg(failed::text, ',' ORDER BY id) FROM measurements"),
             "false,false,false,false,true,true,true");
   // The line comes back byte-exact.
@@ -111,38 +113,52 @@ TEST_F(SchemaTest, CandidatePoolHoldsAProgramOncePerPlatform) {
 }
 
 TEST_F(SchemaTest, IdempotencyKeyIsUniquePerPlatform) {
-  EXPECT_TRUE(rejected("INSERT INTO uploads (platform_id, kind, idempotency_key, body_sha256) "
-                       "VALUES (1, 'candidates', 'key-1', repeat('b', 64))"));
+  EXPECT_TRUE(
+      rejected("INSERT INTO uploads (platform_id, kind, idempotency_key, body_sha256) "
+               "VALUES (1, 'candidates', 'key-1', repeat('b', 64))"));
   exec_sql(url_, "INSERT INTO platforms (name, target, hardware_params) VALUES ('gpu', 'cuda', '{0,0,0,0,0,0,0,32}')");
-  EXPECT_FALSE(rejected("INSERT INTO uploads (platform_id, kind, idempotency_key, body_sha256) "
-                        "VALUES (2, 'measurements', 'key-1', repeat('b', 64))"));
+  EXPECT_FALSE(
+      rejected("INSERT INTO uploads (platform_id, kind, idempotency_key, body_sha256) "
+               "VALUES (2, 'measurements', 'key-1', repeat('b', 64))"));
   // No key: any number of uploads.
-  EXPECT_FALSE(rejected("INSERT INTO uploads (platform_id, kind, body_sha256) VALUES (1, 'measurements', repeat('c', 64))"));
-  EXPECT_FALSE(rejected("INSERT INTO uploads (platform_id, kind, body_sha256) VALUES (1, 'measurements', repeat('c', 64))"));
+  EXPECT_FALSE(
+      rejected("INSERT INTO uploads (platform_id, kind, body_sha256) VALUES (1, 'measurements', repeat('c', 64))"));
+  EXPECT_FALSE(
+      rejected("INSERT INTO uploads (platform_id, kind, body_sha256) VALUES (1, 'measurements', repeat('c', 64))"));
   EXPECT_TRUE(rejected("INSERT INTO uploads (platform_id, kind, body_sha256) VALUES (1, 'weights', repeat('c', 64))"));
 }
 
 TEST_F(SchemaTest, ModelVersionWeightsChecksumIsVerifiedByTheDatabase) {
   const std::string good = sha256_hex(std::string("\x01\x02\x03", 3));
-  EXPECT_FALSE(rejected("INSERT INTO model_versions (platforms, weights, weights_sha256) "
-                        "VALUES ('{cpu}', '\\x010203', '" + good + "')"));
-  EXPECT_TRUE(rejected("INSERT INTO model_versions (platforms, weights, weights_sha256) "
-                       "VALUES ('{cpu}', '\\x010204', '" + good + "')"));
+  EXPECT_FALSE(
+      rejected("INSERT INTO model_versions (platforms, weights, weights_sha256) "
+               "VALUES ('{cpu}', '\\x010203', '" +
+               good + "')"));
+  EXPECT_TRUE(
+      rejected("INSERT INTO model_versions (platforms, weights, weights_sha256) "
+               "VALUES ('{cpu}', '\\x010204', '" +
+               good + "')"));
   // Fisher comes with its checksum or not at all.
-  EXPECT_TRUE(rejected("INSERT INTO model_versions (parent, platforms, weights, weights_sha256, fisher) "
-                       "VALUES (1, '{cpu}', '\\x010203', '" + good + "', '\\x00')"));
-  EXPECT_FALSE(rejected("INSERT INTO model_versions (parent, platforms, weights, weights_sha256, fisher, fisher_sha256) "
-                        "VALUES (1, '{cpu}', '\\x010203', '" + good + "', '\\x010203', '" + good + "')"));
+  EXPECT_TRUE(
+      rejected("INSERT INTO model_versions (parent, platforms, weights, weights_sha256, fisher) "
+               "VALUES (1, '{cpu}', '\\x010203', '" +
+               good + "', '\\x00')"));
+  EXPECT_FALSE(
+      rejected("INSERT INTO model_versions (parent, platforms, weights, weights_sha256, fisher, fisher_sha256) "
+               "VALUES (1, '{cpu}', '\\x010203', '" +
+               good + "', '\\x010203', '" + good + "')"));
   EXPECT_EQ(query_text(url_, "SELECT weights_size FROM model_versions WHERE version = 1"), "3");
   // A parent must be older.
-  EXPECT_TRUE(rejected("INSERT INTO model_versions (parent, platforms, weights, weights_sha256) "
-                       "VALUES (99, '{cpu}', '\\x010203', '" + good + "')"));
+  EXPECT_TRUE(
+      rejected("INSERT INTO model_versions (parent, platforms, weights, weights_sha256) "
+               "VALUES (99, '{cpu}', '\\x010203', '" +
+               good + "')"));
 }
 
 TEST_F(SchemaTest, AliasChangesAreNotified) {
   const std::string good = sha256_hex(std::string("\x01", 1));
-  exec_sql(url_, "INSERT INTO model_versions (platforms, weights, weights_sha256) VALUES ('{cpu}', '\\x01', '" +
-                     good + "'), ('{cpu}', '\\x01', '" + good + "')");
+  exec_sql(url_, "INSERT INTO model_versions (platforms, weights, weights_sha256) VALUES ('{cpu}', '\\x01', '" + good +
+                     "'), ('{cpu}', '\\x01', '" + good + "')");
 
   struct Receiver : pqxx::notification_receiver {
     using pqxx::notification_receiver::notification_receiver;
@@ -165,8 +181,9 @@ TEST_F(SchemaTest, AliasChangesAreNotified) {
 
 TEST_F(SchemaTest, RunningJobsHoldALease) {
   EXPECT_TRUE(rejected("INSERT INTO training_jobs (kind, platform_id, state) VALUES ('distill', 1, 'running')"));
-  EXPECT_FALSE(rejected("INSERT INTO training_jobs (kind, platform_id, state, worker, lease_expires_at, started_at) "
-                        "VALUES ('distill', 1, 'running', 'w1', now() + interval '30 s', now())"));
+  EXPECT_FALSE(
+      rejected("INSERT INTO training_jobs (kind, platform_id, state, worker, lease_expires_at, started_at) "
+               "VALUES ('distill', 1, 'running', 'w1', now() + interval '30 s', now())"));
   EXPECT_TRUE(rejected("INSERT INTO training_jobs (kind, platform_id, state) VALUES ('distill', 1, 'succeeded')"));
   EXPECT_TRUE(rejected("INSERT INTO training_jobs (kind, platform_id) VALUES ('finetune', 1)"));
   EXPECT_EQ(query_text(url_, "SELECT state FROM training_jobs"), "running");

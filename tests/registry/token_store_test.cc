@@ -10,9 +10,9 @@
 namespace tcl::registry {
 namespace {
 
+using tcl::testing::PgCluster;
 using testing::exec_sql;
 using testing::query_text;
-using tcl::testing::PgCluster;
 
 class TokenStoreTest : public testing::MigratedDbTest {
  protected:
@@ -60,9 +60,9 @@ TEST_F(TokenStoreTest, WrongTokensAreUnauthenticated) {
   ASSERT_TRUE(created.is_ok());
   std::string flipped = created->plaintext;
   flipped.back() = flipped.back() == '0' ? '1' : '0';
-  for (const std::string& wrong : {flipped, std::string("tcl_") + std::string(64, '0'), std::string(""),
-                                   std::string("tcl_"), created->plaintext.substr(4),
-                                   created->plaintext + "0", std::string("Bearer ") + created->plaintext}) {
+  for (const std::string& wrong :
+       {flipped, std::string("tcl_") + std::string(64, '0'), std::string(""), std::string("tcl_"),
+        created->plaintext.substr(4), created->plaintext + "0", std::string("Bearer ") + created->plaintext}) {
     auto r = store_->lookup(wrong);
     ASSERT_FALSE(r.is_ok()) << wrong;
     EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated) << wrong;

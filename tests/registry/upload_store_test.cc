@@ -93,10 +93,13 @@ class UploadStoreTest : public testing::MigratedDbTest {
 
   std::vector<StoredRecord> records(std::int64_t platform, UploadKind kind, int batch = 2000) {
     std::vector<StoredRecord> out;
-    Status s = store_->for_each_record(platform, kind, [&](const StoredRecord& r) {
-      out.push_back(r);
-      return true;
-    }, batch);
+    Status s = store_->for_each_record(
+        platform, kind,
+        [&](const StoredRecord& r) {
+          out.push_back(r);
+          return true;
+        },
+        batch);
     EXPECT_TRUE(s.is_ok()) << s.to_string();
     return out;
   }
@@ -156,11 +159,12 @@ TEST_F(UploadStoreTest, CommittedRowsReadBackByteExactInOrder) {
                                  " AND platform_id = " + std::to_string(cpu_)),
             "50");
   // A row's program, and the program's task (the steps are in the record).
-  EXPECT_EQ(query_text(url_, "SELECT count(*) FROM programs p JOIN tasks t ON t.id = p.task_id "
-                             "JOIN measurements m ON m.program_id = p.id "
-                             "WHERE m.record = (SELECT record FROM measurements ORDER BY id OFFSET 10 LIMIT 1) "
-                             "AND p.id = '" + rows[10].program_id + "' AND t.workload_key = '" +
-                                 rows[10].workload_key + "'"),
+  EXPECT_EQ(query_text(url_,
+                       "SELECT count(*) FROM programs p JOIN tasks t ON t.id = p.task_id "
+                       "JOIN measurements m ON m.program_id = p.id "
+                       "WHERE m.record = (SELECT record FROM measurements ORDER BY id OFFSET 10 LIMIT 1) "
+                       "AND p.id = '" +
+                           rows[10].program_id + "' AND t.workload_key = '" + rows[10].workload_key + "'"),
             "1");
   const pqxx::result m = exec_sql(url_, "SELECT costs, error_no, all_cost, timestamp FROM measurements ORDER BY id");
   ASSERT_EQ(m.size(), rows.size());
@@ -302,13 +306,13 @@ TEST_F(UploadStoreTest, DuplicatesAreCountedWithinAndAcrossUploads) {
 
 TEST_F(UploadStoreTest, FailedMeasurementsAreStoredAndCounted) {
   const std::vector<UploadRow> rows = {
-      row(1, 1, 1, {0.5}),              // ok
-      row(1, 2, 1, {0.5}, 4),           // error_no
-      row(1, 3, 1, {0.5, 0.0}),         // a zero cost
-      row(1, 4, 1, {-1.0}),             // a negative cost
-      row(1, 5, 1, {}),                 // no costs
-      row(1, 6, 1, {1e9}, 0),           // ok
-      row(1, 7, 1, {0.5}, 123456),      // an error_no TVM does not know yet
+      row(1, 1, 1, {0.5}),          // ok
+      row(1, 2, 1, {0.5}, 4),       // error_no
+      row(1, 3, 1, {0.5, 0.0}),     // a zero cost
+      row(1, 4, 1, {-1.0}),         // a negative cost
+      row(1, 5, 1, {}),             // no costs
+      row(1, 6, 1, {1e9}, 0),       // ok
+      row(1, 7, 1, {0.5}, 123456),  // an error_no TVM does not know yet
   };
   ReportSpy spy;
   upload(cpu_, UploadKind::kMeasurements, rows, "", "failed", &spy);
@@ -541,7 +545,9 @@ TEST_F(UploadStoreTest, ConcurrentUploadsOfSharedProgramsToTwoPlatforms) {
   for (int i = 0; i < 2000; ++i) forward.push_back(row(i % 50, i, 1, {0.5}));
   std::vector<UploadRow> backward(forward.rbegin(), forward.rend());
   for (int round = 0; round < 3; ++round) {
-    exec_sql(url_, "DELETE FROM measurements; DELETE FROM candidates; DELETE FROM uploads; DELETE FROM programs; DELETE FROM tasks");
+    exec_sql(url_,
+             "DELETE FROM measurements; DELETE FROM candidates; DELETE FROM uploads; DELETE FROM programs; DELETE FROM "
+             "tasks");
     std::optional<Result<CommittedUpload>> results[2];
     std::thread a([&] {
       auto w = store_->begin(cpu_, UploadKind::kMeasurements);
@@ -623,15 +629,19 @@ TEST_F(UploadStoreTest, ForEachRecordInSmallBatchesAndEarlyStop) {
   }
 
   int calls = 0;
-  Status s = store_->for_each_record(cpu_, UploadKind::kMeasurements, [&](const StoredRecord& r) {
-    EXPECT_EQ(r.record, rows[static_cast<std::size_t>(calls)].record);
-    return ++calls < 7;
-  }, 3);
+  Status s = store_->for_each_record(
+      cpu_, UploadKind::kMeasurements,
+      [&](const StoredRecord& r) {
+        EXPECT_EQ(r.record, rows[static_cast<std::size_t>(calls)].record);
+        return ++calls < 7;
+      },
+      3);
   EXPECT_TRUE(s.is_ok()) << s.to_string();
   EXPECT_EQ(calls, 7);
   EXPECT_EQ(pool_->stats().in_use, 0);
 
-  Status bad = store_->for_each_record(cpu_, UploadKind::kMeasurements, [](const StoredRecord&) { return true; }, 0);
+  Status bad = store_->for_each_record(
+      cpu_, UploadKind::kMeasurements, [](const StoredRecord&) { return true; }, 0);
   EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(records(12345, UploadKind::kMeasurements).empty());  // unknown platform: nothing, OK
   std::vector<StoredRecord> candidates = records(cpu_, UploadKind::kCandidates, 1);
@@ -802,7 +812,8 @@ TEST_F(UploadStoreTest, RowsStoredBeforeAreFoundInEverySlice) {
 
   // Stored in order: the first upload's rows, then the second's new ones.
   std::vector<UploadRow> all = many_rows(0, 6000);
-  for (int i = 6000; i < 3000 + kManyRows; ++i) all.push_back(row(i % 13, i, 1600000000 + i, {1e-5 * (i % 97 + 1), 2e-5}, i % 31 == 0 ? 7 : 0));
+  for (int i = 6000; i < 3000 + kManyRows; ++i)
+    all.push_back(row(i % 13, i, 1600000000 + i, {1e-5 * (i % 97 + 1), 2e-5}, i % 31 == 0 ? 7 : 0));
   const std::vector<std::string> expected = unique_records(all);
   std::vector<StoredRecord> got = records(cpu_, UploadKind::kMeasurements);
   ASSERT_EQ(got.size(), expected.size());
@@ -840,8 +851,9 @@ TEST_F(UploadStoreTest, DedupKeyIsTheSqlFunctionOfProgramTimestampAndCosts) {
   ReportSpy spy;
   upload(cpu_, UploadKind::kMeasurements, rows, "", "keys", &spy);
   EXPECT_EQ(spy.counts.inserted, 5);
-  EXPECT_EQ(query_text(url_, "SELECT count(*) FROM measurements "
-                             "WHERE dedup_key = tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs)"),
+  EXPECT_EQ(query_text(url_,
+                       "SELECT count(*) FROM measurements "
+                       "WHERE dedup_key = tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs)"),
             "5");
 }
 
@@ -892,8 +904,9 @@ TEST_F(UploadStoreTest, UploadWaitingForTheLockIsStagedAndMovedAtCommit) {
   for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].record, expected[i]) << i;
   EXPECT_EQ(count("programs"), std::to_string(2000 + kManyRows));
   EXPECT_EQ(count("tasks"), "13");
-  EXPECT_EQ(query_text(url_, "SELECT count(*) FROM measurements "
-                             "WHERE dedup_key <> tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs)"),
+  EXPECT_EQ(query_text(url_,
+                       "SELECT count(*) FROM measurements "
+                       "WHERE dedup_key <> tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs)"),
             "0");
   expect_no_orphans(url_);
 }
@@ -918,7 +931,8 @@ TEST_F(UploadStoreTest, NoOrphanRowsWhateverHappensToAnUpload) {
     for (const UploadRow& r : rows) {
       if (s = (*w)->add(r); !s) break;
     }
-    if (s.is_ok()) s = (*w)->commit("", body_hash("bad"), [](std::int64_t, const UploadCounts&) { return "{}"; }).status();
+    if (s.is_ok())
+      s = (*w)->commit("", body_hash("bad"), [](std::int64_t, const UploadCounts&) { return "{}"; }).status();
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
   }
   CommittedUpload replay = upload(cpu_, UploadKind::kMeasurements, many_rows(0, 5000), "k1", "committed");

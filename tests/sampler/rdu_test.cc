@@ -158,7 +158,8 @@ TEST(RduTest, TaskQuotasInvariantsOnRandomSizes) {
       base += std::min<int64_t>(n, min_per_task);
     }
     if (total == 0) continue;
-    const int64_t budget = std::max<int64_t>(1, base) + static_cast<int64_t>(next_random(s) % (total - std::max<int64_t>(1, base) + 1));
+    const int64_t budget =
+        std::max<int64_t>(1, base) + static_cast<int64_t>(next_random(s) % (total - std::max<int64_t>(1, base) + 1));
     auto r = task_quotas(sizes, budget, min_per_task);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     int64_t sum = 0;
@@ -536,8 +537,10 @@ TEST(RduTest, MeasuredProgramsPushDiversityAway) {
   auto after = run(two, 5, Strategy::kD, 3);
   ASSERT_TRUE(before.is_ok() && after.is_ok());
   std::vector<int64_t> task0_before, task0_after;
-  for (const Pick& pick : *before) if (pick.task == 0) task0_before.push_back(pick.index);
-  for (const Pick& pick : *after) if (pick.task == 0) task0_after.push_back(pick.index);
+  for (const Pick& pick : *before)
+    if (pick.task == 0) task0_before.push_back(pick.index);
+  for (const Pick& pick : *after)
+    if (pick.task == 0) task0_after.push_back(pick.index);
   EXPECT_EQ(task0_before.size(), 3u);
   EXPECT_EQ(task0_before, task0_after);
 }

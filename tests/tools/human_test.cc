@@ -24,7 +24,8 @@ TEST(HumanTest, ProgressLineHasPhaseEpochStepsLossTop1ProxyElapsedAndEta) {
 }
 
 TEST(HumanTest, AFinishedOrStartingJobHasNoEta) {
-  EXPECT_EQ(progress_text(json::parse(R"({"id": 7, "state": "queued", "progress": {}})"), 0), "job 7 queued  elapsed 0s");
+  EXPECT_EQ(progress_text(json::parse(R"({"id": 7, "state": "queued", "progress": {}})"), 0),
+            "job 7 queued  elapsed 0s");
   EXPECT_EQ(progress_text(json::parse(R"({"id": 7, "state": "succeeded", "progress": {"phase": "training",)"
                                       R"( "epoch": 5, "epochs": 5, "loss": 0.5}})"),
                           3725),

@@ -27,9 +27,7 @@ ModelConfig small_config() {
 struct Buffers {
   std::vector<float> tokens, descriptors;
   std::vector<int32_t> lengths;
-  FeatureBatch batch(int64_t n, int64_t len) const {
-    return FeatureBatch{n, len, tokens, lengths, descriptors};
-  }
+  FeatureBatch batch(int64_t n, int64_t len) const { return FeatureBatch{n, len, tokens, lengths, descriptors}; }
 };
 
 Buffers make_buffers(int64_t n, int64_t len, const ModelConfig& c, bool shared_descriptor) {
@@ -117,8 +115,7 @@ TEST(CostModelTest, SharedDescriptorEqualsRepeatedDescriptor) {
   Buffers repeated = shared;
   repeated.descriptors.clear();
   for (int i = 0; i < 5; ++i) {
-    repeated.descriptors.insert(repeated.descriptors.end(), shared.descriptors.begin(),
-                                shared.descriptors.end());
+    repeated.descriptors.insert(repeated.descriptors.end(), shared.descriptors.begin(), shared.descriptors.end());
   }
   std::vector<float> a(5), b(5);
   ASSERT_TRUE(model->predict(shared.batch(5, 8), a).is_ok());

@@ -76,9 +76,12 @@ class CudaTest : public ::testing::Test {
 TEST_F(CudaTest, ScanMatchesTheCpuKernels) {
   torch::manual_seed(1);
   const int64_t B = 16, L = 48, Dm = 128, N = 16;
-  std::vector<torch::Tensor> cpu = {torch::randn({B, L, Dm}), torch::softplus(torch::randn({B, L, Dm}) - 1.0),
-                                    -torch::exp(0.5 * torch::randn({Dm, N})), torch::randn({B, L, N}),
-                                    torch::randn({B, L, N}), torch::randn({Dm})};
+  std::vector<torch::Tensor> cpu = {torch::randn({B, L, Dm}),
+                                    torch::softplus(torch::randn({B, L, Dm}) - 1.0),
+                                    -torch::exp(0.5 * torch::randn({Dm, N})),
+                                    torch::randn({B, L, N}),
+                                    torch::randn({B, L, N}),
+                                    torch::randn({Dm})};
   std::vector<torch::Tensor> cuda;
   for (torch::Tensor& t : cpu) {
     cuda.push_back(t.to(torch::kCUDA).requires_grad_(true));

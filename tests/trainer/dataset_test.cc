@@ -77,13 +77,13 @@ std::map<std::int64_t, std::vector<double>> by_group(const DatasetSplit& s) {
 
 TEST(DatasetTest, LabelsGroupsAndExclusions) {
   std::vector<core::Record> records = {
-      make_record("[\"a\", 1, 2]", 2e-3),   // a: best 1e-3 → y = 0.5
-      make_record("[\"b\",1]", 5e-3),       // b
-      make_record("[\"a\",1,2]", 1e-3),     // a, same task (canonical key): y = 1
+      make_record("[\"a\", 1, 2]", 2e-3),                       // a: best 1e-3 → y = 0.5
+      make_record("[\"b\",1]", 5e-3),                           // b
+      make_record("[\"a\",1,2]", 1e-3),                         // a, same task (canonical key): y = 1
       make_record("[\"a\", 1, 2]", 0.5e-3, 2, /*error_no=*/1),  // failed: not a label, not the min
-      make_record("[\"b\", 1]", 10e-3),     // b: y = 0.5
-      make_record("[\"a\",1,2]", 4e-3),     // a: y = 0.25
-      make_record("[\"c\"]", 1e-3),         // c: a single measured program → dropped
+      make_record("[\"b\", 1]", 10e-3),                         // b: y = 0.5
+      make_record("[\"a\",1,2]", 4e-3),                         // a: y = 0.25
+      make_record("[\"c\"]", 1e-3),                             // c: a single measured program → dropped
   };
   core::Record candidate = make_record("[\"a\",1,2]", 0);
   candidate.costs = {0, 0};
@@ -384,7 +384,7 @@ TEST(DatasetTest, UnlabeledDatasetGroupsEveryProgram) {
   auto ds = build_unlabeled_dataset(records, cpu_platform(), options);
   ASSERT_TRUE(ds.is_ok()) << ds.status().to_string();
   EXPECT_EQ(ds->task_keys, (std::vector<std::string>{core::canonical_workload_key(task_key(1)),
-                                                      core::canonical_workload_key(task_key(2))}));
+                                                     core::canonical_workload_key(task_key(2))}));
   EXPECT_EQ(ds->summary.candidates, 3);
   EXPECT_EQ(ds->summary.failed, 1);
   EXPECT_EQ(ds->summary.tasks_dropped, 1);

@@ -120,8 +120,8 @@ TEST(TuningProxyTest, HandMadeTasks) {
   EXPECT_EQ(m.random_tuning.tasks, 3);
   EXPECT_GT(m.random_tuning.geomean_sd, 0);
   // Only single-program and all-qualifying tasks: nothing counted.
-  const TuningProxy none = tuning_proxy(std::vector<std::int64_t>{3, 3, 4}, std::vector<double>{2, 2.05, 7},
-                                        std::vector<float>{0, 1, 0});
+  const TuningProxy none =
+      tuning_proxy(std::vector<std::int64_t>{3, 3, 4}, std::vector<double>{2, 2.05, 7}, std::vector<float>{0, 1, 0});
   EXPECT_EQ(none.tasks, 0);
   EXPECT_EQ(none.geomean_ratio, 0);
 }

@@ -135,17 +135,15 @@ FeatureBatch view(const Batch& b, std::span<const float> descriptors) {
 }
 
 // The torch forward in eval mode; descriptors has n rows or one.
-void torch_reference(ScoreModel& model, const Batch& b, std::span<const float> descriptors,
-                     std::vector<float>* scores, std::vector<float>* embeddings) {
+void torch_reference(ScoreModel& model, const Batch& b, std::span<const float> descriptors, std::vector<float>* scores,
+                     std::vector<float>* embeddings) {
   const ModelConfig& c = model.config();
   torch::NoGradGuard no_grad;
-  const torch::Tensor tokens =
-      torch::from_blob(const_cast<float*>(b.tokens.data()), {b.n, b.L, c.token_dim}).clone();
+  const torch::Tensor tokens = torch::from_blob(const_cast<float*>(b.tokens.data()), {b.n, b.L, c.token_dim}).clone();
   const torch::Tensor lengths =
       torch::from_blob(const_cast<int32_t*>(b.lengths.data()), {b.n}, torch::kInt).to(torch::kLong);
   const int64_t rows = static_cast<int64_t>(descriptors.size()) / c.descriptor_dim;
-  torch::Tensor desc = torch::from_blob(const_cast<float*>(descriptors.data()),
-                                        {rows, c.descriptor_dim})
+  torch::Tensor desc = torch::from_blob(const_cast<float*>(descriptors.data()), {rows, c.descriptor_dim})
                            .expand({b.n, c.descriptor_dim})
                            .contiguous();
   const torch::Tensor s = model.forward(tokens, lengths, desc).contiguous();
@@ -174,8 +172,8 @@ std::vector<SimdLevel> supported_levels() {
   return out;
 }
 
-std::unique_ptr<StudentInference> make_fast(const ScoreModel& model, SimdLevel simd,
-                                            int32_t threads = 2, int32_t chunk_tokens = 384) {
+std::unique_ptr<StudentInference> make_fast(const ScoreModel& model, SimdLevel simd, int32_t threads = 2,
+                                            int32_t chunk_tokens = 384) {
   InferenceOptions o;
   o.simd = simd;
   o.threads = threads;
@@ -215,8 +213,8 @@ double compare_with_torch(const ModelConfig& c, int64_t n, uint32_t data_seed,
 TEST(FastInferenceTest, MatchesTorchOnRealShapesSeedsAndDescriptors) {
   double worst = 0;
   for (uint64_t seed : {1, 2, 3}) {
-    worst = std::max(worst, compare_with_torch(real_config(seed), 40,
-                                               static_cast<uint32_t>(seed), platform_descriptors()));
+    worst =
+        std::max(worst, compare_with_torch(real_config(seed), 40, static_cast<uint32_t>(seed), platform_descriptors()));
   }
   std::printf("[ fast ] default student: worst scaled error vs torch %.2e\n", worst);
 }
@@ -226,8 +224,7 @@ TEST(FastInferenceTest, MatchesTorchOnAnOddSizedConfig) {
   for (uint64_t seed : {4, 5}) {
     std::vector<float> one(5);
     for (size_t k = 0; k < one.size(); ++k) one[k] = 0.3f * static_cast<float>(k);
-    worst = std::max(worst, compare_with_torch(odd_config(seed), 30, static_cast<uint32_t>(seed),
-                                               {one}));
+    worst = std::max(worst, compare_with_torch(odd_config(seed), 30, static_cast<uint32_t>(seed), {one}));
   }
   std::printf("[ fast ] odd config: worst scaled error vs torch %.2e\n", worst);
 }
@@ -321,8 +318,7 @@ TEST(FastInferenceTest, RejectsBadInputsAndOtherKinds) {
   EXPECT_TRUE(fast->predict(FeatureBatch{0, 20, {}, {}, std::span<const float>(b.descriptors).first(5)}, {}).is_ok());
   EXPECT_EQ(fast->predict(view(b, b.descriptors), std::span<float>(scores).first(3)).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(fast->embed(view(b, b.descriptors), std::span<float>(emb).first(10)).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(fast->embed(view(b, b.descriptors), std::span<float>(emb).first(10)).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(fast->predict(FeatureBatch{4, 21, b.tokens, b.lengths, b.descriptors}, scores).code(),
             StatusCode::kInvalidArgument);  // seq_len > max_len (and tokens size)
   EXPECT_EQ(fast->predict(view(b, std::span<const float>(b.descriptors).first(7)), scores).code(),
@@ -341,8 +337,7 @@ TEST(FastInferenceTest, RejectsBadInputsAndOtherKinds) {
   EXPECT_EQ(StudentInference::create(**attention).status().code(), StatusCode::kInvalidArgument);
   InferenceOptions bad_options;
   bad_options.chunk_tokens = 0;
-  EXPECT_EQ(StudentInference::create(*model, bad_options).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(StudentInference::create(*model, bad_options).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -77,8 +77,8 @@ std::vector<double> direct_squared_gradients(ScoreModel& model, const Dataset& d
     const auto b = static_cast<std::int64_t>(lengths.size());
     const torch::Tensor descriptor =
         torch::tensor(ds.descriptor).view({1, static_cast<std::int64_t>(ds.descriptor.size())}).expand({b, -1});
-    const torch::Tensor scores = model.forward(torch::tensor(tokens).view({b, ds.seq_len, ds.token_dim}),
-                                               torch::tensor(lengths), descriptor);
+    const torch::Tensor scores =
+        model.forward(torch::tensor(tokens).view({b, ds.seq_len, ds.token_dim}), torch::tensor(lengths), descriptor);
     const torch::Tensor loss = lambda_rank_loss(scores, torch::tensor(labels), torch::tensor(groups), {});
     model.zero_grad();
     loss.backward();
@@ -87,7 +87,8 @@ std::vector<double> direct_squared_gradients(ScoreModel& model, const Dataset& d
       const torch::Tensor g = p.grad().defined() ? p.grad().to(torch::kDouble).contiguous().view(-1)
                                                  : torch::zeros({p.numel()}, torch::kDouble);
       if (sum.size() < i + static_cast<std::size_t>(g.numel())) sum.resize(i + static_cast<std::size_t>(g.numel()));
-      for (std::int64_t e = 0; e < g.numel(); ++e) sum[i + static_cast<std::size_t>(e)] += g[e].item<double>() * g[e].item<double>();
+      for (std::int64_t e = 0; e < g.numel(); ++e)
+        sum[i + static_cast<std::size_t>(e)] += g[e].item<double>() * g[e].item<double>();
       i += static_cast<std::size_t>(g.numel());
     }
   }

@@ -15,8 +15,8 @@ namespace tcl::trainer {
 namespace {
 
 // The formula of lambda_rank.h, one group and one pair at a time.
-double reference_loss(const std::vector<double>& s, const std::vector<double>& y,
-                      const std::vector<int64_t>& g, const LambdaRankOptions& o) {
+double reference_loss(const std::vector<double>& s, const std::vector<double>& y, const std::vector<int64_t>& g,
+                      const LambdaRankOptions& o) {
   std::map<int64_t, std::vector<size_t>> groups;
   for (size_t i = 0; i < g.size(); ++i) groups[g[i]].push_back(i);
   const auto discount = [&](size_t rank) {
@@ -26,8 +26,7 @@ double reference_loss(const std::vector<double>& s, const std::vector<double>& y
   // rank[i] (1-based) of each member under `key`, ties by batch position.
   const auto ranks = [&](const std::vector<size_t>& m, const std::vector<double>& key) {
     std::vector<size_t> order = m;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return key[a] > key[b]; });
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key[a] > key[b]; });
     std::map<size_t, size_t> r;
     for (size_t k = 0; k < order.size(); ++k) r[order[k]] = k + 1;
     return r;
@@ -40,8 +39,7 @@ double reference_loss(const std::vector<double>& s, const std::vector<double>& y
     for (size_t i : m) {
       for (size_t j : m) {
         if (!(y[i] > y[j])) continue;
-        const double w = std::abs(y[i] - y[j]) *
-                         std::abs(discount(r_now[i]) - discount(r_now[j])) / idcg;
+        const double w = std::abs(y[i] - y[j]) * std::abs(discount(r_now[i]) - discount(r_now[j])) / idcg;
         total += w * std::log1p(std::exp(-o.sigma * (s[i] - s[j])));
       }
     }
@@ -135,8 +133,7 @@ TEST(LambdaRankTest, ZeroWithoutDistinctLabels) {
 }
 
 TEST(LambdaRankTest, RejectsMismatchedShapes) {
-  EXPECT_THROW(lambda_rank_loss(torch::randn({4}), torch::rand({3}), torch::zeros({4}, torch::kLong)),
-               c10::Error);
+  EXPECT_THROW(lambda_rank_loss(torch::randn({4}), torch::rand({3}), torch::zeros({4}, torch::kLong)), c10::Error);
   EXPECT_THROW(lambda_rank_loss(torch::randn({4}), torch::rand({4}), torch::zeros({4})), c10::Error);
 }
 

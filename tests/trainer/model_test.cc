@@ -49,16 +49,12 @@ Inputs make_inputs(int64_t B, int64_t L, const ModelConfig& c, uint64_t seed = 1
   return in;
 }
 
-std::string param_name(const ::testing::TestParamInfo<ModelKind>& p) {
-  return std::string(model_kind_name(p.param));
-}
+std::string param_name(const ::testing::TestParamInfo<ModelKind>& p) { return std::string(model_kind_name(p.param)); }
 
 class AllKindsTest : public ::testing::TestWithParam<ModelKind> {};
 
 INSTANTIATE_TEST_SUITE_P(Kinds, AllKindsTest,
-                         ::testing::Values(ModelKind::kMamba, ModelKind::kAttention,
-                                           ModelKind::kMlp),
-                         param_name);
+                         ::testing::Values(ModelKind::kMamba, ModelKind::kAttention, ModelKind::kMlp), param_name);
 
 TEST(ModelSizeTest, DefaultModelsWeighPointOneToPointFourMegabytes) {
   for (ModelKind kind : {ModelKind::kMamba, ModelKind::kAttention, ModelKind::kMlp}) {
@@ -66,9 +62,8 @@ TEST(ModelSizeTest, DefaultModelsWeighPointOneToPointFourMegabytes) {
     c.kind = kind;
     const auto model = make(c);
     const int64_t n = model->num_parameters();
-    std::printf("[ size ] %-9s %7lld parameters, %.3f MB fp32\n",
-                std::string(model_kind_name(kind)).c_str(), static_cast<long long>(n),
-                n * 4 / 1e6);
+    std::printf("[ size ] %-9s %7lld parameters, %.3f MB fp32\n", std::string(model_kind_name(kind)).c_str(),
+                static_cast<long long>(n), n * 4 / 1e6);
     if (kind == ModelKind::kMlp) continue;  // the MLP baseline is smaller by design
     EXPECT_GE(n * 4, 100'000) << model_kind_name(kind);
     EXPECT_LE(n * 4, 400'000) << model_kind_name(kind);
@@ -83,8 +78,7 @@ TEST_P(AllKindsTest, ScoresAndEmbeddingsHaveTheRightShape) {
   const Inputs in = make_inputs(5, 12, c);
   torch::NoGradGuard no_grad;
   EXPECT_EQ(model->forward(in.tokens, in.lengths, in.descriptor).sizes(), torch::IntArrayRef({5}));
-  EXPECT_EQ(model->embed(in.tokens, in.lengths, in.descriptor).sizes(),
-            torch::IntArrayRef({5, c.d_model}));
+  EXPECT_EQ(model->embed(in.tokens, in.lengths, in.descriptor).sizes(), torch::IntArrayRef({5, c.d_model}));
   EXPECT_TRUE(torch::isfinite(model->forward(in.tokens, in.lengths, in.descriptor)).all().item<bool>());
 }
 
@@ -211,8 +205,7 @@ TEST(MambaStudentTest, GradientMatchesFiniteDifferences) {
       const double down = loss().item<double>();
       flat[i] = saved;
       const double numeric = (up - down) / (2 * eps);
-      EXPECT_NEAR(grad[i].item<double>(), numeric, 1e-6 + 1e-5 * std::abs(numeric))
-          << p.key() << "[" << i << "]";
+      EXPECT_NEAR(grad[i].item<double>(), numeric, 1e-6 + 1e-5 * std::abs(numeric)) << p.key() << "[" << i << "]";
       ++checked;
     }
   }

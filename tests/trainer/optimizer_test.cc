@@ -42,9 +42,8 @@ TEST(OptimizerTest, MambaStateAndSkipAndNormsDoNotDecay) {
                            "blocks.0.dt_proj.bias", "blocks.1.conv_bias", "head.head_in.bias"}) {
     EXPECT_TRUE(has(split.no_decay_names, name)) << name;
   }
-  for (const char* name : {"blocks.0.in_proj.weight", "blocks.0.x_proj.weight",
-                           "blocks.1.out_proj.weight", "blocks.0.conv_weight",
-                           "token_proj.weight", "head.film_in.weight"}) {
+  for (const char* name : {"blocks.0.in_proj.weight", "blocks.0.x_proj.weight", "blocks.1.out_proj.weight",
+                           "blocks.0.conv_weight", "token_proj.weight", "head.film_in.weight"}) {
     EXPECT_TRUE(has(split.decay_names, name)) << name;
   }
   EXPECT_EQ(split.decay.size() + split.no_decay.size(), model->parameters().size());
@@ -53,9 +52,7 @@ TEST(OptimizerTest, MambaStateAndSkipAndNormsDoNotDecay) {
   ASSERT_EQ(adamw->param_groups().size(), 2u);
   const auto& no_decay = adamw->param_groups()[1];
   EXPECT_EQ(static_cast<const torch::optim::AdamWOptions&>(no_decay.options()).weight_decay(), 0.0);
-  EXPECT_EQ(static_cast<const torch::optim::AdamWOptions&>(adamw->param_groups()[0].options())
-                .weight_decay(),
-            0.1);
+  EXPECT_EQ(static_cast<const torch::optim::AdamWOptions&>(adamw->param_groups()[0].options()).weight_decay(), 0.1);
   // A_log is held by the no-decay group (same tensor, not a copy).
   const torch::Tensor a_log = model->named_parameters()["blocks.0.A_log"];
   bool found = false;
@@ -66,8 +63,7 @@ TEST(OptimizerTest, MambaStateAndSkipAndNormsDoNotDecay) {
 TEST(OptimizerTest, AttentionPositionsDoNotDecay) {
   auto model = *make_score_model(tiny_config(ModelKind::kAttention));
   const DecaySplit split = split_weight_decay(*model);
-  EXPECT_NE(std::find(split.no_decay_names.begin(), split.no_decay_names.end(), "pos_emb"),
-            split.no_decay_names.end());
+  EXPECT_NE(std::find(split.no_decay_names.begin(), split.no_decay_names.end(), "pos_emb"), split.no_decay_names.end());
 }
 
 }  // namespace

@@ -17,8 +17,7 @@ struct ScanInputs {
   std::vector<torch::Tensor*> all() { return {&u, &delta, &A, &Bm, &Cm, &D}; }
 };
 
-ScanInputs make_inputs(int64_t B, int64_t L, int64_t Dm, int64_t N, torch::Dtype dtype,
-                       uint64_t seed) {
+ScanInputs make_inputs(int64_t B, int64_t L, int64_t Dm, int64_t N, torch::Dtype dtype, uint64_t seed) {
   torch::manual_seed(seed);
   const auto o = torch::TensorOptions().dtype(dtype);
   ScanInputs in;
@@ -82,9 +81,7 @@ TEST(SelectiveScanTest, GradientMatchesFiniteDifferences) {
   ScanInputs in = make_inputs(2, 6, 3, 4, torch::kDouble, 4);
   const torch::Tensor w = torch::randn({2, 6, 3}, torch::kDouble);
   const auto loss = [&] {
-    return (selective_scan_forward(in.u, in.delta, in.A, in.Bm, in.Cm, in.D) * w)
-        .sum()
-        .item<double>();
+    return (selective_scan_forward(in.u, in.delta, in.A, in.Bm, in.Cm, in.D) * w).sum().item<double>();
   };
   const SelectiveScanGrads g = selective_scan_backward(w, in.u, in.delta, in.A, in.Bm, in.Cm, in.D);
   const torch::Tensor* grads[] = {&g.u, &g.delta, &g.A, &g.Bm, &g.Cm, &g.D};
@@ -145,23 +142,18 @@ TEST(SelectiveScanTest, AcceptsStridedInputs) {
 
 TEST(SelectiveScanTest, RejectsBadShapesAndDtypes) {
   ScanInputs in = make_inputs(2, 5, 4, 3, torch::kFloat, 7);
-  EXPECT_THROW(selective_scan(in.u, in.delta.narrow(1, 0, 4), in.A, in.Bm, in.Cm, in.D),
-               c10::Error);
+  EXPECT_THROW(selective_scan(in.u, in.delta.narrow(1, 0, 4), in.A, in.Bm, in.Cm, in.D), c10::Error);
   EXPECT_THROW(selective_scan(in.u, in.delta, in.A.t(), in.Bm, in.Cm, in.D), c10::Error);
-  EXPECT_THROW(selective_scan(in.u, in.delta, in.A, in.Bm, in.Cm.narrow(2, 0, 2), in.D),
-               c10::Error);
-  EXPECT_THROW(selective_scan(in.u, in.delta, in.A, in.Bm, in.Cm, in.D.to(torch::kDouble)),
-               c10::Error);
+  EXPECT_THROW(selective_scan(in.u, in.delta, in.A, in.Bm, in.Cm.narrow(2, 0, 2), in.D), c10::Error);
+  EXPECT_THROW(selective_scan(in.u, in.delta, in.A, in.Bm, in.Cm, in.D.to(torch::kDouble)), c10::Error);
 }
 
 TEST(SelectiveScanTest, EmptyBatchAndSingleStep) {
   ScanInputs empty = make_inputs(0, 4, 3, 2, torch::kFloat, 8);
-  EXPECT_EQ(selective_scan_forward(empty.u, empty.delta, empty.A, empty.Bm, empty.Cm, empty.D)
-                .sizes(),
+  EXPECT_EQ(selective_scan_forward(empty.u, empty.delta, empty.A, empty.Bm, empty.Cm, empty.D).sizes(),
             torch::IntArrayRef({0, 4, 3}));
   ScanInputs one = make_inputs(2, 1, 3, 2, torch::kDouble, 9);
-  EXPECT_LT((selective_scan_forward(one.u, one.delta, one.A, one.Bm, one.Cm, one.D) -
-             reference_scan(one))
+  EXPECT_LT((selective_scan_forward(one.u, one.delta, one.A, one.Bm, one.Cm, one.D) - reference_scan(one))
                 .abs()
                 .max()
                 .item<double>(),

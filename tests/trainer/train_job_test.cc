@@ -78,7 +78,7 @@ TrainRequest small_request(const std::vector<core::Record>& records) {
   r.optimisation.groups_per_batch = 4;
   r.optimisation.learning_rate = 5e-3;
   r.optimisation.seed = 11;
-  r.resources.threads = 1;  // the box is shared
+  r.resources.threads = 1;        // the box is shared
   r.resources.time_budget_s = 0;  // no clock in the schedule: runs are reproducible
   r.data.options.max_eval_records = 0;
   return r;
@@ -100,8 +100,8 @@ TEST(TrainJobTest, LowersLossAndRanksHeldOutTasks) {
   EXPECT_EQ(r.epochs_done, 12);
   ASSERT_EQ(r.epoch_losses.size(), 12u);
   std::printf("[ train ] loss %.4f -> %.4f, %lld steps, top-1 mean %.3f (floor %.3f), pairwise %.3f, %.2f s\n",
-              r.epoch_losses.front(), r.epoch_losses.back(), static_cast<long long>(r.steps),
-              r.metrics.top1.mean_ratio, r.metrics.random_top1.mean_ratio, r.metrics.pairwise_accuracy, r.wall_s);
+              r.epoch_losses.front(), r.epoch_losses.back(), static_cast<long long>(r.steps), r.metrics.top1.mean_ratio,
+              r.metrics.random_top1.mean_ratio, r.metrics.pairwise_accuracy, r.wall_s);
   EXPECT_LT(r.epoch_losses.back(), 0.6 * r.epoch_losses.front());
   EXPECT_FALSE(r.budget_exhausted);
   EXPECT_EQ(r.device, cuda_available() ? Device::kCuda : Device::kCpu);  // request.device = auto
@@ -337,7 +337,7 @@ TEST(TrainJobTest, RefitTrainsOnEveryProgramForTheBestEpochs) {
   EXPECT_EQ(refit->epoch_validation.size(), 8u);
   EXPECT_EQ(refit->data.train_records, 12 * 24);  // validation tasks included
   EXPECT_EQ(refit->data.validation_records, 0);
-  EXPECT_EQ(callbacks, 8 + chosen->best_epoch);   // both runs report
+  EXPECT_EQ(callbacks, 8 + chosen->best_epoch);  // both runs report
   EXPECT_EQ(last_planned, last_epoch);
   // Exactly the run that the refit describes.
   TrainRequest direct = validated_request(records, 0, ValidationSplit::kPrograms, 4, 8);
@@ -439,8 +439,8 @@ TEST(TrainJobTest, PrebuiltTlpDatasetSetsShapes) {
   auto ds = build_dataset(records, Platform{kTarget, std::nullopt}, o);
   ASSERT_TRUE(ds.is_ok());
   const TrainRequest like = small_request({});
-  DatasetTrainRequest req{.dataset = &*ds, .model = like.model, .optimisation = like.optimisation,
-                          .resources = like.resources};
+  DatasetTrainRequest req{
+      .dataset = &*ds, .model = like.model, .optimisation = like.optimisation, .resources = like.resources};
   req.model.kind = ModelKind::kAttention;
   req.optimisation.epochs = 1;
   auto result = train_platform(req);
@@ -540,9 +540,10 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
   };
   const double t_old = old_metrics(teacher->checkpoint), p_old = old_metrics(plain->checkpoint),
                d_old = old_metrics(distilled->checkpoint);
-  std::printf("[ distill ] old platform pairwise: teacher %.3f, plain fine-tune %.3f, distilled %.3f; "
-              "new platform pairwise: plain %.3f, distilled %.3f\n",
-              t_old, p_old, d_old, plain->metrics.pairwise_accuracy, distilled->metrics.pairwise_accuracy);
+  std::printf(
+      "[ distill ] old platform pairwise: teacher %.3f, plain fine-tune %.3f, distilled %.3f; "
+      "new platform pairwise: plain %.3f, distilled %.3f\n",
+      t_old, p_old, d_old, plain->metrics.pairwise_accuracy, distilled->metrics.pairwise_accuracy);
   EXPECT_GT(d_old, p_old + 0.1);
   EXPECT_GT(d_old, t_old - 0.1);
   EXPECT_GT(distilled->metrics.pairwise_accuracy, 0.7);  // and it learned the new platform
@@ -672,9 +673,10 @@ TEST(TrainJobTest, DistillationLearnsFromTheUnmeasuredPool) {
     auto model = CostModel::load(checkpoint);
     EXPECT_TRUE(model.is_ok());
     std::vector<float> out(static_cast<std::size_t>(inputs->train.count));
-    EXPECT_TRUE((*model)->predict(FeatureBatch{inputs->train.count, inputs->seq_len, inputs->train.tokens,
-                                               inputs->train.lengths, old_descriptor},
-                                  out)
+    EXPECT_TRUE((*model)
+                    ->predict(FeatureBatch{inputs->train.count, inputs->seq_len, inputs->train.tokens,
+                                           inputs->train.lengths, old_descriptor},
+                              out)
                     .is_ok());
     return out;
   };
@@ -693,8 +695,9 @@ TEST(TrainJobTest, DistillationLearnsFromTheUnmeasuredPool) {
   };
   const double with_pool = agreement(old_scores(with->checkpoint));
   const double without_pool = agreement(old_scores(without->checkpoint));
-  std::printf("[ unlabeled ] old-descriptor agreement with the teacher on the pool: distill %.3f, distill + pool %.3f\n",
-              without_pool, with_pool);
+  std::printf(
+      "[ unlabeled ] old-descriptor agreement with the teacher on the pool: distill %.3f, distill + pool %.3f\n",
+      without_pool, with_pool);
   EXPECT_GT(with_pool, without_pool + 0.02);
   EXPECT_GT(with_pool, 0.9);
 }
