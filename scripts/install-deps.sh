@@ -22,7 +22,7 @@ build_packages=(
   prometheus-cpp-dev prometheus
   libssl-dev zlib1g-dev libspdlog-dev
   libgtest-dev libgmock-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format-14
   wrk python3
   python3-yaml  # tests/deploy/container_files_test.py reads compose.yaml and the Prometheus/Grafana files
 )

@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 scripts/contract/setup.sh   # pinned Redocly and Prism from npm (package-lock.json)
+# Every .h and .cc as .clang-format writes it (scripts/format.sh --fix rewrites them).
+scripts/format.sh
 # ccache hits across clones in other folders (CI builds a fresh clone).
 export CCACHE_BASEDIR="$(pwd)" CCACHE_NOHASHDIR=true
 build_dir=${TCL_BUILD_DIR:-build}
