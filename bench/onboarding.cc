@@ -7,7 +7,11 @@
 //   1. Base: the default student trained on x86-24c (trainer::train_platform,
 //      --base-max-records programs, --base-epochs, seed 1, threads --threads,
 //      no time budget). Its checkpoint bytes are cached in --base-checkpoint
-//      (loaded when the file exists).
+//      (loaded when the file exists). --base-platforms x86-24c,gpu-2080ti: a
+//      lineage that knows more platforms, trained jointly (JointTraining, the
+//      first platform primary); their descriptors are then the round's others.
+//      --target / --hardware-params register every target platform with
+//      those facts instead of its records' (and its descriptor follows).
 //   2. Per target platform (x86-16c, gpu-2080ti): tasks split by
 //      core::in_holdout(canonical key, --holdout, --split-salt); pool = the
 //      measured records of the other tasks, one per program (core::program_id);
@@ -15,7 +19,7 @@
 //   3. Embeddings and uncertainty of the pool as the daemon's sample request
 //      computes them (onboarding/round.h, the same code): trainer::PoolEmbedder
 //      with the base (fast path), this platform's descriptor, others =
-//      {x86-24c's descriptor}, --mc-samples, seed = the run's seed.
+//      the base platforms' descriptors, --mc-samples, seed = the run's seed.
 //   4. Per fraction f and strategy (rdu, random, r, d, u): onboarding::select_round
 //      with budget ceil(f·pool), min_per_task 2, --weights (rdu); then the
 //      base is fine-tuned on the picked records only (init_checkpoint = base,
@@ -50,6 +54,7 @@
 // found) are printed per platform from that file.
 //
 //   bench_onboarding --base-checkpoint PATH [--data DIR] [--out DIR]
+//       [--base-platforms x86-24c[,gpu-2080ti]] [--target T] [--hardware-params N,...(8)]
 //       [--platform x86-16c,gpu-2080ti] [--seeds 1] [--seed-base 1]
 //       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--no-full]
 //       [--base-max-records 40000] [--base-epochs 4] [--ft-epochs 6] [--ft-min-steps 0] [--ft-lr 0.002]
@@ -70,6 +75,7 @@
 // --data holds one folder per platform with records.jsonl.gz (default
 // /work/shared/data); --out defaults to /tmp/onboarding.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -129,7 +135,14 @@ struct Args {
   std::string data = "/work/shared/data";
   std::string out = "/tmp/onboarding";
   std::string base_checkpoint;
+  // The lineage the base knows: trained on the first, jointly with the rest
+  // (trainer::JointTraining); their descriptors are the sample request's others.
+  std::vector<std::string> base_platforms = {kBasePlatform};
   std::vector<std::string> platforms = {"x86-16c", "gpu-2080ti"};
+  // Every target platform registered with this target and these 8 hardware
+  // params instead of what its records carry (empty: the records').
+  std::string target_override;
+  std::vector<double> hardware_override;  // integers, read as a list of numbers
   int seeds = 1;
   std::uint64_t seed_base = 1;
   std::vector<double> fractions = {0.05, 0.10, 0.20};
@@ -182,6 +195,9 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("data", &a->data)
       .value("out", &a->out)
       .value("base-checkpoint", &a->base_checkpoint)
+      .list("base-platforms", &a->base_platforms)
+      .value("target", &a->target_override)
+      .list("hardware-params", &a->hardware_override)
       .list("platform", &a->platforms)
       .value("seeds", &a->seeds)
       .value("seed-base", &a->seed_base)
@@ -243,6 +259,10 @@ bool parse_args(int argc, char** argv, Args* a) {
       });
   if (!flags.parse(argc, argv)) return false;
   a->full = !no_full;
+  if (!a->hardware_override.empty() && a->hardware_override.size() != 8) {
+    std::fprintf(stderr, "--hardware-params takes TVM's 8 hardware params (num_cores, ..., warp_size)\n");
+    return false;
+  }
   // Resolved once: a GPU run is logged and cached apart from the CPU's.
   auto device = tr::resolve_device(a->device);
   if (!device) {
@@ -389,8 +409,14 @@ struct Tags {
 
 Tags tags_of(const Args& a, const std::string& base_sha) {
   Tags t;
-  t.zero_shot =
-      "base=" + base_sha.substr(0, 12) + " holdout=" + fmt("%g", a.holdout) + " salt=" + std::to_string(a.split_salt);
+  std::string lineage;  // what the runs' platforms are registered as, besides the base
+  for (std::size_t i = 1; i < a.base_platforms.size(); ++i) lineage += (i == 1 ? " others=" : ",") + a.base_platforms[i];
+  if (!a.target_override.empty()) lineage += " target=\"" + a.target_override + "\"";
+  for (std::size_t i = 0; i < a.hardware_override.size(); ++i) {
+    lineage += (i == 0 ? " hardware=" : ",") + std::to_string(static_cast<std::int64_t>(a.hardware_override[i]));
+  }
+  t.zero_shot = "base=" + base_sha.substr(0, 12) + " holdout=" + fmt("%g", a.holdout) +
+                " salt=" + std::to_string(a.split_salt) + lineage;
   t.full = t.zero_shot + " ft_epochs=" + std::to_string(a.ft_epochs) + " lr=" + fmt("%g", a.ft_lr) +
            (a.ft_min_steps > 0 ? " min_steps=" + std::to_string(a.ft_min_steps) : std::string()) +
            (a.ft_validation > 0
@@ -436,6 +462,19 @@ struct PlatformData {
   tr::Dataset eval;                   // eval.train = the held-out programs, tokenised
 };
 
+// The platform as the run registers it: --target and --hardware-params
+// replace what the records carry (e.g. gpu-v100's records hold TVM's default
+// CUDA params, the same as gpu-2080ti's).
+tr::Platform registered_as(const Args& a, tr::Platform p) {
+  if (!a.target_override.empty()) p.target = a.target_override;
+  if (!a.hardware_override.empty()) {
+    std::array<std::int64_t, 8> h{};
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<std::int64_t>(a.hardware_override[i]);
+    p.hardware = core::HardwareParams{h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]};
+  }
+  return p;
+}
+
 bool load_platform(const Args& a, const std::string& name, int max_len, PlatformData* p) {
   std::vector<core::Record> records;
   const Clock::time_point t0 = Clock::now();
@@ -446,8 +485,8 @@ bool load_platform(const Args& a, const std::string& name, int max_len, Platform
     return false;
   }
   p->name = name;
-  p->platform = *platform;
-  p->descriptor = descriptor_vector(*platform);
+  p->platform = registered_as(a, *platform);
+  p->descriptor = descriptor_vector(p->platform);
   // The evaluation protocol's split (onboarding/split.h).
   tcl::onboarding::SplitBuilder builder(a.holdout, a.split_salt);
   for (core::Record& r : records) builder.add(r);
@@ -573,14 +612,14 @@ struct Embedded {
 // then `measured`, scored by `column` with `student` as its reference, or by
 // `student` alone when column is null. Tasks are numbered as in `p`.
 Result<Embedded> embed(const Args& a, const Loaded& student, const Loaded* column, const PlatformData& p,
-                       const std::vector<float>& other, std::span<const std::int64_t> candidates,
+                       const std::vector<std::vector<float>>& others, std::span<const std::int64_t> candidates,
                        std::span<const std::int64_t> measured, std::uint64_t seed) {
   const Clock::time_point t0 = Clock::now();
   tcl::onboarding::RoundModels models;
   models.student = student.served();
   if (column) models.column = column->served();
   models.descriptor = p.descriptor;
-  models.others = {other};
+  models.others = others;
   Embedded e;
   e.pool = std::make_unique<tcl::onboarding::RoundPool>(models, tr::PoolEmbeddingOptions{a.mc_samples, seed});
   for (std::int64_t i : candidates) {
@@ -784,17 +823,29 @@ Result<std::string> base_checkpoint(const Args& a) {
     return bytes;
   }
   const Clock::time_point t0 = Clock::now();
-  std::vector<core::Record> records;
-  if (!tcl::bench::load_records(records_path(a, kBasePlatform), &records)) return Status::not_found("x86-24c records");
-  auto platform = tr::platform_of(records);
-  if (!platform) return platform.status();
-  std::printf("base: %zu %s records loaded in %.1f s; training %lld programs, %d epochs, seed %llu, %d threads\n",
-              records.size(), kBasePlatform, seconds_since(t0), static_cast<long long>(a.base_max_records),
-              a.base_epochs, static_cast<unsigned long long>(kBaseSeed), a.threads);
+  // records[0] is the primary platform's; the others train jointly with it.
+  std::vector<std::vector<core::Record>> records(a.base_platforms.size());
+  std::vector<tr::Platform> platforms;
+  for (std::size_t i = 0; i < a.base_platforms.size(); ++i) {
+    const std::string& name = a.base_platforms[i];
+    if (!tcl::bench::load_records(records_path(a, name), &records[i])) return Status::not_found(name + " records");
+    auto platform = tr::platform_of(records[i]);
+    if (!platform) return platform.status();
+    platforms.push_back(*platform);
+    std::printf("base: %zu %s records loaded (%.1f s)\n", records[i].size(), name.c_str(), seconds_since(t0));
+  }
+  std::printf("base: training %lld programs a platform, %d epochs, seed %llu, %d threads\n",
+              static_cast<long long>(a.base_max_records), a.base_epochs, static_cast<unsigned long long>(kBaseSeed),
+              a.threads);
   std::fflush(stdout);
   tr::TrainRequest req;
-  req.data.records = records;
-  req.data.platform = *platform;
+  req.data.records = records[0];
+  req.data.platform = platforms[0];
+  if (platforms.size() > 1) {
+    tr::JointTraining joint;
+    for (std::size_t i = 1; i < platforms.size(); ++i) joint.platforms.push_back({records[i], platforms[i]});
+    req.start = std::move(joint);
+  }
   req.data.options.max_records = a.base_max_records;
   req.optimisation.epochs = a.base_epochs;
   req.optimisation.seed = kBaseSeed;
@@ -810,11 +861,11 @@ Result<std::string> base_checkpoint(const Args& a) {
   if (!r) return r.status();
   const tr::RankingMetrics& m = r->metrics;
   std::printf(
-      "base: %lld train programs / %lld tasks; on x86-24c's standing eval split (%lld programs, %lld tasks): "
+      "base: %lld train programs / %lld tasks; on %s's standing eval split (%lld programs, %lld tasks): "
       "top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) "
       "(floor %.4f/%.4f tuning %.4f (%.2f better)); train %.0f s, wall %.0f s\n",
       static_cast<long long>(r->data.train_records), static_cast<long long>(r->data.train_tasks),
-      static_cast<long long>(r->data.eval_records), static_cast<long long>(r->data.eval_tasks), m.top1.sum_ratio,
+      a.base_platforms[0].c_str(), static_cast<long long>(r->data.eval_records), static_cast<long long>(r->data.eval_tasks), m.top1.sum_ratio,
       m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy, m.tuning.geomean_ratio,
       m.tuning.share_better, m.random_top1.sum_ratio, m.random_top1.mean_ratio, m.random_tuning.geomean_ratio,
       m.random_tuning.share_better, r->train_s, seconds_since(t0));
@@ -944,7 +995,7 @@ int run_timing(const Args& a, const std::string& base) {
   std::fflush(stdout);
   std::vector<std::int64_t> all(p.pool.size());
   std::iota(all.begin(), all.end(), 0);
-  auto e = embed(a, *scorer, nullptr, p, descriptor_vector(*base_platform), all, {}, a.seed_base);
+  auto e = embed(a, *scorer, nullptr, p, {descriptor_vector(*base_platform)}, all, {}, a.seed_base);
   if (!e) {
     std::fprintf(stderr, "embed: %s\n", e.status().to_string().c_str());
     return 1;
@@ -1005,9 +1056,9 @@ void print_pick_percentiles(const PlatformData& p, std::span<const std::int64_t>
 class PlatformRun {
  public:
   PlatformRun(const Args& args, const std::string& base_checkpoint, const Loaded& base_loaded,
-              const std::vector<float>& base_descriptor, const Tags& run_tags, RunLog& run_log,
+              const std::vector<std::vector<float>>& base_descriptors, const Tags& run_tags, RunLog& run_log,
               const std::string& platform)
-      : a(args), base(base_checkpoint), base_model(base_loaded), base_desc(base_descriptor), tags(run_tags),
+      : a(args), base(base_checkpoint), base_model(base_loaded), base_desc(base_descriptors), tags(run_tags),
         log(run_log), name(platform), short_args(args), long_args(long_schedule_args(args)) {
     // --ft-auto-schedule: the decision FineTune::auto_schedule makes,
     // taken here so that the run is also logged under the explicit schedule's
@@ -1222,7 +1273,7 @@ class PlatformRun {
   const Args& a;
   const std::string& base;
   const Loaded& base_model;
-  const std::vector<float>& base_desc;
+  const std::vector<std::vector<float>>& base_desc;  // every base platform's
   const Tags& tags;
   RunLog& log;
   const std::string& name;
@@ -1234,7 +1285,8 @@ class PlatformRun {
   std::vector<std::int64_t> all;
 };
 
-int run_platform(const Args& a, const std::string& base, const Loaded& base_model, const std::vector<float>& base_desc,
+int run_platform(const Args& a, const std::string& base, const Loaded& base_model,
+                 const std::vector<std::vector<float>>& base_desc,
                  const Tags& tags, RunLog& log, const std::string& name) {
   return PlatformRun(a, base, base_model, base_desc, tags, log, name).run();
 }
@@ -1465,13 +1517,19 @@ int main(int argc, char** argv) {
     return rc;
   }
   auto base_model = load_model(*base, a.threads);
-  auto base_platform = platform_of_file(records_path(a, kBasePlatform));
-  if (!base_model || !base_platform) {
-    std::fprintf(stderr, "base model or x86-24c platform: %s\n",
-                 (!base_model ? base_model.status() : base_platform.status()).to_string().c_str());
+  if (!base_model) {
+    std::fprintf(stderr, "base model: %s\n", base_model.status().to_string().c_str());
     return 1;
   }
-  const std::vector<float> base_desc = descriptor_vector(*base_platform);
+  std::vector<std::vector<float>> base_desc;
+  for (const std::string& name : a.base_platforms) {
+    auto platform = platform_of_file(records_path(a, name));
+    if (!platform) {
+      std::fprintf(stderr, "base platform %s: %s\n", name.c_str(), platform.status().to_string().c_str());
+      return 1;
+    }
+    base_desc.push_back(descriptor_vector(*platform));
+  }
   const Tags tags = tags_of(a, tcl::sha256_hex(*base));
   RunLog log(a.out + "/runs.tsv");
   std::printf("settings: %s; seeds %llu..%llu; threads %d\n", tags.selection.c_str(),
