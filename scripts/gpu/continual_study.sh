@@ -13,7 +13,7 @@
 # Environment:
 #   DATA      folder with the platforms' records.jsonl.gz (default ../shared/data)
 #   BUILD     build folder (default /tmp/tcl-gpu-build; kept between runs on one machine)
-#   LOGS      logs (default $OUT, else /tmp/tcl-gpu-logs)
+#   LOGS      logs (default /tmp/tcl-gpu-logs; all of them in $OUT/logs.tgz at the end when OUT is set)
 #   PO_ROOT   Debian's Boost.Program_options (default ../program_options, from scripts/gpu/stage.sh)
 #   BUDGET_S  seconds for the runs together (default 540); partial tables are kept
 #   METHODS   bench_continual --methods (default distill,ft,b)
@@ -26,7 +26,7 @@ cd "$(dirname "$0")/../.."
 
 DATA=${DATA:-$(cd .. && pwd)/shared/data}
 BUILD=${BUILD:-/tmp/tcl-gpu-build}
-LOGS=${LOGS:-${OUT:-/tmp/tcl-gpu-logs}}
+LOGS=${LOGS:-/tmp/tcl-gpu-logs}
 PO_ROOT=${PO_ROOT:-$(cd .. && pwd)/program_options}
 deadline=$((SECONDS + ${BUDGET_S:-540}))
 seeds=("$@")
@@ -47,3 +47,5 @@ for s in "${seeds[@]}"; do
 done
 wait
 for s in "${seeds[@]}"; do echo "== seed $s"; tail -n 5 "$LOGS/continual-s$s.log"; done
+# The device tool brings back a few files only: every log in one archive under $OUT.
+[ -n "${OUT:-}" ] && tar -czf "$OUT/logs.tgz" -C "$LOGS" .

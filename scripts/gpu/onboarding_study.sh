@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 
 DATA=${DATA:-$(cd .. && pwd)/shared/data}
 BUILD=${BUILD:-/tmp/tcl-gpu-build}
-LOGS=${LOGS:-${OUT:-/tmp/tcl-gpu-logs}}
+LOGS=${LOGS:-/tmp/tcl-gpu-logs}
 PO_ROOT=${PO_ROOT:-$(cd .. && pwd)/program_options}
 SEEDS=${SEEDS:-5}
 deadline=$((SECONDS + ${BUDGET_S:-540}))
@@ -60,3 +60,5 @@ for v in records real; do
       tee "$LOGS/report-$v-rounds$r.txt" | tail -n 30
   done
 done
+# The device tool brings back a few files only: every log in one archive under $OUT.
+[ -n "${OUT:-}" ] && tar -czf "$OUT/logs.tgz" -C "$LOGS" .

@@ -61,7 +61,8 @@ for stage in "${stages[@]}"; do
     build)
       prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
       run_stage build bash -c "cmake -S . -B '$BUILD' -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCL_TRAINER_ONLY=ON \
-          -DCMAKE_PREFIX_PATH='$prefix' && cmake --build '$BUILD' -j $(nproc)" || exit 1
+          -DCMAKE_PREFIX_PATH='$prefix' -DTCL_PROGRAM_OPTIONS_ROOT='$(cd .. && pwd)/program_options' &&
+          cmake --build '$BUILD' -j $(nproc)" || exit 1
       ;;
     test)  # CUDA against the CPU, then the device and scan tests
       run_stage test bash -c "'$BUILD/tests/trainer/trainer_cuda_test' && \
