@@ -10,7 +10,7 @@
 //
 //   bench_quality --data DIR|FILE [--seeds 3] [--seed-base 1]
 //       [--models mamba,attention:tlp,mlp] [--max-records N] [--max-eval-records N]
-//       [--sampling records|tasks] [--eval-fraction 0.25] [--epochs E]
+//       [--sampling records|tasks] [--eval-fraction 0.25] [--validation 0] [--epochs E]
 //       [--time-budget S] [--threads 2] [--device auto|cpu|cuda] [--lr X] [--weight-decay X]
 //       [--group-size N] [--groups-per-batch N] [--d-model N] [--n-layers N]
 //       [--d-state N] [--expand N] [--dropout X] [--sigma X] [--ndcg-at K] [--max-len N] [--verbose]
@@ -22,6 +22,12 @@
 // A model is KIND[:ENCODING]: kind mamba|attention|mlp, encoding steps (the
 // student's tokens, default) or tlp (TLP's raw-argument encoding).
 // "attention:tlp" is the TLP-style baseline with its own encoding.
+//
+// --validation F (DESIGN §10: settings chosen on a validation split, never on
+// the split reported): each seed drops its held-out tasks first, then scores
+// a share F of the remaining training tasks (another salt). Compare settings
+// with it, then report the chosen one without it.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -31,12 +37,15 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/line_reader.h"
+#include "core/program_id.h"
 #include "core/record.h"
+#include "core/task_split.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
 #include "bench/lib/flags.h"
@@ -75,6 +84,11 @@ struct Args {
   std::int64_t max_eval_records = 0;
   tr::RecordSampling sampling = tr::RecordSampling::kRecords;
   double eval_fraction = 0.25;
+  // > 0: settings are being chosen. The held-out tasks (eval_fraction, salt =
+  // seed) are dropped before anything is built, and this share of the
+  // remaining tasks (salt = seed + kValidationSalt) is scored instead, so the
+  // split a setting is reported on never takes part in choosing it.
+  double validation = 0;
   int epochs = 4;
   double time_budget = 0;
   int threads = 2;
@@ -125,6 +139,7 @@ bool parse_args(int argc, char** argv, Args* a) {
                 return true;
               })
       .value("eval-fraction", &a->eval_fraction)
+      .value("validation", &a->validation)
       .value("epochs", &a->epochs)
       .value("time-budget", &a->time_budget)
       .value("threads", &a->threads)
@@ -298,6 +313,21 @@ int run_job(const Args& a, const std::vector<core::Record>& records, const tr::P
 
 }  // namespace
 
+constexpr std::uint64_t kValidationSalt = 0x7A11DA7E;
+
+// With --validation: `records` reordered so that the seed's held-out tasks
+// come last, and the rest returned. Without it: all of them.
+std::span<const core::Record> training_tasks_only(const Args& a, std::uint64_t seed, std::vector<core::Record>& records) {
+  if (a.validation <= 0) return records;
+  const auto rest = std::stable_partition(records.begin(), records.end(), [&](const core::Record& r) {
+    return !core::in_holdout(core::canonical_workload_key(r.workload_key), a.eval_fraction, seed);
+  });
+  std::printf("seed %llu: validation mode: %zu of %zu records kept (held-out tasks dropped); scoring %.2f of the rest\n",
+              static_cast<unsigned long long>(seed), static_cast<std::size_t>(rest - records.begin()), records.size(),
+              a.validation);
+  return {records.data(), static_cast<std::size_t>(rest - records.begin())};
+}
+
 int main(int argc, char** argv) {
   Args a;
   if (!parse_args(argc, argv, &a)) return 2;
@@ -332,20 +362,21 @@ int main(int argc, char** argv) {
 
   for (int s = 0; s < a.seeds; ++s) {
     const std::uint64_t seed = a.seed_base + static_cast<std::uint64_t>(s);
+    const std::span<const core::Record> seen = training_tasks_only(a, seed, records);
     std::map<tr::TokenEncoding, tr::Dataset> datasets;
     for (const ModelSpec& m : a.models) {
       if (datasets.count(m.encoding) != 0) continue;
       tr::DatasetOptions o;
       o.encoding = m.encoding;
       o.max_len = a.max_len;
-      o.eval_fraction = a.eval_fraction;
-      o.split_salt = seed;
+      o.eval_fraction = a.validation > 0 ? a.validation : a.eval_fraction;
+      o.split_salt = a.validation > 0 ? seed + kValidationSalt : seed;
       o.max_records = a.max_records;
       o.max_eval_records = a.max_eval_records;
       o.sampling = a.sampling;
       o.sample_seed = seed;
       const Clock::time_point tb = Clock::now();
-      auto ds = tr::build_dataset(records, *platform, o);
+      auto ds = tr::build_dataset(seen, *platform, o);
       if (!ds) {
         std::fprintf(stderr, "%s\n", ds.status().to_string().c_str());
         return 1;

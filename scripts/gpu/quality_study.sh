@@ -21,9 +21,13 @@
 # Environment:
 #   DATA      folder with x86-24c/records.jsonl.gz (default ../shared/data)
 #   BUILD     build folder (default /tmp/tcl-gpu-build; kept between runs on one machine)
-#   LOGS      logs (default $OUT, else /tmp/tcl-gpu-logs)
+#   LOGS      logs (default /tmp/tcl-gpu-logs; all of them in $OUT/logs.tgz at the end when OUT is set)
 #   SEEDS / SEED_BASE   seeds per setting (default 3) and the first (default 1)
 #   BUDGET_S  seconds for all settings together (default 560); a setting gets what is left
+#   VALIDATION  > 0: choose, do not report (bench_quality --validation: each seed's held-out tasks
+#             dropped, this share of the rest scored); logs are named quality_SETTING_validation.log
+#   PARALLEL  1: the settings side by side on the one GPU (each still runs its seeds in turn)
+#   PO_ROOT   Debian's Boost.Program_options (default ../program_options, from scripts/gpu/stage.sh)
 #
 # On this workplace's device machine (its `run` tool copies the repository it
 # was started from, not a worktree): scripts/gpu/stage.sh ../main/.gpu, then
@@ -39,18 +43,13 @@ cd "$(dirname "$0")/../.."
 
 DATA=${DATA:-$(cd .. && pwd)/shared/data}
 BUILD=${BUILD:-/tmp/tcl-gpu-build}
-LOGS=${LOGS:-${OUT:-/tmp/tcl-gpu-logs}}
+LOGS=${LOGS:-/tmp/tcl-gpu-logs}
 deadline=$((SECONDS + ${BUDGET_S:-560}))
 mkdir -p "$LOGS"
 settings=("$@")
 [ ${#settings[@]} -eq 0 ] && settings=(default all4 big wide deep ndcg8 sigma2 group256)
 
-if [ ! -x "$BUILD/bench/bench_quality" ] || [ -n "${REBUILD:-}" ]; then
-  prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCL_TRAINER_ONLY=ON -DCMAKE_PREFIX_PATH="$prefix" \
-    >"$LOGS/build.log" 2>&1 && cmake --build "$BUILD" --target bench_quality -j "$(nproc)" >>"$LOGS/build.log" 2>&1 ||
-    { tail -n 40 "$LOGS/build.log"; exit 1; }
-fi
+bash scripts/gpu/build.sh "$BUILD" "${PO_ROOT:-$(cd .. && pwd)/program_options}" "$LOGS/build.log" bench_quality || exit 1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 
 all="--max-records 10000000"
@@ -70,11 +69,22 @@ for s in "${settings[@]}"; do
   esac
   left=$((deadline - SECONDS))
   [ "$left" -le 10 ] && { echo "== $s: skipped, no time left"; continue; }
+  log="$LOGS/quality_$s.log"
+  if [ "${VALIDATION:-0}" != 0 ]; then
+    flags="$flags --validation $VALIDATION"
+    log="$LOGS/quality_${s}_validation.log"
+  fi
   echo "== $s ($left s left): bench_quality --data DATA/x86-24c --models mamba --eval-fraction 0.25 $flags"
-  t0=$SECONDS
-  # shellcheck disable=SC2086  # flags are words
-  timeout "$left" "$BUILD/bench/bench_quality" --data "$DATA/x86-24c" --models mamba --eval-fraction 0.25 \
-    --seeds "${SEEDS:-3}" --seed-base "${SEED_BASE:-1}" --device cuda $flags >"$LOGS/quality_$s.log" 2>&1
-  echo "== $s: rc $? in $((SECONDS - t0)) s"
-  grep -E '^seed [0-9]+ mamba|^\| (mamba|random floor)' "$LOGS/quality_$s.log"
+  one_setting() {
+    local t0=$SECONDS
+    # shellcheck disable=SC2086  # flags are words
+    timeout "$left" "$BUILD/bench/bench_quality" --data "$DATA/x86-24c" --models mamba --eval-fraction 0.25 \
+      --seeds "${SEEDS:-3}" --seed-base "${SEED_BASE:-1}" --device cuda $flags >"$log" 2>&1
+    echo "== $s: rc $? in $((SECONDS - t0)) s"
+    grep -E '^seed [0-9]+ mamba|^\| (mamba|random floor)' "$log"
+  }
+  if [ "${PARALLEL:-0}" = 1 ]; then one_setting & else one_setting; fi
 done
+wait
+# The device tool brings back a few files only: every log in one archive under $OUT.
+[ -n "${OUT:-}" ] && tar -czf "$OUT/logs.tgz" -C "$LOGS" .
