@@ -410,7 +410,8 @@ struct Tags {
 Tags tags_of(const Args& a, const std::string& base_sha) {
   Tags t;
   std::string lineage;  // what the runs' platforms are registered as, besides the base
-  for (std::size_t i = 1; i < a.base_platforms.size(); ++i) lineage += (i == 1 ? " others=" : ",") + a.base_platforms[i];
+  for (std::size_t i = 1; i < a.base_platforms.size(); ++i)
+    lineage += (i == 1 ? " others=" : ",") + a.base_platforms[i];
   if (!a.target_override.empty()) lineage += " target=\"" + a.target_override + "\"";
   for (std::size_t i = 0; i < a.hardware_override.size(); ++i) {
     lineage += (i == 0 ? " hardware=" : ",") + std::to_string(static_cast<std::int64_t>(a.hardware_override[i]));
@@ -865,10 +866,11 @@ Result<std::string> base_checkpoint(const Args& a) {
       "top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) "
       "(floor %.4f/%.4f tuning %.4f (%.2f better)); train %.0f s, wall %.0f s\n",
       static_cast<long long>(r->data.train_records), static_cast<long long>(r->data.train_tasks),
-      a.base_platforms[0].c_str(), static_cast<long long>(r->data.eval_records), static_cast<long long>(r->data.eval_tasks), m.top1.sum_ratio,
-      m.top1.mean_ratio, m.top5.sum_ratio, m.top5.mean_ratio, m.pairwise_accuracy, m.tuning.geomean_ratio,
-      m.tuning.share_better, m.random_top1.sum_ratio, m.random_top1.mean_ratio, m.random_tuning.geomean_ratio,
-      m.random_tuning.share_better, r->train_s, seconds_since(t0));
+      a.base_platforms[0].c_str(), static_cast<long long>(r->data.eval_records),
+      static_cast<long long>(r->data.eval_tasks), m.top1.sum_ratio, m.top1.mean_ratio, m.top5.sum_ratio,
+      m.top5.mean_ratio, m.pairwise_accuracy, m.tuning.geomean_ratio, m.tuning.share_better, m.random_top1.sum_ratio,
+      m.random_top1.mean_ratio, m.random_tuning.geomean_ratio, m.random_tuning.share_better, r->train_s,
+      seconds_since(t0));
   std::filesystem::create_directories(std::filesystem::path(a.base_checkpoint).parent_path());
   std::ofstream out(a.base_checkpoint, std::ios::binary);
   out.write(r->checkpoint.data(), static_cast<std::streamsize>(r->checkpoint.size()));
@@ -1286,8 +1288,8 @@ class PlatformRun {
 };
 
 int run_platform(const Args& a, const std::string& base, const Loaded& base_model,
-                 const std::vector<std::vector<float>>& base_desc,
-                 const Tags& tags, RunLog& log, const std::string& name) {
+                 const std::vector<std::vector<float>>& base_desc, const Tags& tags, RunLog& log,
+                 const std::string& name) {
   return PlatformRun(a, base, base_model, base_desc, tags, log, name).run();
 }
 

@@ -317,14 +317,16 @@ constexpr std::uint64_t kValidationSalt = 0x7A11DA7E;
 
 // With --validation: `records` reordered so that the seed's held-out tasks
 // come last, and the rest returned. Without it: all of them.
-std::span<const core::Record> training_tasks_only(const Args& a, std::uint64_t seed, std::vector<core::Record>& records) {
+std::span<const core::Record> training_tasks_only(const Args& a, std::uint64_t seed,
+                                                  std::vector<core::Record>& records) {
   if (a.validation <= 0) return records;
   const auto rest = std::stable_partition(records.begin(), records.end(), [&](const core::Record& r) {
     return !core::in_holdout(core::canonical_workload_key(r.workload_key), a.eval_fraction, seed);
   });
-  std::printf("seed %llu: validation mode: %zu of %zu records kept (held-out tasks dropped); scoring %.2f of the rest\n",
-              static_cast<unsigned long long>(seed), static_cast<std::size_t>(rest - records.begin()), records.size(),
-              a.validation);
+  std::printf(
+      "seed %llu: validation mode: %zu of %zu records kept (held-out tasks dropped); scoring %.2f of the rest\n",
+      static_cast<unsigned long long>(seed), static_cast<std::size_t>(rest - records.begin()), records.size(),
+      a.validation);
   return {records.data(), static_cast<std::size_t>(rest - records.begin())};
 }
 

@@ -8,13 +8,14 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <mutex>
 #include <optional>
+#include <thread>
 #include <unordered_set>
 
 #include "core/features.h"
+#include "core/mutex.h"
 #include "core/program_id.h"
 #include "core/record.h"
 #include "core/task_split.h"
@@ -144,7 +145,7 @@ class JobWorker::Heartbeat {
         progress_(json::serialize(json::object{{"phase", "reading"}})), thread_([this] { loop(); }) {}
   ~Heartbeat() {
     {
-      std::lock_guard lock(mu_);
+      core::MutexLock lock(mu_);
       done_ = true;
     }
     cv_.notify_all();
@@ -153,44 +154,49 @@ class JobWorker::Heartbeat {
   Heartbeat(const Heartbeat&) = delete;
   Heartbeat& operator=(const Heartbeat&) = delete;
 
-  void set(const json::object& p) {
-    std::lock_guard lock(mu_);
-    progress_ = json::serialize(p);
+  void set(const json::object& p) EXCLUDES(mu_) {
+    std::string text = json::serialize(p);
+    core::MutexLock lock(mu_);
+    progress_ = std::move(text);
   }
   // The progress now, not at the next beat (the job shows where training ended).
-  void send_now() {
-    std::string last;
-    {
-      std::lock_guard lock(mu_);
-      last = progress_;
-    }
-    (void)jobs_.heartbeat(job_.id, job_.worker, lease_, last);
-  }
+  void send_now() EXCLUDES(mu_) { (void)jobs_.heartbeat(job_.id, job_.worker, lease_, progress()); }
 
   std::atomic<bool> cancel{false};
 
  private:
-  void loop() {
-    std::unique_lock lock(mu_);
-    while (!cv_.wait_for(lock, lease_ / 4, [&] { return done_; })) {
-      const std::string p = progress_;
-      lock.unlock();
-      const Status s = jobs_.heartbeat(job_.id, job_.worker, lease_, p);
-      lock.lock();
+  // A beat every lease/4 until the destructor says done; the database call
+  // runs unlocked so that set() never waits on it.
+  void loop() EXCLUDES(mu_) {
+    while (!wait_for_beat()) {
+      const Status s = jobs_.heartbeat(job_.id, job_.worker, lease_, progress());
       if (s.code() == StatusCode::kCancelled || s.code() == StatusCode::kFailedPrecondition || stopping_) {
         cancel = true;  // cancelled, or the lease went to another worker
       }
     }
+  }
+  // true when done; false when the next beat is due.
+  bool wait_for_beat() EXCLUDES(mu_) {
+    const auto due = std::chrono::steady_clock::now() + lease_ / 4;
+    core::MutexLock lock(mu_);
+    while (!done_) {
+      if (!cv_.wait_until(mu_, due)) return done_;
+    }
+    return true;
+  }
+  std::string progress() EXCLUDES(mu_) {
+    core::MutexLock lock(mu_);
+    return progress_;
   }
 
   registry::JobQueue& jobs_;
   const registry::Job& job_;
   const std::chrono::milliseconds lease_;
   const std::atomic<bool>& stopping_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::string progress_;
+  core::Mutex mu_;
+  core::CondVar cv_;
+  bool done_ GUARDED_BY(mu_) = false;
+  std::string progress_ GUARDED_BY(mu_);
   std::thread thread_;  // last: starts once the rest is set
 };
 
