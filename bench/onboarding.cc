@@ -8,7 +8,8 @@
 //      --base-max-records programs, --base-epochs, seed 1, threads --threads,
 //      no time budget). Its checkpoint bytes are cached in --base-checkpoint
 //      (loaded when the file exists).
-//   2. Per target platform (x86-16c, gpu-2080ti): tasks split by
+//   2. Per target platform (x86-16c, gpu-2080ti), the evaluation protocol's
+//      split (onboarding/platform_data.h): tasks split by
 //      core::in_holdout(canonical key, --holdout, --split-salt); pool = the
 //      measured records of the other tasks, one per program (core::program_id);
 //      evaluation set = every measured record of the held-out tasks.
@@ -43,11 +44,12 @@
 //      --timing-pool-program pool of x86-24c programs (seeded sample), after
 //      PoolEmbedder embedded it (embedding timed apart), per strategy.
 //
-// Every finished fine-tune is appended to --out/runs.tsv, keyed by platform,
-// seed, strategy, fraction and the settings that shape it (base checkpoint
-// sha256, split, epochs, lr, weights, rounds, ...); a rerun skips what is
-// there, so a killed run resumes. Tables (mean ± sample sd over the seeds
-// found) are printed per platform from that file.
+// Every finished fine-tune is appended to --out/runs.tsv (a run log,
+// onboarding/run_log.h), keyed by platform, seed, strategy, fraction and the
+// settings that shape it (base checkpoint sha256, split, epochs, lr, weights,
+// rounds, ...); a rerun skips what is there, so a killed run resumes. Tables
+// (mean ± sample sd over the seeds found) are printed per platform from that
+// file.
 //
 //   bench_onboarding --base-checkpoint PATH [--data DIR] [--out DIR]
 //       [--platform x86-16c,gpu-2080ti] [--seeds 1] [--seed-base 1]
@@ -106,8 +108,10 @@
 #include "trainer/device.h"
 #include "trainer/evaluation.h"
 #include "trainer/fast_inference.h"
+#include "bench/lib/platform_data.h"
+#include "onboarding/platform_data.h"
 #include "onboarding/round.h"
-#include "onboarding/split.h"
+#include "onboarding/run_log.h"
 #include "trainer/pool_embedding.h"
 #include "trainer/train_job.h"
 
@@ -119,6 +123,8 @@ namespace sampler = tcl::sampler;
 using Clock = std::chrono::steady_clock;
 using tcl::Result;
 using tcl::Status;
+using tcl::onboarding::descriptor_vector;
+using tcl::onboarding::PlatformData;
 
 constexpr const char* kBasePlatform = "x86-24c";
 constexpr std::uint64_t kBaseSeed = 1;
@@ -292,12 +298,6 @@ Result<tr::Platform> platform_of_file(const std::string& path) {
   return tr::platform_of(head);
 }
 
-// core::descriptor_of as the vector the benches pass around.
-std::vector<float> descriptor_vector(const tr::Platform& p) {
-  const core::HardwareDescriptor d = core::descriptor_of(p);
-  return {d.begin(), d.end()};
-}
-
 // A model version as the daemon serves it: the facade and the fast path.
 struct Loaded {
   std::unique_ptr<tr::CostModel> model;
@@ -327,22 +327,21 @@ struct Outcome {
   double tuning = NAN, tuning_better = NAN, floor_tuning = NAN, floor_tuning_better = NAN;
 };
 
-class RunLog {
+// The run log (onboarding/run_log.h) read as Outcomes. A line's values: the
+// ten first columns, then the four tuning columns (absent from older lines).
+// A run logged by this process keeps its exact values (its line rounds them).
+class OutcomeLog {
  public:
-  explicit RunLog(std::string path) : path_(std::move(path)) {
-    std::ifstream in(path_);
-    std::string line;
-    while (std::getline(in, line)) {
-      const std::size_t tab = line.find('\t');
-      if (tab == std::string::npos || line[0] == '#') continue;
-      std::istringstream vals(line.substr(tab + 1));
+  explicit OutcomeLog(std::string path) : log_(std::move(path)) {
+    for (const auto& [key, values] : log_.runs()) {
+      std::istringstream vals(values);
       Outcome o;
       vals >> o.picked >> o.top1_sum >> o.top1_mean >> o.top5_sum >> o.top5_mean >> o.pairwise >> o.floor1_sum >>
           o.floor1_mean >> o.ft_s >> o.select_s;
       if (!vals) continue;
       Outcome t = o;  // the tuning columns, when the line has them
       if (vals >> t.tuning >> t.tuning_better >> t.floor_tuning >> t.floor_tuning_better) o = t;
-      runs_[line.substr(0, tab)] = o;
+      runs_[key] = o;
     }
   }
   const Outcome* find(const std::string& key) const {
@@ -351,17 +350,16 @@ class RunLog {
   }
   void add(const std::string& key, const Outcome& o) {
     runs_[key] = o;
-    if (std::FILE* f = std::fopen(path_.c_str(), "a")) {
-      std::fprintf(f, "%s\t%lld %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.3f %.4f %.6f %.6f %.6f %.6f\n", key.c_str(),
-                   static_cast<long long>(o.picked), o.top1_sum, o.top1_mean, o.top5_sum, o.top5_mean, o.pairwise,
-                   o.floor1_sum, o.floor1_mean, o.ft_s, o.select_s, o.tuning, o.tuning_better, o.floor_tuning,
-                   o.floor_tuning_better);
-      std::fclose(f);
-    }
+    char values[512];
+    std::snprintf(values, sizeof values, "%lld %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.3f %.4f %.6f %.6f %.6f %.6f",
+                  static_cast<long long>(o.picked), o.top1_sum, o.top1_mean, o.top5_sum, o.top5_mean, o.pairwise,
+                  o.floor1_sum, o.floor1_mean, o.ft_s, o.select_s, o.tuning, o.tuning_better, o.floor_tuning,
+                  o.floor_tuning_better);
+    if (Status s = log_.add(key, values); !s) std::fprintf(stderr, "%s\n", s.to_string().c_str());
   }
 
  private:
-  std::string path_;
+  tcl::onboarding::RunLog log_;
   std::map<std::string, Outcome> runs_;
 };
 
@@ -424,57 +422,31 @@ std::string run_key(const std::string& platform, std::uint64_t seed, std::string
 // ---------------------------------------------------------------------------
 // One target platform's data.
 
-struct PlatformData {
-  std::string name;
-  tr::Platform platform;
-  std::vector<float> descriptor;
-  std::vector<core::Record> pool;  // measured, one per program, 70% tasks
-  std::vector<std::int32_t> task;  // per pool record
-  std::vector<std::string> task_keys;
-  std::int64_t pool_duplicates = 0;
-  std::vector<core::Record> holdout;  // measured records of the held-out tasks
-  tr::Dataset eval;                   // eval.train = the held-out programs, tokenised
-};
-
-bool load_platform(const Args& a, const std::string& name, int max_len, PlatformData* p) {
-  std::vector<core::Record> records;
+// The platform's records, split by the evaluation protocol
+// (onboarding/platform_data.h), and its held-out records tokenised once into
+// `eval` (eval->train = the held-out programs), as every model is scored on them.
+bool load_platform(const Args& a, const std::string& name, int max_len, PlatformData* p, tr::Dataset* eval) {
   const Clock::time_point t0 = Clock::now();
-  if (!tcl::bench::load_records(records_path(a, name), &records)) return false;
-  auto platform = tr::platform_of(records);
-  if (!platform) {
-    std::fprintf(stderr, "%s: %s\n", name.c_str(), platform.status().to_string().c_str());
-    return false;
-  }
-  p->name = name;
-  p->platform = *platform;
-  p->descriptor = descriptor_vector(*platform);
-  // The evaluation protocol's split (onboarding/split.h).
-  tcl::onboarding::SplitBuilder builder(a.holdout, a.split_salt);
-  for (core::Record& r : records) builder.add(r);
-  tcl::onboarding::PlatformSplit split = builder.take();
-  p->pool = std::move(split.pool);
-  p->task = std::move(split.task);
-  p->task_keys = std::move(split.task_keys);
-  p->holdout = std::move(split.holdout);
-  p->pool_duplicates = split.pool_duplicates;
-  const std::int64_t measured = split.measured;
-  const std::int64_t holdout_tasks = split.holdout_tasks;
+  auto data = tcl::bench::read_platform(records_path(a, name), name, a.holdout, a.split_salt);
+  if (!data) return false;
+  *p = std::move(*data);
+  const tcl::onboarding::PlatformSplit& s = p->split;
   tr::DatasetOptions o;
   o.eval_fraction = 0;
   o.max_len = max_len;
-  auto ds = tr::build_dataset(p->holdout, p->platform, o);
+  auto ds = tr::build_dataset(s.holdout, p->platform, o);
   if (!ds) {
     std::fprintf(stderr, "%s held-out set: %s\n", name.c_str(), ds.status().to_string().c_str());
     return false;
   }
-  p->eval = std::move(*ds);
+  *eval = std::move(*ds);
   std::printf(
-      "%s: %zu records, %lld measured; pool %zu programs in %zu tasks (%lld duplicate programs dropped); "
+      "%s: %lld records, %lld measured; pool %zu programs in %zu tasks (%lld duplicate programs dropped); "
       "held out %lld tasks, %zu records, evaluated %lld programs in %lld tasks (L=%lld); target %s (%.1f s)\n",
-      name.c_str(), records.size(), static_cast<long long>(measured), p->pool.size(), p->task_keys.size(),
-      static_cast<long long>(p->pool_duplicates), static_cast<long long>(holdout_tasks), p->holdout.size(),
-      static_cast<long long>(p->eval.train.count), static_cast<long long>(p->eval.train.tasks),
-      static_cast<long long>(p->eval.seq_len), p->platform.target.c_str(), seconds_since(t0));
+      name.c_str(), static_cast<long long>(p->records), static_cast<long long>(s.measured), s.pool.size(),
+      s.task_keys.size(), static_cast<long long>(s.pool_duplicates), static_cast<long long>(s.holdout_tasks),
+      s.holdout.size(), static_cast<long long>(eval->train.count), static_cast<long long>(eval->train.tasks),
+      static_cast<long long>(eval->seq_len), p->platform.target.c_str(), seconds_since(t0));
   std::fflush(stdout);
   return true;
 }
@@ -539,7 +511,7 @@ Result<tr::TrainResult> finetune(const Args& a, const std::string& base, const P
   // the progress callback sees their top-1 after every epoch. Training is
   // unchanged: the training tasks, their validation share and labels are the same.
   std::vector<core::Record> with_holdout(records.begin(), records.end());
-  with_holdout.insert(with_holdout.end(), p.holdout.begin(), p.holdout.end());
+  with_holdout.insert(with_holdout.end(), p.split.holdout.begin(), p.split.holdout.end());
   req.data.records = with_holdout;
   req.data.options.eval_fraction = a.holdout;
   req.data.options.split_salt = a.split_salt;
@@ -585,13 +557,13 @@ Result<Embedded> embed(const Args& a, const Loaded& student, const Loaded* colum
   e.pool = std::make_unique<tcl::onboarding::RoundPool>(models, tr::PoolEmbeddingOptions{a.mc_samples, seed});
   for (std::int64_t i : candidates) {
     const auto k = static_cast<std::size_t>(i);
-    if (Status s = e.pool->add_candidate(p.task[k], p.pool[k].steps); !s) return s;
+    if (Status s = e.pool->add_candidate(p.split.task[k], p.split.pool[k].steps); !s) return s;
   }
   for (std::int64_t i : measured) {
     const auto k = static_cast<std::size_t>(i);
-    if (Status s = e.pool->add_measured(p.task[k], p.pool[k].steps); !s) return s;
+    if (Status s = e.pool->add_measured(p.split.task[k], p.split.pool[k].steps); !s) return s;
   }
-  if (Status s = e.pool->finish(static_cast<std::int32_t>(p.task_keys.size())); !s) return s;
+  if (Status s = e.pool->finish(static_cast<std::int32_t>(p.split.task_keys.size())); !s) return s;
   e.seconds = seconds_since(t0);
   return e;
 }
@@ -680,7 +652,7 @@ std::vector<std::uint64_t> seeds_of(const Args& a) {
   return seeds;
 }
 
-void print_tables(const Args& a, const Tags& tags, const RunLog& log, const std::string& platform,
+void print_tables(const Args& a, const Tags& tags, const OutcomeLog& log, const std::string& platform,
                   std::int64_t pool_size) {
   const std::vector<std::uint64_t> seeds = seeds_of(a);
   const auto values = [&](std::string_view strategy, double f, const std::string& tag, double Outcome::*field) {
@@ -932,17 +904,17 @@ int run_timing(const Args& a, const std::string& base) {
   std::unordered_map<std::string, std::int32_t> task_index;
   for (std::size_t i : keep) {
     auto [it, added] = task_index.try_emplace(core::canonical_workload_key(records[i].workload_key),
-                                              static_cast<std::int32_t>(p.task_keys.size()));
-    if (added) p.task_keys.push_back(it->first);
-    p.task.push_back(it->second);
-    p.pool.push_back(std::move(records[i]));
+                                              static_cast<std::int32_t>(p.split.task_keys.size()));
+    if (added) p.split.task_keys.push_back(it->first);
+    p.split.task.push_back(it->second);
+    p.split.pool.push_back(std::move(records[i]));
   }
   records.clear();
   records.shrink_to_fit();
-  std::printf("timing pool: %zu programs in %zu tasks, sampled from x86-24c (loaded in %.1f s)\n", p.pool.size(),
-              p.task_keys.size(), seconds_since(t0));
+  std::printf("timing pool: %zu programs in %zu tasks, sampled from x86-24c (loaded in %.1f s)\n", p.split.pool.size(),
+              p.split.task_keys.size(), seconds_since(t0));
   std::fflush(stdout);
-  std::vector<std::int64_t> all(p.pool.size());
+  std::vector<std::int64_t> all(p.split.pool.size());
   std::iota(all.begin(), all.end(), 0);
   auto e = embed(a, *scorer, nullptr, p, descriptor_vector(*base_platform), all, {}, a.seed_base);
   if (!e) {
@@ -974,11 +946,12 @@ int run_timing(const Args& a, const std::string& base) {
 // order (0 = the task's fastest program, 1 = its slowest); random's mean is
 // about 0.5 with a tenth in each decile.
 void print_pick_percentiles(const PlatformData& p, std::span<const std::int64_t> picked, const std::string& label) {
-  std::vector<std::vector<std::pair<double, std::size_t>>> by_task(p.task_keys.size());
-  for (std::size_t i = 0; i < p.pool.size(); ++i) {
-    by_task[static_cast<std::size_t>(p.task[i])].push_back({core::mean_cost(p.pool[i]), i});
+  const tcl::onboarding::PlatformSplit& s = p.split;
+  std::vector<std::vector<std::pair<double, std::size_t>>> by_task(s.task_keys.size());
+  for (std::size_t i = 0; i < s.pool.size(); ++i) {
+    by_task[static_cast<std::size_t>(s.task[i])].push_back({core::mean_cost(s.pool[i]), i});
   }
-  std::vector<double> percentile(p.pool.size());
+  std::vector<double> percentile(s.pool.size());
   for (auto& t : by_task) {
     std::sort(t.begin(), t.end());
     for (std::size_t r = 0; r < t.size(); ++r) {
@@ -1005,7 +978,7 @@ void print_pick_percentiles(const PlatformData& p, std::span<const std::int64_t>
 class PlatformRun {
  public:
   PlatformRun(const Args& args, const std::string& base_checkpoint, const Loaded& base_loaded,
-              const std::vector<float>& base_descriptor, const Tags& run_tags, RunLog& run_log,
+              const std::vector<float>& base_descriptor, const Tags& run_tags, OutcomeLog& run_log,
               const std::string& platform)
       : a(args), base(base_checkpoint), base_model(base_loaded), base_desc(base_descriptor), tags(run_tags),
         log(run_log), name(platform), short_args(args), long_args(long_schedule_args(args)) {
@@ -1019,8 +992,8 @@ class PlatformRun {
   }
 
   int run() {
-    if (!load_platform(a, name, static_cast<int>(base_model.model->config().max_len), &p)) return 1;
-    n = static_cast<std::int64_t>(p.pool.size());
+    if (!load_platform(a, name, static_cast<int>(base_model.model->config().max_len), &p, &eval)) return 1;
+    n = static_cast<std::int64_t>(p.split.pool.size());
     all.resize(static_cast<std::size_t>(n));
     std::iota(all.begin(), all.end(), 0);
     if (const int rc = zero_shot(); rc != 0) return rc;
@@ -1039,7 +1012,7 @@ class PlatformRun {
       print_outcome("zero-shot base", *cached, true);
       return 0;
     }
-    auto m = evaluate(base_model, p.eval);
+    auto m = evaluate(base_model, eval);
     if (!m) return fail(name, m.status());
     const Outcome o = outcome_of(*m, 0, 0, 0);
     log.add(zkey, o);
@@ -1063,7 +1036,7 @@ class PlatformRun {
   std::vector<core::Record> records_of(std::span<const std::int64_t> picks) const {
     std::vector<core::Record> chosen;
     chosen.reserve(picks.size());
-    for (std::int64_t i : picks) chosen.push_back(p.pool[static_cast<std::size_t>(i)]);
+    for (std::int64_t i : picks) chosen.push_back(p.split.pool[static_cast<std::size_t>(i)]);
     return chosen;
   }
 
@@ -1096,14 +1069,14 @@ class PlatformRun {
     }
     auto tuned = load_model(r->checkpoint, a.threads);
     if (!tuned) return tuned.status();
-    auto m = evaluate(*tuned, p.eval);
+    auto m = evaluate(*tuned, eval);
     if (!m) return m.status();
     for (double alpha : a.wise) {  // WiSE-FT: the fine-tune mixed back with the base
       auto mixed = tr::interpolate_checkpoints(base, r->checkpoint, alpha);
       if (!mixed) return mixed.status();
       auto mixed_model = load_model(*mixed, a.threads);
       if (!mixed_model) return mixed_model.status();
-      auto mm = evaluate(*mixed_model, p.eval);
+      auto mm = evaluate(*mixed_model, eval);
       if (!mm) return mm.status();
       std::printf("    wise alpha=%.2f: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better)\n",
                   alpha, mm->top1.sum_ratio, mm->top1.mean_ratio, mm->top5.sum_ratio, mm->top5.mean_ratio,
@@ -1224,18 +1197,19 @@ class PlatformRun {
   const Loaded& base_model;
   const std::vector<float>& base_desc;
   const Tags& tags;
-  RunLog& log;
+  OutcomeLog& log;
   const std::string& name;
   Args short_args;
   const Args long_args;
   Tags short_tags, long_tags;
   PlatformData p;
+  tr::Dataset eval;  // p's held-out records, tokenised
   std::int64_t n = 0;
   std::vector<std::int64_t> all;
 };
 
 int run_platform(const Args& a, const std::string& base, const Loaded& base_model, const std::vector<float>& base_desc,
-                 const Tags& tags, RunLog& log, const std::string& name) {
+                 const Tags& tags, OutcomeLog& log, const std::string& name) {
   return PlatformRun(a, base, base_model, base_desc, tags, log, name).run();
 }
 
@@ -1270,7 +1244,7 @@ double mean_of_splits(const std::vector<std::vector<double>>& cells) {
 
 // Every row's outcomes on every report split, from the run log; the
 // zero-shot cell of each split in `zero_shot`.
-std::vector<Row> gather_rows(const Args& a, const RunLog& log, const std::vector<std::uint64_t>& seeds,
+std::vector<Row> gather_rows(const Args& a, const OutcomeLog& log, const std::vector<std::uint64_t>& seeds,
                              const std::string& platform, const std::string& base_sha,
                              std::vector<std::string>* zero_shot_cells) {
   std::vector<std::string>& zero_shot = *zero_shot_cells;
@@ -1427,7 +1401,7 @@ void print_intervals(const std::vector<Row>& rows) {
 
 int run_report(const Args& a, const std::string& base) {
   const std::string base_sha = tcl::sha256_hex(base);
-  const RunLog log(a.out + "/runs.tsv");
+  const OutcomeLog log(a.out + "/runs.tsv");
   const std::vector<std::uint64_t> seeds = seeds_of(a);
   for (const std::string& platform : a.platforms) {
     std::vector<std::string> zero_shot;
@@ -1473,7 +1447,7 @@ int main(int argc, char** argv) {
   }
   const std::vector<float> base_desc = descriptor_vector(*base_platform);
   const Tags tags = tags_of(a, tcl::sha256_hex(*base));
-  RunLog log(a.out + "/runs.tsv");
+  OutcomeLog log(a.out + "/runs.tsv");
   std::printf("settings: %s; seeds %llu..%llu; threads %d\n", tags.selection.c_str(),
               static_cast<unsigned long long>(a.seed_base),
               static_cast<unsigned long long>(a.seed_base + static_cast<std::uint64_t>(a.seeds) - 1), a.threads);

@@ -19,7 +19,8 @@ namespace tcl::bench {
 // (the pool kept when keep_pool); nullopt, with a message on stderr, when the
 // file cannot be read or no record names a target.
 inline std::optional<onboarding::PlatformData> read_platform(const std::string& path, const std::string& name,
-                                                             double holdout, std::uint64_t salt, bool keep_pool = true) {
+                                                             double holdout, std::uint64_t salt,
+                                                             bool keep_pool = true) {
   onboarding::PlatformDataBuilder builder(name, holdout, salt, keep_pool);
   if (!for_each_record(path, [&builder](core::Record& r) {
         builder.add(r);
