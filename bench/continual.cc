@@ -46,7 +46,8 @@
 //
 // Everything trained (checkpoints, Fisher, selections, metrics, seconds) is
 // stored under --cache, named by a hash of what produced it (inputs' sha256,
-// settings), so a rerun resumes and a variation reuses what it shares.
+// settings), each file written whole or not at all (bench/lib/files.h), so a
+// rerun resumes and a variation reuses what it shares.
 // Tables go to stdout and to --out/RESULTS.md, rewritten after each step.
 //
 //   bench_continual [--data /work/shared/data] [--out /tmp/continual]
@@ -67,7 +68,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -86,6 +86,7 @@
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/files.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/records.h"
 #include "trainer/device.h"
@@ -124,7 +125,9 @@ std::string fmt(const char* f, double x) {
   return buf;
 }
 
+using tcl::bench::read_file;
 using tcl::bench::split_list;
+using tcl::bench::write_file_atomic;
 
 struct Args {
   std::string data = "/work/shared/data";
@@ -223,27 +226,6 @@ bool parse_args(int argc, char** argv, Args* a) {
 // ---------------------------------------------------------------------------
 // Files of the cache.
 
-bool read_file(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return static_cast<bool>(in) || in.eof();
-}
-
-bool write_file(const std::string& path, std::string_view bytes) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return false;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  return !ec;
-}
-
 std::string sha12(std::string_view bytes) { return tcl::sha256_hex(bytes).substr(0, 12); }
 
 // <cache>/<what>-<platform>-<hash of the provenance key>
@@ -329,9 +311,11 @@ Result<Trained> train_cached(const Args& a, const std::string& what, const std::
       what.c_str(), platform.c_str(), static_cast<long long>(t.programs), r->epochs_done,
       static_cast<long long>(r->steps), t.wall_s, r->train_s, r->fisher_s, t.cpu_s);
   std::fflush(stdout);
-  if (!write_file(base + ".ckpt", t.checkpoint) || (req.fisher.compute && !write_file(base + ".fisher", t.fisher)) ||
-      !write_file(base + ".meta", fmt("%.3f", t.wall_s) + " " + fmt("%.3f", t.cpu_s) + " " + std::to_string(t.params) +
-                                      " " + std::to_string(t.programs) + "\n" + key + "\n")) {
+  if (!write_file_atomic(base + ".ckpt", t.checkpoint) ||
+      (req.fisher.compute && !write_file_atomic(base + ".fisher", t.fisher)) ||
+      !write_file_atomic(base + ".meta", fmt("%.3f", t.wall_s) + " " + fmt("%.3f", t.cpu_s) + " " +
+                                             std::to_string(t.params) + " " + std::to_string(t.programs) + "\n" + key +
+                                             "\n")) {
     return Status::internal("cannot write " + base);
   }
   return t;
@@ -380,9 +364,10 @@ Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const st
   if (!m) return m.status().with_context("evaluate on " + p.name);
   s = {m->top1.mean_ratio, m->top1.sum_ratio, m->random_top1.mean_ratio, m->random_top1.sum_ratio,
        m->tasks,           m->programs,       m->tuning.geomean_ratio,   m->random_tuning.geomean_ratio};
-  write_file(path, fmt("%.6f", s.top1_mean) + " " + fmt("%.6f", s.top1_sum) + " " + fmt("%.6f", s.floor_mean) + " " +
-                       fmt("%.6f", s.floor_sum) + " " + std::to_string(s.tasks) + " " + std::to_string(s.programs) +
-                       " " + fmt("%.6f", s.tuning) + " " + fmt("%.6f", s.floor_tuning) + "\n" + key + "\n");
+  write_file_atomic(path, fmt("%.6f", s.top1_mean) + " " + fmt("%.6f", s.top1_sum) + " " + fmt("%.6f", s.floor_mean) +
+                              " " + fmt("%.6f", s.floor_sum) + " " + std::to_string(s.tasks) + " " +
+                              std::to_string(s.programs) + " " + fmt("%.6f", s.tuning) + " " +
+                              fmt("%.6f", s.floor_tuning) + "\n" + key + "\n");
   return s;
 }
 
@@ -443,7 +428,7 @@ Result<Selection> select_cached(const Args& a, const SequencePlatform& p, const 
   std::string out = fmt("%.3f", sel.embed_s) + " " + fmt("%.3f", sel.select_s) + " " + std::to_string(sel.picks.size());
   for (std::int64_t i : sel.picks) out += " " + std::to_string(i);
   out += "\n";
-  write_file(path, out);
+  write_file_atomic(path, out);
   sel.digest = sha12(out);
   return sel;
 }
@@ -1019,10 +1004,10 @@ int main(int argc, char** argv) {
         k == 0 ? run_base_step(a, platforms[0], lineages, &st) : run_step(a, platforms, k, lineages, steps.back(), &st);
     if (rc != 0) return rc;
     steps.push_back(std::move(st));
-    write_file(a.out + "/RESULTS.md", render(a, steps, order, seconds_since(t_start)));
+    write_file_atomic(a.out + "/RESULTS.md", render(a, steps, order, seconds_since(t_start)));
   }
   const std::string md = render(a, steps, order, seconds_since(t_start));
   std::printf("\n%s", md.c_str());
-  write_file(a.out + "/RESULTS.md", md);
+  write_file_atomic(a.out + "/RESULTS.md", md);
   return 0;
 }

@@ -7,7 +7,8 @@
 //   1. Base: the default student trained on x86-24c (trainer::train_platform,
 //      --base-max-records programs, --base-epochs, seed 1, threads --threads,
 //      no time budget). Its checkpoint bytes are cached in --base-checkpoint
-//      (loaded when the file exists).
+//      (loaded when the file exists; written whole or not at all,
+//      bench/lib/files.h).
 //   2. Per target platform (x86-16c, gpu-2080ti), the evaluation protocol's
 //      split (onboarding/platform_data.h): tasks split by
 //      core::in_holdout(canonical key, --holdout, --split-salt); pool = the
@@ -78,7 +79,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -103,6 +103,7 @@
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/files.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/records.h"
 #include "trainer/device.h"
@@ -740,19 +741,12 @@ void print_tables(const Args& a, const Tags& tags, const OutcomeLog& log, const 
 
 // ---------------------------------------------------------------------------
 
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::not_found(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Step 1: the base checkpoint, trained or read from the cache file.
 Result<std::string> base_checkpoint(const Args& a) {
   if (std::filesystem::exists(a.base_checkpoint)) {
-    auto bytes = read_file(a.base_checkpoint);
-    if (bytes) std::printf("base: %s (%zu bytes, cached)\n", a.base_checkpoint.c_str(), bytes->size());
+    std::string bytes;
+    if (!tcl::bench::read_file(a.base_checkpoint, &bytes)) return Status::not_found(a.base_checkpoint);
+    std::printf("base: %s (%zu bytes, cached)\n", a.base_checkpoint.c_str(), bytes.size());
     return bytes;
   }
   const Clock::time_point t0 = Clock::now();
@@ -791,9 +785,9 @@ Result<std::string> base_checkpoint(const Args& a) {
       m.tuning.share_better, m.random_top1.sum_ratio, m.random_top1.mean_ratio, m.random_tuning.geomean_ratio,
       m.random_tuning.share_better, r->train_s, seconds_since(t0));
   std::filesystem::create_directories(std::filesystem::path(a.base_checkpoint).parent_path());
-  std::ofstream out(a.base_checkpoint, std::ios::binary);
-  out.write(r->checkpoint.data(), static_cast<std::streamsize>(r->checkpoint.size()));
-  if (!out) return Status::internal("cannot write " + a.base_checkpoint);
+  if (!tcl::bench::write_file_atomic(a.base_checkpoint, r->checkpoint)) {
+    return Status::internal("cannot write " + a.base_checkpoint);
+  }
   return std::move(r->checkpoint);
 }
 
