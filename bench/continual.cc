@@ -3,10 +3,11 @@
 // forgets, how well the new one is learned, the parameter count and the
 // seconds of a distillation step, for distillation versus the baselines.
 //
-//   0. Splits: per platform, tasks with core::in_holdout(canonical key, 0.3,
-//      salt 0) form the evaluation split (all their measured records; never
-//      used for a gradient); the measured records of the other tasks, one per
-//      program (core::program_id), are the platform's pool.
+//   0. Splits (the evaluation protocol's, onboarding/platform_data.h): per
+//      platform, tasks with core::in_holdout(canonical key, 0.3, salt 0) form
+//      the evaluation split (all their measured records; never used for a
+//      gradient); the measured records of the other tasks, one per program
+//      (core::program_id), are the platform's pool.
 //   1. Base (step 0): the default student trained on the first platform's
 //      pool (train_platform: eval_fraction 0, max_records --base-max-records,
 //      --base-epochs, --threads, seed --base-seed (default --seed), no time
@@ -45,7 +46,8 @@
 //
 // Everything trained (checkpoints, Fisher, selections, metrics, seconds) is
 // stored under --cache, named by a hash of what produced it (inputs' sha256,
-// settings), so a rerun resumes and a variation reuses what it shares.
+// settings), each file written whole or not at all (bench/lib/files.h), so a
+// rerun resumes and a variation reuses what it shares.
 // Tables go to stdout and to --out/RESULTS.md, rewritten after each step.
 //
 //   bench_continual [--data /work/shared/data] [--out /tmp/continual]
@@ -66,7 +68,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -75,28 +76,25 @@
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "core/features.h"
 #include "core/platform.h"
-#include "core/line_reader.h"
-#include "core/program_id.h"
 #include "core/record.h"
 #include "core/sha256.h"
-#include "core/task_split.h"
 #include "sampler/rdu.h"
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/files.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/records.h"
 #include "trainer/device.h"
 #include "trainer/evaluation.h"
 #include "trainer/fast_inference.h"
+#include "bench/lib/platform_data.h"
+#include "onboarding/platform_data.h"
 #include "onboarding/round.h"
-#include "onboarding/split.h"
 #include "trainer/pool_embedding.h"
 #include "trainer/train_job.h"
 
@@ -127,7 +125,9 @@ std::string fmt(const char* f, double x) {
   return buf;
 }
 
+using tcl::bench::read_file;
 using tcl::bench::split_list;
+using tcl::bench::write_file_atomic;
 
 struct Args {
   std::string data = "/work/shared/data";
@@ -226,27 +226,6 @@ bool parse_args(int argc, char** argv, Args* a) {
 // ---------------------------------------------------------------------------
 // Files of the cache.
 
-bool read_file(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return static_cast<bool>(in) || in.eof();
-}
-
-bool write_file(const std::string& path, std::string_view bytes) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return false;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  return !ec;
-}
-
 std::string sha12(std::string_view bytes) { return tcl::sha256_hex(bytes).substr(0, 12); }
 
 // <cache>/<what>-<platform>-<hash of the provenance key>
@@ -257,63 +236,27 @@ std::string cache_path(const Args& a, const std::string& what, const std::string
 // ---------------------------------------------------------------------------
 // Records.
 
-struct PlatformData {
-  std::string name;
-  tr::Platform platform;
-  std::vector<float> descriptor;
-  std::vector<core::Record> pool;  // measured, one per program, non-held-out tasks
-  std::vector<std::int32_t> task;  // per pool record
-  std::int32_t num_tasks = 0;
-  std::vector<core::Record> holdout;  // every measured record of the held-out tasks
-  std::int64_t holdout_tasks = 0;
+// A platform of the sequence: its records split by the evaluation protocol
+// (onboarding/platform_data.h), and the distill lineage's selection of it.
+struct SequencePlatform : tcl::onboarding::PlatformData {
   std::vector<core::Record> selected;  // the distill lineage's rdu selection (new platforms; for (b))
   std::string selected_digest;         // Selection::digest of it
 };
 
-// core::descriptor_of as the vector the benches pass around.
-std::vector<float> descriptor_vector(const tr::Platform& p) {
-  const core::HardwareDescriptor d = core::descriptor_of(p);
-  return {d.begin(), d.end()};
-}
-
-bool load_platform(const Args& a, const std::string& name, bool keep_pool, PlatformData* p) {
+bool load_platform(const Args& a, const std::string& name, bool keep_pool, SequencePlatform* p) {
   const Clock::time_point t0 = Clock::now();
-  const std::string path = a.data + "/" + name + "/records.jsonl.gz";
-  p->name = name;
-  std::int64_t lines = 0;
-  bool have_platform = false;
-  tcl::onboarding::SplitBuilder builder(kHoldout, kSplitSalt, keep_pool);  // onboarding/split.h
-  const bool read = tcl::bench::for_each_record(path, [&](core::Record& rec) {
-    ++lines;
-    if (!have_platform && !rec.target.empty()) {
-      auto pl = tr::platform_of(std::span<const core::Record>(&rec, 1));
-      if (pl) {
-        p->platform = *pl;
-        have_platform = true;
-      }
-    }
-    builder.add(rec);
-    return true;
-  });
-  if (!read) return false;
-  if (!have_platform) {
-    std::fprintf(stderr, "%s: no record names a target\n", name.c_str());
-    return false;
-  }
-  tcl::onboarding::PlatformSplit split = builder.take();
-  p->pool = std::move(split.pool);
-  p->task = std::move(split.task);
-  p->holdout = std::move(split.holdout);
-  const std::int64_t measured = split.measured;
-  p->descriptor = descriptor_vector(p->platform);
-  p->num_tasks = static_cast<std::int32_t>(split.task_keys.size());
-  p->holdout_tasks = split.holdout_tasks;
-  std::printf("%s: %lld records, %lld measured; pool %s; eval split %lld tasks / %zu records (%.1f s)\n", name.c_str(),
-              static_cast<long long>(lines), static_cast<long long>(measured),
-              keep_pool
-                  ? (std::to_string(p->pool.size()) + " programs in " + std::to_string(p->num_tasks) + " tasks").c_str()
-                  : "not kept",
-              static_cast<long long>(p->holdout_tasks), p->holdout.size(), seconds_since(t0));
+  auto data =
+      tcl::bench::read_platform(a.data + "/" + name + "/records.jsonl.gz", name, kHoldout, kSplitSalt, keep_pool);
+  if (!data) return false;
+  static_cast<tcl::onboarding::PlatformData&>(*p) = std::move(*data);
+  const tcl::onboarding::PlatformSplit& s = p->split;
+  std::printf(
+      "%s: %lld records, %lld measured; pool %s; eval split %lld tasks / %zu records (%.1f s)\n", name.c_str(),
+      static_cast<long long>(p->records), static_cast<long long>(s.measured),
+      keep_pool
+          ? (std::to_string(s.pool.size()) + " programs in " + std::to_string(s.task_keys.size()) + " tasks").c_str()
+          : "not kept",
+      static_cast<long long>(s.holdout_tasks), s.holdout.size(), seconds_since(t0));
   std::fflush(stdout);
   return true;
 }
@@ -368,15 +311,18 @@ Result<Trained> train_cached(const Args& a, const std::string& what, const std::
       what.c_str(), platform.c_str(), static_cast<long long>(t.programs), r->epochs_done,
       static_cast<long long>(r->steps), t.wall_s, r->train_s, r->fisher_s, t.cpu_s);
   std::fflush(stdout);
-  if (!write_file(base + ".ckpt", t.checkpoint) || (req.fisher.compute && !write_file(base + ".fisher", t.fisher)) ||
-      !write_file(base + ".meta", fmt("%.3f", t.wall_s) + " " + fmt("%.3f", t.cpu_s) + " " + std::to_string(t.params) +
-                                      " " + std::to_string(t.programs) + "\n" + key + "\n")) {
+  if (!write_file_atomic(base + ".ckpt", t.checkpoint) ||
+      (req.fisher.compute && !write_file_atomic(base + ".fisher", t.fisher)) ||
+      !write_file_atomic(base + ".meta", fmt("%.3f", t.wall_s) + " " + fmt("%.3f", t.cpu_s) + " " +
+                                             std::to_string(t.params) + " " + std::to_string(t.programs) + "\n" + key +
+                                             "\n")) {
     return Status::internal("cannot write " + base);
   }
   return t;
 }
 
-tr::TrainRequest make_request(const Args& a, const PlatformData& p, std::span<const core::Record> records, int epochs) {
+tr::TrainRequest make_request(const Args& a, const SequencePlatform& p, std::span<const core::Record> records,
+                              int epochs) {
   tr::TrainRequest req;
   req.data.records = records;
   req.data.platform = p.platform;
@@ -398,7 +344,7 @@ struct Score {
   double tuning = NAN, floor_tuning = NAN;  // the tuning proxy's geometric mean (trainer/evaluation.h)
 };
 
-Result<Score> evaluate_cached(const Args& a, const PlatformData& p, const std::string& checkpoint) {
+Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const std::string& checkpoint) {
   const std::string key = "eval|" + p.name + "|" + tcl::sha256_hex(checkpoint) + "|" + fmt("%g", kHoldout) + "|" +
                           std::to_string(kSplitSalt) + "|" + std::to_string(kMaxEvalRecords);
   const std::string path = cache_path(a, "eval", p.name, key) + ".txt";
@@ -414,13 +360,14 @@ Result<Score> evaluate_cached(const Args& a, const PlatformData& p, const std::s
   o.eval_fraction = kHoldout;
   o.split_salt = kSplitSalt;
   o.max_eval_records = kMaxEvalRecords;
-  auto m = tr::evaluate_checkpoint(checkpoint, p.holdout, p.platform, o, a.threads);
+  auto m = tr::evaluate_checkpoint(checkpoint, p.split.holdout, p.platform, o, a.threads);
   if (!m) return m.status().with_context("evaluate on " + p.name);
   s = {m->top1.mean_ratio, m->top1.sum_ratio, m->random_top1.mean_ratio, m->random_top1.sum_ratio,
        m->tasks,           m->programs,       m->tuning.geomean_ratio,   m->random_tuning.geomean_ratio};
-  write_file(path, fmt("%.6f", s.top1_mean) + " " + fmt("%.6f", s.top1_sum) + " " + fmt("%.6f", s.floor_mean) + " " +
-                       fmt("%.6f", s.floor_sum) + " " + std::to_string(s.tasks) + " " + std::to_string(s.programs) +
-                       " " + fmt("%.6f", s.tuning) + " " + fmt("%.6f", s.floor_tuning) + "\n" + key + "\n");
+  write_file_atomic(path, fmt("%.6f", s.top1_mean) + " " + fmt("%.6f", s.top1_sum) + " " + fmt("%.6f", s.floor_mean) +
+                              " " + fmt("%.6f", s.floor_sum) + " " + std::to_string(s.tasks) + " " +
+                              std::to_string(s.programs) + " " + fmt("%.6f", s.tuning) + " " +
+                              fmt("%.6f", s.floor_tuning) + "\n" + key + "\n");
   return s;
 }
 
@@ -432,9 +379,9 @@ struct Selection {
   std::string digest;  // of the picks
 };
 
-Result<Selection> select_cached(const Args& a, const PlatformData& p, const std::string& model,
+Result<Selection> select_cached(const Args& a, const SequencePlatform& p, const std::string& model,
                                 const std::vector<std::vector<float>>& covered) {
-  const auto budget = static_cast<std::int64_t>(std::ceil(a.fraction * static_cast<double>(p.pool.size())));
+  const auto budget = static_cast<std::int64_t>(std::ceil(a.fraction * static_cast<double>(p.split.pool.size())));
   const std::string key =
       "select|" + p.name + "|" + tcl::sha256_hex(model) + "|covered " + std::to_string(covered.size()) + "|budget " +
       std::to_string(budget) + "|mc " + std::to_string(a.mc_samples) + "|seed " + std::to_string(a.seed) + "|weights " +
@@ -464,10 +411,11 @@ Result<Selection> select_cached(const Args& a, const PlatformData& p, const std:
   models.descriptor = p.descriptor;
   models.others = covered;
   tcl::onboarding::RoundPool pool(models, tr::PoolEmbeddingOptions{a.mc_samples, a.seed});
-  for (std::size_t i = 0; i < p.pool.size(); ++i) {
-    if (Status s = pool.add_candidate(p.task[i], p.pool[i].steps); !s) return s;
+  const tcl::onboarding::PlatformSplit& split = p.split;
+  for (std::size_t i = 0; i < split.pool.size(); ++i) {
+    if (Status s = pool.add_candidate(split.task[i], split.pool[i].steps); !s) return s;
   }
-  if (Status s = pool.finish(p.num_tasks); !s) return s;
+  if (Status s = pool.finish(static_cast<std::int32_t>(split.task_keys.size())); !s) return s;
   sel.embed_s = seconds_since(t0);
   tcl::onboarding::RoundOptions so;
   so.strategy = sampler::Strategy::kRdu;
@@ -480,7 +428,7 @@ Result<Selection> select_cached(const Args& a, const PlatformData& p, const std:
   std::string out = fmt("%.3f", sel.embed_s) + " " + fmt("%.3f", sel.select_s) + " " + std::to_string(sel.picks.size());
   for (std::int64_t i : sel.picks) out += " " + std::to_string(i);
   out += "\n";
-  write_file(path, out);
+  write_file_atomic(path, out);
   sel.digest = sha12(out);
   return sel;
 }
@@ -761,7 +709,7 @@ Score floor_of(const Score& s) {
 
 // Step 0: the base on the first platform's pool; every row starts from it.
 // Returns the process exit code (0 = go on).
-int run_base_step(const Args& a, PlatformData& p0, std::vector<Lineage>& lineages, StepResult* st) {
+int run_base_step(const Args& a, SequencePlatform& p0, std::vector<Lineage>& lineages, StepResult* st) {
   const std::string key = "base|" + a.data + "/" + a.platforms[0] + "|max_records " +
                           std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.base_epochs) + "|seed " +
                           std::to_string(a.base_seed) + "|threads " + std::to_string(a.threads) +
@@ -769,12 +717,12 @@ int run_base_step(const Args& a, PlatformData& p0, std::vector<Lineage>& lineage
   const std::string path = cache_path(a, "base", a.platforms[0], key);
   const bool cached = std::filesystem::exists(path + ".meta");
   if (!load_platform(a, a.platforms[0], !cached || a.methods.count("b"), &p0)) return 1;
-  tr::TrainRequest req = make_request(a, p0, p0.pool, a.base_epochs);
+  tr::TrainRequest req = make_request(a, p0, p0.split.pool, a.base_epochs);
   req.optimisation.seed = a.base_seed;
   auto base = train_cached(a, "base", p0.name, key, req);
   if (!base) return fail("base", base.status());
-  if (!a.methods.count("b")) p0.pool = {};  // (b) trains on it again at every step
-  p0.task = {};
+  if (!a.methods.count("b")) p0.split.pool = {};  // (b) trains on it again at every step
+  p0.split.task = {};
   auto score = evaluate_cached(a, p0, base->checkpoint);
   if (!score) return fail("base", score.status());
   st->platform = p0.name;
@@ -799,7 +747,7 @@ int run_base_step(const Args& a, PlatformData& p0, std::vector<Lineage>& lineage
 // first lineage's is shared by fine-tuning and c1), computed once each.
 class StepSelections {
  public:
-  StepSelections(const Args& a, const PlatformData& p, const std::vector<std::vector<float>>& covered)
+  StepSelections(const Args& a, const SequencePlatform& p, const std::vector<std::vector<float>>& covered)
       : a_(a), p_(p), covered_(covered) {}
 
   Result<const Selection*> of(const std::string& model) {
@@ -809,7 +757,7 @@ class StepSelections {
       auto sel = select_cached(a_, p_, model, covered_);
       if (!sel) return sel.status();
       std::printf("  rdu selection on %s: %zu of %zu (embed %.1f s, select %.2f s) [%s]\n", p_.name.c_str(),
-                  sel->picks.size(), p_.pool.size(), sel->embed_s, sel->select_s, sel->digest.c_str());
+                  sel->picks.size(), p_.split.pool.size(), sel->embed_s, sel->select_s, sel->digest.c_str());
       std::fflush(stdout);
       it = by_model_.emplace(sha, std::move(*sel)).first;
     }
@@ -818,31 +766,31 @@ class StepSelections {
   std::vector<core::Record> records_of(const Selection& sel) const {
     std::vector<core::Record> out;
     out.reserve(sel.picks.size());
-    for (std::int64_t i : sel.picks) out.push_back(p_.pool[static_cast<std::size_t>(i)]);
+    for (std::int64_t i : sel.picks) out.push_back(p_.split.pool[static_cast<std::size_t>(i)]);
     return out;
   }
   // The unmeasured rest of the pool: distillation inputs without labels.
   std::vector<core::Record> unlabeled_of(const Selection& sel) const {
-    std::vector<char> picked(p_.pool.size(), 0);
+    std::vector<char> picked(p_.split.pool.size(), 0);
     for (std::int64_t i : sel.picks) picked[static_cast<std::size_t>(i)] = 1;
     std::vector<core::Record> out;
-    out.reserve(p_.pool.size() - sel.picks.size());
-    for (std::size_t i = 0; i < p_.pool.size(); ++i) {
-      if (!picked[i]) out.push_back(p_.pool[i]);
+    out.reserve(p_.split.pool.size() - sel.picks.size());
+    for (std::size_t i = 0; i < p_.split.pool.size(); ++i) {
+      if (!picked[i]) out.push_back(p_.split.pool[i]);
     }
     return out;
   }
 
  private:
   const Args& a_;
-  const PlatformData& p_;
+  const SequencePlatform& p_;
   const std::vector<std::vector<float>>& covered_;
   std::map<std::string, Selection> by_model_;  // model sha → selection
 };
 
 // A distill lineage's step: its own selection, the active column, then the
 // student from the lineage's model. Returns the process exit code (0 = go on).
-int distill_step(const Args& a, const PlatformData& p, const std::vector<std::vector<float>>& covered,
+int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std::vector<float>>& covered,
                  StepSelections& selections, Lineage& l, StepResult* st) {
   auto sel = selections.of(l.model);
   if (!sel) return fail("selection", sel.status());
@@ -887,7 +835,7 @@ int distill_step(const Args& a, const PlatformData& p, const std::vector<std::ve
 }
 
 // A fine-tune lineage's step: the lineage's model fine-tuned on the shared selection.
-int fine_tune_step(const Args& a, const PlatformData& p, const std::vector<core::Record>& shared_records,
+int fine_tune_step(const Args& a, const SequencePlatform& p, const std::vector<core::Record>& shared_records,
                    const Selection& shared, Lineage& l, StepResult* st) {
   tr::TrainRequest req = make_request(a, p, shared_records, a.epochs);
   req.start = tr::FineTune{.init_checkpoint = l.model};
@@ -905,15 +853,16 @@ int fine_tune_step(const Args& a, const PlatformData& p, const std::vector<core:
 // first platform's pool as the base saw it, the rdu selection of each later
 // one): the multi-task upper bound at the same measurement budget, free of
 // the no-old-data rule.
-Result<Trained> train_joint(const Args& a, const std::vector<PlatformData>& platforms, std::size_t k,
+Result<Trained> train_joint(const Args& a, const std::vector<SequencePlatform>& platforms, std::size_t k,
                             const Selection& shared) {
-  const PlatformData& p = platforms[k];
+  const SequencePlatform& p = platforms[k];
   tr::TrainRequest req = make_request(a, p, p.selected, a.base_epochs);
   req.fisher.compute = false;
   std::string key = "joint|" + p.name + "|sel " + shared.digest + "|" + a.platforms[0] + " pool " +
-                    std::to_string(platforms[0].pool.size()) + " max_records " + std::to_string(a.base_max_records);
+                    std::to_string(platforms[0].split.pool.size()) + " max_records " +
+                    std::to_string(a.base_max_records);
   tr::JointTraining joint_platforms;
-  joint_platforms.platforms.push_back({platforms[0].pool, platforms[0].platform});
+  joint_platforms.platforms.push_back({platforms[0].split.pool, platforms[0].platform});
   for (std::size_t j = 1; j < k; ++j) {
     joint_platforms.platforms.push_back({platforms[j].selected, platforms[j].platform});
     key += "|" + platforms[j].name + " sel " + platforms[j].selected_digest;
@@ -925,7 +874,7 @@ Result<Trained> train_joint(const Args& a, const std::vector<PlatformData>& plat
 
 // (c1) and (c2): fresh models of this platform alone, on the shared selection
 // or on the whole pool.
-int train_separate(const Args& a, const PlatformData& p, const std::vector<core::Record>& shared_records,
+int train_separate(const Args& a, const SequencePlatform& p, const std::vector<core::Record>& shared_records,
                    const Selection& shared, StepResult* st, std::map<std::string, Trained>* separate) {
   if (a.methods.count("c1")) {
     tr::TrainRequest req = make_request(a, p, shared_records, a.epochs);
@@ -938,9 +887,9 @@ int train_separate(const Args& a, const PlatformData& p, const std::vector<core:
     (*separate)[kC1] = std::move(*t);
   }
   if (a.methods.count("c2")) {
-    tr::TrainRequest req = make_request(a, p, p.pool, a.epochs);
+    tr::TrainRequest req = make_request(a, p, p.split.pool, a.epochs);
     req.fisher.compute = false;
-    const std::string key = "fresh|" + p.name + "|whole pool " + std::to_string(p.pool.size()) + "|max_records " +
+    const std::string key = "fresh|" + p.name + "|whole pool " + std::to_string(p.split.pool.size()) + "|max_records " +
                             std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.epochs) + "|seed " +
                             std::to_string(a.seed);
     auto t = train_cached(a, "c2", p.name, key, req);
@@ -953,10 +902,10 @@ int train_separate(const Args& a, const PlatformData& p, const std::vector<core:
 
 // Scores of step k's models on every platform seen so far (the separate
 // models on this platform only; earlier cells carried from `previous`).
-int score_step(const Args& a, std::vector<PlatformData>& platforms, std::size_t k, const std::vector<Lineage>& lineages,
-               const std::optional<Trained>& joint_model, const std::map<std::string, Trained>& separate,
-               const StepResult& previous, StepResult* st) {
-  const PlatformData& p = platforms[k];
+int score_step(const Args& a, std::vector<SequencePlatform>& platforms, std::size_t k,
+               const std::vector<Lineage>& lineages, const std::optional<Trained>& joint_model,
+               const std::map<std::string, Trained>& separate, const StepResult& previous, StepResult* st) {
+  const SequencePlatform& p = platforms[k];
   for (const Lineage& l : lineages) {
     auto cm = tr::CostModel::load(l.model);
     if (!cm) return fail(l.name, cm.status());
@@ -997,14 +946,14 @@ int score_step(const Args& a, std::vector<PlatformData>& platforms, std::size_t 
 
 // Step k ≥ 1: onboard platforms[k] into every row, then score. Returns the
 // process exit code (0 = go on).
-int run_step(const Args& a, std::vector<PlatformData>& platforms, std::size_t k, std::vector<Lineage>& lineages,
+int run_step(const Args& a, std::vector<SequencePlatform>& platforms, std::size_t k, std::vector<Lineage>& lineages,
              const StepResult& previous, StepResult* st) {
-  PlatformData& p = platforms[k];
+  SequencePlatform& p = platforms[k];
   if (!load_platform(a, a.platforms[k], true, &p)) return 1;
   std::vector<std::vector<float>> covered;
   for (std::size_t j = 0; j < k; ++j) covered.push_back(platforms[j].descriptor);
   st->platform = p.name;
-  st->pool = static_cast<std::int64_t>(p.pool.size());
+  st->pool = static_cast<std::int64_t>(p.split.pool.size());
   StepSelections selections(a, p, covered);
   auto shared = selections.of(lineages.front().model);
   if (!shared) return fail("selection", shared.status());
@@ -1030,8 +979,8 @@ int run_step(const Args& a, std::vector<PlatformData>& platforms, std::size_t k,
   std::map<std::string, Trained> separate;
   if (const int rc = train_separate(a, p, shared_records, **shared, st, &separate); rc != 0) return rc;
   if (const int rc = score_step(a, platforms, k, lineages, joint_model, separate, previous, st); rc != 0) return rc;
-  p.pool = {};  // selections are done; only the eval split (and the selection, for (b)) is needed from now on
-  p.task = {};
+  p.split.pool = {};  // selections are done; only the eval split (and the selection, for (b)) is needed from now on
+  p.split.task = {};
   return 0;
 }
 
@@ -1047,7 +996,7 @@ int main(int argc, char** argv) {
 
   std::vector<Lineage> lineages = make_lineages(a);
   const std::vector<std::string> order = row_order(a, lineages);
-  std::vector<PlatformData> platforms(a.platforms.size());
+  std::vector<SequencePlatform> platforms(a.platforms.size());
   std::vector<StepResult> steps;
   for (std::size_t k = 0; k < a.platforms.size(); ++k) {
     StepResult st;
@@ -1055,10 +1004,10 @@ int main(int argc, char** argv) {
         k == 0 ? run_base_step(a, platforms[0], lineages, &st) : run_step(a, platforms, k, lineages, steps.back(), &st);
     if (rc != 0) return rc;
     steps.push_back(std::move(st));
-    write_file(a.out + "/RESULTS.md", render(a, steps, order, seconds_since(t_start)));
+    write_file_atomic(a.out + "/RESULTS.md", render(a, steps, order, seconds_since(t_start)));
   }
   const std::string md = render(a, steps, order, seconds_since(t_start));
   std::printf("\n%s", md.c_str());
-  write_file(a.out + "/RESULTS.md", md);
+  write_file_atomic(a.out + "/RESULTS.md", md);
   return 0;
 }

@@ -7,12 +7,14 @@
 //   1. Base: the default student trained on x86-24c (trainer::train_platform,
 //      --base-max-records programs, --base-epochs, seed 1, threads --threads,
 //      no time budget). Its checkpoint bytes are cached in --base-checkpoint
-//      (loaded when the file exists). --base-platforms x86-24c,gpu-2080ti: a
+//      (loaded when the file exists; written whole or not at all,
+//      bench/lib/files.h). --base-platforms x86-24c,gpu-2080ti: a
 //      lineage that knows more platforms, trained jointly (JointTraining, the
 //      first platform primary); their descriptors are then the round's others.
 //      --target / --hardware-params register every target platform with
 //      those facts instead of its records' (and its descriptor follows).
-//   2. Per target platform (x86-16c, gpu-2080ti): tasks split by
+//   2. Per target platform (x86-16c, gpu-2080ti), the evaluation protocol's
+//      split (onboarding/platform_data.h): tasks split by
 //      core::in_holdout(canonical key, --holdout, --split-salt); pool = the
 //      measured records of the other tasks, one per program (core::program_id);
 //      evaluation set = every measured record of the held-out tasks.
@@ -47,11 +49,12 @@
 //      --timing-pool-program pool of x86-24c programs (seeded sample), after
 //      PoolEmbedder embedded it (embedding timed apart), per strategy.
 //
-// Every finished fine-tune is appended to --out/runs.tsv, keyed by platform,
-// seed, strategy, fraction and the settings that shape it (base checkpoint
-// sha256, split, epochs, lr, weights, rounds, ...); a rerun skips what is
-// there, so a killed run resumes. Tables (mean ± sample sd over the seeds
-// found) are printed per platform from that file.
+// Every finished fine-tune is appended to --out/runs.tsv (a run log,
+// onboarding/run_log.h), keyed by platform, seed, strategy, fraction and the
+// settings that shape it (base checkpoint sha256, split, epochs, lr, weights,
+// rounds, ...); a rerun skips what is there, so a killed run resumes. Tables
+// (mean ± sample sd over the seeds found) are printed per platform from that
+// file.
 //
 //   bench_onboarding --base-checkpoint PATH [--data DIR] [--out DIR]
 //       [--base-platforms x86-24c[,gpu-2080ti]] [--target T] [--hardware-params N,...(8)]
@@ -82,7 +85,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -107,13 +109,16 @@
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/files.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/records.h"
 #include "trainer/device.h"
 #include "trainer/evaluation.h"
 #include "trainer/fast_inference.h"
+#include "bench/lib/platform_data.h"
+#include "onboarding/platform_data.h"
 #include "onboarding/round.h"
-#include "onboarding/split.h"
+#include "onboarding/run_log.h"
 #include "trainer/pool_embedding.h"
 #include "trainer/train_job.h"
 
@@ -125,6 +130,8 @@ namespace sampler = tcl::sampler;
 using Clock = std::chrono::steady_clock;
 using tcl::Result;
 using tcl::Status;
+using tcl::onboarding::descriptor_vector;
+using tcl::onboarding::PlatformData;
 
 constexpr const char* kBasePlatform = "x86-24c";
 constexpr std::uint64_t kBaseSeed = 1;
@@ -312,12 +319,6 @@ Result<tr::Platform> platform_of_file(const std::string& path) {
   return tr::platform_of(head);
 }
 
-// core::descriptor_of as the vector the benches pass around.
-std::vector<float> descriptor_vector(const tr::Platform& p) {
-  const core::HardwareDescriptor d = core::descriptor_of(p);
-  return {d.begin(), d.end()};
-}
-
 // A model version as the daemon serves it: the facade and the fast path.
 struct Loaded {
   std::unique_ptr<tr::CostModel> model;
@@ -347,22 +348,21 @@ struct Outcome {
   double tuning = NAN, tuning_better = NAN, floor_tuning = NAN, floor_tuning_better = NAN;
 };
 
-class RunLog {
+// The run log (onboarding/run_log.h) read as Outcomes. A line's values: the
+// ten first columns, then the four tuning columns (absent from older lines).
+// A run logged by this process keeps its exact values (its line rounds them).
+class OutcomeLog {
  public:
-  explicit RunLog(std::string path) : path_(std::move(path)) {
-    std::ifstream in(path_);
-    std::string line;
-    while (std::getline(in, line)) {
-      const std::size_t tab = line.find('\t');
-      if (tab == std::string::npos || line[0] == '#') continue;
-      std::istringstream vals(line.substr(tab + 1));
+  explicit OutcomeLog(std::string path) : log_(std::move(path)) {
+    for (const auto& [key, values] : log_.runs()) {
+      std::istringstream vals(values);
       Outcome o;
       vals >> o.picked >> o.top1_sum >> o.top1_mean >> o.top5_sum >> o.top5_mean >> o.pairwise >> o.floor1_sum >>
           o.floor1_mean >> o.ft_s >> o.select_s;
       if (!vals) continue;
       Outcome t = o;  // the tuning columns, when the line has them
       if (vals >> t.tuning >> t.tuning_better >> t.floor_tuning >> t.floor_tuning_better) o = t;
-      runs_[line.substr(0, tab)] = o;
+      runs_[key] = o;
     }
   }
   const Outcome* find(const std::string& key) const {
@@ -371,17 +371,16 @@ class RunLog {
   }
   void add(const std::string& key, const Outcome& o) {
     runs_[key] = o;
-    if (std::FILE* f = std::fopen(path_.c_str(), "a")) {
-      std::fprintf(f, "%s\t%lld %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.3f %.4f %.6f %.6f %.6f %.6f\n", key.c_str(),
-                   static_cast<long long>(o.picked), o.top1_sum, o.top1_mean, o.top5_sum, o.top5_mean, o.pairwise,
-                   o.floor1_sum, o.floor1_mean, o.ft_s, o.select_s, o.tuning, o.tuning_better, o.floor_tuning,
-                   o.floor_tuning_better);
-      std::fclose(f);
-    }
+    char values[512];
+    std::snprintf(values, sizeof values, "%lld %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.3f %.4f %.6f %.6f %.6f %.6f",
+                  static_cast<long long>(o.picked), o.top1_sum, o.top1_mean, o.top5_sum, o.top5_mean, o.pairwise,
+                  o.floor1_sum, o.floor1_mean, o.ft_s, o.select_s, o.tuning, o.tuning_better, o.floor_tuning,
+                  o.floor_tuning_better);
+    if (Status s = log_.add(key, values); !s) std::fprintf(stderr, "%s\n", s.to_string().c_str());
   }
 
  private:
-  std::string path_;
+  tcl::onboarding::RunLog log_;
   std::map<std::string, Outcome> runs_;
 };
 
@@ -451,18 +450,6 @@ std::string run_key(const std::string& platform, std::uint64_t seed, std::string
 // ---------------------------------------------------------------------------
 // One target platform's data.
 
-struct PlatformData {
-  std::string name;
-  tr::Platform platform;
-  std::vector<float> descriptor;
-  std::vector<core::Record> pool;  // measured, one per program, 70% tasks
-  std::vector<std::int32_t> task;  // per pool record
-  std::vector<std::string> task_keys;
-  std::int64_t pool_duplicates = 0;
-  std::vector<core::Record> holdout;  // measured records of the held-out tasks
-  tr::Dataset eval;                   // eval.train = the held-out programs, tokenised
-};
-
 // The platform as the run registers it: --target and --hardware-params
 // replace what the records carry (e.g. gpu-v100's records hold TVM's default
 // CUDA params, the same as gpu-2080ti's).
@@ -476,45 +463,33 @@ tr::Platform registered_as(const Args& a, tr::Platform p) {
   return p;
 }
 
-bool load_platform(const Args& a, const std::string& name, int max_len, PlatformData* p) {
-  std::vector<core::Record> records;
+// The platform's records, split by the evaluation protocol
+// (onboarding/platform_data.h), and its held-out records tokenised once into
+// `eval` (eval->train = the held-out programs), as every model is scored on them.
+bool load_platform(const Args& a, const std::string& name, int max_len, PlatformData* p, tr::Dataset* eval) {
   const Clock::time_point t0 = Clock::now();
-  if (!tcl::bench::load_records(records_path(a, name), &records)) return false;
-  auto platform = tr::platform_of(records);
-  if (!platform) {
-    std::fprintf(stderr, "%s: %s\n", name.c_str(), platform.status().to_string().c_str());
-    return false;
-  }
-  p->name = name;
-  p->platform = registered_as(a, *platform);
-  p->descriptor = descriptor_vector(p->platform);
-  // The evaluation protocol's split (onboarding/split.h).
-  tcl::onboarding::SplitBuilder builder(a.holdout, a.split_salt);
-  for (core::Record& r : records) builder.add(r);
-  tcl::onboarding::PlatformSplit split = builder.take();
-  p->pool = std::move(split.pool);
-  p->task = std::move(split.task);
-  p->task_keys = std::move(split.task_keys);
-  p->holdout = std::move(split.holdout);
-  p->pool_duplicates = split.pool_duplicates;
-  const std::int64_t measured = split.measured;
-  const std::int64_t holdout_tasks = split.holdout_tasks;
+  auto data = tcl::bench::read_platform(records_path(a, name), name, a.holdout, a.split_salt);
+  if (!data) return false;
+  *p = std::move(*data);
+  p->platform = registered_as(a, p->platform);
+  p->descriptor = tcl::onboarding::descriptor_vector(p->platform);
+  const tcl::onboarding::PlatformSplit& s = p->split;
   tr::DatasetOptions o;
   o.eval_fraction = 0;
   o.max_len = max_len;
-  auto ds = tr::build_dataset(p->holdout, p->platform, o);
+  auto ds = tr::build_dataset(s.holdout, p->platform, o);
   if (!ds) {
     std::fprintf(stderr, "%s held-out set: %s\n", name.c_str(), ds.status().to_string().c_str());
     return false;
   }
-  p->eval = std::move(*ds);
+  *eval = std::move(*ds);
   std::printf(
-      "%s: %zu records, %lld measured; pool %zu programs in %zu tasks (%lld duplicate programs dropped); "
+      "%s: %lld records, %lld measured; pool %zu programs in %zu tasks (%lld duplicate programs dropped); "
       "held out %lld tasks, %zu records, evaluated %lld programs in %lld tasks (L=%lld); target %s (%.1f s)\n",
-      name.c_str(), records.size(), static_cast<long long>(measured), p->pool.size(), p->task_keys.size(),
-      static_cast<long long>(p->pool_duplicates), static_cast<long long>(holdout_tasks), p->holdout.size(),
-      static_cast<long long>(p->eval.train.count), static_cast<long long>(p->eval.train.tasks),
-      static_cast<long long>(p->eval.seq_len), p->platform.target.c_str(), seconds_since(t0));
+      name.c_str(), static_cast<long long>(p->records), static_cast<long long>(s.measured), s.pool.size(),
+      s.task_keys.size(), static_cast<long long>(s.pool_duplicates), static_cast<long long>(s.holdout_tasks),
+      s.holdout.size(), static_cast<long long>(eval->train.count), static_cast<long long>(eval->train.tasks),
+      static_cast<long long>(eval->seq_len), p->platform.target.c_str(), seconds_since(t0));
   std::fflush(stdout);
   return true;
 }
@@ -579,7 +554,7 @@ Result<tr::TrainResult> finetune(const Args& a, const std::string& base, const P
   // the progress callback sees their top-1 after every epoch. Training is
   // unchanged: the training tasks, their validation share and labels are the same.
   std::vector<core::Record> with_holdout(records.begin(), records.end());
-  with_holdout.insert(with_holdout.end(), p.holdout.begin(), p.holdout.end());
+  with_holdout.insert(with_holdout.end(), p.split.holdout.begin(), p.split.holdout.end());
   req.data.records = with_holdout;
   req.data.options.eval_fraction = a.holdout;
   req.data.options.split_salt = a.split_salt;
@@ -625,13 +600,13 @@ Result<Embedded> embed(const Args& a, const Loaded& student, const Loaded* colum
   e.pool = std::make_unique<tcl::onboarding::RoundPool>(models, tr::PoolEmbeddingOptions{a.mc_samples, seed});
   for (std::int64_t i : candidates) {
     const auto k = static_cast<std::size_t>(i);
-    if (Status s = e.pool->add_candidate(p.task[k], p.pool[k].steps); !s) return s;
+    if (Status s = e.pool->add_candidate(p.split.task[k], p.split.pool[k].steps); !s) return s;
   }
   for (std::int64_t i : measured) {
     const auto k = static_cast<std::size_t>(i);
-    if (Status s = e.pool->add_measured(p.task[k], p.pool[k].steps); !s) return s;
+    if (Status s = e.pool->add_measured(p.split.task[k], p.split.pool[k].steps); !s) return s;
   }
-  if (Status s = e.pool->finish(static_cast<std::int32_t>(p.task_keys.size())); !s) return s;
+  if (Status s = e.pool->finish(static_cast<std::int32_t>(p.split.task_keys.size())); !s) return s;
   e.seconds = seconds_since(t0);
   return e;
 }
@@ -720,7 +695,7 @@ std::vector<std::uint64_t> seeds_of(const Args& a) {
   return seeds;
 }
 
-void print_tables(const Args& a, const Tags& tags, const RunLog& log, const std::string& platform,
+void print_tables(const Args& a, const Tags& tags, const OutcomeLog& log, const std::string& platform,
                   std::int64_t pool_size) {
   const std::vector<std::uint64_t> seeds = seeds_of(a);
   const auto values = [&](std::string_view strategy, double f, const std::string& tag, double Outcome::*field) {
@@ -808,19 +783,12 @@ void print_tables(const Args& a, const Tags& tags, const RunLog& log, const std:
 
 // ---------------------------------------------------------------------------
 
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::not_found(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Step 1: the base checkpoint, trained or read from the cache file.
 Result<std::string> base_checkpoint(const Args& a) {
   if (std::filesystem::exists(a.base_checkpoint)) {
-    auto bytes = read_file(a.base_checkpoint);
-    if (bytes) std::printf("base: %s (%zu bytes, cached)\n", a.base_checkpoint.c_str(), bytes->size());
+    std::string bytes;
+    if (!tcl::bench::read_file(a.base_checkpoint, &bytes)) return Status::not_found(a.base_checkpoint);
+    std::printf("base: %s (%zu bytes, cached)\n", a.base_checkpoint.c_str(), bytes.size());
     return bytes;
   }
   const Clock::time_point t0 = Clock::now();
@@ -872,9 +840,9 @@ Result<std::string> base_checkpoint(const Args& a) {
       m.random_top1.mean_ratio, m.random_tuning.geomean_ratio, m.random_tuning.share_better, r->train_s,
       seconds_since(t0));
   std::filesystem::create_directories(std::filesystem::path(a.base_checkpoint).parent_path());
-  std::ofstream out(a.base_checkpoint, std::ios::binary);
-  out.write(r->checkpoint.data(), static_cast<std::streamsize>(r->checkpoint.size()));
-  if (!out) return Status::internal("cannot write " + a.base_checkpoint);
+  if (!tcl::bench::write_file_atomic(a.base_checkpoint, r->checkpoint)) {
+    return Status::internal("cannot write " + a.base_checkpoint);
+  }
   return std::move(r->checkpoint);
 }
 
@@ -985,17 +953,17 @@ int run_timing(const Args& a, const std::string& base) {
   std::unordered_map<std::string, std::int32_t> task_index;
   for (std::size_t i : keep) {
     auto [it, added] = task_index.try_emplace(core::canonical_workload_key(records[i].workload_key),
-                                              static_cast<std::int32_t>(p.task_keys.size()));
-    if (added) p.task_keys.push_back(it->first);
-    p.task.push_back(it->second);
-    p.pool.push_back(std::move(records[i]));
+                                              static_cast<std::int32_t>(p.split.task_keys.size()));
+    if (added) p.split.task_keys.push_back(it->first);
+    p.split.task.push_back(it->second);
+    p.split.pool.push_back(std::move(records[i]));
   }
   records.clear();
   records.shrink_to_fit();
-  std::printf("timing pool: %zu programs in %zu tasks, sampled from x86-24c (loaded in %.1f s)\n", p.pool.size(),
-              p.task_keys.size(), seconds_since(t0));
+  std::printf("timing pool: %zu programs in %zu tasks, sampled from x86-24c (loaded in %.1f s)\n", p.split.pool.size(),
+              p.split.task_keys.size(), seconds_since(t0));
   std::fflush(stdout);
-  std::vector<std::int64_t> all(p.pool.size());
+  std::vector<std::int64_t> all(p.split.pool.size());
   std::iota(all.begin(), all.end(), 0);
   auto e = embed(a, *scorer, nullptr, p, {descriptor_vector(*base_platform)}, all, {}, a.seed_base);
   if (!e) {
@@ -1027,11 +995,12 @@ int run_timing(const Args& a, const std::string& base) {
 // order (0 = the task's fastest program, 1 = its slowest); random's mean is
 // about 0.5 with a tenth in each decile.
 void print_pick_percentiles(const PlatformData& p, std::span<const std::int64_t> picked, const std::string& label) {
-  std::vector<std::vector<std::pair<double, std::size_t>>> by_task(p.task_keys.size());
-  for (std::size_t i = 0; i < p.pool.size(); ++i) {
-    by_task[static_cast<std::size_t>(p.task[i])].push_back({core::mean_cost(p.pool[i]), i});
+  const tcl::onboarding::PlatformSplit& s = p.split;
+  std::vector<std::vector<std::pair<double, std::size_t>>> by_task(s.task_keys.size());
+  for (std::size_t i = 0; i < s.pool.size(); ++i) {
+    by_task[static_cast<std::size_t>(s.task[i])].push_back({core::mean_cost(s.pool[i]), i});
   }
-  std::vector<double> percentile(p.pool.size());
+  std::vector<double> percentile(s.pool.size());
   for (auto& t : by_task) {
     std::sort(t.begin(), t.end());
     for (std::size_t r = 0; r < t.size(); ++r) {
@@ -1058,7 +1027,7 @@ void print_pick_percentiles(const PlatformData& p, std::span<const std::int64_t>
 class PlatformRun {
  public:
   PlatformRun(const Args& args, const std::string& base_checkpoint, const Loaded& base_loaded,
-              const std::vector<std::vector<float>>& base_descriptors, const Tags& run_tags, RunLog& run_log,
+              const std::vector<std::vector<float>>& base_descriptors, const Tags& run_tags, OutcomeLog& run_log,
               const std::string& platform)
       : a(args), base(base_checkpoint), base_model(base_loaded), base_desc(base_descriptors), tags(run_tags),
         log(run_log), name(platform), short_args(args), long_args(long_schedule_args(args)) {
@@ -1072,8 +1041,8 @@ class PlatformRun {
   }
 
   int run() {
-    if (!load_platform(a, name, static_cast<int>(base_model.model->config().max_len), &p)) return 1;
-    n = static_cast<std::int64_t>(p.pool.size());
+    if (!load_platform(a, name, static_cast<int>(base_model.model->config().max_len), &p, &eval)) return 1;
+    n = static_cast<std::int64_t>(p.split.pool.size());
     all.resize(static_cast<std::size_t>(n));
     std::iota(all.begin(), all.end(), 0);
     if (const int rc = zero_shot(); rc != 0) return rc;
@@ -1092,7 +1061,7 @@ class PlatformRun {
       print_outcome("zero-shot base", *cached, true);
       return 0;
     }
-    auto m = evaluate(base_model, p.eval);
+    auto m = evaluate(base_model, eval);
     if (!m) return fail(name, m.status());
     const Outcome o = outcome_of(*m, 0, 0, 0);
     log.add(zkey, o);
@@ -1116,7 +1085,7 @@ class PlatformRun {
   std::vector<core::Record> records_of(std::span<const std::int64_t> picks) const {
     std::vector<core::Record> chosen;
     chosen.reserve(picks.size());
-    for (std::int64_t i : picks) chosen.push_back(p.pool[static_cast<std::size_t>(i)]);
+    for (std::int64_t i : picks) chosen.push_back(p.split.pool[static_cast<std::size_t>(i)]);
     return chosen;
   }
 
@@ -1149,14 +1118,14 @@ class PlatformRun {
     }
     auto tuned = load_model(r->checkpoint, a.threads);
     if (!tuned) return tuned.status();
-    auto m = evaluate(*tuned, p.eval);
+    auto m = evaluate(*tuned, eval);
     if (!m) return m.status();
     for (double alpha : a.wise) {  // WiSE-FT: the fine-tune mixed back with the base
       auto mixed = tr::interpolate_checkpoints(base, r->checkpoint, alpha);
       if (!mixed) return mixed.status();
       auto mixed_model = load_model(*mixed, a.threads);
       if (!mixed_model) return mixed_model.status();
-      auto mm = evaluate(*mixed_model, p.eval);
+      auto mm = evaluate(*mixed_model, eval);
       if (!mm) return mm.status();
       std::printf("    wise alpha=%.2f: top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better)\n",
                   alpha, mm->top1.sum_ratio, mm->top1.mean_ratio, mm->top5.sum_ratio, mm->top5.mean_ratio,
@@ -1277,18 +1246,19 @@ class PlatformRun {
   const Loaded& base_model;
   const std::vector<std::vector<float>>& base_desc;  // every base platform's
   const Tags& tags;
-  RunLog& log;
+  OutcomeLog& log;
   const std::string& name;
   Args short_args;
   const Args long_args;
   Tags short_tags, long_tags;
   PlatformData p;
+  tr::Dataset eval;  // p's held-out records, tokenised
   std::int64_t n = 0;
   std::vector<std::int64_t> all;
 };
 
 int run_platform(const Args& a, const std::string& base, const Loaded& base_model,
-                 const std::vector<std::vector<float>>& base_desc, const Tags& tags, RunLog& log,
+                 const std::vector<std::vector<float>>& base_desc, const Tags& tags, OutcomeLog& log,
                  const std::string& name) {
   return PlatformRun(a, base, base_model, base_desc, tags, log, name).run();
 }
@@ -1324,7 +1294,7 @@ double mean_of_splits(const std::vector<std::vector<double>>& cells) {
 
 // Every row's outcomes on every report split, from the run log; the
 // zero-shot cell of each split in `zero_shot`.
-std::vector<Row> gather_rows(const Args& a, const RunLog& log, const std::vector<std::uint64_t>& seeds,
+std::vector<Row> gather_rows(const Args& a, const OutcomeLog& log, const std::vector<std::uint64_t>& seeds,
                              const std::string& platform, const std::string& base_sha,
                              std::vector<std::string>* zero_shot_cells) {
   std::vector<std::string>& zero_shot = *zero_shot_cells;
@@ -1481,7 +1451,7 @@ void print_intervals(const std::vector<Row>& rows) {
 
 int run_report(const Args& a, const std::string& base) {
   const std::string base_sha = tcl::sha256_hex(base);
-  const RunLog log(a.out + "/runs.tsv");
+  const OutcomeLog log(a.out + "/runs.tsv");
   const std::vector<std::uint64_t> seeds = seeds_of(a);
   for (const std::string& platform : a.platforms) {
     std::vector<std::string> zero_shot;
@@ -1533,7 +1503,7 @@ int main(int argc, char** argv) {
     base_desc.push_back(descriptor_vector(*platform));
   }
   const Tags tags = tags_of(a, tcl::sha256_hex(*base));
-  RunLog log(a.out + "/runs.tsv");
+  OutcomeLog log(a.out + "/runs.tsv");
   std::printf("settings: %s; seeds %llu..%llu; threads %d\n", tags.selection.c_str(),
               static_cast<unsigned long long>(a.seed_base),
               static_cast<unsigned long long>(a.seed_base + static_cast<std::uint64_t>(a.seeds) - 1), a.threads);
