@@ -113,4 +113,9 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
   return o;
 }
 
+std::int64_t effective_max_records(const JobOptions& o, trainer::Device train_device) {
+  if (o.max_records > 0) return o.max_records;
+  return trainer::default_max_records(train_device);
+}
+
 }  // namespace tcl::api

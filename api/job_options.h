@@ -16,13 +16,15 @@
 
 #include "core/status.h"
 #include "registry/job_queue.h"
+#include "trainer/device.h"
 #include "trainer/train_job.h"
 
 namespace tcl::api {
 
 struct JobOptions {
   int epochs = trainer::TrainRequest{}.optimisation.epochs;
-  std::int64_t max_records = trainer::TrainRequest::default_data_options().max_records;
+  // Training programs at most; 0 = not given: effective_max_records picks by device.
+  std::int64_t max_records = 0;
   double time_budget_s = trainer::TrainRequest{}.resources.time_budget_s;
   double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
   std::uint64_t seed = 0;
@@ -54,5 +56,10 @@ struct JobOptions {
 
 // `text` is a JSON object of options (the request body less "kind").
 Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind kind);
+
+// The cap a job trains under: what it asked for, else
+// trainer::default_max_records(train_device) (every program on CUDA, 100,000
+// on the CPU).
+std::int64_t effective_max_records(const JobOptions& o, trainer::Device train_device);
 
 }  // namespace tcl::api

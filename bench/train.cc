@@ -6,7 +6,8 @@
 //
 //   bench_train --data DIR|FILE [--device auto|cpu|cuda] [--threads T] [--out DIR]
 //       A train job on one platform's records: TrainRequest's defaults (10%
-//       of tasks held out, at most 100k training and 20k evaluation
+//       of tasks held out, at most 100k training programs on the CPU and
+//       every one on CUDA (trainer::default_max_records), 20k evaluation
 //       programs, 3 epochs, a 600 s budget, seed 0). Writes DIR/checkpoint
 //       and DIR/fisher: the production version a distill starts from.
 //   bench_train --distill --data DIR|FILE --teacher DIR --teacher-data DIR|FILE[,...]
@@ -150,6 +151,9 @@ tr::TrainRequest default_request(const Args& a, const std::vector<core::Record>&
   r.data.platform = platform;
   r.resources.device = a.device;
   r.resources.threads = a.threads;
+  if (auto device = tr::resolve_device(a.device); device) {
+    r.data.options.max_records = tr::default_max_records(*device);  // as the worker (api::effective_max_records)
+  }
   return r;
 }
 

@@ -224,6 +224,9 @@ void JobWorker::run_job(const registry::Job& job) {
   const auto fail = [&](const Status& s) { fail_job(job, s); };
   auto options = api::parse_job_options(job.options_json, job.kind);
   if (!options) return fail(options.status());
+  if (auto device = trainer::resolve_device(options_.train_device); device) {
+    options->max_records = api::effective_max_records(*options, *device);  // 0: every program (CUDA)
+  }
   auto platform = platforms_.get(job.platform);
   if (!platform) return fail(platform.status());
   Heartbeat heartbeat(jobs_, job, options_.lease, stopping_);

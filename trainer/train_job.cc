@@ -457,4 +457,8 @@ Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::spa
   }
 }
 
+std::int64_t default_max_records(Device device) {
+  return device == Device::kCuda ? 0 : TrainData::default_options().max_records;
+}
+
 }  // namespace tcl::trainer

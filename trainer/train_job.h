@@ -106,6 +106,14 @@ struct TrainData {
   }
 };
 
+// Training programs at most when a job names none, by where it trains
+// (issue 19 items 5 and 7): on CUDA every program (0, no cap) — all of
+// x86-24c trains in about a minute on an H100 and scores better on held-out
+// tasks than any cap (docs/benchmarks.md, the setting chosen on a validation
+// split); on the CPU TrainData::default_options()'s 100,000, which fit the
+// default time budget. `device` is a resolved one (resolve_device).
+std::int64_t default_max_records(Device device);
+
 // --- optimisation ------------------------------------------------------------
 struct Optimisation {
   int epochs = 3;

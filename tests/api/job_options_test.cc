@@ -54,6 +54,20 @@ TEST(JobOptionsTest, KeepsEveryValue) {
   EXPECT_EQ(d->unlabeled_ratio, 0);
 }
 
+// The cap on training programs follows the train device unless the job names
+// one: every program on CUDA (0), the CPU's 100,000 otherwise.
+TEST(JobOptionsTest, MaxRecordsDefaultFollowsTheTrainDevice) {
+  auto unset = parse_job_options("{}", JobKind::kTrain);
+  ASSERT_TRUE(unset.is_ok());
+  EXPECT_EQ(unset->max_records, 0);
+  EXPECT_EQ(effective_max_records(*unset, trainer::Device::kCpu), 100'000);
+  EXPECT_EQ(effective_max_records(*unset, trainer::Device::kCuda), 0);
+  auto given = parse_job_options(R"({"max_records": 5000})", JobKind::kDistill);
+  ASSERT_TRUE(given.is_ok());
+  EXPECT_EQ(effective_max_records(*given, trainer::Device::kCpu), 5000);
+  EXPECT_EQ(effective_max_records(*given, trainer::Device::kCuda), 5000);
+}
+
 // Each refusal is kInvalidArgument and names the option at fault.
 TEST(JobOptionsTest, RefusesBadOptionsNamingThem) {
   const struct {
