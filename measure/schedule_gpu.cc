@@ -73,19 +73,33 @@ std::vector<std::int32_t> range(int first, int n) {
   return v;
 }
 
-// The lengths of one spatial loop: threads first (the level that matters
-// most), then vthreads, then the inner levels.
-std::vector<std::int64_t> sample_spatial(std::int64_t extent, const GpuLimits& limits, core::SplitMix64& rng) {
-  std::vector<std::int64_t> t(4);
-  std::int64_t rest = extent;
-  t[1] = pick(divisors(rest, limits.max_threads_per_block), rng);
-  rest /= t[1];
-  t[0] = pick(divisors(rest, limits.max_vthread_extent), rng);
-  rest /= t[0];
-  t[3] = pick(divisors(rest, limits.max_innermost_split_factor), rng);
-  rest /= t[3];
-  t[2] = pick(divisors(rest, rest), rng);
-  return t;
+// The lengths of every spatial loop, within the budgets of threads,
+// vthreads and accumulators: loops in a random order (so that no loop is
+// favoured by the budgets), per loop threads first (the level that matters
+// most), then vthreads, innermost and inner.
+std::vector<std::vector<std::int64_t>> sample_spatial(const std::vector<std::int64_t>& extents, const GpuLimits& limits,
+                                                      core::SplitMix64& rng) {
+  std::vector<std::size_t> order(extents.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  for (std::size_t i = order.size(); i-- > 1;) std::swap(order[i], order[rng.below(i + 1)]);
+  std::int64_t threads = limits.max_threads_per_block, vthreads = limits.max_vthread_extent,
+               local = limits.max_local_floats;
+  std::vector<std::vector<std::int64_t>> tiles(extents.size(), std::vector<std::int64_t>(4));
+  for (std::size_t d : order) {
+    auto& t = tiles[d];
+    std::int64_t rest = extents[d];
+    t[1] = pick(divisors(rest, threads), rng);
+    rest /= t[1];
+    t[0] = pick(divisors(rest, std::min(vthreads, local)), rng);
+    rest /= t[0];
+    t[3] = pick(divisors(rest, std::min(limits.max_innermost_split_factor, local / t[0])), rng);
+    rest /= t[3];
+    t[2] = pick(divisors(rest, local / (t[0] * t[3])), rng);
+    threads /= t[1];
+    vthreads /= t[0];
+    local /= t[0] * t[2] * t[3];
+  }
+  return tiles;
 }
 
 std::vector<core::Step> multi_level_tiling(const Workload& w, const GpuSchedule& s, std::vector<int>* split_steps) {
@@ -233,9 +247,8 @@ GpuSchedule sample_gpu_schedule(const Workload& w, const GpuLimits& limits, core
   s.auto_unroll_max_step = kUnrollSteps[rng.below(std::size(kUnrollSteps))];
   const bool want_warps = rng.below(4) < 3;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    s.spatial_tiles.clear();
+    s.spatial_tiles = sample_spatial(ext.spatial, limits, rng);
     s.reduce_tiles.clear();
-    for (std::int64_t e : ext.spatial) s.spatial_tiles.push_back(sample_spatial(e, limits, rng));
     for (std::int64_t e : ext.reduce) {
       const std::int64_t inner = pick(divisors(e, limits.max_innermost_split_factor), rng);
       s.reduce_tiles.push_back({pick(divisors(e / inner, e), rng), inner});
@@ -249,7 +262,10 @@ GpuSchedule sample_gpu_schedule(const Workload& w, const GpuLimits& limits, core
       }
       s.fetch_vector.push_back(pick(ok, rng));
     }
-    // The warp preference gives way after half the attempts (tiny shapes).
+    // TVM's InitThreadBind drops states with fewer threads than a warp
+    // (unless the whole output is that small); the preference for whole
+    // warps gives way after half the attempts.
+    if (g.threads < std::min(limits.warp_size, output_size(w))) continue;
     if (want_warps && attempt < kAttempts / 2 && g.threads % limits.warp_size != 0) continue;
     if (validate_gpu(w, s, limits)) return s;
   }

@@ -67,8 +67,11 @@ struct GpuSchedule {
 bool gpu_supported(const Workload& w);
 
 // Samples a schedule for `w` (gpu_supported) that respects `limits`;
-// deterministic for the state of `rng`. Three in four samples have a thread
-// count that is a multiple of the warp size.
+// deterministic for the state of `rng`. Like TVM's InitThreadBind, never
+// fewer threads than a warp (unless the output is smaller); three in four
+// samples have a thread count that is a multiple of the warp size. Tile
+// sizes are drawn level by level (threads, vthreads, innermost, inner),
+// not uniformly over factorizations as TVM's InitFillTileSize does.
 GpuSchedule sample_gpu_schedule(const Workload& w, const GpuLimits& limits, core::SplitMix64& rng);
 
 // The schedule as TVM steps (the layout in this header's comment).

@@ -107,6 +107,7 @@ TEST(ScheduleGpuTest, SamplesRespectTheLimitsAndDecodeBack) {
         EXPECT_LE(g.threads, limits.max_threads_per_block);
         EXPECT_LE(g.vthreads, limits.max_vthread_extent);
         EXPECT_LE(4 * (g.shared_floats[0] + g.shared_floats[1]), limits.max_shared_memory_per_block);
+        EXPECT_GE(g.threads, limits.warp_size);  // TVM's InitThreadBind rule
         warp_multiples += g.threads % limits.warp_size == 0;
         const auto steps = to_gpu_steps(w, s);
         auto back = gpu_from_steps(w, steps, limits);
