@@ -113,18 +113,21 @@ TEST(CodegenCudaTest, EmulatedKernelsMatchTheReference) {
     }
   }
   // The samples cover the schedule's features.
-  int vthreads = 0, blocks = 0, vectors = 0, reduce_steps = 0;
+  int vthreads = 0, blocks = 0, vectors = 0, reduce_steps = 0, guarded = 0;
   for (const auto& c : cases) {
     const GpuShape g = gpu_shape(c.w, c.s);
     vthreads += g.vthreads > 1;
     blocks += g.blocks > 1;
     vectors += c.s.fetch_vector[0] > 1 || c.s.fetch_vector[1] > 1;
     reduce_steps += loop_extents(c.w).reduce[0] > g.reduce_tile[0];
+    for (int i = 0; i < 2; ++i)  // a fetch whose runs do not fill the last round of threads
+      guarded += (g.shared_floats[i] / c.s.fetch_vector[static_cast<std::size_t>(i)]) % g.threads != 0;
   }
   EXPECT_GE(vthreads, 3);
   EXPECT_GE(blocks, 3);
   EXPECT_GE(vectors, 3);
   EXPECT_GE(reduce_steps, 3);
+  EXPECT_GE(guarded, 3);
   // A planted bug (the halo of the input tile read one row too low) must be
   // caught: the emulation can fail.
   Case planted = cases[13];  // a stride-2 conv2d

@@ -91,6 +91,40 @@ TEST(ScheduleGpuTest, Conv2dStepsHaveTheLayoutOfTvmsCudaSteps) {
   EXPECT_EQ(steps_text(got), steps_text(want));
 }
 
+// TVM's depthwise_conv2d_layer (NCHW, its kernel [C, 1, KH, KW]): the same
+// layout but for the kernel tile, which is 3-D here ([KH, KW, C], NHWC), so
+// its cooperative fetch fuses 3 loops, not 4.
+TEST(ScheduleGpuTest, DepthwiseStepsHaveTheLayoutOfTvmsCudaSteps) {
+  auto want = tvm_steps(
+      R"([["CHW", 3, "local"], ["SP", 3, 0, 128, [1, 2, 1, 1], 1], ["SP", 3, 5, 168, [1, 3, 1, 1], 1], )"
+      R"(["SP", 3, 10, 42, [1, 7, 2, 3], 1], ["SP", 3, 15, 42, [1, 14, 1, 3], 1], ["SP", 3, 20, 3, [3, 1], 1], )"
+      R"(["SP", 3, 23, 3, [1, 3], 1], )"
+      R"(["RE", 3, [0, 5, 10, 15, 1, 6, 11, 16, 2, 7, 12, 17, 20, 23, 21, 24, 3, 8, 13, 18, 22, 25, 4, 9, 14, 19]], )"
+      R"(["FSP", 4, 0, 1, 3], ["FSP", 4, 4, 2, 3], ["FSP", 4, 8, 3, 3], ["FSP", 4, 12, 4, 3], )"
+      R"(["RE", 4, [0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15]], ["CA", 3, 4, 11], )"
+      R"(["CHR", 2, "shared", [3]], ["CA", 3, 4, 13], ["CHR", 1, "shared", [4]], ["CA", 2, 5, 13], ["CI", 1], )"
+      R"(["FU", 6, [0, 1, 2, 3]], ["AN", 6, 0, 5], ["FU", 6, [1, 2, 3, 4]], ["AN", 6, 1, 4], )"
+      R"(["FU", 6, [2, 3, 4, 5]], ["AN", 6, 2, 6], ["FU", 4, [0, 1, 2, 3]], ["SP", 4, 0, 9, [1], 1], )"
+      R"(["AN", 4, 1, 2], ["FFSP", 4, 0, [4, 3, 2, 1], 1, 1], ["AN", 4, 1, 6], ["FU", 2, [0, 1, 2, 3]], )"
+      R"(["SP", 2, 0, 160, [2], 1], ["AN", 2, 1, 2], ["FFSP", 2, 0, [4, 3, 2, 1], 1, 1], ["AN", 2, 1, 6], )"
+      R"(["PR", 5, 0, "auto_unroll_max_step$1024"]])");
+  ASSERT_EQ(want.size(), 36u);
+  ASSERT_EQ(want[25].kind, core::StepKind::kFuse);
+  want[25].ids = {0, 1, 2};  // the kernel tile: 3-D here
+  const Workload w{OpKind::kDepthwiseConv2d, {1, 112, 112, 96, 3, 3, 2, 1}};
+  core::SplitMix64 rng(8);
+  auto got = to_gpu_steps(w, sample_gpu_schedule(w, GpuLimits{}, rng));
+  ASSERT_EQ(got.size(), want.size());
+  for (auto* list : {&want, &got}) {
+    for (auto& st : *list) {
+      st.extent = 0;
+      for (auto& l : st.lengths) l = 1;
+      if (st.kind == core::StepKind::kPragma) st.pragma_type.clear();
+    }
+  }
+  EXPECT_EQ(steps_text(got), steps_text(want));
+}
+
 TEST(ScheduleGpuTest, SamplesRespectTheLimitsAndDecodeBack) {
   GpuLimits small;
   small.max_threads_per_block = 256;
