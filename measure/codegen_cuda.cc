@@ -85,8 +85,14 @@ std::string shared_product(const Workload& w, const GpuShape& g) {
   const auto& d1 = g.shared_dims[1];
   std::vector<std::string> c0, c1;
   switch (w.kind) {
-    case OpKind::kMatmul: c0 = {"x0", "k0"}, c1 = {"k0", "x1"}; break;
-    case OpKind::kBatchMatmul: c0 = {"x0", "x1", "k0"}, c1 = {"x0", "k0", "x2"}; break;
+    case OpKind::kMatmul:
+      c0 = {"x0", "k0"};
+      c1 = {"k0", "x1"};
+      break;
+    case OpKind::kBatchMatmul:
+      c0 = {"x0", "x1", "k0"};
+      c1 = {"x0", "k0", "x2"};
+      break;
     case OpKind::kConv2d:
     case OpKind::kDepthwiseConv2d: {
       const bool dw = w.kind == OpKind::kDepthwiseConv2d;
@@ -110,6 +116,9 @@ void decompose(Emitter& e, const std::string& index, const char* prefix, const s
   }
 }
 
+// Both barriers are emitted by the caller; this is the loop between them:
+// each thread loads runs of `fetch_vector` consecutive elements, strided by
+// the thread count (TVM's fuse + split + FFSP + threadIdx.x bind).
 void cooperative_fetch(Emitter& e, const Workload& w, const GpuSchedule& s, const GpuShape& g, int input) {
   const auto i = static_cast<std::size_t>(input);
   const int64_t vec = s.fetch_vector[i], runs = g.shared_floats[input] / vec;
@@ -137,7 +146,7 @@ void cooperative_fetch(Emitter& e, const Workload& w, const GpuSchedule& s, cons
   e.close(guard ? 3 : 2);
 }
 
-// Index into out_local of (vt*, in*, ii*): the vthread tiles outermost.
+// Index into out_local of (vt*, it*, ii*): the vthread tiles outermost.
 std::string local_index(const GpuSchedule& s) {
   std::vector<std::string> c;
   std::vector<int64_t> d;
