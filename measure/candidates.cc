@@ -4,6 +4,7 @@
 #include <set>
 
 #include "measure/schedule.h"
+#include "measure/schedule_gpu.h"
 
 namespace tcl::measure {
 
@@ -17,10 +18,13 @@ std::vector<core::Record> workload_candidates(const Workload& w, int count, std:
   core::SplitMix64 rng(h);
   std::set<std::string> seen;
   const double now = static_cast<double>(std::time(nullptr));
+  const bool cuda = hw.is_cuda();
+  if (cuda && !gpu_supported(w)) return out;
+  const GpuLimits limits = cuda ? gpu_limits(hw.params) : GpuLimits{};
   for (int attempt = 0; attempt < 50 * count && static_cast<int>(out.size()) < count; ++attempt) {
-    const Schedule s = sample_schedule(w, hw.vector_lanes(), rng);
     core::Record r;
-    r.steps = to_steps(w, s);
+    r.steps = cuda ? to_gpu_steps(w, sample_gpu_schedule(w, limits, rng))
+                   : to_steps(w, sample_schedule(w, hw.vector_lanes(), rng));
     std::string text;
     core::write_steps(r.steps, &text);
     if (!seen.insert(text).second) continue;

@@ -46,4 +46,12 @@ HardwareInfo local_hardware() {
   return hw;
 }
 
+HardwareInfo cuda_hardware(std::string_view arch) {
+  HardwareInfo hw;
+  hw.num_cores = -1;
+  hw.target = "cuda -keys=cuda,gpu -arch=" + std::string(arch) + " -max_num_threads=1024 -thread_warp_size=32";
+  hw.params = {-1, 16, 64, 49152, 2147483647, 1024, 8, 32};
+  return hw;
+}
+
 }  // namespace tcl::measure

@@ -1,10 +1,11 @@
 // measure/hardware.h — the descriptor of the machine tcl-measure runs on, as
 // TVM would write it in a record's task (target string + hardware_params).
 //
-// Thread-safety: pure function (reads /proc/cpuinfo and sysconf).
+// Thread-safety: pure functions (local_hardware reads /proc/cpuinfo and sysconf).
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "core/record.h"
 
@@ -19,8 +20,15 @@ struct HardwareInfo {
   core::HardwareParams params;  // [cores, vector bytes, cache line, 0, 0, 0, 0, 0]
 
   int vector_lanes() const { return vector_bytes / 4; }  // floats per register
+  bool is_cuda() const { return target.starts_with("cuda"); }
 };
 
 HardwareInfo local_hardware();
+
+// A CUDA GPU as TVM describes it, without asking the device (the CUDA
+// backend reads the real values): target "cuda -keys=cuda,gpu -arch=<arch>
+// -max_num_threads=1024 -thread_warp_size=32", hardware_params TVM's CUDA
+// defaults [-1, 16, 64, 49152, 2147483647, 1024, 8, 32].
+HardwareInfo cuda_hardware(std::string_view arch = "sm_90");
 
 }  // namespace tcl::measure

@@ -21,6 +21,8 @@ void set_failure(core::Record& r, std::int32_t error_no) {
 }  // namespace
 
 Result<Program> decode_program(const core::Record& record) {
+  if (record.target.starts_with("cuda"))
+    return Status::invalid_argument("a cuda record: this build measures on the CPU only (no CUDA backend yet)");
   auto w = decode_workload_key(record.workload_key);
   if (!w) return w.status();
   auto s = from_steps(*w, record.steps);

@@ -62,7 +62,8 @@ class Measurer {
   std::vector<std::string> errors_;
 };
 
-// Decodes a record into a program (its workload key and steps).
+// Decodes a record into a program (its workload key and steps);
+// kInvalidArgument for a cuda record (no CUDA backend in this build yet).
 Result<Program> decode_program(const core::Record& record);
 
 }  // namespace tcl::measure

@@ -1,7 +1,7 @@
 // tcl-measure — real measurements of tensor programs on this machine, in TVM's
 // record format (measure/README.md).
 //
-//   tcl-measure candidates --model resnet50|mobilenet_v2|bert --per-task N [--seed S] -o pool.jsonl
+//   tcl-measure candidates --model resnet50|mobilenet_v2|bert --per-task N [--seed S] [--target cpu|cuda] -o pool.jsonl
 //   tcl-measure run to-measure.jsonl[.gz] -o measured.jsonl [--per-unit 32] [--repeat 5]
 //                   [--min-repeat-ms 2] [--budget-s 1] [--timeout-s 10] [--threads N]
 //   tcl-measure hardware
@@ -26,7 +26,8 @@ namespace {
 using namespace tcl;
 
 constexpr const char* kUsage =
-    "usage: tcl-measure candidates --model resnet50|mobilenet_v2|bert --per-task N [--seed S] -o POOL.jsonl\n"
+    "usage: tcl-measure candidates --model resnet50|mobilenet_v2|bert --per-task N [--seed S] [--target cpu|cuda]\n"
+    "                              -o POOL.jsonl\n"
     "       tcl-measure run IN.jsonl[.gz] -o OUT.jsonl [--per-unit N] [--repeat N] [--min-repeat-ms MS]\n"
     "                       [--budget-s S] [--timeout-s S] [--threads N]\n"
     "       tcl-measure hardware\n";
@@ -102,7 +103,8 @@ int cmd_hardware() {
 
 int cmd_candidates(const Args& a) {
   for (const auto& [flag, value] : a.flags) {
-    if (flag != "--model" && flag != "--per-task" && flag != "--seed" && flag != "-o" && flag != "--output")
+    if (flag != "--model" && flag != "--per-task" && flag != "--seed" && flag != "-o" && flag != "--output" &&
+        flag != "--target")
       return usage("unknown flag " + flag);
   }
   const std::string out = output_path(a);
@@ -111,8 +113,13 @@ int cmd_candidates(const Args& a) {
   std::string error;
   if (!get_number(a, "--per-task", &per_task, &error) || !get_number(a, "--seed", &seed, &error)) return usage(error);
   if (per_task < 1) return usage("--per-task must be at least 1");
+  // cuda: the GPU sketch for an sm_90 card with TVM's CUDA limits (the
+  // candidates are written here, measured on the GPU machine).
+  const std::string target = a.flags.count("--target") ? a.flags.at("--target") : "cpu";
+  if (target != "cpu" && target != "cuda") return usage("--target must be cpu or cuda");
+  const measure::HardwareInfo hw = target == "cuda" ? measure::cuda_hardware() : measure::local_hardware();
   auto records = measure::generate_candidates(a.flags.at("--model"), static_cast<int>(per_task),
-                                              static_cast<std::uint64_t>(seed), measure::local_hardware());
+                                              static_cast<std::uint64_t>(seed), hw);
   if (!records) {
     std::cerr << "tcl-measure: " << records.status().message() << "\n";
     return 1;

@@ -8,12 +8,14 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "core/line_reader.h"
 #include "measure/candidates.h"
 #include "measure/cpu_backend.h"
 #include "measure/hardware.h"
 #include "measure/reference.h"
+#include "measure/schedule_gpu.h"
 
 namespace tcl::measure {
 namespace {
@@ -149,6 +151,41 @@ TEST(TclMeasureCliTest, CandidatesWritesParseableRecordsPerTask) {
   const std::string bad =
       std::string(TCL_BINARY_DIR) + "/measure/tcl-measure candidates --model vgg -o " + out + " 2>/dev/null";
   EXPECT_NE(std::system(bad.c_str()), 0);
+}
+
+TEST(TclMeasureCliTest, CudaCandidatesFollowTheGpuSketch) {
+  const std::string out = ::testing::TempDir() + "/tcl_measure_cuda_pool.jsonl";
+  const std::string bin = std::string(TCL_BINARY_DIR) + "/measure/tcl-measure candidates";
+  const std::string cmd = bin + " --model bert --target cuda --per-task 3 -o " + out;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  auto tasks = model_tasks("bert");
+  ASSERT_TRUE(tasks);
+  std::set<std::string> want;
+  for (const Task& t : *tasks) {
+    if (t.workload.kind != OpKind::kSoftmax) want.insert(encode_workload_key(t.workload));
+  }
+  auto reader = core::LineReader::open(out);
+  ASSERT_TRUE(reader);
+  core::RecordParser parser;
+  std::string_view line;
+  std::map<std::string, int> per_task;
+  while ((*reader)->next(&line)) {
+    auto r = parser.parse(line);
+    ASSERT_TRUE(r) << r.status().message();
+    EXPECT_EQ(r->target, "cuda -keys=cuda,gpu -arch=sm_90 -max_num_threads=1024 -thread_warp_size=32");
+    ASSERT_TRUE(r->hardware_params);
+    EXPECT_EQ(r->hardware_params->max_shared_memory_per_block, 49152);
+    auto w = decode_workload_key(r->workload_key);
+    ASSERT_TRUE(w);
+    EXPECT_TRUE(gpu_from_steps(*w, r->steps, gpu_limits(*r->hardware_params))) << line;
+    auto p = decode_program(*r);  // the CPU measurer refuses them by name
+    ASSERT_FALSE(p);
+    EXPECT_NE(p.status().message().find("cuda"), std::string::npos);
+    ++per_task[r->workload_key];
+  }
+  EXPECT_EQ(per_task.size(), want.size());
+  for (const auto& key : want) EXPECT_EQ(per_task[key], 3) << key;
+  EXPECT_NE(std::system((bin + " --model bert --target rocm -o " + out + " 2>/dev/null").c_str()), 0);
 }
 
 }  // namespace
