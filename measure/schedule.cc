@@ -12,28 +12,21 @@
 #include <numeric>
 #include <string>
 
+#include "measure/steps.h"
+
 namespace tcl::measure {
 namespace {
+
+using namespace steps;  // NOLINT(google-build-using-namespace): the step builders, measure/steps.h
 
 // Floats of the cache-write buffer; larger tiles are not sampled (they would
 // not stay in registers or L1 and could overflow a thread's stack).
 constexpr std::int64_t kMaxLocalFloats = 16384;
 constexpr std::int64_t kMaxInnermostFactor = 64;  // Ansor's max_innermost_split_factor
 constexpr int kUnrollSteps[] = {0, 16, 64, 512};
-constexpr std::string_view kUnrollPragma = "auto_unroll_max_step$";
 
 bool has_pad_stage(const Workload& w) { return w.kind == OpKind::kConv2d || w.kind == OpKind::kDepthwiseConv2d; }
 int compute_stage(const Workload& w) { return has_pad_stage(w) ? 3 : 2; }
-
-std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit) {
-  std::vector<std::int64_t> d;
-  for (std::int64_t i = 1; i <= n && i <= limit; ++i) {
-    if (n % i == 0) d.push_back(i);
-  }
-  return d;
-}
-
-std::int64_t pick(const std::vector<std::int64_t>& v, core::SplitMix64& rng) { return v[rng.below(v.size())]; }
 
 std::vector<int> sample_order(int n, core::SplitMix64& rng) {
   std::vector<int> order(static_cast<std::size_t>(n));
@@ -48,48 +41,6 @@ std::int64_t local_floats(const Schedule& s) {
   std::int64_t n = 1;
   for (const auto& t : s.spatial_tiles) n *= t[1] * t[2];
   return n;
-}
-
-core::Step make(core::StepKind kind, int stage) {
-  core::Step st;
-  st.kind = kind;
-  st.stage_id = stage;
-  return st;
-}
-core::Step split(int stage, int iter, std::int64_t extent, std::vector<std::int64_t> lengths) {
-  core::Step st = make(core::StepKind::kSplit, stage);
-  st.iter_id = iter;
-  st.extent = extent;
-  st.lengths = std::move(lengths);
-  st.inner_to_outer = true;
-  return st;
-}
-core::Step annotate(int stage, int iter, core::Annotation a) {
-  core::Step st = make(core::StepKind::kAnnotation, stage);
-  st.iter_id = iter;
-  st.annotation = static_cast<std::int32_t>(a);
-  return st;
-}
-core::Step ids_step(core::StepKind kind, int stage, std::vector<std::int32_t> ids) {
-  core::Step st = make(kind, stage);
-  st.ids = std::move(ids);
-  return st;
-}
-core::Step compute_at(int stage, int target_stage, int target_iter) {
-  core::Step st = make(core::StepKind::kComputeAt, stage);
-  st.target_stage_id = target_stage;
-  st.target_iter_id = target_iter;
-  return st;
-}
-core::Step unroll_pragma(int stage, int max_step) {
-  core::Step st = make(core::StepKind::kPragma, stage);
-  st.pragma_type = std::string(kUnrollPragma) + std::to_string(max_step);
-  return st;
-}
-std::vector<std::int32_t> range(int n) {
-  std::vector<std::int32_t> v(static_cast<std::size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
-  return v;
 }
 
 std::vector<core::Step> tiled_steps(const Workload& w, const Schedule& s) {
@@ -144,7 +95,7 @@ std::vector<core::Step> tiled_steps(const Workload& w, const Schedule& s) {
     steps.push_back(annotate(1, 0, Annotation::kParallel));
   }
   const int fused = s.parallel_levels * S;
-  if (fused > 1) steps.push_back(ids_step(StepKind::kFuse, out, range(fused)));
+  if (fused > 1) steps.push_back(ids_step(StepKind::kFuse, out, range(0, fused)));
   if (fused > 0) steps.push_back(annotate(out, 0, Annotation::kParallel));
   steps.push_back(unroll_pragma(c, s.auto_unroll_max_step));
   if (s.vectorize) {

@@ -11,12 +11,15 @@
 #include <numeric>
 #include <string>
 
+#include "measure/steps.h"
+
 namespace tcl::measure {
 namespace {
 
+using namespace steps;  // NOLINT(google-build-using-namespace): the step builders, measure/steps.h
+
 constexpr int kUnrollSteps[] = {0, 16, 64, 512, 1024};  // TVM's gpu_unroll_max_step candidates
 constexpr std::int64_t kFetchVectors[] = {1, 2, 4};
-constexpr std::string_view kUnrollPragma = "auto_unroll_max_step$";
 constexpr int kAttempts = 2000;
 
 bool is_conv(const Workload& w) { return w.kind == OpKind::kConv2d || w.kind == OpKind::kDepthwiseConv2d; }
@@ -24,53 +27,8 @@ int compute_stage(const Workload& w) { return is_conv(w) ? 3 : 2; }
 int input_stage(const Workload& w, int input) { return (is_conv(w) ? 1 : 0) + input; }
 int shared_stage(const Workload& w, int input) { return input_stage(w, input) + 1 + input; }
 
-std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit) {
-  std::vector<std::int64_t> d;
-  for (std::int64_t i = 1; i <= n && i <= limit; ++i) {
-    if (n % i == 0) d.push_back(i);
-  }
-  return d;
-}
-std::int64_t pick(const std::vector<std::int64_t>& v, core::SplitMix64& rng) { return v[rng.below(v.size())]; }
 std::int64_t product(const std::vector<std::int64_t>& v) {
   return std::accumulate(v.begin(), v.end(), std::int64_t{1}, std::multiplies<>());
-}
-
-core::Step make(core::StepKind kind, int stage) {
-  core::Step st;
-  st.kind = kind;
-  st.stage_id = stage;
-  return st;
-}
-core::Step split(int stage, int iter, std::int64_t extent, std::vector<std::int64_t> lengths) {
-  core::Step st = make(core::StepKind::kSplit, stage);
-  st.iter_id = iter;
-  st.extent = extent;
-  st.lengths = std::move(lengths);
-  st.inner_to_outer = true;
-  return st;
-}
-core::Step annotate(int stage, int iter, core::Annotation a) {
-  core::Step st = make(core::StepKind::kAnnotation, stage);
-  st.iter_id = iter;
-  st.annotation = static_cast<std::int32_t>(a);
-  return st;
-}
-core::Step ids_step(core::StepKind kind, int stage, std::vector<std::int32_t> ids) {
-  core::Step st = make(kind, stage);
-  st.ids = std::move(ids);
-  return st;
-}
-core::Step compute_at(int stage, int target_stage, int target_iter) {
-  core::Step st = make(core::StepKind::kComputeAt, stage);
-  st.target_stage_id = target_stage;
-  st.target_iter_id = target_iter;
-  return st;
-}
-std::vector<std::int32_t> range(int first, int n) {
-  std::vector<std::int32_t> v(static_cast<std::size_t>(n));
-  std::iota(v.begin(), v.end(), first);
-  return v;
 }
 
 // The lengths of every spatial loop, within the budgets of threads,
