@@ -5,6 +5,8 @@
 #include <sstream>
 #include <vector>
 
+#include "measure/source_writer.h"
+
 namespace tcl::measure {
 namespace {
 
@@ -21,31 +23,14 @@ struct Loop {
   std::string simd_clause;  // e.g. "reduction(+:sum)"
 };
 
-// Writes nested loops and closes them; tracks indentation.
-class Emitter {
+// Writes nested loops (with their pragmas) and closes them.
+class Emitter : public SourceWriter {
  public:
-  void line(const std::string& s) { out_ << std::string(2 * depth_, ' ') << s << '\n'; }
   void open(const Loop& l) {
     if (l.pragma == LoopPragma::kSimd) line("#pragma omp simd " + l.simd_clause);
     if (l.pragma == LoopPragma::kUnroll && l.extent > 1) line("#pragma GCC unroll " + to_string(l.extent));
-    line("for (int64_t " + l.var + " = 0; " + l.var + " < " + to_string(l.extent) + "; ++" + l.var + ") {");
-    ++depth_;
+    open_block("for (int64_t " + l.var + " = 0; " + l.var + " < " + to_string(l.extent) + "; ++" + l.var + ") {");
   }
-  void open_raw(const std::string& s) {
-    line(s);
-    ++depth_;
-  }
-  void close(int n = 1) {
-    for (int i = 0; i < n; ++i) {
-      --depth_;
-      line("}");
-    }
-  }
-  std::string str() const { return out_.str(); }
-
- private:
-  std::ostringstream out_;
-  int depth_ = 0;
 };
 
 // Marks the innermost loop vectorized (when asked) and the loops inside the
@@ -118,7 +103,7 @@ void emit_pad_stage(const Workload& w, const Schedule& s, Emitter& em) {
   const int64_t N = a[0], H = a[1], W = a[2], C = a[3], pad = dw ? a[7] : a[8];
   const int64_t HP = H + 2 * pad, WP = W + 2 * pad;
   em.line("#pragma omp parallel for");
-  em.open_raw("for (int64_t f = 0; f < " + to_string(N * HP) + "; ++f) {");
+  em.open_block("for (int64_t f = 0; f < " + to_string(N * HP) + "; ++f) {");
   em.line("const int64_t n = f / " + to_string(HP) + ", h = f % " + to_string(HP) + ";");
   em.open({"w", WP});
   em.open({"c", C, s.vectorize ? LoopPragma::kSimd : LoopPragma::kNone});
@@ -159,7 +144,7 @@ std::string generate_tiled(const Workload& w, const Schedule& s, std::string_vie
     int64_t total = 1;
     for (std::size_t i = 0; i < fused; ++i) total *= outer[i].extent;
     em.line("#pragma omp parallel for");
-    em.open_raw("for (int64_t fused = 0; fused < " + to_string(total) + "; ++fused) {");
+    em.open_block("for (int64_t fused = 0; fused < " + to_string(total) + "; ++fused) {");
     ++open_loops;
     em.line("int64_t rest = fused;");
     for (std::size_t i = fused; i-- > 0;) {

@@ -4,31 +4,15 @@
 #include <utility>
 #include <vector>
 
+#include "measure/source_writer.h"
+
 namespace tcl::measure {
 namespace {
 
 using std::int64_t;
 using std::to_string;
 
-class Emitter {
- public:
-  void line(const std::string& s) { out_ << std::string(2 * depth_, ' ') << s << '\n'; }
-  void open(const std::string& s) {
-    line(s);
-    ++depth_;
-  }
-  void close(int n = 1) {
-    for (int i = 0; i < n; ++i) {
-      --depth_;
-      line("}");
-    }
-  }
-  std::string str() const { return out_.str(); }
-
- private:
-  std::ostringstream out_;
-  int depth_ = 0;
-};
+using Emitter = SourceWriter;
 
 // Row-major index of coordinates `c` in dims `d`: ((c0) * d1 + (c1)) * d2 + ...
 std::string row_major(const std::vector<std::string>& c, const std::vector<int64_t>& d) {
@@ -123,12 +107,12 @@ void cooperative_fetch(Emitter& e, const Workload& w, const GpuSchedule& s, cons
   const auto i = static_cast<std::size_t>(input);
   const int64_t vec = s.fetch_vector[i], runs = g.shared_floats[input] / vec;
   const int64_t rounds = (runs + g.threads - 1) / g.threads;
-  e.open("for (int fo = 0; fo < " + to_string(rounds) + "; ++fo) {");
+  e.open_block("for (int fo = 0; fo < " + to_string(rounds) + "; ++fo) {");
   e.line("const int ft = fo * " + to_string(g.threads) + " + tx;");
   const bool guard = runs % g.threads != 0;
-  if (guard) e.open("if (ft < " + to_string(runs) + ") {");
+  if (guard) e.open_block("if (ft < " + to_string(runs) + ") {");
   if (vec > 1) e.line("#pragma unroll");
-  e.open("for (int fv = 0; fv < " + to_string(vec) + "; ++fv) {");
+  e.open_block("for (int fv = 0; fv < " + to_string(vec) + "; ++fv) {");
   e.line("const int f = ft * " + to_string(vec) + " + fv;");
   decompose(e, "f", "a", g.shared_dims[input]);
   const std::string load = global_load(w, g, input);
@@ -192,7 +176,7 @@ void compute_nest(Emitter& e, const Workload& w, const GpuSchedule& s, const Gpu
       continue;
     }
     if (unroll[i]) e.line("#pragma unroll");
-    e.open(nest[i].header);
+    e.open_block(nest[i].header);
     ++opened;
   }
   for (std::size_t d = 0; d < S; ++d) {
@@ -222,7 +206,7 @@ void write_back(Emitter& e, const Workload& w, const GpuSchedule& s, const GpuSh
         e.line("const int " + name + " = 0;");
         continue;
       }
-      e.open("for (int " + name + " = 0; " + name + " < " + to_string(n) + "; ++" + name + ") {");
+      e.open_block("for (int " + name + " = 0; " + name + " < " + to_string(n) + "; ++" + name + ") {");
       ++loops;
     }
   }
@@ -249,8 +233,8 @@ CudaKernel generate_cuda_kernel(const Workload& w, const GpuSchedule& s, std::st
   k.launch.block[0] = g.threads;
   k.launch.static_shared_bytes = 4 * (g.shared_floats[0] + g.shared_floats[1]);
   Emitter e;
-  e.open("extern \"C\" __global__ void __launch_bounds__(" + to_string(g.threads) + ") " + k.symbol +
-         "(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out) {");
+  e.open_block("extern \"C\" __global__ void __launch_bounds__(" + to_string(g.threads) + ") " + k.symbol +
+               "(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out) {");
   e.line("__shared__ float in0_shared[" + to_string(g.shared_floats[0]) + "];");
   e.line("__shared__ float in1_shared[" + to_string(g.shared_floats[1]) + "];");
   e.line("float out_local[" + to_string(g.local_floats) + "];");
@@ -266,8 +250,8 @@ CudaKernel generate_cuda_kernel(const Workload& w, const GpuSchedule& s, std::st
   e.line("for (int l = 0; l < " + to_string(g.local_floats) + "; ++l) out_local[l] = 0.f;");
   for (std::size_t r = 0; r < ext.reduce.size(); ++r) {
     const std::string ro = var("ro", r);
-    e.open("for (int " + ro + " = 0; " + ro + " < " + to_string(ext.reduce[r] / g.reduce_tile[r]) + "; ++" + ro +
-           ") {");
+    e.open_block("for (int " + ro + " = 0; " + ro + " < " + to_string(ext.reduce[r] / g.reduce_tile[r]) + "; ++" + ro +
+                 ") {");
   }
   e.line("__syncthreads();");
   for (int input = 0; input < 2; ++input) cooperative_fetch(e, w, s, g, input);
