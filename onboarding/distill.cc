@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/program_id.h"
+#include "core/task_split.h"
+
 namespace tcl::onboarding {
 
 std::vector<std::string> old_platforms(const std::vector<std::string>& teacher_platforms, const std::string& platform) {
@@ -48,24 +51,75 @@ trainer::TrainRequest column_request(trainer::TrainRequest request, const traine
   return request;
 }
 
-Result<SplitScores> evaluate_on_split(std::string_view student, std::string_view teacher,
-                                      std::span<const core::Record> records, const trainer::Platform& platform,
-                                      int threads) {
-  const trainer::DatasetOptions split = trainer::TrainRequest::default_data_options();
-  auto s = trainer::evaluate_checkpoint(student, records, platform, split, threads);
-  if (!s) return s.status();
-  auto t = trainer::evaluate_checkpoint(teacher, records, platform, split, threads);
-  if (!t) return t.status();
-  return SplitScores{*s, *t};
+Result<PairedScores> evaluate_against_teacher(std::string_view student, std::string_view teacher,
+                                              std::span<const core::Record> records, const trainer::Platform& platform,
+                                              int threads) {
+  const std::string_view checkpoints[] = {student, teacher};
+  auto scored = trainer::score_checkpoints(checkpoints, records, platform, threads);
+  if (!scored) return scored.status();
+  const std::vector<float>&s = scored->scores[0], &t = scored->scores[1];
+  PairedScores out;
+  out.student = trainer::evaluate_ranking(scored->groups, scored->latencies, s);
+  out.teacher = trainer::evaluate_ranking(scored->groups, scored->latencies, t);
+  const auto by_student = trainer::per_task_ranking(scored->groups, scored->latencies, s);
+  const auto by_teacher = trainer::per_task_ranking(scored->groups, scored->latencies, t);
+  for (std::size_t i = 0; i < by_student.size(); ++i) {  // the same groups, in the same order
+    out.tasks.push_back(TaskPair{by_teacher[i], by_student[i]});
+    out.task_keys.push_back(scored->task_keys[static_cast<std::size_t>(by_student[i].group)]);
+  }
+  return out;
 }
 
-PlatformComparison comparison_of(const std::string& platform, bool is_new, const SplitScores* scores) {
-  PlatformComparison c{platform, is_new, std::nullopt, std::nullopt};
-  if (scores) {
-    c.teacher_top1 = scores->teacher.top1.mean_ratio;
-    c.student_top1 = scores->student.top1.mean_ratio;
+std::string judged_on(bool is_new) {
+  return std::string(is_new ? "its standing split" : "every measured task") + ", at most " +
+         std::to_string(kJudgedProgramsPerTask) + " programs each";
+}
+
+namespace {
+// JudgedRecords' heaps: the highest program id on top, the first to go.
+constexpr auto kHigherIdFirst = [](const auto& a, const auto& b) { return a.id < b.id; };
+}  // namespace
+
+JudgedRecords::JudgedRecords(bool standing_split_only, std::int64_t per_task)
+    : standing_split_only_(standing_split_only), per_task_(per_task) {}
+
+void JudgedRecords::add(std::string_view program_id, const core::Record& record) {
+  if (per_task_ <= 0 || core::classify(record) != core::RecordClass::kMeasured) return;
+  std::string key = core::canonical_workload_key(record.workload_key);
+  const double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
+  if (standing_split_only_ && !core::in_holdout(key, eval_fraction, 0)) return;
+  std::vector<Kept>& heap = tasks_[std::move(key)];
+  if (static_cast<std::int64_t>(heap.size()) >= per_task_) {
+    if (program_id >= heap.front().id) return;
+    std::pop_heap(heap.begin(), heap.end(), kHigherIdFirst);
+    heap.pop_back();
   }
-  return c;
+  heap.push_back(Kept{std::string(program_id), record});
+  std::push_heap(heap.begin(), heap.end(), kHigherIdFirst);
+}
+
+std::vector<core::Record> JudgedRecords::take() {
+  std::vector<core::Record> out;
+  for (auto& [key, heap] : tasks_) {
+    std::sort_heap(heap.begin(), heap.end(), kHigherIdFirst);  // ascending id
+    for (Kept& k : heap) out.push_back(std::move(k.record));
+  }
+  tasks_.clear();
+  return out;
+}
+
+std::vector<TaskPair> standing_split_tasks(const PairedScores& scores, double eval_fraction) {
+  std::vector<TaskPair> out;
+  for (std::size_t i = 0; i < scores.tasks.size(); ++i) {
+    if (core::in_holdout(scores.task_keys[i], eval_fraction, 0)) out.push_back(scores.tasks[i]);
+  }
+  return out;
+}
+
+PlatformComparison comparison_of(const std::string& platform, bool is_new, std::string judged_on,
+                                 const PairedScores* scores) {
+  return paired_comparison(platform, is_new, std::move(judged_on),
+                           scores ? std::span<const TaskPair>(scores->tasks) : std::span<const TaskPair>());
 }
 
 }  // namespace tcl::onboarding
