@@ -59,8 +59,9 @@ int main(int argc, char** argv) {
       .value("threads", &threads)
       .value("margin", &margin);
   if (!flags.parse(argc, argv) || files.size() != 1 || teacher_path.empty() || student_path.empty()) {
-    std::fprintf(stderr, "usage: bench_gate RECORDS --teacher CKPT --student CKPT [--per-task N] [--standing-split] "
-                         "[--threads T] [--margin M]\n");
+    std::fprintf(stderr,
+                 "usage: bench_gate RECORDS --teacher CKPT --student CKPT [--per-task N] [--standing-split] "
+                 "[--threads T] [--margin M]\n");
     return 2;
   }
   auto t0 = Clock::now();
@@ -92,10 +93,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   const double score_s = since(t0);
-  std::printf("# bench_gate %s: %lld records read, %zu kept (%s, at most %lld per task) in %.1f s; scored by both in "
-              "%.1f s\n",
-              files[0].c_str(), static_cast<long long>(read), records.size(),
-              standing_split ? "standing split" : "every task", static_cast<long long>(per_task), read_s, score_s);
+  std::printf(
+      "# bench_gate %s: %lld records read, %zu kept (%s, at most %lld per task) in %.1f s; scored by both in "
+      "%.1f s\n",
+      files[0].c_str(), static_cast<long long>(read), records.size(), standing_split ? "standing split" : "every task",
+      static_cast<long long>(per_task), read_s, score_s);
   print(ob::comparison_of("all", false, ob::judged_on(standing_split), &*scores), margin);
   const double eval_fraction = tcl::trainer::TrainRequest::default_data_options().eval_fraction;
   print(ob::paired_comparison("standing split", false, "its standing split",
