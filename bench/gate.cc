@@ -7,8 +7,12 @@
 // the time each step took.
 //
 //   bench_gate RECORDS --teacher CKPT --student CKPT [--per-task N]
-//              [--standing-split] [--threads T] [--margin M]
+//              [--standing-split] [--threads T] [--margin M] [--subsets K,...]
+// --subsets (an experiment, not what the gate does): each task's programs
+// dealt into K subsets, top-1 taken in each and averaged per task — the
+// task-mean difference and its paired se for each K.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -40,6 +44,41 @@ void print(const tcl::onboarding::PlatformComparison& c, double margin) {
               2 * c.top1_sum_se, 200 * c.tuning_log_se);
 }
 
+// The task-mean top-1 of both models when each task's programs are dealt
+// into k subsets (in input order, i % k) and top-1 is averaged over them.
+void print_subsets(const tcl::trainer::ScoredPrograms& s, int k) {
+  namespace tr = tcl::trainer;
+  std::vector<std::int64_t> groups(s.groups.size());
+  std::vector<std::int64_t> seen(s.task_keys.size(), 0);
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const auto g = static_cast<std::size_t>(s.groups[i]);
+    groups[i] = s.groups[i] * k + seen[g]++ % k;
+  }
+  const auto student = tr::per_task_ranking(groups, s.latencies, s.scores[0]);
+  const auto teacher = tr::per_task_ranking(groups, s.latencies, s.scores[1]);
+  std::vector<double> t_sum(s.task_keys.size()), d_sum(s.task_keys.size()), n(s.task_keys.size());
+  for (std::size_t i = 0; i < student.size(); ++i) {
+    const auto task = static_cast<std::size_t>(student[i].group / k);
+    t_sum[task] += teacher[i].top1();
+    d_sum[task] += student[i].top1() - teacher[i].top1();
+    n[task] += 1;
+  }
+  double tm = 0, dm = 0, dd = 0, tasks = 0;
+  std::vector<double> d;
+  for (std::size_t t = 0; t < n.size(); ++t) {
+    if (n[t] == 0) continue;
+    tm += t_sum[t] / n[t];
+    d.push_back(d_sum[t] / n[t]);
+    dm += d.back();
+    tasks += 1;
+  }
+  dm /= tasks;
+  for (double x : d) dd += (x - dm) * (x - dm);
+  const double se = std::sqrt(dd / (tasks - 1) / tasks);
+  std::printf("subsets %d: %.0f tasks, teacher top-1 mean %.4f, change %+.4f ± %.4f se (2 se %.4f)\n", k, tasks,
+              tm / tasks, dm, se, 2 * se);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -50,6 +89,7 @@ int main(int argc, char** argv) {
   bool standing_split = false;
   int threads = 0;
   double margin = 0.01;
+  std::vector<double> subsets;
   tcl::bench::Flags flags;
   flags.positional("records", &files, 1)
       .value("teacher", &teacher_path)
@@ -57,7 +97,8 @@ int main(int argc, char** argv) {
       .value("per-task", &per_task)
       .flag("standing-split", &standing_split)
       .value("threads", &threads)
-      .value("margin", &margin);
+      .value("margin", &margin)
+      .list("subsets", &subsets);
   if (!flags.parse(argc, argv) || files.size() != 1 || teacher_path.empty() || student_path.empty()) {
     std::fprintf(stderr,
                  "usage: bench_gate RECORDS --teacher CKPT --student CKPT [--per-task N] [--standing-split] "
@@ -98,10 +139,19 @@ int main(int argc, char** argv) {
       "%.1f s\n",
       files[0].c_str(), static_cast<long long>(read), records.size(), standing_split ? "standing split" : "every task",
       static_cast<long long>(per_task), read_s, score_s);
-  print(ob::comparison_of("all", false, ob::judged_on(standing_split), &*scores), margin);
+  const std::string judged_text = per_task == ob::kJudgedProgramsPerTask
+                                      ? ob::judged_on(standing_split)
+                                      : "at most " + std::to_string(per_task) + " programs each (--per-task)";
+  print(ob::comparison_of("all", false, judged_text, &*scores), margin);
   const double eval_fraction = tcl::trainer::TrainRequest::default_data_options().eval_fraction;
   print(ob::paired_comparison("standing split", false, "its standing split",
                               ob::standing_split_tasks(*scores, eval_fraction)),
         margin);
+  if (!subsets.empty()) {
+    const std::string_view checkpoints[] = {student, teacher};
+    auto scored = tcl::trainer::score_checkpoints(checkpoints, records, *platform, threads);
+    if (!scored) return 1;
+    for (double k : subsets) print_subsets(*scored, static_cast<int>(k));
+  }
   return 0;
 }

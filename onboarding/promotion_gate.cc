@@ -79,9 +79,9 @@ PlatformComparison paired_comparison(std::string platform, bool is_new, std::str
   double best = 0, t_top1 = 0, s_top1 = 0, t_log = 0, s_log = 0;
   std::vector<double> mean_diff, log_diff;
   for (const TaskPair& p : tasks) {
-    t.top1_mean += p.teacher.top1();
-    s.top1_mean += p.student.top1();
-    mean_diff.push_back(p.student.top1() - p.teacher.top1());
+    t.top1_mean += p.teacher.top1;
+    s.top1_mean += p.student.top1;
+    mean_diff.push_back(p.student.top1 - p.teacher.top1);
     best += p.teacher.best;
     t_top1 += p.teacher.best_top1;
     s_top1 += p.student.best_top1;

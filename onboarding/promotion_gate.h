@@ -3,12 +3,12 @@
 //
 // What is compared: per platform the version (student) and its teacher on
 // the SAME tasks and programs (a paired comparison), task by task
-// (trainer::TaskRanking): top-1 as the mean over tasks of best / best-in-
-// top-1 (task-mean), top-1 as Σ best / Σ best-in-top-1 (sum, dominated by
-// the slow tasks) and the tuning proxy (geometric mean over tasks of the
-// trials-to-within-5% ratio against random order; lower is better). The
-// paired per-task differences give standard errors far below those of two
-// independent means: each task's difficulty cancels.
+// (TaskValues, made by onboarding/distill.h): top-1 as the mean over tasks
+// of best / best-in-top-1 (task-mean), top-1 as Σ best / Σ best-in-top-1
+// (sum, dominated by the slow tasks) and the tuning proxy (geometric mean
+// over tasks of the trials-to-within-5% ratio against random order; lower
+// is better). The paired per-task differences give standard errors far
+// below those of two independent means: each task's difficulty cancels.
 //
 // The rule, on the point estimates:
 //   an old platform (one the teacher covers) blocks promotion when
@@ -46,8 +46,6 @@
 #include <string>
 #include <vector>
 
-#include "trainer/evaluation.h"
-
 namespace tcl::onboarding {
 
 inline constexpr double kDefaultTuningMargin = 0.10;
@@ -59,9 +57,18 @@ struct ModelSummary {
   std::optional<double> tuning;  // the tuning proxy's geometric mean; nullopt: no task counted
 };
 
+// One model on one task (trainer::TaskRanking, or its average over sets of
+// the task's programs: onboarding/distill.h).
+struct TaskValues {
+  double top1 = 0;          // best / best-in-top-1
+  double best = 0;          // the best latency (summed over the sets)
+  double best_top1 = 0;     // the top-1 program's latency (summed over the sets)
+  double tuning_ratio = 0;  // the tuning proxy's ratio; 0: not counted (every program within 5%)
+};
+
 // One task judged, the same programs scored by both models.
 struct TaskPair {
-  trainer::TaskRanking teacher, student;
+  TaskValues teacher, student;
 };
 
 struct PlatformComparison {

@@ -12,11 +12,9 @@
 namespace tcl::onboarding {
 namespace {
 
-using trainer::TaskRanking;
-
 // A task whose best latency is `best`, with top-1 (best / best_top1) and tuning ratio as given.
-TaskRanking task(double top1, double tuning = 0.5, double best = 1.0) {
-  return TaskRanking{0, best, best / top1, tuning};
+TaskValues task(double top1, double tuning = 0.5, double best = 1.0) {
+  return TaskValues{top1, best, best / top1, tuning};
 }
 
 // n tasks with assorted top-1 around 0.85; the student's top-1 is the
