@@ -1,5 +1,6 @@
 #include "onboarding/promotion_gate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -52,7 +53,10 @@ std::vector<std::string> losses(const PlatformComparison& p, double margin, doub
   const ModelSummary &t = *p.teacher, &s = *p.student;
   std::vector<std::string> out;
   if (s.top1_mean < t.top1_mean - margin) out.push_back(format("top-1 mean fell %.4f", t.top1_mean - s.top1_mean));
-  if (s.top1_sum < t.top1_sum - margin) out.push_back(format("top-1 sum fell %.4f", t.top1_sum - s.top1_sum));
+  // The sum: beyond the margin and beyond its noise (promotion_gate.h).
+  if (s.top1_sum < t.top1_sum - std::max(margin, 2 * p.top1_sum_se)) {
+    out.push_back(format("top-1 sum fell %.4f, over 2 se", t.top1_sum - s.top1_sum));
+  }
   if (t.tuning && s.tuning && *s.tuning > *t.tuning * (1 + tuning_margin)) {
     out.push_back(format("tuning proxy rose %.1f%%", 100 * (*s.tuning / *t.tuning - 1)));
   }

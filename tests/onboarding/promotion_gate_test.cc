@@ -127,7 +127,30 @@ TEST(PromotionGateTest, ASumOnlyLossBlocks) {
   auto d = promotion_decision({a, new_one("c", 0.6, 0.85)}, 0.01);
   EXPECT_FALSE(d.promote);
   EXPECT_NE(d.reasons[0].find("forgot (top-1 sum fell"), std::string::npos) << d.reasons[0];
+  EXPECT_GT(a.teacher->top1_sum - a.student->top1_sum, 2 * a.top1_sum_se);
   EXPECT_EQ(d.reasons[0].find("top-1 mean fell"), std::string::npos) << d.reasons[0];
+}
+
+TEST(PromotionGateTest, ASumFallWithinItsNoiseDoesNotBlock) {
+  // A few slow tasks move the sum both ways: a fall past the margin but
+  // within 2 se is reported, not judged; past 2 se it blocks.
+  std::mt19937 rng(1);
+  bool found = false;
+  for (int attempt = 0; attempt < 200 && !found; ++attempt) {
+    std::vector<TaskPair> tasks;
+    for (int i = 0; i < 100; ++i) {
+      const double best = i % 10 == 0 ? 100 : 1;
+      const double moved = std::uniform_real_distribution<double>(-0.08, 0.08)(rng);
+      tasks.push_back(TaskPair{task(0.85, 0.5, best), task(0.85 + (i % 10 == 0 ? moved : 0.0), 0.5, best)});
+    }
+    const PlatformComparison a = old_one("a", tasks);
+    const double fall = a.teacher->top1_sum - a.student->top1_sum;
+    if (fall <= 0.01 || fall >= 2 * a.top1_sum_se || a.student->top1_mean < a.teacher->top1_mean - 0.01) continue;
+    found = true;
+    auto d = promotion_decision({a, new_one("c", 0.6, 0.85)}, 0.01);
+    EXPECT_TRUE(d.promote) << d.reasons[0];
+  }
+  ASSERT_TRUE(found);
 }
 
 TEST(PromotionGateTest, ATuningProxyLossBlocks) {
