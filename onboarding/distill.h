@@ -71,7 +71,8 @@ inline constexpr std::int64_t kJudgedProgramsPerTask = 512;
 // 0.0097 of the task-mean difference). So the gate deals each task's
 // programs into sets of kProgramsPerSet (in program-id order, i mod k, k =
 // clamp(n / kProgramsPerSet, 1, kMaxSets)) and averages top-1 and the
-// tuning proxy (geometrically) over the sets: se 0.0031 on 8 sets of 64.
+// tuning proxy (geometrically) over the sets: se 0.0066 on the same pair,
+// 0.0025 between two trainings (docs/benchmarks.md).
 // 64 is also a measurement round of TVM's auto-scheduler: top-1 among 64
 // candidates is the pick a tuner makes. The sum ratio sums best and
 // best-in-top-1 over the sets.
