@@ -31,14 +31,14 @@
 // The gate judges enough tasks instead (onboarding/distill.h: all of an old
 // platform's, with top-1 averaged over sets of programs) that the task-mean
 // and the proxy resolve their margins. Measured on x86-24c's 388 tasks
-// (bench_gate): the paired se of the task-mean difference is 0.0025 between
-// two trainings of the default job and 0.0066 between a teacher and a
-// distilled student (2 se 0.005–0.013 against the margin 0.01); a reason
+// (bench_gate): the paired se of the task-mean difference is 0.0033 between
+// two trainings of the default job and 0.0069 between a teacher and a
+// distilled student (2 se 0.007–0.014 against the margin 0.01); a reason
 // whose 2 se exceed the margin says so. The sum is the exception: a few
-// slow tasks carry it, and its paired se there is 0.013–0.015, so a fixed
+// slow tasks carry it, and its paired se there is 0.012–0.016, so a fixed
 // 0.01 would refuse about one version in four that lost nothing; a sum
 // fall counts beyond 2 se. Default tuning_margin 0.10: the proxy's paired
-// se is 1–2% (relative) on those tasks, so 10% is 5–9 se — a real rise,
+// se is 1.3–2.4% (relative) on those tasks, so 10% is 4–8 se — a real rise,
 // never noise — while the forgetting issue 19 saw moved it by 26–98%.
 //
 // Pure functions; thread-safe.

@@ -163,7 +163,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
   const std::string old_reason(reasons[0].as_string()), new_reason(reasons[1].as_string());
   const std::int64_t x16_tasks = metrics.at("versus_parent").at("x16").at("tasks").as_int64();
   EXPECT_GE(x16_tasks, 10) << json::serialize(metrics);
-  for (const std::string& part : {"x16: " + std::to_string(x16_tasks) + " tasks (every measured task, at most 512",
+  for (const std::string& part : {"x16: " + std::to_string(x16_tasks) + " tasks (every measured task, at most 256",
                                   std::string("top-1 mean "), std::string(" se), sum "), std::string("tuning proxy"),
                                   std::string("margins 0.0100 top-1, 10% tuning proxy: ")}) {
     EXPECT_NE(old_reason.find(part), std::string::npos) << part << " in " << old_reason;
