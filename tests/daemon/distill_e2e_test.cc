@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <thread>
@@ -161,6 +162,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
   // Each reason says what was measured on how many tasks, and the verdict:
   // the old platform on every measured task, the new one on its standing split.
   const std::string old_reason(reasons[0].as_string()), new_reason(reasons[1].as_string());
+  std::printf("[ gate ] %s\n[ gate ] %s\n", old_reason.c_str(), new_reason.c_str());
   const std::int64_t x16_tasks = metrics.at("versus_parent").at("x16").at("tasks").as_int64();
   EXPECT_GE(x16_tasks, 10) << json::serialize(metrics);
   for (const std::string& part : {"x16: " + std::to_string(x16_tasks) + " tasks (every measured task, at most 256",
