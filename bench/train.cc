@@ -11,7 +11,7 @@
 //       programs, 3 epochs, a 600 s budget, seed 0). Writes DIR/checkpoint
 //       and DIR/fisher: the production version a distill starts from.
 //   bench_train --distill --data DIR|FILE --teacher DIR --teacher-data DIR|FILE[,...]
-//               [--device ...] [--threads T]
+//               [--device ...] [--threads T] [--out DIR]
 //       A distill job into the platform of --data, from the checkpoint and
 //       Fisher in --teacher, trained on the platforms of --teacher-data
 //       (their descriptors are the old platforms'): the active column
@@ -20,7 +20,8 @@
 //       DistillTargets' defaults: KD from the column and from the teacher
 //       under every old descriptor, EWC from the teacher's Fisher), then, as
 //       the worker does, student and teacher on every covered platform's
-//       evaluation split (evaluate_checkpoint, on the CPU). A records file
+//       evaluation split (evaluate_checkpoint, on the CPU). --out DIR: the
+//       student's checkpoint and Fisher (for bench_gate). A records file
 //       holds measurements only, so the unmeasured pool that the worker reads
 //       from the registry as KD-only inputs is empty here.
 //
@@ -231,6 +232,13 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   }
   print_result("distill", *student);
   std::printf("distill job: column + student %.1f s\n", seconds_since(t0));
+  if (!a.out.empty()) {
+    std::filesystem::create_directories(a.out);
+    if (!write_file(a.out + "/checkpoint", student->checkpoint) || !write_file(a.out + "/fisher", student->fisher)) {
+      std::fprintf(stderr, "cannot write %s/checkpoint and fisher\n", a.out.c_str());
+      return 1;
+    }
+  }
   // Every covered platform: student against teacher on its evaluation split.
   const Clock::time_point t2 = Clock::now();
   for (std::size_t i = 0; i <= old_platforms.size(); ++i) {

@@ -91,6 +91,27 @@ json::object metrics_json(const trainer::RankingMetrics& m) {
                       {"eval_programs", m.programs}};
 }
 
+// A gate comparison in a version's metrics (versus_parent): parent = the teacher.
+json::object versus_json(const onboarding::PlatformComparison& c) {
+  if (!c.teacher || !c.student) return json::object{{"tasks", c.tasks}};
+  const onboarding::ModelSummary &t = *c.teacher, &s = *c.student;
+  const auto optional = [](const std::optional<double>& v) { return v ? json::value(*v) : json::value(nullptr); };
+  return json::object{{"tasks", c.tasks},
+                      {"judged_on", c.judged_on},
+                      {"parent_top1", t.top1_mean},
+                      {"top1", s.top1_mean},
+                      {"change", s.top1_mean - t.top1_mean},
+                      {"change_se", c.top1_mean_se},
+                      {"parent_top1_sum_ratio", t.top1_sum},
+                      {"top1_sum_ratio", s.top1_sum},
+                      {"sum_change", s.top1_sum - t.top1_sum},
+                      {"sum_change_se", c.top1_sum_se},
+                      {"parent_tuning_proxy", optional(t.tuning)},
+                      {"tuning_proxy", optional(s.tuning)},
+                      {"tuning_tasks", c.tuning_tasks},
+                      {"tuning_log_change_se", c.tuning_log_se}};
+}
+
 }  // namespace
 
 JobWorker::JobWorker(JobWorkerOptions options, registry::JobQueue& jobs, registry::PlatformStore& platforms,
@@ -233,8 +254,8 @@ void JobWorker::run_job(const registry::Job& job) {
 
   // This platform's measurements, and nothing else (DESIGN §5.3).
   std::unordered_set<std::string> measured_ids;  // what the distill's unlabeled inputs leave out
-  auto records = read_platform_records(*platform, options->max_records, options->eval_fraction, false,
-                                       distill ? &measured_ids : nullptr);
+  auto records =
+      read_platform_records(*platform, options->max_records, options->eval_fraction, distill ? &measured_ids : nullptr);
   if (!records) return fail(records.status());
   if (stopping_) return;  // the lease lapses; another worker retries
   auto start = read_start(distill ? std::string("production") : options->init, distill);
@@ -409,22 +430,28 @@ std::optional<onboarding::GateDecision> JobWorker::judge_distilled(const registr
                                                                    const Start& teacher, const std::string& student,
                                                                    double margin, json::object* metrics,
                                                                    Heartbeat& heartbeat) {
-  // Every covered platform on its evaluation split, the student against its
-  // teacher (read for measuring only, after the weights are final).
+  // Every covered platform, the student against its teacher (read for
+  // measuring only, after the weights are final): every task of an old
+  // platform, the standing split of the new one (onboarding/distill.h).
   std::vector<onboarding::PlatformComparison> compared;
   json::object versus_parent;
+  const double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
   for (const auto& name : covered) {
     const bool is_new = name == job.platform &&
                         std::find(teacher.platforms.begin(), teacher.platforms.end(), name) == teacher.platforms.end();
-    auto scores = evaluate_platform(name, student, teacher.weights);
-    if (scores) {
+    auto scores = evaluate_platform(name, is_new, student, teacher.weights);
+    if (!scores) spdlog::warn("job id={}: platform {} not evaluated: {}", job.id, name, scores.status().to_string());
+    compared.push_back(
+        onboarding::comparison_of(name, is_new, onboarding::judged_on(is_new), scores ? &*scores : nullptr));
+    if (scores && compared.back().student) {
       (*metrics)[name] = metrics_json(scores->student);
-      const double t = scores->teacher.top1.mean_ratio, s = scores->student.top1.mean_ratio;
-      versus_parent[name] = json::object{{"parent_top1", t}, {"top1", s}, {"change", s - t}};
-    } else {
-      spdlog::warn("job id={}: platform {} not evaluated: {}", job.id, name, scores.status().to_string());
+      json::object versus = versus_json(compared.back());
+      if (!is_new) {
+        const auto split = onboarding::standing_split_tasks(*scores, eval_fraction);
+        versus["standing_split"] = versus_json(onboarding::paired_comparison(name, false, "standing split", split));
+      }
+      versus_parent[name] = std::move(versus);
     }
-    compared.push_back(onboarding::comparison_of(name, is_new, scores ? &*scores : nullptr));
     if (heartbeat.cancel) return std::nullopt;
   }
   (*metrics)["versus_parent"] = std::move(versus_parent);
@@ -524,7 +551,6 @@ Result<std::int64_t> JobWorker::store_version(const registry::Job& job, const re
 
 Result<std::vector<core::Record>> JobWorker::read_platform_records(const registry::Platform& platform,
                                                                    std::int64_t max_records, double eval_fraction,
-                                                                   bool eval_split_only,
                                                                    std::unordered_set<std::string>* program_ids) {
   // Records take ~5-8 KB each in memory, so when there are many more than
   // the job may train on, keep a deterministic share (by program id).
@@ -540,9 +566,6 @@ Result<std::vector<core::Record>> JobWorker::read_platform_records(const registr
       uploads_.for_each_record(platform.id, registry::UploadKind::kMeasurements, [&](const registry::StoredRecord& r) {
         if (!in_share(r.program_id, keep)) return !stopping_.load();
         if (!parser.parse(r.record, &record).is_ok()) return !stopping_.load();
-        if (eval_split_only && !core::in_holdout(core::canonical_workload_key(record.workload_key), eval_fraction, 0)) {
-          return !stopping_.load();
-        }
         records.push_back(record);
         if (program_ids != nullptr) program_ids->insert(r.program_id);
         return !stopping_.load();
@@ -575,15 +598,28 @@ Result<std::vector<core::Record>> JobWorker::read_unmeasured_candidates(const re
   return records;
 }
 
-Result<onboarding::SplitScores> JobWorker::evaluate_platform(const std::string& name, const std::string& student,
-                                                             const std::string& teacher) {
+Result<std::vector<core::Record>> JobWorker::read_judged_records(const registry::Platform& platform,
+                                                                 bool standing_split_only, std::int64_t per_task) {
+  onboarding::JudgedRecords judged(standing_split_only, per_task);
+  core::RecordParser parser;
+  core::Record record;
+  Status read =
+      uploads_.for_each_record(platform.id, registry::UploadKind::kMeasurements, [&](const registry::StoredRecord& r) {
+        if (parser.parse(r.record, &record).is_ok()) judged.add(r.program_id, record);
+        return !stopping_.load();
+      });
+  if (!read) return read;
+  return judged.take();
+}
+
+Result<onboarding::PairedScores> JobWorker::evaluate_platform(const std::string& name, bool is_new,
+                                                              const std::string& student, const std::string& teacher) {
   auto platform = platforms_.get(name);
   if (!platform) return platform.status();
-  const trainer::DatasetOptions split = trainer::TrainRequest::default_data_options();
-  auto records = read_platform_records(*platform, 0, split.eval_fraction, /*eval_split_only=*/true);
+  auto records = read_judged_records(*platform, is_new, onboarding::kJudgedProgramsPerTask);
   if (!records) return records.status();
   const trainer::Platform p = registry::core_platform(*platform);
-  return onboarding::evaluate_on_split(student, teacher, *records, p, options_.torch_threads);
+  return onboarding::evaluate_against_teacher(student, teacher, *records, p, options_.torch_threads);
 }
 
 }  // namespace tcl::daemon

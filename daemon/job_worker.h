@@ -20,8 +20,8 @@
 //                     here first), KD from the teacher under every old
 //                     platform's descriptor, and EWC with the teacher's
 //                     Fisher. Only this platform's rows are read for training;
-//                     old platforms' evaluation splits are read afterwards,
-//                     to measure forgetting. The promotion gate
+//                     old platforms' rows are read afterwards (every task,
+//                     capped per task), to measure forgetting. The promotion gate
 //                     (onboarding/promotion_gate.h) then moves `production`
 //                     or keeps the version as a candidate, with its reasons.
 // The onboarding steps (the distillation's plan, the evaluation against the
@@ -91,21 +91,27 @@ class JobWorker {
   void loop(int index);
   void run_job(const registry::Job& job);
   // The platform's measurements (a seeded share when there are far more than
-  // max_records; all when max_records is 0), or with eval_split_only the
-  // records of its standing evaluation split's tasks only. `program_ids`,
-  // when given, receives the stored program id of every record returned.
+  // max_records; all when max_records is 0). `program_ids`, when given,
+  // receives the stored program id of every record returned.
   Result<std::vector<core::Record>> read_platform_records(const registry::Platform& platform, std::int64_t max_records,
-                                                          double eval_fraction, bool eval_split_only = false,
+                                                          double eval_fraction,
                                                           std::unordered_set<std::string>* program_ids = nullptr);
+  // What the promotion gate judges a platform on (onboarding::JudgedRecords):
+  // per_task measured records of each task at most, of every task or of the
+  // standing split's only. Memory and time stay bounded on 500k records.
+  Result<std::vector<core::Record>> read_judged_records(const registry::Platform& platform, bool standing_split_only,
+                                                        std::int64_t per_task);
   // The platform's candidates whose program ids are not in `measured` (its
   // distill inputs without labels, DESIGN §5.2): about max_records of them,
   // a deterministic share by program id when the pool is larger.
   Result<std::vector<core::Record>> read_unmeasured_candidates(const registry::Platform& platform,
                                                                const std::unordered_set<std::string>& measured,
                                                                std::int64_t max_records);
-  // A student and its teacher on one platform's evaluation split.
-  Result<onboarding::SplitScores> evaluate_platform(const std::string& platform, const std::string& student,
-                                                    const std::string& teacher);
+  // A student and its teacher on one platform, on what the gate judges
+  // (onboarding/distill.h: every task of an old platform, the standing
+  // split of the new one, kJudgedProgramsPerTask programs each at most).
+  Result<onboarding::PairedScores> evaluate_platform(const std::string& platform, bool is_new,
+                                                     const std::string& student, const std::string& teacher);
 
   // run_job's steps (job_worker.cc says what each does).
   class Heartbeat;

@@ -1,7 +1,11 @@
 #include "onboarding/distill.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
+
+#include "core/program_id.h"
+#include "core/task_split.h"
 
 namespace tcl::onboarding {
 
@@ -48,24 +52,126 @@ trainer::TrainRequest column_request(trainer::TrainRequest request, const traine
   return request;
 }
 
-Result<SplitScores> evaluate_on_split(std::string_view student, std::string_view teacher,
-                                      std::span<const core::Record> records, const trainer::Platform& platform,
-                                      int threads) {
-  const trainer::DatasetOptions split = trainer::TrainRequest::default_data_options();
-  auto s = trainer::evaluate_checkpoint(student, records, platform, split, threads);
-  if (!s) return s.status();
-  auto t = trainer::evaluate_checkpoint(teacher, records, platform, split, threads);
-  if (!t) return t.status();
-  return SplitScores{*s, *t};
+namespace {
+
+// Each program's set: group · kMaxSets + (its rank in the task mod k), k =
+// clamp(n / kProgramsPerSet, 1, kMaxSets) for a task of n programs.
+std::vector<std::int64_t> set_groups(const std::vector<std::int64_t>& groups, std::size_t tasks) {
+  std::vector<std::int64_t> n(tasks, 0), seen(tasks, 0);
+  for (std::int64_t g : groups) ++n[static_cast<std::size_t>(g)];
+  std::vector<std::int64_t> out(groups.size());
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const auto g = static_cast<std::size_t>(groups[i]);
+    const std::int64_t k = std::clamp<std::int64_t>(n[g] / kProgramsPerSet, 1, kMaxSets);
+    out[i] = groups[i] * kMaxSets + seen[g]++ % k;
+  }
+  return out;
 }
 
-PlatformComparison comparison_of(const std::string& platform, bool is_new, const SplitScores* scores) {
-  PlatformComparison c{platform, is_new, std::nullopt, std::nullopt};
-  if (scores) {
-    c.teacher_top1 = scores->teacher.top1.mean_ratio;
-    c.student_top1 = scores->student.top1.mean_ratio;
+// One model's values per task (group), from its values per set (in task order).
+std::vector<std::pair<std::int64_t, TaskValues>> per_task(std::span<const trainer::TaskRanking> sets) {
+  std::vector<std::pair<std::int64_t, TaskValues>> out;
+  std::vector<double> logs;  // of the task's counted tuning ratios
+  std::int64_t count = 0;
+  const auto close = [&] {
+    TaskValues& v = out.back().second;
+    v.top1 /= static_cast<double>(count);
+    double sum = 0;
+    for (double l : logs) sum += l;
+    v.tuning_ratio = logs.empty() ? 0 : std::exp(sum / static_cast<double>(logs.size()));
+  };
+  for (const trainer::TaskRanking& s : sets) {
+    const std::int64_t task = s.group / kMaxSets;
+    if (out.empty() || out.back().first != task) {
+      if (!out.empty()) close();
+      out.emplace_back(task, TaskValues{});
+      logs.clear();
+      count = 0;
+    }
+    TaskValues& v = out.back().second;
+    v.top1 += s.top1();
+    v.best += s.best;
+    v.best_top1 += s.best_top1;
+    if (s.tuning_ratio > 0) logs.push_back(std::log(s.tuning_ratio));
+    ++count;
   }
-  return c;
+  if (!out.empty()) close();
+  return out;
+}
+
+}  // namespace
+
+Result<PairedScores> evaluate_against_teacher(std::string_view student, std::string_view teacher,
+                                              std::span<const core::Record> records, const trainer::Platform& platform,
+                                              int threads) {
+  const std::string_view checkpoints[] = {student, teacher};
+  auto scored = trainer::score_checkpoints(checkpoints, records, platform, threads);
+  if (!scored) return scored.status();
+  const std::vector<float>&s = scored->scores[0], &t = scored->scores[1];
+  PairedScores out;
+  out.student = trainer::evaluate_ranking(scored->groups, scored->latencies, s);
+  out.teacher = trainer::evaluate_ranking(scored->groups, scored->latencies, t);
+  const std::vector<std::int64_t> sets = set_groups(scored->groups, scored->task_keys.size());
+  const auto by_student = per_task(trainer::per_task_ranking(sets, scored->latencies, s));
+  const auto by_teacher = per_task(trainer::per_task_ranking(sets, scored->latencies, t));
+  for (std::size_t i = 0; i < by_student.size(); ++i) {  // the same sets, in the same order
+    out.tasks.push_back(TaskPair{by_teacher[i].second, by_student[i].second});
+    out.task_keys.push_back(scored->task_keys[static_cast<std::size_t>(by_student[i].first)]);
+  }
+  return out;
+}
+
+std::string judged_on(bool is_new) {
+  return std::string(is_new ? "its standing split" : "every measured task") + ", at most " +
+         std::to_string(kJudgedProgramsPerTask) + " programs each, top-1 averaged over sets of " +
+         std::to_string(kProgramsPerSet);
+}
+
+namespace {
+// JudgedRecords' heaps: the highest program id on top, the first to go.
+constexpr auto kHigherIdFirst = [](const auto& a, const auto& b) { return a.id < b.id; };
+}  // namespace
+
+JudgedRecords::JudgedRecords(bool standing_split_only, std::int64_t per_task)
+    : standing_split_only_(standing_split_only), per_task_(per_task) {}
+
+void JudgedRecords::add(std::string_view program_id, const core::Record& record) {
+  if (per_task_ <= 0 || core::classify(record) != core::RecordClass::kMeasured) return;
+  std::string key = core::canonical_workload_key(record.workload_key);
+  const double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
+  if (standing_split_only_ && !core::in_holdout(key, eval_fraction, 0)) return;
+  std::vector<Kept>& heap = tasks_[std::move(key)];
+  if (static_cast<std::int64_t>(heap.size()) >= per_task_) {
+    if (program_id >= heap.front().id) return;
+    std::pop_heap(heap.begin(), heap.end(), kHigherIdFirst);
+    heap.pop_back();
+  }
+  heap.push_back(Kept{std::string(program_id), record});
+  std::push_heap(heap.begin(), heap.end(), kHigherIdFirst);
+}
+
+std::vector<core::Record> JudgedRecords::take() {
+  std::vector<core::Record> out;
+  for (auto& [key, heap] : tasks_) {
+    std::sort_heap(heap.begin(), heap.end(), kHigherIdFirst);  // ascending id
+    for (Kept& k : heap) out.push_back(std::move(k.record));
+  }
+  tasks_.clear();
+  return out;
+}
+
+std::vector<TaskPair> standing_split_tasks(const PairedScores& scores, double eval_fraction) {
+  std::vector<TaskPair> out;
+  for (std::size_t i = 0; i < scores.tasks.size(); ++i) {
+    if (core::in_holdout(scores.task_keys[i], eval_fraction, 0)) out.push_back(scores.tasks[i]);
+  }
+  return out;
+}
+
+PlatformComparison comparison_of(const std::string& platform, bool is_new, std::string judged_on,
+                                 const PairedScores* scores) {
+  return paired_comparison(platform, is_new, std::move(judged_on),
+                           scores ? std::span<const TaskPair>(scores->tasks) : std::span<const TaskPair>());
 }
 
 }  // namespace tcl::onboarding

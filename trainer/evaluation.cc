@@ -202,6 +202,25 @@ TopK topk(std::span<const std::int64_t> groups, std::span<const double> latencie
   return TopK{sum_best / sum_topk, sum_ratio / static_cast<double>(n)};
 }
 
+std::vector<TaskRanking> per_task_ranking(std::span<const std::int64_t> groups, std::span<const double> latencies,
+                                          std::span<const float> scores) {
+  assert(groups.size() == latencies.size() && groups.size() == scores.size());
+  std::vector<TaskRanking> out;
+  for (const auto& idx : by_task(groups)) {
+    if (idx.size() < 2) continue;
+    const TaskTopK t = task_topk(idx, latencies, scores, 1);
+    TaskRanking r{groups[idx[0]], t.best, t.best_topk, 0};
+    std::int64_t g = 0;
+    const std::vector<char> within = within_best(idx, latencies, &g);
+    if (g < static_cast<std::int64_t>(idx.size())) {
+      r.tuning_ratio =
+          model_trials(idx, within, scores) / expected_random_trials(static_cast<std::int64_t>(idx.size()), g);
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
 RankingMetrics evaluate_ranking(std::span<const std::int64_t> groups, std::span<const double> latencies,
                                 std::span<const float> scores) {
   assert(groups.size() == latencies.size() && groups.size() == scores.size());

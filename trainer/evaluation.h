@@ -33,11 +33,15 @@
 // g = 1, towards e^-γ ≈ 0.56 when T is nearly geometric, i.e. many qualify;
 // 0.63 on x86-24c's held-out tasks), nor is the share 0.5 (0.5 for g = 1,
 // towards 1 - 1/e ≈ 0.63) — the floor a model is held against.
+// Per task (per_task_ranking): the same quantities before they are pooled,
+// so that two models scored on the same programs can be compared task by
+// task (a paired difference: the tasks' own difficulty cancels).
 // Thread-safety: pure functions.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace tcl::trainer {
 
@@ -69,6 +73,22 @@ struct RankingMetrics {
 
 RankingMetrics evaluate_ranking(std::span<const std::int64_t> groups, std::span<const double> latencies,
                                 std::span<const float> scores);
+
+// One task of a ranking: the latencies top-1 compares and the tuning proxy's
+// ratio. Over tasks: top-1 mean_ratio = mean of best / best_top1, sum_ratio =
+// Σ best / Σ best_top1, the tuning geomean = exp(mean log tuning_ratio)
+// over the tasks where it is counted — the values evaluate_ranking gives.
+struct TaskRanking {
+  std::int64_t group = 0;
+  double best = 0;          // the lowest latency of the task
+  double best_top1 = 0;     // the latency of the highest-scored program
+  double tuning_ratio = 0;  // the tuning proxy's ratio; 0 when the task is not counted (all qualify)
+  [[nodiscard]] double top1() const { return best / best_top1; }
+};
+
+// Every task with ≥ 2 programs, in first-seen order.
+std::vector<TaskRanking> per_task_ranking(std::span<const std::int64_t> groups, std::span<const double> latencies,
+                                          std::span<const float> scores);
 
 // One k, for callers that need others (the tuning-cost curve).
 TopK topk(std::span<const std::int64_t> groups, std::span<const double> latencies, std::span<const float> scores,

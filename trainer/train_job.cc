@@ -21,6 +21,7 @@
 #include "trainer/device_internal.h"
 #include "trainer/distillation.h"
 #include "trainer/epoch_loop.h"
+#include "trainer/fast_inference.h"
 #include "trainer/fisher.h"
 #include "trainer/score_model.h"
 
@@ -314,6 +315,21 @@ Result<RankingMetrics> score_training_split(std::string_view checkpoint, std::sp
   return evaluate(*(*model)->score_model(), train, descriptor_tensor(ds->descriptor, device));
 }
 
+// One model's scores of a dataset's (train) split on the CPU: the fast path for a Mamba model.
+Result<std::vector<float>> cpu_scores(const CostModel& model, const Dataset& ds, int threads) {
+  const DatasetSplit& split = ds.train;
+  std::vector<float> out(static_cast<std::size_t>(split.count));
+  const FeatureBatch batch{split.count, ds.seq_len, split.tokens, split.lengths, ds.descriptor};
+  if (model.config().kind == ModelKind::kMamba) {
+    auto fast = StudentInference::create(model, InferenceOptions{.threads = threads});
+    if (!fast) return fast.status();
+    if (Status s = (*fast)->predict(batch, out); !s) return s;
+    return out;
+  }
+  if (Status s = model.predict(batch, out); !s) return s;
+  return out;
+}
+
 // zero_shot_fit without the thread scope and the exception guard.
 Result<RankingMetrics> zero_shot_fit_unscoped(const TrainRequest& request, std::string_view checkpoint) {
   DatasetOptions options = request.data.options;
@@ -459,6 +475,43 @@ Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::spa
 
 std::int64_t default_max_records(Device device) {
   return device == Device::kCuda ? 0 : TrainData::default_options().max_records;
+}
+
+Result<ScoredPrograms> score_checkpoints(std::span<const std::string_view> checkpoints,
+                                         std::span<const core::Record> records, const Platform& platform, int threads) {
+  ThreadsScope scope(threads);
+  try {
+    DatasetOptions options = TrainRequest::default_data_options();
+    options.eval_fraction = 0;
+    options.max_records = 0;
+    ScoredPrograms out;
+    std::optional<Dataset> ds;  // rebuilt only when a checkpoint's max_len cuts it otherwise
+    for (std::string_view checkpoint : checkpoints) {
+      auto model = CostModel::load(checkpoint);
+      if (!model) return model.status().with_context("score");
+      const int max_len = std::min(core::kDefaultMaxSteps, static_cast<int>((*model)->config().max_len));
+      if (!ds || max_len != options.max_len) {
+        options.max_len = max_len;
+        Result<Dataset> built = build_dataset(records, platform, options);
+        if (!built) return built.status().with_context("score");
+        ds = std::move(*built);
+        if (out.scores.empty()) {
+          out.task_keys = ds->task_keys;
+          out.groups = ds->train.groups;
+          out.latencies = ds->train.latencies;
+        } else if (ds->train.groups != out.groups || ds->train.latencies != out.latencies) {
+          return Status::internal("score: the programs differ between checkpoints");  // not expected: cut only
+        }
+      }
+      if (Status s = init_fits((*model)->config(), *ds); !s) return s.with_context("score");
+      Result<std::vector<float>> scores = cpu_scores(**model, *ds, threads);
+      if (!scores) return scores.status().with_context("score");
+      out.scores.push_back(std::move(*scores));
+    }
+    return out;
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("score: ") + e.what());
+  }
 }
 
 }  // namespace tcl::trainer

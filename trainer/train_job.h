@@ -337,6 +337,24 @@ struct TrainResult {
 Result<RankingMetrics> evaluate_checkpoint(std::string_view checkpoint, std::span<const core::Record> records,
                                            const Platform& platform, const DatasetOptions& data, int threads = 0);
 
+// Several checkpoints on the same programs, for a paired comparison (the
+// promotion gate's, onboarding/distill.h): every measured record of
+// `records` is scored (no split and no cap: the caller picked them), in
+// tasks of ≥ 2 programs, steps encoding, on the CPU — through the fast
+// path (fast_inference.h) for a Mamba model. A checkpoint with a shorter
+// max_len gets the same programs cut to its length. Errors: a checkpoint
+// that does not load or read this data, kFailedPrecondition when no task
+// has 2 measured programs.
+struct ScoredPrograms {
+  std::vector<std::string> task_keys;      // canonical workload keys; groups index them
+  std::vector<std::int64_t> groups;        // per program
+  std::vector<double> latencies;           // per program, seconds
+  std::vector<std::vector<float>> scores;  // per checkpoint (in order), per program
+};
+Result<ScoredPrograms> score_checkpoints(std::span<const std::string_view> checkpoints,
+                                         std::span<const core::Record> records, const Platform& platform,
+                                         int threads = 0);
+
 // How well `checkpoint` ranks the programs that `request` would train on
 // (its records, platform and data options, with no validation share cut),
 // before any step: what auto_schedule decides on. Scored on request.resources.device.

@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <thread>
@@ -156,7 +157,31 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
   // The gate's verdict is recorded with its reasons, and production follows it.
   const std::string status(version.at("status").as_string());
   ASSERT_TRUE(status == "promoted" || status == "candidate") << status;
-  EXPECT_EQ(version.at("status_reasons").at("reasons").as_array().size(), 2u) << json::serialize(version);
+  const json::array& reasons = version.at("status_reasons").at("reasons").as_array();
+  ASSERT_EQ(reasons.size(), 2u) << json::serialize(version);
+  // Each reason says what was measured on how many tasks, and the verdict:
+  // the old platform on every measured task, the new one on its standing split.
+  const std::string old_reason(reasons[0].as_string()), new_reason(reasons[1].as_string());
+  std::printf("[ gate ] %s\n[ gate ] %s\n", old_reason.c_str(), new_reason.c_str());
+  const std::int64_t x16_tasks = metrics.at("versus_parent").at("x16").at("tasks").as_int64();
+  EXPECT_GE(x16_tasks, 10) << json::serialize(metrics);
+  for (const std::string& part : {"x16: " + std::to_string(x16_tasks) + " tasks (every measured task, at most 256",
+                                  std::string("top-1 mean "), std::string(" se), sum "), std::string("tuning proxy"),
+                                  std::string("margins 0.0100 top-1, 10% tuning proxy: ")}) {
+    EXPECT_NE(old_reason.find(part), std::string::npos) << part << " in " << old_reason;
+  }
+  EXPECT_TRUE(old_reason.find(": kept") != std::string::npos || old_reason.find(": forgot") != std::string::npos)
+      << old_reason;
+  EXPECT_EQ(new_reason.rfind("t4 (new): ", 0), 0u) << new_reason;
+  EXPECT_NE(new_reason.find("tasks (its standing split"), std::string::npos) << new_reason;
+  // The comparison with the parent carries the tuning proxy and the standing split apart.
+  const json::value& x16 = metrics.at("versus_parent").at("x16");
+  for (const char* key : {"parent_tuning_proxy", "tuning_proxy"}) {
+    EXPECT_TRUE(x16.at(key).is_number() || x16.at(key).is_null()) << json::serialize(x16);
+  }
+  EXPECT_TRUE(x16.at("change_se").is_number()) << json::serialize(x16);
+  EXPECT_LT(x16.at("standing_split").at("tasks").as_int64(), x16_tasks) << json::serialize(x16);
+  EXPECT_EQ(metrics.at("x16").at("eval_tasks").as_int64(), x16_tasks) << json::serialize(metrics);
   const std::int64_t production = call("GET", "/v1/aliases/production").json().at("version").as_int64();
   EXPECT_EQ(production, status == "promoted" ? v2 : v1);
 

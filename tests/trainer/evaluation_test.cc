@@ -215,6 +215,43 @@ TEST(TuningProxyTest, RandomScoresLookLikeRandomOrders) {
   EXPECT_LT(best.geomean_ratio, floor.geomean_ratio - 10 * floor.geomean_sd);
 }
 
+TEST(EvaluationTest, PerTaskRankingPoolsToTheSameMetrics) {
+  // Per-task values, pooled as the header says, give evaluate_ranking's
+  // top-1 and tuning proxy; a singleton task is left out, as there.
+  std::mt19937 rng(11);
+  std::vector<std::int64_t> g;
+  std::vector<double> lat;
+  std::vector<float> sc;
+  for (int t = 0; t < 60; ++t) {
+    const int n = t == 7 ? 1 : 2 + t % 17;
+    for (int i = 0; i < n; ++i) {
+      g.push_back(100 + t);
+      lat.push_back(std::exp(std::uniform_real_distribution<double>(0, 2)(rng)));
+      sc.push_back(std::uniform_real_distribution<float>(0, 1)(rng));
+    }
+  }
+  const std::vector<TaskRanking> tasks = per_task_ranking(g, lat, sc);
+  const RankingMetrics m = evaluate_ranking(g, lat, sc);
+  ASSERT_EQ(static_cast<std::int64_t>(tasks.size()), m.tasks);
+  EXPECT_EQ(tasks.front().group, 100);
+  double mean = 0, best = 0, top1 = 0, logs = 0;
+  std::int64_t counted = 0;
+  for (const TaskRanking& t : tasks) {
+    EXPECT_NE(t.group, 107);
+    mean += t.top1();
+    best += t.best;
+    top1 += t.best_top1;
+    if (t.tuning_ratio > 0) {
+      logs += std::log(t.tuning_ratio);
+      ++counted;
+    }
+  }
+  EXPECT_NEAR(mean / static_cast<double>(tasks.size()), m.top1.mean_ratio, 1e-12);
+  EXPECT_NEAR(best / top1, m.top1.sum_ratio, 1e-12);
+  EXPECT_EQ(counted, m.tuning.tasks);
+  EXPECT_NEAR(std::exp(logs / static_cast<double>(counted)), m.tuning.geomean_ratio, 1e-12);
+}
+
 TEST(TaskSplitTest, StableFractionAndSalt) {
   int held = 0, held_salted = 0, both = 0;
   for (int i = 0; i < 4000; ++i) {

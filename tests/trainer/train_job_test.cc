@@ -561,6 +561,42 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
   EXPECT_EQ(train_platform(r, nullptr).status().code(), StatusCode::kInvalidArgument);
 }
 
+// score_checkpoints: several checkpoints on the same programs, every task
+// (no split), the fast path's scores ranking as evaluate_checkpoint's torch
+// path does on the same tasks.
+TEST(TrainJobTest, ScoreCheckpointsScoresEveryTaskOnceForEachCheckpoint) {
+  const std::vector<core::Record> records = planted_platform(12, 40);
+  TrainRequest r = small_request(records);
+  r.optimisation.epochs = 2;
+  auto trained = train_platform(r, nullptr);
+  ASSERT_TRUE(trained.is_ok()) << trained.status().to_string();
+  TrainRequest other = r;
+  other.optimisation.epochs = 4;  // another model: more steps
+  auto fresh = train_platform(other, nullptr);
+  ASSERT_TRUE(fresh.is_ok());
+  const std::string_view both[] = {trained->checkpoint, fresh->checkpoint};
+  auto s = score_checkpoints(both, records, r.data.platform, 1);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  ASSERT_EQ(s->task_keys.size(), 12u);
+  ASSERT_EQ(s->groups.size(), 12u * 40u);
+  ASSERT_EQ(s->latencies.size(), s->groups.size());
+  ASSERT_EQ(s->scores.size(), 2u);
+  EXPECT_NE(s->scores[0], s->scores[1]);
+  // Every task, as evaluate_checkpoint sees them when its split holds all of them.
+  DatasetOptions all = r.data.options;
+  all.eval_fraction = 0.999999;
+  all.max_eval_records = 0;
+  auto torch_path = evaluate_checkpoint(trained->checkpoint, records, r.data.platform, all, 1);
+  ASSERT_TRUE(torch_path.is_ok()) << torch_path.status().to_string();
+  const RankingMetrics fast = evaluate_ranking(s->groups, s->latencies, s->scores[0]);
+  EXPECT_EQ(fast.tasks, torch_path->tasks);
+  EXPECT_NEAR(fast.pairwise_accuracy, torch_path->pairwise_accuracy, 1e-3);
+  EXPECT_NEAR(fast.top1.mean_ratio, torch_path->top1.mean_ratio, 1e-3);
+  // A checkpoint that does not load is an error.
+  const std::string_view bad[] = {"not a checkpoint"};
+  EXPECT_FALSE(score_checkpoints(bad, records, r.data.platform, 1).is_ok());
+}
+
 // Joint training on two platforms whose rules disagree: one model ranks
 // both (each under its own descriptor), which a single-platform model cannot.
 TEST(TrainJobTest, JointTrainingLearnsEveryPlatform) {
