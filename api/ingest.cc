@@ -15,7 +15,7 @@
 namespace tcl::api {
 namespace json = boost::json;
 
-std::string platform_mismatch(const registry::Platform& platform, const std::string& record_target,
+std::string platform_mismatch(const registry::PlatformRow& platform, const std::string& record_target,
                               const std::int64_t* hw) {
   if (hw != nullptr) {
     static constexpr const char* kNames[8] = {"num_cores",
@@ -64,7 +64,7 @@ namespace {
 // Line-by-line state of one upload.
 class Ingest {
  public:
-  Ingest(const registry::Platform& platform, registry::UploadWriter& writer, const UploadOptions& options)
+  Ingest(const registry::PlatformRow& platform, registry::UploadWriter& writer, const UploadOptions& options)
       : platform_(platform), writer_(writer), options_(options) {}
 
   void line(std::string_view text, std::uint64_t number, bool too_long) {
@@ -164,7 +164,7 @@ class Ingest {
   const std::int64_t* rejected_by_reason() const { return rejected_by_reason_; }
 
  private:
-  const registry::Platform& platform_;
+  const registry::PlatformRow& platform_;
   registry::UploadWriter& writer_;
   const UploadOptions& options_;
   core::RecordParser parser_;
@@ -183,8 +183,8 @@ class Ingest {
 
 }  // namespace
 
-Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry::Platform& platform, ChunkChannel& body,
-                                 const UploadOptions& options) {
+Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry::PlatformRow& platform,
+                                 ChunkChannel& body, const UploadOptions& options) {
   if (!options.idempotency_key.empty()) {
     auto previous = uploads.find_previous(platform.id, options.kind, options.idempotency_key, "");
     if (!previous) return previous.status();

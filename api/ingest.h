@@ -64,13 +64,13 @@ struct UploadOutcome {
 // (client went away), kUnavailable (database); in every error case nothing
 // was stored. An Idempotency-Key seen before answers its first report
 // before the body is read, whatever the body.
-Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry::Platform& platform, ChunkChannel& body,
-                                 const UploadOptions& options);
+Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry::PlatformRow& platform,
+                                 ChunkChannel& body, const UploadOptions& options);
 
 // Why a parsed record cannot belong to `platform`, or empty when it can:
 // hardware_params that differ from the platform's, or a target of another
 // kind (llvm vs cuda) or another -mcpu/-arch.
-std::string platform_mismatch(const registry::Platform& platform, const std::string& record_target,
+std::string platform_mismatch(const registry::PlatformRow& platform, const std::string& record_target,
                               const std::int64_t* hardware_params /* 8 values or null */);
 
 }  // namespace tcl::api

@@ -1,6 +1,6 @@
 // core/platform.h — the one Platform: the hardware a record was measured on
 // and a model is conditioned on (a TVM target and its HardwareParams), and
-// its descriptor. registry::Platform (a stored row: id, name, counts) gives
+// its descriptor. registry::PlatformRow (a stored row: id, name, counts) gives
 // it through registry::core_platform; the trainer takes it as is.
 // Thread-safe: values and pure functions.
 #pragma once

@@ -49,7 +49,7 @@ struct JobWorker::Metrics {
 
 namespace {
 
-trainer::TrainRequest make_request(const api::JobOptions& o, const registry::Platform& platform,
+trainer::TrainRequest make_request(const api::JobOptions& o, const registry::PlatformRow& platform,
                                    const std::vector<core::Record>& records) {
   trainer::TrainRequest request;
   request.data.records = records;
@@ -350,7 +350,7 @@ Result<JobWorker::Start> JobWorker::read_start(const std::string& name, bool dis
 }
 
 Result<std::unique_ptr<JobWorker::Distill>> JobWorker::plan_distill(
-    const registry::Job& job, const api::JobOptions& o, const registry::Platform& platform, const Start& teacher,
+    const registry::Job& job, const api::JobOptions& o, const registry::PlatformRow& platform, const Start& teacher,
     const trainer::TrainRequest& request, const std::unordered_set<std::string>& measured, Heartbeat& heartbeat) {
   auto d = std::make_unique<Distill>();
   if (auto f = models_.fisher(*teacher.version); f) {
@@ -549,7 +549,7 @@ Result<std::int64_t> JobWorker::store_version(const registry::Job& job, const re
   return version->version;
 }
 
-Result<std::vector<core::Record>> JobWorker::read_platform_records(const registry::Platform& platform,
+Result<std::vector<core::Record>> JobWorker::read_platform_records(const registry::PlatformRow& platform,
                                                                    std::int64_t max_records, double eval_fraction,
                                                                    std::unordered_set<std::string>* program_ids) {
   // Records take ~5-8 KB each in memory, so when there are many more than
@@ -574,7 +574,7 @@ Result<std::vector<core::Record>> JobWorker::read_platform_records(const registr
   return records;
 }
 
-Result<std::vector<core::Record>> JobWorker::read_unmeasured_candidates(const registry::Platform& platform,
+Result<std::vector<core::Record>> JobWorker::read_unmeasured_candidates(const registry::PlatformRow& platform,
                                                                         const std::unordered_set<std::string>& measured,
                                                                         std::int64_t max_records) {
   // As for measurements: a deterministic share by program id when the pool
@@ -598,7 +598,7 @@ Result<std::vector<core::Record>> JobWorker::read_unmeasured_candidates(const re
   return records;
 }
 
-Result<std::vector<core::Record>> JobWorker::read_judged_records(const registry::Platform& platform,
+Result<std::vector<core::Record>> JobWorker::read_judged_records(const registry::PlatformRow& platform,
                                                                  bool standing_split_only, std::int64_t per_task) {
   onboarding::JudgedRecords judged(standing_split_only, per_task);
   core::RecordParser parser;

@@ -93,18 +93,18 @@ class JobWorker {
   // The platform's measurements (a seeded share when there are far more than
   // max_records; all when max_records is 0). `program_ids`, when given,
   // receives the stored program id of every record returned.
-  Result<std::vector<core::Record>> read_platform_records(const registry::Platform& platform, std::int64_t max_records,
-                                                          double eval_fraction,
+  Result<std::vector<core::Record>> read_platform_records(const registry::PlatformRow& platform,
+                                                          std::int64_t max_records, double eval_fraction,
                                                           std::unordered_set<std::string>* program_ids = nullptr);
   // What the promotion gate judges a platform on (onboarding::JudgedRecords):
   // per_task measured records of each task at most, of every task or of the
   // standing split's only. Memory and time stay bounded on 500k records.
-  Result<std::vector<core::Record>> read_judged_records(const registry::Platform& platform, bool standing_split_only,
+  Result<std::vector<core::Record>> read_judged_records(const registry::PlatformRow& platform, bool standing_split_only,
                                                         std::int64_t per_task);
   // The platform's candidates whose program ids are not in `measured` (its
   // distill inputs without labels, DESIGN §5.2): about max_records of them,
   // a deterministic share by program id when the pool is larger.
-  Result<std::vector<core::Record>> read_unmeasured_candidates(const registry::Platform& platform,
+  Result<std::vector<core::Record>> read_unmeasured_candidates(const registry::PlatformRow& platform,
                                                                const std::unordered_set<std::string>& measured,
                                                                std::int64_t max_records);
   // A student and its teacher on one platform, on what the gate judges
@@ -120,7 +120,7 @@ class JobWorker {
   void fail_job(const registry::Job& job, const Status& s);
   Result<Start> read_start(const std::string& name, bool distill);
   Result<std::unique_ptr<Distill>> plan_distill(const registry::Job& job, const api::JobOptions& o,
-                                                const registry::Platform& platform, const Start& teacher,
+                                                const registry::PlatformRow& platform, const Start& teacher,
                                                 const trainer::TrainRequest& request,
                                                 const std::unordered_set<std::string>& measured, Heartbeat& heartbeat);
   Result<trainer::TrainResult> train(const registry::Job& job, const trainer::TrainRequest& request, int epochs,

@@ -10,12 +10,12 @@
 
 namespace tcl::registry {
 
-core::HardwareParams hardware_params_of(const Platform& p) {
+core::HardwareParams hardware_params_of(const PlatformRow& p) {
   const auto& hw = p.hardware_params;
   return core::HardwareParams{hw[0], hw[1], hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]};
 }
 
-core::Platform core_platform(const Platform& p) { return core::Platform{p.target, hardware_params_of(p)}; }
+core::Platform core_platform(const PlatformRow& p) { return core::Platform{p.target, hardware_params_of(p)}; }
 namespace {
 
 // Columns shared by every platform query, in the order row_to_platform reads.
@@ -49,8 +49,8 @@ Status parse_params(std::string_view text, std::array<std::int64_t, 8>& out) {
   return Status::ok();
 }
 
-Result<Platform> row_to_platform(const pqxx::row& row) {
-  Platform p;
+Result<PlatformRow> row_to_platform(const pqxx::row& row) {
+  PlatformRow p;
   p.id = row[0].as<std::int64_t>();
   p.name = row[1].as<std::string>();
   p.target = row[2].as<std::string>();
@@ -94,9 +94,9 @@ PlatformCounts row_to_counts(const pqxx::row& row, pqxx::row::size_type first) {
 
 }  // namespace
 
-Result<Platform> PlatformStore::create(const NewPlatform& p) {
+Result<PlatformRow> PlatformStore::create(const NewPlatform& p) {
   const std::string what = "creating platform '" + p.name + "'";
-  return internal::with_transaction(pool_, what, [&](pqxx::work& tx) -> Result<Platform> {
+  return internal::with_transaction(pool_, what, [&](pqxx::work& tx) -> Result<PlatformRow> {
     try {
       const pqxx::row row =
           tx.exec_params1(std::string("INSERT INTO platforms (name, target, hardware_params, description) "
@@ -110,23 +110,25 @@ Result<Platform> PlatformStore::create(const NewPlatform& p) {
   });
 }
 
-Result<std::vector<Platform>> PlatformStore::list() {
-  return internal::with_transaction(pool_, "listing platforms", [&](pqxx::work& tx) -> Result<std::vector<Platform>> {
-    std::vector<Platform> out;
-    for (const pqxx::row& row : tx.exec(std::string("SELECT ") + kPlatformColumns + " FROM platforms ORDER BY id")) {
-      auto p = row_to_platform(row);
-      if (!p) return p.status();
-      out.push_back(std::move(*p));
-    }
-    return out;
-  });
+Result<std::vector<PlatformRow>> PlatformStore::list() {
+  return internal::with_transaction(
+      pool_, "listing platforms", [&](pqxx::work& tx) -> Result<std::vector<PlatformRow>> {
+        std::vector<PlatformRow> out;
+        for (const pqxx::row& row :
+             tx.exec(std::string("SELECT ") + kPlatformColumns + " FROM platforms ORDER BY id")) {
+          auto p = row_to_platform(row);
+          if (!p) return p.status();
+          out.push_back(std::move(*p));
+        }
+        return out;
+      });
 }
 
-Result<Platform> PlatformStore::find(const std::string& name) { return read(name, /*with_counts=*/false); }
+Result<PlatformRow> PlatformStore::find(const std::string& name) { return read(name, /*with_counts=*/false); }
 
-Result<Platform> PlatformStore::get(const std::string& name) { return read(name, /*with_counts=*/true); }
+Result<PlatformRow> PlatformStore::get(const std::string& name) { return read(name, /*with_counts=*/true); }
 
-Result<Platform> PlatformStore::read(const std::string& name, bool with_counts) {
+Result<PlatformRow> PlatformStore::read(const std::string& name, bool with_counts) {
   const std::string what = "reading platform '" + name + "'";
   // One statement, so no BEGIN/COMMIT round trips (the route is bound by them).
   const std::string sql = with_counts
@@ -134,7 +136,7 @@ Result<Platform> PlatformStore::read(const std::string& name, bool with_counts) 
                                     " FROM platforms LEFT JOIN platform_counts c ON c.platform_id = platforms.id"
                                     " WHERE name = $1"
                               : std::string("SELECT ") + kPlatformColumns + " FROM platforms WHERE name = $1";
-  return internal::with_connection(pool_, what, [&](pqxx::connection& conn) -> Result<Platform> {
+  return internal::with_connection(pool_, what, [&](pqxx::connection& conn) -> Result<PlatformRow> {
     pqxx::nontransaction tx(conn);
     const pqxx::result r = tx.exec_params(sql, name);
     if (r.empty()) return Status::not_found("platform '" + name + "' does not exist");

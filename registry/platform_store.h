@@ -24,7 +24,9 @@ struct PlatformCounts {
   std::int64_t candidates = 0;    // programs in the candidate pool
 };
 
-struct Platform {
+// A row of table `platforms`: a registered platform (its name, id and counts).
+// The hardware a model is conditioned on is core::Platform: core_platform(row).
+struct PlatformRow {
   std::int64_t id = 0;
   std::string name;
   std::string target;
@@ -37,8 +39,8 @@ struct Platform {
 // The platform's TVM HardwareParams, and its target and those as the one
 // core::Platform (core/platform.h; core::descriptor_of gives what the student
 // is conditioned on).
-core::HardwareParams hardware_params_of(const Platform& p);
-core::Platform core_platform(const Platform& p);
+core::HardwareParams hardware_params_of(const PlatformRow& p);
+core::Platform core_platform(const PlatformRow& p);
 
 struct NewPlatform {
   std::string name;  // validated by the caller: [a-z0-9][a-z0-9._-]{0,63}
@@ -51,21 +53,21 @@ class PlatformStore {
  public:
   explicit PlatformStore(PgPool& pool) : pool_(pool) {}
   // kAlreadyExists when the name is taken.
-  Result<Platform> create(const NewPlatform& p);
-  Result<std::vector<Platform>> list();
+  Result<PlatformRow> create(const NewPlatform& p);
+  Result<std::vector<PlatformRow>> list();
   // With its counts, as kept by UploadStore (table platform_counts,
   // migrations/0007): one indexed read, whatever the platform holds.
   // kNotFound when unknown.
-  Result<Platform> get(const std::string& name);
+  Result<PlatformRow> get(const std::string& name);
   // Like get() without the counts (one indexed lookup; for hot paths).
-  Result<Platform> find(const std::string& name);
+  Result<PlatformRow> find(const std::string& name);
   // The counts computed from the stored rows: O(rows) (seconds for a large
   // platform). For tests, to check that get()'s kept counts equal them.
   // An unknown id has zero counts.
   Result<PlatformCounts> recount(std::int64_t platform_id);
 
  private:
-  Result<Platform> read(const std::string& name, bool with_counts);
+  Result<PlatformRow> read(const std::string& name, bool with_counts);
   PgPool& pool_;
 };
 

@@ -20,7 +20,7 @@ bool valid_platform_name(std::string_view name) {
 
 namespace {
 
-json::object platform_json(const registry::Platform& p, bool with_counts) {
+json::object platform_json(const registry::PlatformRow& p, bool with_counts) {
   json::array hw;
   for (std::int64_t v : p.hardware_params) hw.push_back(v);
   json::object o{{"name", p.name},

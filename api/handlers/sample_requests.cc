@@ -152,7 +152,7 @@ struct Scorers {
   onboarding::RoundModels models;
 };
 
-Result<Scorers> round_models(const SampleParams& params, bool model_named, const registry::Platform& platform,
+Result<Scorers> round_models(const SampleParams& params, bool model_named, const registry::PlatformRow& platform,
                              registry::PlatformStore& platforms, ModelCache& models) {
   Scorers s;
   if (params.strategy == sampler::Strategy::kRandom) return s;
@@ -251,7 +251,7 @@ struct RoundTimes {
 };
 
 // The request to store: the picks with their terms and the parameters as resolved.
-registry::NewSampleRequest new_request(const SampleParams& params, const registry::Platform& platform,
+registry::NewSampleRequest new_request(const SampleParams& params, const registry::PlatformRow& platform,
                                        const Scorers& scorers, const PoolRead& read,
                                        const std::vector<sampler::Pick>& picks, std::int64_t budget,
                                        const RoundTimes& times) {

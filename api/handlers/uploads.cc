@@ -60,7 +60,7 @@ struct UploadKindMetrics {
   prometheus::Counter* by_reason[kRejectReasons];
 };
 
-Result<registry::Platform> find_platform(registry::PlatformStore& platforms, const std::string& name) {
+Result<registry::PlatformRow> find_platform(registry::PlatformStore& platforms, const std::string& name) {
   if (!valid_platform_name(name)) return Status::not_found("platform '" + name + "' does not exist");
   return platforms.find(name);
 }

@@ -58,7 +58,7 @@ class IngestTest : public registry::testing::MigratedDbTest {
   }
   std::int64_t stored() const { return std::stoll(query_text(url_, "SELECT count(*) FROM measurements")); }
 
-  registry::Platform platform_;
+  registry::PlatformRow platform_;
   std::unique_ptr<registry::UploadStore> uploads_;
   std::vector<std::string> lines_;
 };
@@ -171,7 +171,7 @@ TEST_F(IngestTest, PlatformMismatchNamesTheField) {
             "target kind 'cuda' does not match platform 'x16' (llvm)");
   // The platform names no -mcpu: any record's -mcpu fits it.
   EXPECT_EQ(platform_mismatch(platform_, "llvm -keys=cpu -mcpu=skylake", same), "");
-  registry::Platform skylake = platform_;
+  registry::PlatformRow skylake = platform_;
   skylake.target = "llvm -keys=cpu -mcpu=skylake";
   EXPECT_EQ(platform_mismatch(skylake, "llvm -keys=cpu -mcpu=znver3", same),
             "target -mcpu=znver3 does not match platform 'x16' (-mcpu=skylake)");
