@@ -42,7 +42,8 @@
 //      of every platform seen so far: trainer::evaluate_checkpoint(records of
 //      that platform, DatasetOptions{eval_fraction 0.3, split_salt 0,
 //      max_eval_records 20000}); top-1 mean ratio (sum ratio beside it) and
-//      the tuning proxy (geometric mean ratio), forgetting = top-1 now − top-1 right after the platform was learned.
+//      the tuning proxy (geometric mean ratio) and pairwise accuracy, forgetting = top-1 now − top-1 right after the
+//      platform was learned.
 //
 // Everything trained (checkpoints, Fisher, selections, metrics, seconds) is
 // stored under --cache, named by a hash of what produced it (inputs' sha256,
@@ -342,6 +343,7 @@ struct Score {
   double top1_mean = NAN, top1_sum = NAN, floor_mean = NAN, floor_sum = NAN;
   std::int64_t tasks = 0, programs = 0;
   double tuning = NAN, floor_tuning = NAN;  // the tuning proxy's geometric mean (trainer/evaluation.h)
+  double pairwise = NAN;                    // pairwise accuracy (random order: 0.5)
 };
 
 Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const std::string& checkpoint) {
@@ -353,8 +355,8 @@ Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const st
   if (read_file(path, &text)) {
     std::istringstream in(text);
     in >> s.top1_mean >> s.top1_sum >> s.floor_mean >> s.floor_sum >> s.tasks >> s.programs >> s.tuning >>
-        s.floor_tuning;
-    if (in) return s;  // a cache written before the tuning columns is evaluated again
+        s.floor_tuning >> s.pairwise;
+    if (in) return s;  // a cache written before the tuning or pairwise columns is evaluated again
   }
   tr::DatasetOptions o;
   o.eval_fraction = kHoldout;
@@ -362,12 +364,12 @@ Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const st
   o.max_eval_records = kMaxEvalRecords;
   auto m = tr::evaluate_checkpoint(checkpoint, p.split.holdout, p.platform, o, a.threads);
   if (!m) return m.status().with_context("evaluate on " + p.name);
-  s = {m->top1.mean_ratio, m->top1.sum_ratio, m->random_top1.mean_ratio, m->random_top1.sum_ratio,
-       m->tasks,           m->programs,       m->tuning.geomean_ratio,   m->random_tuning.geomean_ratio};
+  s = {m->top1.mean_ratio, m->top1.sum_ratio,       m->random_top1.mean_ratio,      m->random_top1.sum_ratio, m->tasks,
+       m->programs,        m->tuning.geomean_ratio, m->random_tuning.geomean_ratio, m->pairwise_accuracy};
   write_file_atomic(path, fmt("%.6f", s.top1_mean) + " " + fmt("%.6f", s.top1_sum) + " " + fmt("%.6f", s.floor_mean) +
                               " " + fmt("%.6f", s.floor_sum) + " " + std::to_string(s.tasks) + " " +
                               std::to_string(s.programs) + " " + fmt("%.6f", s.tuning) + " " +
-                              fmt("%.6f", s.floor_tuning) + "\n" + key + "\n");
+                              fmt("%.6f", s.floor_tuning) + " " + fmt("%.6f", s.pairwise) + "\n" + key + "\n");
   return s;
 }
 
@@ -468,7 +470,8 @@ struct Lineage {
 bool is_separate(const std::string& method) { return method.rfind("(c", 0) == 0; }
 
 std::string cell_text(const Score& s) {
-  return fmt("%.4f", s.top1_mean) + " (" + fmt("%.4f", s.top1_sum) + "), tuning " + fmt("%.3f", s.tuning);
+  return fmt("%.4f", s.top1_mean) + " (" + fmt("%.4f", s.top1_sum) + "), tuning " + fmt("%.3f", s.tuning) +
+         ", pairwise " + fmt("%.3f", s.pairwise);
 }
 
 // The header: the command, the build and the settings of the run.
@@ -496,7 +499,8 @@ void render_header(const Args& a, std::ostringstream& md) {
      << a.base_epochs << " epochs); c2 = a fresh student on the whole pool (" << a.epochs << " epochs). Threads "
      << a.threads << ", no time budget, box shared (2 cores).\n\n";
   md << "Cells: top-1 mean ratio (sum ratio), and the tuning proxy (geometric mean over tasks of the trials to a "
-        "program within 5% of the best, over a random order's; < 1 is better) on the platform's eval split. (c1)/(c2) "
+        "program within 5% of the best, over a random order's; < 1 is better) and pairwise accuracy on the platform's "
+        "eval split. (c1)/(c2) "
         "keep one model per "
         "platform: a column is that platform's own model (x86-24c's is the base), so they cannot forget; their "
         "parameter count is the sum over platforms. (b) is the multi-task upper bound at the same measurement "
@@ -704,6 +708,7 @@ Score floor_of(const Score& s) {
   f.top1_mean = s.floor_mean;
   f.top1_sum = s.floor_sum;
   f.tuning = s.floor_tuning;
+  f.pairwise = 0.5;
   return f;
 }
 

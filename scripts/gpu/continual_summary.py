@@ -4,7 +4,7 @@
   scripts/gpu/continual_summary.py LOG...     (bench_continual's stdout, one per seed)
 
 Per step and method: each platform's top-1 mean ratio (sum ratio) and tuning
-proxy on its evaluation split, and the forgetting table (top-1 mean now minus
+proxy and pairwise accuracy on its evaluation split, and the forgetting table (top-1 mean now minus
 right after the platform was learned). Cells: mean ± half-width of the 95%
 t-interval over the logs that have the cell, and n.
 """
@@ -14,7 +14,7 @@ import sys
 from collections import defaultdict
 
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
-CELL = re.compile(r"([-+]?\d+\.\d+) \(([-+]?\d+\.\d+)\)(?:, tuning (\d+\.\d+))?")
+CELL = re.compile(r"([-+]?\d+\.\d+) \(([-+]?\d+\.\d+)\)(?:, tuning (\d+\.\d+))?(?:, pairwise (\d+\.\d+))?")
 
 
 def interval(xs):
@@ -49,6 +49,8 @@ def parse(path, cells):
                 cells[key + ("top-1 sum",)].append(float(m.group(2)))
                 if m.group(3):
                     cells[key + ("tuning",)].append(float(m.group(3)))
+                if m.group(4):
+                    cells[key + ("pairwise",)].append(float(m.group(4)))
         elif not line.startswith("|"):
             header = None if line.strip() == "" else header
 
