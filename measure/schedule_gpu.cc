@@ -285,13 +285,9 @@ Result<GpuSchedule> gpu_from_steps(const Workload& w, const std::vector<core::St
   const int c = compute_stage(w);
   for (const auto& st : steps) {
     if (st.kind == StepKind::kPragma) {
-      if (!st.pragma_type.starts_with(kUnrollPragma))
-        return Status::invalid_argument("unknown pragma " + st.pragma_type);
-      try {
-        s.auto_unroll_max_step = std::stoi(st.pragma_type.substr(kUnrollPragma.size()));
-      } catch (const std::exception&) {
-        return Status::invalid_argument("bad pragma value " + st.pragma_type);
-      }
+      auto limit = unroll_limit(st);
+      if (!limit) return limit.status();
+      s.auto_unroll_max_step = *limit;
       have_pragma = true;
     }
     if (st.kind != StepKind::kSplit) continue;

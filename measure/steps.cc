@@ -1,5 +1,6 @@
 #include "measure/steps.h"
 
+#include <exception>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -62,6 +63,17 @@ core::Step unroll_pragma(int stage, int max_step) {
   core::Step st = make(core::StepKind::kPragma, stage);
   st.pragma_type = std::string(kUnrollPragma) + std::to_string(max_step);
   return st;
+}
+
+Result<int> unroll_limit(const core::Step& pragma) {
+  if (!pragma.pragma_type.starts_with(kUnrollPragma)) {
+    return Status::invalid_argument("unknown pragma " + pragma.pragma_type);
+  }
+  try {
+    return std::stoi(pragma.pragma_type.substr(kUnrollPragma.size()));
+  } catch (const std::exception&) {
+    return Status::invalid_argument("bad pragma value " + pragma.pragma_type);
+  }
 }
 
 }  // namespace tcl::measure::steps

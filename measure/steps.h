@@ -9,6 +9,7 @@
 
 #include "core/random.h"
 #include "core/record.h"
+#include "core/status.h"
 
 namespace tcl::measure::steps {
 
@@ -33,5 +34,7 @@ core::Step ids_step(core::StepKind kind, int stage, std::vector<std::int32_t> id
 core::Step compute_at(int stage, int target_stage, int target_iter);
 // PR: the unroll pragma with limit `max_step`.
 core::Step unroll_pragma(int stage, int max_step);
+// The limit of a PR step written by unroll_pragma; kInvalidArgument for any other pragma.
+Result<int> unroll_limit(const core::Step& pragma);
 
 }  // namespace tcl::measure::steps

@@ -16,24 +16,14 @@
 #include "core/program_id.h"
 #include "core/task_split.h"
 #include "onboarding/distill.h"
+#include "tests/lib/shared_data.h"
 
 namespace tcl::onboarding {
 namespace {
 
 // n records, every `stride`-th of the file (more tasks than the first n).
 std::vector<core::Record> records(std::size_t n, std::size_t stride = 1) {
-  const std::string path = std::string(TCL_SOURCE_DIR) + "/../shared/data/gpu-2080ti/records.jsonl.gz";
-  auto reader = core::LineReader::open(path);
-  EXPECT_TRUE(reader.is_ok()) << path;
-  std::vector<core::Record> out;
-  if (!reader) return out;
-  core::RecordParser parser;
-  core::Record r;
-  std::string_view line;
-  for (std::size_t i = 0; out.size() < n && (*reader)->next(&line); ++i) {
-    if (i % stride == 0 && !core::is_skippable_line(line) && parser.parse(line, &r).is_ok()) out.push_back(r);
-  }
-  return out;
+  return testing::shared_data_records("gpu-2080ti", n, stride);
 }
 
 std::vector<std::string> ids_of(const std::vector<core::Record>& rs) {

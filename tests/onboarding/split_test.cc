@@ -13,24 +13,12 @@
 #include "core/line_reader.h"
 #include "core/program_id.h"
 #include "core/task_split.h"
+#include "tests/lib/shared_data.h"
 
 namespace tcl::onboarding {
 namespace {
 
-std::vector<core::Record> records(std::size_t n) {
-  const std::string path = std::string(TCL_SOURCE_DIR) + "/../shared/data/gpu-2080ti/records.jsonl.gz";
-  auto reader = core::LineReader::open(path);
-  EXPECT_TRUE(reader.is_ok()) << path;
-  std::vector<core::Record> out;
-  if (!reader) return out;
-  core::RecordParser parser;
-  core::Record r;
-  std::string_view line;
-  while (out.size() < n && (*reader)->next(&line)) {
-    if (!core::is_skippable_line(line) && parser.parse(line, &r).is_ok()) out.push_back(r);
-  }
-  return out;
-}
+std::vector<core::Record> records(std::size_t n) { return testing::shared_data_records("gpu-2080ti", n); }
 
 TEST(PlatformSplitTest, HeldOutTasksAndOneRecordPerProgramInThePool) {
   std::vector<core::Record> all = records(6000);
