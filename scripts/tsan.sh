@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ThreadSanitizer over the concurrent code, not the whole suite twice: a
 # second build folder with -fsanitize=thread (CMake option TCL_TSAN), only
-# the test binaries of the connection pool, the stores, the upload writer and
-# ChunkChannel (a race makes a binary exit 66, which fails the run). Called by
+# the test binaries of the connection pool, the stores, the upload writer,
+# ChunkChannel and the daemon (a race makes a binary exit 66, which fails the run). Called by
 # scripts/test.sh; TCL_TSAN=0 skips it.
 #
 #   scripts/tsan.sh [extra ctest args]
@@ -22,15 +22,15 @@ tests=(
   tcl_api_test
 )
 targets=("${tests[@]}")
-# TCL_TSAN_DAEMON=1 adds what links LibTorch: the model cache, ingest, and tcld itself under the
-# e2e tests of the server (slow clients), its routes and the job worker with its heartbeat
-# (training). Off in CI for now: it builds the trainer and the daemon a second time, which
-# CI's time cannot yet carry on the stop that reformatted every file (no ccache hits).
+# The daemon set (on by default, CI included; TCL_TSAN_DAEMON=0 leaves it out locally): what links
+# LibTorch — the model cache, ingest, and tcld itself under the e2e tests of the server (slow
+# clients), its routes and the job worker with its heartbeat (training). It builds the trainer and
+# the daemon a second time (about 10 minutes on 2 cores without ccache hits).
 # A test entry may carry a gtest filter after a colon: the trainer's own loops are instrumented too,
 # so a job that trains to the end outlasts the e2e test's wait (TrainJobCreatesTheFirstVersionAsProduction
 # ran 4 minutes and timed out); the other training tests (a killed worker's job retried, bad options,
 # cancel) still run the worker and its heartbeat thread.
-if [[ "${TCL_TSAN_DAEMON:-0}" == 1 ]]; then
+if [[ "${TCL_TSAN_DAEMON:-1}" != 0 ]]; then
   tests+=(tcl_api_model_cache_test tcl_api_ingest_test tcld_e2e_test slow_clients_e2e_test
     "training_e2e_test:-TrainingTest.TrainJobCreatesTheFirstVersionAsProduction")
   targets+=(tcl_api_model_cache_test tcl_api_ingest_test tcld_e2e_test slow_clients_e2e_test training_e2e_test tcld)
