@@ -5,8 +5,9 @@
 // Data flow (as in TVM's measure.h):
 //   Program --codegen--> source --build (many per module)--> module file
 //     --open (in the isolated child, runner.h)--> Session --run--> RunResult
-// The CPU backend (cpu_backend.h) is the first implementation; a CUDA one
-// (NVRTC + CUDA events) implements the same three steps.
+// Two implementations: the CPU backend (cpu_backend.h: the system compiler,
+// dlopen, steady_clock) and, in a build that found CUDA, the CUDA backend
+// (cuda_backend.h: NVRTC, the driver API, CUDA events).
 //
 // Thread-safety: a Backend is used from one thread; a Session lives in the
 // runner's child process only.
@@ -17,20 +18,28 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "measure/operators.h"
 #include "measure/schedule.h"
+#include "measure/schedule_gpu.h"
 
 namespace tcl::measure {
 
+// A workload under a schedule of the CPU sketch (llvm targets) or of the GPU
+// sketch (cuda targets).
 struct Program {
   Workload workload;
-  Schedule schedule;
+  std::variant<Schedule, GpuSchedule> schedule;
+
+  bool is_gpu() const { return std::holds_alternative<GpuSchedule>(schedule); }
 };
 
 // Outcome of a build: error_no is a core::MeasureError value (0, 2 compile
-// host, 3 compile device, 6 build timeout); `message` says why.
+// host, 3 compile device, 6 build timeout); `message` says why. A compile
+// error (2 or 3) blames the sources: the measurer splits the unit to find
+// the guilty ones.
 struct BuildResult {
   std::int32_t error_no = 0;
   std::string module_path;  // set when error_no == 0
@@ -58,12 +67,19 @@ class Session {
  public:
   virtual ~Session() = default;
   virtual RunResult run(const Program& program, std::string_view symbol, const TimingOptions& timing) = 0;
+  // False once a failure has spoilt the session for the programs after it (a
+  // CUDA context after an illegal address): the runner then ends this child
+  // and goes on in a fresh one.
+  virtual bool usable() const { return true; }
 };
 
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  // Whether this backend measures `program` (the CPU backend: the CPU
+  // sketch; the CUDA backend: the GPU sketch).
+  virtual bool accepts(const Program& program) const = 0;
   // Source of one program as a function named `symbol`.
   virtual std::string codegen(const Program& program, std::string_view symbol) const = 0;
   // Builds the sources (each from codegen(), distinct symbols) into one

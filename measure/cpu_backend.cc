@@ -46,7 +46,8 @@ class CpuSession : public Session {
     const Fixture& fx = fixture(program.workload);
     std::vector<float> out(static_cast<std::size_t>(output_size(program.workload)),
                            std::numeric_limits<float>::quiet_NaN());
-    std::vector<float> ws(static_cast<std::size_t>(workspace_size(program.workload, program.schedule)) + 1);
+    std::vector<float> ws(
+        static_cast<std::size_t>(workspace_size(program.workload, std::get<Schedule>(program.schedule))) + 1);
     const float* in0 = fx.inputs[0].data();
     const float* in1 = fx.inputs.size() > 1 ? fx.inputs[1].data() : nullptr;
     kernel(in0, in1, out.data(), ws.data());
@@ -91,7 +92,7 @@ class CpuSession : public Session {
 CpuBackend::CpuBackend(CpuBackendOptions options) : options_(std::move(options)) {}
 
 std::string CpuBackend::codegen(const Program& program, std::string_view symbol) const {
-  return generate_cpu_source(program.workload, program.schedule, symbol);
+  return generate_cpu_source(program.workload, std::get<Schedule>(program.schedule), symbol);
 }
 
 BuildResult CpuBackend::build(std::span<const std::string> sources, const std::string& path_stem) const {

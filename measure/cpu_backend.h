@@ -28,6 +28,7 @@ class CpuBackend : public Backend {
  public:
   explicit CpuBackend(CpuBackendOptions options = {});
   std::string_view name() const override { return "cpu"; }
+  bool accepts(const Program& program) const override { return !program.is_gpu(); }
   std::string codegen(const Program& program, std::string_view symbol) const override;
   BuildResult build(std::span<const std::string> sources, const std::string& path_stem) const override;
   std::unique_ptr<Session> open(const std::string& module_path, std::string* error) const override;

@@ -47,11 +47,32 @@ HardwareInfo local_hardware() {
 }
 
 HardwareInfo cuda_hardware(std::string_view arch) {
+  GpuFacts facts;
+  facts.arch = std::string(arch);
+  return cuda_hardware(facts);
+}
+
+HardwareInfo cuda_hardware(const GpuFacts& gpu) {
   HardwareInfo hw;
   hw.num_cores = -1;
-  hw.target = "cuda -keys=cuda,gpu -arch=" + std::string(arch) + " -max_num_threads=1024 -thread_warp_size=32";
-  hw.params = {-1, 16, 64, 49152, 2147483647, 1024, 8, 32};
+  hw.target = "cuda -keys=cuda,gpu -arch=" + gpu.arch +
+              " -max_num_threads=" + std::to_string(gpu.max_threads_per_block) +
+              " -thread_warp_size=" + std::to_string(gpu.warp_size);
+  // As TVM's GetDefaultHardwareParams for CUDA: no core count, 16-byte
+  // vectors, 64-byte lines, no local-memory bound, a vthread per 4 lanes.
+  hw.params = {
+      -1,           16, 64, gpu.max_shared_memory_per_block, 2147483647, gpu.max_threads_per_block, gpu.warp_size / 4,
+      gpu.warp_size};
   return hw;
+}
+
+std::string describe(const GpuFacts& gpu) {
+  std::string s = gpu.name.empty() ? "a CUDA GPU" : gpu.name;
+  s += " (" + gpu.arch;
+  if (gpu.sm_count > 0) s += ", " + std::to_string(gpu.sm_count) + " SMs";
+  if (gpu.max_registers_per_block > 0) s += ", " + std::to_string(gpu.max_registers_per_block) + " registers per block";
+  if (gpu.memory_bytes > 0) s += ", " + std::to_string(gpu.memory_bytes >> 20) + " MiB";
+  return s + ")";
 }
 
 }  // namespace tcl::measure

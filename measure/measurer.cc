@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <thread>
 
 #include "measure/cpu_backend.h"
 
@@ -21,10 +24,13 @@ void set_failure(core::Record& r, std::int32_t error_no) {
 }  // namespace
 
 Result<Program> decode_program(const core::Record& record) {
-  if (record.target.starts_with("cuda"))
-    return Status::invalid_argument("a cuda record: this build measures on the CPU only (no CUDA backend yet)");
   auto w = decode_workload_key(record.workload_key);
   if (!w) return w.status();
+  if (record.target.starts_with("cuda")) {
+    auto s = gpu_from_steps(*w, record.steps, gpu_limits(record.hardware_params.value_or(core::HardwareParams{})));
+    if (!s) return s.status();
+    return Program{std::move(*w), std::move(*s)};
+  }
   auto s = from_steps(*w, record.steps);
   if (!s) return s.status();
   return Program{std::move(*w), std::move(*s)};
@@ -35,11 +41,84 @@ Measurer::Measurer(MeasureOptions options, std::unique_ptr<Backend> backend)
 
 Measurer::~Measurer() = default;
 
+namespace {
+
+// What building one unit came to: modules holding some of its records, and
+// the records that did not build (with the reason).
+struct BuiltModule {
+  std::vector<std::size_t> ids;
+  std::string module_path;
+  double build_share = 0;  // build seconds per record
+};
+struct BuildFailure {
+  std::size_t id = 0;
+  BuildResult result;
+  double build_share = 0;
+};
+struct UnitBuild {
+  std::vector<BuiltModule> modules;
+  std::vector<BuildFailure> failures;
+};
+
+bool is_compile_error(std::int32_t error_no) {
+  return error_no == static_cast<std::int32_t>(core::MeasureError::kCompileHostError) ||
+         error_no == static_cast<std::int32_t>(core::MeasureError::kCompileDeviceError);
+}
+
+std::string symbol_of(std::size_t k) { return "tcl_program_" + std::to_string(k); }
+
+// Builds the records `ids` into one module at `stem`; a unit that does not
+// compile is split in halves, down to single programs, so that one bad
+// program does not sink the others.
+void build_unit(const Backend& backend, const std::vector<Program>& programs, std::span<const std::size_t> ids,
+                const std::string& stem, UnitBuild* out) {
+  std::vector<std::string> sources;
+  for (std::size_t k = 0; k < ids.size(); ++k) sources.push_back(backend.codegen(programs[ids[k]], symbol_of(k)));
+  BuildResult built = backend.build(sources, stem);
+  const double share = built.seconds / static_cast<double>(ids.size());
+  if (built.error_no == 0) {
+    out->modules.push_back({{ids.begin(), ids.end()}, built.module_path, share});
+  } else if (ids.size() > 1 && is_compile_error(built.error_no)) {
+    const std::size_t half = ids.size() / 2;
+    build_unit(backend, programs, ids.subspan(0, half), stem + "a", out);
+    build_unit(backend, programs, ids.subspan(half), stem + "b", out);
+  } else {
+    for (std::size_t id : ids) out->failures.push_back({id, built, share});
+  }
+}
+
+// Builds every unit, `jobs` at a time (compilation dominates and is
+// independent per unit; nothing runs while it goes on, so timings are not
+// disturbed).
+std::vector<UnitBuild> build_units(const Backend& backend, const std::vector<Program>& programs,
+                                   const std::vector<std::span<const std::size_t>>& units, const std::string& dir,
+                                   int jobs) {
+  std::vector<UnitBuild> builds(units.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t u; (u = next++) < units.size();)
+      build_unit(backend, programs, units[u], dir + "/unit_" + std::to_string(u), &builds[u]);
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (int j = 1; j < std::min<int>(jobs, static_cast<int>(units.size())); ++j) pool.emplace_back(worker);
+    worker();
+  }
+  return builds;
+}
+
+}  // namespace
+
 std::vector<core::Record> Measurer::measure(std::span<const core::Record> records, const ProgressCallback& progress) {
   using Clock = std::chrono::steady_clock;
   std::vector<core::Record> out(records.begin(), records.end());
   errors_.assign(records.size(), "");
   MeasureProgress state{0, records.size(), 0};
+  auto fail = [&](std::size_t i, std::int32_t error_no, std::string why, double seconds) {
+    set_failure(out[i], error_no);
+    out[i].all_cost = seconds;
+    errors_[i] = std::move(why);
+  };
   auto report = [&](std::size_t i) {
     ++state.done;
     if (out[i].error_no != 0) ++state.failed;
@@ -53,8 +132,7 @@ std::vector<core::Record> Measurer::measure(std::span<const core::Record> record
     std::string tmpl = (fs::temp_directory_path() / "tcl-measure-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) {
       for (std::size_t i = 0; i < out.size(); ++i) {
-        set_failure(out[i], static_cast<std::int32_t>(core::MeasureError::kUnknownError));
-        errors_[i] = "cannot create a work directory";
+        fail(i, static_cast<std::int32_t>(core::MeasureError::kUnknownError), "cannot create a work directory", 0);
         report(i);
       }
       return out;
@@ -72,10 +150,12 @@ std::vector<core::Record> Measurer::measure(std::span<const core::Record> record
     out[i].timestamp = static_cast<double>(std::time(nullptr));
     out[i].error_no = 0;
     auto p = decode_program(records[i]);
+    if (p && !backend_->accepts(*p)) {
+      p = Status::invalid_argument("a " + std::string(p->is_gpu() ? "cuda" : "llvm") + " record: the " +
+                                   std::string(backend_->name()) + " backend does not measure it");
+    }
     if (!p) {
-      set_failure(out[i], static_cast<std::int32_t>(core::MeasureError::kInstantiationError));
-      out[i].all_cost = 0;
-      errors_[i] = p.status().message();
+      fail(i, static_cast<std::int32_t>(core::MeasureError::kInstantiationError), p.status().message(), 0);
       report(i);
       continue;
     }
@@ -84,59 +164,46 @@ std::vector<core::Record> Measurer::measure(std::span<const core::Record> record
   }
 
   const std::size_t unit_size = static_cast<std::size_t>(std::max(1, options_.programs_per_unit));
-  int unit_counter = 0;
-  // Builds and runs the records `ids`; a unit that fails to compile is split
-  // in halves, down to single programs, so that one bad program does not
-  // sink the others.
-  std::function<void(std::span<const std::size_t>)> measure_unit = [&](std::span<const std::size_t> ids) {
-    std::vector<std::string> sources, symbols;
-    std::vector<Program> unit_programs;
-    for (std::size_t k = 0; k < ids.size(); ++k) {
-      symbols.push_back("tcl_program_" + std::to_string(k));
-      sources.push_back(backend_->codegen(programs[ids[k]], symbols.back()));
-      unit_programs.push_back(programs[ids[k]]);
+  std::vector<std::span<const std::size_t>> units;
+  for (std::size_t begin = 0; begin < todo.size(); begin += unit_size)
+    units.push_back(std::span<const std::size_t>(todo).subspan(begin, std::min(unit_size, todo.size() - begin)));
+  const int jobs =
+      options_.build_jobs > 0 ? options_.build_jobs : std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  const std::vector<UnitBuild> builds = build_units(*backend_, programs, units, dir, jobs);
+
+  for (const UnitBuild& unit : builds) {
+    for (const BuildFailure& f : unit.failures) {
+      fail(f.id, f.result.error_no, f.result.message, f.build_share);
+      report(f.id);
     }
-    const std::string stem = dir + "/unit_" + std::to_string(unit_counter++);
-    const BuildResult built = backend_->build(sources, stem);
-    const double build_share = built.seconds / static_cast<double>(ids.size());
-    if (built.error_no != 0) {
-      if (ids.size() > 1 && built.error_no == static_cast<std::int32_t>(core::MeasureError::kCompileHostError)) {
-        const std::size_t half = ids.size() / 2;  // bisect down to the guilty programs
-        measure_unit(ids.subspan(0, half));
-        measure_unit(ids.subspan(half));
-        return;
+    for (const BuiltModule& module : unit.modules) {
+      std::vector<std::string> symbols;
+      std::vector<Program> module_programs;
+      for (std::size_t k = 0; k < module.ids.size(); ++k) {
+        symbols.push_back(symbol_of(k));
+        module_programs.push_back(programs[module.ids[k]]);
       }
-      for (std::size_t id : ids) {
-        set_failure(out[id], built.error_no);
-        out[id].all_cost = build_share;
-        errors_[id] = built.message;
-        report(id);
-      }
-      return;
+      // Results arrive in order; the time between two is that program's run.
+      auto last = Clock::now();
+      run_isolated(
+          *backend_, module.module_path, module_programs, symbols, options_.runner,
+          [&](std::size_t k, const RunResult& res) {
+            const std::size_t id = module.ids[k];
+            const auto now = Clock::now();
+            const double seconds = module.build_share + std::chrono::duration<double>(now - last).count();
+            last = now;
+            if (res.error_no != 0 || res.costs.empty()) {
+              fail(id, res.error_no != 0 ? res.error_no : static_cast<std::int32_t>(core::MeasureError::kUnknownError),
+                   res.message, seconds);
+            } else {
+              out[id].costs = res.costs;
+              out[id].all_cost = seconds;
+            }
+            report(id);
+          });
+      std::error_code ec;
+      fs::remove(module.module_path, ec);
     }
-    // Results arrive in order; the time between two is that program's run.
-    auto last = Clock::now();
-    run_isolated(*backend_, built.module_path, unit_programs, symbols, options_.runner,
-                 [&](std::size_t k, const RunResult& res) {
-                   core::Record& r = out[ids[k]];
-                   if (res.error_no != 0 || res.costs.empty()) {
-                     set_failure(r, res.error_no != 0 ? res.error_no
-                                                      : static_cast<std::int32_t>(core::MeasureError::kUnknownError));
-                     errors_[ids[k]] = res.message;
-                   } else {
-                     r.costs = res.costs;
-                   }
-                   const auto now = Clock::now();
-                   r.all_cost = build_share + std::chrono::duration<double>(now - last).count();
-                   last = now;
-                   report(ids[k]);
-                 });
-    std::error_code ec;
-    fs::remove(stem + ".so", ec);
-  };
-  for (std::size_t begin = 0; begin < todo.size(); begin += unit_size) {
-    const std::size_t end = std::min(todo.size(), begin + unit_size);
-    measure_unit(std::span<const std::size_t>(todo).subspan(begin, end - begin));
   }
   if (own_dir) {
     std::error_code ec;

@@ -5,9 +5,13 @@
 //   units of `programs_per_unit` sources --Backend::build--> module
 //   --run_isolated (runner.h)--> costs or error_no --> records with "r" set
 //
-// A record that does not decode gets error_no 1 (instantiation); a unit that
-// does not compile is bisected so that only the guilty programs get error_no
-// 2; failures carry costs [1e10] as TVM writes them.
+// Every unit is built first (`build_jobs` at a time), then the modules run
+// one after the other, so that nothing compiles while a program is timed.
+// A record that does not decode, or that the backend does not measure (a
+// cuda record on the CPU backend), gets error_no 1 (instantiation); a unit
+// that does not compile is bisected so that only the guilty programs get
+// error_no 2 (host) or 3 (device); failures carry costs [1e10] as TVM
+// writes them.
 // The task part of every record (target, hardware params) is kept as given.
 //
 // Thread-safety: a Measurer is not thread-safe; use one per thread.
@@ -30,6 +34,9 @@ struct MeasureOptions {
   // Programs compiled into one translation unit: compilation dominates, and
   // one compiler start per unit amortizes it.
   int programs_per_unit = 32;
+  // Units compiled at once; 0 = one per online CPU. Backend::build must be
+  // safe to call from several threads (both backends are).
+  int build_jobs = 0;
   RunnerOptions runner;  // per-program timeout and timing (repeat, min_repeat, budget)
   // Where sources and modules go; empty = a fresh directory under $TMPDIR,
   // removed when measure() returns.
@@ -62,8 +69,10 @@ class Measurer {
   std::vector<std::string> errors_;
 };
 
-// Decodes a record into a program (its workload key and steps);
-// kInvalidArgument for a cuda record (no CUDA backend in this build yet).
+// Decodes a record into a program: its workload key and steps, read as the
+// GPU sketch for a cuda target (within the limits of its hardware_params),
+// as the CPU sketch otherwise. kInvalidArgument when they are not a point
+// of that space.
 Result<Program> decode_program(const core::Record& record);
 
 }  // namespace tcl::measure

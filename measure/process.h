@@ -1,9 +1,12 @@
-// measure/process.h — running a command (the compiler) with a wall-clock
-// limit, in its own process group so that a timeout ends its children too.
+// measure/process.h — running a command (the compiler), or a function that
+// may crash or hang (an in-process device compiler), in a child process with
+// a wall-clock limit, in its own process group so that a timeout ends its
+// children too.
 //
 // Thread-safety: thread-safe (no shared state).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,5 +22,13 @@ struct CommandResult {
 // Runs argv[0] (looked up on PATH) with `argv`, waits at most
 // `timeout_seconds`. Never throws.
 CommandResult run_command(const std::vector<std::string>& argv, double timeout_seconds);
+
+// Runs `body` in a forked child (no exec); its return value is the child's
+// exit status, what it writes to stderr or with write(2) to fd 1 or 2 is
+// `output` (a crash adds "killed by signal ..."). Buffered stdout is not
+// flushed: its buffer is a copy of the parent's. The child inherits a copy of this process: in a
+// multi-threaded one, `body` must not need a lock another thread may hold
+// (the measurer forks from its build threads only; they hold none).
+CommandResult run_forked(const std::function<int()>& body, double timeout_seconds);
 
 }  // namespace tcl::measure

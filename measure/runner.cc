@@ -31,6 +31,10 @@ struct Message {
 };
 static_assert(sizeof(Message) <= PIPE_BUF);
 
+// The child's exit status when its session is spent (Session::usable()
+// false after the program it just reported): not a crash, go on afresh.
+constexpr int kSessionSpentExit = 3;
+
 void send(int fd, const Message& m) { (void)!write(fd, &m, sizeof(m)); }
 
 void set_text(Message& m, const std::string& s) { std::strncpy(m.text, s.c_str(), sizeof(m.text) - 1); }
@@ -62,6 +66,9 @@ void set_text(Message& m, const std::string& s) { std::strncpy(m.text, s.c_str()
     std::copy_n(r.costs.begin(), done.num_costs, done.costs);
     set_text(done, r.message);
     send(fd, done);
+    if (!session->usable()) {
+      _exit(kSessionSpentExit);
+    }
   }
   _exit(0);  // no atexit handlers of the parent's program in the child
 }
@@ -157,7 +164,8 @@ std::vector<RunResult> run_isolated(const Backend& backend, const std::string& m
     close(fds[0]);
     int status = 0;
     waitpid(pid, &status, 0);
-    if (!child_gone && next < programs.size()) {
+    const bool spent = WIFEXITED(status) && WEXITSTATUS(status) == kSessionSpentExit && current < 0;
+    if (!child_gone && !spent && next < programs.size()) {
       // The child died: blame the program it was running (or the next one,
       // so that we always make progress).
       const std::size_t crashed = current >= 0 ? static_cast<std::size_t>(current) : next;

@@ -6,7 +6,8 @@
 // reporting "started i" and "done i" over a pipe. If it dies while program i
 // runs, i gets error_no 4 (runtime device error, with the signal); if i runs
 // past the timeout, the child is killed and i gets error_no 7 (run timeout).
-// A fresh child then goes on with i + 1. Measuring happens in the child only;
+// A fresh child then goes on with i + 1, as it does after a program that
+// left the session unusable (Session::usable()). Measuring happens in the child only;
 // the parent never runs generated code.
 //
 // Thread-safety: run_isolated() is reentrant; `backend` must be usable from a

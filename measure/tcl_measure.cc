@@ -3,8 +3,11 @@
 //
 //   tcl-measure candidates --model resnet50|mobilenet_v2|bert --per-task N [--seed S] [--target cpu|cuda] -o pool.jsonl
 //   tcl-measure run to-measure.jsonl[.gz] -o measured.jsonl [--per-unit 32] [--repeat 5]
-//                   [--min-repeat-ms 2] [--budget-s 1] [--timeout-s 10] [--threads N]
-//   tcl-measure hardware
+//                   [--min-repeat-ms 2] [--budget-s 1] [--timeout-s 10] [--threads N] [--build-jobs N]
+//                   [--device N]
+//   tcl-measure hardware [--target cpu|cuda] [--device N]
+// `run` measures llvm records on this CPU and cuda records on a CUDA GPU (a
+// build with the CUDA backend: measure/cuda_backend.h); one kind per file.
 // Exit status: 0 done, 1 bad input or I/O error, 2 bad usage.
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +23,9 @@
 #include "measure/cpu_backend.h"
 #include "measure/hardware.h"
 #include "measure/measurer.h"
+#if TCL_HAVE_CUDA
+#include "measure/cuda_backend.h"
+#endif
 
 namespace {
 
@@ -29,8 +35,8 @@ constexpr const char* kUsage =
     "usage: tcl-measure candidates --model resnet50|mobilenet_v2|bert --per-task N [--seed S] [--target cpu|cuda]\n"
     "                              -o POOL.jsonl\n"
     "       tcl-measure run IN.jsonl[.gz] -o OUT.jsonl [--per-unit N] [--repeat N] [--min-repeat-ms MS]\n"
-    "                       [--budget-s S] [--timeout-s S] [--threads N]\n"
-    "       tcl-measure hardware\n";
+    "                       [--budget-s S] [--timeout-s S] [--threads N] [--build-jobs N] [--device N]\n"
+    "       tcl-measure hardware [--target cpu|cuda] [--device N]\n";
 
 int usage(const std::string& why) {
   std::cerr << "tcl-measure: " << why << "\n" << kUsage;
@@ -94,10 +100,39 @@ int write_records(const std::string& path, const std::vector<core::Record>& reco
   return 0;
 }
 
-int cmd_hardware() {
-  const auto hw = measure::local_hardware();
-  std::cout << "target: " << hw.target << "\nhardware_params: [" << hw.params.num_cores << ", "
-            << hw.params.vector_unit_bytes << ", " << hw.params.cache_line_bytes << ", 0, 0, 0, 0, 0]\n";
+// The CUDA GPU `device` as TVM describes it, read from the device in a build
+// with the CUDA backend; otherwise (or without a device) TVM's defaults for
+// an sm_90 card, with *note saying so.
+measure::HardwareInfo cuda_target(int device, std::string* note) {
+#if TCL_HAVE_CUDA
+  auto facts = measure::query_cuda_device(device);
+  if (facts) {
+    *note = measure::describe(*facts);
+    return measure::cuda_hardware(*facts);
+  }
+  *note = "no device (" + facts.status().message() + "): TVM's defaults for sm_90";
+#else
+  (void)device;
+  *note = "built without CUDA: TVM's defaults for sm_90";
+#endif
+  return measure::cuda_hardware();
+}
+
+int cmd_hardware(const Args& a) {
+  for (const auto& [flag, value] : a.flags) {
+    if (flag != "--target" && flag != "--device") return usage("unknown flag " + flag);
+  }
+  const std::string target = a.flags.count("--target") ? a.flags.at("--target") : "cpu";
+  if (target != "cpu" && target != "cuda") return usage("--target must be cpu or cuda");
+  double device = 0;
+  std::string error, note;
+  if (!get_number(a, "--device", &device, &error)) return usage(error);
+  const auto hw = target == "cuda" ? cuda_target(static_cast<int>(device), &note) : measure::local_hardware();
+  const auto& p = hw.params;
+  std::cout << "target: " << hw.target << "\nhardware_params: [" << p.num_cores << ", " << p.vector_unit_bytes << ", "
+            << p.cache_line_bytes << ", " << p.max_shared_memory_per_block << ", " << p.max_local_memory_per_block
+            << ", " << p.max_threads_per_block << ", " << p.max_vthread_extent << ", " << p.warp_size << "]\n";
+  if (!note.empty()) std::cout << "device: " << note << "\n";
   return 0;
 }
 
@@ -113,11 +148,13 @@ int cmd_candidates(const Args& a) {
   std::string error;
   if (!get_number(a, "--per-task", &per_task, &error) || !get_number(a, "--seed", &seed, &error)) return usage(error);
   if (per_task < 1) return usage("--per-task must be at least 1");
-  // cuda: the GPU sketch for an sm_90 card with TVM's CUDA limits (the
-  // candidates are written here, measured on the GPU machine).
+  // cuda: the GPU sketch within the device's limits (on the GPU machine) or
+  // TVM's defaults for an sm_90 card (anywhere else).
   const std::string target = a.flags.count("--target") ? a.flags.at("--target") : "cpu";
   if (target != "cpu" && target != "cuda") return usage("--target must be cpu or cuda");
-  const measure::HardwareInfo hw = target == "cuda" ? measure::cuda_hardware() : measure::local_hardware();
+  std::string note;
+  const measure::HardwareInfo hw = target == "cuda" ? cuda_target(0, &note) : measure::local_hardware();
+  if (!note.empty()) std::cerr << "tcl-measure: cuda target from " << note << "\n";
   auto records = measure::generate_candidates(a.flags.at("--model"), static_cast<int>(per_task),
                                               static_cast<std::uint64_t>(seed), hw);
   if (!records) {
@@ -129,9 +166,40 @@ int cmd_candidates(const Args& a) {
   return 0;
 }
 
+// The backend for the records' target: the CPU for llvm records, the CUDA
+// GPU `device` for cuda ones (one kind per file).
+Result<std::unique_ptr<measure::Backend>> make_backend(const std::vector<core::Record>& records, int threads,
+                                                       int device) {
+  const auto is_cuda = [](const core::Record& r) { return r.target.starts_with("cuda"); };
+  const bool cuda = !records.empty() && is_cuda(records.front());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (is_cuda(records[i]) != cuda)
+      return Status::invalid_argument("record " + std::to_string(i + 1) + " targets " + records[i].target +
+                                      ", record 1 " + records.front().target + ": one kind of target per file");
+  }
+  if (!cuda) {
+    measure::CpuBackendOptions cpu;
+    cpu.num_threads = threads;
+    return std::unique_ptr<measure::Backend>(std::make_unique<measure::CpuBackend>(cpu));
+  }
+#if TCL_HAVE_CUDA
+  auto facts = measure::query_cuda_device(device);
+  if (!facts) return facts.status();
+  std::cerr << "tcl-measure: measuring on " << measure::describe(*facts) << "\n";
+  measure::CudaBackendOptions options;
+  options.device = device;
+  options.arch = facts->arch;
+  return std::unique_ptr<measure::Backend>(std::make_unique<measure::CudaBackend>(options));
+#else
+  (void)device;
+  return Status::unavailable(
+      "cuda records: this tcl-measure was built without the CUDA backend (build it where CMake finds CUDA)");
+#endif
+}
+
 int cmd_run(const Args& a) {
-  static const char* kKnown[] = {"-o",         "--output",    "--per-unit", "--repeat", "--min-repeat-ms",
-                                 "--budget-s", "--timeout-s", "--threads"};
+  static const char* kKnown[] = {"-o",         "--output",    "--per-unit", "--repeat",     "--min-repeat-ms",
+                                 "--budget-s", "--timeout-s", "--threads",  "--build-jobs", "--device"};
   for (const auto& [flag, value] : a.flags) {
     if (std::find(std::begin(kKnown), std::end(kKnown), flag) == std::end(kKnown)) return usage("unknown flag " + flag);
   }
@@ -141,12 +209,15 @@ int cmd_run(const Args& a) {
   double per_unit = options.programs_per_unit, repeat = options.runner.timing.repeat,
          min_repeat_ms = 1e3 * options.runner.timing.min_repeat_seconds;
   double budget = options.runner.timing.budget_seconds, timeout = options.runner.timeout_seconds, threads = 0;
+  double build_jobs = 0, device = 0;
   std::string error;
   if (!get_number(a, "--per-unit", &per_unit, &error) || !get_number(a, "--repeat", &repeat, &error) ||
       !get_number(a, "--min-repeat-ms", &min_repeat_ms, &error) || !get_number(a, "--budget-s", &budget, &error) ||
-      !get_number(a, "--timeout-s", &timeout, &error) || !get_number(a, "--threads", &threads, &error)) {
+      !get_number(a, "--timeout-s", &timeout, &error) || !get_number(a, "--threads", &threads, &error) ||
+      !get_number(a, "--build-jobs", &build_jobs, &error) || !get_number(a, "--device", &device, &error)) {
     return usage(error);
   }
+  options.build_jobs = static_cast<int>(build_jobs);
   options.programs_per_unit = std::max(1, static_cast<int>(per_unit));
   options.runner.timing.repeat = std::max(1, static_cast<int>(repeat));
   options.runner.timing.min_repeat_seconds = min_repeat_ms / 1e3;
@@ -175,9 +246,12 @@ int cmd_run(const Args& a) {
     std::cerr << "tcl-measure: " << (*reader)->status().message() << "\n";
     return 1;
   }
-  measure::CpuBackendOptions cpu;
-  cpu.num_threads = static_cast<int>(threads);
-  measure::Measurer measurer(options, std::make_unique<measure::CpuBackend>(cpu));
+  auto backend = make_backend(records, static_cast<int>(threads), static_cast<int>(device));
+  if (!backend) {
+    std::cerr << "tcl-measure: " << backend.status().message() << "\n";
+    return 1;
+  }
+  measure::Measurer measurer(options, std::move(*backend));
   auto measured = measurer.measure(records, [](const measure::MeasureProgress& p) {
     std::fprintf(stderr, "\rtcl-measure: %zu/%zu measured, %zu failed", p.done, p.total, p.failed);
   });
@@ -201,9 +275,9 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
-  if (cmd == "hardware") return cmd_hardware();
   Args a = parse_args(argc, argv, 2);
   if (!a.error.empty()) return usage(a.error);
+  if (cmd == "hardware") return cmd_hardware(a);
   if (cmd == "candidates") return cmd_candidates(a);
   if (cmd == "run") return cmd_run(a);
   return usage("unknown command " + cmd);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/gpu/build.sh BUILD PO_ROOT LOG TARGET... — configure (once) and build
-# TARGETs of a TCL_TRAINER_ONLY Release build against the LibTorch inside the
+# TARGETs of a TCL_TRAINER_ONLY Release build (with tcl-measure's CUDA backend,
+# TCL_CUDA_MEASURE) against the LibTorch inside the
 # machine's PyTorch, with Debian's Boost.Program_options from PO_ROOT (staged
 # by scripts/gpu/stage.sh). Prints the log's tail and fails when the build does.
 set -uo pipefail
@@ -9,6 +10,6 @@ shift 3
 prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 t0=$SECONDS
 { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCL_TRAINER_ONLY=ON -DCMAKE_PREFIX_PATH="$prefix" \
-    -DTCL_PROGRAM_OPTIONS_ROOT="$po" && cmake --build "$build" --target "$@" -j "$(nproc)"; } >"$log" 2>&1 ||
+    -DTCL_PROGRAM_OPTIONS_ROOT="$po" -DTCL_CUDA_MEASURE=ON && cmake --build "$build" --target "$@" -j "$(nproc)"; } >"$log" 2>&1 ||
   { tail -n 40 "$log"; exit 1; }
 echo "== build ($*): $((SECONDS - t0)) s"

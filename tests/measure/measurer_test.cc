@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -178,14 +180,66 @@ TEST(TclMeasureCliTest, CudaCandidatesFollowTheGpuSketch) {
     auto w = decode_workload_key(r->workload_key);
     ASSERT_TRUE(w);
     EXPECT_TRUE(gpu_from_steps(*w, r->steps, gpu_limits(*r->hardware_params))) << line;
-    auto p = decode_program(*r);  // the CPU measurer refuses them by name
-    ASSERT_FALSE(p);
-    EXPECT_NE(p.status().message().find("cuda"), std::string::npos);
+    auto p = decode_program(*r);  // the GPU sketch, for the CUDA backend
+    ASSERT_TRUE(p) << p.status().message();
+    EXPECT_TRUE(p->is_gpu());
     ++per_task[r->workload_key];
   }
   EXPECT_EQ(per_task.size(), want.size());
   for (const auto& key : want) EXPECT_EQ(per_task[key], 3) << key;
   EXPECT_NE(std::system((bin + " --model bert --target rocm -o " + out + " 2>/dev/null").c_str()), 0);
+}
+
+TEST(MeasurerTest, TheCpuBackendRefusesCudaRecordsByName) {
+  auto records = workload_candidates({OpKind::kMatmul, {64, 64, 64}}, 2, 1, cuda_hardware());
+  records.push_back(workload_candidates({OpKind::kMatmul, {8, 8, 8}}, 1, 1, local_hardware()).front());
+  Measurer measurer(fast_options());
+  const auto out = measurer.measure(records);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(out[i].error_no, static_cast<std::int32_t>(core::MeasureError::kInstantiationError));
+    EXPECT_NE(measurer.last_errors()[i].find("cuda record"), std::string::npos) << measurer.last_errors()[i];
+  }
+  EXPECT_EQ(out[2].error_no, 0) << measurer.last_errors()[2];
+}
+
+// A session that reports the process it runs in, and is spent after the
+// program whose matmul has M = 2 (as a CUDA context after an illegal address).
+class SpendingBackend : public Backend {
+ public:
+  std::string_view name() const override { return "spending"; }
+  bool accepts(const Program&) const override { return true; }
+  std::string codegen(const Program&, std::string_view) const override { return ""; }
+  BuildResult build(std::span<const std::string>, const std::string& stem) const override { return {0, stem, "", 0}; }
+  std::unique_ptr<Session> open(const std::string&, std::string*) const override {
+    struct Spending : Session {
+      bool spent = false;
+      RunResult run(const Program& p, std::string_view, const TimingOptions&) override {
+        spent = p.workload.args[0] == 2;
+        return {0, {static_cast<double>(getpid())}, ""};
+      }
+      bool usable() const override { return !spent; }
+    };
+    return std::make_unique<Spending>();
+  }
+};
+
+TEST(RunnerTest, ASpentSessionGoesOnInAFreshChildWithoutBlame) {
+  std::vector<Program> programs;
+  std::vector<std::string> symbols;
+  for (std::int64_t m : {1, 2, 3, 4}) {
+    programs.push_back({{OpKind::kMatmul, {m, 4, 4}}, Schedule{}});
+    symbols.push_back("p" + std::to_string(m));
+  }
+  const auto results = run_isolated(SpendingBackend(), "module", programs, symbols, RunnerOptions{});
+  ASSERT_EQ(results.size(), 4u);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.error_no, 0) << r.message;
+    ASSERT_EQ(r.costs.size(), 1u);
+    EXPECT_NE(r.costs[0], static_cast<double>(getpid()));  // measured in a child
+  }
+  EXPECT_EQ(results[0].costs[0], results[1].costs[0]);
+  EXPECT_NE(results[1].costs[0], results[2].costs[0]);  // the spent child ended after program 2
+  EXPECT_EQ(results[2].costs[0], results[3].costs[0]);
 }
 
 }  // namespace
