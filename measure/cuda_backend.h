@@ -33,7 +33,7 @@
 namespace tcl::measure {
 
 struct CudaBackendOptions {
-  int device = 0;             // CUDA device ordinal
+  int device = 0;              // CUDA device ordinal
   std::string arch = "sm_90";  // NVRTC's --gpu-architecture (query_cuda_device(...).arch)
   double build_timeout_seconds = 300;
 };

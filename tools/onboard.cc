@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "core/line_reader.h"
 #include "core/program_id.h"
 #include "core/record.h"
+#include "measure/process.h"
 #include "tools/commands_internal.h"
 #include "tools/local_lab.h"
 #include "tools/upload.h"
@@ -39,6 +41,9 @@ class Lab {
   // Appends one measured record line per answered program of `to_measure`
   // (candidate record lines) to `out`; counts the ones it cannot answer.
   virtual Status measure(const std::vector<std::string>& to_measure, std::string* out, std::size_t* unanswered) = 0;
+  // Programs per measure() call (and per upload): what an interruption may
+  // lose against what one call costs to start.
+  virtual std::size_t chunk_size() const { return 64; }
 };
 
 // Answers from known measurements, by program identity.
@@ -93,6 +98,83 @@ class MachineLab final : public Lab {
   LocalLab lab_;  // local_lab.h
 };
 
+// Runs a user's command per chunk: `{in}` in it is replaced by a file of
+// the records to measure (candidate lines), `{out}` by the file the command
+// writes its measured records to (both are appended when absent). A command
+// that fails or runs past its limit fails the round; the request stays open
+// and a rerun resumes it.
+class CommandLab final : public Lab {
+ public:
+  CommandLab(std::string command, double timeout_seconds) : command_(std::move(command)), timeout_(timeout_seconds) {}
+
+  Status measure(const std::vector<std::string>& to_measure, std::string* out, std::size_t* unanswered) override {
+    namespace fs = std::filesystem;
+    std::string dir = (fs::temp_directory_path() / "tclctl-lab-XXXXXX").string();
+    if (mkdtemp(dir.data()) == nullptr) return Status::unavailable("cannot create a directory for the lab command");
+    const std::string in = dir + "/to-measure.jsonl", measured = dir + "/measured.jsonl";
+    {
+      std::ofstream f(in, std::ios::trunc);
+      for (const auto& line : to_measure) f << line << '\n';
+    }
+    const measure::CommandResult ran = measure::run_command({"/bin/sh", "-c", expand(in, measured)}, timeout_);
+    Status status = Status::ok();
+    if (ran.timed_out) {
+      status = Status::unavailable("the lab command ran past " + std::to_string(timeout_) + " s");
+    } else if (ran.exit_code != 0) {
+      status = Status::unavailable("the lab command failed (exit " + std::to_string(ran.exit_code) +
+                                   "): " + ran.output.substr(ran.output.size() > 600 ? ran.output.size() - 600 : 0));
+    } else {
+      status = read_measured(measured, to_measure.size(), out, unanswered);
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return status;
+  }
+  std::size_t chunk_size() const override { return 512; }
+
+ private:
+  std::string expand(const std::string& in, const std::string& out) const {
+    std::string cmd = command_;
+    auto replace = [&cmd](const std::string& key, const std::string& value) {
+      bool found = false;
+      for (auto p = cmd.find(key); p != std::string::npos; p = cmd.find(key, p + value.size())) {
+        cmd.replace(p, key.size(), value);
+        found = true;
+      }
+      return found;
+    };
+    const bool has_in = replace("{in}", in), has_out = replace("{out}", out);
+    if (!has_in) cmd += " " + in;
+    if (!has_out) cmd += " " + out;
+    return cmd;
+  }
+
+  // The measured lines of `path` (candidates in it are unanswered programs).
+  static Status read_measured(const std::string& path, std::size_t asked, std::string* out, std::size_t* unanswered) {
+    auto reader = core::LineReader::open(path);
+    if (!reader) return Status::unavailable("the lab command wrote no " + path + ": " + reader.status().message());
+    core::RecordParser parser;
+    core::Record r;
+    std::string_view line;
+    std::size_t answered = 0;
+    while ((*reader)->next(&line)) {
+      if (core::is_skippable_line(line)) continue;
+      if (Status s = parser.parse(line, &r); !s)
+        return Status::invalid_argument("the lab command's line " + std::to_string((*reader)->line_number()) + ": " +
+                                        s.message());
+      if (core::classify(r) == core::RecordClass::kCandidate) continue;
+      out->append(line);
+      out->push_back('\n');
+      ++answered;
+    }
+    *unanswered += asked > answered ? asked - answered : 0;
+    return (*reader)->status();
+  }
+
+  std::string command_;
+  double timeout_;
+};
+
 // The resumable part of a run, as JSON in a file written atomically.
 struct OnboardState {
   std::string path;
@@ -139,10 +221,6 @@ struct OnboardState {
   }
 };
 
-// Programs per measure call and upload: small enough that an interruption
-// loses little, large enough to amortize compilation on a local lab.
-constexpr std::size_t kChunk = 64;
-
 // The records request ID still waits for, as lines.
 Result<std::vector<std::string>> still_to_measure(ApiClient& api, const std::string& id) {
   auto r = api.call("GET", "/v1/sample-requests/" + id, "", {{"Accept", "application/x-ndjson"}});
@@ -162,8 +240,8 @@ Status run_round(ApiClient& api, Lab& lab, const std::string& platform, const st
   auto lines = still_to_measure(api, id);
   if (!lines) return lines.status();
   const std::size_t already = picked >= lines->size() ? picked - lines->size() : 0;
-  for (std::size_t begin = 0; begin < lines->size(); begin += kChunk) {
-    const std::size_t end = std::min(lines->size(), begin + kChunk);
+  for (std::size_t begin = 0; begin < lines->size(); begin += lab.chunk_size()) {
+    const std::size_t end = std::min(lines->size(), begin + lab.chunk_size());
     const std::vector<std::string> chunk(lines->begin() + static_cast<std::ptrdiff_t>(begin),
                                          lines->begin() + static_cast<std::ptrdiff_t>(end));
     std::string body;
@@ -233,8 +311,9 @@ int ensure_local_platform(ApiClient& api, const std::string& platform, const Loc
 
 int usage() {
   std::fputs(
-      "usage: tclctl onboard --platform P (--answers FILE --candidates FILE | --measure-local [--models M,..]\n"
-      "                      [--per-task N]) [--rounds N] [--fraction F | --budget N] [--strategy S] [--seed N]\n"
+      "usage: tclctl onboard --platform P (--candidates FILE (--answers FILE | --lab-command CMD [--lab-timeout-s S])\n"
+      "                      | --measure-local [--models M,..] [--per-task N])\n"
+      "                      [--rounds N] [--fraction F | --budget N] [--strategy S] [--seed N]\n"
       "                      [--finetune-epochs E] [--distill] [--epochs N] [--state FILE]\n",
       stderr);
   return 2;
@@ -243,8 +322,9 @@ int usage() {
 }  // namespace
 
 // The lab that measures the picks: this machine (registered first, and its
-// candidate pool generated into `candidates` when none is given), or a file
-// of known measurements. An empty message: the error was printed already.
+// candidate pool generated into `candidates` when none is given), a command,
+// or a file of known measurements. An empty message: the error was printed
+// already.
 Result<std::unique_ptr<Lab>> open_lab(ApiClient& api, const Args& a, bool local, const std::string& platform,
                                       long per_task, std::uint64_t seed, const OnboardState& state,
                                       std::string* candidate_path) {
@@ -270,6 +350,16 @@ Result<std::unique_ptr<Lab>> open_lab(ApiClient& api, const Args& a, bool local,
                    a.flag("models", "resnet50,mobilenet_v2,bert").c_str(), candidates.c_str());
     }
     return std::unique_ptr<Lab>(std::make_unique<MachineLab>(LocalLabOptions{}));
+  }
+  if (const std::string command = a.flag("lab-command"); !command.empty()) {
+    double timeout = 3600;
+    try {
+      timeout = std::stod(a.flag("lab-timeout-s", "3600"));
+    } catch (const std::exception&) {
+      timeout = -1;
+    }
+    if (!(timeout > 0)) return Status::invalid_argument("--lab-timeout-s must be a positive number of seconds");
+    return std::unique_ptr<Lab>(std::make_unique<CommandLab>(command, timeout));
   }
   auto answers_lab = AnswersLab::open(answers);
   if (!answers_lab) return answers_lab.status();
@@ -359,7 +449,8 @@ int onboard_command(ApiClient& api, const Args& a) {
   const bool local = !a.flag("measure-local").empty() && a.flag("measure-local") != "0";
   std::string candidates = a.flag("candidates");
   const std::string answers = a.flag("answers");
-  if (platform.empty() || (!local && (candidates.empty() || answers.empty()))) return usage();
+  const bool command_lab = !a.flag("lab-command").empty();
+  if (platform.empty() || (!local && (candidates.empty() || (answers.empty() == !command_lab)))) return usage();
   int rounds = 1;
   long per_task = 8;
   double finetune_epochs = 0, final_epochs = 0;

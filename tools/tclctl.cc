@@ -36,6 +36,8 @@ constexpr const char* kUsage =
     "  sample --platform P (--fraction F | --budget N) [--strategy rdu|random|r|d|u] [--seed N] [-o FILE]\n"
     "  onboard --platform P --candidates FILE --answers FILE [--rounds N] [--fraction F] [--strategy S]\n"
     "          [--finetune-epochs E] [--distill] [--state FILE]\n"
+    "  onboard --platform P --candidates FILE --lab-command 'CMD {in} {out}' [--lab-timeout-s S] ...\n"
+    "          a command measures each chunk of picks (e.g. tcl-measure run {in} -o {out} on a GPU box)\n"
     "  onboard --platform P --measure-local [--models resnet50,mobilenet_v2,bert] [--per-task N] [--rounds N]\n"
     "          [--fraction F | --budget N] [--epochs N] [--state FILE]   measure this machine, then distill\n"
     "  job start --platform P [--kind train] [--epochs N] [--max-records N] [--time-budget-s S] [--wait]\n"

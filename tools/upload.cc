@@ -74,6 +74,7 @@ Status send_batch(ApiClient& api, const UploadCommand& cmd, const std::string& b
       std::fprintf(stderr, "\n  rejected line %lld of this batch: %s", rej.at("line").to_number<long long>(),
                    std::string(rej.at("reason").as_string()).c_str());
     }
+    if (shown > 0) std::fputc('\n', stderr);  // what follows (progress or a message) starts on its own line
     return Status::ok();
   }
 }

@@ -361,6 +361,46 @@ TEST_F(TclctlTest, OnboardMeasuresThisMachineEndToEnd) {
   EXPECT_NE(version.body.find("\"here\""), std::string::npos) << version.body;
 }
 
+TEST_F(TclctlTest, OnboardMeasuresThroughALabCommand) {
+  // The flow of a lab on another machine (the README's GPU tour): each chunk of picks goes to a
+  // command, here tcl-measure run on this machine, and what it measured is uploaded.
+  const std::string measure = std::string(TCL_BINARY_DIR) + "/measure/tcl-measure";
+  const std::string pool = (dir_ / "lab-pool.jsonl").string();
+  ASSERT_EQ(std::system((measure + " candidates --model bert --per-task 4 -o " + pool + " 2>/dev/null").c_str()), 0);
+  // The platform as the pool's records describe it (this machine).
+  std::string first;
+  std::getline(std::ifstream(pool), first);
+  auto task = core::RecordParser().parse(first);
+  ASSERT_TRUE(task && task->hardware_params) << first;
+  const auto& hp = *task->hardware_params;
+  ASSERT_EQ(tclctl("platform create --name lab --target '" + task->target + "' --hardware-params " +
+                   std::to_string(hp.num_cores) + "," + std::to_string(hp.vector_unit_bytes) + "," +
+                   std::to_string(hp.cache_line_bytes) + ",0,0,0,0,0")
+                .exit_code,
+            0);
+  // A failing command fails the round, says why, and leaves the request open for a rerun.
+  const std::string state = (dir_ / "lab.state.json").string();
+  const CliRun broken = tclctl("onboard --platform lab --candidates " + pool +
+                               " --lab-command 'echo no GPU here >&2; false' --fraction 0.5 --state " + state);
+  EXPECT_NE(broken.exit_code, 0);
+  EXPECT_NE(broken.err.find("no GPU here"), std::string::npos) << broken.err;
+  const json::value open = json::parse(tclctl("--json platform show lab").out);
+  EXPECT_EQ(open.at("counts").at("measurements").as_int64(), 0);
+
+  const CliRun run = tclctl("onboard --platform lab --candidates " + pool + " --lab-command '" + measure +
+                            " run {in} -o {out} --repeat 2' --fraction 0.5 --state " + state);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("resuming"), std::string::npos) << run.err;
+  const json::value shown = json::parse(tclctl("--json platform show lab").out);
+  const auto& counts = shown.at("counts");
+  EXPECT_GT(counts.at("measurements").as_int64(), 0);
+  EXPECT_GE(counts.at("measurements").as_int64() + counts.at("failed").as_int64(),
+            counts.at("programs").as_int64() / 2 - counts.at("tasks").as_int64());
+  const HttpResult request = http_get(tcld_->port(), "/v1/sample-requests/1", token_);
+  ASSERT_EQ(request.status, 200) << request.body;
+  EXPECT_EQ(request.json().at("status").as_string(), "completed") << request.body;
+}
+
 // What a person reads: platform show and upload as aligned text, a sample
 // request's summary and picks, a job's progress as one line per change when
 // piped; and with --json, the API's JSON byte for byte (what scripts read).

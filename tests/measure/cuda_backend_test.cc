@@ -122,10 +122,14 @@ TEST(CudaBackendTest, PlantedFailuresBecomeFailedMeasurements) {
   const auto out = measurer.measure(planted);
   ASSERT_EQ(out.size(), planted.size());
   using core::MeasureError;
-  const MeasureError want[] = {MeasureError::kNoError,           MeasureError::kRuntimeDeviceError,
-                               MeasureError::kNoError,           MeasureError::kRunTimeoutError,
-                               MeasureError::kNoError,           MeasureError::kWrongAnswerError,
-                               MeasureError::kCompileDeviceError, MeasureError::kNoError};
+  const MeasureError want[] = {MeasureError::kNoError,
+                               MeasureError::kRuntimeDeviceError,
+                               MeasureError::kNoError,
+                               MeasureError::kRunTimeoutError,
+                               MeasureError::kNoError,
+                               MeasureError::kWrongAnswerError,
+                               MeasureError::kCompileDeviceError,
+                               MeasureError::kNoError};
   for (std::size_t i = 0; i < out.size(); ++i) {
     EXPECT_EQ(out[i].error_no, static_cast<std::int32_t>(want[i])) << i << ": " << measurer.last_errors()[i];
     if (want[i] != MeasureError::kNoError) {
