@@ -96,7 +96,8 @@ class PlantedCudaBackend : public CudaBackend {
     if (p.workload.kind == OpKind::kMatmul) {
       switch (p.workload.args[0]) {
         case 2: return head + "  out[threadIdx.x + (1ll << 40)] = in0[0] + in1[0];\n}\n";
-        case 3: return head + "  volatile int spin = 0;\n  while (spin == 0) {}\n  out[0] = in0[0] + in1[0];\n}\n";
+        // The inputs lie in [-1, 1): a volatile read the compiler cannot hoist spins forever.
+        case 3: return head + "  const volatile float* p = in0;\n  while (p[0] < 2.0f) {}\n  out[0] = in1[0];\n}\n";
         case 5: return head + "  out[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f + 0 * in0[0] * in1[0];\n}\n";
         case 7: return head + "  this is not CUDA;\n}\n";
         default: break;
