@@ -363,7 +363,7 @@ TEST_F(TclctlTest, OnboardMeasuresThisMachineEndToEnd) {
 
 TEST_F(TclctlTest, OnboardMeasuresThroughALabCommand) {
   // The flow of a lab on another machine (the README's GPU tour): each chunk of picks goes to a
-  // command, here tcl-measure run on this machine, and what it measured is uploaded.
+  // command that measures it there, and what it measured is uploaded.
   const std::string measure = std::string(TCL_BINARY_DIR) + "/measure/tcl-measure";
   const std::string pool = (dir_ / "lab-pool.jsonl").string();
   ASSERT_EQ(std::system((measure + " candidates --model bert --per-task 4 -o " + pool + " 2>/dev/null").c_str()), 0);
@@ -387,8 +387,13 @@ TEST_F(TclctlTest, OnboardMeasuresThroughALabCommand) {
   const json::value open = json::parse(tclctl("--json platform show lab").out);
   EXPECT_EQ(open.at("counts").at("measurements").as_int64(), 0);
 
-  const CliRun run = tclctl("onboard --platform lab --candidates " + pool + " --lab-command '" + measure +
-                            " run {in} -o {out} --repeat 2' --fraction 0.5 --state " + state);
+  // The lab is scripts/gpu/remote_lab.sh, its ssh and scp played on this machine (tests/daemon/lab).
+  const std::string src = TCL_SOURCE_DIR;
+  const std::string lab = "SSH=" + src + "/tests/daemon/lab/fake_ssh SCP=" + src +
+                          "/tests/daemon/lab/fake_scp TCL_MEASURE=" + measure + " MEASURE_FLAGS=\"--repeat 2\" " + src +
+                          "/scripts/gpu/remote_lab.sh lab-box {in} {out}";
+  const CliRun run = tclctl("onboard --platform lab --candidates " + pool + " --lab-command '" + lab +
+                            "' --fraction 0.5 --state " + state);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("resuming"), std::string::npos) << run.err;
   const json::value shown = json::parse(tclctl("--json platform show lab").out);
