@@ -9,7 +9,8 @@
 #
 #   scripts/gpu/h100_onboarding_study.sh
 # Environment: DATA, BUILD, LOGS, PO_ROOT as scripts/gpu/continual_study.sh;
-#   SEEDS (default 3), SPLITS (split salts, default "1 2 3 4"), BUDGET_S (default 540).
+#   SEEDS (default 3), SPLITS (split salts, default "1 2 3 4"), REPORT_SPLITS (the report's, default
+#   SPLITS: runs of earlier calls on the same machine count too), BUDGET_S (default 540).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -39,12 +40,12 @@ run() {  # SALT SEED
 # The first run alone: it trains the base that every other run reads.
 t0=$SECONDS
 first=${SPLITS%% *}
-run "$first" 1
+[[ -f "$WORK/runs-$first-s1/runs.tsv" ]] || run "$first" 1
 echo "== base and the first run: $((SECONDS - t0)) s"
 grep "^base" "$LOGS/h100-salt$first-s1.log"
 for salt in $SPLITS; do
   for s in $(seq 1 "$SEEDS"); do
-    [[ "$salt" == "$first" && "$s" == 1 ]] && continue
+    [[ -f "$WORK/runs-$salt-s$s/runs.tsv" && "$salt" == "$first" && "$s" == 1 ]] && continue
     run "$salt" "$s" &
   done
   wait  # one split at a time: SEEDS processes side by side on the one GPU
@@ -52,7 +53,7 @@ done
 mkdir -p "$WORK/all"
 cat "$WORK"/runs-*/runs.tsv >"$WORK/all/runs.tsv"
 cp "$WORK/all/runs.tsv" "$LOGS/runs-h100.tsv"
-salts=$(echo "$SPLITS" | tr ' ' ',')
+salts=$(echo "${REPORT_SPLITS:-$SPLITS}" | tr ' ' ',')
 "$bench" "${common[@]}" --out "$WORK/all" --strategies rdu,random --rounds 2 --seeds "$SEEDS" --report "$salts" 2>&1 |
   tee "$LOGS/report-h100.txt" | tail -n 40
 [ -n "${OUT:-}" ] && tar -czf "$OUT/logs.tgz" -C "$LOGS" .
