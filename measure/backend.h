@@ -9,8 +9,9 @@
 // dlopen, steady_clock) and, in a build that found CUDA, the CUDA backend
 // (cuda_backend.h: NVRTC, the driver API, CUDA events).
 //
-// Thread-safety: a Backend is used from one thread; a Session lives in the
-// runner's child process only.
+// Thread-safety: codegen() and build() are const and called from several
+// threads at once (the measurer builds units in parallel); open() runs in
+// the runner's child process only, and a Session lives there.
 #pragma once
 
 #include <cstdint>

@@ -117,7 +117,11 @@ BuildResult CpuBackend::build(std::span<const std::string> sources, const std::s
   if (cmd.timed_out) {
     result.error_no = static_cast<std::int32_t>(core::MeasureError::kBuildTimeoutError);
     result.message = "compiler ran past " + std::to_string(options_.build_timeout_seconds) + " s";
-  } else if (!cmd.started || cmd.exit_code != 0) {
+  } else if (!cmd.started) {
+    // No pipe or fork: not the sources' fault (the measurer does not bisect it).
+    result.error_no = static_cast<std::int32_t>(core::MeasureError::kUnknownError);
+    result.message = "cannot start " + options_.compiler + ": " + cmd.output;
+  } else if (cmd.exit_code != 0) {
     result.error_no = static_cast<std::int32_t>(core::MeasureError::kCompileHostError);
     result.message = options_.compiler + " failed: " + cmd.output;
   } else {

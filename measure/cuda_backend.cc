@@ -25,7 +25,9 @@ namespace tcl::measure {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kCompileFailedExit = 3;  // the build child's status for an NVRTC error
+// The build child's status for an NVRTC error (the sources are to blame);
+// any other failure of the child (exit 1) is the environment's.
+constexpr int kCompileFailedExit = 88;
 
 std::string cu_error(CUresult r) {
   const char* name = nullptr;
@@ -105,10 +107,15 @@ struct Fixture {
 std::vector<float> reference_output(const Workload& w, const std::vector<std::vector<float>>& inputs,
                                     const std::string& cache_dir) {
   const std::string key = encode_workload_key(w);
-  const std::string path = cache_dir + "/reference_" + std::to_string(std::hash<std::string>{}(key)) + ".f32";
   std::vector<float> want(static_cast<std::size_t>(output_size(w)));
+  // The size in the name, and the whole file read: a file of another
+  // workload (a hash collision) or a torn one is never taken.
+  const std::string path = cache_dir + "/reference_" + std::to_string(std::hash<std::string>{}(key)) + "_" +
+                           std::to_string(want.size()) + ".f32";
   const auto bytes = static_cast<std::streamsize>(want.size() * sizeof(float));
-  if (std::ifstream f(path, std::ios::binary); f && f.read(reinterpret_cast<char*>(want.data()), bytes)) return want;
+  if (std::ifstream f(path, std::ios::binary);
+      f && f.read(reinterpret_cast<char*>(want.data()), bytes) && f.peek() == std::ifstream::traits_type::eof())
+    return want;
   reference(w, inputs[0].data(), inputs.size() > 1 ? inputs[1].data() : nullptr, want.data());
   write_file(path, want.data(), want.size() * sizeof(float));  // a cache: failure only costs time
   return want;
@@ -116,10 +123,8 @@ std::vector<float> reference_output(const Workload& w, const std::vector<std::ve
 
 class CudaSession : public Session {
  public:
-  CudaSession(CUmodule module, std::string cache_dir) : module_(module), cache_dir_(std::move(cache_dir)) {
-    cuEventCreate(&start_, CU_EVENT_DEFAULT);
-    cuEventCreate(&stop_, CU_EVENT_DEFAULT);
-  }
+  CudaSession(CUmodule module, CUevent start, CUevent stop, std::string cache_dir)
+      : module_(module), cache_dir_(std::move(cache_dir)), start_(start), stop_(stop) {}
   // The process ends right after; a spoilt context refuses these calls anyway.
   ~CudaSession() override = default;
 
@@ -136,21 +141,7 @@ class CudaSession : public Session {
     if (fx == nullptr) return failure(core::MeasureError::kRuntimeDeviceError, error);
     if (RunResult checked = verify(function, launch, *fx); checked.error_no != 0) return checked;
 
-    float once_ms = 0;
-    if (CUresult r = time_launches(function, launch, *fx, 1, &once_ms); r != CUDA_SUCCESS)
-      return spoilt("timing: " + cu_error(r));
-    const double once = std::max(1e-3 * once_ms, 1e-7);
-    const int number = static_cast<int>(std::clamp(std::ceil(timing.min_repeat_seconds / once), 1.0, 1e6));
-    RunResult result;
-    const auto timing_start = Clock::now();
-    for (int rep = 0; rep < timing.repeat; ++rep) {
-      float ms = 0;
-      if (CUresult r = time_launches(function, launch, *fx, number, &ms); r != CUDA_SUCCESS)
-        return spoilt("timing: " + cu_error(r));
-      result.costs.push_back(1e-3 * ms / number);
-      if (std::chrono::duration<double>(Clock::now() - timing_start).count() > timing.budget_seconds) break;
-    }
-    return result;
+    return time_repeats(function, launch, *fx, timing);
   }
 
  private:
@@ -175,13 +166,42 @@ class CudaSession : public Session {
                           static_cast<unsigned>(l.dynamic_shared_bytes), nullptr, args, nullptr);
   }
 
+  // As TVM's time_evaluator: a repeat shorter than min_repeat_seconds is
+  // run again with more launches (at least 1.618x), then `repeat` repeats
+  // of that many back-to-back launches; stops early past the budget.
+  RunResult time_repeats(CUfunction function, const CudaLaunch& launch, const Fixture& fx,
+                         const TimingOptions& timing) {
+    RunResult result;
+    const auto timing_start = Clock::now();
+    int number = 1;
+    while (static_cast<int>(result.costs.size()) < timing.repeat) {
+      float ms = 0;
+      if (CUresult r = time_launches(function, launch, fx, number, &ms); r != CUDA_SUCCESS)
+        return spoilt("timing: " + cu_error(r));
+      const double seconds = 1e-3 * ms;
+      if (seconds < timing.min_repeat_seconds && number < 1'000'000) {
+        const double per_launch = std::max(seconds / number, 1e-9);
+        number = static_cast<int>(
+            std::min(1e6, std::max(std::ceil(timing.min_repeat_seconds / per_launch), std::ceil(1.618 * number))));
+        continue;
+      }
+      result.costs.push_back(seconds / number);
+      if (std::chrono::duration<double>(Clock::now() - timing_start).count() > timing.budget_seconds) break;
+    }
+    return result;
+  }
+
   // One launch on an output full of NaN, compared with the reference.
   RunResult verify(CUfunction function, const CudaLaunch& launch, const Fixture& fx) {
     const std::size_t n = fx.want.size();
     if (CUresult r = cuMemsetD32(fx.out, 0x7fc00000u, n); r != CUDA_SUCCESS) return spoilt("memset: " + cu_error(r));
-    // A launch refused up front (out of resources, bad configuration) leaves the context usable.
-    if (CUresult r = launch_once(function, launch, fx); r != CUDA_SUCCESS)
+    // A launch refused up front (out of resources, bad configuration)
+    // leaves the context usable; an earlier kernel's error reported here
+    // does not, and a synchronize tells which.
+    if (CUresult r = launch_once(function, launch, fx); r != CUDA_SUCCESS) {
+      if (cuCtxSynchronize() != CUDA_SUCCESS) return spoilt("launch: " + cu_error(r));
       return failure(core::MeasureError::kRuntimeDeviceError, "launch: " + cu_error(r));
+    }
     if (CUresult r = cuCtxSynchronize(); r != CUDA_SUCCESS) return spoilt("kernel: " + cu_error(r));
     std::vector<float> got(n);
     if (CUresult r = cuMemcpyDtoH(got.data(), fx.out, n * sizeof(float)); r != CUDA_SUCCESS)
@@ -226,7 +246,7 @@ class CudaSession : public Session {
 
   CUmodule module_;
   std::string cache_dir_;
-  CUevent start_ = nullptr, stop_ = nullptr;
+  CUevent start_, stop_;
   bool usable_ = true;
   std::map<std::string, Fixture> fixtures_;
 };
@@ -251,11 +271,15 @@ BuildResult CudaBackend::build(std::span<const std::string> sources, const std::
   if (child.timed_out) {
     result.error_no = error_no(core::MeasureError::kBuildTimeoutError);
     result.message = "NVRTC ran past " + std::to_string(options_.build_timeout_seconds) + " s";
-  } else if (child.exit_code != 0) {
-    // An NVRTC error or a crash of the compiler: the sources are to blame.
+  } else if (child.exit_code == kCompileFailedExit || (child.started && child.exit_code < 0)) {
+    // An NVRTC error or a crash of the compiler: the sources are to blame
+    // (the measurer bisects the unit).
     result.error_no = error_no(core::MeasureError::kCompileDeviceError);
     result.message = child.output.empty() ? "NVRTC failed" : child.output;
-    if (!child.started) result.error_no = error_no(core::MeasureError::kCompileHostError);
+  } else if (child.exit_code != 0) {
+    // No fork, NVRTC's own failure, no disk: not the sources (not bisected).
+    result.error_no = error_no(core::MeasureError::kUnknownError);
+    result.message = child.output.empty() ? "the NVRTC child failed" : child.output;
   } else {
     result.module_path = cubin;
   }
@@ -266,16 +290,19 @@ std::unique_ptr<Session> CudaBackend::open(const std::string& module_path, std::
   CUdevice device;
   CUcontext context;
   CUmodule module;
+  CUevent start, stop;
   CUresult r = cuInit(0);
   if (r == CUDA_SUCCESS) r = cuDeviceGet(&device, options_.device);
   if (r == CUDA_SUCCESS) r = cuDevicePrimaryCtxRetain(&context, device);
   if (r == CUDA_SUCCESS) r = cuCtxSetCurrent(context);
   if (r == CUDA_SUCCESS) r = cuModuleLoad(&module, module_path.c_str());
+  if (r == CUDA_SUCCESS) r = cuEventCreate(&start, CU_EVENT_DEFAULT);
+  if (r == CUDA_SUCCESS) r = cuEventCreate(&stop, CU_EVENT_DEFAULT);
   if (r != CUDA_SUCCESS) {
     *error = "opening " + module_path + ": " + cu_error(r);
     return nullptr;
   }
-  return std::make_unique<CudaSession>(module, std::filesystem::path(module_path).parent_path().string());
+  return std::make_unique<CudaSession>(module, start, stop, std::filesystem::path(module_path).parent_path().string());
 }
 
 namespace {
@@ -332,12 +359,18 @@ Result<GpuFacts> query_cuda_device(int device) {
       },
       60);
   if (child.timed_out) return Status::unavailable("the CUDA device query ran past 60 s");
-  if (child.exit_code != 0 || child.output.size() != 2 * sizeof(FactsMessage))
+  // The message is the output's tail: a driver may have warned before it.
+  const std::size_t size = 2 * sizeof(FactsMessage);
+  if (child.exit_code != 0 || child.output.size() < size)
     return Status::unavailable("no CUDA device " + std::to_string(device) + ": " + child.output);
+  const std::string hex = child.output.substr(child.output.size() - size);
   FactsMessage m;
   auto* bytes = reinterpret_cast<unsigned char*>(&m);
+  auto nibble = [](char c) { return c >= 'a' ? c - 'a' + 10 : c - '0'; };
+  if (hex.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return Status::unavailable("the CUDA device query answered: " + child.output);
   for (std::size_t i = 0; i < sizeof(m); ++i)
-    bytes[i] = static_cast<unsigned char>(std::stoi(child.output.substr(2 * i, 2), nullptr, 16));
+    bytes[i] = static_cast<unsigned char>(16 * nibble(hex[2 * i]) + nibble(hex[2 * i + 1]));
   GpuFacts facts;
   facts.name = m.name;
   facts.arch = "sm_" + std::to_string(m.major) + std::to_string(m.minor);

@@ -9,16 +9,18 @@
 // the device is opened in the runner's children only, and the device query
 // runs in a child of its own, so the caller can go on forking.
 //
-// Failures, as TVM's MeasureErrorNO: a compile error 3 (the measurer bisects
-// the unit); a kernel that cannot launch (too many registers for its block)
+// Failures, as TVM's MeasureErrorNO: a compile error or a crash of NVRTC 3
+// (the measurer bisects the unit), any other failure of the build child 8;
+// a kernel that cannot launch (too many registers for its block)
 // 4; an illegal address or any other error of a running kernel 4, after
 // which the session reports usable() false and the runner goes on in a
 // fresh child (a CUDA context is spoilt by such an error); a wrong answer 5;
 // a hang 7 (the runner kills the child).
 //
-// Timing: one verified launch, a warm-up launch that sizes `number`
-// (TimingOptions::min_repeat_seconds), then `repeat` runs of `number`
-// back-to-back launches between two CUDA events; cost = elapsed / number.
+// Timing (as TVM's time_evaluator): after the verified launch, `number`
+// back-to-back launches between two CUDA events, `number` grown (at least
+// 1.618x) until they last TimingOptions::min_repeat_seconds; then `repeat`
+// such runs; cost = elapsed / number.
 // Inputs stay in device memory (L2-warm, as TVM's runner leaves them).
 //
 // Thread-safety: const methods, safe to share (build forks); see backend.h.

@@ -107,48 +107,54 @@ std::vector<UnitBuild> build_units(const Backend& backend, const std::vector<Pro
   return builds;
 }
 
+// The directory of a measure() call: the options' (kept) or a fresh one
+// under $TMPDIR (removed at the end).
+class WorkDir {
+ public:
+  explicit WorkDir(const std::string& given) : path_(given), owned_(given.empty()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!owned_) {
+      fs::create_directories(path_, ec);
+      return;
+    }
+    std::string tmpl = (fs::temp_directory_path(ec) / "tcl-measure-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data()) != nullptr ? tmpl : "";
+  }
+  ~WorkDir() {
+    std::error_code ec;
+    if (owned_ && !path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  WorkDir(const WorkDir&) = delete;
+  WorkDir& operator=(const WorkDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  bool owned_;
+};
+
 }  // namespace
 
-std::vector<core::Record> Measurer::measure(std::span<const core::Record> records, const ProgressCallback& progress) {
-  using Clock = std::chrono::steady_clock;
-  std::vector<core::Record> out(records.begin(), records.end());
-  errors_.assign(records.size(), "");
-  MeasureProgress state{0, records.size(), 0};
-  auto fail = [&](std::size_t i, std::int32_t error_no, std::string why, double seconds) {
-    set_failure(out[i], error_no);
-    out[i].all_cost = seconds;
-    errors_[i] = std::move(why);
-  };
-  auto report = [&](std::size_t i) {
-    ++state.done;
-    if (out[i].error_no != 0) ++state.failed;
-    if (progress) progress(state);
-  };
+void Measurer::fail(std::size_t i, std::int32_t error_no, std::string why, double seconds) {
+  set_failure(out_[i], error_no);
+  out_[i].all_cost = seconds;
+  errors_[i] = std::move(why);
+}
 
-  namespace fs = std::filesystem;
-  std::string dir = options_.work_dir;
-  const bool own_dir = dir.empty();
-  if (own_dir) {
-    std::string tmpl = (fs::temp_directory_path() / "tcl-measure-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) {
-      for (std::size_t i = 0; i < out.size(); ++i) {
-        fail(i, static_cast<std::int32_t>(core::MeasureError::kUnknownError), "cannot create a work directory", 0);
-        report(i);
-      }
-      return out;
-    }
-    dir = tmpl;
-  } else {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-  }
+void Measurer::report(std::size_t i, const ProgressCallback& progress) {
+  ++state_.done;
+  if (out_[i].error_no != 0) ++state_.failed;
+  if (progress) progress(state_);
+}
 
-  // Decode everything first; failures are instantiation errors.
+std::vector<std::size_t> Measurer::decode_all(std::span<const core::Record> records, std::vector<Program>* programs,
+                                              const ProgressCallback& progress) {
   std::vector<std::size_t> todo;
-  std::vector<Program> programs(records.size());
+  programs->assign(records.size(), Program{});
   for (std::size_t i = 0; i < records.size(); ++i) {
-    out[i].timestamp = static_cast<double>(std::time(nullptr));
-    out[i].error_no = 0;
+    out_[i].timestamp = static_cast<double>(std::time(nullptr));
+    out_[i].error_no = 0;
     auto p = decode_program(records[i]);
     if (p && !backend_->accepts(*p)) {
       p = Status::invalid_argument("a " + std::string(p->is_gpu() ? "cuda" : "llvm") + " record: the " +
@@ -156,12 +162,58 @@ std::vector<core::Record> Measurer::measure(std::span<const core::Record> record
     }
     if (!p) {
       fail(i, static_cast<std::int32_t>(core::MeasureError::kInstantiationError), p.status().message(), 0);
-      report(i);
+      report(i, progress);
       continue;
     }
-    programs[i] = std::move(*p);
+    (*programs)[i] = std::move(*p);
     todo.push_back(i);
   }
+  return todo;
+}
+
+void Measurer::run_module(const std::vector<Program>& programs, const std::vector<std::size_t>& ids,
+                          const std::string& module_path, double build_share, const ProgressCallback& progress) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::string> symbols;
+  std::vector<Program> module_programs;
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    symbols.push_back(symbol_of(k));
+    module_programs.push_back(programs[ids[k]]);
+  }
+  // Results arrive in order; the time between two is that program's run.
+  auto last = Clock::now();
+  run_isolated(
+      *backend_, module_path, module_programs, symbols, options_.runner, [&](std::size_t k, const RunResult& res) {
+        const auto now = Clock::now();
+        const double seconds = build_share + std::chrono::duration<double>(now - last).count();
+        last = now;
+        if (res.error_no != 0 || res.costs.empty()) {
+          fail(ids[k], res.error_no != 0 ? res.error_no : static_cast<std::int32_t>(core::MeasureError::kUnknownError),
+               res.message, seconds);
+        } else {
+          out_[ids[k]].costs = res.costs;
+          out_[ids[k]].all_cost = seconds;
+        }
+        report(ids[k], progress);
+      });
+  std::error_code ec;
+  std::filesystem::remove(module_path, ec);
+}
+
+std::vector<core::Record> Measurer::measure(std::span<const core::Record> records, const ProgressCallback& progress) {
+  out_.assign(records.begin(), records.end());
+  errors_.assign(records.size(), "");
+  state_ = MeasureProgress{0, records.size(), 0};
+  const WorkDir dir(options_.work_dir);
+  if (dir.path().empty()) {
+    for (std::size_t i = 0; i < out_.size(); ++i) {
+      fail(i, static_cast<std::int32_t>(core::MeasureError::kUnknownError), "cannot create a work directory", 0);
+      report(i, progress);
+    }
+    return std::move(out_);
+  }
+  std::vector<Program> programs;
+  const std::vector<std::size_t> todo = decode_all(records, &programs, progress);
 
   const std::size_t unit_size = static_cast<std::size_t>(std::max(1, options_.programs_per_unit));
   std::vector<std::span<const std::size_t>> units;
@@ -169,47 +221,15 @@ std::vector<core::Record> Measurer::measure(std::span<const core::Record> record
     units.push_back(std::span<const std::size_t>(todo).subspan(begin, std::min(unit_size, todo.size() - begin)));
   const int jobs =
       options_.build_jobs > 0 ? options_.build_jobs : std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
-  const std::vector<UnitBuild> builds = build_units(*backend_, programs, units, dir, jobs);
-
-  for (const UnitBuild& unit : builds) {
+  for (const UnitBuild& unit : build_units(*backend_, programs, units, dir.path(), jobs)) {
     for (const BuildFailure& f : unit.failures) {
       fail(f.id, f.result.error_no, f.result.message, f.build_share);
-      report(f.id);
+      report(f.id, progress);
     }
-    for (const BuiltModule& module : unit.modules) {
-      std::vector<std::string> symbols;
-      std::vector<Program> module_programs;
-      for (std::size_t k = 0; k < module.ids.size(); ++k) {
-        symbols.push_back(symbol_of(k));
-        module_programs.push_back(programs[module.ids[k]]);
-      }
-      // Results arrive in order; the time between two is that program's run.
-      auto last = Clock::now();
-      run_isolated(
-          *backend_, module.module_path, module_programs, symbols, options_.runner,
-          [&](std::size_t k, const RunResult& res) {
-            const std::size_t id = module.ids[k];
-            const auto now = Clock::now();
-            const double seconds = module.build_share + std::chrono::duration<double>(now - last).count();
-            last = now;
-            if (res.error_no != 0 || res.costs.empty()) {
-              fail(id, res.error_no != 0 ? res.error_no : static_cast<std::int32_t>(core::MeasureError::kUnknownError),
-                   res.message, seconds);
-            } else {
-              out[id].costs = res.costs;
-              out[id].all_cost = seconds;
-            }
-            report(id);
-          });
-      std::error_code ec;
-      fs::remove(module.module_path, ec);
-    }
+    for (const BuiltModule& module : unit.modules)
+      run_module(programs, module.ids, module.module_path, module.build_share, progress);
   }
-  if (own_dir) {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  return out;
+  return std::move(out_);
 }
 
 }  // namespace tcl::measure

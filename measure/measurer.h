@@ -64,9 +64,22 @@ class Measurer {
   const std::vector<std::string>& last_errors() const { return errors_; }
 
  private:
+  // Decodes every record; the ones that fail (or that the backend does not
+  // measure) are finished as instantiation errors. The indices left to measure.
+  std::vector<std::size_t> decode_all(std::span<const core::Record> records, std::vector<Program>* programs,
+                                      const ProgressCallback& progress);
+  // Runs a built module's programs (records `ids`) in the runner's children.
+  void run_module(const std::vector<Program>& programs, const std::vector<std::size_t>& ids,
+                  const std::string& module_path, double build_share, const ProgressCallback& progress);
+  void fail(std::size_t i, std::int32_t error_no, std::string why, double seconds);
+  void report(std::size_t i, const ProgressCallback& progress);
+
   MeasureOptions options_;
   std::unique_ptr<Backend> backend_;
+  // State of the measure() call under way.
+  std::vector<core::Record> out_;
   std::vector<std::string> errors_;
+  MeasureProgress state_;
 };
 
 // Decodes a record into a program: its workload key and steps, read as the

@@ -69,6 +69,8 @@ pid_t spawn(int* out_fd, std::string* error, Child child) {
     setpgid(0, 0);
     dup2(out_pipe[1], 1);
     dup2(out_pipe[1], 2);
+    // Nothing else of the parent's (sibling builds' pipes, a host's sockets).
+    close_range(3, ~0U, 0);
     child();
   }
   setpgid(pid, pid);  // also from the parent: no race with the kill in wait_for_child
@@ -103,7 +105,13 @@ CommandResult run_forked(const std::function<int()>& body, double timeout_second
   CommandResult result;
   int out_fd = -1;
   const pid_t pid = spawn(&out_fd, &result.output, [&] {
-    _exit(body());  // no stdio flush: stdout's buffer is a copy of the parent's
+    // No stdio flush: stdout's buffer is a copy of the parent's. An exception
+    // must not unwind into the parent's copied stack.
+    try {
+      _exit(body());
+    } catch (...) {
+      _exit(kForkedBodyThrew);
+    }
   });
   if (pid < 0) return result;
   return wait_for_child(pid, out_fd, timeout_seconds);

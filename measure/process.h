@@ -24,11 +24,14 @@ struct CommandResult {
 CommandResult run_command(const std::vector<std::string>& argv, double timeout_seconds);
 
 // Runs `body` in a forked child (no exec); its return value is the child's
-// exit status, what it writes to stderr or with write(2) to fd 1 or 2 is
-// `output` (a crash adds "killed by signal ..."). Buffered stdout is not
-// flushed: its buffer is a copy of the parent's. The child inherits a copy of this process: in a
-// multi-threaded one, `body` must not need a lock another thread may hold
-// (the measurer forks from its build threads only; they hold none).
+// exit status (an exception out of it: kForkedBodyThrew), what it writes to
+// stderr or with write(2) to fd 1 or 2 is `output` (a crash adds "killed by
+// signal ..."). Buffered stdout is not flushed: its buffer is a copy of the
+// parent's. The child keeps fds 0-2 only. It inherits a copy of this
+// process: `body` must not need a lock another thread may hold at the fork
+// (the measurer forks while only its build threads run, and they hold none;
+// glibc makes malloc usable in the child).
 CommandResult run_forked(const std::function<int()>& body, double timeout_seconds);
+inline constexpr int kForkedBodyThrew = 86;  // an unusual status: not one a body returns by chance
 
 }  // namespace tcl::measure

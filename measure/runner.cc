@@ -33,15 +33,16 @@ static_assert(sizeof(Message) <= PIPE_BUF);
 
 // The child's exit status when its session is spent (Session::usable()
 // false after the program it just reported): not a crash, go on afresh.
-constexpr int kSessionSpentExit = 3;
+// An unusual value, so that no stray exit() in a program reads as this.
+constexpr int kSessionSpentExit = 87;
 
 void send(int fd, const Message& m) { (void)!write(fd, &m, sizeof(m)); }
 
 void set_text(Message& m, const std::string& s) { std::strncpy(m.text, s.c_str(), sizeof(m.text) - 1); }
 
-[[noreturn]] void child_main(int fd, const Backend& backend, const std::string& module_path,
-                             std::span<const Program> programs, std::span<const std::string> symbols, std::size_t first,
-                             const RunnerOptions& options) {
+// The child's loop; returns its exit status.
+int run_child(int fd, const Backend& backend, const std::string& module_path, std::span<const Program> programs,
+              std::span<const std::string> symbols, std::size_t first, const RunnerOptions& options) {
   std::string error;
   auto session = backend.open(module_path, &error);
   if (!session) {
@@ -49,7 +50,7 @@ void set_text(Message& m, const std::string& s) { std::strncpy(m.text, s.c_str()
     m.kind = kLoadFailed;
     set_text(m, error);
     send(fd, m);
-    _exit(0);
+    return 0;
   }
   TimingOptions timing = options.timing;
   timing.repeat = std::clamp(timing.repeat, 1, kMaxCosts);
@@ -66,11 +67,22 @@ void set_text(Message& m, const std::string& s) { std::strncpy(m.text, s.c_str()
     std::copy_n(r.costs.begin(), done.num_costs, done.costs);
     set_text(done, r.message);
     send(fd, done);
-    if (!session->usable()) {
-      _exit(kSessionSpentExit);
-    }
+    if (!session->usable()) return kSessionSpentExit;
   }
-  _exit(0);  // no atexit handlers of the parent's program in the child
+  return 0;
+}
+
+// _exit: no atexit handlers of the parent's program in the child, and no
+// exception unwinds into the parent's copied stack (it counts as a crash of
+// the program that was running).
+[[noreturn]] void child_main(int fd, const Backend& backend, const std::string& module_path,
+                             std::span<const Program> programs, std::span<const std::string> symbols, std::size_t first,
+                             const RunnerOptions& options) {
+  try {
+    _exit(run_child(fd, backend, module_path, programs, symbols, first, options));
+  } catch (...) {
+    _exit(1);
+  }
 }
 
 RunResult failure(core::MeasureError e, std::string message) {

@@ -1,7 +1,8 @@
 // tcl-measure — real measurements of tensor programs on this machine, in TVM's
 // record format (measure/README.md).
 //
-//   tcl-measure candidates --model resnet50|mobilenet_v2|bert --per-task N [--seed S] [--target cpu|cuda] -o pool.jsonl
+//   tcl-measure candidates --model resnet50|mobilenet_v2|bert --per-task N [--seed S] [--target cpu|cuda]
+//                          [--device N] -o pool.jsonl
 //   tcl-measure run to-measure.jsonl[.gz] -o measured.jsonl [--per-unit 32] [--repeat 5]
 //                   [--min-repeat-ms 2] [--budget-s 1] [--timeout-s 10] [--threads N] [--build-jobs N]
 //                   [--device N]
@@ -33,6 +34,7 @@ using namespace tcl;
 
 constexpr const char* kUsage =
     "usage: tcl-measure candidates --model resnet50|mobilenet_v2|bert --per-task N [--seed S] [--target cpu|cuda]\n"
+    "                              [--device N]\n"
     "                              -o POOL.jsonl\n"
     "       tcl-measure run IN.jsonl[.gz] -o OUT.jsonl [--per-unit N] [--repeat N] [--min-repeat-ms MS]\n"
     "                       [--budget-s S] [--timeout-s S] [--threads N] [--build-jobs N] [--device N]\n"
@@ -139,21 +141,24 @@ int cmd_hardware(const Args& a) {
 int cmd_candidates(const Args& a) {
   for (const auto& [flag, value] : a.flags) {
     if (flag != "--model" && flag != "--per-task" && flag != "--seed" && flag != "-o" && flag != "--output" &&
-        flag != "--target")
+        flag != "--target" && flag != "--device")
       return usage("unknown flag " + flag);
   }
   const std::string out = output_path(a);
   if (!a.flags.count("--model") || out.empty()) return usage("candidates needs --model and -o");
-  double per_task = 16, seed = 1;
+  double per_task = 16, seed = 1, device = 0;
   std::string error;
-  if (!get_number(a, "--per-task", &per_task, &error) || !get_number(a, "--seed", &seed, &error)) return usage(error);
+  if (!get_number(a, "--per-task", &per_task, &error) || !get_number(a, "--seed", &seed, &error) ||
+      !get_number(a, "--device", &device, &error))
+    return usage(error);
   if (per_task < 1) return usage("--per-task must be at least 1");
   // cuda: the GPU sketch within the device's limits (on the GPU machine) or
   // TVM's defaults for an sm_90 card (anywhere else).
   const std::string target = a.flags.count("--target") ? a.flags.at("--target") : "cpu";
   if (target != "cpu" && target != "cuda") return usage("--target must be cpu or cuda");
   std::string note;
-  const measure::HardwareInfo hw = target == "cuda" ? cuda_target(0, &note) : measure::local_hardware();
+  const measure::HardwareInfo hw =
+      target == "cuda" ? cuda_target(static_cast<int>(device), &note) : measure::local_hardware();
   if (!note.empty()) std::cerr << "tcl-measure: cuda target from " << note << "\n";
   auto records = measure::generate_candidates(a.flags.at("--model"), static_cast<int>(per_task),
                                               static_cast<std::uint64_t>(seed), hw);

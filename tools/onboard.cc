@@ -112,13 +112,15 @@ class CommandLab final : public Lab {
     std::string dir = (fs::temp_directory_path() / "tclctl-lab-XXXXXX").string();
     if (mkdtemp(dir.data()) == nullptr) return Status::unavailable("cannot create a directory for the lab command");
     const std::string in = dir + "/to-measure.jsonl", measured = dir + "/measured.jsonl";
-    {
-      std::ofstream f(in, std::ios::trunc);
-      for (const auto& line : to_measure) f << line << '\n';
-    }
-    const measure::CommandResult ran = measure::run_command({"/bin/sh", "-c", expand(in, measured)}, timeout_);
+    std::ofstream f(in, std::ios::trunc);
+    for (const auto& line : to_measure) f << line << '\n';
+    f.close();
     Status status = Status::ok();
-    if (ran.timed_out) {
+    const measure::CommandResult ran =
+        f ? measure::run_command({"/bin/sh", "-c", expand(in, measured)}, timeout_) : measure::CommandResult{};
+    if (!f) {
+      status = Status::unavailable("cannot write " + in + " for the lab command");
+    } else if (ran.timed_out) {
       status = Status::unavailable("the lab command ran past " + std::to_string(timeout_) + " s");
     } else if (ran.exit_code != 0) {
       status = Status::unavailable("the lab command failed (exit " + std::to_string(ran.exit_code) +
@@ -133,7 +135,14 @@ class CommandLab final : public Lab {
   std::size_t chunk_size() const override { return 512; }
 
  private:
-  std::string expand(const std::string& in, const std::string& out) const {
+  // The command with {in} and {out} replaced by the paths, quoted for sh.
+  std::string expand(const std::string& in_path, const std::string& out_path) const {
+    auto quoted = [](const std::string& path) {
+      std::string q = "'";
+      for (char c : path) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      return q + "'";
+    };
+    const std::string in = quoted(in_path), out = quoted(out_path);
     std::string cmd = command_;
     auto replace = [&cmd](const std::string& key, const std::string& value) {
       bool found = false;
@@ -352,13 +361,11 @@ Result<std::unique_ptr<Lab>> open_lab(ApiClient& api, const Args& a, bool local,
     return std::unique_ptr<Lab>(std::make_unique<MachineLab>(LocalLabOptions{}));
   }
   if (const std::string command = a.flag("lab-command"); !command.empty()) {
-    double timeout = 3600;
-    try {
-      timeout = std::stod(a.flag("lab-timeout-s", "3600"));
-    } catch (const std::exception&) {
-      timeout = -1;
-    }
-    if (!(timeout > 0)) return Status::invalid_argument("--lab-timeout-s must be a positive number of seconds");
+    const std::string limit = a.flag("lab-timeout-s", "3600");
+    char* end = nullptr;
+    const double timeout = std::strtod(limit.c_str(), &end);
+    if (end == limit.c_str() || *end != '\0' || !(timeout > 0))
+      return Status::invalid_argument("--lab-timeout-s must be a positive number of seconds, got '" + limit + "'");
     return std::unique_ptr<Lab>(std::make_unique<CommandLab>(command, timeout));
   }
   auto answers_lab = AnswersLab::open(answers);
@@ -451,6 +458,7 @@ int onboard_command(ApiClient& api, const Args& a) {
   const std::string answers = a.flag("answers");
   const bool command_lab = !a.flag("lab-command").empty();
   if (platform.empty() || (!local && (candidates.empty() || (answers.empty() == !command_lab)))) return usage();
+  if (local && command_lab) return fail("--measure-local and --lab-command name two labs: give one");
   int rounds = 1;
   long per_task = 8;
   double finetune_epochs = 0, final_epochs = 0;

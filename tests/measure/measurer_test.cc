@@ -16,6 +16,7 @@
 #include "measure/candidates.h"
 #include "measure/cpu_backend.h"
 #include "measure/hardware.h"
+#include "measure/process.h"
 #include "measure/reference.h"
 #include "measure/schedule_gpu.h"
 
@@ -97,7 +98,7 @@ class PlantedBackend : public CpuBackend {
   }
 };
 
-TEST(MeasurerTest, PlantedFailuresBecomeFailedMeasurements) {
+void expect_planted_failures(MeasureOptions o) {
   const HardwareInfo hw = local_hardware();
   std::vector<core::Record> records;
   for (std::int64_t m : {4, 2, 4, 3, 4, 5, 7, 4}) {
@@ -107,7 +108,6 @@ TEST(MeasurerTest, PlantedFailuresBecomeFailedMeasurements) {
   core::Record undecodable = records.front();
   undecodable.workload_key = R"(["tcl.matmul", 4, 4])";
   records.push_back(undecodable);
-  MeasureOptions o = fast_options();
   o.runner.timeout_seconds = 2;  // the planted hang costs this much
   Measurer measurer(o, std::make_unique<PlantedBackend>());
   const auto out = measurer.measure(records);
@@ -128,6 +128,61 @@ TEST(MeasurerTest, PlantedFailuresBecomeFailedMeasurements) {
     }
   }
   EXPECT_NE(measurer.last_errors()[1].find("signal"), std::string::npos) << measurer.last_errors()[1];
+}
+
+TEST(MeasurerTest, PlantedFailuresBecomeFailedMeasurements) { expect_planted_failures(fast_options()); }
+
+// Units of two built four at a time: the bisection of a unit that does not
+// compile happens on a build thread, beside the other units' builds.
+TEST(MeasurerTest, PlantedFailuresInUnitsBuiltInParallel) {
+  MeasureOptions o = fast_options();
+  o.programs_per_unit = 2;
+  o.build_jobs = 4;
+  expect_planted_failures(o);
+}
+
+TEST(ProcessTest, RunForkedReportsStatusOutputCrashesAndTimeouts) {
+  std::printf("unflushed ");  // the parent's pending stdout must not reach the child's output
+  CommandResult ok = run_forked(
+      [] {
+        std::fprintf(stderr, "to stderr;");
+        return write(1, "to fd 1", 7) == 7 ? 5 : 1;
+      },
+      10);
+  std::fflush(stdout);
+  EXPECT_TRUE(ok.started);
+  EXPECT_FALSE(ok.timed_out);
+  EXPECT_EQ(ok.exit_code, 5);
+  EXPECT_EQ(ok.output, "to stderr;to fd 1");
+  const CommandResult threw = run_forked([]() -> int { throw std::runtime_error("no"); }, 10);
+  EXPECT_EQ(threw.exit_code, kForkedBodyThrew);
+  const CommandResult crashed = run_forked(
+      [] {
+        std::abort();
+        return 0;
+      },
+      10);
+  EXPECT_EQ(crashed.exit_code, -1);
+  EXPECT_NE(crashed.output.find("killed by signal"), std::string::npos) << crashed.output;
+  const CommandResult hung = run_forked(
+      [] {
+        for (;;) pause();
+        return 0;
+      },
+      0.3);
+  EXPECT_TRUE(hung.timed_out);
+}
+
+TEST(HardwareTest, CudaHardwareFollowsTheDeviceFacts) {
+  GpuFacts facts;
+  facts.arch = "sm_80";
+  facts.warp_size = 64;
+  facts.max_threads_per_block = 512;
+  facts.max_shared_memory_per_block = 65536;
+  const HardwareInfo hw = cuda_hardware(facts);
+  EXPECT_EQ(hw.target, "cuda -keys=cuda,gpu -arch=sm_80 -max_num_threads=512 -thread_warp_size=64");
+  EXPECT_EQ(hw.params, (core::HardwareParams{-1, 16, 64, 65536, 2147483647, 512, 16, 64}));
+  EXPECT_EQ(cuda_hardware().params, (core::HardwareParams{-1, 16, 64, 49152, 2147483647, 1024, 8, 32}));
 }
 
 TEST(TclMeasureCliTest, CandidatesWritesParseableRecordsPerTask) {
@@ -240,6 +295,46 @@ TEST(RunnerTest, ASpentSessionGoesOnInAFreshChildWithoutBlame) {
   EXPECT_EQ(results[0].costs[0], results[1].costs[0]);
   EXPECT_NE(results[1].costs[0], results[2].costs[0]);  // the spent child ended after program 2
   EXPECT_EQ(results[2].costs[0], results[3].costs[0]);
+}
+
+TEST(TclMeasureCliTest, RunRefusesMixedTargetsAndCudaRecordsWithoutTheBackend) {
+  const std::string dir = ::testing::TempDir();
+  const std::string bin = std::string(TCL_BINARY_DIR) + "/measure/tcl-measure";
+  auto write = [&](const std::string& name, const std::vector<core::Record>& records) {
+    std::ofstream f(dir + "/" + name);
+    std::string line;
+    for (const auto& r : records) {
+      line.clear();
+      core::write_record(r, &line);
+      f << line << "\n";
+    }
+    return dir + "/" + name;
+  };
+  auto run = [&](const std::string& in) {
+    const std::string err = dir + "/run.err";
+    const int rc = std::system((bin + " run " + in + " -o " + dir + "/out.jsonl 2>" + err).c_str());
+    std::ifstream f(err);
+    return std::make_pair(rc, std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()));
+  };
+  auto cuda = workload_candidates({OpKind::kMatmul, {64, 64, 64}}, 2, 1, cuda_hardware());
+  auto cpu = workload_candidates({OpKind::kMatmul, {8, 8, 8}}, 1, 1, local_hardware());
+  std::vector<core::Record> mixed = cpu;
+  mixed.insert(mixed.end(), cuda.begin(), cuda.end());
+  const auto [mixed_rc, mixed_err] = run(write("mixed.jsonl", mixed));
+  EXPECT_NE(mixed_rc, 0);
+  EXPECT_NE(mixed_err.find("one kind of target per file"), std::string::npos) << mixed_err;
+#if !TCL_MEASURE_HAS_CUDA  // tcl-measure built without its CUDA backend (CI)
+  const auto [cuda_rc, cuda_err] = run(write("cuda.jsonl", cuda));
+  EXPECT_NE(cuda_rc, 0);
+  EXPECT_NE(cuda_err.find("without the CUDA backend"), std::string::npos) << cuda_err;
+  // hardware --target cuda says where its facts come from.
+  const std::string hw = dir + "/hw.txt";
+  ASSERT_EQ(std::system((bin + " hardware --target cuda > " + hw).c_str()), 0);
+  std::ifstream f(hw);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("hardware_params: [-1, 16, 64, 49152, 2147483647, 1024, 8, 32]"), std::string::npos) << text;
+  EXPECT_NE(text.find("device: built without CUDA"), std::string::npos) << text;
+#endif
 }
 
 }  // namespace
