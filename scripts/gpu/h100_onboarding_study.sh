@@ -10,7 +10,8 @@
 #   scripts/gpu/h100_onboarding_study.sh
 # Environment: DATA, BUILD, LOGS, PO_ROOT as scripts/gpu/continual_study.sh;
 #   SEEDS (default 3), SPLITS (split salts, default "1 2 3 4"), REPORT_SPLITS (the report's, default
-#   SPLITS: runs of earlier calls on the same machine count too), BUDGET_S (default 540).
+#   SPLITS: runs of earlier calls on the same machine count too), BUDGET_S (default 540), BENCH_FLAGS
+#   (more bench_onboarding flags for every run, e.g. --pick-percentiles).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -32,10 +33,11 @@ bench="$BUILD/bench/bench_onboarding"
 common=(--data "$WORK/data" --base-checkpoint "$WORK/base-x86-24c+gpu-2080ti+gpu-v100.ckpt"
   --base-platforms x86-24c,gpu-2080ti,gpu-v100 --base-max-records 1000000 --platform gpu-h100 --holdout 0.3
   --fractions 0.1 --ft-auto-schedule --device cuda --threads 2)
+# shellcheck disable=SC2086  # BENCH_FLAGS is a list of flags
 run() {  # SALT SEED
   local out="$WORK/runs-$1-s$2"
   timeout $((deadline - SECONDS)) "$bench" "${common[@]}" --split-salt "$1" --out "$out" --seed-base "$2" --seeds 1 \
-    --strategies rdu,random --rounds 2 >"$LOGS/h100-salt$1-s$2.log" 2>&1
+    --strategies rdu,random --rounds 2 ${BENCH_FLAGS:-} >"$LOGS/h100-salt$1-s$2.log" 2>&1
 }
 # The first run alone: it trains the base that every other run reads.
 t0=$SECONDS
