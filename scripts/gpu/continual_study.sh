@@ -24,10 +24,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-DATA=${DATA:-$(cd .. && pwd)/shared/data}
-BUILD=${BUILD:-/tmp/tcl-gpu-build}
-LOGS=${LOGS:-/tmp/tcl-gpu-logs}
-PO_ROOT=${PO_ROOT:-$(cd .. && pwd)/program_options}
+source scripts/gpu/env.sh  # DATA, BUILD, LOGS, PO_ROOT
 deadline=$((SECONDS + ${BUDGET_S:-540}))
 seeds=("$@")
 [ ${#seeds[@]} -eq 0 ] && seeds=(1 2 3)

@@ -13,8 +13,7 @@
 #   default --per-unit 64 --repeat 3 --min-repeat-ms 10).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-/tmp/tcl-gpu-build}
-PO_ROOT=${PO_ROOT:-$(cd .. && pwd)/program_options}
+source scripts/gpu/env.sh  # BUILD, PO_ROOT
 out=${OUT:-/tmp/tcl-gpu-pool}
 mkdir -p "$out"
 models=("$@")

@@ -41,9 +41,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-DATA=${DATA:-$(cd .. && pwd)/shared/data}
-BUILD=${BUILD:-/tmp/tcl-gpu-build}
-LOGS=${LOGS:-/tmp/tcl-gpu-logs}
+source scripts/gpu/env.sh  # DATA, BUILD, LOGS, PO_ROOT
 deadline=$((SECONDS + ${BUDGET_S:-560}))
 mkdir -p "$LOGS"
 settings=("$@")
