@@ -25,8 +25,11 @@
 //                 teacher, selected, distill = {column, old descriptors of
 //                 every covered platform, teacher's Fisher, --ewc,
 //                 --old-weight, the unselected rest of the pool as unlabeled
-//                 KD inputs at --unlabeled-ratio}, --epochs); its Fisher is
-//                 the next teacher's.
+//                 KD inputs at --unlabeled-ratio, with --old-bank N the
+//                 covered platforms' banks (N programs each from their
+//                 pools, held-out tasks never, measurements cleared) as
+//                 inputs of the old-platform KD term}, --epochs); its
+//                 Fisher is the next teacher's.
 //        ft       plain fine-tuning: train_platform(init = previous, selected,
 //                 --epochs), no distillation.
 //        b        joint training (the multi-task upper bound at the same
@@ -54,7 +57,7 @@
 //   bench_continual [--data /work/shared/data] [--out /tmp/continual]
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
 //       [--epochs 6] [--column-epochs 6] [--ewc 0.05] [--old-weight 1]
-//       [--unlabeled-ratio 1] [--extra-distill OLD,EWC[,UNLABELED]] [--seed 1]
+//       [--unlabeled-ratio 1] [--old-bank 0] [--extra-distill OLD,EWC[,UNLABELED]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--mc-samples 8]
 //       [--base-epochs 4] [--base-max-records 40000] [--threads 2] [--device auto|cpu|cuda]
 //       [--methods distill,ft,b,c1,c2]
@@ -140,6 +143,7 @@ struct Args {
   double ewc = tr::DistillTargets{}.ewc_weight;
   double old_weight = tr::DistillTargets{}.old_weight;
   double unlabeled_ratio = tr::DistillTargets{}.unlabeled_ratio;
+  std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0;
   std::uint64_t seed = 1;
@@ -172,6 +176,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("ewc", &a->ewc)
       .value("old-weight", &a->old_weight)
       .value("unlabeled-ratio", &a->unlabeled_ratio)
+      .value("old-bank", &a->old_bank)
       .custom("extra-distill",
               [a](const std::string& v) {
                 const auto w = split_list(v);
@@ -242,7 +247,21 @@ std::string cache_path(const Args& a, const std::string& what, const std::string
 struct SequencePlatform : tcl::onboarding::PlatformData {
   std::vector<core::Record> selected;  // the distill lineage's rdu selection (new platforms; for (b))
   std::string selected_digest;         // Selection::digest of it
+  std::vector<core::Record> bank;      // --old-bank: its programs without measurements, for later distills
 };
+
+// --old-bank N: every ceil(pool / N)-th program of the pool (its tasks, never
+// the held-out ones), measurements cleared: the bank later distills read.
+void keep_bank(const Args& a, SequencePlatform* p) {
+  const auto& pool = p->split.pool;
+  if (a.old_bank <= 0 || pool.empty()) return;
+  const std::size_t stride =
+      (pool.size() + static_cast<std::size_t>(a.old_bank) - 1) / static_cast<std::size_t>(a.old_bank);
+  for (std::size_t i = 0; i < pool.size(); i += stride) {
+    p->bank.push_back(pool[i]);
+    p->bank.back().costs.clear();
+  }
+}
 
 bool load_platform(const Args& a, const std::string& name, bool keep_pool, SequencePlatform* p) {
   const Clock::time_point t0 = Clock::now();
@@ -721,7 +740,8 @@ int run_base_step(const Args& a, SequencePlatform& p0, std::vector<Lineage>& lin
                           "|holdout 0.3 salt 0 dedup";
   const std::string path = cache_path(a, "base", a.platforms[0], key);
   const bool cached = std::filesystem::exists(path + ".meta");
-  if (!load_platform(a, a.platforms[0], !cached || a.methods.count("b"), &p0)) return 1;
+  if (!load_platform(a, a.platforms[0], !cached || a.methods.count("b") || a.old_bank > 0, &p0)) return 1;
+  keep_bank(a, &p0);
   tr::TrainRequest req = make_request(a, p0, p0.split.pool, a.base_epochs);
   req.optimisation.seed = a.base_seed;
   auto base = train_cached(a, "base", p0.name, key, req);
@@ -796,7 +816,7 @@ class StepSelections {
 // A distill lineage's step: its own selection, the active column, then the
 // student from the lineage's model. Returns the process exit code (0 = go on).
 int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std::vector<float>>& covered,
-                 StepSelections& selections, Lineage& l, StepResult* st) {
+                 std::span<const core::Record> old_bank, StepSelections& selections, Lineage& l, StepResult* st) {
   auto sel = selections.of(l.model);
   if (!sel) return fail("selection", sel.status());
   const std::vector<core::Record> records = selections.records_of(**sel);
@@ -820,6 +840,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   const std::vector<core::Record> unlabeled =
       l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
   targets.unlabeled = unlabeled;
+  targets.old_bank = old_bank;
   tr::TrainRequest req = make_request(a, p, records, a.epochs);
   req.start = tr::Distill{.teacher = {.init_checkpoint = l.model}, .targets = targets};
   const std::string key =
@@ -829,7 +850,8 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
                                    std::to_string(unlabeled.size()) + " max " + std::to_string(targets.max_unlabeled)
                              : std::string()) +
-      "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
+      (old_bank.empty() ? std::string() : "|old bank " + std::to_string(old_bank.size())) + "|epochs " +
+      std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
   auto student = train_cached(a, "distill", p.name, key, req);
   if (!student) return fail(l.name, student.status());
   st->timings.push_back({l.name, "column", column->wall_s, column->cpu_s, column->programs, column->cached});
@@ -955,8 +977,13 @@ int run_step(const Args& a, std::vector<SequencePlatform>& platforms, std::size_
              const StepResult& previous, StepResult* st) {
   SequencePlatform& p = platforms[k];
   if (!load_platform(a, a.platforms[k], true, &p)) return 1;
+  keep_bank(a, &p);
   std::vector<std::vector<float>> covered;
-  for (std::size_t j = 0; j < k; ++j) covered.push_back(platforms[j].descriptor);
+  std::vector<core::Record> old_bank;
+  for (std::size_t j = 0; j < k; ++j) {
+    covered.push_back(platforms[j].descriptor);
+    old_bank.insert(old_bank.end(), platforms[j].bank.begin(), platforms[j].bank.end());
+  }
   st->platform = p.name;
   st->pool = static_cast<std::int64_t>(p.split.pool.size());
   StepSelections selections(a, p, covered);
@@ -970,7 +997,7 @@ int run_step(const Args& a, std::vector<SequencePlatform>& platforms, std::size_
   st->select_s = (*shared)->select_s;
 
   for (Lineage& l : lineages) {
-    const int rc = l.distill ? distill_step(a, p, covered, selections, l, st)
+    const int rc = l.distill ? distill_step(a, p, covered, old_bank, selections, l, st)
                              : fine_tune_step(a, p, shared_records, **shared, l, st);
     if (rc != 0) return rc;
   }

@@ -41,6 +41,8 @@ Status check_targets(const Distill& d, const Dataset& ds) {
   if (ds.encoding != TokenEncoding::kSteps) return Status::invalid_argument("train: distill needs the steps encoding");
   if (!(kd.unlabeled_ratio >= 0)) return Status::invalid_argument("train: unlabeled_ratio must be >= 0");
   if (kd.max_unlabeled < 0) return Status::invalid_argument("train: max_unlabeled must be >= 0");
+  if (!(kd.old_bank_ratio >= 0)) return Status::invalid_argument("train: old_bank_ratio must be >= 0");
+  if (kd.max_old_bank < 0) return Status::invalid_argument("train: max_old_bank must be >= 0");
   return Status::ok();
 }
 
@@ -69,12 +71,42 @@ Result<std::optional<Dataset>> build_pool(const DistillSetup& s) {
   return u.status().with_context("train: unlabeled programs");
 }
 
+// The old platforms' bank as a dataset (nullopt when no task has 2 programs):
+// every task of it, none held out (they are not platform k's).
+Result<std::optional<Dataset>> build_old_bank(const DistillSetup& s) {
+  const DistillTargets& kd = s.distill->targets;
+  DatasetOptions options = s.data->options;
+  options.max_len = static_cast<int>(std::min<std::int64_t>(s.data->options.max_len, s.config->max_len));
+  options.max_records = kd.max_old_bank;
+  options.sample_seed = s.seed;
+  options.eval_fraction = 0;
+  auto bank = build_unlabeled_dataset(kd.old_bank, s.data->platform, options);
+  if (bank) return std::optional<Dataset>(std::move(*bank));
+  if (bank.status().code() == StatusCode::kFailedPrecondition) return std::optional<Dataset>();
+  return bank.status().with_context("train: old platforms' bank");
+}
+
+// A source of unlabeled programs: KD inputs at `ratio` batches per measured
+// batch, at most all of its own.
+BatchSource unlabeled_source(const Dataset& ds, const torch::Tensor& descriptor, std::int64_t measured_batches,
+                             double ratio, const DistillSetup& s, bool column_kd) {
+  BatchSource src{.ds = &ds,
+                  .train = to_tensors(ds.train, ds, s.device),
+                  .descriptor = descriptor,
+                  .groups = group_rows(ds.train),
+                  .labeled = false,
+                  .column_kd = column_kd};
+  src.max_batches = static_cast<std::int64_t>(std::ceil(ratio * static_cast<double>(measured_batches)));
+  src.max_batches = std::min(src.max_batches, batches_per_epoch(src.groups, s.shape));
+  return src;
+}
+
 // Every source's targets: the column's under h_k, the teacher's under each h_j.
 Status fill_targets(const DistillSetup& s, const CostModel& teacher, const CostModel* column,
                     std::vector<BatchSource>* sources) {
   for (BatchSource& src : *sources) {
     const DatasetSplit& split = src.ds->train;
-    if (column != nullptr) {
+    if (column != nullptr && src.column_kd) {
       auto c = frozen_scores(*column, split, src.ds->seq_len, s.dataset->descriptor);
       if (!c) return c.status().with_context("train: active column");
       src.column_target = std::move(*c);
@@ -91,7 +123,7 @@ Status fill_targets(const DistillSetup& s, const CostModel& teacher, const CostM
 }  // namespace
 
 Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& model, std::vector<BatchSource>* sources,
-                                          std::optional<Dataset>* pool) {
+                                          DistillInputs* inputs) {
   if (Status st = check_targets(*s.distill, *s.dataset); !st) return st;
   const DistillTargets& kd = s.distill->targets;
   auto teacher = CostModel::load(s.distill->teacher.init_checkpoint);
@@ -112,21 +144,27 @@ Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& mod
   }
   // KD-only batches need a KD term to learn from.
   const bool kd_term = (column && kd.column_weight > 0) || (!terms.old_descriptors.empty() && kd.old_weight > 0);
+  // The ratios count measured batches only.
+  std::int64_t measured = 0;
+  for (const BatchSource& m : *sources) measured += batches_per_epoch(m.groups, s.shape);
+  const torch::Tensor descriptor = sources->front().descriptor;
   if (!kd.unlabeled.empty() && kd.unlabeled_ratio > 0 && kd.max_unlabeled > 0 && kd_term) {
     auto built = build_pool(s);
     if (!built) return built.status();
     if (built->has_value()) {
-      *pool = std::move(**built);
-      BatchSource src{.ds = &**pool,
-                      .train = to_tensors((*pool)->train, **pool, s.device),
-                      .descriptor = sources->front().descriptor,
-                      .groups = group_rows((*pool)->train),
-                      .labeled = false};
-      std::int64_t measured = 0;
-      for (const BatchSource& m : *sources) measured += batches_per_epoch(m.groups, s.shape);
-      src.max_batches = static_cast<std::int64_t>(std::ceil(kd.unlabeled_ratio * static_cast<double>(measured)));
-      src.max_batches = std::min(src.max_batches, batches_per_epoch(src.groups, s.shape));
-      sources->push_back(std::move(src));
+      inputs->pool = std::move(**built);
+      sources->push_back(
+          unlabeled_source(*inputs->pool, descriptor, measured, kd.unlabeled_ratio, s, /*column_kd=*/true));
+    }
+  }
+  const bool old_term = !terms.old_descriptors.empty() && kd.old_weight > 0;
+  if (!kd.old_bank.empty() && kd.old_bank_ratio > 0 && kd.max_old_bank > 0 && old_term) {
+    auto built = build_old_bank(s);
+    if (!built) return built.status();
+    if (built->has_value()) {
+      inputs->old_bank = std::move(**built);
+      sources->push_back(
+          unlabeled_source(*inputs->old_bank, descriptor, measured, kd.old_bank_ratio, s, /*column_kd=*/false));
     }
   }
   if (Status st = fill_targets(s, **teacher, column.get(), sources); !st) return st;

@@ -11,7 +11,11 @@
 // in the eval split are left out (build_unlabeled_dataset), and so are whole
 // validation tasks (ValidationSplit::kTasks: no gradient from the tasks that
 // judge the epochs). Its batches per epoch: ceil(unlabeled_ratio × the
-// measured batches), at most all of its own.
+// measured batches), at most all of its own. The old platforms' bank
+// (DistillTargets::old_bank) is a source of its own the same way, read by
+// the old-platform KD terms only (no column target), when old_weight > 0 and
+// there are old platforms; none of its tasks is left out (they are not
+// platform k's).
 //
 // Thread-safety: reads the model's parameters (the anchor); call before training.
 #pragma once
@@ -38,11 +42,18 @@ struct DistillSetup {
   torch::Device device = torch::kCPU;
 };
 
-// Adds the pool to `sources` (its dataset kept in *pool, which must outlive
-// them) and fills every source's targets; `model` is the student at the
-// teacher's weights (the EWC anchor). kInvalidArgument: a bad field (named)
-// or data the teacher cannot read; the teacher's or column's load errors.
+// The datasets behind the sources prepare_distillation adds; they must
+// outlive the sources.
+struct DistillInputs {
+  std::optional<Dataset> pool;      // platform k's unmeasured programs
+  std::optional<Dataset> old_bank;  // the old platforms' programs
+};
+
+// Adds the pool and the bank to `sources` (their datasets kept in *inputs)
+// and fills every source's targets; `model` is the student at the teacher's
+// weights (the EWC anchor). kInvalidArgument: a bad field (named) or data the
+// teacher cannot read; the teacher's or column's load errors.
 Result<DistillTerms> prepare_distillation(const DistillSetup& setup, ScoreModel& model,
-                                          std::vector<BatchSource>* sources, std::optional<Dataset>* pool);
+                                          std::vector<BatchSource>* sources, DistillInputs* inputs);
 
 }  // namespace tcl::trainer

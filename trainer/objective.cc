@@ -8,15 +8,19 @@ namespace tcl::trainer {
 torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch& batch, const DistillTerms* distill,
                          const LambdaRankOptions& loss_options) {
   const std::int64_t b = batch.size();
-  const torch::Tensor scores =
-      model.forward(batch.tokens, batch.lengths, src.descriptor.expand({b, src.descriptor.size(1)}));
+  const bool column_term = distill != nullptr && !src.column_target.empty() && distill->weights.column_weight > 0;
+  // The scores under the source's own descriptor, unless no term reads them
+  // (the old platforms' bank).
+  torch::Tensor scores;
+  if (src.labeled || column_term)
+    scores = model.forward(batch.tokens, batch.lengths, src.descriptor.expand({b, src.descriptor.size(1)}));
   torch::Tensor loss = src.labeled ? lambda_rank_loss(scores, batch.labels, batch.groups, loss_options)
-                                   : torch::zeros({}, scores.options());
+                                   : torch::zeros({}, batch.tokens.options());
   if (distill == nullptr) return loss;
   const DistillTargets& w = distill->weights;
-  const torch::Device device = scores.device();
+  const torch::Device device = batch.tokens.device();
   loss = w.label_weight * loss;
-  if (!src.column_target.empty() && w.column_weight > 0) {
+  if (column_term) {
     loss = loss + w.column_weight * listwise_kd(scores, gather_rows(src.column_target, batch, device),
                                                 batch.chunk_sizes, w.temperature);
   }

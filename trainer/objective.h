@@ -31,7 +31,9 @@ struct BatchSource {
   bool labeled = true;
   std::int64_t max_batches = -1;  // per epoch (a seeded share); -1 = all
   // Distillation targets per row of `train`: the active column's (empty =
-  // none) and the teacher's under each old platform's descriptor.
+  // none; never on the old platforms' bank) and the teacher's under each old
+  // platform's descriptor.
+  bool column_kd = true;
   std::vector<float> column_target = {};
   std::vector<std::vector<float>> old_targets = {};
 };

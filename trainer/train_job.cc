@@ -262,7 +262,7 @@ Result<TrainResult> run(const RunInput& in, const ProgressCallback& progress, Cl
     if (Status s = add_joint_sources(*in.joint, *in.data, ds, config, dev, &joint_data, &sources); !s) return s;
   }
   const BatchShape shape{in.opt->groups_per_batch, in.opt->group_size, in.opt->bucket_by_length};
-  std::optional<Dataset> pool;
+  DistillInputs distill_inputs;
   std::optional<DistillTerms> distill;
   if (in.distill != nullptr) {
     const DistillSetup setup{.distill = in.distill,
@@ -272,10 +272,11 @@ Result<TrainResult> run(const RunInput& in, const ProgressCallback& progress, Cl
                              .seed = in.opt->seed,
                              .shape = shape,
                              .device = dev};
-    Result<DistillTerms> terms = prepare_distillation(setup, model, &sources, &pool);
+    Result<DistillTerms> terms = prepare_distillation(setup, model, &sources, &distill_inputs);
     if (!terms) return terms.status();
     distill = std::move(*terms);
-    if (pool) out.unlabeled_programs = pool->train.count;
+    if (distill_inputs.pool) out.unlabeled_programs = distill_inputs.pool->train.count;
+    if (distill_inputs.old_bank) out.old_bank_programs = distill_inputs.old_bank->train.count;
   }
   // Small sets get more epochs when min_steps asks for it.
   std::int64_t steps_per_epoch = 0;

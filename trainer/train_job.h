@@ -244,6 +244,13 @@ struct DistillTargets {
   std::string_view teacher_fisher{};                  // TrainResult::fisher of T; empty = no EWC
   std::span<const core::Record> unlabeled{};          // platform k's unmeasured programs; read during the call
   double unlabeled_ratio = 1.0;                       // unlabeled batches per measured batch, per epoch
+  // The old platforms' bank: programs of their tasks (no measurement is
+  // read) as inputs of the old-platform KD terms only, so that the teacher's
+  // order on the old platforms' own programs is kept, not only on platform
+  // k's. Empty, old_bank_ratio 0 or max_old_bank 0 = none. Read during the call.
+  std::span<const core::Record> old_bank{};
+  double old_bank_ratio = 1.0;         // bank batches per measured batch, per epoch
+  std::int64_t max_old_bank = 50'000;  // programs kept (a seeded share of every task, at least 2 each)
   // About this many programs of `unlabeled` kept (the same seeded share of
   // every task, at least 2 each); 0 = none. Their tokens take L · 200 bytes
   // each: 50k GPU programs (L = 68) hold 680 MB during the call.
@@ -302,6 +309,7 @@ struct TrainResult {
   std::vector<float> eval_scores;                  // the model's score of each eval program, in split order
   DatasetSummary data;                             // what the data held and kept
   std::int64_t unlabeled_programs = 0;             // distill: unmeasured programs kept as KD inputs
+  std::int64_t old_bank_programs = 0;              // distill: old platforms' programs kept as KD inputs
   std::int64_t num_parameters = 0;
   Device device = Device::kCpu;  // where it trained: kCpu or kCuda
 

@@ -738,6 +738,88 @@ TEST(TrainJobTest, DistillationLearnsFromTheUnmeasuredPool) {
   EXPECT_GT(with_pool, 0.9);
 }
 
+// The old platforms' bank (issue 19's lever): their own programs, without a
+// measurement, as inputs of the old-platform KD term only. With the new
+// platform's few measured programs alone as KD inputs, the student drifts
+// from the teacher's order of the old platform's programs; the bank keeps it.
+TEST(TrainJobTest, DistillationKeepsTheOldOrderOnTheOldPlatformsBank) {
+  const std::vector<core::Record> old_records = planted_platform(16, 48);
+  TrainRequest base = small_request(old_records);
+  base.optimisation.epochs = 8;
+  auto teacher = train_platform(base, nullptr);
+  ASSERT_TRUE(teacher.is_ok()) << teacher.status().to_string();
+  const Platform new_platform{kTarget, core::HardwareParams{4, 64, 64, 0, 0, 0, 0, 0}};
+  std::vector<core::Record> measured;
+  const std::vector<core::Record> reversed = reversed_platform(16, 48);
+  for (std::size_t i = 0; i < reversed.size(); ++i) {
+    if (i % 48 < 12) measured.push_back(reversed[i]);
+  }
+  std::vector<core::Record> bank = old_records;
+  for (auto& r : bank) r.costs.clear();  // programs only: no old measurement is read
+  std::vector<float> old_descriptor(core::kHardwareDim);
+  core::encode_hardware(std::nullopt, kTarget, old_descriptor.data());
+
+  const auto distill = [&](double bank_ratio, double old_weight = 1.0) {
+    DistillTargets kd;
+    kd.old_descriptors = {old_descriptor};
+    kd.old_weight = old_weight;
+    kd.old_bank = bank;
+    kd.old_bank_ratio = bank_ratio;
+    TrainRequest r = small_request(measured);
+    r.data.platform = new_platform;
+    r.optimisation.epochs = 24;
+    r.optimisation.learning_rate = 1e-2;
+    r.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = kd};
+    auto out = train_platform(r, nullptr);
+    EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+    return out;
+  };
+  auto without = distill(0);
+  auto with = distill(1);
+  ASSERT_TRUE(without.is_ok() && with.is_ok());
+  EXPECT_EQ(without->old_bank_programs, 0);
+  EXPECT_EQ(with->old_bank_programs, static_cast<std::int64_t>(bank.size()));  // every task, none held out
+  EXPECT_GT(with->steps, without->steps);  // KD-only steps on the bank, about one per measured step
+  EXPECT_LE(with->steps, 2 * without->steps);
+  EXPECT_EQ(with->data.train_records, without->data.train_records);  // labels: the new platform's only
+  auto no_old_term = distill(1, /*old_weight=*/0.0);
+  ASSERT_TRUE(no_old_term.is_ok());
+  EXPECT_EQ(no_old_term->old_bank_programs, 0);
+
+  // Under the old descriptor, pairs within an old task ordered as the teacher orders them.
+  auto programs = build_unlabeled_dataset(bank, new_platform, DatasetOptions{});
+  ASSERT_TRUE(programs.is_ok());
+  const auto old_scores = [&](const std::string& checkpoint) {
+    auto model = CostModel::load(checkpoint);
+    EXPECT_TRUE(model.is_ok());
+    std::vector<float> out(static_cast<std::size_t>(programs->train.count));
+    EXPECT_TRUE((*model)
+                    ->predict(FeatureBatch{programs->train.count, programs->seq_len, programs->train.tokens,
+                                           programs->train.lengths, old_descriptor},
+                              out)
+                    .is_ok());
+    return out;
+  };
+  const std::vector<float> t = old_scores(teacher->checkpoint);
+  const auto agreement = [&](const std::vector<float>& s) {
+    std::int64_t same = 0, pairs = 0;
+    const auto& g = programs->train.groups;
+    for (std::size_t a = 0; a < g.size(); ++a) {
+      for (std::size_t b = a + 1; b < g.size() && g[b] == g[a]; ++b) {
+        if (t[a] == t[b]) continue;
+        ++pairs;
+        same += (s[a] > s[b]) == (t[a] > t[b]) ? 1 : 0;
+      }
+    }
+    return static_cast<double>(same) / static_cast<double>(std::max<std::int64_t>(pairs, 1));
+  };
+  const double with_bank = agreement(old_scores(with->checkpoint));
+  const double without_bank = agreement(old_scores(without->checkpoint));
+  std::printf("[ old bank ] old-descriptor agreement with the teacher on the old programs: distill %.3f, + bank %.3f\n",
+              without_bank, with_bank);
+  EXPECT_GT(with_bank, without_bank + 0.02);
+}
+
 }  // namespace
 }  // namespace tcl::trainer
 
