@@ -75,6 +75,16 @@ double p99_ms(const std::vector<Clock::duration>& samples) {
 
 class SlowClientsTest : public ServingTest {};
 
+// A route the attack does not block answers in milliseconds; a blocked one
+// waits for the rate rules' grace (3 s). Under ThreadSanitizer every call is
+// 5-20x slower (a /v1/predict p99 of 107 ms was seen), so the bound is wider
+// there and still far below the grace.
+#if defined(__SANITIZE_THREAD__)
+constexpr auto kUnblocked = 1000ms;
+#else
+constexpr auto kUnblocked = 100ms;
+#endif
+
 TEST_F(SlowClientsTest, TricklersAndNonReadersHoldOnlyTheirOwnConnections) {
   // Rates the attackers break within seconds: 10 bytes/s in, nothing out.
   start(6000, {"--max-streams", "40", "--db-pool-size", "48", "--min-request-body-rate", "1000", "--min-response-rate",
@@ -118,8 +128,8 @@ TEST_F(SlowClientsTest, TricklersAndNonReadersHoldOnlyTheirOwnConnections) {
   }
   std::printf("under attack: /healthz p99 %.2f ms, /v1/predict p99 %.2f ms (50 calls each)\n", p99_ms(health),
               p99_ms(scores));
-  EXPECT_LT(p99(health), 100ms);
-  EXPECT_LT(p99(scores), 100ms);
+  EXPECT_LT(p99(health), kUnblocked);
+  EXPECT_LT(p99(scores), kUnblocked);
 
   // The rate rules cut every attacker, and the counters say so.
   std::string text;
