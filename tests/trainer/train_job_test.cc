@@ -628,6 +628,33 @@ TEST(TrainJobTest, JointTrainingLearnsEveryPlatform) {
   EXPECT_GT(joint_b, single_b + 0.2);
 }
 
+// Scores of every program of `ds` by a checkpoint under `descriptor`.
+std::vector<float> scores_under(const std::string& checkpoint, const Dataset& ds,
+                                const std::vector<float>& descriptor) {
+  auto model = CostModel::load(checkpoint);
+  EXPECT_TRUE(model.is_ok());
+  std::vector<float> out(static_cast<std::size_t>(ds.train.count));
+  if (!model.is_ok()) return out;
+  EXPECT_TRUE(
+      (*model)
+          ->predict(FeatureBatch{ds.train.count, ds.seq_len, ds.train.tokens, ds.train.lengths, descriptor}, out)
+          .is_ok());
+  return out;
+}
+
+// Share of the pairs within a task that `s` orders as `t` does (ties of t skipped).
+double agreement(const std::vector<float>& t, const std::vector<float>& s, const std::vector<std::int64_t>& groups) {
+  std::int64_t same = 0, pairs = 0;
+  for (std::size_t a = 0; a < groups.size(); ++a) {
+    for (std::size_t b = a + 1; b < groups.size() && groups[b] == groups[a]; ++b) {
+      if (t[a] == t[b]) continue;
+      ++pairs;
+      same += (s[a] > s[b]) == (t[a] > t[b]) ? 1 : 0;
+    }
+  }
+  return static_cast<double>(same) / static_cast<double>(std::max<std::int64_t>(pairs, 1));
+}
+
 // The unmeasured pool as distillation inputs (DESIGN §5.2): with few
 // measured programs, the new platform's unlabeled programs carry the old
 // platform's ranking (teacher KD) and the column's into the student; they
@@ -705,32 +732,10 @@ TEST(TrainJobTest, DistillationLearnsFromTheUnmeasuredPool) {
   // orders the pool's programs as the teacher does (pairs within a task).
   auto inputs = build_unlabeled_dataset(unlabeled, new_platform, DatasetOptions{});
   ASSERT_TRUE(inputs.is_ok());
-  const auto old_scores = [&](const std::string& checkpoint) {
-    auto model = CostModel::load(checkpoint);
-    EXPECT_TRUE(model.is_ok());
-    std::vector<float> out(static_cast<std::size_t>(inputs->train.count));
-    EXPECT_TRUE((*model)
-                    ->predict(FeatureBatch{inputs->train.count, inputs->seq_len, inputs->train.tokens,
-                                           inputs->train.lengths, old_descriptor},
-                              out)
-                    .is_ok());
-    return out;
-  };
-  const std::vector<float> t = old_scores(teacher->checkpoint);
-  const auto agreement = [&](const std::vector<float>& s) {
-    std::int64_t same = 0, pairs = 0;
-    const auto& g = inputs->train.groups;
-    for (std::size_t a = 0; a < g.size(); ++a) {
-      for (std::size_t b = a + 1; b < g.size() && g[b] == g[a]; ++b) {
-        if (t[a] == t[b]) continue;
-        ++pairs;
-        same += (s[a] > s[b]) == (t[a] > t[b]) ? 1 : 0;
-      }
-    }
-    return static_cast<double>(same) / static_cast<double>(std::max<std::int64_t>(pairs, 1));
-  };
-  const double with_pool = agreement(old_scores(with->checkpoint));
-  const double without_pool = agreement(old_scores(without->checkpoint));
+  const std::vector<float> t = scores_under(teacher->checkpoint, *inputs, old_descriptor);
+  const double with_pool = agreement(t, scores_under(with->checkpoint, *inputs, old_descriptor), inputs->train.groups);
+  const double without_pool =
+      agreement(t, scores_under(without->checkpoint, *inputs, old_descriptor), inputs->train.groups);
   std::printf(
       "[ unlabeled ] old-descriptor agreement with the teacher on the pool: distill %.3f, distill + pool %.3f\n",
       without_pool, with_pool);
@@ -789,32 +794,11 @@ TEST(TrainJobTest, DistillationKeepsTheOldOrderOnTheOldPlatformsBank) {
   // Under the old descriptor, pairs within an old task ordered as the teacher orders them.
   auto programs = build_unlabeled_dataset(bank, new_platform, DatasetOptions{});
   ASSERT_TRUE(programs.is_ok());
-  const auto old_scores = [&](const std::string& checkpoint) {
-    auto model = CostModel::load(checkpoint);
-    EXPECT_TRUE(model.is_ok());
-    std::vector<float> out(static_cast<std::size_t>(programs->train.count));
-    EXPECT_TRUE((*model)
-                    ->predict(FeatureBatch{programs->train.count, programs->seq_len, programs->train.tokens,
-                                           programs->train.lengths, old_descriptor},
-                              out)
-                    .is_ok());
-    return out;
-  };
-  const std::vector<float> t = old_scores(teacher->checkpoint);
-  const auto agreement = [&](const std::vector<float>& s) {
-    std::int64_t same = 0, pairs = 0;
-    const auto& g = programs->train.groups;
-    for (std::size_t a = 0; a < g.size(); ++a) {
-      for (std::size_t b = a + 1; b < g.size() && g[b] == g[a]; ++b) {
-        if (t[a] == t[b]) continue;
-        ++pairs;
-        same += (s[a] > s[b]) == (t[a] > t[b]) ? 1 : 0;
-      }
-    }
-    return static_cast<double>(same) / static_cast<double>(std::max<std::int64_t>(pairs, 1));
-  };
-  const double with_bank = agreement(old_scores(with->checkpoint));
-  const double without_bank = agreement(old_scores(without->checkpoint));
+  const std::vector<float> t = scores_under(teacher->checkpoint, *programs, old_descriptor);
+  const double with_bank =
+      agreement(t, scores_under(with->checkpoint, *programs, old_descriptor), programs->train.groups);
+  const double without_bank =
+      agreement(t, scores_under(without->checkpoint, *programs, old_descriptor), programs->train.groups);
   std::printf("[ old bank ] old-descriptor agreement with the teacher on the old programs: distill %.3f, + bank %.3f\n",
               without_bank, with_bank);
   EXPECT_GT(with_bank, without_bank + 0.02);
