@@ -30,8 +30,8 @@ import sys
 import time
 import urllib.request
 
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-       11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from intervals import interval  # noqa: E402
 
 
 def call(base, token, method, path, body=None, timeout=600):
@@ -110,13 +110,6 @@ def metrics(scored):
     return {"top1_mean": statistics.mean(top1), "top1_sum": bests / picks, "pairwise": right / max(pairs, 1),
             "tuning": math.exp(statistics.mean(math.log(p) for p in proxies)) if proxies else float("nan")}
 
-
-def interval(values):
-    m = statistics.mean(values)
-    if len(values) < 2:
-        return "%.3f" % m
-    half = T95.get(len(values) - 1, 2.09) * statistics.stdev(values) / math.sqrt(len(values))
-    return "%.3f ± %.3f" % (m, half)
 
 
 def main():

@@ -8,21 +8,22 @@ proxy and pairwise accuracy on its evaluation split, and the forgetting table (t
 right after the platform was learned). Cells: mean ± half-width of the 95%
 t-interval over the logs that have the cell, and n.
 """
+import os
 import re
 import statistics
 import sys
 from collections import defaultdict
 
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../bench/lib"))
+from intervals import half_width  # noqa: E402
+
 CELL = re.compile(r"([-+]?\d+\.\d+) \(([-+]?\d+\.\d+)\)(?:, tuning (\d+\.\d+))?(?:, pairwise (\d+\.\d+))?")
 
 
 def interval(xs):
     m = statistics.mean(xs)
-    if len(xs) < 2:
-        return f"{m:.4f} (n=1)"
-    h = T95.get(len(xs) - 1, 1.96) * statistics.stdev(xs) / len(xs) ** 0.5
-    return f"{m:.4f} ± {h:.4f}"
+    h = half_width(xs)
+    return f"{m:.4f} (n=1)" if h is None else f"{m:.4f} ± {h:.4f}"
 
 
 def parse(path, cells):

@@ -3,22 +3,14 @@
 over every split and seed found in bench_onboarding run logs: per strategy the mean and 95%
 t-interval over runs (split × seed; zero-shot: one per split) of top-1 (sum and mean ratio),
 pairwise accuracy and the tuning proxy, then rdu − random paired by split and seed."""
-import math
+import os
 import re
-import statistics
 import sys
 
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-       11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../bench/lib"))
+from intervals import interval  # noqa: E402
+
 FIELDS = {"top-1 sum": 1, "top-1 mean": 2, "pairwise": 5, "tuning": 10}
-
-
-def interval(x):
-    m = statistics.mean(x)
-    if len(x) < 2:
-        return "%.3f" % m
-    return "%.3f ± %.3f" % (m, T95.get(len(x) - 1, 2.0) * statistics.stdev(x) / math.sqrt(len(x)))
-
 
 runs = {}
 for path in sys.argv[1:]:
