@@ -13,7 +13,8 @@
 //       [--sampling records|tasks] [--eval-fraction 0.25] [--validation 0] [--epochs E]
 //       [--time-budget S] [--threads 2] [--device auto|cpu|cuda] [--lr X] [--weight-decay X]
 //       [--group-size N] [--groups-per-batch N] [--d-model N] [--n-layers N]
-//       [--d-state N] [--expand N] [--dropout X] [--sigma X] [--ndcg-at K] [--max-len N] [--verbose]
+//       [--d-state N] [--expand N] [--dropout X] [--sigma X] [--ndcg-at K]
+//       [--loss lambdarank|listwise] [--gain-power P] [--listwise-beta B] [--ema D] [--max-len N] [--verbose]
 //       [--dump DIR]   (per-program eval scores as CSV, for diagnosis)
 //   bench_quality --data DIR --job [--models KIND] [flags]
 //       one train_platform call as the daemon's worker makes it: all records,
@@ -96,6 +97,8 @@ struct Args {
   double lr = -1, weight_decay = -1, dropout = -1, sigma = -1;
   std::int64_t group_size = 0, groups_per_batch = 0, d_model = 0, n_layers = 0, d_state = 0, expand = 0;
   std::int64_t ndcg_at = -1;
+  std::string loss;  // --loss lambdarank|listwise, empty = the trainer's default
+  double gain_power = -1, listwise_beta = -1, ema = -1;
   int max_len = core::kDefaultMaxSteps;
   bool verbose = false;
   std::string dump;             // directory for per-program eval scores (CSV), empty = none
@@ -149,6 +152,10 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("dropout", &a->dropout)
       .value("sigma", &a->sigma)
       .value("ndcg-at", &a->ndcg_at)
+      .value("loss", &a->loss)
+      .value("gain-power", &a->gain_power)
+      .value("listwise-beta", &a->listwise_beta)
+      .value("ema", &a->ema)
       .value("group-size", &a->group_size)
       .value("groups-per-batch", &a->groups_per_batch)
       .value("d-model", &a->d_model)
@@ -158,6 +165,10 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("max-len", &a->max_len)
       .value("dump", &a->dump);
   if (!flags.parse(argc, argv)) return false;
+  if (!a->loss.empty() && a->loss != "lambdarank" && a->loss != "listwise") {
+    std::fprintf(stderr, "--loss: lambdarank or listwise, not '%s'\n", a->loss.c_str());
+    return false;
+  }
   a->given = flags.given();
   a->given.erase("--verbose");  // switches were never counted as given values
   a->given.erase("--job");
@@ -408,6 +419,10 @@ int main(int argc, char** argv) {
       if (a.weight_decay >= 0) req.optimisation.weight_decay = a.weight_decay;
       if (a.sigma > 0) req.optimisation.lambda_sigma = a.sigma;
       if (a.ndcg_at >= 0) req.optimisation.ndcg_at = a.ndcg_at;
+      if (a.loss == "listwise") req.optimisation.label_loss = tr::LabelLoss::kListwise;
+      if (a.gain_power > 0) req.optimisation.gain_power = a.gain_power;
+      if (a.listwise_beta > 0) req.optimisation.listwise_beta = a.listwise_beta;
+      if (a.ema >= 0) req.optimisation.ema_decay = a.ema;
       if (a.group_size > 0) req.optimisation.group_size = a.group_size;
       if (a.groups_per_batch > 0) req.optimisation.groups_per_batch = a.groups_per_batch;
       req.optimisation.seed = seed;

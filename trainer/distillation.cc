@@ -46,13 +46,29 @@ Status check_targets(const Distill& d, const Dataset& ds) {
   return Status::ok();
 }
 
+// What the pool and the bank share: platform k's options (its eval split
+// stays out) at the student's max_len, at most `max_records` programs
+// sampled with the setup's seed.
+DatasetOptions unlabeled_options(const DistillSetup& s, std::int64_t max_records) {
+  DatasetOptions options = s.data->options;
+  options.max_len = static_cast<int>(std::min<std::int64_t>(s.data->options.max_len, s.config->max_len));
+  options.max_records = max_records;
+  options.sample_seed = s.seed;
+  return options;
+}
+
+// `records` as an unlabeled dataset; nullopt when no task has 2 programs.
+Result<std::optional<Dataset>> unlabeled_or_none(std::span<const core::Record> records, const DistillSetup& s,
+                                                 const DatasetOptions& options, const char* what) {
+  auto built = build_unlabeled_dataset(records, s.data->platform, options);
+  if (built) return std::optional<Dataset>(std::move(*built));
+  if (built.status().code() == StatusCode::kFailedPrecondition) return std::optional<Dataset>();
+  return built.status().with_context(std::string("train: ") + what);
+}
+
 // The unmeasured pool as a dataset (nullopt when no task has 2 programs).
 Result<std::optional<Dataset>> build_pool(const DistillSetup& s) {
   const DistillTargets& kd = s.distill->targets;
-  DatasetOptions options = s.data->options;  // its eval split stays out
-  options.max_len = static_cast<int>(std::min<std::int64_t>(s.data->options.max_len, s.config->max_len));
-  options.max_records = kd.max_unlabeled;
-  options.sample_seed = s.seed;
   // Whole validation tasks stay out too: no gradient from the tasks that judge the epochs.
   std::vector<core::Record> outside_validation;
   std::span<const core::Record> pool = kd.unlabeled;
@@ -65,25 +81,15 @@ Result<std::optional<Dataset>> build_pool(const DistillSetup& s) {
     }
     pool = outside_validation;
   }
-  auto u = build_unlabeled_dataset(pool, s.data->platform, options);
-  if (u) return std::optional<Dataset>(std::move(*u));
-  if (u.status().code() == StatusCode::kFailedPrecondition) return std::optional<Dataset>();  // no task of 2
-  return u.status().with_context("train: unlabeled programs");
+  return unlabeled_or_none(pool, s, unlabeled_options(s, kd.max_unlabeled), "unlabeled programs");
 }
 
 // The old platforms' bank as a dataset (nullopt when no task has 2 programs):
 // every task of it, none held out (they are not platform k's).
 Result<std::optional<Dataset>> build_old_bank(const DistillSetup& s) {
-  const DistillTargets& kd = s.distill->targets;
-  DatasetOptions options = s.data->options;
-  options.max_len = static_cast<int>(std::min<std::int64_t>(s.data->options.max_len, s.config->max_len));
-  options.max_records = kd.max_old_bank;
-  options.sample_seed = s.seed;
+  DatasetOptions options = unlabeled_options(s, s.distill->targets.max_old_bank);
   options.eval_fraction = 0;
-  auto bank = build_unlabeled_dataset(kd.old_bank, s.data->platform, options);
-  if (bank) return std::optional<Dataset>(std::move(*bank));
-  if (bank.status().code() == StatusCode::kFailedPrecondition) return std::optional<Dataset>();
-  return bank.status().with_context("train: old platforms' bank");
+  return unlabeled_or_none(s.distill->targets.old_bank, s, options, "old platforms' bank");
 }
 
 // A source of unlabeled programs: KD inputs at `ratio` batches per measured

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -64,7 +65,8 @@ struct Stepper {
   const Resources& resources;
   const EpochPlan& plan;
   torch::optim::Optimizer& adamw;
-  LambdaRankOptions loss_options;
+  WeightAverage* average;  // null = none
+  LabelLossOptions loss_options;
   Clock::time_point train_start;
   double train_budget_s;  // what the budget leaves for training; 0 = none
 
@@ -86,6 +88,7 @@ struct Stepper {
     loss.backward();
     if (opt.grad_clip_norm > 0) clip_grad_norm(model.parameters(), opt.grad_clip_norm);
     adamw.step();
+    if (average != nullptr) average->update();
     return loss.detach();
   }
 
@@ -122,18 +125,29 @@ Status run_epochs(ScoreModel& model, const std::vector<BatchSource>& sources, co
   const Clock::time_point train_start = Clock::now();
   const double train_budget_s =
       resources.time_budget_s > 0 ? std::max(1e-3, resources.time_budget_s - seconds_since(plan.start)) : 0.0;
-  Stepper stepper{
-      model,       sources,       distill, opt,
-      resources,   plan,          *adamw,  LambdaRankOptions{.sigma = opt.lambda_sigma, .ndcg_at = opt.ndcg_at},
-      train_start, train_budget_s};
+  std::optional<WeightAverage> average;
+  if (opt.ema_decay > 0) average.emplace(model.parameters(), opt.ema_decay);
+  Stepper stepper{model,
+                  sources,
+                  distill,
+                  opt,
+                  resources,
+                  plan,
+                  *adamw,
+                  average ? &*average : nullptr,
+                  label_loss_options(opt),
+                  train_start,
+                  train_budget_s};
   SplitMix64 rng{opt.seed ^ kOrderSeedSalt};
   EarlyStopping early(opt.patience);
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   for (int epoch = 1; epoch <= plan.epochs && !out->budget_exhausted; ++epoch) {
     double loss = 0;
     std::int64_t steps = 0;
+    if (average && epoch > 1) average->swap();  // the steps go on from the last step's weights
     if (Status s = stepper.epoch(epoch, rng, out, &loss, &steps); !s) return s;
-    if (steps == 0) break;  // the budget ran out before this epoch began
+    if (average) average->swap();  // between epochs the model holds the average: judged, kept, returned
+    if (steps == 0) break;         // the budget ran out before this epoch began
     if (out->budget_exhausted) {
       // A partial epoch: report its loss without a val number (cancel still honoured).
       if (progress && !progress(epoch, plan.epochs, loss, kNaN)) {

@@ -8,7 +8,7 @@ namespace tcl::trainer {
 
 std::vector<torch::Tensor> diagonal_fisher(ScoreModel& model, const SplitTensors& split,
                                            const torch::Tensor& descriptor, const std::vector<ChunkBatch>& batches,
-                                           const LambdaRankOptions& loss_options) {
+                                           const LabelLossOptions& loss_options) {
   if (batches.empty()) return {};
   std::vector<torch::Tensor> sum;
   for (const torch::Tensor& p : model.parameters()) sum.push_back(torch::zeros_like(p));
@@ -16,7 +16,7 @@ std::vector<torch::Tensor> diagonal_fisher(ScoreModel& model, const SplitTensors
     const Batch batch = gather_batch(chunks, split);
     const torch::Tensor scores =
         model.forward(batch.tokens, batch.lengths, descriptor.expand({batch.size(), descriptor.size(1)}));
-    const torch::Tensor loss = lambda_rank_loss(scores, batch.labels, batch.groups, loss_options);
+    const torch::Tensor loss = label_loss(scores, batch, loss_options);
     model.zero_grad();
     loss.backward();
     std::size_t i = 0;

@@ -3,7 +3,8 @@
 // The EWC term of the next distillation (distill_loss.h) weighs each
 // parameter's drift by it.
 //
-//   F_i = c · Σ_b (∂ LambdaRank(batch b) / ∂θ_i)²   over the batches given,
+//   F_i = c · Σ_b (∂ L(batch b) / ∂θ_i)²   over the batches given (L the
+//   label loss, objective.h),
 //   c such that the mean of F over every parameter is 1
 // (so DistillTargets::ewc_weight means the same for every version; an
 // all-zero F stays zero). Checked against per-batch gradients in
@@ -21,7 +22,7 @@
 
 #include "core/status.h"
 #include "trainer/batches.h"
-#include "trainer/lambda_rank.h"
+#include "trainer/objective.h"
 #include "trainer/score_model.h"
 
 namespace tcl::trainer {
@@ -31,7 +32,7 @@ namespace tcl::trainer {
 // `batches` is empty. The model's mode (train/eval) is left as it is.
 std::vector<torch::Tensor> diagonal_fisher(ScoreModel& model, const SplitTensors& split,
                                            const torch::Tensor& descriptor, const std::vector<ChunkBatch>& batches,
-                                           const LambdaRankOptions& loss);
+                                           const LabelLossOptions& loss);
 
 // Float32 bytes of every tensor in order (TrainResult::fisher's format).
 std::string fisher_bytes(const std::vector<torch::Tensor>& fisher);

@@ -37,7 +37,7 @@ torch::Tensor lambda_rank_loss(const torch::Tensor& scores, const torch::Tensor&
       if (options.ndcg_at > 0) d = d * (rank <= double(options.ndcg_at)).to(opts.dtype());
       return d;
     };
-    const torch::Tensor gain = y;
+    const torch::Tensor gain = options.gain_power == 1.0 ? y : y.pow(options.gain_power);
     const torch::Tensor disc_now = discount(rank_by(s));
     const torch::Tensor disc_ideal = discount(rank_by(y));
     // IDCG of i's group, per program: Σ_{j in group} g_j · disc_ideal_j.

@@ -1,12 +1,25 @@
-// trainer/objective.cc — one batch's loss: LambdaRank, KD terms, EWC.
+// trainer/objective.cc — one batch's loss: the label loss, KD terms, EWC.
 #include "trainer/objective.h"
 
 #include "trainer/distill_loss.h"
 
 namespace tcl::trainer {
 
+LabelLossOptions label_loss_options(const Optimisation& opt) {
+  return {.kind = opt.label_loss,
+          .lambda_rank = {.sigma = opt.lambda_sigma, .ndcg_at = opt.ndcg_at, .gain_power = opt.gain_power},
+          .listwise_beta = opt.listwise_beta};
+}
+
+torch::Tensor label_loss(const torch::Tensor& scores, const Batch& batch, const LabelLossOptions& options) {
+  if (options.kind == LabelLoss::kListwise) {
+    return listwise_kd(scores, options.listwise_beta * batch.labels.to(scores.dtype()), batch.chunk_sizes, 1.0);
+  }
+  return lambda_rank_loss(scores, batch.labels, batch.groups, options.lambda_rank);
+}
+
 torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch& batch, const DistillTerms* distill,
-                         const LambdaRankOptions& loss_options) {
+                         const LabelLossOptions& loss_options) {
   const std::int64_t b = batch.size();
   const bool column_term = distill != nullptr && !src.column_target.empty() && distill->weights.column_weight > 0;
   // The scores under the source's own descriptor, unless no term reads them
@@ -14,8 +27,7 @@ torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch&
   torch::Tensor scores;
   if (src.labeled || column_term)
     scores = model.forward(batch.tokens, batch.lengths, src.descriptor.expand({b, src.descriptor.size(1)}));
-  torch::Tensor loss = src.labeled ? lambda_rank_loss(scores, batch.labels, batch.groups, loss_options)
-                                   : torch::zeros({}, batch.tokens.options());
+  torch::Tensor loss = src.labeled ? label_loss(scores, batch, loss_options) : torch::zeros({}, batch.tokens.options());
   if (distill == nullptr) return loss;
   const DistillTargets& w = distill->weights;
   const torch::Device device = batch.tokens.device();

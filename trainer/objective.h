@@ -1,10 +1,18 @@
 // trainer/objective.h — the loss of one training batch (internal to
-// trainer/: torch): LambdaRank on the labels, plus, in a distillation, the
-// KD terms and EWC of DistillTargets (train_job.h):
-//   label_weight · LambdaRank + column_weight · KD(S(x, h_k), C)
+// trainer/: torch): the label loss, plus, in a distillation, the KD terms
+// and EWC of DistillTargets (train_job.h):
+//   label_weight · L + column_weight · KD(S(x, h_k), C)
 //   + old_weight · Σ_j KD(S(x, h_j), T_j) + ewc_weight · EWC
-// A batch of an unlabeled source has no LambdaRank term. Without a
-// distillation the loss is LambdaRank alone (no weight multiplies it).
+// A batch of an unlabeled source has no label term. Without a distillation
+// the loss is the label loss alone (no weight multiplies it).
+//
+// The label loss L (Optimisation::label_loss), within each group (chunk):
+//   kLambdaRank  lambda_rank.h, gain label^gain_power;
+//   kListwise    KL(softmax(β · y) ‖ softmax(s)), distill_loss.h's listwise
+//                KD with the labels as the target's logits: the target puts
+//                most of a group's mass near its best program (β = 20: a
+//                program at 0.95 of the best gets e^-1 of the best's mass,
+//                one at 0.8 e^-4).
 //
 // Thread-safety: needs exclusive use of the model (a forward in training mode).
 #pragma once
@@ -45,8 +53,18 @@ struct DistillTerms {
   std::vector<torch::Tensor> fisher = {}, anchor = {};  // EWC: the teacher's F and θ_T; empty = no EWC
 };
 
-// The loss of `batch` (gathered from src.train); `distill` null = LambdaRank only.
+struct LabelLossOptions {
+  LabelLoss kind = LabelLoss::kLambdaRank;
+  LambdaRankOptions lambda_rank = {};
+  double listwise_beta = 20.0;
+};
+LabelLossOptions label_loss_options(const Optimisation& opt);
+
+// L of a labeled batch's scores ([b], in batch order), a 0-dim tensor.
+torch::Tensor label_loss(const torch::Tensor& scores, const Batch& batch, const LabelLossOptions& options);
+
+// The loss of `batch` (gathered from src.train); `distill` null = the label loss only.
 torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch& batch, const DistillTerms* distill,
-                         const LambdaRankOptions& loss_options);
+                         const LabelLossOptions& loss_options);
 
 }  // namespace tcl::trainer

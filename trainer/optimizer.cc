@@ -1,6 +1,7 @@
 // trainer/optimizer.cc
 #include "trainer/optimizer.h"
 
+#include <algorithm>
 #include <string_view>
 #include <utility>
 
@@ -62,6 +63,29 @@ void clip_grad_norm(const std::vector<torch::Tensor>& parameters, double max_nor
   const torch::Tensor total = norms.size() == 1 ? norms[0] : torch::stack(norms).norm(2);
   const torch::Tensor scale = torch::clamp_max(max_norm / (total + 1e-6), 1.0);
   for (torch::Tensor& g : grads) g.mul_(scale);
+}
+
+WeightAverage::WeightAverage(const std::vector<torch::Tensor>& parameters, double decay)
+    : parameters_(parameters), decay_(decay) {
+  torch::NoGradGuard no_grad;
+  for (const torch::Tensor& p : parameters_) average_.push_back(p.detach().clone());
+}
+
+void WeightAverage::update() {
+  torch::NoGradGuard no_grad;
+  ++steps_;
+  const double t = static_cast<double>(steps_);
+  const double d = std::min(decay_, (1.0 + t) / (10.0 + t));
+  for (std::size_t i = 0; i < parameters_.size(); ++i) average_[i].lerp_(parameters_[i].detach(), 1.0 - d);
+}
+
+void WeightAverage::swap() {
+  torch::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    const torch::Tensor live = parameters_[i].detach().clone();
+    parameters_[i].detach().copy_(average_[i]);
+    average_[i] = live;
+  }
 }
 
 }  // namespace tcl::trainer

@@ -10,6 +10,7 @@
 // Thread-safety: pure functions; the optimizer returned is single-threaded.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,5 +48,25 @@ std::unique_ptr<torch::optim::AdamW> make_adamw(const torch::nn::Module& model, 
 // of the norm (a device sync at every step on a GPU). Parameters without a
 // gradient are skipped.
 void clip_grad_norm(const std::vector<torch::Tensor>& parameters, double max_norm);
+
+// An exponential moving average of parameters (Optimisation::ema_decay):
+// after step t (1-based), avg = d_t · avg + (1 − d_t) · θ with
+// d_t = min(decay, (1 + t) / (10 + t)), so the first steps of a short run
+// are not averaged with the initial weights. swap() exchanges the average
+// and the parameters' values in place (twice = no change): the epoch loop
+// judges and keeps the average, and trains the parameters.
+class WeightAverage {
+ public:
+  // The average starts at the parameters' values; decay in (0, 1).
+  WeightAverage(const std::vector<torch::Tensor>& parameters, double decay);
+  void update();  // after an optimizer step
+  void swap();
+  std::int64_t steps() const { return steps_; }
+
+ private:
+  std::vector<torch::Tensor> parameters_, average_;
+  double decay_;
+  std::int64_t steps_ = 0;
+};
 
 }  // namespace tcl::trainer

@@ -23,6 +23,7 @@
 #include "trainer/epoch_loop.h"
 #include "trainer/fast_inference.h"
 #include "trainer/fisher.h"
+#include "trainer/objective.h"
 #include "trainer/score_model.h"
 
 namespace tcl::trainer {
@@ -66,6 +67,9 @@ Status check_optimisation(const Optimisation& r) {
   if (!(r.grad_clip_norm >= 0)) return Status::invalid_argument("train: grad_clip_norm must be >= 0");
   if (!(r.lambda_sigma > 0)) return Status::invalid_argument("train: lambda_sigma must be > 0");
   if (r.ndcg_at < 0) return Status::invalid_argument("train: ndcg_at must be >= 0");
+  if (!(r.gain_power > 0)) return Status::invalid_argument("train: gain_power must be > 0");
+  if (!(r.listwise_beta > 0)) return Status::invalid_argument("train: listwise_beta must be > 0");
+  if (!(r.ema_decay >= 0 && r.ema_decay < 1)) return Status::invalid_argument("train: ema_decay must be in [0, 1)");
   return Status::ok();
 }
 
@@ -200,8 +204,7 @@ std::string fisher_of(ScoreModel& model, const BatchSource& primary, const RunIn
   if (static_cast<std::int64_t>(batches.size()) > in.fisher->batches) {
     batches.resize(static_cast<std::size_t>(in.fisher->batches));
   }
-  const LambdaRankOptions loss{.sigma = opt.lambda_sigma, .ndcg_at = opt.ndcg_at};
-  return fisher_bytes(diagonal_fisher(model, primary.train, primary.descriptor, batches, loss));
+  return fisher_bytes(diagonal_fisher(model, primary.train, primary.descriptor, batches, label_loss_options(opt)));
 }
 
 // After training: the eval split's scores and metrics, the Fisher, the checkpoint.

@@ -115,6 +115,8 @@ struct TrainData {
 std::int64_t default_max_records(Device device);
 
 // --- optimisation ------------------------------------------------------------
+enum class LabelLoss { kLambdaRank, kListwise };
+
 struct Optimisation {
   int epochs = 3;
   // At least this many optimizer steps: a small set (a 10% onboarding
@@ -129,9 +131,19 @@ struct Optimisation {
   double warmup_fraction = 0.02;  // linear warm-up share of the planned steps
   double weight_decay = 1e-2;     // matrices only (optimizer.h)
   double grad_clip_norm = 1.0;    // 0 = no clipping
-  double lambda_sigma = 1.0;      // LambdaRank logistic slope (lambda_rank.h)
-  std::int64_t ndcg_at = 0;       // LambdaRank NDCG truncation, 0 = whole group
-  std::uint64_t seed = 0;         // model init, dropout and batch order
+  // The loss on measured labels (objective.h): LambdaRank (lambda_rank.h;
+  // gain label^gain_power), or the listwise softmax towards
+  // softmax(listwise_beta · label) within each group.
+  LabelLoss label_loss = LabelLoss::kLambdaRank;
+  double lambda_sigma = 1.0;    // LambdaRank logistic slope (lambda_rank.h)
+  std::int64_t ndcg_at = 0;     // LambdaRank NDCG truncation, 0 = whole group
+  double gain_power = 1.0;      // LambdaRank gain = label^gain_power
+  double listwise_beta = 20.0;  // kListwise: the target's sharpness
+  // > 0: the weights judged and returned are an exponential moving average
+  // of the steps' (optimizer.h WeightAverage, this decay a step); 0 = the
+  // last step's.
+  double ema_decay = 0.0;
+  std::uint64_t seed = 0;  // model init, dropout and batch order
   // Early stopping, with a validation split (DatasetOptions::
   // validation_fraction > 0: programs or whole tasks kept out of training,
   // validation_split): the validation split is scored after every epoch

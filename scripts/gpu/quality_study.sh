@@ -18,6 +18,10 @@
 #   ndcg8     big, LambdaRank NDCG@8 (default: the whole group)
 #   sigma2    big, LambdaRank sigma 2 (default 1)
 #   group256  big, LambdaRank groups of 256 programs, 8 a step (the same programs a step)
+#   gain8     all4, LambdaRank gain label^8 (the pairs near a task's best weigh most)
+#   listwise  all4, the listwise softmax loss towards softmax(20 · label)
+#   ema       all4, the weights' moving average (decay 0.999 a step) judged and returned
+#   listema   listwise and ema together
 # Environment:
 #   DATA      folder with x86-24c/records.jsonl.gz (default ../shared/data)
 #   BUILD     build folder (default /tmp/tcl-gpu-build; kept between runs on one machine)
@@ -63,6 +67,10 @@ for s in "${settings[@]}"; do
     ndcg8) flags="$big --ndcg-at 8" ;;
     sigma2) flags="$big --sigma 2" ;;
     group256) flags="$big --group-size 256 --groups-per-batch 8" ;;
+    gain8) flags="$all --epochs 4 --gain-power 8" ;;
+    listwise) flags="$all --epochs 4 --loss listwise" ;;
+    ema) flags="$all --epochs 4 --ema 0.999" ;;
+    listema) flags="$all --epochs 4 --loss listwise --ema 0.999" ;;
     *) echo "unknown setting $s" >&2; exit 2 ;;
   esac
   left=$((deadline - SECONDS))

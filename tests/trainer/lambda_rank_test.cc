@@ -34,12 +34,13 @@ double reference_loss(const std::vector<double>& s, const std::vector<double>& y
   double total = 0;
   for (const auto& [id, m] : groups) {
     auto r_now = ranks(m, s), r_ideal = ranks(m, y);
+    const auto gain = [&](size_t i) { return std::pow(y[i], o.gain_power); };
     double idcg = 0;
-    for (size_t i : m) idcg += y[i] * discount(r_ideal[i]);
+    for (size_t i : m) idcg += gain(i) * discount(r_ideal[i]);
     for (size_t i : m) {
       for (size_t j : m) {
         if (!(y[i] > y[j])) continue;
-        const double w = std::abs(y[i] - y[j]) * std::abs(discount(r_now[i]) - discount(r_now[j])) / idcg;
+        const double w = std::abs(gain(i) - gain(j)) * std::abs(discount(r_now[i]) - discount(r_now[j])) / idcg;
         total += w * std::log1p(std::exp(-o.sigma * (s[i] - s[j])));
       }
     }
@@ -69,10 +70,11 @@ TEST(LambdaRankTest, MatchesLoopReference) {
   labels[3] = labels[6];
   torch::Tensor scores = torch::randn({12}, torch::kDouble);
   scores[0] = scores[2];
-  for (LambdaRankOptions o : {LambdaRankOptions{}, LambdaRankOptions{2.0, 0}, LambdaRankOptions{1.0, 2}}) {
+  for (LambdaRankOptions o :
+       {LambdaRankOptions{}, LambdaRankOptions{2.0, 0}, LambdaRankOptions{1.0, 2}, LambdaRankOptions{1.0, 0, 6.0}}) {
     EXPECT_NEAR(loss_value(scores, labels, groups, o),
                 reference_loss(to_vec(scores), to_vec(labels), to_ivec(groups), o), 1e-12)
-        << "sigma=" << o.sigma << " ndcg_at=" << o.ndcg_at;
+        << "sigma=" << o.sigma << " ndcg_at=" << o.ndcg_at << " gain_power=" << o.gain_power;
   }
 }
 
@@ -103,6 +105,22 @@ TEST(LambdaRankTest, DecreasesAsScoresMoveTowardLabelOrder) {
   loss.backward();
   const torch::Tensor stepped = (s - 0.5 * s.grad()).detach();
   EXPECT_LT(loss_value(stepped, labels, groups), loss.item<double>());
+}
+
+// A gain power above 1 moves the weight to the pairs near the task's best:
+// swapping the two best programs costs far more than swapping the two worst.
+TEST(LambdaRankTest, GainPowerWeighsTheTopOfTheList) {
+  const torch::Tensor labels = torch::tensor({1.0, 0.95, 0.35, 0.3}, torch::kDouble);
+  const torch::Tensor groups = torch::zeros({4}, torch::kLong);
+  const auto top_over_bottom = [&](double power) {
+    const LambdaRankOptions o{.gain_power = power};
+    const double ordered = loss_value(torch::tensor({4.0, 3.0, 2.0, 1.0}, torch::kDouble), labels, groups, o);
+    const double top = loss_value(torch::tensor({3.0, 4.0, 2.0, 1.0}, torch::kDouble), labels, groups, o);
+    const double bottom = loss_value(torch::tensor({4.0, 3.0, 1.0, 2.0}, torch::kDouble), labels, groups, o);
+    return (top - ordered) / (bottom - ordered);
+  };
+  EXPECT_LT(top_over_bottom(1.0), 10.0);    // linear gains: 2.9x
+  EXPECT_GT(top_over_bottom(8.0), 1000.0);  // gain^8: ~6,000x
 }
 
 TEST(LambdaRankTest, GroupsDoNotInteract) {

@@ -66,5 +66,25 @@ TEST(OptimizerTest, AttentionPositionsDoNotDecay) {
   EXPECT_NE(std::find(split.no_decay_names.begin(), split.no_decay_names.end(), "pos_emb"), split.no_decay_names.end());
 }
 
+// The average follows d_t = min(decay, (1 + t) / (10 + t)) step by step,
+// and swap() exchanges it with the parameters' values (twice = no change).
+TEST(WeightAverageTest, FollowsTheDecayAndSwaps) {
+  torch::Tensor p = torch::zeros({3});
+  WeightAverage average({p}, 0.5);
+  std::vector<double> expected = {0, 0, 0};
+  for (int t = 1; t <= 4; ++t) {
+    p.fill_(static_cast<double>(t));
+    average.update();
+    const double d = std::min(0.5, (1.0 + t) / (10.0 + t));
+    for (double& e : expected) e = d * e + (1 - d) * t;
+  }
+  EXPECT_EQ(average.steps(), 4);
+  average.swap();
+  EXPECT_NEAR(p[0].item<double>(), expected[0], 1e-6);  // the parameters hold the average
+  EXPECT_LT(p[0].item<double>(), 4.0);
+  average.swap();
+  EXPECT_EQ(p[2].item<double>(), 4.0);  // and the last step's values again
+}
+
 }  // namespace
 }  // namespace tcl::trainer

@@ -460,8 +460,36 @@ TEST(TrainJobTest, BadRequests) {
   req = small_request(records);
   req.model.d_model = 0;
   EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
+  req = small_request(records);
+  req.optimisation.gain_power = 0;
+  EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
+  req = small_request(records);
+  req.optimisation.listwise_beta = -1;
+  EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
+  req = small_request(records);
+  req.optimisation.ema_decay = 1;
+  EXPECT_EQ(train_platform(req).status().code(), StatusCode::kInvalidArgument);
   req = small_request({});
   EXPECT_EQ(train_platform(req).status().code(), StatusCode::kFailedPrecondition);
+}
+
+// The listwise label loss and the weight average (Optimisation::label_loss,
+// ema_decay) train a model that ranks held-out tasks; the average is what
+// the job returns (other weights than the last step's).
+TEST(TrainJobTest, ListwiseLossAndWeightAverageRankHeldOutTasks) {
+  TrainRequest req = small_request(planted_platform(24, 48));
+  req.optimisation.label_loss = LabelLoss::kListwise;
+  auto last_step = train_platform(req);
+  req.optimisation.ema_decay = 0.9;
+  auto averaged = train_platform(req);
+  ASSERT_TRUE(last_step.is_ok()) << last_step.status().to_string();
+  ASSERT_TRUE(averaged.is_ok()) << averaged.status().to_string();
+  for (const TrainResult* r : {&*last_step, &*averaged}) {
+    EXPECT_GT(r->metrics.pairwise_accuracy, 0.8);
+    EXPECT_GT(r->metrics.top1.mean_ratio, r->metrics.random_top1.mean_ratio + 0.2);
+  }
+  EXPECT_NE(last_step->checkpoint, averaged->checkpoint);
+  EXPECT_EQ(last_step->steps, averaged->steps);
 }
 
 }  // namespace

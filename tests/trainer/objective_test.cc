@@ -1,0 +1,97 @@
+// tests/trainer/objective_test.cc — the label loss of objective.h: the
+// listwise softmax against a plain loop over the chunks, and its pull
+// towards each task's best program.
+#include "trainer/objective.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace tcl::trainer {
+namespace {
+
+// A batch of labels and chunks only (label_loss reads nothing else).
+Batch label_batch(const torch::Tensor& labels, const std::vector<std::int64_t>& chunk_sizes) {
+  Batch b;
+  b.chunk_sizes = chunk_sizes;
+  b.labels = labels;
+  std::vector<std::int64_t> groups;
+  for (std::size_t k = 0; k < chunk_sizes.size(); ++k) groups.insert(groups.end(), chunk_sizes[k], std::int64_t(k));
+  b.groups = torch::tensor(groups, torch::kLong);
+  b.rows.resize(groups.size());
+  return b;
+}
+
+// KL(softmax(β y_k) ‖ softmax(s_k)) averaged over the chunks of 2 or more rows.
+double reference_listwise(const std::vector<double>& s, const std::vector<double>& y,
+                          const std::vector<std::int64_t>& chunks, double beta) {
+  double total = 0;
+  int used = 0;
+  std::size_t at = 0;
+  for (std::int64_t n : chunks) {
+    if (n >= 2) {
+      double zp = 0, zq = 0;
+      for (std::int64_t i = 0; i < n; ++i) zp += std::exp(beta * y[at + i]), zq += std::exp(s[at + i]);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double p = std::exp(beta * y[at + i]) / zp, q = std::exp(s[at + i]) / zq;
+        total += p * (std::log(p) - std::log(q));
+      }
+      ++used;
+    }
+    at += static_cast<std::size_t>(n);
+  }
+  return used == 0 ? 0.0 : total / used;
+}
+
+std::vector<double> to_vec(const torch::Tensor& t) {
+  const torch::Tensor c = t.to(torch::kDouble).contiguous();
+  return {c.data_ptr<double>(), c.data_ptr<double>() + c.numel()};
+}
+
+TEST(LabelLossTest, ListwiseMatchesLoopReference) {
+  torch::manual_seed(7);
+  const std::vector<std::int64_t> chunks = {5, 1, 7, 3};
+  const torch::Tensor labels = torch::rand({16}, torch::kDouble) * 0.9 + 0.1;
+  const torch::Tensor scores = torch::randn({16}, torch::kDouble);
+  for (double beta : {1.0, 20.0}) {
+    const LabelLossOptions o{.kind = LabelLoss::kListwise, .listwise_beta = beta};
+    EXPECT_NEAR(label_loss(scores, label_batch(labels, chunks), o).item<double>(),
+                reference_listwise(to_vec(scores), to_vec(labels), chunks, beta), 1e-10)
+        << "beta " << beta;
+  }
+}
+
+// A step on the listwise loss raises the best program's score most; a
+// sharper target (larger β) gives the best program a larger share of the pull.
+TEST(LabelLossTest, ListwisePullsTheBestProgramUp) {
+  const torch::Tensor labels = torch::tensor({1.0, 0.97, 0.8, 0.5, 0.3}, torch::kDouble);
+  const auto gradient = [&](double beta) {
+    torch::Tensor s = torch::zeros({5}, torch::kDouble).requires_grad_(true);
+    label_loss(s, label_batch(labels, {5}), {.kind = LabelLoss::kListwise, .listwise_beta = beta}).backward();
+    return to_vec(s.grad());
+  };
+  const std::vector<double> soft = gradient(2.0), sharp = gradient(40.0);
+  for (int i = 1; i < 5; ++i) EXPECT_LT(sharp[0], sharp[i]) << i;  // descent raises s_0 most
+  EXPECT_LT(sharp[0], soft[0]);                                     // and more so when sharp
+  EXPECT_GT(sharp[2], soft[2] - 1e-12);  // 0.8 of the best: pushed down (or left) when sharp
+}
+
+TEST(LabelLossTest, LambdaRankIsTheDefault) {
+  torch::manual_seed(8);
+  const torch::Tensor labels = torch::rand({8}) * 0.9 + 0.1, scores = torch::randn({8});
+  const Batch b = label_batch(labels, {8});
+  EXPECT_EQ(label_loss(scores, b, {}).item<double>(), lambda_rank_loss(scores, labels, b.groups).item<double>());
+  Optimisation opt;
+  opt.gain_power = 3;
+  opt.ndcg_at = 4;
+  const LabelLossOptions o = label_loss_options(opt);
+  EXPECT_EQ(o.kind, LabelLoss::kLambdaRank);
+  EXPECT_EQ(o.lambda_rank.gain_power, 3);
+  EXPECT_EQ(o.lambda_rank.ndcg_at, 4);
+}
+
+}  // namespace
+}  // namespace tcl::trainer
