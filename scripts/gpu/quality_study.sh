@@ -23,7 +23,8 @@
 #   ema       all4, the weights' moving average (decay 0.999 a step) judged and returned
 #   listema   listwise and ema together
 # Environment:
-#   DATA      folder with x86-24c/records.jsonl.gz (default ../shared/data)
+#   DATA      folder with the platforms' records.jsonl.gz (default ../shared/data)
+#   PLATFORM  the platform studied (default x86-24c; another one's logs are named quality_PLATFORM_SETTING)
 #   BUILD     build folder (default /tmp/tcl-gpu-build; kept between runs on one machine)
 #   LOGS      logs (default /tmp/tcl-gpu-logs; all of them in $OUT/logs.tgz at the end when OUT is set)
 #   SEEDS / SEED_BASE   seeds per setting (default 3) and the first (default 1)
@@ -75,18 +76,21 @@ for s in "${settings[@]}"; do
   esac
   left=$((deadline - SECONDS))
   [ "$left" -le 10 ] && { echo "== $s: skipped, no time left"; continue; }
-  log="$LOGS/quality_$s.log"
+  platform=${PLATFORM:-x86-24c}
+  name=$s
+  [ "$platform" != x86-24c ] && name=${platform}_$s
+  log="$LOGS/quality_$name.log"
   if [ "${VALIDATION:-0}" != 0 ]; then
     flags="$flags --validation $VALIDATION"
-    log="$LOGS/quality_${s}_validation.log"
+    log="$LOGS/quality_${name}_validation.log"
   fi
-  echo "== $s ($left s left): bench_quality --data DATA/x86-24c --models mamba --eval-fraction 0.25 $flags"
+  echo "== $name ($left s left): bench_quality --data DATA/$platform --models mamba --eval-fraction 0.25 $flags"
   one_setting() {
     local t0=$SECONDS
     # shellcheck disable=SC2086  # flags are words
-    timeout "$left" "$BUILD/bench/bench_quality" --data "$DATA/x86-24c" --models mamba --eval-fraction 0.25 \
+    timeout "$left" "$BUILD/bench/bench_quality" --data "$DATA/$platform" --models mamba --eval-fraction 0.25 \
       --seeds "${SEEDS:-3}" --seed-base "${SEED_BASE:-1}" --device cuda $flags >"$log" 2>&1
-    echo "== $s: rc $? in $((SECONDS - t0)) s"
+    echo "== $name: rc $? in $((SECONDS - t0)) s"
     grep -E '^seed [0-9]+ mamba|^\| (mamba|random floor)' "$log"
   }
   if [ "${PARALLEL:-0}" = 1 ]; then one_setting & else one_setting; fi
