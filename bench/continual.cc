@@ -50,7 +50,7 @@
 //
 // Everything trained (checkpoints, Fisher, selections, metrics, seconds) is
 // stored under --cache, named by a hash of what produced it (inputs' sha256,
-// settings), each file written whole or not at all (bench/lib/files.h), so a
+// settings), each file written whole or not at all (core/files.h), so a
 // rerun resumes and a variation reuses what it shares.
 // Tables go to stdout and to --out/RESULTS.md, rewritten after each step.
 //
@@ -83,6 +83,7 @@
 #include <vector>
 
 #include "core/features.h"
+#include "core/files.h"
 #include "core/platform.h"
 #include "core/record.h"
 #include "core/sha256.h"
@@ -90,7 +91,6 @@
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
-#include "bench/lib/files.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/records.h"
 #include "trainer/device.h"
@@ -129,9 +129,9 @@ std::string fmt(const char* f, double x) {
   return buf;
 }
 
-using tcl::bench::read_file;
 using tcl::bench::split_list;
-using tcl::bench::write_file_atomic;
+using tcl::core::read_file;
+using tcl::core::write_file_atomic;
 
 struct Args {
   std::string data = "/work/shared/data";

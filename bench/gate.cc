@@ -14,13 +14,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "bench/lib/flags.h"
 #include "bench/lib/records.h"
+#include "core/files.h"
 #include "core/program_id.h"
 #include "onboarding/distill.h"
 #include "onboarding/promotion_gate.h"
@@ -31,10 +30,8 @@ using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string bytes;
+  return tcl::core::read_file(path, &bytes) ? bytes : std::string();
 }
 
 void print(const tcl::onboarding::PlatformComparison& c, double margin) {

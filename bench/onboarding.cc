@@ -8,7 +8,7 @@
 //      --base-max-records programs, --base-epochs, seed 1, threads --threads,
 //      no time budget). Its checkpoint bytes are cached in --base-checkpoint
 //      (loaded when the file exists; written whole or not at all,
-//      bench/lib/files.h). --base-platforms x86-24c,gpu-2080ti: a
+//      core/files.h). --base-platforms x86-24c,gpu-2080ti: a
 //      lineage that knows more platforms, trained jointly (JointTraining, the
 //      first platform primary); their descriptors are then the round's others.
 //      --target / --hardware-params register every target platform with
@@ -99,6 +99,7 @@
 #include <vector>
 
 #include "core/features.h"
+#include "core/files.h"
 #include "core/platform.h"
 #include "core/line_reader.h"
 #include "core/program_id.h"
@@ -109,7 +110,6 @@
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
-#include "bench/lib/files.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/records.h"
 #include "trainer/device.h"
@@ -787,7 +787,7 @@ void print_tables(const Args& a, const Tags& tags, const OutcomeLog& log, const 
 Result<std::string> base_checkpoint(const Args& a) {
   if (std::filesystem::exists(a.base_checkpoint)) {
     std::string bytes;
-    if (!tcl::bench::read_file(a.base_checkpoint, &bytes)) return Status::not_found(a.base_checkpoint);
+    if (!tcl::core::read_file(a.base_checkpoint, &bytes)) return Status::not_found(a.base_checkpoint);
     std::printf("base: %s (%zu bytes, cached)\n", a.base_checkpoint.c_str(), bytes.size());
     return bytes;
   }
@@ -840,7 +840,7 @@ Result<std::string> base_checkpoint(const Args& a) {
       m.random_top1.mean_ratio, m.random_tuning.geomean_ratio, m.random_tuning.share_better, r->train_s,
       seconds_since(t0));
   std::filesystem::create_directories(std::filesystem::path(a.base_checkpoint).parent_path());
-  if (!tcl::bench::write_file_atomic(a.base_checkpoint, r->checkpoint)) {
+  if (!tcl::core::write_file_atomic(a.base_checkpoint, r->checkpoint)) {
     return Status::internal("cannot write " + a.base_checkpoint);
   }
   return std::move(r->checkpoint);

@@ -33,15 +33,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iterator>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/features.h"
+#include "core/files.h"
 #include "core/line_reader.h"
 #include "core/program_id.h"
 #include "core/record.h"
@@ -106,14 +104,8 @@ bool load_records(std::string path, std::vector<core::Record>* out,
 }
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-bool write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  return static_cast<bool>(out);
+  std::string bytes;
+  return tcl::core::read_file(path, &bytes) ? bytes : std::string();
 }
 
 void print_result(const char* what, const tr::TrainResult& r) {
@@ -168,7 +160,8 @@ int run_train(const Args& a, const std::vector<core::Record>& records, const tr:
   print_result("train", *trained);
   if (!a.out.empty()) {
     std::filesystem::create_directories(a.out);
-    if (!write_file(a.out + "/checkpoint", trained->checkpoint) || !write_file(a.out + "/fisher", trained->fisher)) {
+    if (!tcl::core::write_file_atomic(a.out + "/checkpoint", trained->checkpoint) ||
+        !tcl::core::write_file_atomic(a.out + "/fisher", trained->fisher)) {
       std::fprintf(stderr, "cannot write %s/checkpoint and fisher\n", a.out.c_str());
       return 1;
     }
@@ -234,7 +227,8 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   std::printf("distill job: column + student %.1f s\n", seconds_since(t0));
   if (!a.out.empty()) {
     std::filesystem::create_directories(a.out);
-    if (!write_file(a.out + "/checkpoint", student->checkpoint) || !write_file(a.out + "/fisher", student->fisher)) {
+    if (!tcl::core::write_file_atomic(a.out + "/checkpoint", student->checkpoint) ||
+        !tcl::core::write_file_atomic(a.out + "/fisher", student->fisher)) {
       std::fprintf(stderr, "cannot write %s/checkpoint and fisher\n", a.out.c_str());
       return 1;
     }
