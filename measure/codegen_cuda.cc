@@ -224,14 +224,21 @@ void write_back(Emitter& e, const Workload& w, const GpuSchedule& s, const GpuSh
 
 }  // namespace
 
+CudaLaunch cuda_launch(const Workload& w, const GpuSchedule& s) {
+  const GpuShape g = gpu_shape(w, s);
+  CudaLaunch launch;
+  launch.grid[0] = g.blocks;
+  launch.block[0] = g.threads;
+  launch.static_shared_bytes = 4 * (g.shared_floats[0] + g.shared_floats[1]);
+  return launch;
+}
+
 CudaKernel generate_cuda_kernel(const Workload& w, const GpuSchedule& s, std::string_view symbol) {
   const LoopExtents ext = loop_extents(w);
   const GpuShape g = gpu_shape(w, s);
   CudaKernel k;
   k.symbol = std::string(symbol);
-  k.launch.grid[0] = g.blocks;
-  k.launch.block[0] = g.threads;
-  k.launch.static_shared_bytes = 4 * (g.shared_floats[0] + g.shared_floats[1]);
+  k.launch = cuda_launch(w, s);
   Emitter e;
   e.open_block("extern \"C\" __global__ void __launch_bounds__(" + to_string(g.threads) + ") " + k.symbol +
                "(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out) {");

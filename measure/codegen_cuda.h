@@ -51,6 +51,10 @@ struct CudaKernel {
 // Precondition: validate_gpu(w, s, ...) is OK.
 CudaKernel generate_cuda_kernel(const Workload& w, const GpuSchedule& s, std::string_view symbol);
 
+// The kernel's launch configuration alone (generate_cuda_kernel's .launch,
+// without writing the source): what a runner needs for a built module.
+CudaLaunch cuda_launch(const Workload& w, const GpuSchedule& s);
+
 // One translation unit holding every kernel, in order (symbols distinct).
 std::string cuda_module_source(std::span<const CudaKernel> kernels);
 

@@ -16,6 +16,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/files.h"
 #include "core/record.h"
 #include "measure/codegen_cuda.h"
 #include "measure/process.h"
@@ -39,16 +40,6 @@ std::string cu_error(CUresult r) {
 }
 
 std::int32_t error_no(core::MeasureError e) { return static_cast<std::int32_t>(e); }
-
-bool write_file(const std::string& path, const void* data, std::size_t size) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-    if (!f) return false;
-  }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
-}
 
 // The error lines of an NVRTC log (warnings are off; the log may still be long).
 std::string error_lines(const std::string& log) {
@@ -88,7 +79,7 @@ int compile_module(const std::string& source, const std::string& arch, const std
   std::string cubin(size, '\0');
   nvrtcGetCUBIN(program, cubin.data());
   nvrtcDestroyProgram(&program);
-  if (!write_file(cubin_path, cubin.data(), cubin.size())) {
+  if (!core::write_file_atomic(cubin_path, std::string_view(cubin.data(), cubin.size()))) {
     std::fprintf(stderr, "cannot write %s\n", cubin_path.c_str());
     return 1;
   }
@@ -117,7 +108,8 @@ std::vector<float> reference_output(const Workload& w, const std::vector<std::ve
       f && f.read(reinterpret_cast<char*>(want.data()), bytes) && f.peek() == std::ifstream::traits_type::eof())
     return want;
   reference(w, inputs[0].data(), inputs.size() > 1 ? inputs[1].data() : nullptr, want.data());
-  write_file(path, want.data(), want.size() * sizeof(float));  // a cache: failure only costs time
+  core::write_file_atomic(path, std::string_view(reinterpret_cast<const char*>(want.data()),
+                                                 want.size() * sizeof(float)));  // a cache: failure only costs time
   return want;
 }
 
@@ -134,8 +126,7 @@ class CudaSession : public Session {
     CUfunction function;
     if (CUresult r = cuModuleGetFunction(&function, module_, std::string(symbol).c_str()); r != CUDA_SUCCESS)
       return failure(core::MeasureError::kRuntimeDeviceError, "symbol " + std::string(symbol) + ": " + cu_error(r));
-    const CudaLaunch launch =
-        generate_cuda_kernel(program.workload, std::get<GpuSchedule>(program.schedule), symbol).launch;
+    const CudaLaunch launch = cuda_launch(program.workload, std::get<GpuSchedule>(program.schedule));
     std::string error;
     const Fixture* fx = fixture(program.workload, &error);
     if (fx == nullptr) return failure(core::MeasureError::kRuntimeDeviceError, error);

@@ -116,6 +116,10 @@ TEST(CodegenCudaTest, EmulatedKernelsMatchTheReference) {
   int vthreads = 0, blocks = 0, vectors = 0, reduce_steps = 0, guarded = 0;
   for (const auto& c : cases) {
     const GpuShape g = gpu_shape(c.w, c.s);
+    const CudaLaunch launch = cuda_launch(c.w, c.s);  // what the runner launches with
+    EXPECT_EQ(launch.grid[0], c.k.launch.grid[0]);
+    EXPECT_EQ(launch.block[0], c.k.launch.block[0]);
+    EXPECT_EQ(launch.static_shared_bytes, c.k.launch.static_shared_bytes);
     vthreads += g.vthreads > 1;
     blocks += g.blocks > 1;
     vectors += c.s.fetch_vector[0] > 1 || c.s.fetch_vector[1] > 1;
