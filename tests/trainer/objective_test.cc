@@ -75,8 +75,8 @@ TEST(LabelLossTest, ListwisePullsTheBestProgramUp) {
   };
   const std::vector<double> soft = gradient(2.0), sharp = gradient(40.0);
   for (int i = 1; i < 5; ++i) EXPECT_LT(sharp[0], sharp[i]) << i;  // descent raises s_0 most
-  EXPECT_LT(sharp[0], soft[0]);                                     // and more so when sharp
-  EXPECT_GT(sharp[2], soft[2] - 1e-12);  // 0.8 of the best: pushed down (or left) when sharp
+  EXPECT_LT(sharp[0], soft[0]);                                    // and more so when sharp
+  EXPECT_GT(sharp[2], soft[2] - 1e-12);                            // 0.8 of the best: pushed down (or left) when sharp
 }
 
 TEST(LabelLossTest, LambdaRankIsTheDefault) {

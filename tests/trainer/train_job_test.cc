@@ -477,7 +477,8 @@ TEST(TrainJobTest, BadRequests) {
 // ema_decay) train a model that ranks held-out tasks; the average is what
 // the job returns (other weights than the last step's).
 TEST(TrainJobTest, ListwiseLossAndWeightAverageRankHeldOutTasks) {
-  TrainRequest req = small_request(planted_platform(24, 48));
+  const std::vector<core::Record> records = planted_platform(24, 48);  // the request's span reads them
+  TrainRequest req = small_request(records);
   req.optimisation.label_loss = LabelLoss::kListwise;
   auto last_step = train_platform(req);
   req.optimisation.ema_decay = 0.9;
@@ -683,49 +684,43 @@ double agreement(const std::vector<float>& t, const std::vector<float>& s, const
   return static_cast<double>(same) / static_cast<double>(std::max<std::int64_t>(pairs, 1));
 }
 
-// The unmeasured pool as distillation inputs (DESIGN §5.2): with few
-// measured programs, the new platform's unlabeled programs carry the old
-// platform's ranking (teacher KD) and the column's into the student; they
-// add KD-only steps (unlabeled_ratio x the measured ones) and no labels.
-TEST(TrainJobTest, DistillationLearnsFromTheUnmeasuredPool) {
-  const std::vector<core::Record> old_records = planted_platform(16, 48);
-  TrainRequest base = small_request(old_records);
-  base.optimisation.epochs = 8;
-  auto teacher = train_platform(base, nullptr);
-  ASSERT_TRUE(teacher.is_ok()) << teacher.status().to_string();
-
-  // A sibling CPU (same target, other hardware params): descriptors close
-  // to the old one, so learning it moves the old platform's scores too.
+// What the pool and the bank tests share: a teacher of the planted platform
+// (trained once for the suite), a sibling CPU to distill into (same target,
+// other hardware params: descriptors close to the old one, so learning it
+// moves the old platform's scores too) and the distill they run.
+class DistillInputsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    TrainRequest base = small_request(old_records());
+    base.optimisation.epochs = 8;
+    auto trained = train_platform(base, nullptr);
+    ASSERT_TRUE(trained.is_ok()) << trained.status().to_string();
+    teacher() = trained->checkpoint;
+  }
+  static const std::vector<core::Record>& old_records() {
+    static const std::vector<core::Record> records = planted_platform(16, 48);
+    return records;
+  }
+  static std::string& teacher() {
+    static std::string checkpoint;
+    return checkpoint;
+  }
+  static std::vector<float> old_descriptor() {
+    std::vector<float> d(core::kHardwareDim);
+    core::encode_hardware(std::nullopt, kTarget, d.data());
+    return d;
+  }
   const Platform new_platform{kTarget, core::HardwareParams{4, 64, 64, 0, 0, 0, 0, 0}};
-  std::vector<core::Record> measured, pool = reversed_platform(16, 48);
-  // Measured: 12 programs of each task, all with small tiles (1..8).
-  for (std::size_t i = 0; i < pool.size(); ++i) {
-    const int p = static_cast<int>(i % 48);
-    if (p % 8 < 4 && p < 24) measured.push_back(pool[i]);
-  }
-  std::vector<core::Record> unlabeled;
-  for (std::size_t i = 0; i < pool.size(); ++i) {
-    const int p = static_cast<int>(i % 48);
-    if (!(p % 8 < 4 && p < 24)) {
-      core::Record r = pool[i];
-      r.costs.clear();  // an unmeasured candidate
-      unlabeled.push_back(std::move(r));
-    }
-  }
-  std::vector<float> old_descriptor(core::kHardwareDim);
-  core::encode_hardware(std::nullopt, kTarget, old_descriptor.data());
 
-  const auto distill = [&](double ratio, double old_weight = 1.0, bool validation_by_tasks = false) {
-    DistillTargets kd;
-    kd.old_descriptors = {old_descriptor};  // no EWC: the KD inputs alone keep the old platform
-    kd.old_weight = old_weight;
-    kd.unlabeled = unlabeled;
-    kd.unlabeled_ratio = ratio;
+  // `measured` distilled from the teacher towards `kd` (its old descriptor set here).
+  Result<TrainResult> distill(const std::vector<core::Record>& measured, DistillTargets kd,
+                              bool validation_by_tasks = false) const {
+    kd.old_descriptors = {old_descriptor()};
     TrainRequest r = small_request(measured);
     r.data.platform = new_platform;
     r.optimisation.epochs = 24;
     r.optimisation.learning_rate = 1e-2;
-    r.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = kd};
+    r.start = Distill{.teacher = {.init_checkpoint = teacher()}, .targets = kd};
     if (validation_by_tasks) {
       r.data.options.validation_fraction = 0.3;
       r.data.options.validation_split = ValidationSplit::kTasks;
@@ -734,9 +729,43 @@ TEST(TrainJobTest, DistillationLearnsFromTheUnmeasuredPool) {
     auto out = train_platform(r, nullptr);
     EXPECT_TRUE(out.is_ok()) << out.status().to_string();
     return out;
+  }
+
+  // Under the old descriptor, the share of pairs within a task of `programs`
+  // that `checkpoint` orders as the teacher does.
+  double old_agreement(const std::string& checkpoint, const std::vector<core::Record>& programs) const {
+    auto ds = build_unlabeled_dataset(programs, new_platform, DatasetOptions{});
+    EXPECT_TRUE(ds.is_ok()) << ds.status().to_string();
+    if (!ds.is_ok()) return 0;
+    return agreement(scores_under(teacher(), *ds, old_descriptor()), scores_under(checkpoint, *ds, old_descriptor()),
+                     ds->train.groups);
+  }
+};
+
+// The unmeasured pool as distillation inputs (DESIGN §5.2): with few
+// measured programs, the new platform's unlabeled programs carry the old
+// platform's ranking (teacher KD) and the column's into the student; they
+// add KD-only steps (unlabeled_ratio x the measured ones) and no labels.
+TEST_F(DistillInputsTest, DistillationLearnsFromTheUnmeasuredPool) {
+  std::vector<core::Record> measured, unlabeled, pool = reversed_platform(16, 48);
+  // Measured: 12 programs of each task, all with small tiles (1..8); the rest unmeasured candidates.
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    const int p = static_cast<int>(i % 48);
+    if (p % 8 < 4 && p < 24) {
+      measured.push_back(pool[i]);
+    } else {
+      core::Record r = pool[i];
+      r.costs.clear();
+      unlabeled.push_back(std::move(r));
+    }
+  }
+  const auto with_pool = [&](double ratio, double old_weight = 1.0, bool validation_by_tasks = false) {
+    // No EWC: the KD inputs alone keep the old platform.
+    return distill(measured, {.unlabeled = unlabeled, .unlabeled_ratio = ratio, .old_weight = old_weight},
+                   validation_by_tasks);
   };
-  auto without = distill(0);
-  auto with = distill(2);
+  auto without = with_pool(0);
+  auto with = with_pool(2);
   ASSERT_TRUE(without.is_ok() && with.is_ok());
   // Up to 2 unlabeled batches per measured batch, every epoch (fewer only
   // when the pool's chunks run out: it has 2 chunks per task here).
@@ -746,90 +775,60 @@ TEST(TrainJobTest, DistillationLearnsFromTheUnmeasuredPool) {
   EXPECT_GT(with->unlabeled_programs, 0);
   EXPECT_EQ(without->unlabeled_programs, 0);
   // No KD term with a weight: nothing to learn from the pool, so it is not used.
-  auto no_kd = distill(2, /*old_weight=*/0.0);
+  auto no_kd = with_pool(2, /*old_weight=*/0.0);
   ASSERT_TRUE(no_kd.is_ok());
   EXPECT_EQ(no_kd->unlabeled_programs, 0);
   EXPECT_EQ(no_kd->steps, without->steps);
   // Whole validation tasks give no gradient, their unmeasured programs neither (36 a task).
-  auto validated = distill(2, 1.0, /*validation_by_tasks=*/true);
+  auto validated = with_pool(2, 1.0, /*validation_by_tasks=*/true);
   ASSERT_TRUE(validated.is_ok());
   ASSERT_GT(validated->data.validation_tasks, 0);
   EXPECT_EQ(validated->unlabeled_programs, with->unlabeled_programs - 36 * validated->data.validation_tasks);
 
   // What the KD on the pool asks for: under the old descriptor the student
   // orders the pool's programs as the teacher does (pairs within a task).
-  auto inputs = build_unlabeled_dataset(unlabeled, new_platform, DatasetOptions{});
-  ASSERT_TRUE(inputs.is_ok());
-  const std::vector<float> t = scores_under(teacher->checkpoint, *inputs, old_descriptor);
-  const double with_pool = agreement(t, scores_under(with->checkpoint, *inputs, old_descriptor), inputs->train.groups);
-  const double without_pool =
-      agreement(t, scores_under(without->checkpoint, *inputs, old_descriptor), inputs->train.groups);
+  const double agree_with = old_agreement(with->checkpoint, unlabeled);
+  const double agree_without = old_agreement(without->checkpoint, unlabeled);
   std::printf(
       "[ unlabeled ] old-descriptor agreement with the teacher on the pool: distill %.3f, distill + pool %.3f\n",
-      without_pool, with_pool);
-  EXPECT_GT(with_pool, without_pool + 0.02);
-  EXPECT_GT(with_pool, 0.9);
+      agree_without, agree_with);
+  EXPECT_GT(agree_with, agree_without + 0.02);
+  EXPECT_GT(agree_with, 0.9);
 }
 
 // The old platforms' bank (issue 19's lever): their own programs, without a
 // measurement, as inputs of the old-platform KD term only. With the new
 // platform's few measured programs alone as KD inputs, the student drifts
 // from the teacher's order of the old platform's programs; the bank keeps it.
-TEST(TrainJobTest, DistillationKeepsTheOldOrderOnTheOldPlatformsBank) {
-  const std::vector<core::Record> old_records = planted_platform(16, 48);
-  TrainRequest base = small_request(old_records);
-  base.optimisation.epochs = 8;
-  auto teacher = train_platform(base, nullptr);
-  ASSERT_TRUE(teacher.is_ok()) << teacher.status().to_string();
-  const Platform new_platform{kTarget, core::HardwareParams{4, 64, 64, 0, 0, 0, 0, 0}};
+TEST_F(DistillInputsTest, DistillationKeepsTheOldOrderOnTheOldPlatformsBank) {
   std::vector<core::Record> measured;
   const std::vector<core::Record> reversed = reversed_platform(16, 48);
   for (std::size_t i = 0; i < reversed.size(); ++i) {
     if (i % 48 < 12) measured.push_back(reversed[i]);
   }
-  std::vector<core::Record> bank = old_records;
+  std::vector<core::Record> bank = old_records();
   for (auto& r : bank) r.costs.clear();  // programs only: no old measurement is read
-  std::vector<float> old_descriptor(core::kHardwareDim);
-  core::encode_hardware(std::nullopt, kTarget, old_descriptor.data());
-
-  const auto distill = [&](double bank_ratio, double old_weight = 1.0) {
-    DistillTargets kd;
-    kd.old_descriptors = {old_descriptor};
-    kd.old_weight = old_weight;
-    kd.old_bank = bank;
-    kd.old_bank_ratio = bank_ratio;
-    TrainRequest r = small_request(measured);
-    r.data.platform = new_platform;
-    r.optimisation.epochs = 24;
-    r.optimisation.learning_rate = 1e-2;
-    r.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = kd};
-    auto out = train_platform(r, nullptr);
-    EXPECT_TRUE(out.is_ok()) << out.status().to_string();
-    return out;
+  const auto with_bank = [&](double bank_ratio, double old_weight = 1.0) {
+    return distill(measured, {.old_bank = bank, .old_bank_ratio = bank_ratio, .old_weight = old_weight});
   };
-  auto without = distill(0);
-  auto with = distill(1);
+  auto without = with_bank(0);
+  auto with = with_bank(1);
   ASSERT_TRUE(without.is_ok() && with.is_ok());
   EXPECT_EQ(without->old_bank_programs, 0);
   EXPECT_EQ(with->old_bank_programs, static_cast<std::int64_t>(bank.size()));  // every task, none held out
   EXPECT_GT(with->steps, without->steps);  // KD-only steps on the bank, about one per measured step
   EXPECT_LE(with->steps, 2 * without->steps);
   EXPECT_EQ(with->data.train_records, without->data.train_records);  // labels: the new platform's only
-  auto no_old_term = distill(1, /*old_weight=*/0.0);
+  auto no_old_term = with_bank(1, /*old_weight=*/0.0);
   ASSERT_TRUE(no_old_term.is_ok());
   EXPECT_EQ(no_old_term->old_bank_programs, 0);
 
   // Under the old descriptor, pairs within an old task ordered as the teacher orders them.
-  auto programs = build_unlabeled_dataset(bank, new_platform, DatasetOptions{});
-  ASSERT_TRUE(programs.is_ok());
-  const std::vector<float> t = scores_under(teacher->checkpoint, *programs, old_descriptor);
-  const double with_bank =
-      agreement(t, scores_under(with->checkpoint, *programs, old_descriptor), programs->train.groups);
-  const double without_bank =
-      agreement(t, scores_under(without->checkpoint, *programs, old_descriptor), programs->train.groups);
+  const double agree_with = old_agreement(with->checkpoint, bank);
+  const double agree_without = old_agreement(without->checkpoint, bank);
   std::printf("[ old bank ] old-descriptor agreement with the teacher on the old programs: distill %.3f, + bank %.3f\n",
-              without_bank, with_bank);
-  EXPECT_GT(with_bank, without_bank + 0.02);
+              agree_without, agree_with);
+  EXPECT_GT(agree_with, agree_without + 0.02);
 }
 
 }  // namespace
