@@ -87,6 +87,10 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
       if (x = number(0, 100); x) o.unlabeled_ratio = *x;
     } else if (kind == registry::JobKind::kDistill && key == "max_unlabeled") {
       if (x = integer(0, 1e7); x) o.max_unlabeled = static_cast<std::int64_t>(*x);
+    } else if (kind == registry::JobKind::kDistill && key == "old_bank_ratio") {
+      if (x = number(0, 100); x) o.old_bank_ratio = *x;
+    } else if (kind == registry::JobKind::kDistill && key == "max_old_bank") {
+      if (x = integer(0, 1e7); x) o.max_old_bank = static_cast<std::int64_t>(*x);
     } else if (kind == registry::JobKind::kDistill && key == "margin") {
       if (x = number(0, 1); x) o.margin = *x;
     } else if (kind == registry::JobKind::kDistill && key == "column_epochs") {

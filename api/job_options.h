@@ -40,6 +40,10 @@ struct JobOptions {
   double temperature = trainer::DistillTargets{}.temperature;
   double unlabeled_ratio = trainer::DistillTargets{}.unlabeled_ratio;  // the unmeasured pool as KD inputs
   std::int64_t max_unlabeled = trainer::DistillTargets{}.max_unlabeled;
+  // The old platforms' bank (their programs, no measurement) as inputs of the
+  // old-platform KD term: batches per measured batch, programs at most.
+  double old_bank_ratio = trainer::DistillTargets{}.old_bank_ratio;
+  std::int64_t max_old_bank = trainer::DistillTargets{}.max_old_bank;
   double margin = 0.01;
   int column_epochs = 3;       // fine-tuning the active column when none exists (6 for a distill)
   std::int64_t min_steps = 0;  // Optimisation::min_steps (the column's too)

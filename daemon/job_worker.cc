@@ -233,7 +233,8 @@ struct JobWorker::Start {
 // `targets` views (held by pointer, so the views stay put).
 struct JobWorker::Distill {
   std::string fisher, column;
-  std::vector<core::Record> unlabeled;
+  std::vector<core::Record> unlabeled, old_bank;
+  std::size_t unlabeled_read = 0, old_bank_read = 0;  // as read (kept after the records are freed)
   trainer::DistillTargets targets;
 };
 
@@ -277,8 +278,7 @@ void JobWorker::run_job(const registry::Job& job) {
   auto trained = train(job, request, options->epochs, heartbeat);
   records->clear();
   records->shrink_to_fit();
-  const std::size_t unlabeled_read = plan ? plan->unlabeled.size() : 0;
-  if (plan) plan->unlabeled = {};  // targets.unlabeled is not read after training
+  if (plan) plan->unlabeled = plan->old_bank = {};  // targets' views are not read after training
   if (!trained) {
     if (trained.status().code() == StatusCode::kCancelled && stopping_) return;  // retried after the lease
     return fail(trained.status());
@@ -302,7 +302,7 @@ void JobWorker::run_job(const registry::Job& job) {
     v.status = gate->promote ? registry::VersionStatus::kPromoted : registry::VersionStatus::kCandidate;
   }
   v.metrics_json = json::serialize(metrics);
-  v.config_json = config_json(job, *options, *trained, *start, plan.get(), unlabeled_read);
+  v.config_json = config_json(job, *options, *trained, *start, plan.get());
   const bool fine_tune_scheduled = options->auto_schedule && !start->weights.empty();
   v.training_summary_json = training_summary_json(job, *trained, fine_tune_scheduled, started);
   if (heartbeat.cancel) return;  // cancelled or lost the lease: no version
@@ -375,7 +375,8 @@ Result<std::unique_ptr<JobWorker::Distill>> JobWorker::plan_distill(
     d->column = std::move(tuned->checkpoint);
   }
   onboarding::DistillSources sources;
-  for (const auto& name : onboarding::old_platforms(teacher.platforms, job.platform)) {
+  const std::vector<std::string> old_platforms = onboarding::old_platforms(teacher.platforms, job.platform);
+  for (const auto& name : old_platforms) {
     auto old = platforms_.find(name);
     if (!old) return old.status().with_context("teacher platform");
     const auto h = core::descriptor_of(registry::core_platform(*old));
@@ -389,15 +390,26 @@ Result<std::unique_ptr<JobWorker::Distill>> JobWorker::plan_distill(
   weights.temperature = o.temperature;
   weights.unlabeled_ratio = o.unlabeled_ratio;
   weights.max_unlabeled = o.max_unlabeled;
+  weights.old_bank_ratio = o.old_bank_ratio;
+  weights.max_old_bank = o.max_old_bank;
   if (onboarding::wants_unlabeled(weights)) {
     heartbeat.set(json::object{{"phase", "reading the candidate pool"}, {"records", request.data.records.size()}});
     auto pool = read_unmeasured_candidates(platform, measured, o.max_unlabeled);
     if (!pool) return pool.status();
     d->unlabeled = std::move(*pool);
+    d->unlabeled_read = d->unlabeled.size();
+  }
+  if (onboarding::wants_old_bank(weights, old_platforms.size())) {
+    heartbeat.set(json::object{{"phase", "reading the old platforms' bank"}, {"platforms", old_platforms.size()}});
+    auto bank = read_old_bank(old_platforms, o.max_old_bank);
+    if (!bank) return bank.status();
+    d->old_bank = std::move(*bank);
+    d->old_bank_read = d->old_bank.size();
   }
   sources.column_checkpoint = d->column;
   sources.teacher_fisher = d->fisher;
   sources.unlabeled = d->unlabeled;
+  sources.old_bank = d->old_bank;
   d->targets = onboarding::plan_distillation(weights, std::move(sources));
   return d;
 }
@@ -459,8 +471,7 @@ std::optional<onboarding::GateDecision> JobWorker::judge_distilled(const registr
 }
 
 std::string JobWorker::config_json(const registry::Job& job, const api::JobOptions& o,
-                                   const trainer::TrainResult& trained, const Start& start, const Distill* d,
-                                   std::size_t unlabeled_read) {
+                                   const trainer::TrainResult& trained, const Start& start, const Distill* d) {
   json::value distill = nullptr;
   if (d) {
     const trainer::DistillTargets& t = d->targets;
@@ -470,8 +481,11 @@ std::string JobWorker::config_json(const registry::Job& job, const api::JobOptio
                            {"ewc_weight", t.ewc_weight},
                            {"temperature", t.temperature},
                            {"unlabeled_ratio", t.unlabeled_ratio},
-                           {"unlabeled_read", unlabeled_read},
+                           {"unlabeled_read", d->unlabeled_read},
                            {"unlabeled_programs", trained.unlabeled_programs},
+                           {"old_bank_ratio", t.old_bank_ratio},
+                           {"old_bank_read", d->old_bank_read},
+                           {"old_bank_programs", trained.old_bank_programs},
                            {"ewc", !d->fisher.empty()},
                            {"old_platforms", t.old_descriptors.size()},
                            {"margin", o.margin}};
@@ -596,6 +610,37 @@ Result<std::vector<core::Record>> JobWorker::read_unmeasured_candidates(const re
       });
   if (!read) return read.with_context("reading the candidate pool");
   return records;
+}
+
+Result<std::vector<core::Record>> JobWorker::read_old_bank(const std::vector<std::string>& old_platforms,
+                                                           std::int64_t max_records) {
+  std::vector<core::Record> bank;
+  if (old_platforms.empty()) return bank;
+  const double per_platform = static_cast<double>(max_records) / static_cast<double>(old_platforms.size());
+  core::RecordParser parser;
+  core::Record record;
+  for (const std::string& name : old_platforms) {
+    auto old = platforms_.get(name);
+    if (!old) return old.status().with_context("old platforms' bank");
+    const std::int64_t stored = old->counts.measurements + old->counts.failed + old->counts.candidates;
+    const double keep = stored > 0 ? std::min(1.0, 1.25 * per_platform / static_cast<double>(stored)) : 1.0;
+    std::unordered_set<std::string> seen;  // a program measured and also a candidate: once
+    for (const registry::UploadKind kind : {registry::UploadKind::kMeasurements, registry::UploadKind::kCandidates}) {
+      Status read = uploads_.for_each_record(old->id, kind, [&](const registry::StoredRecord& r) {
+        if (!in_share(r.program_id, keep) || !seen.insert(r.program_id).second) return !stopping_.load();
+        if (!parser.parse(r.record, &record).is_ok()) return !stopping_.load();
+        if (kind == registry::UploadKind::kMeasurements && core::measurement_failed(record.error_no, record.costs)) {
+          return !stopping_.load();  // a program that did not build or run is no input
+        }
+        record.costs.clear();  // the program only: no old measurement is trained on
+        record.all_cost = 0;
+        bank.push_back(record);
+        return !stopping_.load();
+      });
+      if (!read) return read.with_context("reading the old platforms' bank");
+    }
+  }
+  return bank;
 }
 
 Result<std::vector<core::Record>> JobWorker::read_judged_records(const registry::PlatformRow& platform,

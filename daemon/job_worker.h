@@ -107,6 +107,12 @@ class JobWorker {
   Result<std::vector<core::Record>> read_unmeasured_candidates(const registry::PlatformRow& platform,
                                                                const std::unordered_set<std::string>& measured,
                                                                std::int64_t max_records);
+  // The old platforms' bank (DistillTargets::old_bank): programs of
+  // `old_platforms`' tasks, about max_records in all (an equal share each, a
+  // deterministic share by program id), read from their measurements and
+  // candidates with every measurement dropped: nothing old is trained on.
+  Result<std::vector<core::Record>> read_old_bank(const std::vector<std::string>& old_platforms,
+                                                  std::int64_t max_records);
   // A student and its teacher on one platform, on what the gate judges
   // (onboarding/distill.h: every task of an old platform, the standing
   // split of the new one, kJudgedProgramsPerTask programs each at most).
@@ -131,8 +137,7 @@ class JobWorker {
                                                           const std::string& student, double margin,
                                                           boost::json::object* metrics, Heartbeat& heartbeat);
   static std::string config_json(const registry::Job& job, const api::JobOptions& o,
-                                 const trainer::TrainResult& trained, const Start& start, const Distill* d,
-                                 std::size_t unlabeled_read);
+                                 const trainer::TrainResult& trained, const Start& start, const Distill* d);
   static std::string training_summary_json(const registry::Job& job, const trainer::TrainResult& trained,
                                            bool fine_tune_scheduled, std::chrono::steady_clock::time_point started);
   Result<std::int64_t> store_version(const registry::Job& job, const registry::NewVersion& v,

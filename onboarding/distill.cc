@@ -28,6 +28,10 @@ bool wants_unlabeled(const trainer::DistillTargets& weights) {
   return weights.unlabeled_ratio > 0 && weights.max_unlabeled > 0;
 }
 
+bool wants_old_bank(const trainer::DistillTargets& weights, std::size_t old_platforms) {
+  return old_platforms > 0 && weights.old_weight > 0 && weights.old_bank_ratio > 0 && weights.max_old_bank > 0;
+}
+
 trainer::DistillTargets plan_distillation(const trainer::DistillTargets& weights, DistillSources sources) {
   trainer::DistillTargets t;
   t.old_descriptors = std::move(sources.old_descriptors);
@@ -41,6 +45,9 @@ trainer::DistillTargets plan_distillation(const trainer::DistillTargets& weights
   t.unlabeled_ratio = weights.unlabeled_ratio;
   t.max_unlabeled = weights.max_unlabeled;
   if (wants_unlabeled(weights)) t.unlabeled = sources.unlabeled;
+  t.old_bank_ratio = weights.old_bank_ratio;
+  t.max_old_bank = weights.max_old_bank;
+  if (wants_old_bank(weights, t.old_descriptors.size())) t.old_bank = sources.old_bank;
   return t;
 }
 

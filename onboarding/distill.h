@@ -38,13 +38,20 @@ struct DistillSources {
   std::string_view teacher_fisher;                  // empty: no EWC
   std::vector<std::vector<float>> old_descriptors;  // of old_platforms(), in order
   std::span<const core::Record> unlabeled;          // the unmeasured pool: KD-only inputs
+  // The old platforms' bank: programs of their tasks, no measurement (the
+  // old-platform KD terms' inputs besides this platform's programs).
+  std::span<const core::Record> old_bank;
 };
 
 // Whether the unmeasured pool is read at all: `weights` ask for unlabeled inputs.
 bool wants_unlabeled(const trainer::DistillTargets& weights);
 
-// The targets of the student: the loss weights, temperature and unlabeled
-// ratio and cap of `weights`, with the sources.
+// Whether the old platforms' bank is read at all: there are old platforms
+// and `weights` give their KD term and the bank a share.
+bool wants_old_bank(const trainer::DistillTargets& weights, std::size_t old_platforms);
+
+// The targets of the student: the loss weights, temperature, and the
+// unlabeled pool's and the bank's ratio and cap of `weights`, with the sources.
 trainer::DistillTargets plan_distillation(const trainer::DistillTargets& weights, DistillSources sources);
 
 // The active column's training when none fits the teacher: the job's

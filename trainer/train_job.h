@@ -240,8 +240,9 @@ struct JointTraining {
 //        + old_weight    · Σ_j KD(S(x, h_j), T(x, h_j))    every old platform j
 //        + ewc_weight    · Σ_i F_i (θ_i − θ_T,i)²          EWC, F = T's Fisher
 // KD is ranking-aware: per task group, KL(softmax(target/τ) ‖ softmax(S/τ))
-// (trainer/distill_loss.h). Targets are computed once on platform k's
-// programs only: no old platform's data takes part (DESIGN §5.3).
+// (trainer/distill_loss.h). Targets are computed once, by the frozen models:
+// no old platform's measurement takes part (DESIGN §5.3); the old
+// platforms' programs may (old_bank below), without their measurements.
 //
 // `unlabeled` adds platform k's unmeasured pool as inputs of the two KD
 // terms (DESIGN §5.2): each epoch also takes batches of those programs

@@ -23,6 +23,9 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   ASSERT_TRUE(distill.is_ok());
   EXPECT_EQ(distill->epochs, 6);
   EXPECT_EQ(distill->column_epochs, 6);
+  EXPECT_EQ(distill->old_bank_ratio, trainer::DistillTargets{}.old_bank_ratio);  // the bank is on by default
+  EXPECT_GT(distill->old_bank_ratio, 0);
+  EXPECT_EQ(distill->max_old_bank, trainer::DistillTargets{}.max_old_bank);
 }
 
 TEST(JobOptionsTest, KeepsEveryValue) {
@@ -45,13 +48,16 @@ TEST(JobOptionsTest, KeepsEveryValue) {
   EXPECT_EQ(o->time_budget_s, 30);
   EXPECT_EQ(o->eval_fraction, 0.2);
   EXPECT_EQ(o->max_records, 5000);
-  auto d = parse_job_options(R"({"ewc_weight": 0.5, "margin": 0.02, "column_epochs": 2, "unlabeled_ratio": 0})",
+  auto d = parse_job_options(R"({"ewc_weight": 0.5, "margin": 0.02, "column_epochs": 2, "unlabeled_ratio": 0,
+                                 "old_bank_ratio": 0.5, "max_old_bank": 20000})",
                              JobKind::kDistill);
   ASSERT_TRUE(d.is_ok()) << d.status().to_string();
   EXPECT_EQ(d->ewc_weight, 0.5);
   EXPECT_EQ(d->margin, 0.02);
   EXPECT_EQ(d->column_epochs, 2);
   EXPECT_EQ(d->unlabeled_ratio, 0);
+  EXPECT_EQ(d->old_bank_ratio, 0.5);
+  EXPECT_EQ(d->max_old_bank, 20000);
 }
 
 // The cap on training programs follows the train device unless the job names
@@ -84,7 +90,10 @@ TEST(JobOptionsTest, RefusesBadOptionsNamingThem) {
       {R"({"refit": 1})", JobKind::kTrain, "refit"},
       {R"({"auto_schedule": "yes"})", JobKind::kDistill, "auto_schedule"},
       {R"({"ewc_weight": -1})", JobKind::kDistill, "ewc_weight"},
-      {R"({"margin": 0.1})", JobKind::kTrain, "margin"},         // distill only
+      {R"({"margin": 0.1})", JobKind::kTrain, "margin"},                // distill only
+      {R"({"old_bank_ratio": 1})", JobKind::kTrain, "old_bank_ratio"},  // distill only
+      {R"({"old_bank_ratio": -1})", JobKind::kDistill, "old_bank_ratio"},
+      {R"({"max_old_bank": 1.5})", JobKind::kDistill, "max_old_bank"},
       {R"({"init": "production"})", JobKind::kDistill, "init"},  // train only
       {R"({"init": ""})", JobKind::kTrain, "init"},
       {R"({"model": "gpt"})", JobKind::kTrain, "model"},

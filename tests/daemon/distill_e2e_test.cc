@@ -1,9 +1,11 @@
 // Continual distillation through the real tcld: a first platform trained,
 // a second one distilled into the lineage (parent, platforms, Fisher,
 // per-platform metrics and the comparison with the parent, the gate's
-// verdict), rollback through the alias, and the no-old-data proof: with
-// every old platform's measurements deleted, the same distill job gives
-// bit-identical weights.
+// verdict), rollback through the alias, and the no-old-measurement proof:
+// with every cost of the old platform's measurements changed, the same
+// distill job gives bit-identical weights (its programs are the old
+// platforms' bank, DistillTargets::old_bank; its measurements are never read
+// for training).
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -150,6 +152,23 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
     ASSERT_TRUE(metrics.at("versus_parent").at(p).at("parent_top1").is_number()) << json::serialize(metrics);
   }
   EXPECT_EQ(version.at("config").at("distill").at("old_platforms").as_int64(), 1);
+  // The old platforms' bank: x16's measured programs (each once; failed ones left out), all of them under the cap.
+  std::int64_t x16_programs = 0;
+  {
+    std::set<std::string> ids;
+    core::RecordParser parser;
+    core::Record r;
+    const std::string text = lines_of("x86-16c", 20, 1200);
+    for (std::size_t at = 0, end = 0; at < text.size(); at = end + 1) {
+      end = text.find('\n', at);
+      ASSERT_TRUE(parser.parse(std::string_view(text).substr(at, end - at), &r).is_ok());
+      if (!core::measurement_failed(r.error_no, r.costs)) ids.insert(core::program_id(r));
+    }
+    x16_programs = static_cast<std::int64_t>(ids.size());
+  }
+  EXPECT_EQ(version.at("config").at("distill").at("old_bank_read").as_int64(), x16_programs);
+  EXPECT_GT(version.at("config").at("distill").at("old_bank_programs").as_int64(), 0);
+  EXPECT_EQ(version.at("config").at("distill").at("old_bank_ratio").to_number<double>(), 1.0);
   EXPECT_EQ(version.at("config").at("distill").at("unlabeled_read").as_int64(), pool_unmeasured);
   // Inputs outside t4's evaluation split (and in tasks of two or more).
   EXPECT_GT(version.at("config").at("distill").at("unlabeled_programs").as_int64(), 0);
@@ -185,24 +204,30 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
   const std::int64_t production = call("GET", "/v1/aliases/production").json().at("version").as_int64();
   EXPECT_EQ(production, status == "promoted" ? v2 : v1);
 
-  // Rollback (or keep) production on v1, delete every old platform's data,
-  // distill again: the weights are bit-identical.
+  // Rollback (or keep) production on v1, change every cost of the old
+  // platform's measurements (the first one of each record, in its stored
+  // line and its column), distill again: the weights are bit-identical.
   ASSERT_EQ(call("PUT", "/v1/aliases/production", R"({"version": )" + std::to_string(v1) + R"(, "reason": "rollback"})")
                 .status,
             200);
-  const std::string sql = "psql -q '" + url_ +
-                          "' -c \"DELETE FROM measurements WHERE platform_id = (SELECT id FROM platforms WHERE name = "
-                          "'x16')\" >/dev/null";
+  const std::string sql =
+      "psql -q '" + url_ +
+      "' -c \"UPDATE measurements SET record = regexp_replace(record, '\\\"r\\\": *\\[\\[[^],]*', "
+      "'\\\"r\\\": [[0.123'), costs[1] = 0.123 WHERE platform_id = (SELECT id FROM platforms WHERE name = "
+      "'x16') AND NOT failed\" >/dev/null";
   ASSERT_EQ(std::system(sql.c_str()), 0);
-  EXPECT_EQ(call("GET", "/v1/platforms/x16").json().at("counts").at("measurements").as_int64(), 0);
+  {
+    const std::string lines = call("GET", "/v1/platforms/x16/measurements").body;
+    EXPECT_NE(lines.find("[[0.123"), std::string::npos);  // the stored lines themselves changed
+  }
   json::value again = run_job("t4", distill);
   ASSERT_EQ(again.at("state").as_string(), "succeeded") << json::serialize(again);
   const std::int64_t v3 = again.at("result_version").as_int64();
   EXPECT_EQ(sha_of(v3), sha_of(v2));
-  // Only the measuring changed: x16 has no evaluation data now.
+  // Only the measuring changed: the gate judged x16 on the new costs.
   const json::value v3_json = call("GET", "/v1/models/" + std::to_string(v3)).json();
-  EXPECT_FALSE(v3_json.at("metrics").as_object().contains("versus_parent") &&
-               v3_json.at("metrics").at("versus_parent").as_object().contains("x16"));
+  EXPECT_NE(json::serialize(v3_json.at("metrics").at("versus_parent").at("x16")),
+            json::serialize(version.at("metrics").at("versus_parent").at("x16")));
 
   // Every move of production is in its history.
   const json::value history = call("GET", "/v1/aliases/production/history").json();

@@ -1,0 +1,55 @@
+// tests/onboarding/distill_plan_test.cc — what a distill job's plan passes
+// to the trainer (onboarding/distill.h): the unmeasured pool and the old
+// platforms' bank only when the weights give them a share, the weights as given.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/features.h"
+#include "onboarding/distill.h"
+
+namespace tcl::onboarding {
+namespace {
+
+TEST(DistillPlanTest, TheBankNeedsOldPlatformsAnOldTermAndAShare) {
+  trainer::DistillTargets w;  // the defaults: the bank is on
+  EXPECT_TRUE(wants_old_bank(w, 1));
+  EXPECT_FALSE(wants_old_bank(w, 0));  // no old platform: nothing to keep
+  w.old_weight = 0;
+  EXPECT_FALSE(wants_old_bank(w, 2));  // no old-platform KD term reads it
+  w = {};
+  w.old_bank_ratio = 0;
+  EXPECT_FALSE(wants_old_bank(w, 2));
+  w = {};
+  w.max_old_bank = 0;
+  EXPECT_FALSE(wants_old_bank(w, 2));
+}
+
+TEST(DistillPlanTest, PassesTheSourcesTheWeightsAskFor) {
+  const std::vector<core::Record> pool(3), bank(5);
+  trainer::DistillTargets w;
+  w.old_bank_ratio = 0.5;
+  w.max_old_bank = 1234;
+  const auto plan = [&](const trainer::DistillTargets& weights, std::size_t old_platforms) {
+    DistillSources s;
+    s.old_descriptors.assign(old_platforms, std::vector<float>(core::kHardwareDim, 0.f));
+    s.unlabeled = pool;
+    s.old_bank = bank;
+    return plan_distillation(weights, std::move(s));
+  };
+  const trainer::DistillTargets t = plan(w, 2);
+  EXPECT_EQ(t.old_bank.size(), bank.size());
+  EXPECT_EQ(t.unlabeled.size(), pool.size());
+  EXPECT_EQ(t.old_bank_ratio, 0.5);
+  EXPECT_EQ(t.max_old_bank, 1234);
+  EXPECT_EQ(t.old_descriptors.size(), 2u);
+  EXPECT_TRUE(plan(w, 0).old_bank.empty());  // no old platform
+  w.old_weight = 0;
+  EXPECT_TRUE(plan(w, 2).old_bank.empty());
+  w = {};
+  w.unlabeled_ratio = 0;
+  EXPECT_TRUE(plan(w, 2).unlabeled.empty());
+}
+
+}  // namespace
+}  // namespace tcl::onboarding
