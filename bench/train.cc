@@ -23,11 +23,15 @@
 //       evaluation split (evaluate_checkpoint, on the CPU). --out DIR: the
 //       student's checkpoint and Fisher (for bench_gate). A records file
 //       holds measurements only, so the unmeasured pool that the worker reads
-//       from the registry as KD-only inputs is empty here.
+//       from the registry as KD-only inputs is empty here. The old platforms'
+//       bank is read as the worker reads it (their programs, costs dropped, an
+//       equal share of max_old_bank each; --old-bank-ratio, default the
+//       job's, 0 = none).
 //
 // The worker reads a deterministic share of a large platform's records
 // (about 1.25x what the caps keep) where this reads the whole file; the
 // caps keep 100k training programs either way.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -70,6 +74,7 @@ struct Args {
   tr::Device device = tr::Device::kAuto;
   int threads = 0;
   std::string out;
+  double old_bank_ratio = tr::DistillTargets{}.old_bank_ratio;
 };
 
 bool parse_args(int argc, char** argv, Args* a) {
@@ -85,6 +90,7 @@ bool parse_args(int argc, char** argv, Args* a) {
               })
       .custom("device", [a](const std::string& v) { return tcl::bench::read_device_arg(v.c_str(), &a->device); })
       .value("threads", &a->threads)
+      .value("old-bank-ratio", &a->old_bank_ratio)
       .value("out", &a->out);
   if (!flags.parse(argc, argv)) return false;
   if (a->data.empty() || (a->distill && (a->teacher.empty() || a->teacher_data.empty()))) {
@@ -119,9 +125,10 @@ void print_result(const char* what, const tr::TrainResult& r) {
       r.budget_exhausted ? " (budget hit)" : "");
   std::printf(
       "%s: wall %.1f s (dataset %.1f, train %.1f, eval %.1f, fisher %.1f); eval top-1 %.4f mean / %.4f sum, "
-      "top-5 %.4f mean, pairwise %.4f (floor top-1 %.4f mean); epoch losses",
+      "top-5 %.4f mean, pairwise %.4f, tuning proxy %.4f (floor top-1 %.4f mean, tuning %.4f); epoch losses",
       what, r.wall_s, r.dataset_s, r.train_s, r.eval_s, r.fisher_s, m.top1.mean_ratio, m.top1.sum_ratio,
-      m.top5.mean_ratio, m.pairwise_accuracy, m.random_top1.mean_ratio);
+      m.top5.mean_ratio, m.pairwise_accuracy, m.tuning.geomean_ratio, m.random_top1.mean_ratio,
+      m.random_tuning.geomean_ratio);
   for (double l : r.epoch_losses) std::printf(" %.4f", l);
   std::printf("\n");
   std::fflush(stdout);
@@ -169,6 +176,25 @@ int run_train(const Args& a, const std::vector<core::Record>& records, const tr:
   return 0;
 }
 
+// The old platforms' bank as the job worker reads it: each file's programs
+// (failed measurements left out), an equal share of max_old_bank each
+// (every k-th), every cost dropped.
+bool read_old_bank(const Args& a, std::int64_t max_records, std::vector<core::Record>* bank) {
+  const std::size_t share = static_cast<std::size_t>(max_records) / a.teacher_data.size();
+  for (const std::string& path : a.teacher_data) {
+    std::vector<core::Record> all;
+    if (!load_records(path, &all, [](const core::Record& r) { return !core::measurement_failed(r.error_no, r.costs); }))
+      return false;
+    const std::size_t step = std::max<std::size_t>(1, (all.size() + share - 1) / std::max<std::size_t>(share, 1));
+    for (std::size_t i = 0; i < all.size(); i += step) {
+      bank->push_back(std::move(all[i]));
+      bank->back().costs.clear();
+      bank->back().all_cost = 0;
+    }
+  }
+  return true;
+}
+
 int run_distill(const Args& a, const std::vector<core::Record>& records, const tr::Platform& platform) {
   const std::string teacher = read_file(a.teacher + "/checkpoint");
   const std::string fisher = read_file(a.teacher + "/fisher");
@@ -198,6 +224,11 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
     targets.old_descriptors.push_back(std::move(h));
     old_platforms.push_back(p);
   }
+  std::vector<core::Record> bank;
+  targets.old_bank_ratio = a.old_bank_ratio;
+  if (a.old_bank_ratio > 0 && !read_old_bank(a, targets.max_old_bank, &bank)) return 1;
+  targets.old_bank = bank;
+  std::printf("old platforms' bank: %zu programs read, ratio %g\n", bank.size(), a.old_bank_ratio);
   const Clock::time_point t0 = Clock::now();
   // The active column: the new platform fine-tuned from the teacher.
   tr::TrainRequest column = default_request(a, records, platform);
@@ -224,6 +255,8 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
     return 1;
   }
   print_result("distill", *student);
+  std::printf("distill: %lld programs of the old platforms' bank kept as KD inputs\n",
+              static_cast<long long>(student->old_bank_programs));
   std::printf("distill job: column + student %.1f s\n", seconds_since(t0));
   if (!a.out.empty()) {
     std::filesystem::create_directories(a.out);
@@ -246,9 +279,12 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
                    (!s ? s.status() : t.status()).to_string().c_str());
       return 1;
     }
-    std::printf("evaluate %s: student top-1 %.4f, teacher %.4f (change %+.4f)\n",
-                fresh ? a.data.c_str() : a.teacher_data[i].c_str(), s->top1.mean_ratio, t->top1.mean_ratio,
-                s->top1.mean_ratio - t->top1.mean_ratio);
+    std::printf(
+        "evaluate %s: student top-1 %.4f, teacher %.4f (change %+.4f); tuning proxy student %.4f, teacher %.4f "
+        "(random order %.4f)\n",
+        fresh ? a.data.c_str() : a.teacher_data[i].c_str(), s->top1.mean_ratio, t->top1.mean_ratio,
+        s->top1.mean_ratio - t->top1.mean_ratio, s->tuning.geomean_ratio, t->tuning.geomean_ratio,
+        s->random_tuning.geomean_ratio);
   }
   std::printf("evaluation %.1f s\n", seconds_since(t2));
   return 0;
