@@ -47,17 +47,24 @@ PgCluster& PgCluster::shared() {
   return cluster;
 }
 
-PgCluster::PgCluster() {
+PgCluster::PgCluster(int first_port) {
   char tmpl[] = "/tmp/tcl-test-pg-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
   if (::geteuid() == 0) {
     std::system(("chown postgres:postgres " + dir_).c_str());
   }
-  port_ = free_loopback_port();
   const std::string log = dir_ + "/setup.log";
   run_pg(std::string(kPgBin) + "/initdb -D " + dir_ + "/data -U postgres -A trust --no-sync -E UTF8", log);
-  start();
+  for (int attempt = 1;; ++attempt) {
+    port_ = attempt == 1 && first_port > 0 ? first_port : free_loopback_port();
+    try {
+      start();
+      return;
+    } catch (const std::runtime_error&) {
+      if (attempt == kStartTries) throw;  // not a taken port, or every one taken: the error names the log
+    }
+  }
 }
 
 PgCluster::~PgCluster() {
