@@ -24,9 +24,10 @@
 //       student's checkpoint and Fisher (for bench_gate). A records file
 //       holds measurements only, so the unmeasured pool that the worker reads
 //       from the registry as KD-only inputs is empty here. The old platforms'
-//       bank is read as the worker reads it (their programs, costs dropped, an
-//       equal share of max_old_bank each; --old-bank-ratio, default the
-//       job's, 0 = none).
+//       bank: every k-th successful measurement of each --teacher-data file,
+//       costs dropped, an equal share of max_old_bank each (the worker takes
+//       a share by program id and keeps each program once; --old-bank-ratio,
+//       default the job's, 0 = none).
 //
 // The worker reads a deterministic share of a large platform's records
 // (about 1.25x what the caps keep) where this reads the whole file; the
@@ -176,9 +177,9 @@ int run_train(const Args& a, const std::vector<core::Record>& records, const tr:
   return 0;
 }
 
-// The old platforms' bank as the job worker reads it: each file's programs
-// (failed measurements left out), an equal share of max_old_bank each
-// (every k-th), every cost dropped.
+// The old platforms' bank: each file's successful measurements, every k-th
+// up to an equal share of max_old_bank, every cost dropped. (Each file is
+// read a second time here, after its evaluation split: a bench's cost.)
 bool read_old_bank(const Args& a, std::int64_t max_records, std::vector<core::Record>* bank) {
   const std::size_t share = static_cast<std::size_t>(max_records) / a.teacher_data.size();
   for (const std::string& path : a.teacher_data) {
