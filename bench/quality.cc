@@ -15,7 +15,7 @@
 //       [--group-size N] [--groups-per-batch N] [--d-model N] [--n-layers N]
 //       [--d-state N] [--expand N] [--dropout X] [--sigma X] [--ndcg-at K]
 //       [--loss lambdarank|listwise] [--gain-power P] [--listwise-beta B] [--ema D] [--max-len N] [--verbose]
-//       [--dump DIR]   (per-program eval scores as CSV, for diagnosis)
+//       [--ensemble K] [--dump DIR]   (per-program eval scores as CSV, for diagnosis)
 //   bench_quality --data DIR --job [--models KIND] [flags]
 //       one train_platform call as the daemon's worker makes it: all records,
 //       TrainRequest's defaults, only the flags given overriding them.
@@ -23,6 +23,13 @@
 // A model is KIND[:ENCODING]: kind mamba|attention|mlp, encoding steps (the
 // student's tokens, default) or tlp (TLP's raw-argument encoding).
 // "attention:tlp" is the TLP-style baseline with its own encoding.
+//
+// --ensemble K (issue 19 item 5's "small ensembles" lever): each model is
+// trained K times on the same split, member k with optimisation seed
+// seed + k · kMemberSeedStride (member 0 is the plain run), and the members'
+// scores are averaged after standardising them within each task (a ranking
+// model's scores have an arbitrary offset and scale per run). Rows "NAME xk"
+// report the first k members together, so "NAME" and "NAME xK" are paired.
 //
 // --validation F (DESIGN §10: settings chosen on a validation split, never on
 // the split reported): each seed drops its held-out tasks first, then scores
@@ -52,6 +59,7 @@
 #include "bench/lib/flags.h"
 #include "bench/lib/records.h"
 #include "trainer/device.h"
+#include "trainer/evaluation.h"
 #include "trainer/train_job.h"
 
 namespace {
@@ -100,6 +108,7 @@ struct Args {
   std::string loss;  // --loss lambdarank|listwise, empty = the trainer's default
   double gain_power = -1, listwise_beta = -1, ema = -1;
   int max_len = core::kDefaultMaxSteps;
+  int ensemble = 1;  // --ensemble K: members per model and seed
   bool verbose = false;
   std::string dump;             // directory for per-program eval scores (CSV), empty = none
   bool job = false;             // --job: one train_platform call with the job's defaults
@@ -163,6 +172,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("d-state", &a->d_state)
       .value("expand", &a->expand)
       .value("max-len", &a->max_len)
+      .value("ensemble", &a->ensemble)
       .value("dump", &a->dump);
   if (!flags.parse(argc, argv)) return false;
   if (!a->loss.empty() && a->loss != "lambdarank" && a->loss != "listwise") {
@@ -185,6 +195,10 @@ bool parse_args(int argc, char** argv, Args* a) {
     return false;
   }
   a->device = *device;
+  if (a->ensemble < 1) {
+    std::fprintf(stderr, "--ensemble: at least 1 member\n");
+    return false;
+  }
   return parse_models(models, &a->models) && a->seeds >= 1;
 }
 
@@ -322,9 +336,82 @@ int run_job(const Args& a, const std::vector<core::Record>& records, const tr::P
   return 0;
 }
 
+// One model trained on `ds` with the command line's settings and `seed`.
+tcl::Result<tr::TrainResult> train_one(const Args& a, const ModelSpec& m, const tr::Dataset& ds, std::uint64_t seed,
+                                       const std::string& label, Clock::time_point t0) {
+  tr::DatasetTrainRequest req;
+  req.dataset = &ds;
+  req.model.kind = m.kind;
+  req.model.max_len = a.max_len;
+  if (a.d_model > 0) req.model.d_model = a.d_model;
+  if (a.n_layers > 0) req.model.n_layers = a.n_layers;
+  if (a.d_state > 0) req.model.d_state = a.d_state;
+  if (a.expand > 0) req.model.expand = a.expand;
+  if (a.dropout >= 0) req.model.dropout = a.dropout;
+  req.optimisation.epochs = a.epochs;
+  if (a.lr > 0) req.optimisation.learning_rate = a.lr;
+  if (a.weight_decay >= 0) req.optimisation.weight_decay = a.weight_decay;
+  if (a.sigma > 0) req.optimisation.lambda_sigma = a.sigma;
+  if (a.ndcg_at >= 0) req.optimisation.ndcg_at = a.ndcg_at;
+  if (a.loss == "listwise") req.optimisation.label_loss = tr::LabelLoss::kListwise;
+  if (a.gain_power > 0) req.optimisation.gain_power = a.gain_power;
+  if (a.listwise_beta > 0) req.optimisation.listwise_beta = a.listwise_beta;
+  if (a.ema >= 0) req.optimisation.ema_decay = a.ema;
+  if (a.group_size > 0) req.optimisation.group_size = a.group_size;
+  if (a.groups_per_batch > 0) req.optimisation.groups_per_batch = a.groups_per_batch;
+  req.optimisation.seed = seed;
+  req.resources.threads = a.threads;
+  req.resources.device = a.device;
+  req.resources.time_budget_s = a.time_budget;
+  req.resources.eval_each_epoch = a.verbose;
+  return tr::train_platform(req, [&](int epoch, int, double loss, double val_top1) {
+    if (a.verbose) {
+      std::printf("  seed %llu %-14s epoch %d loss %.4f val top-1 mean %.4f (%.0f s)\n",
+                  static_cast<unsigned long long>(seed), label.c_str(), epoch, loss, val_top1, seconds_since(t0));
+      std::fflush(stdout);
+    }
+    return true;
+  });
+}
+
+void print_seed_row(std::uint64_t seed, const std::string& label, const tr::TrainResult& r, double cpu_s) {
+  const tr::RankingMetrics& mm = r.metrics;
+  std::printf(
+      "seed %llu %-14s top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) | "
+      "floor top-1 %.4f/%.4f top-5 %.4f/%.4f tuning %.4f ± %.4f (%.2f better) | %lld params, %d epochs, %lld "
+      "steps%s, train %.1f s, eval %.1f s, cpu %.0f s, final loss %.4f\n",
+      static_cast<unsigned long long>(seed), label.c_str(), mm.top1.sum_ratio, mm.top1.mean_ratio, mm.top5.sum_ratio,
+      mm.top5.mean_ratio, mm.pairwise_accuracy, mm.tuning.geomean_ratio, mm.tuning.share_better,
+      mm.random_top1.sum_ratio, mm.random_top1.mean_ratio, mm.random_top5.sum_ratio, mm.random_top5.mean_ratio,
+      mm.random_tuning.geomean_ratio, mm.random_tuning.geomean_sd, mm.random_tuning.share_better,
+      static_cast<long long>(r.num_parameters), r.epochs_done, static_cast<long long>(r.steps),
+      r.budget_exhausted ? " (budget hit)" : "", r.train_s, r.eval_s, cpu_s,
+      r.epoch_losses.empty() ? NAN : r.epoch_losses.back());
+  std::fflush(stdout);
+}
+
+// DIR/seed_<s>_<label>.csv: task,latency,label,score per eval program.
+void dump_scores(const std::string& dir, std::uint64_t seed, const std::string& label, const tr::Dataset& ds,
+                 const std::vector<float>& scores) {
+  std::string file = dir + "/seed_" + std::to_string(seed) + "_" + label + ".csv";
+  for (char& ch : file) ch = ch == ':' || ch == ' ' ? '-' : ch;
+  std::FILE* f = std::fopen(file.c_str(), "w");
+  if (f == nullptr) return;
+  std::fprintf(f, "task,latency,label,score\n");
+  for (std::int64_t i = 0; i < ds.eval.count; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    std::fprintf(f, "%lld,%.9g,%.6g,%.6g\n", static_cast<long long>(ds.eval.groups[k]), ds.eval.latencies[k],
+                 ds.eval.labels[k], scores[k]);
+  }
+  std::fclose(f);
+}
+
 }  // namespace
 
 constexpr std::uint64_t kValidationSalt = 0x7A11DA7E;
+// Member k of an --ensemble trains with seed + k · kMemberSeedStride: far from
+// the next seeds, so no member repeats another seed's run.
+constexpr std::uint64_t kMemberSeedStride = 1'000'003;
 
 // With --validation: `records` reordered so that the seed's held-out tasks
 // come last, and the rest returned. Without it: all of them.
@@ -369,7 +456,10 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   std::vector<std::string> names;
-  for (const ModelSpec& m : a.models) names.push_back(m.name);
+  for (const ModelSpec& m : a.models) {
+    names.push_back(m.name);
+    for (int k = 2; k <= a.ensemble; ++k) names.push_back(m.name + " x" + std::to_string(k));
+  }
   names.push_back("random floor");
   std::map<std::string, std::vector<Row>> rows;
 
@@ -405,78 +495,38 @@ int main(int argc, char** argv) {
       datasets.emplace(m.encoding, std::move(*ds));
     }
     for (const ModelSpec& m : a.models) {
-      tr::DatasetTrainRequest req;
-      req.dataset = &datasets.at(m.encoding);
-      req.model.kind = m.kind;
-      req.model.max_len = a.max_len;
-      if (a.d_model > 0) req.model.d_model = a.d_model;
-      if (a.n_layers > 0) req.model.n_layers = a.n_layers;
-      if (a.d_state > 0) req.model.d_state = a.d_state;
-      if (a.expand > 0) req.model.expand = a.expand;
-      if (a.dropout >= 0) req.model.dropout = a.dropout;
-      req.optimisation.epochs = a.epochs;
-      if (a.lr > 0) req.optimisation.learning_rate = a.lr;
-      if (a.weight_decay >= 0) req.optimisation.weight_decay = a.weight_decay;
-      if (a.sigma > 0) req.optimisation.lambda_sigma = a.sigma;
-      if (a.ndcg_at >= 0) req.optimisation.ndcg_at = a.ndcg_at;
-      if (a.loss == "listwise") req.optimisation.label_loss = tr::LabelLoss::kListwise;
-      if (a.gain_power > 0) req.optimisation.gain_power = a.gain_power;
-      if (a.listwise_beta > 0) req.optimisation.listwise_beta = a.listwise_beta;
-      if (a.ema >= 0) req.optimisation.ema_decay = a.ema;
-      if (a.group_size > 0) req.optimisation.group_size = a.group_size;
-      if (a.groups_per_batch > 0) req.optimisation.groups_per_batch = a.groups_per_batch;
-      req.optimisation.seed = seed;
-      req.resources.threads = a.threads;
-      req.resources.device = a.device;
-      req.resources.time_budget_s = a.time_budget;
-      req.resources.eval_each_epoch = a.verbose;
-      const std::string label = m.name;
-      const double cpu0 = cpu_seconds();
-      auto result = tr::train_platform(req, [&](int epoch, int, double loss, double val_top1) {
-        if (a.verbose) {
-          std::printf("  seed %llu %-14s epoch %d loss %.4f val top-1 mean %.4f (%.0f s)\n",
-                      static_cast<unsigned long long>(seed), label.c_str(), epoch, loss, val_top1, seconds_since(t0));
-          std::fflush(stdout);
+      const tr::Dataset& ds = datasets.at(m.encoding);
+      std::vector<std::vector<float>> members;
+      for (int k = 0; k < a.ensemble; ++k) {
+        const std::uint64_t member_seed = seed + static_cast<std::uint64_t>(k) * kMemberSeedStride;
+        const std::string label = k == 0 ? m.name : m.name + " member " + std::to_string(k + 1);
+        const double cpu0 = cpu_seconds();
+        auto result = train_one(a, m, ds, member_seed, label, t0);
+        if (!result) {
+          std::fprintf(stderr, "%s: %s\n", label.c_str(), result.status().to_string().c_str());
+          return 1;
         }
-        return true;
-      });
-      if (!result) {
-        std::fprintf(stderr, "%s: %s\n", label.c_str(), result.status().to_string().c_str());
-        return 1;
-      }
-      const double cpu_s = cpu_seconds() - cpu0;
-      const tr::RankingMetrics& mm = result->metrics;
-      std::printf(
-          "seed %llu %-14s top-1 %.4f/%.4f top-5 %.4f/%.4f pairwise %.4f tuning %.4f (%.2f better) | "
-          "floor top-1 %.4f/%.4f top-5 %.4f/%.4f tuning %.4f ± %.4f (%.2f better) | %lld params, %d epochs, %lld "
-          "steps%s, train %.1f s, eval %.1f s, "
-          "cpu %.0f s, final loss %.4f\n",
-          static_cast<unsigned long long>(seed), label.c_str(), mm.top1.sum_ratio, mm.top1.mean_ratio,
-          mm.top5.sum_ratio, mm.top5.mean_ratio, mm.pairwise_accuracy, mm.tuning.geomean_ratio, mm.tuning.share_better,
-          mm.random_top1.sum_ratio, mm.random_top1.mean_ratio, mm.random_top5.sum_ratio, mm.random_top5.mean_ratio,
-          mm.random_tuning.geomean_ratio, mm.random_tuning.geomean_sd, mm.random_tuning.share_better,
-          static_cast<long long>(result->num_parameters), result->epochs_done, static_cast<long long>(result->steps),
-          result->budget_exhausted ? " (budget hit)" : "", result->train_s, result->eval_s, cpu_s,
-          result->epoch_losses.empty() ? NAN : result->epoch_losses.back());
-      std::fflush(stdout);
-      if (!a.dump.empty()) {
-        // seed_<s>_<model>.csv: task,latency,label,score per eval program.
-        std::string file = a.dump + "/seed_" + std::to_string(seed) + "_" + label + ".csv";
-        for (char& ch : file) ch = ch == ':' ? '-' : ch;
-        if (std::FILE* f = std::fopen(file.c_str(), "w")) {
-          const tr::Dataset& ds = datasets.at(m.encoding);
-          std::fprintf(f, "task,latency,label,score\n");
-          for (std::int64_t i = 0; i < ds.eval.count; ++i) {
-            const auto k = static_cast<std::size_t>(i);
-            std::fprintf(f, "%lld,%.9g,%.6g,%.6g\n", static_cast<long long>(ds.eval.groups[k]), ds.eval.latencies[k],
-                         ds.eval.labels[k], result->eval_scores[k]);
-          }
-          std::fclose(f);
+        const double cpu_s = cpu_seconds() - cpu0;
+        print_seed_row(seed, label, *result, cpu_s);
+        if (!a.dump.empty()) dump_scores(a.dump, seed, label, ds, result->eval_scores);
+        members.push_back(result->eval_scores);
+        if (k == 0) {
+          rows[m.name].push_back(row_of(*result));
+          rows[m.name].back().cpu_s = cpu_s;
+          if (&m == &a.models.front()) rows["random floor"].push_back(floor_of(result->metrics));
+          continue;
         }
+        // The first k + 1 members together, on the same split.
+        const std::string name = m.name + " x" + std::to_string(k + 1);
+        const std::vector<float> scores = tr::ensemble_scores(ds.eval.groups, members);
+        tr::TrainResult together;
+        together.metrics = tr::evaluate_ranking(ds.eval.groups, ds.eval.latencies, scores);
+        together.num_parameters = result->num_parameters * (k + 1);
+        together.epochs_done = result->epochs_done;
+        together.steps = result->steps * (k + 1);
+        print_seed_row(seed, name, together, 0);
+        rows[name].push_back(row_of(together));
       }
-      rows[m.name].push_back(row_of(*result));
-      rows[m.name].back().cpu_s = cpu_s;
-      if (&m == &a.models.front()) rows["random floor"].push_back(floor_of(mm));
     }
   }
   std::printf(

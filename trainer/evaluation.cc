@@ -270,4 +270,25 @@ RankingMetrics evaluate_ranking(std::span<const std::int64_t> groups, std::span<
   return m;
 }
 
+std::vector<float> ensemble_scores(std::span<const std::int64_t> groups, std::span<const std::vector<float>> members) {
+  const std::vector<std::vector<std::size_t>> tasks = by_task(groups);
+  std::vector<double> sum(groups.size(), 0.0);
+  for (const std::vector<float>& scores : members) {
+    assert(scores.size() == groups.size());
+    for (const std::vector<std::size_t>& idx : tasks) {
+      double mean = 0, var = 0;
+      for (std::size_t i : idx) mean += scores[i];
+      mean /= static_cast<double>(idx.size());
+      for (std::size_t i : idx) var += (scores[i] - mean) * (scores[i] - mean);
+      const double sd = std::sqrt(var / static_cast<double>(idx.size()));
+      if (sd == 0) continue;
+      for (std::size_t i : idx) sum[i] += (scores[i] - mean) / sd;
+    }
+  }
+  std::vector<float> out(groups.size());
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<float>(sum[i] / static_cast<double>(members.size()));
+  return out;
+}
+
 }  // namespace tcl::trainer

@@ -101,4 +101,12 @@ TuningProxy tuning_proxy(std::span<const std::int64_t> groups, std::span<const d
 TuningProxy random_tuning_proxy(std::span<const std::int64_t> groups, std::span<const double> latencies,
                                 int draws = kRandomOrderDraws, std::uint64_t seed = 0x5eed);
 
+// An ensemble of rankers (issue 19 item 5's lever): the mean of the members'
+// scores after standardising each member within each task (z = (s - mean) /
+// sd over the task's programs; a task where a member gives every program the
+// same score contributes 0 for it), since a ranking model's scores carry an
+// arbitrary offset and scale per run and per task. members: ≥ 1 score
+// arrays, each parallel to `groups`.
+std::vector<float> ensemble_scores(std::span<const std::int64_t> groups, std::span<const std::vector<float>> members);
+
 }  // namespace tcl::trainer

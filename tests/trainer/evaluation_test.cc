@@ -252,6 +252,29 @@ TEST(EvaluationTest, PerTaskRankingPoolsToTheSameMetrics) {
   EXPECT_NEAR(std::exp(logs / static_cast<double>(counted)), m.tuning.geomean_ratio, 1e-12);
 }
 
+TEST(EnsembleTest, StandardisesEachMemberWithinEachTask) {
+  // Two tasks, interleaved. Member a ranks task 1 right on a huge scale;
+  // member b ranks it wrong on a small one, and gives task 2 one score.
+  const std::vector<std::int64_t> g{1, 2, 1, 2, 1};
+  const std::vector<float> a{1000.f, 0.f, 2000.f, 1.f, 3000.f};
+  const std::vector<float> b{0.3f, 5.f, 0.2f, 5.f, 0.1f};
+  const std::vector<std::vector<float>> one{a}, both{a, b};
+  // One member: its z-scores (task 1: -1.2247, 0, 1.2247; task 2: -1, 1).
+  const std::vector<float> z = ensemble_scores(g, one);
+  EXPECT_NEAR(z[0], -std::sqrt(1.5), 1e-5);
+  EXPECT_NEAR(z[2], 0.0, 1e-5);
+  EXPECT_NEAR(z[4], std::sqrt(1.5), 1e-5);
+  EXPECT_NEAR(z[1], -1.0, 1e-5);
+  EXPECT_NEAR(z[3], 1.0, 1e-5);
+  // Both: task 1's opposite rankings cancel whatever their raw scales (a
+  // plain mean of raw scores would keep a's order); b's constant task 2
+  // adds nothing, so a's order there is halved, not lost.
+  const std::vector<float> m = ensemble_scores(g, both);
+  for (int i : {0, 2, 4}) EXPECT_NEAR(m[static_cast<std::size_t>(i)], 0.0, 1e-5) << i;
+  EXPECT_NEAR(m[1], -0.5, 1e-5);
+  EXPECT_NEAR(m[3], 0.5, 1e-5);
+}
+
 TEST(TaskSplitTest, StableFractionAndSalt) {
   int held = 0, held_salted = 0, both = 0;
   for (int i = 0; i < 4000; ++i) {
