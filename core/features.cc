@@ -5,6 +5,9 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <vector>
+
+#include <boost/json.hpp>
 
 #include "core/target.h"
 
@@ -197,6 +200,70 @@ void encode_tokens_batch(std::span<const Record> records, int max_len, float* to
     }
     if (lengths != nullptr) lengths[r] = n;
   }
+}
+
+// ---------------------------------------------------------------------------
+// The workload token.
+
+namespace {
+
+// The shape of a tensor argument; false when `v` is not a list of numbers.
+bool shape_of(const boost::json::value& v, std::vector<double>* dims) {
+  const boost::json::array* a = v.if_array();
+  if (a == nullptr || a->empty()) return false;
+  dims->clear();
+  for (const boost::json::value& d : *a) {
+    if (!d.is_number()) return false;
+    dims->push_back(d.to_number<double>());
+  }
+  return true;
+}
+
+}  // namespace
+
+void encode_workload(std::string_view workload_key, float* out) {
+  assert(out != nullptr);
+  std::memset(out, 0, sizeof(float) * kTokenDim);
+  boost::system::error_code ec;
+  const boost::json::value key = boost::json::parse(workload_key, ec);
+  if (ec || !key.is_array()) return;
+  const boost::json::array& args = key.get_array();
+  std::vector<std::vector<double>> tensors;
+  std::vector<double> scalars, dims;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (shape_of(args[i], &dims))
+      tensors.push_back(dims);
+    else if (args[i].is_number())
+      scalars.push_back(args[i].to_number<double>());
+  }
+  constexpr int kTensors = 15, kScalars = 16, kElements = 17, kRanks = 23, kLastDims = 29, kFirstDims = 35,
+                kScalarValues = 41, kSize = 49;
+  static_assert(kElements + kWorkloadTensors == kRanks && kRanks + kWorkloadTensors == kLastDims);
+  static_assert(kLastDims + kWorkloadDims == kFirstDims && kFirstDims + kWorkloadDims == kScalarValues);
+  static_assert(kScalarValues + kWorkloadScalars == kSize && kSize + 1 == kTokenDim);
+  out[kTensors] = static_cast<float>(tensors.size()) / 8.0f;
+  out[kScalars] = static_cast<float>(scalars.size()) / 8.0f;
+  double total = 0;
+  for (std::size_t t = 0; t < tensors.size(); ++t) {
+    double elements = 1;
+    for (double d : tensors[t]) elements *= std::max(d, 0.0);
+    total += elements;
+    if (t >= kWorkloadTensors) continue;
+    out[kElements + t] = log1p2d(elements) / 32.0f;
+    out[kRanks + t] = static_cast<float>(tensors[t].size()) / 8.0f;
+  }
+  if (!tensors.empty()) {
+    for (std::size_t d = 0; d < std::min<std::size_t>(tensors.back().size(), kWorkloadDims); ++d)
+      out[kLastDims + d] = log1p2d(tensors.back()[d]) / 16.0f;
+    for (std::size_t d = 0; d < std::min<std::size_t>(tensors.front().size(), kWorkloadDims); ++d)
+      out[kFirstDims + d] = log1p2d(tensors.front()[d]) / 16.0f;
+  } else if (!scalars.empty()) {
+    total = 1;
+    for (double x : scalars) total *= std::max(x, 1.0);
+  }
+  for (std::size_t s = 0; s < std::min<std::size_t>(scalars.size(), kWorkloadScalars); ++s)
+    out[kScalarValues + s] = log1p2d(scalars[s]) / 16.0f;
+  out[kSize] = log1p2d(total) / 32.0f;
 }
 
 // ---------------------------------------------------------------------------

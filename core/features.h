@@ -88,6 +88,28 @@ int encode_tokens(std::span<const Step> steps, int max_len, float* out);
 void encode_tokens_batch(std::span<const Record> records, int max_len, float* tokens, float* mask,
                          std::int32_t* lengths);
 
+// --- (a') the workload token (issue 19 item 5's "what the tokens carry about
+// the workload" lever; trainer/dataset.h TokenEncoding::kStepsWorkload puts it
+// before the step tokens). One kTokenDim row, told apart from every step
+// token by its all-zero step-kind one-hot (slots 0..14). From the workload
+// key's arguments after its first element (the function name or DAG hash,
+// not encoded): a "tensor" is an argument that is a list of numbers (its
+// shape), a "scalar" a number; strings and booleans are skipped.
+// "log" = log2(1 + max(x, 0)); slots:
+//   15       tensors / 8
+//   16       scalars / 8
+//   17..22   log elements of tensors 0..5 / 32
+//   23..28   ranks of tensors 0..5 / 8
+//   29..34   the last tensor's dims 0..5 (log) / 16 — the output, in relay keys
+//   35..40   the first tensor's dims 0..5 (log) / 16
+//   41..48   scalars 0..7 (log) / 16 — named keys ("conv2d_layer", N, C, ...)
+//   49       log(Σ tensor elements, else Π scalars) / 32
+// A key that is not a JSON array leaves every slot 0.
+inline constexpr int kWorkloadTensors = 6;
+inline constexpr int kWorkloadDims = 6;
+inline constexpr int kWorkloadScalars = 8;
+void encode_workload(std::string_view workload_key, float* out);
+
 // --- (b) TLP (Zhai et al., ASPLOS'23) encoding -----------------------------
 // Per step: an 11-wide one-hot over the platform's step vocabulary, then the
 // step's raw arguments in record order (lists flattened; PR

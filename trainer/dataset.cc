@@ -116,13 +116,21 @@ void fill_split(const std::vector<Task*>& tasks, std::span<const core::Record> r
   out->latencies.resize(static_cast<std::size_t>(n));
   out->groups.resize(static_cast<std::size_t>(n));
   std::size_t row = 0;
+  std::vector<float> workload(core::kTokenDim);
   for (const Task* t : tasks) {
     const std::int64_t group = task_ids.at(t->key);
+    if (shape.encoding == TokenEncoding::kStepsWorkload) core::encode_workload(t->key, workload.data());
     for (std::size_t i : t->members) {
       float* dst = out->tokens.data() + row * stride;
       const std::span<const core::Step> steps = records[i].steps;
-      out->lengths[row] = shape.encoding == TokenEncoding::kTlp ? core::encode_tlp(steps, tlp, dst)
-                                                                : core::encode_tokens(steps, static_cast<int>(L), dst);
+      switch (shape.encoding) {
+        case TokenEncoding::kSteps: out->lengths[row] = core::encode_tokens(steps, static_cast<int>(L), dst); break;
+        case TokenEncoding::kTlp: out->lengths[row] = core::encode_tlp(steps, tlp, dst); break;
+        case TokenEncoding::kStepsWorkload:
+          std::copy(workload.begin(), workload.end(), dst);
+          out->lengths[row] = 1 + core::encode_tokens(steps, static_cast<int>(L) - 1, dst + core::kTokenDim);
+          break;
+      }
       out->labels[row] = static_cast<float>(labels[i]);
       out->latencies[row] = mean_costs[i];
       out->groups[row] = group;
@@ -137,6 +145,7 @@ std::string_view token_encoding_name(TokenEncoding encoding) {
   switch (encoding) {
     case TokenEncoding::kSteps: return "steps";
     case TokenEncoding::kTlp: return "tlp";
+    case TokenEncoding::kStepsWorkload: return "workload";
   }
   return "unknown";
 }
@@ -144,6 +153,7 @@ std::string_view token_encoding_name(TokenEncoding encoding) {
 std::optional<TokenEncoding> parse_token_encoding(std::string_view name) {
   if (name == "steps") return TokenEncoding::kSteps;
   if (name == "tlp") return TokenEncoding::kTlp;
+  if (name == "workload") return TokenEncoding::kStepsWorkload;
   return std::nullopt;
 }
 
@@ -155,6 +165,10 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
   }
   if (options.max_len < 1) {
     return Status::invalid_argument("dataset: max_len must be >= 1, got " + std::to_string(options.max_len));
+  }
+  if (options.encoding == TokenEncoding::kStepsWorkload && options.max_len < 2) {
+    return Status::invalid_argument("dataset: the workload encoding needs max_len >= 2 (its token and a step), got " +
+                                    std::to_string(options.max_len));
   }
   if (options.max_records < 0 || options.max_eval_records < 0) {
     return Status::invalid_argument("dataset: max_records and max_eval_records must be >= 0");
@@ -255,6 +269,7 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
         for (std::size_t i : t->members) longest = std::max(longest, records[i].steps.size());
       }
     }
+    if (options.encoding == TokenEncoding::kStepsWorkload) ++longest;  // the workload token
     ds.seq_len = static_cast<std::int64_t>(std::min<std::size_t>(longest, static_cast<std::size_t>(options.max_len)));
     ds.token_dim = core::kTokenDim;
   }

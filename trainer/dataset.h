@@ -42,8 +42,12 @@ enum class TokenEncoding : std::uint8_t {
   kSteps,  // core::encode_tokens: kTokenDim floats per step (the student's encoding)
   kTlp,    // core::encode_tlp: TLP's step-kind one-hot + raw arguments (baselines);
            // kTlpGpu for targets with the "gpu" key, else kTlpCpu
+  // core::encode_workload's token, then the steps' tokens (at most max_len - 1
+  // of them): issue 19 item 5's workload lever. Benchmarks only (bench_quality
+  // "mamba:workload"): the daemon's jobs, predict and distillation encode kSteps.
+  kStepsWorkload,
 };
-std::string_view token_encoding_name(TokenEncoding encoding);  // "steps", "tlp"
+std::string_view token_encoding_name(TokenEncoding encoding);  // "steps", "tlp", "workload"
 std::optional<TokenEncoding> parse_token_encoding(std::string_view name);
 
 // How DatasetOptions::validation_fraction cuts the validation split out of

@@ -22,6 +22,8 @@
 #   listwise  all4, the listwise softmax loss towards softmax(20 · label)
 #   ema       all4, the weights' moving average (decay 0.999 a step) judged and returned
 #   listema   listwise and ema together
+#   ens3      all4, an ensemble of 3 students per seed (bench_quality --ensemble 3: rows mamba, mamba x2, x3)
+#   workload  all4, the student with and without the workload token (models mamba,mamba:workload, paired)
 # Environment:
 #   DATA      folder with the platforms' records.jsonl.gz (default ../shared/data)
 #   PLATFORM  the platform studied (default x86-24c; another one's logs are named quality_PLATFORM_SETTING)
@@ -32,6 +34,7 @@
 #   VALIDATION  > 0: choose, do not report (bench_quality --validation: each seed's held-out tasks
 #             dropped, this share of the rest scored); logs are named quality_SETTING_validation.log
 #   PARALLEL  1: the settings side by side on the one GPU (each still runs its seeds in turn)
+#   SPLIT_SEEDS 1: with PARALLEL, every seed of a setting a process of its own too (logs ..._sSEED.log)
 #   PO_ROOT   Debian's Boost.Program_options (default ../program_options, from scripts/gpu/stage.sh)
 #
 # On this workplace's device machine (its `run` tool copies the repository it
@@ -72,6 +75,8 @@ for s in "${settings[@]}"; do
     listwise) flags="$all --epochs 4 --loss listwise" ;;
     ema) flags="$all --epochs 4 --ema 0.999" ;;
     listema) flags="$all --epochs 4 --loss listwise --ema 0.999" ;;
+    ens3) flags="$all --epochs 4 --ensemble 3" ;;
+    workload) flags="$all --epochs 4 --models mamba,mamba:workload" ;;
     *) echo "unknown setting $s" >&2; exit 2 ;;
   esac
   left=$((deadline - SECONDS))
@@ -85,15 +90,22 @@ for s in "${settings[@]}"; do
     log="$LOGS/quality_${name}_validation.log"
   fi
   echo "== $name ($left s left): bench_quality --data DATA/$platform --models mamba --eval-fraction 0.25 $flags"
-  one_setting() {
+  one_setting() {  # SEEDS_OF_RUN FIRST_SEED LOG
     local t0=$SECONDS
-    # shellcheck disable=SC2086  # flags are words
+    # shellcheck disable=SC2086  # flags are words (a later --models wins)
     timeout "$left" "$BUILD/bench/bench_quality" --data "$DATA/$platform" --models mamba --eval-fraction 0.25 \
-      --seeds "${SEEDS:-3}" --seed-base "${SEED_BASE:-1}" --device cuda $flags >"$log" 2>&1
-    echo "== $name: rc $? in $((SECONDS - t0)) s"
-    grep -E '^seed [0-9]+ mamba|^\| (mamba|random floor)' "$log"
+      --seeds "$1" --seed-base "$2" --device cuda $flags >"$3" 2>&1
+    echo "== $(basename "$3"): rc $? in $((SECONDS - t0)) s"
+    grep -E '^seed [0-9]+ mamba|^\| (mamba|random floor)' "$3"
   }
-  if [ "${PARALLEL:-0}" = 1 ]; then one_setting & else one_setting; fi
+  seeds=${SEEDS:-3} base=${SEED_BASE:-1}
+  if [ "${PARALLEL:-0}" = 1 ] && [ "${SPLIT_SEEDS:-0}" = 1 ]; then
+    for ((k = 0; k < seeds; k++)); do one_setting 1 $((base + k)) "${log%.log}_s$((base + k)).log" & done
+  elif [ "${PARALLEL:-0}" = 1 ]; then
+    one_setting "$seeds" "$base" "$log" &
+  else
+    one_setting "$seeds" "$base" "$log"
+  fi
 done
 wait
 # The device tool brings back a few files only: every log in one archive under $OUT.

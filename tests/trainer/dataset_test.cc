@@ -148,6 +148,34 @@ TEST(DatasetTest, TokensMatchCoreEncodingAndLengthIsTheLongest) {
   EXPECT_EQ(cut->train.lengths, (std::vector<std::int32_t>{3, 4, 4, 1}));
 }
 
+TEST(DatasetTest, WorkloadEncodingPutsTheTasksTokenFirst) {
+  std::vector<core::Record> records = {make_record(task_key(0), 1e-3, 3), make_record(task_key(0), 2e-3, 7),
+                                       make_record(task_key(1), 1e-3, 5), make_record(task_key(1), 3e-3, 1)};
+  DatasetOptions o;
+  o.encoding = TokenEncoding::kStepsWorkload;
+  auto ds = build_dataset(records, cpu_platform(), o);
+  ASSERT_TRUE(ds.is_ok()) << ds.status().to_string();
+  EXPECT_EQ(ds->seq_len, 8);  // the longest, 7 steps, and the workload token
+  EXPECT_EQ(ds->train.lengths, (std::vector<std::int32_t>{4, 8, 6, 2}));
+  const std::size_t stride = 8 * core::kTokenDim;
+  std::vector<float> workload(core::kTokenDim), steps(7 * core::kTokenDim);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const float* row = ds->train.tokens.data() + i * stride;
+    core::encode_workload(core::canonical_workload_key(records[i].workload_key), workload.data());
+    EXPECT_TRUE(std::equal(workload.begin(), workload.end(), row)) << i;
+    EXPECT_FLOAT_EQ(row[16], 2.0f / 8) << i;  // the key's two scalars
+    core::encode_tokens(records[i].steps, 7, steps.data());
+    EXPECT_TRUE(std::equal(steps.begin(), steps.end(), row + core::kTokenDim)) << i;
+  }
+  // max_len counts the workload token: 3 keeps 2 steps.
+  o.max_len = 3;
+  auto cut = build_dataset(records, cpu_platform(), o);
+  ASSERT_TRUE(cut.is_ok());
+  EXPECT_EQ(cut->train.lengths, (std::vector<std::int32_t>{3, 3, 3, 2}));
+  o.max_len = 1;
+  EXPECT_EQ(build_dataset(records, cpu_platform(), o).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(DatasetTest, TlpEncodingFollowsTheTarget) {
   std::vector<core::Record> records = many_tasks(2, 3);
   DatasetOptions o;
