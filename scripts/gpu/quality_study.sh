@@ -61,6 +61,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 all="--max-records 10000000"
 big="$all --epochs 8 --groups-per-batch 32"
 for s in "${settings[@]}"; do
+  models=mamba
   case $s in
     default) flags="" ;;
     all4) flags="$all --epochs 4" ;;
@@ -76,7 +77,7 @@ for s in "${settings[@]}"; do
     ema) flags="$all --epochs 4 --ema 0.999" ;;
     listema) flags="$all --epochs 4 --loss listwise --ema 0.999" ;;
     ens3) flags="$all --epochs 4 --ensemble 3" ;;
-    workload) flags="$all --epochs 4 --models mamba,mamba:workload" ;;
+    workload) flags="$all --epochs 4" models=mamba,mamba:workload ;;
     *) echo "unknown setting $s" >&2; exit 2 ;;
   esac
   left=$((deadline - SECONDS))
@@ -89,13 +90,14 @@ for s in "${settings[@]}"; do
     flags="$flags --validation $VALIDATION"
     log="$LOGS/quality_${name}_validation.log"
   fi
-  echo "== $name ($left s left): bench_quality --data DATA/$platform --models mamba --eval-fraction 0.25 $flags"
+  echo "== $name ($left s left): bench_quality --data DATA/$platform --models $models --eval-fraction 0.25 $flags"
   one_setting() {  # SEEDS_OF_RUN FIRST_SEED LOG
-    local t0=$SECONDS
-    # shellcheck disable=SC2086  # flags are words (a later --models wins)
-    timeout "$left" "$BUILD/bench/bench_quality" --data "$DATA/$platform" --models mamba --eval-fraction 0.25 \
+    local t0=$SECONDS rc
+    # shellcheck disable=SC2086  # flags are words
+    timeout "$left" "$BUILD/bench/bench_quality" --data "$DATA/$platform" --models "$models" --eval-fraction 0.25 \
       --seeds "$1" --seed-base "$2" --device cuda $flags >"$3" 2>&1
-    echo "== $(basename "$3"): rc $? in $((SECONDS - t0)) s"
+    rc=$?
+    echo "== $(basename "$3"): rc $rc in $((SECONDS - t0)) s"
     grep -E '^seed [0-9]+ mamba|^\| (mamba|random floor)' "$3"
   }
   seeds=${SEEDS:-3} base=${SEED_BASE:-1}
