@@ -56,7 +56,7 @@
 //
 //   bench_continual [--data /work/shared/data] [--out /tmp/continual]
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
-//       [--epochs 6] [--column-epochs 6] [--ewc 0.05] [--old-weight 1]
+//       [--epochs 12] [--column-epochs 6] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--old-bank 0] [--extra-distill OLD,EWC[,UNLABELED]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--mc-samples 8]
 //       [--base-epochs 4] [--base-max-records 40000] [--threads 2] [--device auto|cpu|cuda]
@@ -139,7 +139,7 @@ struct Args {
   std::string cache;  // default <out>/cache
   std::vector<std::string> platforms = {"x86-24c", "x86-16c", "gpu-2080ti"};
   std::set<std::string> methods = {"distill", "ft", "b", "c1", "c2"};
-  int epochs = 6, column_epochs = 6, base_epochs = 4;
+  int epochs = 12, column_epochs = 6, base_epochs = 4;  // the distill job's defaults
   double ewc = tr::DistillTargets{}.ewc_weight;
   double old_weight = tr::DistillTargets{}.old_weight;
   double unlabeled_ratio = tr::DistillTargets{}.unlabeled_ratio;
@@ -1023,6 +1023,9 @@ int main(int argc, char** argv) {
   if (!parse_args(argc, argv, &a)) return 2;
   const Clock::time_point t_start = Clock::now();
   std::filesystem::create_directories(a.cache);
+  // RESULTS.md is rewritten after every step, so a run its budget stops keeps
+  // the steps it finished (stdout gets the tables only at the end).
+  std::filesystem::create_directories(a.out);
   std::printf("# %s\n", a.command.c_str());
   std::fflush(stdout);
 
@@ -1036,10 +1039,11 @@ int main(int argc, char** argv) {
         k == 0 ? run_base_step(a, platforms[0], lineages, &st) : run_step(a, platforms, k, lineages, steps.back(), &st);
     if (rc != 0) return rc;
     steps.push_back(std::move(st));
-    write_file_atomic(a.out + "/RESULTS.md", render(a, steps, order, seconds_since(t_start)));
+    if (!write_file_atomic(a.out + "/RESULTS.md", render(a, steps, order, seconds_since(t_start)))) {
+      std::fprintf(stderr, "cannot write %s/RESULTS.md\n", a.out.c_str());
+    }
   }
   const std::string md = render(a, steps, order, seconds_since(t_start));
   std::printf("\n%s", md.c_str());
-  write_file_atomic(a.out + "/RESULTS.md", md);
-  return 0;
+  return write_file_atomic(a.out + "/RESULTS.md", md) ? 0 : 1;
 }

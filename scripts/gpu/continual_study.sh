@@ -7,7 +7,9 @@
 # per seed, the seeds side by side on the one GPU. Before the runs, the CUDA
 # test (one step of the production batch and loss code on CUDA against the CPU).
 # Each seed's tables are in LOGS/continual-sSEED/RESULTS.md; scripts/gpu/
-# continual_summary.py prints mean and 95% t-intervals over the seeds.
+# continual_summary.py prints mean and 95% t-intervals over the seeds, and
+# scripts/gpu/continual_steps.py the same from the per-step lines of the logs
+# (for runs the budget stopped, and runs whose main and extra lineages differ).
 #
 #   scripts/gpu/continual_study.sh [SEED...]      (default: 1 2 3)
 # Environment:

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""bench_continual's per-step score lines, summarised over seeds, for runs cut
+short as well as finished ones (continual_summary.py reads the final tables,
+which a run stopped by its budget never prints).
+
+  scripts/gpu/continual_steps.py LOG...     (bench_continual's stdout, one per seed)
+
+Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T" lines each step prints
+(and step 0's base line: every method starts from the base).
+The main distill lineage is named by its weights from the log's command line
+(--old-weight, --ewc; bench_continual's defaults 1 and 0.05 otherwise), so runs
+whose main and extra lineages were swapped summarise together. Per method:
+  new     each platform's top-1 right after the step that learned it;
+  forgot  each old platform's top-1 after each later step minus that;
+top-1 task-mean and sum, as mean ± 95% t-interval over the seeds that reached
+the cell, and n.
+Fine-tuning's "new" cells compare with a distill lineage's only when that
+lineage is the run's main one (fine-tuning trains on the main lineage's selection).
+"""
+import os
+import re
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../bench/lib"))
+from intervals import interval  # noqa: E402
+
+STEP = re.compile(r"^(\S+): \d+ records")
+SCORE = re.compile(r"^  (.+?)\s+on (\S+)\s+top-1 ([\d.]+)/([\d.]+) tuning ([\d.]+)")
+EXTRA = re.compile(r"^distill \(old_weight ([\d.]+), ewc ([\d.]+)")
+BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)")
+
+
+def flag(header, name, default):
+    m = re.search(rf"--{name} (\S+)", header)
+    return float(m.group(1)) if m else default
+
+
+def read(path):
+    """{(step, platform_learned, method, platform): (top-1 mean, top-1 sum)} of one seed's log."""
+    scores, step, learned, base = {}, -1, None, None
+    with open(path) as f:
+        header = f.readline()
+        main = f"distill (old_weight {flag(header, 'old-weight', 1):g}, ewc {flag(header, 'ewc', 0.05):g})"
+        for line in f:
+            m = STEP.match(line)
+            if m:
+                step, learned = step + 1, m.group(1)
+                continue
+            m = BASE.match(line)
+            if m:
+                base = (m.group(1), (float(m.group(2)), float(m.group(3))))
+                continue
+            m = SCORE.match(line)
+            if not m:
+                continue
+            method = m.group(1).strip()
+            if method == "distill":
+                method = main
+            elif EXTRA.match(method):
+                e = EXTRA.match(method)
+                method = f"distill (old_weight {float(e.group(1)):g}, ewc {float(e.group(2)):g})"
+            scores[(step, learned, method, m.group(2))] = (float(m.group(3)), float(m.group(4)))
+            if base:  # every method starts from the base: its score on the first platform
+                scores.setdefault((0, base[0], method, base[0]), base[1])
+    return scores
+
+
+def main(paths):
+    new, forgot = defaultdict(list), defaultdict(list)
+    for path in paths:
+        scores = read(path)
+        learned_at = {learned: (step, learned) for step, learned, _, _ in scores}
+        for (step, learned, method, platform), top1 in scores.items():
+            if step == 0:
+                continue  # the base: learned, not new
+            if platform == learned:
+                new[(method, platform)].append(top1)
+                continue
+            at = learned_at.get(platform)
+            first = scores.get((at[0], at[1], method, platform)) if at else None
+            if first is not None:
+                forgot[(method, step, learned, platform)].append((top1[0] - first[0], top1[1] - first[1]))
+
+    def cells(pairs):
+        return (f"mean {interval([p[0] for p in pairs], 4)}  sum {interval([p[1] for p in pairs], 4)}"
+                f"  n={len(pairs)}")
+
+    print("## new platform: top-1 right after its step\n")
+    for (method, platform), xs in sorted(new.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        print(f"{platform:11s} {method:42s} {cells(xs)}")
+    print("\n## forgetting: top-1 after a later step minus right after its own\n")
+    for (method, step, learned, platform), xs in sorted(forgot.items()):
+        print(f"{method:42s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
