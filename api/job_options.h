@@ -5,9 +5,10 @@
 // (daemon/job_worker.cc) reads them again when it runs the job.
 //
 // Defaults are TrainRequest's and DistillTargets' (what bench_quality --job
-// and bench_continual measured); a distill starts at 6 epochs. Unknown keys
-// and values out of bounds are kInvalidArgument naming the option. "init"
-// is only checked for form here: the worker resolves the alias or version.
+// and bench_continual measured); a distill's student starts at 12 epochs,
+// its column at 6. Unknown keys and values out of bounds are
+// kInvalidArgument naming the option. "init" is only checked for form here:
+// the worker resolves the alias or version.
 #pragma once
 
 #include <cstdint>
