@@ -23,11 +23,9 @@ std::string shortest(double x) {
 Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind kind) {
   JobOptions o;
   if (kind == registry::JobKind::kDistill) {
-    // The settings bench_continual measured (docs/benchmarks.md, issues 6
-    // and 19): the student at 12 epochs learns a far platform (gpu-v100) as
-    // well as fine-tuning does; at 6 it stayed 0.06 under.
-    o.epochs = 12;
-    o.column_epochs = 6;
+    // The settings bench_continual measured (docs/continual.md).
+    o.epochs = trainer::kDistillStudentEpochs;
+    o.column_epochs = trainer::kDistillColumnEpochs;
   }
   boost::system::error_code ec;
   json::value v = json::parse(text, ec);

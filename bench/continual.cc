@@ -139,7 +139,7 @@ struct Args {
   std::string cache;  // default <out>/cache
   std::vector<std::string> platforms = {"x86-24c", "x86-16c", "gpu-2080ti"};
   std::set<std::string> methods = {"distill", "ft", "b", "c1", "c2"};
-  int epochs = 12, column_epochs = 6, base_epochs = 4;  // the distill job's defaults
+  int epochs = tr::kDistillStudentEpochs, column_epochs = tr::kDistillColumnEpochs, base_epochs = 4;
   double ewc = tr::DistillTargets{}.ewc_weight;
   double old_weight = tr::DistillTargets{}.old_weight;
   double unlabeled_ratio = tr::DistillTargets{}.unlabeled_ratio;

@@ -15,8 +15,8 @@
 //       A distill job into the platform of --data, from the checkpoint and
 //       Fisher in --teacher, trained on the platforms of --teacher-data
 //       (their descriptors are the old platforms'): the active column
-//       (init = teacher, 6 epochs, no Fisher, as the worker makes one when the
-//       platform has none), then the student (init = teacher, 6 epochs,
+//       (init = teacher, kDistillColumnEpochs, no Fisher, as the worker makes one
+//       when the platform has none), then the student (init = teacher, kDistillStudentEpochs,
 //       DistillTargets' defaults: KD from the column and from the teacher
 //       under every old descriptor, EWC from the teacher's Fisher), then, as
 //       the worker does, student and teacher on every covered platform's
@@ -60,10 +60,6 @@ namespace {
 namespace core = tcl::core;
 namespace tr = tcl::trainer;
 using Clock = std::chrono::steady_clock;
-
-// What api::JobOptions sets apart from TrainRequest's defaults for a distill.
-constexpr int kDistillEpochs = 6;
-constexpr int kColumnEpochs = 6;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -234,7 +230,7 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   // The active column: the new platform fine-tuned from the teacher.
   tr::TrainRequest column = default_request(a, records, platform);
   column.start = tr::FineTune{.init_checkpoint = teacher};
-  column.optimisation.epochs = kColumnEpochs;
+  column.optimisation.epochs = tr::kDistillColumnEpochs;
   column.fisher.compute = false;
   column.resources.eval_each_epoch = false;
   auto tuned = tr::train_platform(column, progress_printer("column", t0));
@@ -247,7 +243,7 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   targets.column_checkpoint = tuned->checkpoint;
   targets.teacher_fisher = fisher;
   tr::TrainRequest request = default_request(a, records, platform);
-  request.optimisation.epochs = kDistillEpochs;
+  request.optimisation.epochs = tr::kDistillStudentEpochs;
   request.start = tr::Distill{.teacher = {.init_checkpoint = teacher}, .targets = targets};
   const Clock::time_point t1 = Clock::now();
   auto student = tr::train_platform(request, progress_printer("distill", t1));

@@ -279,6 +279,13 @@ struct DistillTargets {
   double temperature = 1.0;
 };
 
+// The epochs of a distill (the job's defaults, bench_train's and
+// bench_continual's): the active column's fine-tune, then the student. At 6
+// student epochs a far platform (gpu-v100) stayed 0.06-0.10 under plain
+// fine-tuning; at 12 within 0.012 (docs/continual.md).
+inline constexpr int kDistillColumnEpochs = 6;
+inline constexpr int kDistillStudentEpochs = 12;
+
 // Continual distillation (DESIGN §5 "Compress"): a fine-tune of the teacher
 // T (teacher.init_checkpoint; auto_schedule as for any fine-tune) distilled
 // towards `targets`. Needs the steps encoding (kInvalidArgument otherwise).

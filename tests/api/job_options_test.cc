@@ -21,7 +21,7 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   EXPECT_FALSE(train->auto_schedule);
   auto distill = parse_job_options("{}", JobKind::kDistill);
   ASSERT_TRUE(distill.is_ok());
-  EXPECT_EQ(distill->epochs, 12);
+  EXPECT_EQ(distill->epochs, 12);  // trainer::kDistillStudentEpochs
   EXPECT_EQ(distill->column_epochs, 6);
   EXPECT_EQ(distill->old_weight, 2.0);  // issue 19's continual study
   EXPECT_EQ(distill->ewc_weight, 0.2);
