@@ -46,7 +46,7 @@ struct JobOptions {
   double old_bank_ratio = trainer::DistillTargets{}.old_bank_ratio;
   std::int64_t max_old_bank = trainer::DistillTargets{}.max_old_bank;
   double margin = 0.01;
-  int column_epochs = 3;       // fine-tuning the active column when none exists (6 for a distill)
+  int column_epochs = 3;  // fine-tuning the active column when none exists (a distill: trainer::kDistillColumnEpochs)
   std::int64_t min_steps = 0;  // Optimisation::min_steps (the column's too)
   // Early stopping (the column's too): DatasetOptions::validation_fraction, Optimisation::patience.
   double validation_fraction = 0;

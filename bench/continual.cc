@@ -1027,6 +1027,10 @@ int main(int argc, char** argv) {
   // the steps it finished (stdout gets the tables only at the end).
   std::filesystem::create_directories(a.out);
   std::printf("# %s\n", a.command.c_str());
+  // The main distill lineage's settings as resolved (defaults included), so
+  // that scripts/gpu/continual_steps.py names it right whatever the defaults were.
+  std::printf("# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld\n",
+              a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank));
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

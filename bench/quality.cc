@@ -21,7 +21,8 @@
 //       TrainRequest's defaults, only the flags given overriding them.
 //
 // A model is KIND[:ENCODING]: kind mamba|attention|mlp, encoding steps (the
-// student's tokens, default) or tlp (TLP's raw-argument encoding).
+// student's tokens, default), tlp (TLP's raw-argument encoding) or workload
+// (the workload token, then the steps: core::encode_workload).
 // "attention:tlp" is the TLP-style baseline with its own encoding.
 //
 // --ensemble K (issue 19 item 5's "small ensembles" lever): each model is
@@ -124,7 +125,8 @@ bool parse_models(std::string_view list, std::vector<ModelSpec>* out) {
     auto encoding = std::optional<tr::TokenEncoding>(tr::TokenEncoding::kSteps);
     if (colon != std::string_view::npos) encoding = tr::parse_token_encoding(item.substr(colon + 1));
     if (!kind || !encoding) {
-      std::fprintf(stderr, "bad model '%.*s' (KIND[:steps|tlp])\n", static_cast<int>(item.size()), item.data());
+      std::fprintf(stderr, "bad model '%.*s' (KIND[:steps|tlp|workload])\n", static_cast<int>(item.size()),
+                   item.data());
       return false;
     }
     out->push_back({*kind, *encoding, std::string(item)});
@@ -195,8 +197,8 @@ bool parse_args(int argc, char** argv, Args* a) {
     return false;
   }
   a->device = *device;
-  if (a->ensemble < 1) {
-    std::fprintf(stderr, "--ensemble: at least 1 member\n");
+  if (a->ensemble < 1 || (a->job && a->ensemble > 1)) {
+    std::fprintf(stderr, "--ensemble: at least 1 member, and 1 with --job\n");
     return false;
   }
   return parse_models(models, &a->models) && a->seeds >= 1;
@@ -497,6 +499,7 @@ int main(int argc, char** argv) {
     for (const ModelSpec& m : a.models) {
       const tr::Dataset& ds = datasets.at(m.encoding);
       std::vector<std::vector<float>> members;
+      double member_train_s = 0, member_cpu_s = 0;  // of the members so far
       for (int k = 0; k < a.ensemble; ++k) {
         const std::uint64_t member_seed = seed + static_cast<std::uint64_t>(k) * kMemberSeedStride;
         const std::string label = k == 0 ? m.name : m.name + " member " + std::to_string(k + 1);
@@ -511,6 +514,8 @@ int main(int argc, char** argv) {
         if (!a.dump.empty()) dump_scores(a.dump, seed, label, ds, result->eval_scores);
         members.push_back(result->eval_scores);
         if (k == 0) {
+          member_train_s = result->train_s;
+          member_cpu_s = cpu_s;
           rows[m.name].push_back(row_of(*result));
           rows[m.name].back().cpu_s = cpu_s;
           if (&m == &a.models.front()) rows["random floor"].push_back(floor_of(result->metrics));
@@ -519,13 +524,18 @@ int main(int argc, char** argv) {
         // The first k + 1 members together, on the same split.
         const std::string name = m.name + " x" + std::to_string(k + 1);
         const std::vector<float> scores = tr::ensemble_scores(ds.eval.groups, members);
+        member_train_s += result->train_s;
+        member_cpu_s += cpu_s;
         tr::TrainResult together;
         together.metrics = tr::evaluate_ranking(ds.eval.groups, ds.eval.latencies, scores);
         together.num_parameters = result->num_parameters * (k + 1);
         together.epochs_done = result->epochs_done;
         together.steps = result->steps * (k + 1);
-        print_seed_row(seed, name, together, 0);
+        together.train_s = member_train_s;  // every member's training: what the ensemble cost
+        print_seed_row(seed, name, together, member_cpu_s);
+        if (!a.dump.empty()) dump_scores(a.dump, seed, name, ds, scores);
         rows[name].push_back(row_of(together));
+        rows[name].back().cpu_s = member_cpu_s;
       }
     }
   }

@@ -236,11 +236,7 @@ void encode_workload(std::string_view workload_key, float* out) {
     else if (args[i].is_number())
       scalars.push_back(args[i].to_number<double>());
   }
-  constexpr int kTensors = 15, kScalars = 16, kElements = 17, kRanks = 23, kLastDims = 29, kFirstDims = 35,
-                kScalarValues = 41, kSize = 49;
-  static_assert(kElements + kWorkloadTensors == kRanks && kRanks + kWorkloadTensors == kLastDims);
-  static_assert(kLastDims + kWorkloadDims == kFirstDims && kFirstDims + kWorkloadDims == kScalarValues);
-  static_assert(kScalarValues + kWorkloadScalars == kSize && kSize + 1 == kTokenDim);
+  using namespace workload_slot;
   out[kTensors] = static_cast<float>(tensors.size()) / 8.0f;
   out[kScalars] = static_cast<float>(scalars.size()) / 8.0f;
   double total = 0;

@@ -1,9 +1,12 @@
 // core/features.h — what the models see (DESIGN §3):
 //   (a) step tokens: one token of kTokenDim floats per step;
+//   (a') the workload token: one more token, from the workload key (a lever
+//        under study; benchmarks only);
 //   (b) the TLP encoding (step-kind one-hot + raw arguments), for baselines;
 //   (c) the hardware descriptor of a platform (kHardwareDim floats).
 // All encoders write into caller-provided contiguous float buffers, assert the
-// shapes once, loop plainly and allocate nothing.
+// shapes once and loop plainly; all but encode_workload (which parses the
+// key's JSON) allocate nothing.
 //
 // Token layout (slot: meaning; "log" = log2(1 + x), x < 0 taken as 0;
 // "id" = x / kIdScale):
@@ -108,6 +111,17 @@ void encode_tokens_batch(std::span<const Record> records, int max_len, float* to
 inline constexpr int kWorkloadTensors = 6;
 inline constexpr int kWorkloadDims = 6;
 inline constexpr int kWorkloadScalars = 8;
+namespace workload_slot {
+inline constexpr int kTensors = 15;
+inline constexpr int kScalars = 16;
+inline constexpr int kElements = 17;
+inline constexpr int kRanks = kElements + kWorkloadTensors;
+inline constexpr int kLastDims = kRanks + kWorkloadTensors;
+inline constexpr int kFirstDims = kLastDims + kWorkloadDims;
+inline constexpr int kScalarValues = kFirstDims + kWorkloadDims;
+inline constexpr int kSize = kScalarValues + kWorkloadScalars;
+}  // namespace workload_slot
+static_assert(workload_slot::kTensors == token_slot::kStage && workload_slot::kSize + 1 == kTokenDim);
 void encode_workload(std::string_view workload_key, float* out);
 
 // --- (b) TLP (Zhai et al., ASPLOS'23) encoding -----------------------------

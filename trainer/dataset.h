@@ -70,7 +70,9 @@ using Platform = core::Platform;
 struct DatasetOptions {
   TokenEncoding encoding = TokenEncoding::kSteps;
   // kSteps: L = min(longest kept sequence, max_len); longer sequences keep
-  // their first max_len steps. kTlp: L = the TLP config's seq_len (ignored here).
+  // their first max_len steps. kStepsWorkload: L = min(longest + 1, max_len),
+  // the first max_len - 1 steps (max_len >= 2). kTlp: L = the TLP config's
+  // seq_len (ignored here).
   int max_len = core::kDefaultMaxSteps;
   // Share of tasks held out for evaluation (core::in_holdout), in [0, 1).
   // 0 = no eval split. split_salt picks another independent split (salt 0 is

@@ -271,6 +271,7 @@ RankingMetrics evaluate_ranking(std::span<const std::int64_t> groups, std::span<
 }
 
 std::vector<float> ensemble_scores(std::span<const std::int64_t> groups, std::span<const std::vector<float>> members) {
+  assert(!members.empty());
   const std::vector<std::vector<std::size_t>> tasks = by_task(groups);
   std::vector<double> sum(groups.size(), 0.0);
   for (const std::vector<float>& scores : members) {

@@ -270,10 +270,10 @@ struct DistillTargets {
   std::int64_t max_unlabeled = 50'000;
   double label_weight = 1.0;
   double column_weight = 1.0;
-  // Issue 19's continual study (docs/benchmarks.md, session 14): with 12
-  // student epochs and the bank, old KD 2 and EWC 0.2 keep x86-24c within
-  // 0.01 after every step and learn each new platform close to fine-tuning;
-  // 1 and 0.05 lost 0.012-0.018 of x86-24c, 4 and 0.5 cost gpu-v100 0.06.
+  // Issue 19's continual study (docs/continual.md): with 12 student epochs
+  // and the bank, old KD 2 and EWC 0.2 lost at most 0.007 of x86-24c's
+  // top-1 task-mean per step (9 seeds); 1 and 0.05 lost 0.012-0.018, 4 and
+  // 0.5 cost gpu-v100 0.06 against fine-tuning.
   double old_weight = 2.0;
   double ewc_weight = 0.2;
   double temperature = 1.0;

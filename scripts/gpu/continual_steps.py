@@ -7,15 +7,16 @@ which a run stopped by its budget never prints).
 
 Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T" lines each step prints
 (and step 0's base line: every method starts from the base).
-The main distill lineage is named by its weights from the log's command line
-(--old-weight, --ewc; bench_continual's defaults 1 and 0.05 otherwise), so runs
-whose main and extra lineages were swapped summarise together. Per method:
+The main distill lineage is named by its weights — from the log's "# settings:"
+line, or for older logs (before it was printed) from the command line's
+--old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
+and extra lineages were swapped summarise together. Fine-tuning trains on the main
+lineage's selection, so it is named by that lineage too. Runs pooled by this
+script must share every other flag (epochs, bank, platforms). Per method:
   new     each platform's top-1 right after the step that learned it;
   forgot  each old platform's top-1 after each later step minus that;
 top-1 task-mean and sum, as mean ± 95% t-interval over the seeds that reached
 the cell, and n.
-Fine-tuning's "new" cells compare with a distill lineage's only when that
-lineage is the run's main one (fine-tuning trains on the main lineage's selection).
 """
 import os
 import re
@@ -31,9 +32,16 @@ EXTRA = re.compile(r"^distill \(old_weight ([\d.]+), ewc ([\d.]+)")
 BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)")
 
 
+SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
+
+
 def flag(header, name, default):
     m = re.search(rf"--{name} (\S+)", header)
     return float(m.group(1)) if m else default
+
+
+def lineage(old_weight, ewc):
+    return f"distill (old_weight {float(old_weight):g}, ewc {float(ewc):g})"
 
 
 def read(path):
@@ -41,8 +49,12 @@ def read(path):
     scores, step, learned, base = {}, -1, None, None
     with open(path) as f:
         header = f.readline()
-        main = f"distill (old_weight {flag(header, 'old-weight', 1):g}, ewc {flag(header, 'ewc', 0.05):g})"
+        main = lineage(flag(header, "old-weight", 1), flag(header, "ewc", 0.05))
         for line in f:
+            m = SETTINGS.match(line)
+            if m:
+                main = lineage(m.group(1), m.group(2))
+                continue
             m = STEP.match(line)
             if m:
                 step, learned = step + 1, m.group(1)
@@ -55,11 +67,13 @@ def read(path):
             if not m:
                 continue
             method = m.group(1).strip()
+            e = EXTRA.match(method)
             if method == "distill":
                 method = main
-            elif EXTRA.match(method):
-                e = EXTRA.match(method)
-                method = f"distill (old_weight {float(e.group(1)):g}, ewc {float(e.group(2)):g})"
+            elif e:
+                method = lineage(e.group(1), e.group(2))
+            elif method == "(a) fine-tune":
+                method = f"(a) fine-tune on the selection of {main}"
             scores[(step, learned, method, m.group(2))] = (float(m.group(3)), float(m.group(4)))
             if base:  # every method starts from the base: its score on the first platform
                 scores.setdefault((0, base[0], method, base[0]), base[1])
@@ -88,10 +102,10 @@ def main(paths):
 
     print("## new platform: top-1 right after its step\n")
     for (method, platform), xs in sorted(new.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        print(f"{platform:11s} {method:42s} {cells(xs)}")
+        print(f"{platform:11s} {method:68s} {cells(xs)}")
     print("\n## forgetting: top-1 after a later step minus right after its own\n")
     for (method, step, learned, platform), xs in sorted(forgot.items()):
-        print(f"{method:42s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}")
+        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}")
 
 
 if __name__ == "__main__":

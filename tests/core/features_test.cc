@@ -300,36 +300,37 @@ TEST(FeaturesTest, HardwareDescriptor) {
 }
 
 TEST(FeaturesTest, WorkloadToken) {
+  namespace ws = workload_slot;
   // A relay key: a DAG hash, then tensor shapes (the last one the output).
   float relay[kTokenDim];
   encode_workload(R"(["07f9fc", [1, 14, 14, 256], [3, 3, 256, 512], [1, 1, 1, 512], [1, 7, 7, 512]])", relay);
   for (int k = 0; k < kNumStepKinds; ++k) EXPECT_EQ(relay[ts::kKind + k], 0.0f) << k;  // no step kind
-  EXPECT_FLOAT_EQ(relay[15], 4.0f / 8);
-  EXPECT_EQ(relay[16], 0.0f);
-  EXPECT_FLOAT_EQ(relay[17], lg(14 * 14 * 256) / 32);
-  EXPECT_FLOAT_EQ(relay[18], lg(3 * 3 * 256 * 512) / 32);
-  EXPECT_FLOAT_EQ(relay[20], lg(7 * 7 * 512) / 32);
-  EXPECT_EQ(relay[21], 0.0f);  // only 4 tensors
-  EXPECT_FLOAT_EQ(relay[23], 4.0f / 8);
-  EXPECT_FLOAT_EQ(relay[29 + 1], lg(7) / 16);  // the output's dims
-  EXPECT_FLOAT_EQ(relay[29 + 3], lg(512) / 16);
-  EXPECT_EQ(relay[29 + 4], 0.0f);
-  EXPECT_FLOAT_EQ(relay[35 + 3], lg(256) / 16);  // the first tensor's
-  EXPECT_FLOAT_EQ(relay[49], lg(14 * 14 * 256 + 3 * 3 * 256 * 512 + 512 + 7 * 7 * 512) / 32);
+  EXPECT_FLOAT_EQ(relay[ws::kTensors], 4.0f / 8);
+  EXPECT_EQ(relay[ws::kScalars], 0.0f);
+  EXPECT_FLOAT_EQ(relay[ws::kElements], lg(14 * 14 * 256) / 32);
+  EXPECT_FLOAT_EQ(relay[ws::kElements + 1], lg(3 * 3 * 256 * 512) / 32);
+  EXPECT_FLOAT_EQ(relay[ws::kElements + 3], lg(7 * 7 * 512) / 32);
+  EXPECT_EQ(relay[ws::kElements + 4], 0.0f);  // only 4 tensors
+  EXPECT_FLOAT_EQ(relay[ws::kRanks], 4.0f / 8);
+  EXPECT_FLOAT_EQ(relay[ws::kLastDims + 1], lg(7) / 16);  // the output's dims
+  EXPECT_FLOAT_EQ(relay[ws::kLastDims + 3], lg(512) / 16);
+  EXPECT_EQ(relay[ws::kLastDims + 4], 0.0f);
+  EXPECT_FLOAT_EQ(relay[ws::kFirstDims + 3], lg(256) / 16);  // the first tensor's
+  EXPECT_FLOAT_EQ(relay[ws::kSize], lg(14 * 14 * 256 + 3 * 3 * 256 * 512 + 512 + 7 * 7 * 512) / 32);
 
   // A named key: scalars; strings and booleans are skipped.
   float named[kTokenDim];
   encode_workload(R"(["conv2d_layer", 128, 1008, 21, 21, 168, 1, 1, 1, "SAME"])", named);
-  EXPECT_EQ(named[15], 0.0f);
-  EXPECT_FLOAT_EQ(named[16], 8.0f / 8);
-  EXPECT_FLOAT_EQ(named[41], lg(128) / 16);
-  EXPECT_FLOAT_EQ(named[41 + 4], lg(168) / 16);
-  EXPECT_FLOAT_EQ(named[49], lg(128.0 * 1008 * 21 * 21 * 168) / 32);
+  EXPECT_EQ(named[ws::kTensors], 0.0f);
+  EXPECT_FLOAT_EQ(named[ws::kScalars], 8.0f / 8);
+  EXPECT_FLOAT_EQ(named[ws::kScalarValues], lg(128) / 16);
+  EXPECT_FLOAT_EQ(named[ws::kScalarValues + 4], lg(168) / 16);
+  EXPECT_FLOAT_EQ(named[ws::kSize], lg(128.0 * 1008 * 21 * 21 * 168) / 32);
   float mixed[kTokenDim];
   encode_workload(R"(["reduction_layer", [128, 2048, 7, 7], [2, 3], false])", mixed);
-  EXPECT_FLOAT_EQ(mixed[15], 2.0f / 8);
-  EXPECT_EQ(mixed[16], 0.0f);
-  EXPECT_FLOAT_EQ(mixed[29 + 1], lg(3) / 16);
+  EXPECT_FLOAT_EQ(mixed[ws::kTensors], 2.0f / 8);
+  EXPECT_EQ(mixed[ws::kScalars], 0.0f);
+  EXPECT_FLOAT_EQ(mixed[ws::kLastDims + 1], lg(3) / 16);
 
   // Not a JSON array, or no usable argument: all zero.
   float bad[kTokenDim];

@@ -163,7 +163,7 @@ TEST(DatasetTest, WorkloadEncodingPutsTheTasksTokenFirst) {
     const float* row = ds->train.tokens.data() + i * stride;
     core::encode_workload(core::canonical_workload_key(records[i].workload_key), workload.data());
     EXPECT_TRUE(std::equal(workload.begin(), workload.end(), row)) << i;
-    EXPECT_FLOAT_EQ(row[16], 2.0f / 8) << i;  // the key's two scalars
+    EXPECT_FLOAT_EQ(row[core::workload_slot::kScalars], 2.0f / 8) << i;  // the key's two scalars
     core::encode_tokens(records[i].steps, 7, steps.data());
     EXPECT_TRUE(std::equal(steps.begin(), steps.end(), row + core::kTokenDim)) << i;
   }
