@@ -415,6 +415,52 @@ constexpr std::uint64_t kValidationSalt = 0x7A11DA7E;
 // the next seeds, so no member repeats another seed's run.
 constexpr std::uint64_t kMemberSeedStride = 1'000'003;
 
+using Rows = std::map<std::string, std::vector<Row>>;
+
+// Model m trained a.ensemble times on `ds` (member k with seed + k ·
+// kMemberSeedStride); a row per member, and from the second member on a row
+// "NAME xk" for the first k members together (their cost summed). The first
+// member's row is NAME's, and the first model's floor is the random floor's.
+bool train_members(const Args& a, const ModelSpec& m, const tr::Dataset& ds, std::uint64_t seed, Clock::time_point t0,
+                   Rows* rows) {
+  std::vector<std::vector<float>> members;
+  double train_s = 0, cpu_s = 0;  // of the members so far
+  for (int k = 0; k < a.ensemble; ++k) {
+    const std::string label = k == 0 ? m.name : m.name + " member " + std::to_string(k + 1);
+    const double cpu0 = cpu_seconds();
+    auto result = train_one(a, m, ds, seed + static_cast<std::uint64_t>(k) * kMemberSeedStride, label, t0);
+    if (!result) {
+      std::fprintf(stderr, "%s: %s\n", label.c_str(), result.status().to_string().c_str());
+      return false;
+    }
+    const double member_cpu_s = cpu_seconds() - cpu0;
+    print_seed_row(seed, label, *result, member_cpu_s);
+    if (!a.dump.empty()) dump_scores(a.dump, seed, label, ds, result->eval_scores);
+    train_s += result->train_s;
+    cpu_s += member_cpu_s;
+    members.push_back(std::move(result->eval_scores));
+    if (k == 0) {
+      (*rows)[m.name].push_back(row_of(*result));
+      (*rows)[m.name].back().cpu_s = cpu_s;
+      if (&m == &a.models.front()) (*rows)["random floor"].push_back(floor_of(result->metrics));
+      continue;
+    }
+    const std::string name = m.name + " x" + std::to_string(k + 1);
+    tr::TrainResult together = std::move(*result);  // its shape; the scores and costs are the ensemble's
+    together.eval_scores = tr::ensemble_scores(ds.eval.groups, members);
+    together.metrics = tr::evaluate_ranking(ds.eval.groups, ds.eval.latencies, together.eval_scores);
+    together.num_parameters *= k + 1;
+    together.steps *= k + 1;
+    together.train_s = train_s;
+    together.epoch_losses.clear();
+    print_seed_row(seed, name, together, cpu_s);
+    if (!a.dump.empty()) dump_scores(a.dump, seed, name, ds, together.eval_scores);
+    (*rows)[name].push_back(row_of(together));
+    (*rows)[name].back().cpu_s = cpu_s;
+  }
+  return true;
+}
+
 // With --validation: `records` reordered so that the seed's held-out tasks
 // come last, and the rest returned. Without it: all of them.
 std::span<const core::Record> training_tasks_only(const Args& a, std::uint64_t seed,
@@ -463,7 +509,7 @@ int main(int argc, char** argv) {
     for (int k = 2; k <= a.ensemble; ++k) names.push_back(m.name + " x" + std::to_string(k));
   }
   names.push_back("random floor");
-  std::map<std::string, std::vector<Row>> rows;
+  Rows rows;
 
   for (int s = 0; s < a.seeds; ++s) {
     const std::uint64_t seed = a.seed_base + static_cast<std::uint64_t>(s);
@@ -497,46 +543,7 @@ int main(int argc, char** argv) {
       datasets.emplace(m.encoding, std::move(*ds));
     }
     for (const ModelSpec& m : a.models) {
-      const tr::Dataset& ds = datasets.at(m.encoding);
-      std::vector<std::vector<float>> members;
-      double member_train_s = 0, member_cpu_s = 0;  // of the members so far
-      for (int k = 0; k < a.ensemble; ++k) {
-        const std::uint64_t member_seed = seed + static_cast<std::uint64_t>(k) * kMemberSeedStride;
-        const std::string label = k == 0 ? m.name : m.name + " member " + std::to_string(k + 1);
-        const double cpu0 = cpu_seconds();
-        auto result = train_one(a, m, ds, member_seed, label, t0);
-        if (!result) {
-          std::fprintf(stderr, "%s: %s\n", label.c_str(), result.status().to_string().c_str());
-          return 1;
-        }
-        const double cpu_s = cpu_seconds() - cpu0;
-        print_seed_row(seed, label, *result, cpu_s);
-        if (!a.dump.empty()) dump_scores(a.dump, seed, label, ds, result->eval_scores);
-        members.push_back(result->eval_scores);
-        if (k == 0) {
-          member_train_s = result->train_s;
-          member_cpu_s = cpu_s;
-          rows[m.name].push_back(row_of(*result));
-          rows[m.name].back().cpu_s = cpu_s;
-          if (&m == &a.models.front()) rows["random floor"].push_back(floor_of(result->metrics));
-          continue;
-        }
-        // The first k + 1 members together, on the same split.
-        const std::string name = m.name + " x" + std::to_string(k + 1);
-        const std::vector<float> scores = tr::ensemble_scores(ds.eval.groups, members);
-        member_train_s += result->train_s;
-        member_cpu_s += cpu_s;
-        tr::TrainResult together;
-        together.metrics = tr::evaluate_ranking(ds.eval.groups, ds.eval.latencies, scores);
-        together.num_parameters = result->num_parameters * (k + 1);
-        together.epochs_done = result->epochs_done;
-        together.steps = result->steps * (k + 1);
-        together.train_s = member_train_s;  // every member's training: what the ensemble cost
-        print_seed_row(seed, name, together, member_cpu_s);
-        if (!a.dump.empty()) dump_scores(a.dump, seed, name, ds, scores);
-        rows[name].push_back(row_of(together));
-        rows[name].back().cpu_s = member_cpu_s;
-      }
+      if (!train_members(a, m, datasets.at(m.encoding), seed, t0, &rows)) return 1;
     }
   }
   std::printf(

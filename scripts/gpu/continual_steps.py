@@ -30,8 +30,6 @@ STEP = re.compile(r"^(\S+): \d+ records")
 SCORE = re.compile(r"^  (.+?)\s+on (\S+)\s+top-1 ([\d.]+)/([\d.]+) tuning ([\d.]+)")
 EXTRA = re.compile(r"^distill \(old_weight ([\d.]+), ewc ([\d.]+)")
 BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)")
-
-
 SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
 
 
