@@ -56,7 +56,7 @@
 //
 //   bench_continual [--data /work/shared/data] [--out /tmp/continual]
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
-//       [--epochs 12] [--column-epochs 6] [--ewc 0.2] [--old-weight 2]
+//       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--old-bank 0] [--extra-distill OLD,EWC[,UNLABELED]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--mc-samples 8]
 //       [--base-epochs 4] [--base-max-records 40000] [--threads 2] [--device auto|cpu|cuda]

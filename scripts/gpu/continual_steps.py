@@ -4,6 +4,7 @@ short as well as finished ones (continual_summary.py reads the final tables,
 which a run stopped by its budget never prints).
 
   scripts/gpu/continual_steps.py LOG...     (bench_continual's stdout, one per seed)
+  scripts/gpu/continual_steps.py LOG... --minus LOG...   (two runs of the same seeds, in the same order)
 
 Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T" lines each step prints
 (and step 0's base line: every method starts from the base).
@@ -15,8 +16,14 @@ lineage's selection, so it is named by that lineage too. Runs pooled by this
 script must share every other flag (epochs, bank, platforms). Per method:
   new     each platform's top-1 right after the step that learned it;
   forgot  each old platform's top-1 after each later step minus that;
+  paired  the main lineage minus fine-tuning on its selection, right after each
+          step (the same selection, so the difference is the method's alone);
 top-1 task-mean and sum, as mean ± 95% t-interval over the seeds that reached
-the cell, and n.
+the cell, and n; the paired section adds the tuning proxy (lower is better).
+With --minus, one section instead: every score each method printed after
+each step, the first run's minus the second's, seed by seed (a setting
+bench_continual does not name in the lineage, e.g. --column-epochs, against
+another on the same seeds; after step 1 the selections differ with it).
 """
 import os
 import re
@@ -29,7 +36,7 @@ from intervals import interval  # noqa: E402
 STEP = re.compile(r"^(\S+): \d+ records")
 SCORE = re.compile(r"^  (.+?)\s+on (\S+)\s+top-1 ([\d.]+)/([\d.]+) tuning ([\d.]+)")
 EXTRA = re.compile(r"^distill \(old_weight ([\d.]+), ewc ([\d.]+)")
-BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)")
+BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)(?: \(mean/sum\) tuning ([\d.]+))?")
 SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
 
 
@@ -43,7 +50,7 @@ def lineage(old_weight, ewc):
 
 
 def read(path):
-    """{(step, platform_learned, method, platform): (top-1 mean, top-1 sum)} of one seed's log."""
+    """{(step, platform_learned, method, platform): (top-1 mean, top-1 sum, tuning)} of one seed's log."""
     scores, step, learned, base = {}, -1, None, None
     with open(path) as f:
         header = f.readline()
@@ -59,7 +66,8 @@ def read(path):
                 continue
             m = BASE.match(line)
             if m:
-                base = (m.group(1), (float(m.group(2)), float(m.group(3))))
+                tuning = float(m.group(4)) if m.group(4) else float("nan")
+                base = (m.group(1), (float(m.group(2)), float(m.group(3)), tuning))
                 continue
             m = SCORE.match(line)
             if not m:
@@ -72,16 +80,21 @@ def read(path):
                 method = lineage(e.group(1), e.group(2))
             elif method == "(a) fine-tune":
                 method = f"(a) fine-tune on the selection of {main}"
-            scores[(step, learned, method, m.group(2))] = (float(m.group(3)), float(m.group(4)))
+            scores[(step, learned, method, m.group(2))] = (float(m.group(3)), float(m.group(4)), float(m.group(5)))
             if base:  # every method starts from the base: its score on the first platform
                 scores.setdefault((0, base[0], method, base[0]), base[1])
     return scores
 
 
 def main(paths):
-    new, forgot = defaultdict(list), defaultdict(list)
+    new, forgot, paired = defaultdict(list), defaultdict(list), defaultdict(list)
     for path in paths:
         scores = read(path)
+        for (step, learned, method, platform), top1 in scores.items():
+            ft = f"(a) fine-tune on the selection of {method}"
+            other = scores.get((step, learned, ft, platform))
+            if step > 0 and platform == learned and other is not None:
+                paired[(method, platform)].append(tuple(a - b for a, b in zip(top1, other)))
         learned_at = {learned: (step, learned) for step, learned, _, _ in scores}
         for (step, learned, method, platform), top1 in scores.items():
             if step == 0:
@@ -104,7 +117,33 @@ def main(paths):
     print("\n## forgetting: top-1 after a later step minus right after its own\n")
     for (method, step, learned, platform), xs in sorted(forgot.items()):
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}")
+    print("\n## paired: the lineage minus fine-tuning on its selection, right after the step\n")
+    for (method, platform), xs in sorted(paired.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        print(f"{platform:11s} {method:68s} {cells(xs)}  tuning {interval([x[2] for x in xs], 4)}")
+
+
+def minus(first, second):
+    """Every score of the first runs minus the second's, seed by seed."""
+    if len(first) != len(second):
+        sys.exit("continual_steps.py: --minus needs as many logs as before it (one per seed, same order)")
+    diffs = defaultdict(list)
+    for a_path, b_path in zip(first, second):
+        a, b = read(a_path), read(b_path)
+        for (step, learned, method, platform), x in a.items():
+            y = b.get((step, learned, method, platform))
+            if step > 0 and y is not None:
+                diffs[(method, step, learned, platform)].append(tuple(p - q for p, q in zip(x, y)))
+    print("## the first runs minus the second, after each step\n")
+    for (method, step, learned, platform), xs in sorted(diffs.items()):
+        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} "
+              f"mean {interval([x[0] for x in xs], 4)}  sum {interval([x[1] for x in xs], 4)}  "
+              f"tuning {interval([x[2] for x in xs], 4)}  n={len(xs)}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    args = sys.argv[1:]
+    if "--minus" in args:
+        k = args.index("--minus")
+        minus(args[:k], args[k + 1:])
+    else:
+        main(args)

@@ -21,9 +21,9 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   EXPECT_FALSE(train->auto_schedule);
   auto distill = parse_job_options("{}", JobKind::kDistill);
   ASSERT_TRUE(distill.is_ok());
-  EXPECT_EQ(distill->epochs, 12);  // trainer::kDistillStudentEpochs
-  EXPECT_EQ(distill->column_epochs, 6);
-  EXPECT_EQ(distill->old_weight, 2.0);  // issue 19's continual study
+  EXPECT_EQ(distill->epochs, 12);         // trainer::kDistillStudentEpochs
+  EXPECT_EQ(distill->column_epochs, 12);  // trainer::kDistillColumnEpochs
+  EXPECT_EQ(distill->old_weight, 2.0);    // issue 19's continual study
   EXPECT_EQ(distill->ewc_weight, 0.2);
   EXPECT_EQ(distill->old_bank_ratio, trainer::DistillTargets{}.old_bank_ratio);  // the bank is on by default
   EXPECT_GT(distill->old_bank_ratio, 0);

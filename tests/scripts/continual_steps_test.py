@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""tests/scripts/continual_steps_test.py — scripts/gpu/continual_steps.py on hand-written logs.
+
+The issue notes quote this script's figures (forgetting, the paired gap to fine-tuning, and one run
+minus another seed by seed), so its pairing is checked here on two-seed logs in bench_continual's
+format whose differences are known: the wrong partner (another seed, another selection's
+fine-tuning, another step) gives other numbers.
+
+Run by ctest as `/usr/bin/python3 continual_steps_test.py`.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+SCRIPT = os.path.join(ROOT, "scripts", "gpu", "continual_steps.py")
+
+
+def log(seed, new16, old24, ft16, column_epochs=6):
+    """One seed's log: base on x86-24c, then step 1 learns x86-16c (distill and fine-tuning)."""
+    return "\n".join([
+        f"# bench_continual --old-bank 20000 --seed {seed}",
+        f"# settings: old_weight 2, ewc 0.2, epochs 12, column_epochs {column_epochs}, unlabeled_ratio 1, old_bank 20000",
+        "x86-24c: 100 records, 90 measured; pool 80 programs in 8 tasks; eval split 4 tasks / 20 records (0.1 s)",
+        "step 0 (x86-24c): base top-1 0.8000/0.6000 (mean/sum) tuning 0.4000 on 4 eval tasks; 10 params",
+        "x86-16c: 50 records, 45 measured; pool 40 programs in 4 tasks; eval split 2 tasks / 10 records (0.1 s)",
+        f"  distill                        on x86-24c    top-1 {old24:.4f}/0.6000 tuning 0.4000  (10 params)",
+        f"  distill                        on x86-16c    top-1 {new16:.4f}/0.5000 tuning 0.3000  (10 params)",
+        "  (a) fine-tune                  on x86-24c    top-1 0.7000/0.5000 tuning 0.6000  (10 params)",
+        f"  (a) fine-tune                  on x86-16c    top-1 {ft16:.4f}/0.5000 tuning 0.2000  (10 params)",
+        "",
+    ])
+
+
+def cell(out, section, pattern):
+    """The first line of `section` (a '## ' heading's text) matching `pattern`."""
+    body = out.split("## " + section, 1)[1].split("\n## ", 1)[0]
+    for line in body.splitlines():
+        if re.search(pattern, line):
+            return line
+    raise AssertionError(f"no line matching {pattern!r} under {section!r}:\n{out}")
+
+
+class ContinualStepsTest(unittest.TestCase):
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def write(self, name, text):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def run_script(self, *args):
+        done = subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, check=True)
+        return done.stdout
+
+    def test_pairs_each_seed_with_its_own_fine_tuning(self):
+        # Gaps distill − fine-tuning: seed 1 −0.10, seed 2 −0.20, so −0.15 ± 0.635 (t with 1 degree
+        # of freedom); across seeds (seed 1's distill against seed 2's fine-tuning) they would be
+        # −0.05 and −0.25: the same mean, twice the interval.
+        a = self.write("s1.log", log(1, new16=0.50, old24=0.79, ft16=0.60))
+        b = self.write("s2.log", log(2, new16=0.55, old24=0.78, ft16=0.75))
+        out = self.run_script(a, b)
+        paired = cell(out, "paired", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)")
+        self.assertIn("mean -0.1500 ± 0.6353", paired)
+        self.assertIn("sum 0.0000 ± 0.0000", paired)
+        self.assertIn("tuning 0.1000 ± 0.0000", paired)
+        self.assertIn("n=2", paired)
+        # Forgetting: x86-24c after step 1 minus the base's 0.80: −0.01 and −0.02.
+        forgot = cell(out, "forgetting", r"^distill .* step 1 \(\+x86-16c\s*\) x86-24c")
+        self.assertIn("mean -0.0150 ± 0.0635", forgot)
+
+    def test_minus_subtracts_seed_by_seed(self):
+        first = [self.write("a1.log", log(1, 0.50, 0.79, 0.60, 12)), self.write("a2.log", log(2, 0.70, 0.78, 0.60, 12))]
+        second = [self.write("b1.log", log(1, 0.45, 0.79, 0.60)), self.write("b2.log", log(2, 0.60, 0.78, 0.60))]
+        out = self.run_script(*first, "--minus", *second)
+        line = cell(out, "the first runs minus the second", r"^distill .* step 1 \(\+x86-16c\s*\) x86-16c")
+        self.assertIn("mean 0.0750 ±", line)  # +0.05 and +0.10
+        unchanged = cell(out, "the first runs minus the second", r"^\(a\) fine-tune .* x86-16c")
+        self.assertIn("mean 0.0000 ± 0.0000", unchanged)
+
+    def test_minus_refuses_unequal_lists(self):
+        a = self.write("a.log", log(1, 0.5, 0.79, 0.6))
+        done = subprocess.run([sys.executable, SCRIPT, a, a, "--minus", a], capture_output=True, text=True)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("as many logs", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
