@@ -8,6 +8,10 @@
 //      the evaluation split (all their measured records; never used for a
 //      gradient); the measured records of the other tasks, one per program
 //      (core::program_id), are the platform's pool.
+//      --validation F (for choosing settings, DESIGN §10): the held-out split
+//      is dropped unread, and F of the pool's tasks (core::in_holdout(key, F,
+//      salt 1)) become the split every model is scored on; only the rest is
+//      the pool. The cache then lives in --cache/validation-F.
 //   1. Base (step 0): the default student trained on the first platform's
 //      pool (train_platform: eval_fraction 0, max_records --base-max-records,
 //      --base-epochs, --threads, seed --base-seed (default --seed), no time
@@ -58,7 +62,7 @@
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--old-bank 0] [--extra-distill OLD,EWC[,UNLABELED]] [--seed 1]
-//       [--base-seed SEED] [--fraction 0.1] [--mc-samples 8]
+//       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--mc-samples 8]
 //       [--base-epochs 4] [--base-max-records 40000] [--threads 2] [--device auto|cpu|cuda]
 //       [--methods distill,ft,b,c1,c2]
 //
@@ -114,6 +118,9 @@ using Clock = std::chrono::steady_clock;
 constexpr double kHoldout = 0.3;
 constexpr std::uint64_t kSplitSalt = 0;
 constexpr std::int64_t kMaxEvalRecords = 20'000;
+// --validation's split of the pool's tasks: a salt of its own, so that it is
+// not the held-out split's complement.
+constexpr std::uint64_t kValidationSalt = 1;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -149,6 +156,7 @@ struct Args {
   std::uint64_t seed = 1;
   std::uint64_t base_seed = 0;  // 0 = --seed
   double fraction = 0.1;
+  double validation = 0;  // --validation F: score F of the pool's tasks instead of the held-out split
   int mc_samples = 8;
   std::int64_t base_max_records = 40'000;
   int threads = 2;
@@ -193,6 +201,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("seed", &a->seed)
       .value("base-seed", &a->base_seed)
       .value("fraction", &a->fraction)
+      .value("validation", &a->validation)
       .value("mc-samples", &a->mc_samples)
       .value("base-max-records", &a->base_max_records)
       .value("threads", &a->threads)
@@ -209,6 +218,8 @@ bool parse_args(int argc, char** argv, Args* a) {
   }
   a->device = *device;
   if (a->cache.empty()) a->cache = a->out + "/cache";
+  // Every pool, and so everything trained, differs in validation mode.
+  if (a->validation > 0) a->cache += "/validation-" + fmt("%g", a->validation);
   if (a->base_seed == 0) a->base_seed = a->seed;
   if (a->extra && a->extra_unlabeled < 0) a->extra_unlabeled = a->unlabeled_ratio;
   if (!a->methods.count("distill")) {
@@ -222,8 +233,9 @@ bool parse_args(int argc, char** argv, Args* a) {
     }
   }
   if (a->platforms.size() < 2 || a->epochs < 1 || a->column_epochs < 1 || a->base_epochs < 1 || a->mc_samples < 2 ||
-      !(a->fraction > 0 && a->fraction <= 1) || a->ewc < 0 || a->old_weight < 0 || a->unlabeled_ratio < 0) {
-    std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction or weights\n");
+      !(a->fraction > 0 && a->fraction <= 1) || !(a->validation >= 0 && a->validation < 1) || a->ewc < 0 ||
+      a->old_weight < 0 || a->unlabeled_ratio < 0) {
+    std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction, --validation or weights\n");
     return false;
   }
   return true;
@@ -265,18 +277,22 @@ void keep_bank(const Args& a, SequencePlatform* p) {
 
 bool load_platform(const Args& a, const std::string& name, bool keep_pool, SequencePlatform* p) {
   const Clock::time_point t0 = Clock::now();
-  auto data =
-      tcl::bench::read_platform(a.data + "/" + name + "/records.jsonl.gz", name, kHoldout, kSplitSalt, keep_pool);
+  auto data = tcl::bench::read_platform(a.data + "/" + name + "/records.jsonl.gz", name, kHoldout, kSplitSalt,
+                                        keep_pool || a.validation > 0);
   if (!data) return false;
   static_cast<tcl::onboarding::PlatformData&>(*p) = std::move(*data);
+  // --validation: the scored split is the pool's validation tasks (the held-out ones dropped unread).
+  if (a.validation > 0)
+    p->split = tcl::onboarding::validation_split(std::move(p->split), a.validation, kValidationSalt);
   const tcl::onboarding::PlatformSplit& s = p->split;
   std::printf(
-      "%s: %lld records, %lld measured; pool %s; eval split %lld tasks / %zu records (%.1f s)\n", name.c_str(),
+      "%s: %lld records, %lld measured; pool %s; %s split %lld tasks / %zu records (%.1f s)\n", name.c_str(),
       static_cast<long long>(p->records), static_cast<long long>(s.measured),
       keep_pool
           ? (std::to_string(s.pool.size()) + " programs in " + std::to_string(s.task_keys.size()) + " tasks").c_str()
           : "not kept",
-      static_cast<long long>(s.holdout_tasks), s.holdout.size(), seconds_since(t0));
+      a.validation > 0 ? "validation" : "eval", static_cast<long long>(s.holdout_tasks), s.holdout.size(),
+      seconds_since(t0));
   std::fflush(stdout);
   return true;
 }
@@ -366,8 +382,11 @@ struct Score {
 };
 
 Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const std::string& checkpoint) {
-  const std::string key = "eval|" + p.name + "|" + tcl::sha256_hex(checkpoint) + "|" + fmt("%g", kHoldout) + "|" +
-                          std::to_string(kSplitSalt) + "|" + std::to_string(kMaxEvalRecords);
+  // The split evaluate_checkpoint scores: p.split.holdout is all in it.
+  const double fraction = a.validation > 0 ? a.validation : kHoldout;
+  const std::uint64_t salt = a.validation > 0 ? kValidationSalt : kSplitSalt;
+  const std::string key = "eval|" + p.name + "|" + tcl::sha256_hex(checkpoint) + "|" + fmt("%g", fraction) + "|" +
+                          std::to_string(salt) + "|" + std::to_string(kMaxEvalRecords);
   const std::string path = cache_path(a, "eval", p.name, key) + ".txt";
   Score s;
   std::string text;
@@ -378,8 +397,8 @@ Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const st
     if (in) return s;  // a cache written before the tuning or pairwise columns is evaluated again
   }
   tr::DatasetOptions o;
-  o.eval_fraction = kHoldout;
-  o.split_salt = kSplitSalt;
+  o.eval_fraction = fraction;
+  o.split_salt = salt;
   o.max_eval_records = kMaxEvalRecords;
   auto m = tr::evaluate_checkpoint(checkpoint, p.split.holdout, p.platform, o, a.threads);
   if (!m) return m.status().with_context("evaluate on " + p.name);
@@ -501,6 +520,13 @@ void render_header(const Args& a, std::ostringstream& md) {
   md << "Command (repo root, after the build below): `nice -n 10 build-continual/bench/" << a.command << "`\n\n";
   md << "Build: `cmake -S . -B build-continual -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCL_BUILD_TESTS=OFF && "
         "cmake --build build-continual -j2 --target bench_continual`\n\n";
+  if (a.validation > 0) {
+    md << "**Validation mode** (--validation " << fmt("%g", a.validation)
+       << "): the held-out split is dropped unread; each platform's scored split is core::in_holdout(canonical key, "
+       << fmt("%g", a.validation) << ", salt " << kValidationSalt
+       << ") of the other tasks' pool records, the pool the rest. For choosing settings; report on the held-out "
+          "split. ";
+  }
   md << "Settings: eval split = core::in_holdout(canonical key, 0.3, salt 0) of each platform (scored with "
         "evaluate_checkpoint, max_eval_records 20000); pool = measured records of the other tasks, one per program. "
         "Base: "
@@ -1029,8 +1055,11 @@ int main(int argc, char** argv) {
   std::printf("# %s\n", a.command.c_str());
   // The main distill lineage's settings as resolved (defaults included), so
   // that scripts/gpu/continual_steps.py names it right whatever the defaults were.
-  std::printf("# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld\n",
-              a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank));
+  std::printf(
+      "# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld, "
+      "validation %g\n",
+      a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
+      a.validation);
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

@@ -50,4 +50,11 @@ class SplitBuilder {
   std::unordered_map<std::string, std::int32_t> task_index_;
 };
 
+// DESIGN §10's validation split, for choosing settings without looking at
+// the held-out tasks: `split`'s held-out split is dropped, and the pool's
+// tasks with core::in_holdout(key, fraction, salt) become the held-out split
+// instead (their pool records: one per program); the other tasks stay the
+// pool, renumbered in their order. measured and pool_duplicates are kept.
+PlatformSplit validation_split(PlatformSplit split, double fraction, std::uint64_t salt);
+
 }  // namespace tcl::onboarding

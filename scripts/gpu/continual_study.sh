@@ -22,6 +22,8 @@
 #   EXTRA     bench_continual --extra-distill OLD,EWC[,UNLABELED] (a second distill lineage; default none)
 #   BANK      bench_continual --old-bank N (the covered platforms' programs as old-KD inputs; default none)
 #   FLAGS     more bench_continual flags (e.g. "--epochs 12"; default none)
+#   VALIDATION  > 0: choose, do not report (bench_continual --validation: the held-out split dropped,
+#             this share of each pool's tasks scored instead); give it a LOGS of its own
 #   CUDA_TEST 0: skip the CUDA test (another study beside this one ran it)
 #
 # On this workplace's device machine: scripts/gpu/stage.sh ../main/.gpu, then
@@ -46,7 +48,7 @@ threads=$(($(nproc) / ${#seeds[@]}))
 for s in "${seeds[@]}"; do
   timeout $((deadline - SECONDS)) nice "$BUILD/bench/bench_continual" --data "$DATA" --out "$LOGS/continual-s$s" \
     --cache "/tmp/tcl-gpu-work/continual-cache" --platforms x86-24c,x86-16c,gpu-2080ti,gpu-v100 \
-    --methods "${METHODS:-distill,ft,b}" ${EXTRA:+--extra-distill "$EXTRA"} ${BANK:+--old-bank "$BANK"} ${FLAGS:-} --seed "$s" --device cuda --threads "$threads" \
+    --methods "${METHODS:-distill,ft,b}" ${EXTRA:+--extra-distill "$EXTRA"} ${BANK:+--old-bank "$BANK"} ${VALIDATION:+--validation "$VALIDATION"} ${FLAGS:-} --seed "$s" --device cuda --threads "$threads" \
     >"$LOGS/continual-s$s.log" 2>&1 &
 done
 wait
