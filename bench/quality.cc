@@ -392,7 +392,8 @@ void print_seed_row(std::uint64_t seed, const std::string& label, const tr::Trai
   std::fflush(stdout);
 }
 
-// DIR/seed_<s>_<label>.csv: task,latency,label,score per eval program.
+// DIR/seed_<s>_<label>.csv: task,latency,label,score per eval program, and
+// DIR/seed_<s>_tasks.tsv: each task's key.
 void dump_scores(const std::string& dir, std::uint64_t seed, const std::string& label, const tr::Dataset& ds,
                  const std::vector<float>& scores) {
   std::string file = dir + "/seed_" + std::to_string(seed) + "_" + label + ".csv";
@@ -406,6 +407,12 @@ void dump_scores(const std::string& dir, std::uint64_t seed, const std::string& 
                  ds.eval.labels[k], scores[k]);
   }
   std::fclose(f);
+  // DIR/seed_<s>_tasks.tsv: task, canonical workload key (which tasks hold the error).
+  std::FILE* t = std::fopen((dir + "/seed_" + std::to_string(seed) + "_tasks.tsv").c_str(), "w");
+  if (t == nullptr) return;
+  std::fprintf(t, "task\tkey\n");
+  for (std::size_t g = 0; g < ds.task_keys.size(); ++g) std::fprintf(t, "%zu\t%s\n", g, ds.task_keys[g].c_str());
+  std::fclose(t);
 }
 
 }  // namespace
