@@ -6,7 +6,7 @@
 //
 // Defaults are TrainRequest's and DistillTargets' (what bench_quality --job
 // and bench_continual measured); a distill's student starts at 12 epochs,
-// its column at 6. Unknown keys and values out of bounds are
+// its column at 12 (trainer::kDistillStudentEpochs, kDistillColumnEpochs). Unknown keys and values out of bounds are
 // kInvalidArgument naming the option. "init" is only checked for form here:
 // the worker resolves the alias or version.
 #pragma once

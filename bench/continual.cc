@@ -9,7 +9,7 @@
 //      gradient); the measured records of the other tasks, one per program
 //      (core::program_id), are the platform's pool.
 //      --validation F (for choosing settings, DESIGN §10): the held-out split
-//      is dropped unread, and F of the pool's tasks (core::in_holdout(key, F,
+//      is read but never scored or trained on, and F of the pool's tasks (core::in_holdout(key, F,
 //      salt 1)) become the split every model is scored on; only the rest is
 //      the pool. The cache then lives in --cache/validation-F.
 //   1. Base (step 0): the default student trained on the first platform's
@@ -47,8 +47,8 @@
 //      lineage with those weights (the one allowed variation).
 //   3. After each step every current model is scored on the evaluation split
 //      of every platform seen so far: trainer::evaluate_checkpoint(records of
-//      that platform, DatasetOptions{eval_fraction 0.3, split_salt 0,
-//      max_eval_records 20000}); top-1 mean ratio (sum ratio beside it) and
+//      that platform, DatasetOptions{eval_fraction 0.3, split_salt 0 — with
+//      --validation F: F, salt 1 — max_eval_records 20000}); top-1 mean ratio (sum ratio beside it) and
 //      the tuning proxy (geometric mean ratio) and pairwise accuracy, forgetting = top-1 now − top-1 right after the
 //      platform was learned.
 //
@@ -281,14 +281,14 @@ bool load_platform(const Args& a, const std::string& name, bool keep_pool, Seque
                                         keep_pool || a.validation > 0);
   if (!data) return false;
   static_cast<tcl::onboarding::PlatformData&>(*p) = std::move(*data);
-  // --validation: the scored split is the pool's validation tasks (the held-out ones dropped unread).
+  // --validation: the scored split is the pool's validation tasks (the held-out ones dropped unscored).
   if (a.validation > 0)
     p->split = tcl::onboarding::validation_split(std::move(p->split), a.validation, kValidationSalt);
   const tcl::onboarding::PlatformSplit& s = p->split;
   std::printf(
       "%s: %lld records, %lld measured; pool %s; %s split %lld tasks / %zu records (%.1f s)\n", name.c_str(),
       static_cast<long long>(p->records), static_cast<long long>(s.measured),
-      keep_pool
+      keep_pool || a.validation > 0
           ? (std::to_string(s.pool.size()) + " programs in " + std::to_string(s.task_keys.size()) + " tasks").c_str()
           : "not kept",
       a.validation > 0 ? "validation" : "eval", static_cast<long long>(s.holdout_tasks), s.holdout.size(),
@@ -521,16 +521,18 @@ void render_header(const Args& a, std::ostringstream& md) {
   md << "Build: `cmake -S . -B build-continual -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCL_BUILD_TESTS=OFF && "
         "cmake --build build-continual -j2 --target bench_continual`\n\n";
   if (a.validation > 0) {
-    md << "**Validation mode** (--validation " << fmt("%g", a.validation)
-       << "): the held-out split is dropped unread; each platform's scored split is core::in_holdout(canonical key, "
+    md << "Settings: **validation mode** (--validation " << fmt("%g", a.validation)
+       << ", for choosing settings; report on the held-out split): the held-out split (core::in_holdout(canonical "
+          "key, 0.3, salt 0)) is dropped unscored; the scored split is core::in_holdout(canonical key, "
        << fmt("%g", a.validation) << ", salt " << kValidationSalt
-       << ") of the other tasks' pool records, the pool the rest. For choosing settings; report on the held-out "
-          "split. ";
+       << ") of the other tasks' pool records (scored with evaluate_checkpoint, max_eval_records 20000); pool = the "
+          "rest. Base: ";
+  } else {
+    md << "Settings: eval split = core::in_holdout(canonical key, 0.3, salt 0) of each platform (scored with "
+          "evaluate_checkpoint, max_eval_records 20000); pool = measured records of the other tasks, one per "
+          "program. Base: ";
   }
-  md << "Settings: eval split = core::in_holdout(canonical key, 0.3, salt 0) of each platform (scored with "
-        "evaluate_checkpoint, max_eval_records 20000); pool = measured records of the other tasks, one per program. "
-        "Base: "
-     << a.base_epochs << " epochs on ≤" << a.base_max_records << " pool programs, seed " << a.base_seed
+  md << a.base_epochs << " epochs on ≤" << a.base_max_records << " pool programs, seed " << a.base_seed
      << ". Per new platform: rdu selects " << fmt("%g", a.fraction * 100)
      << "% of the pool (PoolEmbedder with the "
         "distill lineage's production model, mc_samples "
@@ -760,10 +762,10 @@ Score floor_of(const Score& s) {
 // Step 0: the base on the first platform's pool; every row starts from it.
 // Returns the process exit code (0 = go on).
 int run_base_step(const Args& a, SequencePlatform& p0, std::vector<Lineage>& lineages, StepResult* st) {
-  const std::string key = "base|" + a.data + "/" + a.platforms[0] + "|max_records " +
-                          std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.base_epochs) + "|seed " +
-                          std::to_string(a.base_seed) + "|threads " + std::to_string(a.threads) +
-                          "|holdout 0.3 salt 0 dedup";
+  const std::string key =
+      "base|" + a.data + "/" + a.platforms[0] + "|max_records " + std::to_string(a.base_max_records) + "|epochs " +
+      std::to_string(a.base_epochs) + "|seed " + std::to_string(a.base_seed) + "|threads " + std::to_string(a.threads) +
+      "|holdout 0.3 salt 0 dedup" + (a.validation > 0 ? "|validation " + fmt("%g", a.validation) : std::string());
   const std::string path = cache_path(a, "base", a.platforms[0], key);
   const bool cached = std::filesystem::exists(path + ".meta");
   if (!load_platform(a, a.platforms[0], !cached || a.methods.count("b") || a.old_bank > 0, &p0)) return 1;

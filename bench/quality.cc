@@ -403,7 +403,7 @@ void dump_scores(const std::string& dir, std::uint64_t seed, const std::string& 
   std::fprintf(f, "task,latency,label,score\n");
   for (std::int64_t i = 0; i < ds.eval.count; ++i) {
     const auto k = static_cast<std::size_t>(i);
-    std::fprintf(f, "%lld,%.9g,%.6g,%.6g\n", static_cast<long long>(ds.eval.groups[k]), ds.eval.latencies[k],
+    std::fprintf(f, "%lld,%.9g,%.6g,%.9g\n", static_cast<long long>(ds.eval.groups[k]), ds.eval.latencies[k],
                  ds.eval.labels[k], scores[k]);
   }
   std::fclose(f);

@@ -45,6 +45,12 @@ def flag(header, name, default):
     return float(m.group(1)) if m else default
 
 
+def seed_of(path):
+    """The --seed of a log's command line (its first line)."""
+    with open(path) as f:
+        return flag(f.readline(), "seed", 1)
+
+
 def lineage(old_weight, ewc):
     return f"distill (old_weight {float(old_weight):g}, ewc {float(ewc):g})"
 
@@ -128,11 +134,16 @@ def minus(first, second):
         sys.exit("continual_steps.py: --minus needs as many logs as before it (one per seed, same order)")
     diffs = defaultdict(list)
     for a_path, b_path in zip(first, second):
+        if seed_of(a_path) != seed_of(b_path):
+            sys.exit(f"continual_steps.py: --minus pairs {a_path} (seed {seed_of(a_path)}) with {b_path} "
+                     f"(seed {seed_of(b_path)}): give the logs in the same seed order")
         a, b = read(a_path), read(b_path)
         for (step, learned, method, platform), x in a.items():
             y = b.get((step, learned, method, platform))
             if step > 0 and y is not None:
                 diffs[(method, step, learned, platform)].append(tuple(p - q for p, q in zip(x, y)))
+    if not diffs:
+        sys.exit("continual_steps.py: --minus found no cell in both runs (do their lineages' weights differ?)")
     print("## the first runs minus the second, after each step\n")
     for (method, step, learned, platform), xs in sorted(diffs.items()):
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} "

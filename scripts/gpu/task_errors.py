@@ -4,7 +4,8 @@
   scripts/gpu/task_errors.py DUMP_DIR SEED LABEL     (e.g. /tmp/dump 1 mamba)
 
 Reads DUMP_DIR/seed_SEED_LABEL.csv[.gz] (task,latency,label,score per held-out
-program) and DUMP_DIR/seed_SEED_tasks.tsv (task, canonical workload key).
+program; dumps before session 15 print scores to 6 digits, so ties may be broken
+otherwise than the trainer did) and DUMP_DIR/seed_SEED_tasks.tsv (task, canonical workload key).
 Per task, as trainer/evaluation.h defines them: best = the lowest latency,
 first = the latency of the highest-scored program, top-1 = best / first; the
 task-mean is the mean of top-1, the sum ratio is sum(best) / sum(first). Prints
@@ -26,6 +27,7 @@ from collections import defaultdict
 
 
 def read_tasks(dump, seed, label):
+    label = label.replace(":", "-").replace(" ", "-")  # as bench_quality names the file
     path = os.path.join(dump, f"seed_{seed}_{label}.csv")
     opener = open
     if not os.path.exists(path):
@@ -61,6 +63,10 @@ def main(dump, seed, label):
 
     excess = sorted(tasks, key=lambda x: x[3] - x[2], reverse=True)
     lost = sum_first - sum_best
+    missing = sum(1 - b / f for _, _, b, f, _ in tasks)
+    if lost <= 0 or missing <= 0:
+        print("every first pick is its task's best: no loss to share")
+        return
     print("\n## the sum's loss, sum(first - best), by task (largest first)\n")
     print("| tasks | share of the loss | sum ratio were their first picks the best |")
     print("|---|---|---|")
@@ -73,7 +79,6 @@ def main(dump, seed, label):
         print(f"| {t} | {n} | {b * 1e3:.3f} | {f * 1e3:.3f} | {b / f:.3f} | {(f - b) / lost:.2f} | `{key[:70]}` |")
 
     worst = sorted(tasks, key=lambda x: x[2] / x[3])
-    missing = sum(1 - b / f for _, _, b, f, _ in tasks)
     print("\n## the task-mean's loss, sum(1 - top-1), by task (largest first)\n")
     print("| tasks | share of the loss | task-mean were their first picks the best |")
     print("|---|---|---|")

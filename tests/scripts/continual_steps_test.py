@@ -3,8 +3,8 @@
 
 The issue notes quote this script's figures (forgetting, the paired gap to fine-tuning, and one run
 minus another seed by seed), so its pairing is checked here on two-seed logs in bench_continual's
-format whose differences are known: the wrong partner (another seed, another selection's
-fine-tuning, another step) gives other numbers.
+format whose differences are known: pairing across seeds gives the same means but other intervals,
+which the tests assert.
 
 Run by ctest as `/usr/bin/python3 continual_steps_test.py`.
 """
@@ -83,9 +83,16 @@ class ContinualStepsTest(unittest.TestCase):
         second = [self.write("b1.log", log(1, 0.45, 0.79, 0.60)), self.write("b2.log", log(2, 0.60, 0.78, 0.60))]
         out = self.run_script(*first, "--minus", *second)
         line = cell(out, "the first runs minus the second", r"^distill .* step 1 \(\+x86-16c\s*\) x86-16c")
-        self.assertIn("mean 0.0750 ±", line)  # +0.05 and +0.10
+        self.assertIn("mean 0.0750 ± 0.3176", line)  # +0.05 and +0.10; across seeds −0.10 and +0.25: ± 2.22
         unchanged = cell(out, "the first runs minus the second", r"^\(a\) fine-tune .* x86-16c")
         self.assertIn("mean 0.0000 ± 0.0000", unchanged)
+
+    def test_minus_refuses_logs_of_other_seeds(self):
+        first = [self.write("a1.log", log(1, 0.5, 0.79, 0.6)), self.write("a2.log", log(2, 0.5, 0.79, 0.6))]
+        swapped = [self.write("b2.log", log(2, 0.5, 0.79, 0.6)), self.write("b1.log", log(1, 0.5, 0.79, 0.6))]
+        done = subprocess.run([sys.executable, SCRIPT, *first, "--minus", *swapped], capture_output=True, text=True)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("same seed order", done.stderr)
 
     def test_minus_refuses_unequal_lists(self):
         a = self.write("a.log", log(1, 0.5, 0.79, 0.6))
