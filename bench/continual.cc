@@ -45,6 +45,10 @@
 //                 the first platform's is the base.
 //      --extra-distill OLD,EWC[,UNLABELED] adds a second, labelled distill
 //      lineage with those weights (the one allowed variation).
+//      --platform-slots (issue 19's adapter lever, without (b)): each
+//      platform's descriptor gets its one-hot of its place in --platforms
+//      appended, so the model (descriptor_dim 36 + platforms) holds FiLM
+//      weights per platform that other platforms' inputs never reach.
 //   3. After each step every current model is scored on the evaluation split
 //      of every platform seen so far: trainer::evaluate_checkpoint(records of
 //      that platform, DatasetOptions{eval_fraction 0.3, split_salt 0 — with
@@ -62,7 +66,7 @@
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--old-bank 0] [--extra-distill OLD,EWC[,UNLABELED]] [--seed 1]
-//       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--mc-samples 8]
+//       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--platform-slots] [--mc-samples 8]
 //       [--base-epochs 4] [--base-max-records 40000] [--threads 2] [--device auto|cpu|cuda]
 //       [--methods distill,ft,b,c1,c2]
 //
@@ -156,7 +160,8 @@ struct Args {
   std::uint64_t seed = 1;
   std::uint64_t base_seed = 0;  // 0 = --seed
   double fraction = 0.1;
-  double validation = 0;  // --validation F: score F of the pool's tasks instead of the held-out split
+  double validation = 0;        // --validation F: score F of the pool's tasks instead of the held-out split
+  bool platform_slots = false;  // --platform-slots: each platform's one-hot appended to its descriptor
   int mc_samples = 8;
   std::int64_t base_max_records = 40'000;
   int threads = 2;
@@ -202,6 +207,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("base-seed", &a->base_seed)
       .value("fraction", &a->fraction)
       .value("validation", &a->validation)
+      .flag("platform-slots", &a->platform_slots)
       .value("mc-samples", &a->mc_samples)
       .value("base-max-records", &a->base_max_records)
       .value("threads", &a->threads)
@@ -220,8 +226,13 @@ bool parse_args(int argc, char** argv, Args* a) {
   if (a->cache.empty()) a->cache = a->out + "/cache";
   // Every pool, and so everything trained, differs in validation mode.
   if (a->validation > 0) a->cache += "/validation-" + fmt("%g", a->validation);
+  if (a->platform_slots) a->cache += "/platform-slots";
   if (a->base_seed == 0) a->base_seed = a->seed;
   if (a->extra && a->extra_unlabeled < 0) a->extra_unlabeled = a->unlabeled_ratio;
+  if (a->platform_slots && a->methods.count("b")) {
+    std::fprintf(stderr, "--platform-slots: joint training (b) would give every platform the same slot\n");
+    return false;
+  }
   if (!a->methods.count("distill")) {
     std::fprintf(stderr, "--methods must include distill (its student is the production model rdu selects with)\n");
     return false;
@@ -275,6 +286,21 @@ void keep_bank(const Args& a, SequencePlatform* p) {
   }
 }
 
+// --platform-slots: the one-hot of `name`'s place in the sequence, appended
+// to its descriptor wherever the platform is encoded (its datasets, its
+// evaluation, the selection's and the old-KD terms' descriptors). The model
+// then holds film_hidden weights of its own per platform, which no other
+// platform's input reaches: the cheapest per-platform adapter. Empty without
+// the flag.
+std::vector<float> platform_slot(const Args& a, const std::string& name) {
+  if (!a.platform_slots) return {};
+  std::vector<float> slot(a.platforms.size(), 0.0f);
+  for (std::size_t i = 0; i < a.platforms.size(); ++i) {
+    if (a.platforms[i] == name) slot[i] = 1.0f;
+  }
+  return slot;
+}
+
 bool load_platform(const Args& a, const std::string& name, bool keep_pool, SequencePlatform* p) {
   const Clock::time_point t0 = Clock::now();
   auto data = tcl::bench::read_platform(a.data + "/" + name + "/records.jsonl.gz", name, kHoldout, kSplitSalt,
@@ -284,6 +310,8 @@ bool load_platform(const Args& a, const std::string& name, bool keep_pool, Seque
   // --validation: the scored split is the pool's validation tasks (the held-out ones dropped unscored).
   if (a.validation > 0)
     p->split = tcl::onboarding::validation_split(std::move(p->split), a.validation, kValidationSalt);
+  const std::vector<float> slot = platform_slot(a, name);  // --platform-slots
+  p->descriptor.insert(p->descriptor.end(), slot.begin(), slot.end());
   const tcl::onboarding::PlatformSplit& s = p->split;
   std::printf(
       "%s: %lld records, %lld measured; pool %s; %s split %lld tasks / %zu records (%.1f s)\n", name.c_str(),
@@ -363,6 +391,7 @@ tr::TrainRequest make_request(const Args& a, const SequencePlatform& p, std::spa
   req.data.records = records;
   req.data.platform = p.platform;
   req.data.options = tr::TrainRequest::default_data_options();
+  req.data.options.descriptor_extra = platform_slot(a, p.name);
   req.data.options.eval_fraction = 0;  // the evaluation split is scored outside and its tasks are not in `records`
   req.data.options.max_records = a.base_max_records;
   req.optimisation.epochs = epochs;
@@ -400,6 +429,7 @@ Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const st
   o.eval_fraction = fraction;
   o.split_salt = salt;
   o.max_eval_records = kMaxEvalRecords;
+  o.descriptor_extra = platform_slot(a, p.name);
   auto m = tr::evaluate_checkpoint(checkpoint, p.split.holdout, p.platform, o, a.threads);
   if (!m) return m.status().with_context("evaluate on " + p.name);
   s = {m->top1.mean_ratio, m->top1.sum_ratio,       m->random_top1.mean_ratio,      m->random_top1.sum_ratio, m->tasks,
@@ -1059,9 +1089,9 @@ int main(int argc, char** argv) {
   // that scripts/gpu/continual_steps.py names it right whatever the defaults were.
   std::printf(
       "# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld, "
-      "validation %g\n",
+      "validation %g, platform_slots %d\n",
       a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
-      a.validation);
+      a.validation, a.platform_slots ? 1 : 0);
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

@@ -275,6 +275,7 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
   }
   ds.descriptor.resize(core::kHardwareDim);
   core::encode_hardware(platform.hardware, platform.target, ds.descriptor.data());
+  ds.descriptor.insert(ds.descriptor.end(), options.descriptor_extra.begin(), options.descriptor_extra.end());
 
   fill_split(train, records, labels, mean_costs, task_ids, ds, tlp, &ds.train);
   fill_split(eval, records, labels, mean_costs, task_ids, ds, tlp, &ds.eval);
@@ -346,6 +347,7 @@ Result<Dataset> build_unlabeled_dataset(std::span<const core::Record> records, c
   ds.token_dim = core::kTokenDim;
   ds.descriptor.resize(core::kHardwareDim);
   core::encode_hardware(platform.hardware, platform.target, ds.descriptor.data());
+  ds.descriptor.insert(ds.descriptor.end(), options.descriptor_extra.begin(), options.descriptor_extra.end());
   const std::vector<double> zeros(records.size(), 0.0);
   fill_split(kept, records, zeros, zeros, task_ids, ds, core::kTlpCpu, &ds.train);
   ds.summary.train_tasks = ds.train.tasks;

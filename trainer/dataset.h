@@ -94,6 +94,11 @@ struct DatasetOptions {
   // draw would take every task or none.
   double validation_fraction = 0.0;
   ValidationSplit validation_split = ValidationSplit::kPrograms;
+  // Appended to the platform's descriptor (core::kHardwareDim floats), so the
+  // model reads kHardwareDim + size() (bench_continual --platform-slots: a
+  // one-hot per platform, the cheapest per-platform adapter). The jobs, the
+  // API and predict leave it empty.
+  std::vector<float> descriptor_extra;
 };
 
 // What went in and what was kept.
@@ -125,7 +130,7 @@ struct Dataset {
   TokenEncoding encoding = TokenEncoding::kSteps;
   std::int64_t seq_len = 0;            // L of both splits
   std::int64_t token_dim = 0;          // kTokenDim, or the TLP emb_size
-  std::vector<float> descriptor;       // [core::kHardwareDim], the platform's
+  std::vector<float> descriptor;       // [core::kHardwareDim + descriptor_extra], the platform's
   std::vector<std::string> task_keys;  // canonical workload keys, sorted
   DatasetSplit train, eval;
   DatasetSplit validation;  // programs of training tasks held out of training

@@ -397,6 +397,27 @@ TEST(DatasetTest, Errors) {
 // Unlabeled programs (distillation inputs): every class counts, grouped by
 // task in sorted key order, single-program tasks left out, tokens as core
 // encodes them, the cap keeps a share of every task.
+TEST(DatasetTest, DescriptorExtraIsAppendedToThePlatformsDescriptor) {
+  std::vector<core::Record> records = {make_record("[\"a\",1]", 2e-3), make_record("[\"a\",1]", 1e-3)};
+  std::vector<float> desc(core::kHardwareDim);
+  core::encode_hardware(cpu_platform().hardware, kCpuTarget, desc.data());
+  DatasetOptions slot;
+  slot.descriptor_extra = {0.0f, 1.0f, 0.0f};  // bench_continual --platform-slots: the second of three
+  std::vector<float> want = desc;
+  want.insert(want.end(), {0.0f, 1.0f, 0.0f});
+  auto ds = build_dataset(records, cpu_platform(), slot);
+  ASSERT_TRUE(ds.is_ok()) << ds.status().to_string();
+  EXPECT_EQ(ds->descriptor, want);
+  // The pool's dataset (a distillation's KD inputs) the same way.
+  auto pool = build_unlabeled_dataset(records, cpu_platform(), slot);
+  ASSERT_TRUE(pool.is_ok()) << pool.status().to_string();
+  EXPECT_EQ(pool->descriptor, want);
+  // Without it, the descriptor alone.
+  auto plain = build_dataset(records, cpu_platform(), DatasetOptions{});
+  ASSERT_TRUE(plain.is_ok());
+  EXPECT_EQ(plain->descriptor, desc);
+}
+
 TEST(DatasetTest, UnlabeledDatasetGroupsEveryProgram) {
   std::vector<core::Record> records;
   for (int p = 0; p < 3; ++p) {

@@ -593,6 +593,27 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
 // score_checkpoints: several checkpoints on the same programs, every task
 // (no split), the fast path's scores ranking as evaluate_checkpoint's torch
 // path does on the same tasks.
+// bench_continual --platform-slots: DatasetOptions::descriptor_extra widens
+// the fresh model's conditioning, and its checkpoint is scored only with the
+// same extra floats.
+TEST(TrainJobTest, DescriptorExtraWidensTheModelsConditioning) {
+  const std::vector<core::Record> records = planted_platform(8, 24);
+  TrainRequest r = small_request(records);
+  r.optimisation.epochs = 1;
+  r.data.options.descriptor_extra = {1.0f, 0.0f};
+  auto trained = train_platform(r, nullptr);
+  ASSERT_TRUE(trained.is_ok()) << trained.status().to_string();
+  auto model = CostModel::load(trained->checkpoint);
+  ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+  EXPECT_EQ((*model)->config().descriptor_dim, core::kHardwareDim + 2);
+  auto scored = evaluate_checkpoint(trained->checkpoint, records, r.data.platform, r.data.options, 1);
+  ASSERT_TRUE(scored.is_ok()) << scored.status().to_string();
+  EXPECT_GT(scored->tasks, 0);
+  DatasetOptions plain = r.data.options;
+  plain.descriptor_extra.clear();
+  EXPECT_FALSE(evaluate_checkpoint(trained->checkpoint, records, r.data.platform, plain, 1).is_ok());
+}
+
 TEST(TrainJobTest, ScoreCheckpointsScoresEveryTaskOnceForEachCheckpoint) {
   const std::vector<core::Record> records = planted_platform(12, 40);
   TrainRequest r = small_request(records);
