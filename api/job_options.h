@@ -6,8 +6,9 @@
 //
 // Defaults are TrainRequest's and DistillTargets' (what bench_quality --job
 // and bench_continual measured); a distill's student starts at 12 epochs,
-// its column at 12 (trainer::kDistillStudentEpochs, kDistillColumnEpochs). Unknown keys and values out of bounds are
-// kInvalidArgument naming the option. "init" is only checked for form here:
+// its column at 12 (trainer::kDistillStudentEpochs, kDistillColumnEpochs).
+// Unknown keys and values out of bounds are kInvalidArgument naming the
+// option. "init" is only checked for form here:
 // the worker resolves the alias or version.
 #pragma once
 
