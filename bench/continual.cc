@@ -9,9 +9,10 @@
 //      gradient); the measured records of the other tasks, one per program
 //      (core::program_id), are the platform's pool.
 //      --validation F (for choosing settings, DESIGN §10): the held-out split
-//      is read but never scored or trained on, and F of the pool's tasks (core::in_holdout(key, F,
-//      salt 1)) become the split every model is scored on; only the rest is
-//      the pool. The cache then lives in --cache/validation-F.
+//      is read but never scored or trained on, and F of the pool's tasks
+//      (core::in_holdout(key, F, salt 1)) become the split every model is
+//      scored on; only the rest is the pool. The cache then lives in
+//      --cache/validation-F.
 //   1. Base (step 0): the default student trained on the first platform's
 //      pool (train_platform: eval_fraction 0, max_records --base-max-records,
 //      --base-epochs, --threads, seed --base-seed (default --seed), no time
@@ -52,9 +53,9 @@
 //   3. After each step every current model is scored on the evaluation split
 //      of every platform seen so far: trainer::evaluate_checkpoint(records of
 //      that platform, DatasetOptions{eval_fraction 0.3, split_salt 0 — with
-//      --validation F: F, salt 1 — max_eval_records 20000}); top-1 mean ratio (sum ratio beside it) and
-//      the tuning proxy (geometric mean ratio) and pairwise accuracy, forgetting = top-1 now − top-1 right after the
-//      platform was learned.
+//      --validation F: F, salt 1 — max_eval_records 20000}); top-1 mean ratio
+//      (sum ratio beside it) and the tuning proxy (geometric mean ratio) and pairwise accuracy, forgetting = top-1 now
+//      − top-1 right after the platform was learned.
 //
 // Everything trained (checkpoints, Fisher, selections, metrics, seconds) is
 // stored under --cache, named by a hash of what produced it (inputs' sha256,
@@ -125,6 +126,12 @@ constexpr std::int64_t kMaxEvalRecords = 20'000;
 // --validation's split of the pool's tasks: a salt of its own, so that it is
 // not the held-out split's complement.
 constexpr std::uint64_t kValidationSalt = 1;
+
+// The split every model is scored on: core::in_holdout(key, fraction, salt).
+struct ScoredSplit {
+  double fraction;
+  std::uint64_t salt;
+};
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -224,7 +231,8 @@ bool parse_args(int argc, char** argv, Args* a) {
   }
   a->device = *device;
   if (a->cache.empty()) a->cache = a->out + "/cache";
-  // Every pool, and so everything trained, differs in validation mode.
+  // Every pool, and so everything trained, differs in validation mode: its
+  // cache is a folder of its own (the keys below do not name the mode).
   if (a->validation > 0) a->cache += "/validation-" + fmt("%g", a->validation);
   if (a->platform_slots) a->cache += "/platform-slots";
   if (a->base_seed == 0) a->base_seed = a->seed;
@@ -286,6 +294,10 @@ void keep_bank(const Args& a, SequencePlatform* p) {
   }
 }
 
+ScoredSplit scored_split(const Args& a) {
+  return a.validation > 0 ? ScoredSplit{a.validation, kValidationSalt} : ScoredSplit{kHoldout, kSplitSalt};
+}
+
 // --platform-slots: the one-hot of `name`'s place in the sequence, appended
 // to its descriptor wherever the platform is encoded (its datasets, its
 // evaluation, the selection's and the old-KD terms' descriptors). The model
@@ -303,24 +315,22 @@ std::vector<float> platform_slot(const Args& a, const std::string& name) {
 
 bool load_platform(const Args& a, const std::string& name, bool keep_pool, SequencePlatform* p) {
   const Clock::time_point t0 = Clock::now();
+  const bool validating = a.validation > 0;  // the scored split comes out of the pool
   auto data = tcl::bench::read_platform(a.data + "/" + name + "/records.jsonl.gz", name, kHoldout, kSplitSalt,
-                                        keep_pool || a.validation > 0);
+                                        keep_pool || validating);
   if (!data) return false;
   static_cast<tcl::onboarding::PlatformData&>(*p) = std::move(*data);
-  // --validation: the scored split is the pool's validation tasks (the held-out ones dropped unscored).
-  if (a.validation > 0)
-    p->split = tcl::onboarding::validation_split(std::move(p->split), a.validation, kValidationSalt);
+  if (validating) p->split = tcl::onboarding::validation_split(std::move(p->split), a.validation, kValidationSalt);
   const std::vector<float> slot = platform_slot(a, name);  // --platform-slots
   p->descriptor.insert(p->descriptor.end(), slot.begin(), slot.end());
   const tcl::onboarding::PlatformSplit& s = p->split;
   std::printf(
       "%s: %lld records, %lld measured; pool %s; %s split %lld tasks / %zu records (%.1f s)\n", name.c_str(),
       static_cast<long long>(p->records), static_cast<long long>(s.measured),
-      keep_pool || a.validation > 0
+      keep_pool || validating
           ? (std::to_string(s.pool.size()) + " programs in " + std::to_string(s.task_keys.size()) + " tasks").c_str()
           : "not kept",
-      a.validation > 0 ? "validation" : "eval", static_cast<long long>(s.holdout_tasks), s.holdout.size(),
-      seconds_since(t0));
+      validating ? "validation" : "eval", static_cast<long long>(s.holdout_tasks), s.holdout.size(), seconds_since(t0));
   std::fflush(stdout);
   return true;
 }
@@ -412,10 +422,9 @@ struct Score {
 
 Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const std::string& checkpoint) {
   // The split evaluate_checkpoint scores: p.split.holdout is all in it.
-  const double fraction = a.validation > 0 ? a.validation : kHoldout;
-  const std::uint64_t salt = a.validation > 0 ? kValidationSalt : kSplitSalt;
-  const std::string key = "eval|" + p.name + "|" + tcl::sha256_hex(checkpoint) + "|" + fmt("%g", fraction) + "|" +
-                          std::to_string(salt) + "|" + std::to_string(kMaxEvalRecords);
+  const ScoredSplit scored = scored_split(a);
+  const std::string key = "eval|" + p.name + "|" + tcl::sha256_hex(checkpoint) + "|" + fmt("%g", scored.fraction) +
+                          "|" + std::to_string(scored.salt) + "|" + std::to_string(kMaxEvalRecords);
   const std::string path = cache_path(a, "eval", p.name, key) + ".txt";
   Score s;
   std::string text;
@@ -426,8 +435,8 @@ Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const st
     if (in) return s;  // a cache written before the tuning or pairwise columns is evaluated again
   }
   tr::DatasetOptions o;
-  o.eval_fraction = fraction;
-  o.split_salt = salt;
+  o.eval_fraction = scored.fraction;
+  o.split_salt = scored.salt;
   o.max_eval_records = kMaxEvalRecords;
   o.descriptor_extra = platform_slot(a, p.name);
   auto m = tr::evaluate_checkpoint(checkpoint, p.split.holdout, p.platform, o, a.threads);
@@ -792,10 +801,10 @@ Score floor_of(const Score& s) {
 // Step 0: the base on the first platform's pool; every row starts from it.
 // Returns the process exit code (0 = go on).
 int run_base_step(const Args& a, SequencePlatform& p0, std::vector<Lineage>& lineages, StepResult* st) {
-  const std::string key =
-      "base|" + a.data + "/" + a.platforms[0] + "|max_records " + std::to_string(a.base_max_records) + "|epochs " +
-      std::to_string(a.base_epochs) + "|seed " + std::to_string(a.base_seed) + "|threads " + std::to_string(a.threads) +
-      "|holdout 0.3 salt 0 dedup" + (a.validation > 0 ? "|validation " + fmt("%g", a.validation) : std::string());
+  const std::string key = "base|" + a.data + "/" + a.platforms[0] + "|max_records " +
+                          std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.base_epochs) + "|seed " +
+                          std::to_string(a.base_seed) + "|threads " + std::to_string(a.threads) +
+                          "|holdout 0.3 salt 0 dedup";
   const std::string path = cache_path(a, "base", a.platforms[0], key);
   const bool cached = std::filesystem::exists(path + ".meta");
   if (!load_platform(a, a.platforms[0], !cached || a.methods.count("b") || a.old_bank > 0, &p0)) return 1;

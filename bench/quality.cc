@@ -392,8 +392,7 @@ void print_seed_row(std::uint64_t seed, const std::string& label, const tr::Trai
   std::fflush(stdout);
 }
 
-// DIR/seed_<s>_<label>.csv: task,latency,label,score per eval program, and
-// DIR/seed_<s>_tasks.tsv: each task's key.
+// DIR/seed_<s>_<label>.csv: task,latency,label,score per eval program.
 void dump_scores(const std::string& dir, std::uint64_t seed, const std::string& label, const tr::Dataset& ds,
                  const std::vector<float>& scores) {
   std::string file = dir + "/seed_" + std::to_string(seed) + "_" + label + ".csv";
@@ -407,7 +406,11 @@ void dump_scores(const std::string& dir, std::uint64_t seed, const std::string& 
                  ds.eval.labels[k], scores[k]);
   }
   std::fclose(f);
-  // DIR/seed_<s>_tasks.tsv: task, canonical workload key (which tasks hold the error).
+}
+
+// DIR/seed_<s>_tasks.tsv: task, canonical workload key, once per seed (the
+// dumps' task ids; scripts/gpu/task_errors.py reads both).
+void dump_tasks(const std::string& dir, std::uint64_t seed, const tr::Dataset& ds) {
   std::FILE* t = std::fopen((dir + "/seed_" + std::to_string(seed) + "_tasks.tsv").c_str(), "w");
   if (t == nullptr) return;
   std::fprintf(t, "task\tkey\n");
@@ -549,6 +552,8 @@ int main(int argc, char** argv) {
           static_cast<long long>(d.eval_records), static_cast<long long>(ds->seq_len), seconds_since(tb));
       datasets.emplace(m.encoding, std::move(*ds));
     }
+    // Every encoding keeps the same tasks, in the same order.
+    if (!a.dump.empty()) dump_tasks(a.dump, seed, datasets.begin()->second);
     for (const ModelSpec& m : a.models) {
       if (!train_members(a, m, datasets.at(m.encoding), seed, t0, &rows)) return 1;
     }

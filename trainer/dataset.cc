@@ -139,6 +139,14 @@ void fill_split(const std::vector<Task*>& tasks, std::span<const core::Record> r
   }
 }
 
+// The platform's hardware descriptor, then options.descriptor_extra.
+std::vector<float> descriptor_of(const Platform& platform, const DatasetOptions& options) {
+  std::vector<float> d(core::kHardwareDim);
+  core::encode_hardware(platform.hardware, platform.target, d.data());
+  d.insert(d.end(), options.descriptor_extra.begin(), options.descriptor_extra.end());
+  return d;
+}
+
 }  // namespace
 
 std::string_view token_encoding_name(TokenEncoding encoding) {
@@ -273,9 +281,7 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
     ds.seq_len = static_cast<std::int64_t>(std::min<std::size_t>(longest, static_cast<std::size_t>(options.max_len)));
     ds.token_dim = core::kTokenDim;
   }
-  ds.descriptor.resize(core::kHardwareDim);
-  core::encode_hardware(platform.hardware, platform.target, ds.descriptor.data());
-  ds.descriptor.insert(ds.descriptor.end(), options.descriptor_extra.begin(), options.descriptor_extra.end());
+  ds.descriptor = descriptor_of(platform, options);
 
   fill_split(train, records, labels, mean_costs, task_ids, ds, tlp, &ds.train);
   fill_split(eval, records, labels, mean_costs, task_ids, ds, tlp, &ds.eval);
@@ -345,9 +351,7 @@ Result<Dataset> build_unlabeled_dataset(std::span<const core::Record> records, c
   }
   ds.seq_len = static_cast<std::int64_t>(std::min<std::size_t>(longest, static_cast<std::size_t>(options.max_len)));
   ds.token_dim = core::kTokenDim;
-  ds.descriptor.resize(core::kHardwareDim);
-  core::encode_hardware(platform.hardware, platform.target, ds.descriptor.data());
-  ds.descriptor.insert(ds.descriptor.end(), options.descriptor_extra.begin(), options.descriptor_extra.end());
+  ds.descriptor = descriptor_of(platform, options);
   const std::vector<double> zeros(records.size(), 0.0);
   fill_split(kept, records, zeros, zeros, task_ids, ds, core::kTlpCpu, &ds.train);
   ds.summary.train_tasks = ds.train.tasks;

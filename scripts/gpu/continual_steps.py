@@ -134,9 +134,10 @@ def minus(first, second):
         sys.exit("continual_steps.py: --minus needs as many logs as before it (one per seed, same order)")
     diffs = defaultdict(list)
     for a_path, b_path in zip(first, second):
-        if seed_of(a_path) != seed_of(b_path):
-            sys.exit(f"continual_steps.py: --minus pairs {a_path} (seed {seed_of(a_path)}) with {b_path} "
-                     f"(seed {seed_of(b_path)}): give the logs in the same seed order")
+        a_seed, b_seed = seed_of(a_path), seed_of(b_path)
+        if a_seed != b_seed:
+            sys.exit(f"continual_steps.py: --minus pairs {a_path} (seed {a_seed:g}) with {b_path} "
+                     f"(seed {b_seed:g}): give the logs in the same seed order")
         a, b = read(a_path), read(b_path)
         for (step, learned, method, platform), x in a.items():
             y = b.get((step, learned, method, platform))

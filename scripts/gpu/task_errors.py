@@ -16,7 +16,7 @@ task-mean is the mean of top-1, the sum ratio is sum(best) / sum(first). Prints
   * both by operator (the key's first element, TVM's hash of the compute DAG:
     one per fused operator kind), by whether any training task has that
     operator (the tasks of the tasks file not in the dump trained), and by
-    the task's size in programs.
+    the task's size in programs; and how many tasks each operator has.
 """
 import csv
 import gzip
@@ -47,7 +47,7 @@ def read_tasks(dump, seed, label):
             t, key = line.rstrip("\n").split("\t", 1)
             keys[int(t)] = key
     trained_ops = {operator(k) for t, k in keys.items() if t not in best}
-    return [(t, n[t], best[t], first[t], keys.get(t, "?")) for t in best if n[t] >= 2], trained_ops
+    return [(t, n[t], best[t], first[t], keys.get(t, "?")) for t in best if n[t] >= 2], trained_ops, keys
 
 
 def operator(key):
@@ -55,7 +55,7 @@ def operator(key):
 
 
 def main(dump, seed, label):
-    tasks, trained_ops = read_tasks(dump, seed, label)
+    tasks, trained_ops, keys = read_tasks(dump, seed, label)
     sum_best = sum(b for _, _, b, _, _ in tasks)
     sum_first = sum(f for _, _, _, f, _ in tasks)
     mean = sum(b / f for _, _, b, f, _ in tasks) / len(tasks)
@@ -73,10 +73,12 @@ def main(dump, seed, label):
     for k in (1, 3, 5, 10, 20):
         gain = sum(f - b for _, _, b, f, _ in excess[:k])
         print(f"| worst {k} | {gain / lost:.2f} | {sum_best / (sum_first - gain):.4f} |")
-    print("\n| task | programs | best (ms) | first pick (ms) | top-1 | share of the sum's loss | key |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| task | programs | best (ms) | first pick (ms) | top-1 | share of the sum's loss | operator trained | key |")
+    print("|---|---|---|---|---|---|---|---|")
     for t, n, b, f, key in excess[:8]:
-        print(f"| {t} | {n} | {b * 1e3:.3f} | {f * 1e3:.3f} | {b / f:.3f} | {(f - b) / lost:.2f} | `{key[:70]}` |")
+        trained = "yes" if operator(key) in trained_ops else "no"
+        print(f"| {t} | {n} | {b * 1e3:.3f} | {f * 1e3:.3f} | {b / f:.3f} | {(f - b) / lost:.2f} | {trained} "
+              f"| `{key[:70]}` |")
 
     worst = sorted(tasks, key=lambda x: x[2] / x[3])
     print("\n## the task-mean's loss, sum(1 - top-1), by task (largest first)\n")
@@ -107,6 +109,11 @@ def main(dump, seed, label):
         ls = sum(f - b for _, _, b, f, _ in xs) / lost
         lm = sum(1 - b / f for _, _, b, f, _ in xs) / missing
         print(f"| {name} | {len(xs)} | {m:.3f} | {ls:.2f} | {lm:.2f} |")
+    per_op = defaultdict(int)
+    for key in keys.values():
+        per_op[operator(key)] += 1
+    print(f"\nAll {len(keys)} tasks of the tasks file hold {len(per_op)} operators; "
+          f"{sum(1 for c in per_op.values() if c <= 2)} of them have one or two tasks.")
 
 
 if __name__ == "__main__":

@@ -55,6 +55,9 @@ class TaskErrorsTest(unittest.TestCase):
         self.assertIn("| worst 1 | 0.55 | 0.8333 |", out)
         self.assertIn("| operator not in a training task | 1 | 0.400 | 0.75 | 0.55 |", out)
         self.assertIn("| operator in a training task | 2 | 0.750 | 0.25 | 0.45 |", out)
+        # task 2's row says its operator trained nowhere; aaaa has 3 tasks, bbbb 1
+        self.assertIn("| 0.400 | 0.75 | no |", out)
+        self.assertIn("All 4 tasks of the tasks file hold 2 operators; 1 of them have one or two tasks.", out)
 
 
 if __name__ == "__main__":

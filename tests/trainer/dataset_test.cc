@@ -394,9 +394,6 @@ TEST(DatasetTest, Errors) {
   EXPECT_EQ(platform_of({}).status().code(), StatusCode::kNotFound);
 }
 
-// Unlabeled programs (distillation inputs): every class counts, grouped by
-// task in sorted key order, single-program tasks left out, tokens as core
-// encodes them, the cap keeps a share of every task.
 TEST(DatasetTest, DescriptorExtraIsAppendedToThePlatformsDescriptor) {
   std::vector<core::Record> records = {make_record("[\"a\",1]", 2e-3), make_record("[\"a\",1]", 1e-3)};
   std::vector<float> desc(core::kHardwareDim);
@@ -418,6 +415,9 @@ TEST(DatasetTest, DescriptorExtraIsAppendedToThePlatformsDescriptor) {
   EXPECT_EQ(plain->descriptor, desc);
 }
 
+// Unlabeled programs (distillation inputs): every class counts, grouped by
+// task in sorted key order, single-program tasks left out, tokens as core
+// encodes them, the cap keeps a share of every task.
 TEST(DatasetTest, UnlabeledDatasetGroupsEveryProgram) {
   std::vector<core::Record> records;
   for (int p = 0; p < 3; ++p) {
