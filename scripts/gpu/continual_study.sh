@@ -25,6 +25,9 @@
 #   VALIDATION  > 0: choose, do not report (bench_continual --validation: the held-out split dropped,
 #             this share of each pool's tasks scored instead); give it a LOGS of its own
 #   CUDA_TEST 0: skip the CUDA test (another study beside this one ran it)
+#   CACHE     bench_continual --cache (default /tmp/tcl-gpu-work/continual-cache); two studies
+#             side by side that share seeds need one each (their runs would write the same files)
+#   THREADS   threads per seed (default the machine's cores over the seeds)
 #
 # On this workplace's device machine: scripts/gpu/stage.sh ../main/.gpu, then
 #   run(carry=[".gpu"], command="cd .gpu/src && bash scripts/gpu/continual_study.sh")
@@ -44,10 +47,10 @@ if [ "${CUDA_TEST:-1}" = 1 ]; then
   echo "== trainer_cuda_test: rc $?"; tail -n 15 "$LOGS/cuda_test.log"
 fi
 
-threads=$(($(nproc) / ${#seeds[@]}))
+threads=${THREADS:-$(($(nproc) / ${#seeds[@]}))}
 for s in "${seeds[@]}"; do
   timeout $((deadline - SECONDS)) nice "$BUILD/bench/bench_continual" --data "$DATA" --out "$LOGS/continual-s$s" \
-    --cache "/tmp/tcl-gpu-work/continual-cache" --platforms x86-24c,x86-16c,gpu-2080ti,gpu-v100 \
+    --cache "${CACHE:-/tmp/tcl-gpu-work/continual-cache}" --platforms x86-24c,x86-16c,gpu-2080ti,gpu-v100 \
     --methods "${METHODS:-distill,ft,b}" ${EXTRA:+--extra-distill "$EXTRA"} ${BANK:+--old-bank "$BANK"} ${VALIDATION:+--validation "$VALIDATION"} ${FLAGS:-} --seed "$s" --device cuda --threads "$threads" \
     >"$LOGS/continual-s$s.log" 2>&1 &
 done
