@@ -20,10 +20,12 @@ script must share every other flag (epochs, bank, platforms). Per method:
           step (the same selection, so the difference is the method's alone);
 top-1 task-mean and sum, as mean ± 95% t-interval over the seeds that reached
 the cell, and n; the paired section adds the tuning proxy (lower is better).
-With --minus, one section instead: every score each method printed after
-each step, the first run's minus the second's, seed by seed (a setting
-bench_continual does not name in the lineage, e.g. --column-epochs, against
-another on the same seeds; after step 1 the selections differ with it).
+With --minus, two sections instead, the first run's minus the second's, seed
+by seed (a setting bench_continual does not name in the lineage, e.g.
+--column-epochs, against another on the same seeds; after step 1 the
+selections differ with it): every score each method printed after each step,
+and the forgetting above (for a setting such as --platform-slots that changes
+the base too, where the scores' difference mixes the two).
 """
 import os
 import re
@@ -92,6 +94,21 @@ def read(path):
     return scores
 
 
+def forgetting(scores):
+    """{(method, step, learned, old platform): (top-1 mean, top-1 sum) after the step minus right after
+    the old platform's own step} of one seed's scores."""
+    learned_at = {learned: (step, learned) for step, learned, _, _ in scores}
+    out = {}
+    for (step, learned, method, platform), top1 in scores.items():
+        if step == 0 or platform == learned:
+            continue
+        at = learned_at.get(platform)
+        first = scores.get((at[0], at[1], method, platform)) if at else None
+        if first is not None:
+            out[(method, step, learned, platform)] = (top1[0] - first[0], top1[1] - first[1])
+    return out
+
+
 def main(paths):
     new, forgot, paired = defaultdict(list), defaultdict(list), defaultdict(list)
     for path in paths:
@@ -101,17 +118,11 @@ def main(paths):
             other = scores.get((step, learned, ft, platform))
             if step > 0 and platform == learned and other is not None:
                 paired[(method, platform)].append(tuple(a - b for a, b in zip(top1, other)))
-        learned_at = {learned: (step, learned) for step, learned, _, _ in scores}
         for (step, learned, method, platform), top1 in scores.items():
-            if step == 0:
-                continue  # the base: learned, not new
-            if platform == learned:
+            if step > 0 and platform == learned:  # step 0 is the base: learned, not new
                 new[(method, platform)].append(top1)
-                continue
-            at = learned_at.get(platform)
-            first = scores.get((at[0], at[1], method, platform)) if at else None
-            if first is not None:
-                forgot[(method, step, learned, platform)].append((top1[0] - first[0], top1[1] - first[1]))
+        for key, loss in forgetting(scores).items():
+            forgot[key].append(loss)
 
     def cells(pairs):
         return (f"mean {interval([p[0] for p in pairs], 4)}  sum {interval([p[1] for p in pairs], 4)}"
@@ -132,7 +143,7 @@ def minus(first, second):
     """Every score of the first runs minus the second's, seed by seed."""
     if len(first) != len(second):
         sys.exit("continual_steps.py: --minus needs as many logs as before it (one per seed, same order)")
-    diffs = defaultdict(list)
+    diffs, forgot = defaultdict(list), defaultdict(list)
     for a_path, b_path in zip(first, second):
         a_seed, b_seed = seed_of(a_path), seed_of(b_path)
         if a_seed != b_seed:
@@ -143,6 +154,10 @@ def minus(first, second):
             y = b.get((step, learned, method, platform))
             if step > 0 and y is not None:
                 diffs[(method, step, learned, platform)].append(tuple(p - q for p, q in zip(x, y)))
+        b_forgot = forgetting(b)
+        for key, x in forgetting(a).items():
+            if key in b_forgot:
+                forgot[key].append(tuple(p - q for p, q in zip(x, b_forgot[key])))
     if not diffs:
         sys.exit("continual_steps.py: --minus found no cell in both runs (do their lineages' weights differ?)")
     print("## the first runs minus the second, after each step\n")
@@ -150,6 +165,10 @@ def minus(first, second):
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} "
               f"mean {interval([x[0] for x in xs], 4)}  sum {interval([x[1] for x in xs], 4)}  "
               f"tuning {interval([x[2] for x in xs], 4)}  n={len(xs)}")
+    print("\n## forgetting, the first runs' minus the second's\n")
+    for (method, step, learned, platform), xs in sorted(forgot.items()):
+        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} "
+              f"mean {interval([x[0] for x in xs], 4)}  sum {interval([x[1] for x in xs], 4)}  n={len(xs)}")
 
 
 if __name__ == "__main__":

@@ -19,13 +19,13 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 SCRIPT = os.path.join(ROOT, "scripts", "gpu", "continual_steps.py")
 
 
-def log(seed, new16, old24, ft16, column_epochs=6):
+def log(seed, new16, old24, ft16, column_epochs=6, base24=0.80):
     """One seed's log: base on x86-24c, then step 1 learns x86-16c (distill and fine-tuning)."""
     return "\n".join([
         f"# bench_continual --old-bank 20000 --seed {seed}",
         f"# settings: old_weight 2, ewc 0.2, epochs 12, column_epochs {column_epochs}, unlabeled_ratio 1, old_bank 20000",
         "x86-24c: 100 records, 90 measured; pool 80 programs in 8 tasks; eval split 4 tasks / 20 records (0.1 s)",
-        "step 0 (x86-24c): base top-1 0.8000/0.6000 (mean/sum) tuning 0.4000 on 4 eval tasks; 10 params",
+        f"step 0 (x86-24c): base top-1 {base24:.4f}/0.6000 (mean/sum) tuning 0.4000 on 4 eval tasks; 10 params",
         "x86-16c: 50 records, 45 measured; pool 40 programs in 4 tasks; eval split 2 tasks / 10 records (0.1 s)",
         f"  distill                        on x86-24c    top-1 {old24:.4f}/0.6000 tuning 0.4000  (10 params)",
         f"  distill                        on x86-16c    top-1 {new16:.4f}/0.5000 tuning 0.3000  (10 params)",
@@ -86,6 +86,20 @@ class ContinualStepsTest(unittest.TestCase):
         self.assertIn("mean 0.0750 ± 0.3176", line)  # +0.05 and +0.10; across seeds −0.10 and +0.25: ± 2.22
         unchanged = cell(out, "the first runs minus the second", r"^\(a\) fine-tune .* x86-16c")
         self.assertIn("mean 0.0000 ± 0.0000", unchanged)
+
+    def test_minus_subtracts_forgetting_when_the_base_moves_too(self):
+        # The first runs' base scores 0.82 on x86-24c, the second's 0.80 (a setting such as
+        # --platform-slots changes the base). After step 1 the first runs score 0.80 / 0.79 there, the
+        # second's 0.79 / 0.78: the scores differ by +0.01, but the first runs lose 0.02 / 0.03 where the
+        # second lose 0.01 / 0.02, so they forget 0.01 more.
+        first = [self.write("a1.log", log(1, 0.5, 0.80, 0.6, base24=0.82)),
+                 self.write("a2.log", log(2, 0.5, 0.79, 0.6, base24=0.82))]
+        second = [self.write("b1.log", log(1, 0.5, 0.79, 0.6)), self.write("b2.log", log(2, 0.5, 0.78, 0.6))]
+        out = self.run_script(*first, "--minus", *second)
+        scores = cell(out, "the first runs minus the second", r"^distill .* step 1 \(\+x86-16c\s*\) x86-24c")
+        self.assertIn("mean 0.0100 ± 0.0000", scores)
+        forgot = cell(out, "forgetting, the first runs", r"^distill .* step 1 \(\+x86-16c\s*\) x86-24c")
+        self.assertIn("mean -0.0100 ± 0.0000", forgot)
 
     def test_minus_refuses_logs_of_other_seeds(self):
         first = [self.write("a1.log", log(1, 0.5, 0.79, 0.6)), self.write("a2.log", log(2, 0.5, 0.79, 0.6))]
