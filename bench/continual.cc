@@ -4,15 +4,18 @@
 // seconds of a distillation step, for distillation versus the baselines.
 //
 //   0. Splits (the evaluation protocol's, onboarding/platform_data.h): per
-//      platform, tasks with core::in_holdout(canonical key, 0.3, salt 0) form
+//      platform, tasks with core::in_holdout(canonical key, 0.3, salt S) form
 //      the evaluation split (all their measured records; never used for a
 //      gradient); the measured records of the other tasks, one per program
 //      (core::program_id), are the platform's pool.
 //      --validation F (for choosing settings, DESIGN §10): the held-out split
 //      is read but never scored or trained on, and F of the pool's tasks
-//      (core::in_holdout(key, F, salt 1)) become the split every model is
+//      (core::in_holdout(key, F, salt S + 1)) become the split every model is
 //      scored on; only the rest is the pool. The cache then lives in
 //      --cache/validation-F.
+//      --split-salt S (default 0) picks another 30% of the tasks to hold out,
+//      for how much a result owes to which tasks were held out (the seeds
+//      vary training, not the tasks); cache in --cache/split-salt-S.
 //   1. Base (step 0): the default student trained on the first platform's
 //      pool (train_platform: eval_fraction 0, max_records --base-max-records,
 //      --base-epochs, --threads, seed --base-seed (default --seed), no time
@@ -52,8 +55,8 @@
 //      weights per platform that other platforms' inputs never reach.
 //   3. After each step every current model is scored on the evaluation split
 //      of every platform seen so far: trainer::evaluate_checkpoint(records of
-//      that platform, DatasetOptions{eval_fraction 0.3, split_salt 0 — with
-//      --validation F: F, salt 1 — max_eval_records 20000}); top-1 mean ratio
+//      that platform, DatasetOptions{eval_fraction 0.3, split_salt S — with
+//      --validation F: F, salt S + 1 — max_eval_records 20000}); top-1 mean ratio
 //      (sum ratio beside it) and the tuning proxy (geometric mean ratio) and pairwise accuracy, forgetting = top-1 now
 //      − top-1 right after the platform was learned.
 //
@@ -67,8 +70,9 @@
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--old-bank 0] [--extra-distill OLD,EWC[,UNLABELED]] [--seed 1]
-//       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--platform-slots] [--mc-samples 8]
-//       [--base-epochs 4] [--base-max-records 40000] [--threads 2] [--device auto|cpu|cuda]
+//       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
+//       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
+//       [--device auto|cpu|cuda]
 //       [--methods distill,ft,b,c1,c2]
 //
 // --data holds one folder per platform with records.jsonl.gz. Run under
@@ -121,11 +125,7 @@ using tcl::Status;
 using Clock = std::chrono::steady_clock;
 
 constexpr double kHoldout = 0.3;
-constexpr std::uint64_t kSplitSalt = 0;
 constexpr std::int64_t kMaxEvalRecords = 20'000;
-// --validation's split of the pool's tasks: a salt of its own, so that it is
-// not the held-out split's complement.
-constexpr std::uint64_t kValidationSalt = 1;
 
 // The split every model is scored on: core::in_holdout(key, fraction, salt).
 struct ScoredSplit {
@@ -168,6 +168,7 @@ struct Args {
   std::uint64_t base_seed = 0;  // 0 = --seed
   double fraction = 0.1;
   double validation = 0;        // --validation F: score F of the pool's tasks instead of the held-out split
+  std::uint64_t split_salt = 0;  // --split-salt S: which 30% of each platform's tasks are held out
   bool platform_slots = false;  // --platform-slots: each platform's one-hot appended to its descriptor
   int mc_samples = 8;
   std::int64_t base_max_records = 40'000;
@@ -214,6 +215,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("base-seed", &a->base_seed)
       .value("fraction", &a->fraction)
       .value("validation", &a->validation)
+      .value("split-salt", &a->split_salt)
       .flag("platform-slots", &a->platform_slots)
       .value("mc-samples", &a->mc_samples)
       .value("base-max-records", &a->base_max_records)
@@ -233,6 +235,7 @@ bool parse_args(int argc, char** argv, Args* a) {
   if (a->cache.empty()) a->cache = a->out + "/cache";
   // Every pool, and so everything trained, differs in validation mode: its
   // cache is a folder of its own (the keys below do not name the mode).
+  if (a->split_salt != 0) a->cache += "/split-salt-" + std::to_string(a->split_salt);
   if (a->validation > 0) a->cache += "/validation-" + fmt("%g", a->validation);
   if (a->platform_slots) a->cache += "/platform-slots";
   if (a->base_seed == 0) a->base_seed = a->seed;
@@ -294,8 +297,12 @@ void keep_bank(const Args& a, SequencePlatform* p) {
   }
 }
 
+// --validation's split of the pool's tasks: a salt of its own, so that it is
+// not the held-out split's complement (salt 1 beside the default split's 0).
+std::uint64_t validation_salt(const Args& a) { return a.split_salt + 1; }
+
 ScoredSplit scored_split(const Args& a) {
-  return a.validation > 0 ? ScoredSplit{a.validation, kValidationSalt} : ScoredSplit{kHoldout, kSplitSalt};
+  return a.validation > 0 ? ScoredSplit{a.validation, validation_salt(a)} : ScoredSplit{kHoldout, a.split_salt};
 }
 
 // --platform-slots: the one-hot of `name`'s place in the sequence, appended
@@ -316,11 +323,11 @@ std::vector<float> platform_slot(const Args& a, const std::string& name) {
 bool load_platform(const Args& a, const std::string& name, bool keep_pool, SequencePlatform* p) {
   const Clock::time_point t0 = Clock::now();
   const bool validating = a.validation > 0;  // the scored split comes out of the pool
-  auto data = tcl::bench::read_platform(a.data + "/" + name + "/records.jsonl.gz", name, kHoldout, kSplitSalt,
+  auto data = tcl::bench::read_platform(a.data + "/" + name + "/records.jsonl.gz", name, kHoldout, a.split_salt,
                                         keep_pool || validating);
   if (!data) return false;
   static_cast<tcl::onboarding::PlatformData&>(*p) = std::move(*data);
-  if (validating) p->split = tcl::onboarding::validation_split(std::move(p->split), a.validation, kValidationSalt);
+  if (validating) p->split = tcl::onboarding::validation_split(std::move(p->split), a.validation, validation_salt(a));
   const std::vector<float> slot = platform_slot(a, name);  // --platform-slots
   p->descriptor.insert(p->descriptor.end(), slot.begin(), slot.end());
   const tcl::onboarding::PlatformSplit& s = p->split;
@@ -562,12 +569,14 @@ void render_header(const Args& a, std::ostringstream& md) {
   if (a.validation > 0) {
     md << "Settings: **validation mode** (--validation " << fmt("%g", a.validation)
        << ", for choosing settings; report on the held-out split): the held-out split (core::in_holdout(canonical "
-          "key, 0.3, salt 0)) is dropped unscored; the scored split is core::in_holdout(canonical key, "
-       << fmt("%g", a.validation) << ", salt " << kValidationSalt
+          "key, 0.3, salt "
+       << a.split_salt << ")) is dropped unscored; the scored split is core::in_holdout(canonical key, "
+       << fmt("%g", a.validation) << ", salt " << validation_salt(a)
        << ") of the other tasks' pool records (scored with evaluate_checkpoint, max_eval_records 20000); pool = the "
           "rest. Base: ";
   } else {
-    md << "Settings: eval split = core::in_holdout(canonical key, 0.3, salt 0) of each platform (scored with "
+    md << "Settings: eval split = core::in_holdout(canonical key, 0.3, salt " << a.split_salt
+       << ") of each platform (scored with "
           "evaluate_checkpoint, max_eval_records 20000); pool = measured records of the other tasks, one per "
           "program. Base: ";
   }
@@ -804,7 +813,7 @@ int run_base_step(const Args& a, SequencePlatform& p0, std::vector<Lineage>& lin
   const std::string key = "base|" + a.data + "/" + a.platforms[0] + "|max_records " +
                           std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.base_epochs) + "|seed " +
                           std::to_string(a.base_seed) + "|threads " + std::to_string(a.threads) +
-                          "|holdout 0.3 salt 0 dedup";
+                          "|holdout 0.3 salt " + std::to_string(a.split_salt) + " dedup";
   const std::string path = cache_path(a, "base", a.platforms[0], key);
   const bool cached = std::filesystem::exists(path + ".meta");
   if (!load_platform(a, a.platforms[0], !cached || a.methods.count("b") || a.old_bank > 0, &p0)) return 1;
@@ -1098,9 +1107,9 @@ int main(int argc, char** argv) {
   // that scripts/gpu/continual_steps.py names it right whatever the defaults were.
   std::printf(
       "# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld, "
-      "validation %g, platform_slots %d\n",
+      "validation %g, platform_slots %d, split_salt %llu\n",
       a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
-      a.validation, a.platform_slots ? 1 : 0);
+      a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt));
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);
