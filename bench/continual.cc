@@ -167,9 +167,9 @@ struct Args {
   std::uint64_t seed = 1;
   std::uint64_t base_seed = 0;  // 0 = --seed
   double fraction = 0.1;
-  double validation = 0;        // --validation F: score F of the pool's tasks instead of the held-out split
+  double validation = 0;         // --validation F: score F of the pool's tasks instead of the held-out split
   std::uint64_t split_salt = 0;  // --split-salt S: which 30% of each platform's tasks are held out
-  bool platform_slots = false;  // --platform-slots: each platform's one-hot appended to its descriptor
+  bool platform_slots = false;   // --platform-slots: each platform's one-hot appended to its descriptor
   int mc_samples = 8;
   std::int64_t base_max_records = 40'000;
   int threads = 2;
@@ -812,8 +812,8 @@ Score floor_of(const Score& s) {
 int run_base_step(const Args& a, SequencePlatform& p0, std::vector<Lineage>& lineages, StepResult* st) {
   const std::string key = "base|" + a.data + "/" + a.platforms[0] + "|max_records " +
                           std::to_string(a.base_max_records) + "|epochs " + std::to_string(a.base_epochs) + "|seed " +
-                          std::to_string(a.base_seed) + "|threads " + std::to_string(a.threads) +
-                          "|holdout 0.3 salt " + std::to_string(a.split_salt) + " dedup";
+                          std::to_string(a.base_seed) + "|threads " + std::to_string(a.threads) + "|holdout 0.3 salt " +
+                          std::to_string(a.split_salt) + " dedup";
   const std::string path = cache_path(a, "base", a.platforms[0], key);
   const bool cached = std::filesystem::exists(path + ".meta");
   if (!load_platform(a, a.platforms[0], !cached || a.methods.count("b") || a.old_bank > 0, &p0)) return 1;
