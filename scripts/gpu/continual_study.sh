@@ -27,7 +27,8 @@
 #   CUDA_TEST 0: skip the CUDA test (another study beside this one ran it)
 #   CACHE     bench_continual --cache (default /tmp/tcl-gpu-work/continual-cache); two studies
 #             side by side that share seeds need one each (their runs would write the same files)
-#   THREADS   threads per seed (default the machine's cores over the seeds)
+#   THREADS   threads per seed (default the machine's cores over the seeds). The count is in the
+#             base's cache key and changes the results: keep it equal across studies you compare
 #
 # On this workplace's device machine: scripts/gpu/stage.sh ../main/.gpu, then
 #   run(carry=[".gpu"], command="cd .gpu/src && bash scripts/gpu/continual_study.sh")
