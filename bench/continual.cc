@@ -234,8 +234,8 @@ bool parse_args(int argc, char** argv, Args* a) {
   a->device = *device;
   if (a->cache.empty()) a->cache = a->out + "/cache";
   // Every pool, and so everything trained, differs with another split salt
-  // or in validation mode: each has a cache folder of its own (the keys below
-  // do not name them).
+  // or in validation mode: each has a cache folder of its own, which is what
+  // keeps their files apart (most keys below do not name them).
   if (a->split_salt != 0) a->cache += "/split-salt-" + std::to_string(a->split_salt);
   if (a->validation > 0) a->cache += "/validation-" + fmt("%g", a->validation);
   if (a->platform_slots) a->cache += "/platform-slots";

@@ -96,8 +96,8 @@ struct DatasetOptions {
   ValidationSplit validation_split = ValidationSplit::kPrograms;
   // Appended to the platform's descriptor (core::kHardwareDim floats), so the
   // model reads kHardwareDim + size() (bench_continual --platform-slots: a
-  // one-hot per platform, the cheapest per-platform adapter). The jobs, the
-  // API and predict leave it empty.
+  // one-hot per platform, the cheapest per-platform adapter; measured and not
+  // adopted, docs/continual.md). The jobs, the API and predict leave it empty.
   std::vector<float> descriptor_extra;
 };
 

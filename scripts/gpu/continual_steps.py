@@ -97,13 +97,12 @@ def read(path):
 def forgetting(scores):
     """{(method, step, learned, old platform): (top-1 mean, top-1 sum) after the step minus right after
     the old platform's own step} of one seed's scores."""
-    learned_at = {learned: (step, learned) for step, learned, _, _ in scores}
+    learned_at = {learned: step for step, learned, _, _ in scores}
     out = {}
     for (step, learned, method, platform), top1 in scores.items():
-        if step == 0 or platform == learned:
+        if step == 0 or platform == learned or platform not in learned_at:
             continue
-        at = learned_at.get(platform)
-        first = scores.get((at[0], at[1], method, platform)) if at else None
+        first = scores.get((learned_at[platform], platform, method, platform))
         if first is not None:
             out[(method, step, learned, platform)] = (top1[0] - first[0], top1[1] - first[1])
     return out
@@ -139,8 +138,13 @@ def main(paths):
         print(f"{platform:11s} {method:68s} {cells(xs)}  tuning {interval([x[2] for x in xs], 4)}")
 
 
+def subtract(a, b):
+    """{key: a's tuple minus b's} for the keys both have."""
+    return {key: tuple(p - q for p, q in zip(x, b[key])) for key, x in a.items() if key in b}
+
+
 def minus(first, second):
-    """Every score of the first runs minus the second's, seed by seed."""
+    """Every score, and the forgetting, of the first runs minus the second's, seed by seed."""
     if len(first) != len(second):
         sys.exit("continual_steps.py: --minus needs as many logs as before it (one per seed, same order)")
     diffs, forgot = defaultdict(list), defaultdict(list)
@@ -150,14 +154,11 @@ def minus(first, second):
             sys.exit(f"continual_steps.py: --minus pairs {a_path} (seed {a_seed:g}) with {b_path} "
                      f"(seed {b_seed:g}): give the logs in the same seed order")
         a, b = read(a_path), read(b_path)
-        for (step, learned, method, platform), x in a.items():
-            y = b.get((step, learned, method, platform))
-            if step > 0 and y is not None:
-                diffs[(method, step, learned, platform)].append(tuple(p - q for p, q in zip(x, y)))
-        b_forgot = forgetting(b)
-        for key, x in forgetting(a).items():
-            if key in b_forgot:
-                forgot[key].append(tuple(p - q for p, q in zip(x, b_forgot[key])))
+        for (step, learned, method, platform), d in subtract(a, b).items():
+            if step > 0:  # the base is not a method's
+                diffs[(method, step, learned, platform)].append(d)
+        for key, d in subtract(forgetting(a), forgetting(b)).items():
+            forgot[key].append(d)
     if not diffs:
         sys.exit("continual_steps.py: --minus found no cell in both runs (do their lineages' weights differ?)")
     print("## the first runs minus the second, after each step\n")

@@ -590,9 +590,6 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
   EXPECT_EQ(train_platform(r, nullptr).status().code(), StatusCode::kInvalidArgument);
 }
 
-// score_checkpoints: several checkpoints on the same programs, every task
-// (no split), the fast path's scores ranking as evaluate_checkpoint's torch
-// path does on the same tasks.
 // bench_continual --platform-slots: DatasetOptions::descriptor_extra widens
 // the fresh model's conditioning, and its checkpoint is scored only with the
 // same extra floats.
@@ -614,6 +611,9 @@ TEST(TrainJobTest, DescriptorExtraWidensTheModelsConditioning) {
   EXPECT_FALSE(evaluate_checkpoint(trained->checkpoint, records, r.data.platform, plain, 1).is_ok());
 }
 
+// score_checkpoints: several checkpoints on the same programs, every task
+// (no split), the fast path's scores ranking as evaluate_checkpoint's torch
+// path does on the same tasks.
 TEST(TrainJobTest, ScoreCheckpointsScoresEveryTaskOnceForEachCheckpoint) {
   const std::vector<core::Record> records = planted_platform(12, 40);
   TrainRequest r = small_request(records);
