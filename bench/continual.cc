@@ -906,6 +906,12 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
                               std::to_string(a.column_epochs) + "|seed " + std::to_string(a.seed);
   auto column = train_cached(a, "column", p.name, col_key, col);
   if (!column) return fail(l.name, column.status());
+  // The student learns k from the column, so its score on k bounds what the
+  // distillation can reach: printed beside the methods', in no table.
+  auto column_score = evaluate_cached(a, p, column->checkpoint);
+  if (!column_score) return fail(l.name, column_score.status());
+  std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f\n", ("column of " + l.name).c_str(), p.name.c_str(),
+              column_score->top1_mean, column_score->top1_sum, column_score->tuning);
   // Student.
   tr::DistillTargets targets;
   targets.column_checkpoint = column->checkpoint;

@@ -40,6 +40,8 @@ SCORE = re.compile(r"^  (.+?)\s+on (\S+)\s+top-1 ([\d.]+)/([\d.]+) tuning ([\d.]
 EXTRA = re.compile(r"^distill \(old_weight ([\d.]+), ewc ([\d.]+)")
 BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)(?: \(mean/sum\) tuning ([\d.]+))?")
 SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
+FINE_TUNE = "(a) fine-tune on the selection of "
+COLUMN = "column of "  # a distill lineage's active column, scored on its platform only
 
 
 def flag(header, name, default):
@@ -81,13 +83,18 @@ def read(path):
             if not m:
                 continue
             method = m.group(1).strip()
+            column = method.startswith(COLUMN)
+            if column:
+                method = method[len(COLUMN):]
             e = EXTRA.match(method)
             if method == "distill":
                 method = main
             elif e:
                 method = lineage(e.group(1), e.group(2))
             elif method == "(a) fine-tune":
-                method = f"(a) fine-tune on the selection of {main}"
+                method = f"{FINE_TUNE}{main}"
+            if column:
+                method = COLUMN + method
             scores[(step, learned, method, m.group(2))] = (float(m.group(3)), float(m.group(4)), float(m.group(5)))
             if base:  # every method starts from the base: its score on the first platform
                 scores.setdefault((0, base[0], method, base[0]), base[1])
@@ -109,14 +116,15 @@ def forgetting(scores):
 
 
 def main(paths):
-    new, forgot, paired = defaultdict(list), defaultdict(list), defaultdict(list)
+    new, forgot = defaultdict(list), defaultdict(list)
+    paired = {FINE_TUNE: defaultdict(list), COLUMN: defaultdict(list)}
     for path in paths:
         scores = read(path)
         for (step, learned, method, platform), top1 in scores.items():
-            ft = f"(a) fine-tune on the selection of {method}"
-            other = scores.get((step, learned, ft, platform))
-            if step > 0 and platform == learned and other is not None:
-                paired[(method, platform)].append(tuple(a - b for a, b in zip(top1, other)))
+            for prefix, pairs in paired.items():
+                other = scores.get((step, learned, prefix + method, platform))
+                if step > 0 and platform == learned and other is not None:
+                    pairs[(method, platform)].append(tuple(a - b for a, b in zip(top1, other)))
         for (step, learned, method, platform), top1 in scores.items():
             if step > 0 and platform == learned:  # step 0 is the base: learned, not new
                 new[(method, platform)].append(top1)
@@ -133,9 +141,12 @@ def main(paths):
     print("\n## forgetting: top-1 after a later step minus right after its own\n")
     for (method, step, learned, platform), xs in sorted(forgot.items()):
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}")
-    print("\n## paired: the lineage minus fine-tuning on its selection, right after the step\n")
-    for (method, platform), xs in sorted(paired.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        print(f"{platform:11s} {method:68s} {cells(xs)}  tuning {interval([x[2] for x in xs], 4)}")
+    for prefix, title in ((FINE_TUNE, "fine-tuning on its selection"), (COLUMN, "its active column")):
+        if not paired[prefix] and prefix == COLUMN:
+            continue  # logs from before the column was scored
+        print(f"\n## paired: the lineage minus {title}, right after the step\n")
+        for (method, platform), xs in sorted(paired[prefix].items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            print(f"{platform:11s} {method:68s} {cells(xs)}  tuning {interval([x[2] for x in xs], 4)}")
 
 
 def subtract(a, b):
