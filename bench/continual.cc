@@ -32,7 +32,7 @@
 //                 --column-epochs, no Fisher); student = train_platform(init =
 //                 teacher, selected, distill = {column, old descriptors of
 //                 every covered platform, teacher's Fisher, --ewc,
-//                 --old-weight, the unselected rest of the pool as unlabeled
+//                 --old-weight, --column-weight, the unselected rest of the pool as unlabeled
 //                 KD inputs at --unlabeled-ratio, with --old-bank N the
 //                 covered platforms' banks (N programs each from their
 //                 pools, held-out tasks never, measurements cleared) as
@@ -47,8 +47,10 @@
 //        c1, c2   a separate fresh student per platform on the selected set
 //                 (c1) or the whole pool (c2, capped at --base-max-records);
 //                 the first platform's is the base.
-//      --extra-distill OLD,EWC[,UNLABELED] adds a second, labelled distill
-//      lineage with those weights (the one allowed variation).
+//      --extra-distill OLD,EWC[,UNLABELED[,COLUMN]] adds a second, labelled
+//      distill lineage with those weights (the one allowed variation). Each
+//      distill lineage's column is scored on its platform too ("column of
+//      LINEAGE" lines, in no table): the student learns k from it.
 //      --platform-slots (issue 19's adapter lever, without (b)): each
 //      platform's descriptor gets its one-hot of its place in --platforms
 //      appended, so the model (descriptor_dim 36 + platforms) holds FiLM
@@ -69,7 +71,8 @@
 //   bench_continual [--data /work/shared/data] [--out /tmp/continual]
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
-//       [--unlabeled-ratio 1] [--old-bank 0] [--extra-distill OLD,EWC[,UNLABELED]] [--seed 1]
+//       [--unlabeled-ratio 1] [--column-weight 1] [--old-bank 0]
+//       [--extra-distill OLD,EWC[,UNLABELED[,COLUMN]]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
 //       [--device auto|cpu|cuda]
@@ -161,9 +164,10 @@ struct Args {
   double ewc = tr::DistillTargets{}.ewc_weight;
   double old_weight = tr::DistillTargets{}.old_weight;
   double unlabeled_ratio = tr::DistillTargets{}.unlabeled_ratio;
+  double column_weight = tr::DistillTargets{}.column_weight;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
-  double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0;
+  double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0, extra_column = 0;
   std::uint64_t seed = 1;
   std::uint64_t base_seed = 0;  // 0 = --seed
   double fraction = 0.1;
@@ -197,18 +201,20 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("ewc", &a->ewc)
       .value("old-weight", &a->old_weight)
       .value("unlabeled-ratio", &a->unlabeled_ratio)
+      .value("column-weight", &a->column_weight)
       .value("old-bank", &a->old_bank)
       .custom("extra-distill",
               [a](const std::string& v) {
                 const auto w = split_list(v);
-                if (w.size() != 2 && w.size() != 3) {
-                  std::fprintf(stderr, "--extra-distill needs OLD,EWC[,UNLABELED_RATIO]\n");
+                if (w.size() < 2 || w.size() > 4) {
+                  std::fprintf(stderr, "--extra-distill needs OLD,EWC[,UNLABELED_RATIO[,COLUMN_WEIGHT]]\n");
                   return false;
                 }
                 a->extra = true;
                 a->extra_old = std::atof(w[0].c_str());
                 a->extra_ewc = std::atof(w[1].c_str());
-                a->extra_unlabeled = w.size() == 3 ? std::atof(w[2].c_str()) : -1;  // -1: --unlabeled-ratio's
+                a->extra_unlabeled = w.size() >= 3 ? std::atof(w[2].c_str()) : -1;  // -1: --unlabeled-ratio's
+                a->extra_column = w.size() == 4 ? std::atof(w[3].c_str()) : -1;     // -1: --column-weight's
                 return true;
               })
       .value("seed", &a->seed)
@@ -241,6 +247,7 @@ bool parse_args(int argc, char** argv, Args* a) {
   if (a->platform_slots) a->cache += "/platform-slots";
   if (a->base_seed == 0) a->base_seed = a->seed;
   if (a->extra && a->extra_unlabeled < 0) a->extra_unlabeled = a->unlabeled_ratio;
+  if (a->extra && a->extra_column < 0) a->extra_column = a->column_weight;
   if (a->platform_slots && a->methods.count("b")) {
     std::fprintf(stderr, "--platform-slots: joint training (b) would give every platform the same slot\n");
     return false;
@@ -257,7 +264,7 @@ bool parse_args(int argc, char** argv, Args* a) {
   }
   if (a->platforms.size() < 2 || a->epochs < 1 || a->column_epochs < 1 || a->base_epochs < 1 || a->mc_samples < 2 ||
       !(a->fraction > 0 && a->fraction <= 1) || !(a->validation >= 0 && a->validation < 1) || a->ewc < 0 ||
-      a->old_weight < 0 || a->unlabeled_ratio < 0) {
+      a->old_weight < 0 || a->unlabeled_ratio < 0 || a->column_weight < 0) {
     std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction, --validation or weights\n");
     return false;
   }
@@ -547,7 +554,7 @@ struct StepResult {
 struct Lineage {
   std::string name;  // row label
   bool distill = false;
-  double old_weight = 0, ewc = 0, unlabeled_ratio = 0;
+  double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
   std::string model, fisher;  // current version (and its Fisher for distill)
 };
 
@@ -587,8 +594,8 @@ void render_header(const Args& a, std::ostringstream& md) {
         "distill lineage's production model, mc_samples "
      << a.mc_samples << ", others = covered platforms, seed " << a.seed << "); distill = active column ("
      << a.column_epochs << " epochs) + student (" << a.epochs << " epochs, ewc " << fmt("%g", a.ewc) << ", old_weight "
-     << fmt("%g", a.old_weight) << ", unlabeled_ratio " << fmt("%g", a.unlabeled_ratio)
-     << ": the unselected rest of the pool as KD inputs"
+     << fmt("%g", a.old_weight) << ", column_weight " << fmt("%g", a.column_weight) << ", unlabeled_ratio "
+     << fmt("%g", a.unlabeled_ratio) << ": the unselected rest of the pool as KD inputs"
      << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
         "first platform's pool (as the base saw it) and the selection of every later platform ("
@@ -774,18 +781,26 @@ const std::string kJoint = "(b) joint", kC1 = "(c1) separate, 10%", kC2 = "(c2) 
 
 std::vector<Lineage> make_lineages(const Args& a) {
   std::vector<Lineage> lineages;
-  if (a.methods.count("distill")) lineages.push_back({"distill", true, a.old_weight, a.ewc, a.unlabeled_ratio, {}, {}});
+  if (a.methods.count("distill")) {
+    lineages.push_back({"distill", true, a.old_weight, a.ewc, a.unlabeled_ratio, a.column_weight, {}, {}});
+  }
   if (a.extra) {
+    // The column weight is named only where it is not the default's, so
+    // that older logs and this one name the same lineage alike.
+    const std::string column = a.extra_column == tr::DistillTargets{}.column_weight
+                                   ? std::string()
+                                   : ", column_weight " + fmt("%g", a.extra_column);
     lineages.push_back({"distill (old_weight " + fmt("%g", a.extra_old) + ", ewc " + fmt("%g", a.extra_ewc) +
-                            ", unlabeled " + fmt("%g", a.extra_unlabeled) + ")",
+                            ", unlabeled " + fmt("%g", a.extra_unlabeled) + column + ")",
                         true,
                         a.extra_old,
                         a.extra_ewc,
                         a.extra_unlabeled,
+                        a.extra_column,
                         {},
                         {}});
   }
-  if (a.methods.count("ft")) lineages.push_back({"(a) fine-tune", false, 0, 0, 0, {}, {}});
+  if (a.methods.count("ft")) lineages.push_back({"(a) fine-tune", false, 0, 0, 0, 0, {}, {}});
   return lineages;
 }
 
@@ -920,6 +935,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   targets.old_weight = l.old_weight;
   targets.ewc_weight = l.ewc;
   targets.unlabeled_ratio = l.unlabeled_ratio;
+  targets.column_weight = l.column_weight;
   const std::vector<core::Record> unlabeled =
       l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
   targets.unlabeled = unlabeled;
@@ -930,6 +946,8 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(l.fisher) + "|column " +
       tcl::sha256_hex(column->checkpoint) + "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) +
       " w " + fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) +
+      (l.column_weight == tr::DistillTargets{}.column_weight ? std::string()
+                                                             : "|column_weight " + fmt("%g", l.column_weight)) +
       (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
                                    std::to_string(unlabeled.size()) + " max " + std::to_string(targets.max_unlabeled)
                              : std::string()) +
@@ -1114,9 +1132,9 @@ int main(int argc, char** argv) {
   // that scripts/gpu/continual_steps.py names it right whatever the defaults were.
   std::printf(
       "# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld, "
-      "validation %g, platform_slots %d, split_salt %llu\n",
+      "validation %g, platform_slots %d, split_salt %llu, column_weight %g\n",
       a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
-      a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt));
+      a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt), a.column_weight);
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

@@ -8,7 +8,8 @@ which a run stopped by its budget never prints).
 
 Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T" lines each step prints
 (and step 0's base line: every method starts from the base).
-The main distill lineage is named by its weights — from the log's "# settings:"
+The main distill lineage is named by its weights (old_weight, ewc, and
+column_weight where it is not 1) — from the log's "# settings:"
 line, or for older logs (before it was printed) from the command line's
 --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
 and extra lineages were swapped summarise together. Fine-tuning trains on the main
@@ -18,6 +19,9 @@ script must share every other flag (epochs, bank, platforms). Per method:
   forgot  each old platform's top-1 after each later step minus that;
   paired  the main lineage minus fine-tuning on its selection, right after each
           step (the same selection, so the difference is the method's alone);
+          and each distill lineage minus its own active column ("column of"
+          lines, logs since session 17): what the student fails to take from
+          its teacher for the new platform;
 top-1 task-mean and sum, as mean ± 95% t-interval over the seeds that reached
 the cell, and n; the paired section adds the tuning proxy (lower is better).
 With --minus, two sections instead, the first run's minus the second's, seed
@@ -37,9 +41,9 @@ from intervals import interval  # noqa: E402
 
 STEP = re.compile(r"^(\S+): \d+ records")
 SCORE = re.compile(r"^  (.+?)\s+on (\S+)\s+top-1 ([\d.]+)/([\d.]+) tuning ([\d.]+)")
-EXTRA = re.compile(r"^distill \(old_weight ([\d.]+), ewc ([\d.]+)")
+EXTRA = re.compile(r"^distill \(old_weight ([\d.]+), ewc ([\d.]+)(?:, unlabeled [\d.]+)?(?:, column_weight ([\d.]+))?")
 BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)(?: \(mean/sum\) tuning ([\d.]+))?")
-SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
+SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+).*?(?:column_weight ([\d.]+))?$")
 FINE_TUNE = "(a) fine-tune on the selection of "
 COLUMN = "column of "  # a distill lineage's active column, scored on its platform only
 
@@ -55,8 +59,10 @@ def seed_of(path):
         return flag(f.readline(), "seed", 1)
 
 
-def lineage(old_weight, ewc):
-    return f"distill (old_weight {float(old_weight):g}, ewc {float(ewc):g})"
+def lineage(old_weight, ewc, column_weight=None):
+    """A distill lineage's name; the column weight only where it is not the default 1 (older logs have none)."""
+    column = "" if column_weight is None or float(column_weight) == 1 else f", column_weight {float(column_weight):g}"
+    return f"distill (old_weight {float(old_weight):g}, ewc {float(ewc):g}{column})"
 
 
 def read(path):
@@ -68,7 +74,7 @@ def read(path):
         for line in f:
             m = SETTINGS.match(line)
             if m:
-                main = lineage(m.group(1), m.group(2))
+                main = lineage(m.group(1), m.group(2), m.group(3))
                 continue
             m = STEP.match(line)
             if m:
@@ -90,7 +96,7 @@ def read(path):
             if method == "distill":
                 method = main
             elif e:
-                method = lineage(e.group(1), e.group(2))
+                method = lineage(e.group(1), e.group(2), e.group(3))
             elif method == "(a) fine-tune":
                 method = f"{FINE_TUNE}{main}"
             if column:

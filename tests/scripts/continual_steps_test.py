@@ -19,14 +19,19 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 SCRIPT = os.path.join(ROOT, "scripts", "gpu", "continual_steps.py")
 
 
-def log(seed, new16, old24, ft16, column_epochs=6, base24=0.80):
-    """One seed's log: base on x86-24c, then step 1 learns x86-16c (distill and fine-tuning)."""
+def log(seed, new16, old24, ft16, column_epochs=6, base24=0.80, column16=None, settings_tail=""):
+    """One seed's log: base on x86-24c, then step 1 learns x86-16c (distill and fine-tuning; with
+    column16, the distill lineage's column scored first, as logs since session 17 have it)."""
+    column = ([f"  column of distill              on x86-16c    top-1 {column16:.4f}/0.5000 tuning 0.2500"]
+              if column16 is not None else [])
     return "\n".join([
         f"# bench_continual --old-bank 20000 --seed {seed}",
-        f"# settings: old_weight 2, ewc 0.2, epochs 12, column_epochs {column_epochs}, unlabeled_ratio 1, old_bank 20000",
+        f"# settings: old_weight 2, ewc 0.2, epochs 12, column_epochs {column_epochs}, unlabeled_ratio 1, old_bank 20000"
+        + settings_tail,
         "x86-24c: 100 records, 90 measured; pool 80 programs in 8 tasks; eval split 4 tasks / 20 records (0.1 s)",
         f"step 0 (x86-24c): base top-1 {base24:.4f}/0.6000 (mean/sum) tuning 0.4000 on 4 eval tasks; 10 params",
         "x86-16c: 50 records, 45 measured; pool 40 programs in 4 tasks; eval split 2 tasks / 10 records (0.1 s)",
+        *column,
         f"  distill                        on x86-24c    top-1 {old24:.4f}/0.6000 tuning 0.4000  (10 params)",
         f"  distill                        on x86-16c    top-1 {new16:.4f}/0.5000 tuning 0.3000  (10 params)",
         "  (a) fine-tune                  on x86-24c    top-1 0.7000/0.5000 tuning 0.6000  (10 params)",
@@ -77,6 +82,29 @@ class ContinualStepsTest(unittest.TestCase):
         # Forgetting: x86-24c after step 1 minus the base's 0.80: −0.01 and −0.02.
         forgot = cell(out, "forgetting", r"^distill .* step 1 \(\+x86-16c\s*\) x86-24c")
         self.assertIn("mean -0.0150 ± 0.0635", forgot)
+
+    def test_pairs_each_student_with_its_own_column(self):
+        # Student − column: seed 1 0.50 − 0.62 = −0.12, seed 2 0.55 − 0.61 = −0.06: −0.09 ± 0.381; the
+        # tuning proxy 0.30 − 0.25 in both. The column is the new platform's alone: no forgetting row.
+        a = self.write("s1.log", log(1, new16=0.50, old24=0.79, ft16=0.60, column16=0.62))
+        b = self.write("s2.log", log(2, new16=0.55, old24=0.78, ft16=0.75, column16=0.61))
+        out = self.run_script(a, b)
+        paired = cell(out, "paired: the lineage minus its active column", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)")
+        self.assertIn("mean -0.0900 ± 0.3812", paired)
+        self.assertIn("tuning 0.0500 ± 0.0000", paired)
+        new = cell(out, "new platform", r"^x86-16c\s+column of distill \(old_weight 2, ewc 0.2\)")
+        self.assertIn("mean 0.6150", new)
+        self.assertNotIn("column of", out.split("## forgetting", 1)[1].split("\n## ", 1)[0])
+        # Logs from before the column was scored print no such section.
+        self.assertNotIn("its active column", self.run_script(self.write("old.log", log(1, 0.5, 0.79, 0.6))))
+
+    def test_names_a_column_weight_other_than_the_default(self):
+        # Runs at --column-weight 3 are another lineage: pooled with default runs they stay apart.
+        a = self.write("w3.log", log(1, 0.50, 0.79, 0.60, settings_tail=", split_salt 0, column_weight 3"))
+        b = self.write("w1.log", log(1, 0.70, 0.79, 0.60, settings_tail=", split_salt 0, column_weight 1"))
+        out = self.run_script(a, b)
+        self.assertIn("mean 0.5000", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2, column_weight 3\)"))
+        self.assertIn("mean 0.7000", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)\s"))
 
     def test_minus_subtracts_seed_by_seed(self):
         first = [self.write("a1.log", log(1, 0.50, 0.79, 0.60, 12)), self.write("a2.log", log(2, 0.70, 0.78, 0.60, 12))]
