@@ -128,6 +128,9 @@ using tcl::Status;
 using Clock = std::chrono::steady_clock;
 
 constexpr double kHoldout = 0.3;
+// The column weight that lineage names, cache keys and scripts/gpu/
+// continual_steps.py leave unnamed: every run before --column-weight used it.
+constexpr double kUnnamedColumnWeight = 1.0;
 constexpr std::int64_t kMaxEvalRecords = 20'000;
 
 // The split every model is scored on: core::in_holdout(key, fraction, salt).
@@ -215,6 +218,11 @@ bool parse_args(int argc, char** argv, Args* a) {
                 a->extra_ewc = std::atof(w[1].c_str());
                 a->extra_unlabeled = w.size() >= 3 ? std::atof(w[2].c_str()) : -1;  // -1: --unlabeled-ratio's
                 a->extra_column = w.size() == 4 ? std::atof(w[3].c_str()) : -1;     // -1: --column-weight's
+                if (a->extra_old < 0 || a->extra_ewc < 0 || (w.size() >= 3 && a->extra_unlabeled < 0) ||
+                    (w.size() == 4 && a->extra_column < 0)) {
+                  std::fprintf(stderr, "--extra-distill: weights are >= 0\n");
+                  return false;
+                }
                 return true;
               })
       .value("seed", &a->seed)
@@ -787,9 +795,8 @@ std::vector<Lineage> make_lineages(const Args& a) {
   if (a.extra) {
     // The column weight is named only where it is not the default's, so
     // that older logs and this one name the same lineage alike.
-    const std::string column = a.extra_column == tr::DistillTargets{}.column_weight
-                                   ? std::string()
-                                   : ", column_weight " + fmt("%g", a.extra_column);
+    const std::string column =
+        a.extra_column == kUnnamedColumnWeight ? std::string() : ", column_weight " + fmt("%g", a.extra_column);
     lineages.push_back({"distill (old_weight " + fmt("%g", a.extra_old) + ", ewc " + fmt("%g", a.extra_ewc) +
                             ", unlabeled " + fmt("%g", a.extra_unlabeled) + column + ")",
                         true,
@@ -921,8 +928,9 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
                               std::to_string(a.column_epochs) + "|seed " + std::to_string(a.seed);
   auto column = train_cached(a, "column", p.name, col_key, col);
   if (!column) return fail(l.name, column.status());
-  // The student learns k from the column, so its score on k bounds what the
-  // distillation can reach: printed beside the methods', in no table.
+  // The student learns k from the column's KD and the selection's labels: the
+  // column's score on k is the reference it is compared with (printed beside
+  // the methods', in no table).
   auto column_score = evaluate_cached(a, p, column->checkpoint);
   if (!column_score) return fail(l.name, column_score.status());
   std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f\n", ("column of " + l.name).c_str(), p.name.c_str(),
@@ -946,8 +954,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(l.fisher) + "|column " +
       tcl::sha256_hex(column->checkpoint) + "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) +
       " w " + fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) +
-      (l.column_weight == tr::DistillTargets{}.column_weight ? std::string()
-                                                             : "|column_weight " + fmt("%g", l.column_weight)) +
+      (l.column_weight == kUnnamedColumnWeight ? std::string() : "|column_weight " + fmt("%g", l.column_weight)) +
       (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
                                    std::to_string(unlabeled.size()) + " max " + std::to_string(targets.max_unlabeled)
                              : std::string()) +

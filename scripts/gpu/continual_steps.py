@@ -5,6 +5,7 @@ which a run stopped by its budget never prints).
 
   scripts/gpu/continual_steps.py LOG...     (bench_continual's stdout, one per seed)
   scripts/gpu/continual_steps.py LOG... --minus LOG...   (two runs of the same seeds, in the same order)
+  scripts/gpu/continual_steps.py LOG... --between FIRST SECOND   (two lineages' names, as this script prints them)
 
 Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T" lines each step prints
 (and step 0's base line: every method starts from the base).
@@ -20,10 +21,12 @@ script must share every other flag (epochs, bank, platforms). Per method:
   paired  the main lineage minus fine-tuning on its selection, right after each
           step (the same selection, so the difference is the method's alone);
           and each distill lineage minus its own active column ("column of"
-          lines, logs since session 17): what the student fails to take from
-          its teacher for the new platform;
+          lines, logs since session 17): the student's score minus its
+          column's on the new platform;
 top-1 task-mean and sum, as mean ± 95% t-interval over the seeds that reached
 the cell, and n; the paired section adds the tuning proxy (lower is better).
+With --between FIRST SECOND, the same two sections for two lineages of the same
+logs (a second lineage from --extra-distill against the main one), seed by seed.
 With --minus, two sections instead, the first run's minus the second's, seed
 by seed (a setting bench_continual does not name in the lineage, e.g.
 --column-epochs, against another on the same seeds; after step 1 the
@@ -43,7 +46,8 @@ STEP = re.compile(r"^(\S+): \d+ records")
 SCORE = re.compile(r"^  (.+?)\s+on (\S+)\s+top-1 ([\d.]+)/([\d.]+) tuning ([\d.]+)")
 EXTRA = re.compile(r"^distill \(old_weight ([\d.]+), ewc ([\d.]+)(?:, unlabeled [\d.]+)?(?:, column_weight ([\d.]+))?")
 BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)(?: \(mean/sum\) tuning ([\d.]+))?")
-SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+).*?(?:column_weight ([\d.]+))?$")
+SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
+SETTINGS_COLUMN = re.compile(r", column_weight ([\d.e+-]+)")  # any field of the settings line
 FINE_TUNE = "(a) fine-tune on the selection of "
 COLUMN = "column of "  # a distill lineage's active column, scored on its platform only
 
@@ -74,7 +78,8 @@ def read(path):
         for line in f:
             m = SETTINGS.match(line)
             if m:
-                main = lineage(m.group(1), m.group(2), m.group(3))
+                c = SETTINGS_COLUMN.search(line)
+                main = lineage(m.group(1), m.group(2), c.group(1) if c else None)
                 continue
             m = STEP.match(line)
             if m:
@@ -178,12 +183,37 @@ def minus(first, second):
             forgot[key].append(d)
     if not diffs:
         sys.exit("continual_steps.py: --minus found no cell in both runs (do their lineages' weights differ?)")
-    print("## the first runs minus the second, after each step\n")
+    print_differences("the first runs minus the second", "the first runs' minus the second's", diffs, forgot)
+
+
+def between(paths, first, second):
+    """Every score, and the forgetting, of lineage `first` minus lineage `second` in the same logs, seed by
+    seed (each lineage selects with its own student, so after step 1 their selections differ)."""
+    diffs, forgot = defaultdict(list), defaultdict(list)
+
+    def of(cells, name):  # a lineage's cells, keyed without its name
+        return {key[1:]: v for key, v in cells.items() if key[0] == name}
+
+    for path in paths:
+        scores = read(path)
+        by_method = {(m, step, learned, platform): v for (step, learned, m, platform), v in scores.items() if step > 0}
+        for key, d in subtract(of(by_method, first), of(by_method, second)).items():
+            diffs[(f"{first} − {second}",) + key].append(d)
+        lost = forgetting(scores)
+        for key, d in subtract(of(lost, first), of(lost, second)).items():
+            forgot[(f"{first} − {second}",) + key].append(d)
+    if not diffs:
+        sys.exit(f"continual_steps.py: --between found no cell of both {first!r} and {second!r}")
+    print_differences("the first lineage minus the second", "the first lineage's minus the second's", diffs, forgot)
+
+
+def print_differences(title, forgetting_title, diffs, forgot):
+    print(f"## {title}, after each step\n")
     for (method, step, learned, platform), xs in sorted(diffs.items()):
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} "
               f"mean {interval([x[0] for x in xs], 4)}  sum {interval([x[1] for x in xs], 4)}  "
               f"tuning {interval([x[2] for x in xs], 4)}  n={len(xs)}")
-    print("\n## forgetting, the first runs' minus the second's\n")
+    print(f"\n## forgetting, {forgetting_title}\n")
     for (method, step, learned, platform), xs in sorted(forgot.items()):
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} "
               f"mean {interval([x[0] for x in xs], 4)}  sum {interval([x[1] for x in xs], 4)}  n={len(xs)}")
@@ -191,7 +221,12 @@ def minus(first, second):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    if "--minus" in args:
+    if "--between" in args:
+        k = args.index("--between")
+        if len(args) != k + 3:
+            sys.exit("continual_steps.py: --between needs two lineage names after it, and the logs before it")
+        between(args[:k], args[k + 1], args[k + 2])
+    elif "--minus" in args:
         k = args.index("--minus")
         minus(args[:k], args[k + 1:])
     else:

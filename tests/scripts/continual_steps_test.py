@@ -106,6 +106,25 @@ class ContinualStepsTest(unittest.TestCase):
         self.assertIn("mean 0.5000", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2, column_weight 3\)"))
         self.assertIn("mean 0.7000", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)\s"))
 
+    def test_between_subtracts_two_lineages_of_the_same_logs(self):
+        # A second lineage (old KD 3) on x86-16c: 0.56 and 0.50 against the main lineage's 0.50 and 0.55,
+        # so +0.06 and −0.05; on x86-24c 0.80 and 0.78 against 0.79 and 0.78, so it forgets 0.01 and 0 less.
+        def with_extra(seed, new16, old16, old24, main24):
+            extra = "  distill (old_weight 3, ewc 0.3, unlabeled 1) on {} top-1 {:.4f}/0.5000 tuning 0.3000  (10 params)"
+            return log(seed, new16=old16, old24=main24, ft16=0.6) + "\n".join(
+                [extra.format("x86-24c", old24), extra.format("x86-16c", new16), ""])
+        a = self.write("s1.log", with_extra(1, new16=0.56, old16=0.50, old24=0.80, main24=0.79))
+        b = self.write("s2.log", with_extra(2, new16=0.50, old16=0.55, old24=0.78, main24=0.78))
+        out = self.run_script(a, b, "--between", "distill (old_weight 3, ewc 0.3)", "distill (old_weight 2, ewc 0.2)")
+        line = cell(out, "the first lineage minus the second", r"step 1 \(\+x86-16c\s*\) x86-16c")
+        self.assertIn("mean 0.0050 ± 0.6988", line)  # +0.06 and −0.05
+        forgot = cell(out, "forgetting, the first lineage", r"step 1 \(\+x86-16c\s*\) x86-24c")
+        self.assertIn("mean 0.0050 ± 0.0635", forgot)
+        done = subprocess.run([sys.executable, SCRIPT, a, "--between", "distill (old_weight 9, ewc 9)",
+                               "distill (old_weight 2, ewc 0.2)"], capture_output=True, text=True)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("no cell of both", done.stderr)
+
     def test_minus_subtracts_seed_by_seed(self):
         first = [self.write("a1.log", log(1, 0.50, 0.79, 0.60, 12)), self.write("a2.log", log(2, 0.70, 0.78, 0.60, 12))]
         second = [self.write("b1.log", log(1, 0.45, 0.79, 0.60)), self.write("b2.log", log(2, 0.60, 0.78, 0.60))]
