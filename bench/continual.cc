@@ -32,11 +32,12 @@
 //                 --column-epochs, no Fisher); student = train_platform(init =
 //                 teacher, selected, distill = {column, old descriptors of
 //                 every covered platform, teacher's Fisher, --ewc,
-//                 --old-weight, --column-weight, the unselected rest of the pool as unlabeled
-//                 KD inputs at --unlabeled-ratio, with --old-bank N the
-//                 covered platforms' banks (N programs each from their
-//                 pools, held-out tasks never, measurements cleared) as
-//                 inputs of the old-platform KD term}, --epochs); its
+//                 --old-weight, --column-weight, the unselected rest of
+//                 the pool as unlabeled KD inputs at --unlabeled-ratio,
+//                 with --old-bank N the covered platforms' banks (N
+//                 programs each from their pools, held-out tasks never,
+//                 measurements cleared) as inputs of the old-platform KD
+//                 term}, --epochs); its
 //                 Fisher is the next teacher's.
 //        ft       plain fine-tuning: train_platform(init = previous, selected,
 //                 --epochs), no distillation.
@@ -48,9 +49,10 @@
 //                 (c1) or the whole pool (c2, capped at --base-max-records);
 //                 the first platform's is the base.
 //      --extra-distill OLD,EWC[,UNLABELED[,COLUMN]] adds a second, labelled
-//      distill lineage with those weights (the one allowed variation). Each
-//      distill lineage's column is scored on its platform too ("column of
-//      LINEAGE" lines, in no table): the student learns k from it.
+//      distill lineage with those weights (the one allowed variation).
+//      Each distill lineage's column is scored on its platform too ("column
+//      of LINEAGE" lines, in no table), the reference its student is
+//      compared with.
 //      --platform-slots (issue 19's adapter lever, without (b)): each
 //      platform's descriptor gets its one-hot of its place in --platforms
 //      appended, so the model (descriptor_dim 36 + platforms) holds FiLM
