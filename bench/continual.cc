@@ -475,6 +475,16 @@ Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const st
   return s;
 }
 
+// One model's score line, in the format scripts/gpu/continual_steps.py reads:
+// "  NAME on PLATFORM  top-1 MEAN/SUM tuning T", then the parameter count
+// where one is given.
+void print_score(const std::string& name, const std::string& platform, const Score& s, std::int64_t params = -1) {
+  std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f", name.c_str(), platform.c_str(), s.top1_mean, s.top1_sum,
+              s.tuning);
+  if (params >= 0) std::printf("  (%lld params)", static_cast<long long>(params));
+  std::printf("\n");
+}
+
 // The rdu selection of platform k's pool, as the daemon's sample request
 // makes it with `model` as the production version covering `covered`.
 struct Selection {
@@ -935,8 +945,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   // the methods', in no table).
   auto column_score = evaluate_cached(a, p, column->checkpoint);
   if (!column_score) return fail(l.name, column_score.status());
-  std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f\n", ("column of " + l.name).c_str(), p.name.c_str(),
-              column_score->top1_mean, column_score->top1_sum, column_score->tuning);
+  print_score("column of " + l.name, p.name, *column_score);
   // Student.
   tr::DistillTargets targets;
   targets.column_checkpoint = column->checkpoint;
@@ -1051,8 +1060,7 @@ int score_step(const Args& a, std::vector<SequencePlatform>& platforms, std::siz
       auto s = evaluate_cached(a, platforms[j], l.model);
       if (!s) return fail(l.name, s.status());
       st->cells[l.name][platforms[j].name] = {*s, params};
-      std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f  (%lld params)\n", l.name.c_str(),
-                  platforms[j].name.c_str(), s->top1_mean, s->top1_sum, s->tuning, static_cast<long long>(params));
+      print_score(l.name, platforms[j].name, *s, params);
       if (!st->floors.count(platforms[j].name)) st->floors[platforms[j].name] = floor_of(*s);
     }
   }
@@ -1063,8 +1071,7 @@ int score_step(const Args& a, std::vector<SequencePlatform>& platforms, std::siz
       auto s = evaluate_cached(a, platforms[j], joint_model->checkpoint);
       if (!s) return fail(kJoint, s.status());
       st->cells[kJoint][platforms[j].name] = {*s, (*cm)->num_parameters()};
-      std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f\n", kJoint.c_str(), platforms[j].name.c_str(),
-                  s->top1_mean, s->top1_sum, s->tuning);
+      print_score(kJoint, platforms[j].name, *s);
     }
   }
   for (const auto& [name, t] : separate) {
@@ -1074,8 +1081,7 @@ int score_step(const Args& a, std::vector<SequencePlatform>& platforms, std::siz
       st->cells[name] = it->second;  // the earlier platforms' own models
     }
     st->cells[name][p.name] = {*s, t.params};
-    std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f  (%lld params)\n", name.c_str(), p.name.c_str(),
-                s->top1_mean, s->top1_sum, s->tuning, static_cast<long long>(t.params));
+    print_score(name, p.name, *s, t.params);
   }
   std::fflush(stdout);
   return 0;

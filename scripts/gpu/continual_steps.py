@@ -132,13 +132,13 @@ def main(paths):
     for path in paths:
         scores = read(path)
         for (step, learned, method, platform), top1 in scores.items():
+            if step == 0 or platform != learned:  # step 0 is the base: learned, not new
+                continue
+            new[(method, platform)].append(top1)
             for prefix, pairs in paired.items():
                 other = scores.get((step, learned, prefix + method, platform))
-                if step > 0 and platform == learned and other is not None:
+                if other is not None:
                     pairs[(method, platform)].append(tuple(a - b for a, b in zip(top1, other)))
-        for (step, learned, method, platform), top1 in scores.items():
-            if step > 0 and platform == learned:  # step 0 is the base: learned, not new
-                new[(method, platform)].append(top1)
         for key, loss in forgetting(scores).items():
             forgot[key].append(loss)
 
@@ -153,8 +153,8 @@ def main(paths):
     for (method, step, learned, platform), xs in sorted(forgot.items()):
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}")
     for prefix, title in ((FINE_TUNE, "fine-tuning on its selection"), (COLUMN, "its active column")):
-        if not paired[prefix] and prefix == COLUMN:
-            continue  # logs from before the column was scored
+        if not paired[prefix]:
+            continue  # e.g. logs from before the column was scored, or runs without fine-tuning
         print(f"\n## paired: the lineage minus {title}, right after the step\n")
         for (method, platform), xs in sorted(paired[prefix].items(), key=lambda kv: (kv[0][1], kv[0][0])):
             print(f"{platform:11s} {method:68s} {cells(xs)}  tuning {interval([x[2] for x in xs], 4)}")
@@ -190,18 +190,19 @@ def between(paths, first, second):
     """Every score, and the forgetting, of lineage `first` minus lineage `second` in the same logs, seed by
     seed (each lineage selects with its own student, so after step 1 their selections differ)."""
     diffs, forgot = defaultdict(list), defaultdict(list)
+    label = f"{first} − {second}"
 
-    def of(cells, name):  # a lineage's cells, keyed without its name
-        return {key[1:]: v for key, v in cells.items() if key[0] == name}
+    def of(cells, name, at):  # the cells of one method (named at key position `at`), keyed without it
+        return {key[:at] + key[at + 1:]: v for key, v in cells.items() if key[at] == name}
 
     for path in paths:
         scores = read(path)
-        by_method = {(m, step, learned, platform): v for (step, learned, m, platform), v in scores.items() if step > 0}
-        for key, d in subtract(of(by_method, first), of(by_method, second)).items():
-            diffs[(f"{first} − {second}",) + key].append(d)
+        stepped = {key: v for key, v in scores.items() if key[0] > 0}  # the base is not a method's
+        for key, d in subtract(of(stepped, first, 2), of(stepped, second, 2)).items():
+            diffs[(label,) + key].append(d)
         lost = forgetting(scores)
-        for key, d in subtract(of(lost, first), of(lost, second)).items():
-            forgot[(f"{first} − {second}",) + key].append(d)
+        for key, d in subtract(of(lost, first, 0), of(lost, second, 0)).items():
+            forgot[(label,) + key].append(d)
     if not diffs:
         sys.exit(f"continual_steps.py: --between found no cell of both {first!r} and {second!r}")
     print_differences("the first lineage minus the second", "the first lineage's minus the second's", diffs, forgot)
