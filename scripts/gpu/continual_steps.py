@@ -26,7 +26,10 @@ script must share every other flag (epochs, bank, platforms). Per method:
 top-1 task-mean and sum, as mean ± 95% t-interval over the seeds that reached
 the cell, and n; the paired section adds the tuning proxy (lower is better).
 With --between FIRST SECOND, the same two sections for two lineages of the same
-logs (a second lineage from --extra-distill against the main one), seed by seed.
+seeds (a second lineage from --extra-distill against the main one), seed by seed;
+the logs of one seed and split salt are read as one run, so the two lineages may
+come from two runs of it (e.g. a rerun with --column-weight 3 against the default
+run: a run is reproducible given its seed, salt and thread count).
 With --minus, two sections instead, the first run's minus the second's, seed
 by seed (a setting bench_continual does not name in the lineage, e.g.
 --column-epochs, against another on the same seeds; after step 1 the
@@ -61,6 +64,13 @@ def seed_of(path):
     """The --seed of a log's command line (its first line)."""
     with open(path) as f:
         return flag(f.readline(), "seed", 1)
+
+
+def run_of(path):
+    """(seed, split salt) of a log: the --seed and --split-salt of its command line."""
+    with open(path) as f:
+        header = f.readline()
+    return flag(header, "seed", 1), flag(header, "split-salt", 0)
 
 
 def lineage(old_weight, ewc, column_weight=None):
@@ -187,16 +197,19 @@ def minus(first, second):
 
 
 def between(paths, first, second):
-    """Every score, and the forgetting, of lineage `first` minus lineage `second` in the same logs, seed by
-    seed (each lineage selects with its own student, so after step 1 their selections differ)."""
+    """Every score, and the forgetting, of lineage `first` minus lineage `second`, seed by seed, the logs of
+    one seed and salt pooled (each lineage selects with its own student, so after step 1 their selections
+    differ)."""
     diffs, forgot = defaultdict(list), defaultdict(list)
     label = f"{first} − {second}"
 
     def of(cells, name, at):  # the cells of one method (named at key position `at`), keyed without it
         return {key[:at] + key[at + 1:]: v for key, v in cells.items() if key[at] == name}
 
+    runs = defaultdict(dict)
     for path in paths:
-        scores = read(path)
+        runs[run_of(path)].update(read(path))
+    for scores in runs.values():
         stepped = {key: v for key, v in scores.items() if key[0] > 0}  # the base is not a method's
         for key, d in subtract(of(stepped, first, 2), of(stepped, second, 2)).items():
             diffs[(label,) + key].append(d)

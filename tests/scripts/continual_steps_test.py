@@ -125,6 +125,21 @@ class ContinualStepsTest(unittest.TestCase):
         self.assertNotEqual(done.returncode, 0)
         self.assertIn("no cell of both", done.stderr)
 
+    def test_between_pools_two_runs_of_one_seed(self):
+        # A rerun at --column-weight 3 (its main lineage) against the default run of the same seeds:
+        # 0.50 − 0.60 and 0.70 − 0.55, so −0.10 and +0.15. Seed 1 at split salt 3 is another run: kept apart.
+        def run(seed, new16, weight, salt=0):
+            text = log(seed, new16, 0.79, 0.60, settings_tail=f", split_salt {salt}, column_weight {weight}")
+            return text.replace(f"--seed {seed}", f"--split-salt {salt} --seed {seed}")
+        logs = [self.write("w3-1.log", run(1, 0.50, 3)), self.write("w3-2.log", run(2, 0.70, 3)),
+                self.write("w1-1.log", run(1, 0.60, 1)), self.write("w1-2.log", run(2, 0.55, 1)),
+                self.write("w1-1-salt3.log", run(1, 0.10, 1, salt=3))]
+        out = self.run_script(*logs, "--between", "distill (old_weight 2, ewc 0.2, column_weight 3)",
+                              "distill (old_weight 2, ewc 0.2)")
+        line = cell(out, "the first lineage minus the second", r"step 1 \(\+x86-16c\s*\) x86-16c")
+        self.assertIn("mean 0.0250 ± 1.5882", line)  # −0.10 and +0.15
+        self.assertIn("n=2", line)
+
     def test_minus_subtracts_seed_by_seed(self):
         first = [self.write("a1.log", log(1, 0.50, 0.79, 0.60, 12)), self.write("a2.log", log(2, 0.70, 0.78, 0.60, 12))]
         second = [self.write("b1.log", log(1, 0.45, 0.79, 0.60)), self.write("b2.log", log(2, 0.60, 0.78, 0.60))]
