@@ -32,7 +32,8 @@
 //                 --column-epochs, no Fisher); student = train_platform(init =
 //                 teacher, selected, distill = {column, old descriptors of
 //                 every covered platform, teacher's Fisher, --ewc,
-//                 --old-weight, --column-weight, the unselected rest of
+//                 --old-weight, --column-weight (times the covered
+//                 platforms' count with --column-weight-per-old), the unselected rest of
 //                 the pool as unlabeled KD inputs at --unlabeled-ratio,
 //                 with --old-bank N the covered platforms' banks (N
 //                 programs each from their pools, held-out tasks never,
@@ -73,7 +74,7 @@
 //   bench_continual [--data /work/shared/data] [--out /tmp/continual]
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
-//       [--unlabeled-ratio 1] [--column-weight 1] [--old-bank 0]
+//       [--unlabeled-ratio 1] [--column-weight 1] [--column-weight-per-old] [--old-bank 0]
 //       [--extra-distill OLD,EWC[,UNLABELED[,COLUMN]]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
@@ -170,6 +171,9 @@ struct Args {
   double old_weight = tr::DistillTargets{}.old_weight;
   double unlabeled_ratio = tr::DistillTargets{}.unlabeled_ratio;
   double column_weight = tr::DistillTargets{}.column_weight;
+  // --column-weight-per-old: the main lineage's column weight is --column-weight
+  // times the old platforms' count, as the old KD term is a sum over them.
+  bool column_per_old = false;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0, extra_column = 0;
@@ -207,6 +211,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("old-weight", &a->old_weight)
       .value("unlabeled-ratio", &a->unlabeled_ratio)
       .value("column-weight", &a->column_weight)
+      .flag("column-weight-per-old", &a->column_per_old)
       .value("old-bank", &a->old_bank)
       .custom("extra-distill",
               [a](const std::string& v) {
@@ -575,7 +580,8 @@ struct Lineage {
   std::string name;  // row label
   bool distill = false;
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
-  std::string model, fisher;  // current version (and its Fisher for distill)
+  bool column_per_old = false;  // column_weight times the old platforms' count at each step
+  std::string model, fisher;    // current version (and its Fisher for distill)
 };
 
 // (c1)/(c2): one model per platform.
@@ -614,8 +620,9 @@ void render_header(const Args& a, std::ostringstream& md) {
         "distill lineage's production model, mc_samples "
      << a.mc_samples << ", others = covered platforms, seed " << a.seed << "); distill = active column ("
      << a.column_epochs << " epochs) + student (" << a.epochs << " epochs, ewc " << fmt("%g", a.ewc) << ", old_weight "
-     << fmt("%g", a.old_weight) << ", column_weight " << fmt("%g", a.column_weight) << ", unlabeled_ratio "
-     << fmt("%g", a.unlabeled_ratio) << ": the unselected rest of the pool as KD inputs"
+     << fmt("%g", a.old_weight) << ", column_weight " << fmt("%g", a.column_weight)
+     << (a.column_per_old ? " per old platform" : "") << ", unlabeled_ratio " << fmt("%g", a.unlabeled_ratio)
+     << ": the unselected rest of the pool as KD inputs"
      << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
         "first platform's pool (as the base saw it) and the selection of every later platform ("
@@ -802,7 +809,8 @@ const std::string kJoint = "(b) joint", kC1 = "(c1) separate, 10%", kC2 = "(c2) 
 std::vector<Lineage> make_lineages(const Args& a) {
   std::vector<Lineage> lineages;
   if (a.methods.count("distill")) {
-    lineages.push_back({"distill", true, a.old_weight, a.ewc, a.unlabeled_ratio, a.column_weight, {}, {}});
+    lineages.push_back(
+        {"distill", true, a.old_weight, a.ewc, a.unlabeled_ratio, a.column_weight, a.column_per_old, {}, {}});
   }
   if (a.extra) {
     // The column weight is named only where it is not the default's, so
@@ -816,10 +824,11 @@ std::vector<Lineage> make_lineages(const Args& a) {
                         a.extra_ewc,
                         a.extra_unlabeled,
                         a.extra_column,
+                        false,
                         {},
                         {}});
   }
-  if (a.methods.count("ft")) lineages.push_back({"(a) fine-tune", false, 0, 0, 0, 0, {}, {}});
+  if (a.methods.count("ft")) lineages.push_back({"(a) fine-tune", false, 0, 0, 0, 0, false, {}, {}});
   return lineages;
 }
 
@@ -954,7 +963,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   targets.old_weight = l.old_weight;
   targets.ewc_weight = l.ewc;
   targets.unlabeled_ratio = l.unlabeled_ratio;
-  targets.column_weight = l.column_weight;
+  targets.column_weight = l.column_weight * (l.column_per_old ? static_cast<double>(covered.size()) : 1.0);
   const std::vector<core::Record> unlabeled =
       l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
   targets.unlabeled = unlabeled;
@@ -965,7 +974,9 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(l.fisher) + "|column " +
       tcl::sha256_hex(column->checkpoint) + "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) +
       " w " + fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) +
-      (l.column_weight == kUnnamedColumnWeight ? std::string() : "|column_weight " + fmt("%g", l.column_weight)) +
+      (l.column_weight == kUnnamedColumnWeight && !l.column_per_old
+           ? std::string()
+           : "|column_weight " + fmt("%g", l.column_weight) + (l.column_per_old ? " per old" : "")) +
       (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
                                    std::to_string(unlabeled.size()) + " max " + std::to_string(targets.max_unlabeled)
                              : std::string()) +
@@ -1147,9 +1158,10 @@ int main(int argc, char** argv) {
   // that scripts/gpu/continual_steps.py names it right whatever the defaults were.
   std::printf(
       "# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld, "
-      "validation %g, platform_slots %d, split_salt %llu, column_weight %g\n",
+      "validation %g, platform_slots %d, split_salt %llu, column_weight %g%s\n",
       a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
-      a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt), a.column_weight);
+      a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt), a.column_weight,
+      a.column_per_old ? " per old platform" : "");
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

@@ -10,7 +10,7 @@ which a run stopped by its budget never prints).
 Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T" lines each step prints
 (and step 0's base line: every method starts from the base).
 The main distill lineage is named by its weights (old_weight, ewc, and
-column_weight where it is not 1) — from the log's "# settings:"
+column_weight where it is not 1 or is per old platform) — from the log's "# settings:"
 line, or for older logs (before it was printed) from the command line's
 --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
 and extra lineages were swapped summarise together. Fine-tuning trains on the main
@@ -50,7 +50,7 @@ SCORE = re.compile(r"^  (.+?)\s+on (\S+)\s+top-1 ([\d.]+)/([\d.]+) tuning ([\d.]
 EXTRA = re.compile(r"^distill \(old_weight ([\d.]+), ewc ([\d.]+)(?:, unlabeled [\d.]+)?(?:, column_weight ([\d.]+))?")
 BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)(?: \(mean/sum\) tuning ([\d.]+))?")
 SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
-SETTINGS_COLUMN = re.compile(r", column_weight ([\d.e+-]+)")  # any field of the settings line
+SETTINGS_COLUMN = re.compile(r", column_weight ([\d.e+-]+(?: per old platform)?)")  # any field of the settings line
 FINE_TUNE = "(a) fine-tune on the selection of "
 COLUMN = "column of "  # a distill lineage's active column, scored on its platform only
 
@@ -74,8 +74,13 @@ def run_of(path):
 
 
 def lineage(old_weight, ewc, column_weight=None):
-    """A distill lineage's name; the column weight only where it is not the default 1 (older logs have none)."""
-    column = "" if column_weight is None or float(column_weight) == 1 else f", column_weight {float(column_weight):g}"
+    """A distill lineage's name; the column weight ("3", or "1 per old platform": times their count) only where
+    it is not the default 1 (older logs have none)."""
+    column = ""
+    if column_weight is not None:
+        weight, _, per_old = str(column_weight).partition(" ")
+        if float(weight) != 1 or per_old:
+            column = f", column_weight {float(weight):g}" + (f" {per_old}" if per_old else "")
     return f"distill (old_weight {float(old_weight):g}, ewc {float(ewc):g}{column})"
 
 

@@ -106,6 +106,16 @@ class ContinualStepsTest(unittest.TestCase):
         self.assertIn("mean 0.5000", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2, column_weight 3\)"))
         self.assertIn("mean 0.7000", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)\s"))
 
+    def test_names_a_column_weight_per_old_platform(self):
+        # --column-weight-per-old is another lineage than a constant column weight, even at weight 1.
+        a = self.write("p1.log", log(1, 0.50, 0.79, 0.60,
+                                     settings_tail=", split_salt 0, column_weight 1 per old platform"))
+        b = self.write("w1.log", log(1, 0.70, 0.79, 0.60, settings_tail=", split_salt 0, column_weight 1"))
+        out = self.run_script(a, b)
+        self.assertIn("mean 0.5000", cell(out, "new platform",
+                                          r"^x86-16c\s+distill \(old_weight 2, ewc 0.2, column_weight 1 per old platform\)"))
+        self.assertIn("mean 0.7000", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)\s"))
+
     def test_between_subtracts_two_lineages_of_the_same_logs(self):
         # A second lineage (old KD 3) on x86-16c: 0.56 and 0.50 against the main lineage's 0.50 and 0.55,
         # so +0.06 and −0.05; on x86-24c 0.80 and 0.78 against 0.79 and 0.78, so it forgets 0.01 and 0 less.
