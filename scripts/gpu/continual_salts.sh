@@ -15,7 +15,7 @@
 #   THREADS     threads per run (default 2, as every study since session 16: the count is in the base's
 #               cache key and changes the results, so keep it equal across studies you compare)
 #   BETWEEN     "FIRST|SECOND": also continual_steps.py --between those two lineages' names
-#   OUT         set: every log in $OUT/logs.tgz at the end
+#   OUT         set: every log under LOGS in $OUT/logs.tgz at the end (an earlier call's on the same machine too)
 #
 # On this workplace's device machine, after scripts/gpu/stage.sh ../main/.gpu:
 #   run(carry=[".gpu"], command="cd .gpu/src && METHODS=distill,ft BANK=20000 \
