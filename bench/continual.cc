@@ -32,8 +32,10 @@
 //                 --column-epochs, no Fisher); student = train_platform(init =
 //                 teacher, selected, distill = {column, old descriptors of
 //                 every covered platform, teacher's Fisher, --ewc,
-//                 --old-weight, --column-weight (times the covered
-//                 platforms' count with --column-weight-per-old), the unselected rest of
+//                 --old-weight, --column-weight (the main lineage's
+//                 times the covered platforms' count with
+//                 --column-weight-per-old; the extra lineage's stays
+//                 constant), the unselected rest of
 //                 the pool as unlabeled KD inputs at --unlabeled-ratio,
 //                 with --old-bank N the covered platforms' banks (N
 //                 programs each from their pools, held-out tasks never,
@@ -173,7 +175,7 @@ struct Args {
   double column_weight = tr::DistillTargets{}.column_weight;
   // --column-weight-per-old: the main lineage's column weight is --column-weight
   // times the old platforms' count, as the old KD term is a sum over them.
-  bool column_per_old = false;
+  bool column_weight_per_old = false;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0, extra_column = 0;
@@ -211,7 +213,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("old-weight", &a->old_weight)
       .value("unlabeled-ratio", &a->unlabeled_ratio)
       .value("column-weight", &a->column_weight)
-      .flag("column-weight-per-old", &a->column_per_old)
+      .flag("column-weight-per-old", &a->column_weight_per_old)
       .value("old-bank", &a->old_bank)
       .custom("extra-distill",
               [a](const std::string& v) {
@@ -580,8 +582,8 @@ struct Lineage {
   std::string name;  // row label
   bool distill = false;
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
-  bool column_per_old = false;  // column_weight times the old platforms' count at each step
-  std::string model, fisher;    // current version (and its Fisher for distill)
+  bool column_weight_per_old = false;  // column_weight times the old platforms' count at each step
+  std::string model{}, fisher{};           // current version (and its Fisher for distill)
 };
 
 // (c1)/(c2): one model per platform.
@@ -621,7 +623,7 @@ void render_header(const Args& a, std::ostringstream& md) {
      << a.mc_samples << ", others = covered platforms, seed " << a.seed << "); distill = active column ("
      << a.column_epochs << " epochs) + student (" << a.epochs << " epochs, ewc " << fmt("%g", a.ewc) << ", old_weight "
      << fmt("%g", a.old_weight) << ", column_weight " << fmt("%g", a.column_weight)
-     << (a.column_per_old ? " per old platform" : "") << ", unlabeled_ratio " << fmt("%g", a.unlabeled_ratio)
+     << (a.column_weight_per_old ? " per old platform" : "") << ", unlabeled_ratio " << fmt("%g", a.unlabeled_ratio)
      << ": the unselected rest of the pool as KD inputs"
      << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
@@ -809,26 +811,28 @@ const std::string kJoint = "(b) joint", kC1 = "(c1) separate, 10%", kC2 = "(c2) 
 std::vector<Lineage> make_lineages(const Args& a) {
   std::vector<Lineage> lineages;
   if (a.methods.count("distill")) {
-    lineages.push_back(
-        {"distill", true, a.old_weight, a.ewc, a.unlabeled_ratio, a.column_weight, a.column_per_old, {}, {}});
+    lineages.push_back({.name = "distill",
+                        .distill = true,
+                        .old_weight = a.old_weight,
+                        .ewc = a.ewc,
+                        .unlabeled_ratio = a.unlabeled_ratio,
+                        .column_weight = a.column_weight,
+                        .column_weight_per_old = a.column_weight_per_old});
   }
   if (a.extra) {
     // The column weight is named only where it is not the default's, so
     // that older logs and this one name the same lineage alike.
     const std::string column =
         a.extra_column == kUnnamedColumnWeight ? std::string() : ", column_weight " + fmt("%g", a.extra_column);
-    lineages.push_back({"distill (old_weight " + fmt("%g", a.extra_old) + ", ewc " + fmt("%g", a.extra_ewc) +
-                            ", unlabeled " + fmt("%g", a.extra_unlabeled) + column + ")",
-                        true,
-                        a.extra_old,
-                        a.extra_ewc,
-                        a.extra_unlabeled,
-                        a.extra_column,
-                        false,
-                        {},
-                        {}});
+    lineages.push_back({.name = "distill (old_weight " + fmt("%g", a.extra_old) + ", ewc " + fmt("%g", a.extra_ewc) +
+                                ", unlabeled " + fmt("%g", a.extra_unlabeled) + column + ")",
+                        .distill = true,
+                        .old_weight = a.extra_old,
+                        .ewc = a.extra_ewc,
+                        .unlabeled_ratio = a.extra_unlabeled,
+                        .column_weight = a.extra_column});
   }
-  if (a.methods.count("ft")) lineages.push_back({"(a) fine-tune", false, 0, 0, 0, 0, false, {}, {}});
+  if (a.methods.count("ft")) lineages.push_back({.name = "(a) fine-tune"});
   return lineages;
 }
 
@@ -963,7 +967,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   targets.old_weight = l.old_weight;
   targets.ewc_weight = l.ewc;
   targets.unlabeled_ratio = l.unlabeled_ratio;
-  targets.column_weight = l.column_weight * (l.column_per_old ? static_cast<double>(covered.size()) : 1.0);
+  targets.column_weight = l.column_weight * (l.column_weight_per_old ? static_cast<double>(covered.size()) : 1.0);
   const std::vector<core::Record> unlabeled =
       l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
   targets.unlabeled = unlabeled;
@@ -974,9 +978,9 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(l.fisher) + "|column " +
       tcl::sha256_hex(column->checkpoint) + "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) +
       " w " + fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) +
-      (l.column_weight == kUnnamedColumnWeight && !l.column_per_old
+      (l.column_weight == kUnnamedColumnWeight && !l.column_weight_per_old
            ? std::string()
-           : "|column_weight " + fmt("%g", l.column_weight) + (l.column_per_old ? " per old" : "")) +
+           : "|column_weight " + fmt("%g", l.column_weight) + (l.column_weight_per_old ? " per old" : "")) +
       (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
                                    std::to_string(unlabeled.size()) + " max " + std::to_string(targets.max_unlabeled)
                              : std::string()) +
@@ -1161,7 +1165,7 @@ int main(int argc, char** argv) {
       "validation %g, platform_slots %d, split_salt %llu, column_weight %g%s\n",
       a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
       a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt), a.column_weight,
-      a.column_per_old ? " per old platform" : "");
+      a.column_weight_per_old ? " per old platform" : "");
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

@@ -25,11 +25,13 @@ script must share every other flag (epochs, bank, platforms). Per method:
           column's on the new platform;
 top-1 task-mean and sum, as mean ± 95% t-interval over the seeds that reached
 the cell, and n; the paired section adds the tuning proxy (lower is better).
+In every mode but --minus, the logs of one run (the same seed, threads and
+settings but the main lineage's weights) are pooled: a log given twice counts
+once, and two lineages may come from two runs (a rerun with --column-weight 3
+beside the default run: a run is reproducible given its seed, threads and
+settings); logs of one run that disagree on a score stop the script.
 With --between FIRST SECOND, the same two sections for two lineages of the same
-seeds (a second lineage from --extra-distill against the main one), seed by seed;
-the logs of one seed and split salt are read as one run, so the two lineages may
-come from two runs of it (e.g. a rerun with --column-weight 3 against the default
-run: a run is reproducible given its seed, salt and thread count).
+seeds (a second lineage from --extra-distill against the main one), seed by seed.
 With --minus, two sections instead, the first run's minus the second's, seed
 by seed (a setting bench_continual does not name in the lineage, e.g.
 --column-epochs, against another on the same seeds; after step 1 the
@@ -67,10 +69,33 @@ def seed_of(path):
 
 
 def run_of(path):
-    """(seed, split salt) of a log: the --seed and --split-salt of its command line."""
+    """What makes two logs parts of one run: the --seed and --threads of the command line and the settings
+    line without the main lineage's weights (old_weight, ewc, column_weight), which name its lineage
+    apart; for older logs without a settings line, the --split-salt and --validation of the command line."""
     with open(path) as f:
         header = f.readline()
-    return flag(header, "seed", 1), flag(header, "split-salt", 0)
+        settings = next((line for line in f if line.startswith("# settings: ")), None)
+    if settings is None:
+        rest = (flag(header, "split-salt", 0), flag(header, "validation", 0))
+    else:
+        fields = settings[len("# settings: "):].strip().split(", ")
+        rest = tuple(f for f in fields if not f.startswith(("old_weight ", "ewc ", "column_weight ")))
+    return flag(header, "seed", 1), flag(header, "threads", 0), rest
+
+
+def read_runs(paths):
+    """One {cell: scores} per run (see run_of): a run's logs pooled, e.g. a rerun at --column-weight 3 with
+    the earlier default run of the same seed, and a log given twice counted once."""
+    runs = {}
+    for path in paths:
+        scores = read(path)
+        run = runs.setdefault(run_of(path), {})
+        for key, v in scores.items():
+            if run.get(key, v) != v:
+                sys.exit(f"continual_steps.py: {path} disagrees with another log of its run (same seed and "
+                         f"settings) on {key}: {v} against {run[key]}")
+        run.update(scores)
+    return list(runs.values())
 
 
 def lineage(old_weight, ewc, column_weight=None):
@@ -144,8 +169,7 @@ def forgetting(scores):
 def main(paths):
     new, forgot = defaultdict(list), defaultdict(list)
     paired = {FINE_TUNE: defaultdict(list), COLUMN: defaultdict(list)}
-    for path in paths:
-        scores = read(path)
+    for scores in read_runs(paths):
         for (step, learned, method, platform), top1 in scores.items():
             if step == 0 or platform != learned:  # step 0 is the base: learned, not new
                 continue
@@ -203,18 +227,14 @@ def minus(first, second):
 
 def between(paths, first, second):
     """Every score, and the forgetting, of lineage `first` minus lineage `second`, seed by seed, the logs of
-    one seed and salt pooled (each lineage selects with its own student, so after step 1 their selections
-    differ)."""
+    one run pooled (each lineage selects with its own student, so after step 1 their selections differ)."""
     diffs, forgot = defaultdict(list), defaultdict(list)
     label = f"{first} − {second}"
 
     def of(cells, name, at):  # the cells of one method (named at key position `at`), keyed without it
         return {key[:at] + key[at + 1:]: v for key, v in cells.items() if key[at] == name}
 
-    runs = defaultdict(dict)
-    for path in paths:
-        runs[run_of(path)].update(read(path))
-    for scores in runs.values():
+    for scores in read_runs(paths):
         stepped = {key: v for key, v in scores.items() if key[0] > 0}  # the base is not a method's
         for key, d in subtract(of(stepped, first, 2), of(stepped, second, 2)).items():
             diffs[(label,) + key].append(d)

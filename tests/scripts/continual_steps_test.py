@@ -150,6 +150,28 @@ class ContinualStepsTest(unittest.TestCase):
         self.assertIn("mean 0.0250 ± 1.5882", line)  # −0.10 and +0.15
         self.assertIn("n=2", line)
 
+    def test_pools_only_logs_of_one_run(self):
+        # A validation-split run of seed 1 is another run than the held-out one: --between finds no
+        # cell of both lineages rather than subtracting scores of two splits.
+        a = self.write("v.log", log(1, 0.50, 0.79, 0.60, settings_tail=", validation 0.3, split_salt 0, column_weight 3"))
+        b = self.write("h.log", log(1, 0.60, 0.79, 0.60, settings_tail=", validation 0, split_salt 0, column_weight 1"))
+        done = subprocess.run([sys.executable, SCRIPT, a, b, "--between", "distill (old_weight 2, ewc 0.2, column_weight 3)",
+                               "distill (old_weight 2, ewc 0.2)"], capture_output=True, text=True)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("no cell of both", done.stderr)
+
+    def test_counts_a_log_given_twice_once(self):
+        a = self.write("s1.log", log(1, new16=0.50, old24=0.79, ft16=0.60))
+        out = self.run_script(a, a)
+        self.assertIn("n=1", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)\s"))
+
+    def test_stops_on_logs_of_one_run_that_disagree(self):
+        a = self.write("a.log", log(1, new16=0.50, old24=0.79, ft16=0.60))
+        b = self.write("b.log", log(1, new16=0.55, old24=0.79, ft16=0.60))
+        done = subprocess.run([sys.executable, SCRIPT, a, b], capture_output=True, text=True)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("disagrees with another log of its run", done.stderr)
+
     def test_minus_subtracts_seed_by_seed(self):
         first = [self.write("a1.log", log(1, 0.50, 0.79, 0.60, 12)), self.write("a2.log", log(2, 0.70, 0.78, 0.60, 12))]
         second = [self.write("b1.log", log(1, 0.45, 0.79, 0.60)), self.write("b2.log", log(2, 0.60, 0.78, 0.60))]
