@@ -583,7 +583,7 @@ struct Lineage {
   bool distill = false;
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
   bool column_weight_per_old = false;  // column_weight times the old platforms' count at each step
-  std::string model{}, fisher{};           // current version (and its Fisher for distill)
+  std::string model{}, fisher{};       // current version (and its Fisher for distill)
 };
 
 // (c1)/(c2): one model per platform.
