@@ -978,9 +978,9 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(l.fisher) + "|column " +
       tcl::sha256_hex(column->checkpoint) + "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) +
       " w " + fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) +
-      (l.column_weight == kUnnamedColumnWeight && !l.column_weight_per_old
-           ? std::string()
-           : "|column_weight " + fmt("%g", l.column_weight) + (l.column_weight_per_old ? " per old" : "")) +
+      // The weight this step trains with: a per-old lineage's step 1 is the default's, and reuses its student.
+      (targets.column_weight == kUnnamedColumnWeight ? std::string()
+                                                     : "|column_weight " + fmt("%g", targets.column_weight)) +
       (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
                                    std::to_string(unlabeled.size()) + " max " + std::to_string(targets.max_unlabeled)
                              : std::string()) +

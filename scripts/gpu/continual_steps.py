@@ -62,34 +62,20 @@ def flag(header, name, default):
     return float(m.group(1)) if m else default
 
 
-def seed_of(path):
-    """The --seed of a log's command line (its first line)."""
-    with open(path) as f:
-        return flag(f.readline(), "seed", 1)
-
-
-def run_of(path):
-    """What makes two logs parts of one run: the --seed and --threads of the command line and the settings
-    line without the main lineage's weights (old_weight, ewc, column_weight), which name its lineage
-    apart; for older logs without a settings line, the --split-salt and --validation of the command line."""
-    with open(path) as f:
-        header = f.readline()
-        settings = next((line for line in f if line.startswith("# settings: ")), None)
-    if settings is None:
-        rest = (flag(header, "split-salt", 0), flag(header, "validation", 0))
-    else:
-        fields = settings[len("# settings: "):].strip().split(", ")
-        rest = tuple(f for f in fields if not f.startswith(("old_weight ", "ewc ", "column_weight ")))
-    return flag(header, "seed", 1), flag(header, "threads", 0), rest
+def run_settings(line):
+    """The fields of a settings line that make two logs of one seed parts of one run: all but the main
+    lineage's weights (old_weight, ewc, column_weight), which name its lineage apart."""
+    fields = line[len("# settings: "):].strip().split(", ")
+    return tuple(f for f in fields if not f.startswith(("old_weight ", "ewc ", "column_weight ")))
 
 
 def read_runs(paths):
-    """One {cell: scores} per run (see run_of): a run's logs pooled, e.g. a rerun at --column-weight 3 with
+    """One {cell: scores} per run (see read): a run's logs pooled, e.g. a rerun at --column-weight 3 with
     the earlier default run of the same seed, and a log given twice counted once."""
     runs = {}
     for path in paths:
-        scores = read(path)
-        run = runs.setdefault(run_of(path), {})
+        key, scores = read(path)
+        run = runs.setdefault(key, {})
         for key, v in scores.items():
             if run.get(key, v) != v:
                 sys.exit(f"continual_steps.py: {path} disagrees with another log of its run (same seed and "
@@ -110,16 +96,21 @@ def lineage(old_weight, ewc, column_weight=None):
 
 
 def read(path):
-    """{(step, platform_learned, method, platform): (top-1 mean, top-1 sum, tuning)} of one seed's log."""
+    """(run, scores) of one seed's log: scores = {(step, platform_learned, method, platform): (top-1 mean,
+    top-1 sum, tuning)}; run = (seed, threads, settings) — the --seed and --threads of the command line and
+    run_settings of the settings line (older logs: the command line's --split-salt and --validation) — the
+    same for two logs of one run."""
     scores, step, learned, base = {}, -1, None, None
     with open(path) as f:
         header = f.readline()
         main = lineage(flag(header, "old-weight", 1), flag(header, "ewc", 0.05))
+        settings = (flag(header, "split-salt", 0), flag(header, "validation", 0))
         for line in f:
             m = SETTINGS.match(line)
             if m:
                 c = SETTINGS_COLUMN.search(line)
                 main = lineage(m.group(1), m.group(2), c.group(1) if c else None)
+                settings = run_settings(line)
                 continue
             m = STEP.match(line)
             if m:
@@ -149,7 +140,7 @@ def read(path):
             scores[(step, learned, method, m.group(2))] = (float(m.group(3)), float(m.group(4)), float(m.group(5)))
             if base:  # every method starts from the base: its score on the first platform
                 scores.setdefault((0, base[0], method, base[0]), base[1])
-    return scores
+    return (flag(header, "seed", 1), flag(header, "threads", 0), settings), scores
 
 
 def forgetting(scores):
@@ -210,11 +201,11 @@ def minus(first, second):
         sys.exit("continual_steps.py: --minus needs as many logs as before it (one per seed, same order)")
     diffs, forgot = defaultdict(list), defaultdict(list)
     for a_path, b_path in zip(first, second):
-        a_seed, b_seed = seed_of(a_path), seed_of(b_path)
+        (a_seed, *_), a = read(a_path)
+        (b_seed, *_), b = read(b_path)
         if a_seed != b_seed:
             sys.exit(f"continual_steps.py: --minus pairs {a_path} (seed {a_seed:g}) with {b_path} "
                      f"(seed {b_seed:g}): give the logs in the same seed order")
-        a, b = read(a_path), read(b_path)
         for (step, learned, method, platform), d in subtract(a, b).items():
             if step > 0:  # the base is not a method's
                 diffs[(method, step, learned, platform)].append(d)
