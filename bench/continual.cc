@@ -32,10 +32,10 @@
 //                 --column-epochs, no Fisher); student = train_platform(init =
 //                 teacher, selected, distill = {column, old descriptors of
 //                 every covered platform, teacher's Fisher, --ewc,
-//                 --old-weight, --column-weight (the main lineage's
-//                 times the covered platforms' count with
-//                 --column-weight-per-old; the extra lineage's stays
-//                 constant), the unselected rest of
+//                 --old-weight, --column-weight (the main lineage's per
+//                 covered platform, onboarding::column_term_weight as a
+//                 distill job's, or as given with --column-weight-constant;
+//                 the extra lineage's as given), the unselected rest of
 //                 the pool as unlabeled KD inputs at --unlabeled-ratio,
 //                 with --old-bank N the covered platforms' banks (N
 //                 programs each from their pools, held-out tasks never,
@@ -76,7 +76,7 @@
 //   bench_continual [--data /work/shared/data] [--out /tmp/continual]
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
-//       [--unlabeled-ratio 1] [--column-weight 1] [--column-weight-per-old] [--old-bank 0]
+//       [--unlabeled-ratio 1] [--column-weight 1] [--column-weight-constant] [--old-bank 0]
 //       [--extra-distill OLD,EWC[,UNLABELED[,COLUMN]]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
@@ -118,6 +118,7 @@
 #include "trainer/evaluation.h"
 #include "trainer/fast_inference.h"
 #include "bench/lib/platform_data.h"
+#include "onboarding/distill.h"
 #include "onboarding/platform_data.h"
 #include "onboarding/round.h"
 #include "trainer/pool_embedding.h"
@@ -173,9 +174,10 @@ struct Args {
   double old_weight = tr::DistillTargets{}.old_weight;
   double unlabeled_ratio = tr::DistillTargets{}.unlabeled_ratio;
   double column_weight = tr::DistillTargets{}.column_weight;
-  // --column-weight-per-old: the main lineage's column weight is --column-weight
-  // times the old platforms' count, as the old KD term is a sum over them.
-  bool column_weight_per_old = false;
+  // The main lineage's column weight is --column-weight per old platform, as
+  // a distill job's (onboarding::column_term_weight); --column-weight-constant:
+  // the same weight at every step (the default of sessions 15-18).
+  bool column_weight_constant = false;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0, extra_column = 0;
@@ -213,7 +215,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("old-weight", &a->old_weight)
       .value("unlabeled-ratio", &a->unlabeled_ratio)
       .value("column-weight", &a->column_weight)
-      .flag("column-weight-per-old", &a->column_weight_per_old)
+      .flag("column-weight-constant", &a->column_weight_constant)
       .value("old-bank", &a->old_bank)
       .custom("extra-distill",
               [a](const std::string& v) {
@@ -582,7 +584,7 @@ struct Lineage {
   std::string name;  // row label
   bool distill = false;
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
-  bool column_weight_per_old = false;  // column_weight times the old platforms' count at each step
+  bool column_weight_per_old = false;  // column_weight times the old platforms' count at each step (the job's)
   std::string model{}, fisher{};       // current version (and its Fisher for distill)
 };
 
@@ -623,7 +625,7 @@ void render_header(const Args& a, std::ostringstream& md) {
      << a.mc_samples << ", others = covered platforms, seed " << a.seed << "); distill = active column ("
      << a.column_epochs << " epochs) + student (" << a.epochs << " epochs, ewc " << fmt("%g", a.ewc) << ", old_weight "
      << fmt("%g", a.old_weight) << ", column_weight " << fmt("%g", a.column_weight)
-     << (a.column_weight_per_old ? " per old platform" : "") << ", unlabeled_ratio " << fmt("%g", a.unlabeled_ratio)
+     << (a.column_weight_constant ? "" : " per old platform") << ", unlabeled_ratio " << fmt("%g", a.unlabeled_ratio)
      << ": the unselected rest of the pool as KD inputs"
      << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
@@ -817,7 +819,7 @@ std::vector<Lineage> make_lineages(const Args& a) {
                         .ewc = a.ewc,
                         .unlabeled_ratio = a.unlabeled_ratio,
                         .column_weight = a.column_weight,
-                        .column_weight_per_old = a.column_weight_per_old});
+                        .column_weight_per_old = !a.column_weight_constant});
   }
   if (a.extra) {
     // The column weight is named only where it is not the default's, so
@@ -967,7 +969,8 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   targets.old_weight = l.old_weight;
   targets.ewc_weight = l.ewc;
   targets.unlabeled_ratio = l.unlabeled_ratio;
-  targets.column_weight = l.column_weight * (l.column_weight_per_old ? static_cast<double>(covered.size()) : 1.0);
+  targets.column_weight =
+      l.column_weight_per_old ? tcl::onboarding::column_term_weight(l.column_weight, covered.size()) : l.column_weight;
   const std::vector<core::Record> unlabeled =
       l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
   targets.unlabeled = unlabeled;
@@ -978,7 +981,8 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(l.fisher) + "|column " +
       tcl::sha256_hex(column->checkpoint) + "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) +
       " w " + fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) +
-      // The weight this step trains with: a per-old lineage's step 1 is the default's, and reuses its student.
+      // The weight this step trains with: step 1 of a per-old lineage and of a constant one is the same, and shares its
+      // student.
       (targets.column_weight == kUnnamedColumnWeight ? std::string()
                                                      : "|column_weight " + fmt("%g", targets.column_weight)) +
       (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
@@ -1165,7 +1169,7 @@ int main(int argc, char** argv) {
       "validation %g, platform_slots %d, split_salt %llu, column_weight %g%s\n",
       a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
       a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt), a.column_weight,
-      a.column_weight_per_old ? " per old platform" : "");
+      a.column_weight_constant ? "" : " per old platform");
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

@@ -476,7 +476,8 @@ std::string JobWorker::config_json(const registry::Job& job, const api::JobOptio
   if (d) {
     const trainer::DistillTargets& t = d->targets;
     distill = json::object{{"label_weight", t.label_weight},
-                           {"column_weight", t.column_weight},
+                           {"column_weight", o.column_weight},  // per old platform, as asked
+                           {"column_term_weight", t.column_weight},
                            {"old_weight", t.old_weight},
                            {"ewc_weight", t.ewc_weight},
                            {"temperature", t.temperature},

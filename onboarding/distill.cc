@@ -24,6 +24,10 @@ std::vector<std::string> covered_platforms(std::vector<std::string> teacher_plat
   return teacher_platforms;
 }
 
+double column_term_weight(double per_old_platform, std::size_t old_platforms) {
+  return per_old_platform * static_cast<double>(std::max<std::size_t>(old_platforms, 1));
+}
+
 bool wants_unlabeled(const trainer::DistillTargets& weights) {
   return weights.unlabeled_ratio > 0 && weights.max_unlabeled > 0;
 }
@@ -38,7 +42,7 @@ trainer::DistillTargets plan_distillation(const trainer::DistillTargets& weights
   t.teacher_fisher = sources.teacher_fisher;
   t.column_checkpoint = sources.column_checkpoint;
   t.label_weight = weights.label_weight;
-  t.column_weight = weights.column_weight;
+  t.column_weight = column_term_weight(weights.column_weight, t.old_descriptors.size());
   t.old_weight = weights.old_weight;
   t.ewc_weight = weights.ewc_weight;
   t.temperature = weights.temperature;

@@ -43,6 +43,17 @@ struct DistillSources {
   std::span<const core::Record> old_bank;
 };
 
+// The weight of the active column's KD term for a student that keeps
+// `old_platforms` platforms: `per_old_platform` (the job's column_weight)
+// times their count, at least once. The old platforms' KD is a sum, old_weight
+// each, so a constant weight would give the new platform's teacher a smaller
+// share at every step; scaled, the column keeps old_weight : column_weight
+// against each old platform. Issue 19 chose it on a validation split (session
+// 19, docs/continual.md): the far platform's student (gpu-v100, third step)
+// +0.085 ± 0.057 top-1 over the constant weight's, every old platform within
+// 0.002 of it.
+double column_term_weight(double per_old_platform, std::size_t old_platforms);
+
 // Whether the unmeasured pool is read at all: `weights` ask for unlabeled inputs.
 bool wants_unlabeled(const trainer::DistillTargets& weights);
 
@@ -52,6 +63,8 @@ bool wants_old_bank(const trainer::DistillTargets& weights, std::size_t old_plat
 
 // The targets of the student: the loss weights, temperature, and the
 // unlabeled pool's and the bank's ratio and cap of `weights`, with the sources.
+// `weights.column_weight` is per old platform (the job's option); the plan's
+// is the term's, column_term_weight() of it and the sources' old platforms.
 trainer::DistillTargets plan_distillation(const trainer::DistillTargets& weights, DistillSources sources);
 
 // The active column's training when none fits the teacher: the job's

@@ -269,6 +269,8 @@ struct DistillTargets {
   // each: 50k GPU programs (L = 68) hold 680 MB during the call.
   std::int64_t max_unlabeled = 50'000;
   double label_weight = 1.0;
+  // The column term's weight as given. A distill job's option is per old
+  // platform: onboarding::column_term_weight() turns it into this.
   double column_weight = 1.0;
   // Issue 19's continual study (docs/continual.md): with 12 student epochs
   // and the bank, old KD 2 and EWC 0.2 lost at most 0.007 of x86-24c's

@@ -62,11 +62,18 @@ def flag(header, name, default):
     return float(m.group(1)) if m else default
 
 
+# Settings that later bench_continual versions print and earlier ones did not: at these values a log that
+# names them is the same run as one that does not.
+DEFAULT_FIELDS = ("validation 0", "platform_slots 0", "split_salt 0")
+
+
 def run_settings(line):
     """The fields of a settings line that make two logs of one seed parts of one run: all but the main
-    lineage's weights (old_weight, ewc, column_weight), which name its lineage apart."""
+    lineage's weights (old_weight, ewc, column_weight), which name its lineage apart, and the fields at
+    DEFAULT_FIELDS' values."""
     fields = line[len("# settings: "):].strip().split(", ")
-    return tuple(f for f in fields if not f.startswith(("old_weight ", "ewc ", "column_weight ")))
+    return tuple(f for f in fields
+                 if not f.startswith(("old_weight ", "ewc ", "column_weight ")) and f not in DEFAULT_FIELDS)
 
 
 def read_runs(paths):

@@ -152,6 +152,9 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
     ASSERT_TRUE(metrics.at("versus_parent").at(p).at("parent_top1").is_number()) << json::serialize(metrics);
   }
   EXPECT_EQ(version.at("config").at("distill").at("old_platforms").as_int64(), 1);
+  // The column weight is per old platform: with one, the term's is the option's (1).
+  EXPECT_EQ(version.at("config").at("distill").at("column_weight").to_number<double>(), 1.0);
+  EXPECT_EQ(version.at("config").at("distill").at("column_term_weight").to_number<double>(), 1.0);
   // The old platforms' bank: x16's measured programs (each once; failed ones left out), all of them under the cap.
   std::int64_t x16_programs = 0;
   {

@@ -1,6 +1,7 @@
 // tests/onboarding/distill_plan_test.cc — what a distill job's plan passes
 // to the trainer (onboarding/distill.h): the unmeasured pool and the old
-// platforms' bank only when the weights give them a share, the weights as given.
+// platforms' bank only when the weights give them a share, the weights as given
+// but the column's, which is per old platform.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -49,6 +50,19 @@ TEST(DistillPlanTest, PassesTheSourcesTheWeightsAskFor) {
   w = {};
   w.unlabeled_ratio = 0;
   EXPECT_TRUE(plan(w, 2).unlabeled.empty());
+}
+
+TEST(DistillPlanTest, TheColumnWeightIsPerOldPlatform) {
+  EXPECT_EQ(column_term_weight(1.0, 0), 1.0);  // no old platform: the weight as given
+  EXPECT_EQ(column_term_weight(1.0, 1), 1.0);
+  EXPECT_EQ(column_term_weight(1.5, 3), 4.5);
+  trainer::DistillTargets w;
+  w.column_weight = 2.0;
+  DistillSources s;
+  s.old_descriptors.assign(3, std::vector<float>(core::kHardwareDim, 0.f));
+  const trainer::DistillTargets t = plan_distillation(w, std::move(s));
+  EXPECT_EQ(t.column_weight, 6.0);  // against old_weight on each of the 3 old platforms
+  EXPECT_EQ(t.old_weight, w.old_weight);
 }
 
 }  // namespace

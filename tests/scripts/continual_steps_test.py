@@ -150,6 +150,18 @@ class ContinualStepsTest(unittest.TestCase):
         self.assertIn("mean 0.0250 ± 1.5882", line)  # −0.10 and +0.15
         self.assertIn("n=2", line)
 
+    def test_pools_an_older_log_that_names_no_default_fields(self):
+        # Session 15's logs end their settings at old_bank; today's add validation 0, platform_slots 0
+        # and split_salt 0. At those values both are one run of the seed: 0.50 − 0.60.
+        old = self.write("old.log", log(1, 0.60, 0.79, 0.60))
+        new = self.write("new.log", log(1, 0.50, 0.79, 0.60, settings_tail=", validation 0, platform_slots 0, "
+                                        "split_salt 0, column_weight 1 per old platform"))
+        out = self.run_script(new, old, "--between", "distill (old_weight 2, ewc 0.2, column_weight 1 per old platform)",
+                              "distill (old_weight 2, ewc 0.2)")
+        line = cell(out, "the first lineage minus the second", r"step 1 \(\+x86-16c\s*\) x86-16c")
+        self.assertIn("mean -0.1000", line)
+        self.assertIn("n=1", line)
+
     def test_pools_only_logs_of_one_run(self):
         # A validation-split run of seed 1 is another run than the held-out one: --between finds no
         # cell of both lineages rather than subtracting scores of two splits.
