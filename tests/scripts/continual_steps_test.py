@@ -107,7 +107,8 @@ class ContinualStepsTest(unittest.TestCase):
         self.assertIn("mean 0.7000", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)\s"))
 
     def test_names_a_column_weight_per_old_platform(self):
-        # --column-weight-per-old is another lineage than a constant column weight, even at weight 1.
+        # A column weight per old platform (the default since session 19) is another lineage than a
+        # constant one (--column-weight-constant), even at weight 1.
         a = self.write("p1.log", log(1, 0.50, 0.79, 0.60,
                                      settings_tail=", split_salt 0, column_weight 1 per old platform"))
         b = self.write("w1.log", log(1, 0.70, 0.79, 0.60, settings_tail=", split_salt 0, column_weight 1"))
