@@ -17,7 +17,8 @@
 //       (their descriptors are the old platforms'): the active column
 //       (init = teacher, kDistillColumnEpochs, no Fisher, as the worker makes one
 //       when the platform has none), then the student (init = teacher, kDistillStudentEpochs,
-//       DistillTargets' defaults: KD from the column and from the teacher
+//       DistillTargets' defaults: KD from the column (its weight per old
+//       platform, onboarding::column_term_weight) and from the teacher
 //       under every old descriptor, EWC from the teacher's Fisher), then, as
 //       the worker does, student and teacher on every covered platform's
 //       evaluation split (evaluate_checkpoint, on the CPU). --out DIR: the
@@ -52,6 +53,7 @@
 #include "bench/lib/device_arg.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/records.h"
+#include "onboarding/distill.h"
 #include "trainer/device.h"
 #include "trainer/train_job.h"
 
@@ -241,6 +243,7 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   print_result("column", *tuned);
   // The student.
   targets.column_checkpoint = tuned->checkpoint;
+  targets.column_weight = tcl::onboarding::column_term_weight(targets.column_weight, targets.old_descriptors.size());
   targets.teacher_fisher = fisher;
   tr::TrainRequest request = default_request(a, records, platform);
   request.optimisation.epochs = tr::kDistillStudentEpochs;

@@ -50,8 +50,8 @@ struct DistillSources {
 // share at every step; scaled, the column keeps old_weight : column_weight
 // against each old platform. Issue 19 chose it on a validation split (session
 // 19, docs/continual.md): the far platform's student (gpu-v100, third step)
-// +0.085 ± 0.057 top-1 over the constant weight's, every old platform within
-// 0.002 of it.
+// +0.085 ± 0.057 top-1 over the constant weight's, no old platform's top-1
+// more than 0.001 below it.
 double column_term_weight(double per_old_platform, std::size_t old_platforms);
 
 // Whether the unmeasured pool is read at all: `weights` ask for unlabeled inputs.

@@ -19,7 +19,8 @@
 #   PO_ROOT   Debian's Boost.Program_options (default ../program_options, from scripts/gpu/stage.sh)
 #   BUDGET_S  seconds for the runs together (default 540); partial tables are kept
 #   METHODS   bench_continual --methods (default distill,ft,b)
-#   EXTRA     bench_continual --extra-distill OLD,EWC[,UNLABELED[,COLUMN]] (a second distill lineage; default none)
+#   EXTRA     bench_continual --extra-distill OLD,EWC[,UNLABELED[,COLUMN]] (a second distill lineage, its column
+#             weight constant, as before session 19; default none)
 #   BANK      bench_continual --old-bank N (the covered platforms' programs as old-KD inputs; default none)
 #   FLAGS     more bench_continual flags (e.g. "--epochs 12"; default none)
 #   VALIDATION  > 0: choose, do not report (bench_continual --validation: the held-out split dropped,
