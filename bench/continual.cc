@@ -584,8 +584,8 @@ struct Lineage {
   std::string name;  // row label
   bool distill = false;
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
-  bool column_weight_per_old = false;  // column_weight times the old platforms' count at each step (the job's)
-  std::string model{}, fisher{};       // current version (and its Fisher for distill)
+  bool column_weight_constant = false;  // column_weight as given at every step, not per old platform (the job's)
+  std::string model{}, fisher{};        // current version (and its Fisher for distill)
 };
 
 // (c1)/(c2): one model per platform.
@@ -819,7 +819,7 @@ std::vector<Lineage> make_lineages(const Args& a) {
                         .ewc = a.ewc,
                         .unlabeled_ratio = a.unlabeled_ratio,
                         .column_weight = a.column_weight,
-                        .column_weight_per_old = !a.column_weight_constant});
+                        .column_weight_constant = a.column_weight_constant});
   }
   if (a.extra) {
     // The column weight is named only where it is not the default's, so
@@ -832,7 +832,8 @@ std::vector<Lineage> make_lineages(const Args& a) {
                         .old_weight = a.extra_old,
                         .ewc = a.extra_ewc,
                         .unlabeled_ratio = a.extra_unlabeled,
-                        .column_weight = a.extra_column});
+                        .column_weight = a.extra_column,
+                        .column_weight_constant = true});
   }
   if (a.methods.count("ft")) lineages.push_back({.name = "(a) fine-tune"});
   return lineages;
@@ -970,7 +971,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   targets.ewc_weight = l.ewc;
   targets.unlabeled_ratio = l.unlabeled_ratio;
   targets.column_weight =
-      l.column_weight_per_old ? tcl::onboarding::column_term_weight(l.column_weight, covered.size()) : l.column_weight;
+      l.column_weight_constant ? l.column_weight : tcl::onboarding::column_term_weight(l.column_weight, covered.size());
   const std::vector<core::Record> unlabeled =
       l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
   targets.unlabeled = unlabeled;
@@ -981,8 +982,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(l.fisher) + "|column " +
       tcl::sha256_hex(column->checkpoint) + "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) +
       " w " + fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) +
-      // The weight this step trains with: step 1 of a per-old lineage and of a constant one is the same, and shares its
-      // student.
+      // The weight this step trains with: at step 1 a per-old lineage and a constant one share their student.
       (targets.column_weight == kUnnamedColumnWeight ? std::string()
                                                      : "|column_weight " + fmt("%g", targets.column_weight)) +
       (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +

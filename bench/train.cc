@@ -17,8 +17,8 @@
 //       (their descriptors are the old platforms'): the active column
 //       (init = teacher, kDistillColumnEpochs, no Fisher, as the worker makes one
 //       when the platform has none), then the student (init = teacher, kDistillStudentEpochs,
-//       DistillTargets' defaults: KD from the column (its weight per old
-//       platform, onboarding::column_term_weight) and from the teacher
+//       onboarding::plan_distillation of DistillTargets' defaults: KD from
+//       the column (its weight per old platform) and from the teacher
 //       under every old descriptor, EWC from the teacher's Fisher), then, as
 //       the worker does, student and teacher on every covered platform's
 //       evaluation split (evaluate_checkpoint, on the CPU). --out DIR: the
@@ -61,6 +61,7 @@ namespace {
 
 namespace core = tcl::core;
 namespace tr = tcl::trainer;
+namespace onboarding = tcl::onboarding;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -206,7 +207,7 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   const tr::DatasetOptions split = tr::TrainRequest::default_data_options();
   std::vector<std::vector<core::Record>> old_eval(a.teacher_data.size());
   std::vector<tr::Platform> old_platforms;
-  tr::DistillTargets targets;
+  onboarding::DistillSources sources;
   for (std::size_t i = 0; i < a.teacher_data.size(); ++i) {
     tr::Platform p;
     bool found = false;
@@ -220,34 +221,32 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
     if (!load_records(a.teacher_data[i], &old_eval[i], keep) || !found) return 1;
     std::vector<float> h(core::kHardwareDim);
     core::encode_hardware(p.hardware, p.target, h.data());
-    targets.old_descriptors.push_back(std::move(h));
+    sources.old_descriptors.push_back(std::move(h));
     old_platforms.push_back(p);
   }
+  tr::DistillTargets weights;  // the job's defaults but the bank's ratio
+  weights.old_bank_ratio = a.old_bank_ratio;
   std::vector<core::Record> bank;
-  targets.old_bank_ratio = a.old_bank_ratio;
-  if (a.old_bank_ratio > 0 && !read_old_bank(a, targets.max_old_bank, &bank)) return 1;
-  targets.old_bank = bank;
+  if (a.old_bank_ratio > 0 && !read_old_bank(a, weights.max_old_bank, &bank)) return 1;
+  sources.old_bank = bank;
   std::printf("old platforms' bank: %zu programs read, ratio %g\n", bank.size(), a.old_bank_ratio);
   const Clock::time_point t0 = Clock::now();
   // The active column: the new platform fine-tuned from the teacher.
-  tr::TrainRequest column = default_request(a, records, platform);
-  column.start = tr::FineTune{.init_checkpoint = teacher};
-  column.optimisation.epochs = tr::kDistillColumnEpochs;
-  column.fisher.compute = false;
-  column.resources.eval_each_epoch = false;
+  const tr::TrainRequest column = onboarding::column_request(
+      default_request(a, records, platform), tr::FineTune{.init_checkpoint = teacher}, tr::kDistillColumnEpochs);
   auto tuned = tr::train_platform(column, progress_printer("column", t0));
   if (!tuned) {
     std::fprintf(stderr, "active column: %s\n", tuned.status().to_string().c_str());
     return 1;
   }
   print_result("column", *tuned);
-  // The student.
-  targets.column_checkpoint = tuned->checkpoint;
-  targets.column_weight = tcl::onboarding::column_term_weight(targets.column_weight, targets.old_descriptors.size());
-  targets.teacher_fisher = fisher;
+  // The student, with the worker's plan (onboarding/distill.h).
+  sources.column_checkpoint = tuned->checkpoint;
+  sources.teacher_fisher = fisher;
   tr::TrainRequest request = default_request(a, records, platform);
   request.optimisation.epochs = tr::kDistillStudentEpochs;
-  request.start = tr::Distill{.teacher = {.init_checkpoint = teacher}, .targets = targets};
+  request.start = tr::Distill{.teacher = {.init_checkpoint = teacher},
+                              .targets = onboarding::plan_distillation(weights, std::move(sources))};
   const Clock::time_point t1 = Clock::now();
   auto student = tr::train_platform(request, progress_printer("distill", t1));
   if (!student) {
