@@ -16,6 +16,8 @@
 #               cache key and changes the results, so keep it equal across studies you compare)
 #   BETWEEN     "FIRST|SECOND": also continual_steps.py --between those two lineages' names
 #   OUT         set: every log under LOGS in $OUT/logs.tgz at the end (an earlier call's on the same machine too)
+#   GPUS        the salts are dealt across this many GPUs, salt i on GPU i mod GPUS (CUDA_VISIBLE_DEVICES;
+#               default: every GPU nvidia-smi lists), so a machine of two GPUs runs two salts at full speed
 #
 # On this workplace's device machine, after scripts/gpu/stage.sh ../main/.gpu:
 #   run(carry=[".gpu"], command="cd .gpu/src && METHODS=distill,ft BANK=20000 \
@@ -33,9 +35,13 @@ mkdir -p "$LOGS"
 
 # One build first, so that the studies below find it done (build.sh locks the folder besides).
 bash scripts/gpu/build.sh "$BUILD" "$PO_ROOT" "$LOGS/build.log" bench_continual trainer_cuda_test || exit 1
+gpus=${GPUS:-$(nvidia-smi -L | wc -l)}
+[ "$gpus" -ge 1 ] 2>/dev/null || gpus=1
+i=0
 for s in "${salts[@]}"; do
-  LOGS="$LOGS/salt-$s" CACHE="$root/salt-$s" FLAGS="${FLAGS:-} --split-salt $s" THREADS="${THREADS:-2}" \
-    CUDA_TEST=0 OUT='' bash scripts/gpu/continual_study.sh "${seeds[@]}" >"$LOGS/salt-$s.out" 2>&1 &
+  CUDA_VISIBLE_DEVICES=$((i % gpus)) LOGS="$LOGS/salt-$s" CACHE="$root/salt-$s" FLAGS="${FLAGS:-} --split-salt $s" \
+    THREADS="${THREADS:-2}" CUDA_TEST=0 OUT='' bash scripts/gpu/continual_study.sh "${seeds[@]}" >"$LOGS/salt-$s.out" 2>&1 &
+  i=$((i + 1))
 done
 wait
 
