@@ -35,7 +35,7 @@ mkdir -p "$LOGS"
 
 # One build first, so that the studies below find it done (build.sh locks the folder besides).
 bash scripts/gpu/build.sh "$BUILD" "$PO_ROOT" "$LOGS/build.log" bench_continual trainer_cuda_test || exit 1
-gpus=${GPUS:-$(nvidia-smi -L | wc -l)}
+gpus=${GPUS:-$(nvidia-smi -L 2>/dev/null | wc -l)}
 [ "$gpus" -ge 1 ] 2>/dev/null || gpus=1
 i=0
 for s in "${salts[@]}"; do

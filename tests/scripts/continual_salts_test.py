@@ -19,7 +19,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 # A stub bench_continual: its log names the salt, cache and threads it was run with, and scores the one
 # distill step so that continual_steps.py has something to summarise (x86-16c's top-1 = 0.5 + salt/10).
 STUB = r"""#!/usr/bin/env bash
-echo "# bench_continual $*"
+echo "# bench_continual $* (gpu ${CUDA_VISIBLE_DEVICES:-all})"
 salt=0; seed=1
 while [ $# -gt 0 ]; do
   case "$1" in --split-salt) salt=$2; shift;; --seed) seed=$2; shift;; esac; shift
@@ -75,6 +75,18 @@ class ContinualSaltsTest(unittest.TestCase):
         self.assertRegex(salt1, r"x86-16c\s+distill \(old_weight 2, ewc 0.2\)\s+mean 0.6000 ± 0.0000 .* n=2")
         self.assertRegex(salt3, r"x86-16c\s+distill \(old_weight 2, ewc 0.2\)\s+mean 0.8000 ± 0.0000 .* n=2")
 
+
+    def test_deals_the_salts_across_the_gpus(self):
+        logs = os.path.join(self.root, "logs")
+        env = dict(os.environ, BUILD=self.build, LOGS=logs, CACHE_ROOT=os.path.join(self.root, "caches"),
+                   DATA="/nonexistent", PO_ROOT="/nonexistent", SALTS="1 3 4", GPUS="2")
+        env.pop("OUT", None)
+        done = subprocess.run(["bash", os.path.join(self.root, "scripts", "gpu", "continual_salts.sh"), "1"],
+                              env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        for salt, gpu in ((1, 0), (3, 1), (4, 0)):
+            with open(os.path.join(logs, f"salt-{salt}", "continual-s1.log")) as f:
+                self.assertIn(f"(gpu {gpu})", f.readline())
 
 if __name__ == "__main__":
     unittest.main()

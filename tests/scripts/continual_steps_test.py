@@ -173,6 +173,16 @@ class ContinualStepsTest(unittest.TestCase):
         self.assertNotEqual(done.returncode, 0)
         self.assertIn("no cell of both", done.stderr)
 
+    def test_pools_the_draws_of_several_salts(self):
+        # Session 20's table over five draws of held-out tasks: the logs of one seed at two split salts
+        # are two runs (each its own pair with fine-tuning), not one run whose scores disagree.
+        a = self.write("s1.log", log(1, 0.50, 0.79, 0.60, settings_tail=", validation 0, split_salt 1"))
+        b = self.write("s2.log", log(1, 0.55, 0.79, 0.75, settings_tail=", validation 0, split_salt 2"))
+        out = self.run_script(a, b)
+        paired = cell(out, "paired", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)")
+        self.assertIn("mean -0.1500 ± 0.6353", paired)
+        self.assertIn("n=2", paired)
+
     def test_counts_a_log_given_twice_once(self):
         a = self.write("s1.log", log(1, new16=0.50, old24=0.79, ft16=0.60))
         out = self.run_script(a, a)
