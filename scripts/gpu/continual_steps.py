@@ -15,7 +15,8 @@ line, or for older logs (before it was printed) from the command line's
 --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
 and extra lineages were swapped summarise together. Fine-tuning trains on the main
 lineage's selection, so it is named by that lineage too. Runs pooled by this
-script must share every other flag (epochs, bank, platforms). Per method:
+script must share every other flag (epochs, bank, platforms); logs of several split salts pool as
+more draws, each salt and seed a run of its own. Per method:
   new     each platform's top-1 right after the step that learned it;
   forgot  each old platform's top-1 after each later step minus that;
   paired  the main lineage minus fine-tuning on its selection, right after each
