@@ -40,7 +40,10 @@
 //                 with --old-bank N the covered platforms' banks (N
 //                 programs each from their pools, held-out tasks never,
 //                 measurements cleared) as inputs of the old-platform KD
-//                 term}, --epochs); its
+//                 term; with --old-weight-other-kind F the main lineage's
+//                 old KD on k's programs at F x --old-weight for an old
+//                 platform of another target kind, as
+//                 onboarding::old_weight_on_new_programs}, --epochs); its
 //                 Fisher is the next teacher's.
 //        ft       plain fine-tuning: train_platform(init = previous, selected,
 //                 --epochs), no distillation.
@@ -77,6 +80,7 @@
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--column-weight 1] [--column-weight-constant] [--old-bank 0]
+//       [--old-weight-other-kind 1]
 //       [--extra-distill OLD,EWC[,UNLABELED[,COLUMN]]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
@@ -178,6 +182,10 @@ struct Args {
   // a distill job's (onboarding::column_term_weight); --column-weight-constant:
   // the same weight at every step (the default of sessions 15-18).
   bool column_weight_constant = false;
+  // --old-weight-other-kind F: the main lineage's old KD on the new
+  // platform's programs weighs F times old_weight for an old platform of
+  // another target kind (onboarding::old_weight_on_new_programs); 1 = as the job.
+  double old_weight_other_kind = 1;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0, extra_column = 0;
@@ -216,6 +224,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("unlabeled-ratio", &a->unlabeled_ratio)
       .value("column-weight", &a->column_weight)
       .flag("column-weight-constant", &a->column_weight_constant)
+      .value("old-weight-other-kind", &a->old_weight_other_kind)
       .value("old-bank", &a->old_bank)
       .custom("extra-distill",
               [a](const std::string& v) {
@@ -283,7 +292,7 @@ bool parse_args(int argc, char** argv, Args* a) {
   }
   if (a->platforms.size() < 2 || a->epochs < 1 || a->column_epochs < 1 || a->base_epochs < 1 || a->mc_samples < 2 ||
       !(a->fraction > 0 && a->fraction <= 1) || !(a->validation >= 0 && a->validation < 1) || a->ewc < 0 ||
-      a->old_weight < 0 || a->unlabeled_ratio < 0 || a->column_weight < 0) {
+      a->old_weight < 0 || a->unlabeled_ratio < 0 || a->column_weight < 0 || !(a->old_weight_other_kind >= 0)) {
     std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction, --validation or weights\n");
     return false;
   }
@@ -585,6 +594,7 @@ struct Lineage {
   bool distill = false;
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
   bool column_weight_constant = false;  // column_weight as given at every step, not per old platform (the job's)
+  double old_weight_other_kind = 1;     // --old-weight-other-kind (the main lineage's)
   std::string model{}, fisher{};        // current version (and its Fisher for distill)
 };
 
@@ -627,6 +637,10 @@ void render_header(const Args& a, std::ostringstream& md) {
      << fmt("%g", a.old_weight) << ", column_weight " << fmt("%g", a.column_weight)
      << (a.column_weight_constant ? "" : " per old platform") << ", unlabeled_ratio " << fmt("%g", a.unlabeled_ratio)
      << ": the unselected rest of the pool as KD inputs"
+     << (a.old_weight_other_kind == 1
+             ? std::string()
+             : "; an old platform of another target kind weighs " + fmt("%g", a.old_weight_other_kind) +
+                   " x old_weight on the new platform's programs, old_weight on the bank")
      << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
         "first platform's pool (as the base saw it) and the selection of every later platform ("
@@ -819,7 +833,8 @@ std::vector<Lineage> make_lineages(const Args& a) {
                         .ewc = a.ewc,
                         .unlabeled_ratio = a.unlabeled_ratio,
                         .column_weight = a.column_weight,
-                        .column_weight_constant = a.column_weight_constant});
+                        .column_weight_constant = a.column_weight_constant,
+                        .old_weight_other_kind = a.old_weight_other_kind});
   }
   if (a.extra) {
     // The column weight is named only where it is not the default's, so
@@ -940,6 +955,13 @@ class StepSelections {
   std::map<std::string, Selection> by_model_;  // model sha → selection
 };
 
+// The factors of DistillTargets::old_weight_on_new_programs, for a cache key.
+std::string join_factors(const tr::DistillTargets& t) {
+  std::string out;
+  for (double f : t.old_weight_on_new_programs) out += (out.empty() ? "" : ",") + fmt("%g", f);
+  return out;
+}
+
 // A distill lineage's step: its own selection, the active column, then the
 // student from the lineage's model. Returns the process exit code (0 = go on).
 int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std::vector<float>>& covered,
@@ -976,6 +998,8 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
   targets.unlabeled = unlabeled;
   targets.old_bank = old_bank;
+  targets.old_weight_on_new_programs =
+      tcl::onboarding::old_weight_on_new_programs(p.descriptor, covered, l.old_weight_other_kind);
   tr::TrainRequest req = make_request(a, p, records, a.epochs);
   req.start = tr::Distill{.teacher = {.init_checkpoint = l.model}, .targets = targets};
   const std::string key =
@@ -985,6 +1009,8 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       // The weight this step trains with: at step 1 a per-old lineage and a constant one share their student.
       (targets.column_weight == kUnnamedColumnWeight ? std::string()
                                                      : "|column_weight " + fmt("%g", targets.column_weight)) +
+      // Named only where a factor is not 1, so that a step with every old platform of k's kind is shared.
+      (targets.old_weight_on_new_programs.empty() ? std::string() : "|old on k " + join_factors(targets)) +
       (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
                                    std::to_string(unlabeled.size()) + " max " + std::to_string(targets.max_unlabeled)
                              : std::string()) +
@@ -1166,10 +1192,10 @@ int main(int argc, char** argv) {
   // that scripts/gpu/continual_steps.py names it right whatever the defaults were.
   std::printf(
       "# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld, "
-      "validation %g, platform_slots %d, split_salt %llu, column_weight %g%s\n",
+      "validation %g, platform_slots %d, split_salt %llu, column_weight %g%s, old_weight_other_kind %g\n",
       a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
       a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt), a.column_weight,
-      a.column_weight_constant ? "" : " per old platform");
+      a.column_weight_constant ? "" : " per old platform", a.old_weight_other_kind);
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

@@ -506,4 +506,10 @@ void encode_hardware(const std::optional<HardwareParams>& hw, std::string_view t
   out[35] = !t.mcpu.empty() || !t.arch.empty() ? 1.0f : 0.0f;
 }
 
+bool same_target_kind(std::span<const float> a, std::span<const float> b) {
+  constexpr std::size_t kFirst = 12, kEnd = 19;  // the target kind's one-hot
+  if (a.size() < kEnd || b.size() < kEnd) return false;
+  return std::equal(a.begin() + kFirst, a.begin() + kEnd, b.begin() + kFirst);
+}
+
 }  // namespace tcl::core

@@ -167,4 +167,10 @@ int encode_tlp(std::span<const Step> steps, const TlpConfig& config, float* out)
 inline constexpr int kHardwareDim = 36;
 void encode_hardware(const std::optional<HardwareParams>& hw, std::string_view target, float* out);
 
+// Whether two descriptors of encode_hardware's layout (more floats may
+// follow) name the same target kind (slots 12..18: llvm, cuda, ...): the
+// coarsest nearness of two platforms, a CPU to a CPU, a GPU to a GPU.
+// false when either is shorter than the kind slots.
+bool same_target_kind(std::span<const float> a, std::span<const float> b);
+
 }  // namespace tcl::core

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "core/features.h"
 #include "core/program_id.h"
 #include "core/task_split.h"
 
@@ -26,6 +27,15 @@ std::vector<std::string> covered_platforms(std::vector<std::string> teacher_plat
 
 double column_term_weight(double per_old_platform, std::size_t old_platforms) {
   return per_old_platform * static_cast<double>(std::max<std::size_t>(old_platforms, 1));
+}
+
+std::vector<double> old_weight_on_new_programs(std::span<const float> new_descriptor,
+                                               const std::vector<std::vector<float>>& old_descriptors,
+                                               double other_kind) {
+  std::vector<double> factors;
+  for (const auto& h : old_descriptors) factors.push_back(core::same_target_kind(h, new_descriptor) ? 1.0 : other_kind);
+  if (std::all_of(factors.begin(), factors.end(), [](double f) { return f == 1.0; })) factors.clear();
+  return factors;
 }
 
 bool wants_unlabeled(const trainer::DistillTargets& weights) {

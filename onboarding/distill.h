@@ -54,6 +54,20 @@ struct DistillSources {
 // more than 0.001 below it.
 double column_term_weight(double per_old_platform, std::size_t old_platforms);
 
+// The factors of old_weight each old platform's KD term takes on platform
+// k's own programs (DistillTargets::old_weight_on_new_programs): 1 for an
+// old platform of k's target kind (core::same_target_kind), `other_kind`
+// for one of another kind. The teacher learned an old platform's order on
+// that platform's kind of programs; on another kind's (a CPU's order of GPU
+// schedules) its targets hold the student's shared trunk to an order nobody
+// measured, while the bank still carries the platform's own programs.
+// Empty when every factor is 1 (the trainer's default). Issue 19's lever
+// for the middle platform's gap to fine-tuning (docs/continual.md); not a
+// job default until a validation split chooses it.
+std::vector<double> old_weight_on_new_programs(std::span<const float> new_descriptor,
+                                               const std::vector<std::vector<float>>& old_descriptors,
+                                               double other_kind);
+
 // Whether the unmeasured pool is read at all: `weights` ask for unlabeled inputs.
 bool wants_unlabeled(const trainer::DistillTargets& weights);
 

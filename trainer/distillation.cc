@@ -43,6 +43,14 @@ Status check_targets(const Distill& d, const Dataset& ds) {
   if (kd.max_unlabeled < 0) return Status::invalid_argument("train: max_unlabeled must be >= 0");
   if (!(kd.old_bank_ratio >= 0)) return Status::invalid_argument("train: old_bank_ratio must be >= 0");
   if (kd.max_old_bank < 0) return Status::invalid_argument("train: max_old_bank must be >= 0");
+  const std::vector<double>& on_new = kd.old_weight_on_new_programs;
+  if (!on_new.empty() && on_new.size() != kd.old_descriptors.size()) {
+    return Status::invalid_argument("train: old_weight_on_new_programs has " + std::to_string(on_new.size()) +
+                                    " factors for " + std::to_string(kd.old_descriptors.size()) + " old platforms");
+  }
+  for (double f : on_new) {
+    if (!(f >= 0)) return Status::invalid_argument("train: old_weight_on_new_programs must be >= 0");
+  }
   return Status::ok();
 }
 
@@ -95,13 +103,13 @@ Result<std::optional<Dataset>> build_old_bank(const DistillSetup& s) {
 // A source of unlabeled programs: KD inputs at `ratio` batches per measured
 // batch, at most all of its own.
 BatchSource unlabeled_source(const Dataset& ds, const torch::Tensor& descriptor, std::int64_t measured_batches,
-                             double ratio, const DistillSetup& s, bool column_kd) {
+                             double ratio, const DistillSetup& s, bool old_bank) {
   BatchSource src{.ds = &ds,
                   .train = to_tensors(ds.train, ds, s.device),
                   .descriptor = descriptor,
                   .groups = group_rows(ds.train),
                   .labeled = false,
-                  .column_kd = column_kd};
+                  .old_bank = old_bank};
   src.max_batches = static_cast<std::int64_t>(std::ceil(ratio * static_cast<double>(measured_batches)));
   src.max_batches = std::min(src.max_batches, batches_per_epoch(src.groups, s.shape));
   return src;
@@ -112,7 +120,7 @@ Status fill_targets(const DistillSetup& s, const CostModel& teacher, const CostM
                     std::vector<BatchSource>* sources) {
   for (BatchSource& src : *sources) {
     const DatasetSplit& split = src.ds->train;
-    if (column != nullptr && src.column_kd) {
+    if (column != nullptr && !src.old_bank) {
       auto c = frozen_scores(*column, split, src.ds->seq_len, s.dataset->descriptor);
       if (!c) return c.status().with_context("train: active column");
       src.column_target = std::move(*c);
@@ -160,7 +168,7 @@ Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& mod
     if (built->has_value()) {
       inputs->pool = std::move(**built);
       sources->push_back(
-          unlabeled_source(*inputs->pool, descriptor, measured, kd.unlabeled_ratio, s, /*column_kd=*/true));
+          unlabeled_source(*inputs->pool, descriptor, measured, kd.unlabeled_ratio, s, /*old_bank=*/false));
     }
   }
   const bool old_term = !terms.old_descriptors.empty() && kd.old_weight > 0;
@@ -170,7 +178,7 @@ Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& mod
     if (built->has_value()) {
       inputs->old_bank = std::move(**built);
       sources->push_back(
-          unlabeled_source(*inputs->old_bank, descriptor, measured, kd.old_bank_ratio, s, /*column_kd=*/false));
+          unlabeled_source(*inputs->old_bank, descriptor, measured, kd.old_bank_ratio, s, /*old_bank=*/true));
     }
   }
   if (Status st = fill_targets(s, **teacher, column.get(), sources); !st) return st;

@@ -18,6 +18,11 @@ torch::Tensor label_loss(const torch::Tensor& scores, const Batch& batch, const 
   return lambda_rank_loss(scores, batch.labels, batch.groups, options.lambda_rank);
 }
 
+double old_term_weight(const DistillTargets& w, std::size_t j, bool old_bank) {
+  if (old_bank || w.old_weight_on_new_programs.empty()) return w.old_weight;
+  return w.old_weight * w.old_weight_on_new_programs.at(j);
+}
+
 torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch& batch, const DistillTerms* distill,
                          const LabelLossOptions& loss_options) {
   const std::int64_t b = batch.size();
@@ -36,11 +41,13 @@ torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch&
     loss = loss + w.column_weight * listwise_kd(scores, gather_rows(src.column_target, batch, device),
                                                 batch.chunk_sizes, w.temperature);
   }
-  for (std::size_t j = 0; j < src.old_targets.size() && w.old_weight > 0; ++j) {
+  for (std::size_t j = 0; j < src.old_targets.size(); ++j) {
+    const double weight = old_term_weight(w, j, src.old_bank);
+    if (weight <= 0) continue;  // no forward pass for a term that weighs nothing
     const torch::Tensor& h = distill->old_descriptors[j];
     const torch::Tensor old_scores = model.forward(batch.tokens, batch.lengths, h.expand({b, h.size(1)}));
-    loss = loss + w.old_weight * listwise_kd(old_scores, gather_rows(src.old_targets[j], batch, device),
-                                             batch.chunk_sizes, w.temperature);
+    loss = loss + weight * listwise_kd(old_scores, gather_rows(src.old_targets[j], batch, device), batch.chunk_sizes,
+                                       w.temperature);
   }
   if (!distill->fisher.empty()) {
     loss = loss + w.ewc_weight * ewc_penalty(model.parameters(), distill->anchor, distill->fisher);

@@ -2,8 +2,9 @@
 // trainer/: torch): the label loss, plus, in a distillation, the KD terms
 // and EWC of DistillTargets (train_job.h):
 //   label_weight · L + column_weight · KD(S(x, h_k), C)
-//   + old_weight · Σ_j KD(S(x, h_j), T_j) + ewc_weight · EWC
-// A batch of an unlabeled source has no label term. Without a distillation
+//   + old_weight · Σ_j f_j · KD(S(x, h_j), T_j) + ewc_weight · EWC
+// f_j = old_weight_on_new_programs[j] on platform k's programs, 1 on the old
+// platforms' bank. A batch of an unlabeled source has no label term. Without a distillation
 // the loss is the label loss alone (no weight multiplies it).
 //
 // The label loss L (Optimisation::label_loss), within each group (chunk):
@@ -38,10 +39,12 @@ struct BatchSource {
   GroupRows groups = {};
   bool labeled = true;
   std::int64_t max_batches = -1;  // per epoch (a seeded share); -1 = all
+  // The old platforms' bank: no column target, old KD at old_weight (not
+  // scaled by old_weight_on_new_programs).
+  bool old_bank = false;
   // Distillation targets per row of `train`: the active column's (empty =
-  // none; never on the old platforms' bank) and the teacher's under each old
-  // platform's descriptor.
-  bool column_kd = true;
+  // none; never on the bank) and the teacher's under each old platform's
+  // descriptor.
   std::vector<float> column_target = {};
   std::vector<std::vector<float>> old_targets = {};
 };
@@ -62,6 +65,11 @@ LabelLossOptions label_loss_options(const Optimisation& opt);
 
 // L of a labeled batch's scores ([b], in batch order), a 0-dim tensor.
 torch::Tensor label_loss(const torch::Tensor& scores, const Batch& batch, const LabelLossOptions& options);
+
+// The weight of old platform j's KD term on a batch of a source: old_weight
+// on the bank (old_bank), old_weight times old_weight_on_new_programs[j] on
+// platform k's programs (its factors given).
+double old_term_weight(const DistillTargets& w, std::size_t j, bool old_bank);
 
 // The loss of `batch` (gathered from src.train); `distill` null = the label loss only.
 torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch& batch, const DistillTerms* distill,

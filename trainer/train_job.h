@@ -277,6 +277,13 @@ struct DistillTargets {
   // top-1 task-mean per step (9 seeds); 1 and 0.05 lost 0.012-0.018, 4 and
   // 0.5 cost gpu-v100 0.06 against fine-tuning.
   double old_weight = 2.0;
+  // Each old platform's KD weight on platform k's own programs (measured and
+  // unmeasured) as a factor of old_weight, in old_descriptors order; empty =
+  // 1 each. The bank's inputs always weigh old_weight. 0 leaves an old
+  // platform's KD to its own programs (the bank): the teacher never learned
+  // its order of another kind's programs (onboarding::
+  // old_weight_on_new_programs). Each >= 0.
+  std::vector<double> old_weight_on_new_programs{};
   double ewc_weight = 0.2;
   double temperature = 1.0;
 };

@@ -54,6 +54,7 @@ EXTRA = re.compile(r"^distill \(old_weight ([\d.]+), ewc ([\d.]+)(?:, unlabeled 
 BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)(?: \(mean/sum\) tuning ([\d.]+))?")
 SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
 SETTINGS_COLUMN = re.compile(r", column_weight ([\d.e+-]+(?: per old platform)?)")  # any field of the settings line
+SETTINGS_OTHER_KIND = re.compile(r", old_weight_other_kind ([\d.e+-]+)")
 FINE_TUNE = "(a) fine-tune on the selection of "
 COLUMN = "column of "  # a distill lineage's active column, scored on its platform only
 
@@ -74,7 +75,8 @@ def run_settings(line):
     DEFAULT_FIELDS' values."""
     fields = line[len("# settings: "):].strip().split(", ")
     return tuple(f for f in fields
-                 if not f.startswith(("old_weight ", "ewc ", "column_weight ")) and f not in DEFAULT_FIELDS)
+                 if not f.startswith(("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind "))
+                 and f not in DEFAULT_FIELDS)
 
 
 def read_runs(paths):
@@ -92,14 +94,16 @@ def read_runs(paths):
     return list(runs.values())
 
 
-def lineage(old_weight, ewc, column_weight=None):
+def lineage(old_weight, ewc, column_weight=None, other_kind=None):
     """A distill lineage's name; the column weight ("3", or "1 per old platform": times their count) only where
-    it is not the default 1 (older logs have none)."""
+    it is not the default 1 (older logs have none), and old_weight_other_kind only where it is not 1."""
     column = ""
     if column_weight is not None:
         weight, _, per_old = str(column_weight).partition(" ")
         if float(weight) != 1 or per_old:
             column = f", column_weight {float(weight):g}" + (f" {per_old}" if per_old else "")
+    if other_kind is not None and float(other_kind) != 1:
+        column += f", old_weight_other_kind {float(other_kind):g}"
     return f"distill (old_weight {float(old_weight):g}, ewc {float(ewc):g}{column})"
 
 
@@ -116,8 +120,8 @@ def read(path):
         for line in f:
             m = SETTINGS.match(line)
             if m:
-                c = SETTINGS_COLUMN.search(line)
-                main = lineage(m.group(1), m.group(2), c.group(1) if c else None)
+                c, k = SETTINGS_COLUMN.search(line), SETTINGS_OTHER_KIND.search(line)
+                main = lineage(m.group(1), m.group(2), c.group(1) if c else None, k.group(1) if k else None)
                 settings = run_settings(line)
                 continue
             m = STEP.match(line)

@@ -299,6 +299,28 @@ TEST(FeaturesTest, HardwareDescriptor) {
   }
 }
 
+// The target kind as nearness: the CPUs are one kind, the two GPUs (TVM's
+// 2080 Ti target and the V100's, which names no -arch) another.
+TEST(FeaturesTest, SameTargetKind) {
+  const auto descriptor = [](std::string_view target) {
+    std::vector<float> d(kHardwareDim);
+    encode_hardware(std::nullopt, target, d.data());
+    return d;
+  };
+  const std::vector<float> x86 = descriptor("llvm -keys=cpu -mcpu=core-avx2 -num-cores=24");
+  const std::vector<float> arm = descriptor("llvm -keys=arm_cpu,cpu -device=arm_cpu -mtriple=aarch64-linux-gnu");
+  const std::vector<float> ti = descriptor("cuda -keys=cuda,gpu -arch=sm_75 -model=2080ti -thread_warp_size=32");
+  const std::vector<float> v100 = descriptor("cuda -keys=cuda,gpu -max_num_threads=1024 -thread_warp_size=32");
+  EXPECT_TRUE(same_target_kind(x86, arm));
+  EXPECT_TRUE(same_target_kind(ti, v100));
+  EXPECT_FALSE(same_target_kind(x86, ti));
+  EXPECT_FALSE(same_target_kind(v100, arm));
+  std::vector<float> slotted = ti;  // bench_continual's --platform-slots appends floats
+  slotted.push_back(1.0f);
+  EXPECT_TRUE(same_target_kind(slotted, v100));
+  EXPECT_FALSE(same_target_kind(std::span<const float>(ti).first(12), ti));  // too short to say
+}
+
 TEST(FeaturesTest, WorkloadToken) {
   namespace ws = workload_slot;
   // A relay key: a DAG hash, then tensor shapes (the last one the output).

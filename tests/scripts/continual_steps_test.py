@@ -117,6 +117,24 @@ class ContinualStepsTest(unittest.TestCase):
                                           r"^x86-16c\s+distill \(old_weight 2, ewc 0.2, column_weight 1 per old platform\)"))
         self.assertIn("mean 0.7000", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)\s"))
 
+    def test_names_an_old_weight_on_other_kinds_other_than_1(self):
+        # --old-weight-other-kind 0 names its lineage apart; at 1 (what today's bench prints by default)
+        # it is the same lineage as a log that never printed the field, and pools with it by seed.
+        per_old = ", split_salt 0, column_weight 1 per old platform"
+        a = self.write("k0.log", log(1, 0.50, 0.79, 0.60, settings_tail=per_old + ", old_weight_other_kind 0"))
+        b = self.write("k1.log", log(2, 0.70, 0.79, 0.60, settings_tail=per_old + ", old_weight_other_kind 1"))
+        c = self.write("old.log", log(3, 0.80, 0.79, 0.60, settings_tail=per_old))
+        out = self.run_script(a, b, c)
+        self.assertIn("mean 0.5000", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2, "
+                                          r"column_weight 1 per old platform, old_weight_other_kind 0\)"))
+        self.assertIn("mean 0.7500", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2, "
+                                          r"column_weight 1 per old platform\)\s"))
+        out = self.run_script(a, self.write("k1s1.log", log(1, 0.70, 0.79, 0.60,
+                                                             settings_tail=per_old + ", old_weight_other_kind 1")),
+                              "--between", "distill (old_weight 2, ewc 0.2, column_weight 1 per old platform, "
+                              "old_weight_other_kind 0)", "distill (old_weight 2, ewc 0.2, column_weight 1 per old platform)")
+        self.assertIn("mean -0.2000", cell(out, "the first lineage minus the second", r"x86-16c\s+mean"))
+
     def test_between_subtracts_two_lineages_of_the_same_logs(self):
         # A second lineage (old KD 3) on x86-16c: 0.56 and 0.50 against the main lineage's 0.50 and 0.55,
         # so +0.06 and −0.05; on x86-24c 0.80 and 0.78 against 0.79 and 0.78, so it forgets 0.01 and 0 less.

@@ -93,5 +93,18 @@ TEST(LabelLossTest, LambdaRankIsTheDefault) {
   EXPECT_EQ(o.lambda_rank.ndcg_at, 4);
 }
 
+// An old platform's KD weight: scaled by its factor on platform k's
+// programs, never on the old platforms' bank (the platform's own programs).
+TEST(OldTermWeightTest, TheFactorScalesTheNewPlatformsProgramsOnly) {
+  DistillTargets w;
+  w.old_weight = 2;
+  EXPECT_EQ(old_term_weight(w, 0, /*old_bank=*/false), 2.0);  // no factors: 1 each
+  w.old_weight_on_new_programs = {0.0, 0.5};
+  EXPECT_EQ(old_term_weight(w, 0, false), 0.0);
+  EXPECT_EQ(old_term_weight(w, 1, false), 1.0);
+  EXPECT_EQ(old_term_weight(w, 0, /*old_bank=*/true), 2.0);
+  EXPECT_EQ(old_term_weight(w, 1, true), 2.0);
+}
+
 }  // namespace
 }  // namespace tcl::trainer

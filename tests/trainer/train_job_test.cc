@@ -582,6 +582,30 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
   ASSERT_TRUE(again.is_ok());
   EXPECT_EQ(again->checkpoint, distilled->checkpoint);
 
+  // old_weight_on_new_programs scales the old term on the new platform's
+  // programs (no bank here): factor 0 trains as old_weight 0, 0.5 of
+  // old_weight 2 as old_weight 1, byte for byte; 1 as no factor at all.
+  const auto with = [&](double old_weight, std::vector<double> factors) {
+    DistillTargets w = kd;
+    w.old_weight = old_weight;
+    w.old_weight_on_new_programs = std::move(factors);
+    auto out = onboard(&w);
+    return out.is_ok() ? out->checkpoint : std::string();
+  };
+  const std::string none = with(2, {0.0});
+  EXPECT_EQ(none, with(0, {}));
+  EXPECT_NE(none, distilled->checkpoint);
+  EXPECT_EQ(with(2, {0.5}), with(1, {}));
+  EXPECT_EQ(with(kd.old_weight, {1.0}), distilled->checkpoint);
+  DistillTargets wrong_size = kd;
+  wrong_size.old_weight_on_new_programs = {1.0, 1.0};  // one old platform
+  TrainRequest refused = small_request(new_records);
+  refused.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = wrong_size};
+  EXPECT_EQ(train_platform(refused, nullptr).status().code(), StatusCode::kInvalidArgument);
+  wrong_size.old_weight_on_new_programs = {-1.0};
+  refused.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = wrong_size};
+  EXPECT_EQ(train_platform(refused, nullptr).status().code(), StatusCode::kInvalidArgument);
+
   // A Fisher of the wrong size is refused.
   DistillTargets bad = kd;
   bad.teacher_fisher = std::string_view(teacher->fisher).substr(4);
