@@ -292,7 +292,8 @@ bool parse_args(int argc, char** argv, Args* a) {
   }
   if (a->platforms.size() < 2 || a->epochs < 1 || a->column_epochs < 1 || a->base_epochs < 1 || a->mc_samples < 2 ||
       !(a->fraction > 0 && a->fraction <= 1) || !(a->validation >= 0 && a->validation < 1) || a->ewc < 0 ||
-      a->old_weight < 0 || a->unlabeled_ratio < 0 || a->column_weight < 0 || !(a->old_weight_other_kind >= 0)) {
+      a->old_weight < 0 || a->unlabeled_ratio < 0 || a->column_weight < 0 ||
+      !(a->old_weight_other_kind >= 0 && std::isfinite(a->old_weight_other_kind))) {
     std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction, --validation or weights\n");
     return false;
   }

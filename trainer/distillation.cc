@@ -49,7 +49,8 @@ Status check_targets(const Distill& d, const Dataset& ds) {
                                     " factors for " + std::to_string(kd.old_descriptors.size()) + " old platforms");
   }
   for (double f : on_new) {
-    if (!(f >= 0)) return Status::invalid_argument("train: old_weight_on_new_programs must be >= 0");
+    if (!(f >= 0) || !std::isfinite(f))
+      return Status::invalid_argument("train: old_weight_on_new_programs must be finite and >= 0");
   }
   return Status::ok();
 }
@@ -156,8 +157,11 @@ Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& mod
     }
     terms.old_descriptors.push_back(descriptor_tensor(h, s.device));
   }
-  // KD-only batches need a KD term to learn from.
-  const bool kd_term = (column && kd.column_weight > 0) || (!terms.old_descriptors.empty() && kd.old_weight > 0);
+  // KD-only batches of platform k's pool need a KD term that reads them.
+  bool kd_term = column && kd.column_weight > 0;
+  for (std::size_t j = 0; j < terms.old_descriptors.size(); ++j) {
+    kd_term = kd_term || old_term_weight(kd, j, /*old_bank=*/false) > 0;
+  }
   // The ratios count measured batches only.
   std::int64_t measured = 0;
   for (const BatchSource& m : *sources) measured += batches_per_epoch(m.groups, s.shape);

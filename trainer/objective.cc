@@ -43,7 +43,7 @@ torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch&
   }
   for (std::size_t j = 0; j < src.old_targets.size(); ++j) {
     const double weight = old_term_weight(w, j, src.old_bank);
-    if (weight <= 0) continue;  // no forward pass for a term that weighs nothing
+    if (!(weight > 0)) continue;  // no forward pass for a term that weighs nothing
     const torch::Tensor& h = distill->old_descriptors[j];
     const torch::Tensor old_scores = model.forward(batch.tokens, batch.lengths, h.expand({b, h.size(1)}));
     loss = loss + weight * listwise_kd(old_scores, gather_rows(src.old_targets[j], batch, device), batch.chunk_sizes,

@@ -16,8 +16,10 @@
 #               cache key and changes the results, so keep it equal across studies you compare)
 #   BETWEEN     "FIRST|SECOND": also continual_steps.py --between those two lineages' names
 #   OUT         set: every log under LOGS in $OUT/logs.tgz at the end (an earlier call's on the same machine too)
-#   GPUS        the salts are dealt across this many GPUs, salt i on GPU i mod GPUS (CUDA_VISIBLE_DEVICES;
-#               default: every GPU nvidia-smi lists), so a machine of two GPUs runs two salts at full speed
+#   GPUS        the salts are dealt across this many GPUs: the i-th salt of SALTS (from 0) on the
+#               (i mod GPUS)-th of the GPUs (the caller's CUDA_VISIBLE_DEVICES list when set, else
+#               0..GPUS-1); default: all of them (those nvidia-smi lists). A machine of two GPUs runs two
+#               salts at full speed
 #
 # On this workplace's device machine, after scripts/gpu/stage.sh ../main/.gpu:
 #   run(carry=[".gpu"], command="cd .gpu/src && METHODS=distill,ft BANK=20000 \
@@ -35,11 +37,19 @@ mkdir -p "$LOGS"
 
 # One build first, so that the studies below find it done (build.sh locks the folder besides).
 bash scripts/gpu/build.sh "$BUILD" "$PO_ROOT" "$LOGS/build.log" bench_continual trainer_cuda_test || exit 1
-gpus=${GPUS:-$(nvidia-smi -L 2>/dev/null | wc -l)}
-[ "$gpus" -ge 1 ] 2>/dev/null || gpus=1
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+  IFS=, read -r -a visible <<<"$CUDA_VISIBLE_DEVICES"
+else
+  n=${GPUS:-$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)}
+  [ "$n" -ge 1 ] 2>/dev/null || n=1
+  mapfile -t visible < <(seq 0 $((n - 1)))
+fi
+gpus=${GPUS:-${#visible[@]}}
+{ [ "$gpus" -ge 1 ] && [ "$gpus" -le ${#visible[@]} ]; } 2>/dev/null || gpus=${#visible[@]}
 i=0
 for s in "${salts[@]}"; do
-  CUDA_VISIBLE_DEVICES=$((i % gpus)) LOGS="$LOGS/salt-$s" CACHE="$root/salt-$s" FLAGS="${FLAGS:-} --split-salt $s" \
+  gpu=${visible[$((i % gpus))]}
+  CUDA_VISIBLE_DEVICES=$gpu LOGS="$LOGS/salt-$s" CACHE="$root/salt-$s" FLAGS="${FLAGS:-} --split-salt $s" \
     THREADS="${THREADS:-2}" CUDA_TEST=0 OUT='' bash scripts/gpu/continual_study.sh "${seeds[@]}" >"$LOGS/salt-$s.out" 2>&1 &
   i=$((i + 1))
 done

@@ -9,8 +9,8 @@ which a run stopped by its budget never prints).
 
 Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T" lines each step prints
 (and step 0's base line: every method starts from the base).
-The main distill lineage is named by its weights (old_weight, ewc, and
-column_weight where it is not 1 or is per old platform) — from the log's "# settings:"
+The main distill lineage is named by its weights (old_weight, ewc, column_weight where
+it is not 1 or is per old platform, and old_weight_other_kind where it is not 1) — from the log's "# settings:"
 line, or for older logs (before it was printed) from the command line's
 --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
 and extra lineages were swapped summarise together. Fine-tuning trains on the main
@@ -71,8 +71,8 @@ DEFAULT_FIELDS = ("validation 0", "platform_slots 0", "split_salt 0")
 
 def run_settings(line):
     """The fields of a settings line that make two logs of one seed parts of one run: all but the main
-    lineage's weights (old_weight, ewc, column_weight), which name its lineage apart, and the fields at
-    DEFAULT_FIELDS' values."""
+    lineage's weights (old_weight, ewc, column_weight, old_weight_other_kind), which name its lineage apart,
+    and the fields at DEFAULT_FIELDS' values."""
     fields = line[len("# settings: "):].strip().split(", ")
     return tuple(f for f in fields
                  if not f.startswith(("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind "))

@@ -87,6 +87,15 @@ class ContinualSaltsTest(unittest.TestCase):
         for salt, gpu in ((1, 0), (3, 1), (4, 0)):
             with open(os.path.join(logs, f"salt-{salt}", "continual-s1.log")) as f:
                 self.assertIn(f"(gpu {gpu})", f.readline())
+        # The caller's own list of GPUs: the salts go to those, not to 0 and 1.
+        env = dict(env, CUDA_VISIBLE_DEVICES="2,3", SALTS="1 3")
+        env.pop("GPUS")
+        done = subprocess.run(["bash", os.path.join(self.root, "scripts", "gpu", "continual_salts.sh"), "1"],
+                              env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        for salt, gpu in ((1, 2), (3, 3)):
+            with open(os.path.join(logs, f"salt-{salt}", "continual-s1.log")) as f:
+                self.assertIn(f"(gpu {gpu})", f.readline())
 
 if __name__ == "__main__":
     unittest.main()

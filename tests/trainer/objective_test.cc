@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "trainer/distill_loss.h"
+#include "trainer/score_model.h"
+
 namespace tcl::trainer {
 namespace {
 
@@ -104,6 +107,60 @@ TEST(OldTermWeightTest, TheFactorScalesTheNewPlatformsProgramsOnly) {
   EXPECT_EQ(old_term_weight(w, 1, false), 1.0);
   EXPECT_EQ(old_term_weight(w, 0, /*old_bank=*/true), 2.0);
   EXPECT_EQ(old_term_weight(w, 1, true), 2.0);
+}
+
+// batch_loss's old-platform terms, two old platforms on one unlabeled batch:
+// each factor scales its own platform's term on platform k's programs, and
+// the bank's terms keep old_weight whatever the factors say.
+TEST(BatchLossTest, OldPlatformFactorsScaleEachTermOnTheNewPlatformsProgramsOnly) {
+  ModelConfig c;
+  c.kind = ModelKind::kMamba;
+  c.token_dim = 8;
+  c.descriptor_dim = 4;
+  c.max_len = 8;
+  c.d_model = 16;
+  c.d_state = 4;
+  c.film_hidden = 8;
+  c.head_hidden = 16;
+  auto model = make_score_model(c);  // eval mode: no dropout
+  ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+  torch::manual_seed(3);
+  Batch batch = label_batch(torch::rand({6}), {3, 3});
+  for (std::int64_t i = 0; i < 6; ++i) batch.rows[static_cast<std::size_t>(i)] = i;
+  batch.tokens = torch::randn({6, 5, c.token_dim});
+  batch.lengths = torch::full({6}, 5, torch::kLong);
+  BatchSource src;
+  src.labeled = false;  // no label term: the old terms alone
+  for (int j = 0; j < 2; ++j) {
+    const torch::Tensor t = torch::randn({6}).contiguous();
+    src.old_targets.emplace_back(t.data_ptr<float>(), t.data_ptr<float>() + 6);
+  }
+  DistillTerms terms;
+  terms.old_descriptors = {torch::randn({1, c.descriptor_dim}), torch::randn({1, c.descriptor_dim})};
+  terms.weights.old_weight = 2;
+  const auto loss = [&](std::vector<double> factors, bool old_bank) {
+    terms.weights.old_weight_on_new_programs = std::move(factors);
+    src.old_bank = old_bank;
+    return batch_loss(**model, src, batch, &terms, {}).item<double>();
+  };
+  // Platform j's term by hand: old_weight · KD(S(x, h_j), T_j).
+  const auto term = [&](int j) {
+    const torch::Tensor& h = terms.old_descriptors[static_cast<std::size_t>(j)];
+    const torch::Tensor s = (*model)->forward(batch.tokens, batch.lengths, h.expand({6, c.descriptor_dim}));
+    const torch::Tensor t = torch::tensor(src.old_targets[static_cast<std::size_t>(j)]);
+    return 2.0 * listwise_kd(s, t, batch.chunk_sizes, terms.weights.temperature).item<double>();
+  };
+  const double both = loss({}, false), first = loss({1.0, 0.0}, false), second = loss({0.0, 1.0}, false);
+  ASSERT_GT(first, 0);
+  ASSERT_GT(second, 0);
+  EXPECT_NE(first, second);
+  EXPECT_NEAR(first, term(0), 1e-6 * first);  // each factor its own platform's
+  EXPECT_NEAR(second, term(1), 1e-6 * second);
+  EXPECT_NEAR(first + second, both, 1e-6 * both);
+  EXPECT_NEAR(loss({0.5, 0.0}, false), first / 2, 1e-6 * first);
+  EXPECT_EQ(loss({0.0, 0.0}, false), 0.0);
+  EXPECT_EQ(loss({0.0, 0.0}, true), both);  // the bank: old_weight on each
+  EXPECT_EQ(loss({0.0, 1.0}, true), both);
 }
 
 }  // namespace
