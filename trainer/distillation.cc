@@ -126,8 +126,13 @@ Status fill_targets(const DistillSetup& s, const CostModel& teacher, const CostM
       if (!c) return c.status().with_context("train: active column");
       src.column_target = std::move(*c);
     }
-    for (const auto& h : s.distill->targets.old_descriptors) {
-      auto t = frozen_scores(teacher, split, src.ds->seq_len, h);
+    const DistillTargets& kd = s.distill->targets;
+    for (std::size_t j = 0; j < kd.old_descriptors.size(); ++j) {
+      if (!(old_term_weight(kd, j, src.old_bank) > 0)) {  // a term that weighs nothing here reads no target
+        src.old_targets.emplace_back();
+        continue;
+      }
+      auto t = frozen_scores(teacher, split, src.ds->seq_len, kd.old_descriptors[j]);
       if (!t) return t.status().with_context("train: teacher");
       src.old_targets.push_back(std::move(*t));
     }

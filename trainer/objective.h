@@ -44,7 +44,7 @@ struct BatchSource {
   bool old_bank = false;
   // Distillation targets per row of `train`: the active column's (empty =
   // none; never on the bank) and the teacher's under each old platform's
-  // descriptor.
+  // descriptor (empty where that term weighs nothing on this source).
   std::vector<float> column_target = {};
   std::vector<std::vector<float>> old_targets = {};
 };

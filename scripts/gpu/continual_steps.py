@@ -16,7 +16,9 @@ line, or for older logs (before it was printed) from the command line's
 and extra lineages were swapped summarise together. Fine-tuning trains on the main
 lineage's selection, so it is named by that lineage too. Runs pooled by this
 script must share every other flag (epochs, bank, platforms); logs of several split salts pool as
-more draws, each salt and seed a run of its own. Per method:
+more draws, each salt and seed a run of its own, and each cell then adds the top-1 mean's interval over
+the draws' means ("over D draws"): a draw's seeds share its tasks, so the runs are not independent. Per
+method:
   new     each platform's top-1 right after the step that learned it;
   forgot  each old platform's top-1 after each later step minus that;
   paired  the main lineage minus fine-tuning on its selection, right after each
@@ -82,6 +84,11 @@ def run_settings(line):
 def read_runs(paths):
     """One {cell: scores} per run (see read): a run's logs pooled, e.g. a rerun at --column-weight 3 with
     the earlier default run of the same seed, and a log given twice counted once."""
+    return list(read_keyed_runs(paths).values())
+
+
+def read_keyed_runs(paths):
+    """read_runs' runs by their (seed, threads, settings) key."""
     runs = {}
     for path in paths:
         key, scores = read(path)
@@ -91,7 +98,7 @@ def read_runs(paths):
                 sys.exit(f"continual_steps.py: {path} disagrees with another log of its run (same seed and "
                          f"settings) on {key}: {v} against {run[key]}")
         run.update(scores)
-    return list(runs.values())
+    return runs
 
 
 def lineage(old_weight, ewc, column_weight=None, other_kind=None):
@@ -169,24 +176,49 @@ def forgetting(scores):
     return out
 
 
+class Cell(list):
+    """A cell's values, one per run, and the draw of tasks each came from (a run's settings but its seed:
+    the split salt, the validation share)."""
+
+    def __init__(self):
+        super().__init__()
+        self.draws = []
+
+    def add(self, value, draw):
+        self.append(value)
+        self.draws.append(draw)
+
+    def draw_means(self, k):
+        """Field k's mean over each draw's runs, one per draw."""
+        by_draw = defaultdict(list)
+        for value, draw in zip(self, self.draws):
+            by_draw[draw].append(value[k])
+        return [sum(xs) / len(xs) for xs in by_draw.values()]
+
+
 def main(paths):
-    new, forgot = defaultdict(list), defaultdict(list)
-    paired = {FINE_TUNE: defaultdict(list), COLUMN: defaultdict(list)}
-    for scores in read_runs(paths):
+    new, forgot = defaultdict(Cell), defaultdict(Cell)
+    paired = {FINE_TUNE: defaultdict(Cell), COLUMN: defaultdict(Cell)}
+    for (_, *draw), scores in read_keyed_runs(paths).items():
+        draw = tuple(draw)
         for (step, learned, method, platform), top1 in scores.items():
             if step == 0 or platform != learned:  # step 0 is the base: learned, not new
                 continue
-            new[(method, platform)].append(top1)
+            new[(method, platform)].add(top1, draw)
             for prefix, pairs in paired.items():
                 other = scores.get((step, learned, prefix + method, platform))
                 if other is not None:
-                    pairs[(method, platform)].append(tuple(a - b for a, b in zip(top1, other)))
+                    pairs[(method, platform)].add(tuple(a - b for a, b in zip(top1, other)), draw)
         for key, loss in forgetting(scores).items():
-            forgot[key].append(loss)
+            forgot[key].add(loss, draw)
 
     def cells(pairs):
+        # Runs of several draws (split salts): the seeds of one draw share its tasks, so the interval over
+        # the draws' means is printed beside the one over the runs.
+        draws = pairs.draw_means(0)
+        by_draw = f"  over {len(draws)} draws: mean {interval(draws, 4)}" if len(draws) > 1 else ""
         return (f"mean {interval([p[0] for p in pairs], 4)}  sum {interval([p[1] for p in pairs], 4)}"
-                f"  n={len(pairs)}")
+                f"  n={len(pairs)}{by_draw}")
 
     print("## new platform: top-1 right after its step\n")
     for (method, platform), xs in sorted(new.items(), key=lambda kv: (kv[0][1], kv[0][0])):

@@ -201,6 +201,19 @@ class ContinualStepsTest(unittest.TestCase):
         self.assertIn("mean -0.1500 ± 0.6353", paired)
         self.assertIn("n=2", paired)
 
+    def test_prints_the_interval_over_the_draws_means(self):
+        # Salt 1, seeds 1 and 2: gaps −0.10 and −0.20 (mean −0.15); salt 2, seed 1: −0.30. Over the three
+        # runs −0.2000 ± 0.2484; over the two draws' means (−0.15, −0.30) −0.2250 ± 0.9529.
+        salt1 = ", validation 0, split_salt 1"
+        a = self.write("a.log", log(1, 0.50, 0.79, 0.60, settings_tail=salt1))
+        b = self.write("b.log", log(2, 0.55, 0.79, 0.75, settings_tail=salt1))
+        c = self.write("c.log", log(1, 0.40, 0.79, 0.70, settings_tail=", validation 0, split_salt 2"))
+        paired = cell(self.run_script(a, b, c), "paired", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)")
+        self.assertIn("mean -0.2000 ± 0.2484", paired)
+        self.assertIn("n=3  over 2 draws: mean -0.2250 ± 0.9529", paired)
+        one_draw = cell(self.run_script(a, b), "paired", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)")
+        self.assertNotIn("draws", one_draw)
+
     def test_counts_a_log_given_twice_once(self):
         a = self.write("s1.log", log(1, new16=0.50, old24=0.79, ft16=0.60))
         out = self.run_script(a, a)
