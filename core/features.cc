@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -413,6 +414,10 @@ bool has_attr(const TargetInfo& t, std::string_view prefix) {
   return false;
 }
 
+// The target kind's one-hot (features.h, slots 12..18): six named kinds, then "other".
+constexpr std::string_view kTargetKinds[] = {"llvm", "cuda", "rocm", "opencl", "vulkan", "metal"};
+constexpr std::size_t kTargetKindFirst = 12, kTargetKindSlots = std::size(kTargetKinds) + 1;
+
 float log_norm(std::int64_t x, float scale) {
   return x <= 0 ? 0.0f : static_cast<float>(std::log2(1.0 + static_cast<double>(x))) / scale;
 }
@@ -439,13 +444,12 @@ void encode_hardware(const std::optional<HardwareParams>& hw, std::string_view t
   out[10] = t.has_key("gpu") ? 1.0f : 0.0f;
   out[11] = t.has_key("arm_cpu") ? 1.0f : 0.0f;
 
-  static constexpr std::string_view kKinds[] = {"llvm", "cuda", "rocm", "opencl", "vulkan", "metal"};
-  int kind_slot = 6;  // other
-  for (int k = 0; k < 6; ++k) {
-    if (t.kind == kKinds[k]) kind_slot = k;
+  std::size_t kind_slot = kTargetKindSlots - 1;  // other
+  for (std::size_t k = 0; k < std::size(kTargetKinds); ++k) {
+    if (t.kind == kTargetKinds[k]) kind_slot = k;
   }
   if (t.kind == "nvptx") kind_slot = 1;
-  if (!t.kind.empty()) out[12 + kind_slot] = 1;
+  if (!t.kind.empty()) out[kTargetKindFirst + kind_slot] = 1;
 
   // ISA family and features.
   const std::string_view cpu = t.mcpu;
@@ -507,9 +511,9 @@ void encode_hardware(const std::optional<HardwareParams>& hw, std::string_view t
 }
 
 bool same_target_kind(std::span<const float> a, std::span<const float> b) {
-  constexpr std::size_t kFirst = 12, kEnd = 19;  // the target kind's one-hot
+  constexpr std::size_t kEnd = kTargetKindFirst + kTargetKindSlots;
   if (a.size() < kEnd || b.size() < kEnd) return false;
-  return std::equal(a.begin() + kFirst, a.begin() + kEnd, b.begin() + kFirst);
+  return std::equal(a.begin() + kTargetKindFirst, a.begin() + kEnd, b.begin() + kTargetKindFirst);
 }
 
 }  // namespace tcl::core
