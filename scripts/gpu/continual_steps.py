@@ -17,8 +17,8 @@ and extra lineages were swapped summarise together. Fine-tuning trains on the ma
 lineage's selection, so it is named by that lineage too. Runs pooled by this
 script must share every other flag (epochs, bank, platforms); logs of several split salts pool as
 more draws, each salt and seed a run of its own, and each cell then adds the top-1 mean's interval over
-the draws' means ("over D draws"): a draw's seeds share its tasks, so the runs are not independent. Per
-method:
+the draws' means ("over D draws", in every mode): a draw's seeds share its tasks, so the runs are not
+independent. Per method:
   new     each platform's top-1 right after the step that learned it;
   forgot  each old platform's top-1 after each later step minus that;
   paired  the main lineage minus fine-tuning on its selection, right after each
@@ -81,14 +81,9 @@ def run_settings(line):
                  and f not in DEFAULT_FIELDS)
 
 
-def read_runs(paths):
-    """One {cell: scores} per run (see read): a run's logs pooled, e.g. a rerun at --column-weight 3 with
-    the earlier default run of the same seed, and a log given twice counted once."""
-    return list(read_keyed_runs(paths).values())
-
-
 def read_keyed_runs(paths):
-    """read_runs' runs by their (seed, threads, settings) key."""
+    """{(seed, threads, settings): {cell: scores}}, one per run (see read): a run's logs pooled, e.g. a rerun
+    at --column-weight 3 with the earlier default run of the same seed, and a log given twice counted once."""
     runs = {}
     for path in paths:
         key, scores = read(path)
@@ -196,6 +191,14 @@ class Cell(list):
         return [sum(xs) / len(xs) for xs in by_draw.values()]
 
 
+def cells(xs):
+    """A cell's top-1 mean and sum, mean ± interval over its runs, and n. Runs of several draws (split salts):
+    the seeds of one draw share its tasks, so the interval over the draws' means is printed beside."""
+    draws = xs.draw_means(0)
+    by_draw = f"  over {len(draws)} draws: mean {interval(draws, 4)}" if len(draws) > 1 else ""
+    return f"mean {interval([x[0] for x in xs], 4)}  sum {interval([x[1] for x in xs], 4)}  n={len(xs)}{by_draw}"
+
+
 def main(paths):
     new, forgot = defaultdict(Cell), defaultdict(Cell)
     paired = {FINE_TUNE: defaultdict(Cell), COLUMN: defaultdict(Cell)}
@@ -211,14 +214,6 @@ def main(paths):
                     pairs[(method, platform)].add(tuple(a - b for a, b in zip(top1, other)), draw)
         for key, loss in forgetting(scores).items():
             forgot[key].add(loss, draw)
-
-    def cells(pairs):
-        # Runs of several draws (split salts): the seeds of one draw share its tasks, so the interval over
-        # the draws' means is printed beside the one over the runs.
-        draws = pairs.draw_means(0)
-        by_draw = f"  over {len(draws)} draws: mean {interval(draws, 4)}" if len(draws) > 1 else ""
-        return (f"mean {interval([p[0] for p in pairs], 4)}  sum {interval([p[1] for p in pairs], 4)}"
-                f"  n={len(pairs)}{by_draw}")
 
     print("## new platform: top-1 right after its step\n")
     for (method, platform), xs in sorted(new.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -243,18 +238,18 @@ def minus(first, second):
     """Every score, and the forgetting, of the first runs minus the second's, seed by seed."""
     if len(first) != len(second):
         sys.exit("continual_steps.py: --minus needs as many logs as before it (one per seed, same order)")
-    diffs, forgot = defaultdict(list), defaultdict(list)
+    diffs, forgot = defaultdict(Cell), defaultdict(Cell)
     for a_path, b_path in zip(first, second):
-        (a_seed, *_), a = read(a_path)
+        (a_seed, _, draw), a = read(a_path)
         (b_seed, *_), b = read(b_path)
         if a_seed != b_seed:
             sys.exit(f"continual_steps.py: --minus pairs {a_path} (seed {a_seed:g}) with {b_path} "
                      f"(seed {b_seed:g}): give the logs in the same seed order")
         for (step, learned, method, platform), d in subtract(a, b).items():
             if step > 0:  # the base is not a method's
-                diffs[(method, step, learned, platform)].append(d)
+                diffs[(method, step, learned, platform)].add(d, draw)
         for key, d in subtract(forgetting(a), forgetting(b)).items():
-            forgot[key].append(d)
+            forgot[key].add(d, draw)
     if not diffs:
         sys.exit("continual_steps.py: --minus found no cell in both runs (do their lineages' weights differ?)")
     print_differences("the first runs minus the second", "the first runs' minus the second's", diffs, forgot)
@@ -263,19 +258,20 @@ def minus(first, second):
 def between(paths, first, second):
     """Every score, and the forgetting, of lineage `first` minus lineage `second`, seed by seed, the logs of
     one run pooled (each lineage selects with its own student, so after step 1 their selections differ)."""
-    diffs, forgot = defaultdict(list), defaultdict(list)
+    diffs, forgot = defaultdict(Cell), defaultdict(Cell)
     label = f"{first} − {second}"
 
     def of(cells, name, at):  # the cells of one method (named at key position `at`), keyed without it
         return {key[:at] + key[at + 1:]: v for key, v in cells.items() if key[at] == name}
 
-    for scores in read_runs(paths):
+    for (_, *draw), scores in read_keyed_runs(paths).items():
+        draw = tuple(draw)
         stepped = {key: v for key, v in scores.items() if key[0] > 0}  # the base is not a method's
         for key, d in subtract(of(stepped, first, 2), of(stepped, second, 2)).items():
-            diffs[(label,) + key].append(d)
+            diffs[(label,) + key].add(d, draw)
         lost = forgetting(scores)
         for key, d in subtract(of(lost, first, 0), of(lost, second, 0)).items():
-            forgot[(label,) + key].append(d)
+            forgot[(label,) + key].add(d, draw)
     if not diffs:
         sys.exit(f"continual_steps.py: --between found no cell of both {first!r} and {second!r}")
     print_differences("the first lineage minus the second", "the first lineage's minus the second's", diffs, forgot)
@@ -284,13 +280,11 @@ def between(paths, first, second):
 def print_differences(title, forgetting_title, diffs, forgot):
     print(f"## {title}, after each step\n")
     for (method, step, learned, platform), xs in sorted(diffs.items()):
-        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} "
-              f"mean {interval([x[0] for x in xs], 4)}  sum {interval([x[1] for x in xs], 4)}  "
-              f"tuning {interval([x[2] for x in xs], 4)}  n={len(xs)}")
+        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}  "
+              f"tuning {interval([x[2] for x in xs], 4)}")
     print(f"\n## forgetting, {forgetting_title}\n")
     for (method, step, learned, platform), xs in sorted(forgot.items()):
-        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} "
-              f"mean {interval([x[0] for x in xs], 4)}  sum {interval([x[1] for x in xs], 4)}  n={len(xs)}")
+        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}")
 
 
 if __name__ == "__main__":

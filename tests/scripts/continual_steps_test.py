@@ -214,6 +214,21 @@ class ContinualStepsTest(unittest.TestCase):
         one_draw = cell(self.run_script(a, b), "paired", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)")
         self.assertNotIn("draws", one_draw)
 
+    def test_between_prints_the_interval_over_the_draws_means(self):
+        # The same three runs as above, the student against fine-tuning named as a lineage (session 21's
+        # student against joint training over five draws went through --between).
+        salt1 = ", validation 0, split_salt 1"
+        a = self.write("a.log", log(1, 0.50, 0.79, 0.60, settings_tail=salt1))
+        b = self.write("b.log", log(2, 0.55, 0.79, 0.75, settings_tail=salt1))
+        c = self.write("c.log", log(1, 0.40, 0.79, 0.70, settings_tail=", validation 0, split_salt 2"))
+        lineages = ("distill (old_weight 2, ewc 0.2)", "(a) fine-tune on the selection of distill (old_weight 2, ewc 0.2)")
+        out = self.run_script(a, b, c, "--between", *lineages)
+        new = cell(out, "the first lineage minus the second", r"step 1 \(\+x86-16c\s*\) x86-16c ")
+        self.assertIn("mean -0.2000 ± 0.2484", new)
+        self.assertIn("n=3  over 2 draws: mean -0.2250 ± 0.9529", new)
+        one_draw = self.run_script(a, b, "--between", *lineages)
+        self.assertNotIn("draws", cell(one_draw, "the first lineage minus the second", r"x86-16c "))
+
     def test_counts_a_log_given_twice_once(self):
         a = self.write("s1.log", log(1, new16=0.50, old24=0.79, ft16=0.60))
         out = self.run_script(a, a)
