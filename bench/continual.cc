@@ -30,7 +30,8 @@
 //      Methods, each from its own previous model:
 //        distill  active column = train_platform(init = teacher, selected,
 //                 --column-epochs, no Fisher); student = train_platform(init =
-//                 teacher, selected, distill = {column, old descriptors of
+//                 teacher, selected, distill = the distill job's plan,
+//                 onboarding::plan_distillation, of {column, old descriptors of
 //                 every covered platform, teacher's Fisher, --ewc,
 //                 --old-weight, --column-weight (the main lineage's per
 //                 covered platform, onboarding::column_term_weight as a
@@ -509,8 +510,16 @@ void print_score(const std::string& name, const std::string& platform, const Sco
 struct Selection {
   std::vector<std::int64_t> picks;  // pool indices
   double embed_s = 0, select_s = 0;
-  std::string digest;  // of the picks
+  std::string digest;  // of the picks alone (picks_digest): the same selection names the same downstream keys
 };
+
+// The picks' digest. The cache file also holds the selection's timings, which
+// differ between two runs that pick the same programs.
+std::string picks_digest(const std::vector<std::int64_t>& picks) {
+  std::string text;
+  for (std::int64_t i : picks) text += std::to_string(i) + " ";
+  return sha12(text);
+}
 
 Result<Selection> select_cached(const Args& a, const SequencePlatform& p, const std::string& model,
                                 const std::vector<std::vector<float>>& covered) {
@@ -528,7 +537,7 @@ Result<Selection> select_cached(const Args& a, const SequencePlatform& p, const 
     in >> sel.embed_s >> sel.select_s >> n;
     for (std::int64_t i = 0, x = 0; i < n && in >> x; ++i) sel.picks.push_back(x);
     if (in && static_cast<std::int64_t>(sel.picks.size()) == n) {
-      sel.digest = sha12(text);
+      sel.digest = picks_digest(sel.picks);
       return sel;
     }
     sel.picks.clear();
@@ -562,7 +571,7 @@ Result<Selection> select_cached(const Args& a, const SequencePlatform& p, const 
   for (std::int64_t i : sel.picks) out += " " + std::to_string(i);
   out += "\n";
   write_file_atomic(path, out);
-  sel.digest = sha12(out);
+  sel.digest = picks_digest(sel.picks);
   return sel;
 }
 
@@ -985,20 +994,23 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   auto column_score = evaluate_cached(a, p, column->checkpoint);
   if (!column_score) return fail(l.name, column_score.status());
   print_score("column of " + l.name, p.name, *column_score);
-  // Student.
-  tr::DistillTargets targets;
-  targets.column_checkpoint = column->checkpoint;
-  targets.old_descriptors = covered;
-  targets.teacher_fisher = l.fisher;
-  targets.old_weight = l.old_weight;
-  targets.ewc_weight = l.ewc;
-  targets.unlabeled_ratio = l.unlabeled_ratio;
-  targets.column_weight =
-      l.column_weight_constant ? l.column_weight : tcl::onboarding::column_term_weight(l.column_weight, covered.size());
+  // Student: the distill job's plan (onboarding::plan_distillation) of the
+  // lineage's weights, then the two settings the job does not take — a
+  // constant column weight (the runs before session 19) and the target-kind
+  // factors (issue 19's lever, not adopted).
+  tr::DistillTargets weights;
+  weights.old_weight = l.old_weight;
+  weights.ewc_weight = l.ewc;
+  weights.unlabeled_ratio = l.unlabeled_ratio;
+  weights.column_weight = l.column_weight;
   const std::vector<core::Record> unlabeled =
       l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
-  targets.unlabeled = unlabeled;
-  targets.old_bank = old_bank;
+  tr::DistillTargets targets = tcl::onboarding::plan_distillation(weights, {.column_checkpoint = column->checkpoint,
+                                                                            .teacher_fisher = l.fisher,
+                                                                            .old_descriptors = covered,
+                                                                            .unlabeled = unlabeled,
+                                                                            .old_bank = old_bank});
+  if (l.column_weight_constant) targets.column_weight = l.column_weight;
   targets.old_weight_on_new_programs =
       tcl::onboarding::old_weight_on_new_programs(p.descriptor, covered, l.old_weight_other_kind);
   tr::TrainRequest req = make_request(a, p, records, a.epochs);
