@@ -172,8 +172,8 @@ def forgetting(scores):
 
 
 class Cell(list):
-    """A cell's values, one per run, and the draw of tasks each came from (a run's settings but its seed:
-    the split salt, the validation share)."""
+    """A cell's values, one per run, and the draw of tasks each came from (a run's key but its seed: its
+    threads and settings, among them the split salt and the validation share)."""
 
     def __init__(self):
         super().__init__()
@@ -240,7 +240,8 @@ def minus(first, second):
         sys.exit("continual_steps.py: --minus needs as many logs as before it (one per seed, same order)")
     diffs, forgot = defaultdict(Cell), defaultdict(Cell)
     for a_path, b_path in zip(first, second):
-        (a_seed, _, draw), a = read(a_path)
+        (a_seed, *draw), a = read(a_path)
+        draw = tuple(draw)
         (b_seed, *_), b = read(b_path)
         if a_seed != b_seed:
             sys.exit(f"continual_steps.py: --minus pairs {a_path} (seed {a_seed:g}) with {b_path} "

@@ -38,7 +38,7 @@ class BenchContinualCacheTest(unittest.TestCase):
 
     def run_bench(self, cache):
         done = subprocess.run([BENCH, "--data", DATA, "--out", os.path.join(self.dir.name, "out"), "--cache", cache,
-                               *FLAGS], capture_output=True, text=True, timeout=400)
+                               *FLAGS], capture_output=True, text=True, timeout=270)
         self.assertEqual(done.returncode, 0, done.stdout[-3000:] + done.stderr[-3000:])
         return done.stdout
 

@@ -250,6 +250,21 @@ class ContinualStepsTest(unittest.TestCase):
         unchanged = cell(out, "the first runs minus the second", r"^\(a\) fine-tune .* x86-16c")
         self.assertIn("mean 0.0000 ± 0.0000", unchanged)
 
+    def test_minus_prints_the_interval_over_the_draws_means(self):
+        # The runs of test_prints_the_interval_over_the_draws_means against runs that score fine-tuning's
+        # numbers: differences −0.10 and −0.20 at salt 1, −0.30 at salt 2.
+        salt1, salt2 = ", validation 0, split_salt 1", ", validation 0, split_salt 2"
+        first = [self.write("a1.log", log(1, 0.50, 0.79, 0.6, settings_tail=salt1)),
+                 self.write("a2.log", log(2, 0.55, 0.79, 0.6, settings_tail=salt1)),
+                 self.write("a3.log", log(1, 0.40, 0.79, 0.6, settings_tail=salt2))]
+        second = [self.write("b1.log", log(1, 0.60, 0.79, 0.6, settings_tail=salt1)),
+                  self.write("b2.log", log(2, 0.75, 0.79, 0.6, settings_tail=salt1)),
+                  self.write("b3.log", log(1, 0.70, 0.79, 0.6, settings_tail=salt2))]
+        out = self.run_script(*first, "--minus", *second)
+        line = cell(out, "the first runs minus the second", r"^distill .* step 1 \(\+x86-16c\s*\) x86-16c")
+        self.assertIn("mean -0.2000 ± 0.2484", line)
+        self.assertIn("n=3  over 2 draws: mean -0.2250 ± 0.9529", line)
+
     def test_minus_subtracts_forgetting_when_the_base_moves_too(self):
         # The first runs' base scores 0.82 on x86-24c, the second's 0.80 (a setting such as
         # --platform-slots changes the base). After step 1 the first runs score 0.80 / 0.79 there, the
