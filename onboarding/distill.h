@@ -63,7 +63,7 @@ double column_term_weight(double per_old_platform, std::size_t old_platforms);
 // measured, while the bank still carries the platform's own programs.
 // Empty when every factor is 1 (the trainer's default). Issue 19's lever
 // for the middle platform's gap to fine-tuning (docs/continual.md); not a
-// job default until a validation split chooses it.
+// job default: session 21's validation split could not tell it from factor 1.
 std::vector<double> old_weight_on_new_programs(std::span<const float> new_descriptor,
                                                const std::vector<std::vector<float>>& old_descriptors,
                                                double other_kind);

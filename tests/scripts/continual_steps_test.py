@@ -63,6 +63,13 @@ class ContinualStepsTest(unittest.TestCase):
             f.write(text)
         return path
 
+    def write_two_draws(self, prefix, new16, ft16=(0.60, 0.60, 0.60)):
+        """Three runs' logs: seeds 1 and 2 at split salt 1, seed 1 at salt 2, x86-16c's distill and
+        fine-tuning scores given per run."""
+        runs = ((1, ", validation 0, split_salt 1"), (2, ", validation 0, split_salt 1"), (1, ", validation 0, split_salt 2"))
+        return [self.write(f"{prefix}{i}.log", log(seed, new, 0.79, ft, settings_tail=tail))
+                for i, ((seed, tail), new, ft) in enumerate(zip(runs, new16, ft16))]
+
     def run_script(self, *args):
         done = subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, check=True)
         return done.stdout
@@ -204,10 +211,7 @@ class ContinualStepsTest(unittest.TestCase):
     def test_prints_the_interval_over_the_draws_means(self):
         # Salt 1, seeds 1 and 2: gaps −0.10 and −0.20 (mean −0.15); salt 2, seed 1: −0.30. Over the three
         # runs −0.2000 ± 0.2484; over the two draws' means (−0.15, −0.30) −0.2250 ± 0.9529.
-        salt1 = ", validation 0, split_salt 1"
-        a = self.write("a.log", log(1, 0.50, 0.79, 0.60, settings_tail=salt1))
-        b = self.write("b.log", log(2, 0.55, 0.79, 0.75, settings_tail=salt1))
-        c = self.write("c.log", log(1, 0.40, 0.79, 0.70, settings_tail=", validation 0, split_salt 2"))
+        a, b, c = self.write_two_draws("r", (0.50, 0.55, 0.40), (0.60, 0.75, 0.70))
         paired = cell(self.run_script(a, b, c), "paired", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)")
         self.assertIn("mean -0.2000 ± 0.2484", paired)
         self.assertIn("n=3  over 2 draws: mean -0.2250 ± 0.9529", paired)
@@ -217,10 +221,7 @@ class ContinualStepsTest(unittest.TestCase):
     def test_between_prints_the_interval_over_the_draws_means(self):
         # The same three runs as above, the student against fine-tuning named as a lineage (session 21's
         # student against joint training over five draws went through --between).
-        salt1 = ", validation 0, split_salt 1"
-        a = self.write("a.log", log(1, 0.50, 0.79, 0.60, settings_tail=salt1))
-        b = self.write("b.log", log(2, 0.55, 0.79, 0.75, settings_tail=salt1))
-        c = self.write("c.log", log(1, 0.40, 0.79, 0.70, settings_tail=", validation 0, split_salt 2"))
+        a, b, c = self.write_two_draws("r", (0.50, 0.55, 0.40), (0.60, 0.75, 0.70))
         lineages = ("distill (old_weight 2, ewc 0.2)", "(a) fine-tune on the selection of distill (old_weight 2, ewc 0.2)")
         out = self.run_script(a, b, c, "--between", *lineages)
         new = cell(out, "the first lineage minus the second", r"step 1 \(\+x86-16c\s*\) x86-16c ")
@@ -253,13 +254,8 @@ class ContinualStepsTest(unittest.TestCase):
     def test_minus_prints_the_interval_over_the_draws_means(self):
         # The runs of test_prints_the_interval_over_the_draws_means against runs that score fine-tuning's
         # numbers: differences −0.10 and −0.20 at salt 1, −0.30 at salt 2.
-        salt1, salt2 = ", validation 0, split_salt 1", ", validation 0, split_salt 2"
-        first = [self.write("a1.log", log(1, 0.50, 0.79, 0.6, settings_tail=salt1)),
-                 self.write("a2.log", log(2, 0.55, 0.79, 0.6, settings_tail=salt1)),
-                 self.write("a3.log", log(1, 0.40, 0.79, 0.6, settings_tail=salt2))]
-        second = [self.write("b1.log", log(1, 0.60, 0.79, 0.6, settings_tail=salt1)),
-                  self.write("b2.log", log(2, 0.75, 0.79, 0.6, settings_tail=salt1)),
-                  self.write("b3.log", log(1, 0.70, 0.79, 0.6, settings_tail=salt2))]
+        first = self.write_two_draws("a", (0.50, 0.55, 0.40))
+        second = self.write_two_draws("b", (0.60, 0.75, 0.70))
         out = self.run_script(*first, "--minus", *second)
         line = cell(out, "the first runs minus the second", r"^distill .* step 1 \(\+x86-16c\s*\) x86-16c")
         self.assertIn("mean -0.2000 ± 0.2484", line)
