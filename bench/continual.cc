@@ -44,8 +44,10 @@
 //                 term; with --old-weight-other-kind F the main lineage's
 //                 old KD on k's programs at F x --old-weight for an old
 //                 platform of another target kind, as
-//                 onboarding::old_weight_on_new_programs}, --epochs); its
-//                 Fisher is the next teacher's.
+//                 onboarding::old_weight_on_new_programs; with
+//                 --student-from-column the main lineage's student starts
+//                 from the column, EWC still anchored at the teacher}, --epochs);
+//                 its Fisher is the next teacher's.
 //        ft       plain fine-tuning: train_platform(init = previous, selected,
 //                 --epochs), no distillation.
 //        b        joint training (the multi-task upper bound at the same
@@ -81,7 +83,7 @@
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--column-weight 1] [--column-weight-constant] [--old-bank 0]
-//       [--old-weight-other-kind 1]
+//       [--old-weight-other-kind 1] [--student-from-column]
 //       [--extra-distill OLD,EWC[,UNLABELED[,COLUMN]]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
@@ -187,6 +189,9 @@ struct Args {
   // platform's programs weighs F times old_weight for an old platform of
   // another target kind (onboarding::old_weight_on_new_programs); 1 = as the job.
   double old_weight_other_kind = 1;
+  // --student-from-column: the main lineage's students start from their
+  // active column, not the teacher (DistillTargets::student_from_column).
+  bool student_from_column = false;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0, extra_column = 0;
@@ -226,6 +231,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("column-weight", &a->column_weight)
       .flag("column-weight-constant", &a->column_weight_constant)
       .value("old-weight-other-kind", &a->old_weight_other_kind)
+      .flag("student-from-column", &a->student_from_column)
       .value("old-bank", &a->old_bank)
       .custom("extra-distill",
               [a](const std::string& v) {
@@ -605,6 +611,7 @@ struct Lineage {
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
   bool column_weight_constant = false;  // column_weight as given at every step, not per old platform (the job's)
   double old_weight_other_kind = 1;     // --old-weight-other-kind (the main lineage's)
+  bool student_from_column = false;     // --student-from-column (the main lineage's)
   std::string model{}, fisher{};        // current version (and its Fisher for distill)
 };
 
@@ -651,6 +658,7 @@ void render_header(const Args& a, std::ostringstream& md) {
              ? std::string()
              : "; an old platform of another target kind weighs " + fmt("%g", a.old_weight_other_kind) +
                    " x old_weight on the new platform's programs, old_weight on the bank")
+     << (a.student_from_column ? "; the student starts from the active column, EWC anchored at the teacher" : "")
      << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
         "first platform's pool (as the base saw it) and the selection of every later platform ("
@@ -844,7 +852,8 @@ std::vector<Lineage> make_lineages(const Args& a) {
                         .unlabeled_ratio = a.unlabeled_ratio,
                         .column_weight = a.column_weight,
                         .column_weight_constant = a.column_weight_constant,
-                        .old_weight_other_kind = a.old_weight_other_kind});
+                        .old_weight_other_kind = a.old_weight_other_kind,
+                        .student_from_column = a.student_from_column});
   }
   if (a.extra) {
     // The column weight is named only where it is not the default's, so
@@ -996,8 +1005,8 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   print_score("column of " + l.name, p.name, *column_score);
   // Student: the distill job's plan (onboarding::plan_distillation) of the
   // lineage's weights, then the two settings the job does not take — a
-  // constant column weight (the runs before session 19) and the target-kind
-  // factors (issue 19's lever, not adopted).
+  // constant column weight (the runs before session 19), the target-kind
+  // factors (issue 19's lever, not adopted) and the student's start.
   tr::DistillTargets weights;
   weights.old_weight = l.old_weight;
   weights.ewc_weight = l.ewc;
@@ -1013,6 +1022,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   if (l.column_weight_constant) targets.column_weight = l.column_weight;
   targets.old_weight_on_new_programs =
       tcl::onboarding::old_weight_on_new_programs(p.descriptor, covered, l.old_weight_other_kind);
+  targets.student_from_column = l.student_from_column;
   tr::TrainRequest req = make_request(a, p, records, a.epochs);
   req.start = tr::Distill{.teacher = {.init_checkpoint = l.model}, .targets = targets};
   const std::string key =
@@ -1024,6 +1034,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
                                                      : "|column_weight " + fmt("%g", targets.column_weight)) +
       // Named only where a factor is not 1, so that a step with every old platform of k's kind is shared.
       (targets.old_weight_on_new_programs.empty() ? std::string() : "|old on k " + join_factors(targets)) +
+      (targets.student_from_column ? "|from column" : "") +
       (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
                                    std::to_string(unlabeled.size()) + " max " + std::to_string(targets.max_unlabeled)
                              : std::string()) +
@@ -1205,10 +1216,11 @@ int main(int argc, char** argv) {
   // that scripts/gpu/continual_steps.py names it right whatever the defaults were.
   std::printf(
       "# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld, "
-      "validation %g, platform_slots %d, split_salt %llu, column_weight %g%s, old_weight_other_kind %g\n",
+      "validation %g, platform_slots %d, split_salt %llu, column_weight %g%s, old_weight_other_kind %g, "
+      "student_from_column %d\n",
       a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
       a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt), a.column_weight,
-      a.column_weight_constant ? "" : " per old platform", a.old_weight_other_kind);
+      a.column_weight_constant ? "" : " per old platform", a.old_weight_other_kind, a.student_from_column ? 1 : 0);
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

@@ -48,6 +48,8 @@ Status check_targets(const Distill& d, const Dataset& ds) {
     return Status::invalid_argument("train: old_weight_on_new_programs has " + std::to_string(on_new.size()) +
                                     " factors for " + std::to_string(kd.old_descriptors.size()) + " old platforms");
   }
+  if (kd.student_from_column && kd.column_checkpoint.empty())
+    return Status::invalid_argument("train: student_from_column needs the column's checkpoint");
   for (double f : on_new) {
     if (!(f >= 0) || !std::isfinite(f))
       return Status::invalid_argument("train: old_weight_on_new_programs must be finite and >= 0");
@@ -195,8 +197,10 @@ Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& mod
     auto f = fisher_tensors(kd.teacher_fisher, model);
     if (!f) return f.status();
     terms.fisher = std::move(*f);
+    // The anchor is T's weights, also when the student starts from the column.
     torch::NoGradGuard no_grad;
-    for (const torch::Tensor& p : model.parameters()) terms.anchor.push_back(p.detach().clone());
+    for (const torch::Tensor& p : (*teacher)->score_model()->parameters())
+      terms.anchor.push_back(p.detach().to(s.device).clone());
   }
   return terms;
 }

@@ -17,7 +17,7 @@
 // there are old platforms; none of its tasks is left out (they are not
 // platform k's).
 //
-// Thread-safety: reads the model's parameters (the anchor); call before training.
+// Thread-safety: reads the model's parameters (the Fisher's shapes); call before training.
 #pragma once
 
 #include <torch/torch.h>
@@ -50,9 +50,11 @@ struct DistillInputs {
 };
 
 // Adds the pool and the bank to `sources` (their datasets kept in *inputs)
-// and fills every source's targets; `model` is the student at the teacher's
-// weights (the EWC anchor). kInvalidArgument: a bad field (named) or data the
-// teacher cannot read; the teacher's or column's load errors.
+// and fills every source's targets; `model` is the student at its starting
+// weights (the teacher's, or the column's with student_from_column); the EWC
+// anchor is the teacher's. kInvalidArgument: a bad field (named), data the
+// teacher cannot read, or student_from_column without a column; the
+// teacher's or column's load errors.
 Result<DistillTerms> prepare_distillation(const DistillSetup& setup, ScoreModel& model,
                                           std::vector<BatchSource>* sources, DistillInputs* inputs);
 

@@ -132,6 +132,11 @@ RunInput input_of(const TrainRequest& r) {
   if (const FineTune* tune = fine_tune_of(r.start)) in.init_checkpoint = tune->init_checkpoint;
   in.joint = std::get_if<JointTraining>(&r.start);
   in.distill = std::get_if<Distill>(&r.start);
+  // A student from the column: prepare_distillation refuses it without one.
+  if (in.distill != nullptr && in.distill->targets.student_from_column &&
+      !in.distill->targets.column_checkpoint.empty()) {
+    in.init_checkpoint = in.distill->targets.column_checkpoint;
+  }
   return in;
 }
 

@@ -286,6 +286,12 @@ struct DistillTargets {
   std::vector<double> old_weight_on_new_programs{};
   double ewc_weight = 0.2;
   double temperature = 1.0;
+  // Where the student's weights start: the teacher T's (false), or the
+  // column's (true; needs column_checkpoint): then the student begins as
+  // platform k's best ranker and the old-platform terms pull it back towards
+  // T's order. EWC's anchor is T's weights either way. Issue 19's lever for
+  // the student's gap to its column (bench_continual --student-from-column).
+  bool student_from_column = false;
 };
 
 // The epochs of a distill (the job's defaults, bench_train's and

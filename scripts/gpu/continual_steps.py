@@ -10,8 +10,8 @@ which a run stopped by its budget never prints).
 Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T" lines each step prints
 (and step 0's base line: every method starts from the base).
 The main distill lineage is named by its weights (old_weight, ewc, column_weight where
-it is not 1 or is per old platform, and old_weight_other_kind where it is not 1) — from the log's "# settings:"
-line, or for older logs (before it was printed) from the command line's
+it is not 1 or is per old platform, old_weight_other_kind where it is not 1, and student_from_column where it
+is 1) — from the log's "# settings:" line, or for older logs (before it was printed) from the command line's
 --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
 and extra lineages were swapped summarise together. Fine-tuning trains on the main
 lineage's selection, so it is named by that lineage too. Runs pooled by this
@@ -57,6 +57,7 @@ BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)(?: \(mean/su
 SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
 SETTINGS_COLUMN = re.compile(r", column_weight ([\d.e+-]+(?: per old platform)?)")  # any field of the settings line
 SETTINGS_OTHER_KIND = re.compile(r", old_weight_other_kind ([\d.e+-]+)")
+SETTINGS_FROM_COLUMN = re.compile(r", student_from_column (\d)")
 FINE_TUNE = "(a) fine-tune on the selection of "
 COLUMN = "column of "  # a distill lineage's active column, scored on its platform only
 
@@ -73,11 +74,13 @@ DEFAULT_FIELDS = ("validation 0", "platform_slots 0", "split_salt 0")
 
 def run_settings(line):
     """The fields of a settings line that make two logs of one seed parts of one run: all but the main
-    lineage's weights (old_weight, ewc, column_weight, old_weight_other_kind), which name its lineage apart,
+    lineage's settings (old_weight, ewc, column_weight, old_weight_other_kind, student_from_column), which name
+    its lineage apart,
     and the fields at DEFAULT_FIELDS' values."""
     fields = line[len("# settings: "):].strip().split(", ")
     return tuple(f for f in fields
-                 if not f.startswith(("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind "))
+                 if not f.startswith(("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind ",
+                                      "student_from_column "))
                  and f not in DEFAULT_FIELDS)
 
 
@@ -96,9 +99,10 @@ def read_keyed_runs(paths):
     return runs
 
 
-def lineage(old_weight, ewc, column_weight=None, other_kind=None):
+def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=None):
     """A distill lineage's name; the column weight ("3", or "1 per old platform": times their count) only where
-    it is not the default 1 (older logs have none), and old_weight_other_kind only where it is not 1."""
+    it is not the default 1 (older logs have none), old_weight_other_kind only where it is not 1, and
+    student_from_column only where it is 1."""
     column = ""
     if column_weight is not None:
         weight, _, per_old = str(column_weight).partition(" ")
@@ -106,6 +110,8 @@ def lineage(old_weight, ewc, column_weight=None, other_kind=None):
             column = f", column_weight {float(weight):g}" + (f" {per_old}" if per_old else "")
     if other_kind is not None and float(other_kind) != 1:
         column += f", old_weight_other_kind {float(other_kind):g}"
+    if from_column == "1":
+        column += ", student_from_column"
     return f"distill (old_weight {float(old_weight):g}, ewc {float(ewc):g}{column})"
 
 
@@ -123,7 +129,9 @@ def read(path):
             m = SETTINGS.match(line)
             if m:
                 c, k = SETTINGS_COLUMN.search(line), SETTINGS_OTHER_KIND.search(line)
-                main = lineage(m.group(1), m.group(2), c.group(1) if c else None, k.group(1) if k else None)
+                f = SETTINGS_FROM_COLUMN.search(line)
+                main = lineage(m.group(1), m.group(2), c.group(1) if c else None, k.group(1) if k else None,
+                               f.group(1) if f else None)
                 settings = run_settings(line)
                 continue
             m = STEP.match(line)

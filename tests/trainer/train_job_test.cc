@@ -606,6 +606,39 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
   refused.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = wrong_size};
   EXPECT_EQ(train_platform(refused, nullptr).status().code(), StatusCode::kInvalidArgument);
 
+  // student_from_column: the student starts at the column's weights (here
+  // the plain fine-tune's). At a learning rate too small to move a float it
+  // scores as the column does, on both platforms; from the teacher it would
+  // not learn the reversed rule at all.
+  DistillTargets from_column = kd;
+  from_column.column_checkpoint = plain->checkpoint;
+  from_column.student_from_column = true;
+  TrainRequest still = small_request(new_records);
+  still.data.platform = Platform{new_target, std::nullopt};
+  still.optimisation.learning_rate = 1e-20;
+  still.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = from_column};
+  auto at_column = train_platform(still, nullptr);
+  ASSERT_TRUE(at_column.is_ok()) << at_column.status().to_string();
+  EXPECT_NEAR(at_column->metrics.pairwise_accuracy, plain->metrics.pairwise_accuracy, 1e-6);
+  EXPECT_NEAR(old_metrics(at_column->checkpoint), p_old, 1e-6);
+  // EWC's anchor stays the teacher's: with EWC as the only term the student
+  // walks from the column back towards the teacher's order on the old
+  // platform. Anchored at its own start it would stay at the column's.
+  from_column.label_weight = 0;
+  from_column.column_weight = 0;
+  from_column.old_weight = 0;
+  from_column.ewc_weight = 1;
+  auto pulled_back = onboard(&from_column);
+  ASSERT_TRUE(pulled_back.is_ok());
+  const double back_old = old_metrics(pulled_back->checkpoint);
+  std::printf("[ distill ] from the column, EWC alone: old platform pairwise %.3f (column %.3f, teacher %.3f)\n",
+              back_old, p_old, t_old);
+  EXPECT_GT(back_old, p_old + 0.1);
+  DistillTargets no_column = from_column;
+  no_column.column_checkpoint = {};
+  refused.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = no_column};
+  EXPECT_EQ(train_platform(refused, nullptr).status().code(), StatusCode::kInvalidArgument);
+
   // A Fisher of the wrong size is refused.
   DistillTargets bad = kd;
   bad.teacher_fisher = std::string_view(teacher->fisher).substr(4);
