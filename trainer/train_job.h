@@ -290,7 +290,9 @@ struct DistillTargets {
   // column's (true; needs column_checkpoint): then the student begins as
   // platform k's best ranker and the old-platform terms pull it back towards
   // T's order. EWC's anchor is T's weights either way. Issue 19's lever for
-  // the student's gap to its column (bench_continual --student-from-column).
+  // the student's gap to its column (bench_continual --student-from-column);
+  // not adopted: on the validation split (session 22, 18 seeds) both GPUs
+  // gained ~0.025 top-1 inside the noise and x86-24c lost 0.005.
   bool student_from_column = false;
 };
 
