@@ -18,6 +18,18 @@ def t95(df):
     return T95[max(k for k in T95 if k <= df)]
 
 
+def runs_for(values, target):
+    """How many runs would give the mean a 95% t-interval of ±target at values' standard deviation (at
+    least 2); None for fewer than 2 values. How many seeds a comparison needs before it can decide."""
+    if len(values) < 2:
+        return None
+    sd = statistics.stdev(values)
+    n = 2
+    while t95(n - 1) * sd / math.sqrt(n) > target:
+        n += 1
+    return n
+
+
 def half_width(values):
     """Half-width of the 95% t-interval of the mean of values; None for fewer than 2."""
     if len(values) < 2:

@@ -35,6 +35,8 @@ beside the default run: a run is reproducible given its seed, threads and
 settings); logs of one run that disagree on a score stop the script.
 With --between FIRST SECOND, the same two sections for two lineages of the same
 seeds (a second lineage from --extra-distill against the main one), seed by seed.
+Each difference's line ends with the runs (seeds) its task-mean would need at the same spread for an
+interval of ±0.02, item 4's tolerance (intervals.runs_for).
 With --minus, two sections instead, the first run's minus the second's, seed
 by seed (a setting bench_continual does not name in the lineage, e.g.
 --column-epochs, against another on the same seeds; after step 1 the
@@ -48,7 +50,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../bench/lib"))
-from intervals import interval  # noqa: E402
+from intervals import interval, runs_for  # noqa: E402
 
 STEP = re.compile(r"^(\S+): \d+ records")
 SCORE = re.compile(r"^  (.+?)\s+on (\S+)\s+top-1 ([\d.]+)/([\d.]+) tuning ([\d.]+)")
@@ -57,6 +59,9 @@ BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)(?: \(mean/su
 SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
 SETTINGS_COLUMN = re.compile(r", column_weight ([\d.e+-]+(?: per old platform)?)")  # any field of the settings line
 SETTINGS_OTHER_KIND = re.compile(r", old_weight_other_kind ([\d.e+-]+)")
+# Item 4's tolerance: a difference's task-mean interval this narrow decides a lever of that size. The
+# differences print how many runs of the same spread would reach it.
+DECIDES = 0.02
 SETTINGS_FROM_COLUMN = re.compile(r", student_from_column (\d)")
 FINE_TUNE = "(a) fine-tune on the selection of "
 COLUMN = "column of "  # a distill lineage's active column, scored on its platform only
@@ -289,8 +294,9 @@ def between(paths, first, second):
 def print_differences(title, forgetting_title, diffs, forgot):
     print(f"## {title}, after each step\n")
     for (method, step, learned, platform), xs in sorted(diffs.items()):
+        runs = runs_for([x[0] for x in xs], DECIDES)
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}  "
-              f"tuning {interval([x[2] for x in xs], 4)}")
+              f"tuning {interval([x[2] for x in xs], 4)}" + (f"  runs for ±{DECIDES}: {runs}" if runs else ""))
     print(f"\n## forgetting, {forgetting_title}\n")
     for (method, step, learned, platform), xs in sorted(forgot.items()):
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}")

@@ -169,6 +169,8 @@ class ContinualStepsTest(unittest.TestCase):
         out = self.run_script(a, b, "--between", "distill (old_weight 3, ewc 0.3)", "distill (old_weight 2, ewc 0.2)")
         line = cell(out, "the first lineage minus the second", r"step 1 \(\+x86-16c\s*\) x86-16c")
         self.assertIn("mean 0.0050 ± 0.6988", line)  # +0.06 and −0.05
+        # sd 0.0778: 1.96 · 0.0778 / √58 = 0.02002 is over ±0.02, / √59 = 0.01985 is under.
+        self.assertTrue(line.endswith("runs for ±0.02: 59"), line)
         forgot = cell(out, "forgetting, the first lineage", r"step 1 \(\+x86-16c\s*\) x86-24c")
         self.assertIn("mean 0.0050 ± 0.0635", forgot)
         done = subprocess.run([sys.executable, SCRIPT, a, "--between", "distill (old_weight 9, ewc 9)",
