@@ -469,6 +469,9 @@ struct Score {
   std::int64_t tasks = 0, programs = 0;
   double tuning = NAN, floor_tuning = NAN;  // the tuning proxy's geometric mean (trainer/evaluation.h)
   double pairwise = NAN;                    // pairwise accuracy (random order: 0.5)
+  // top-1 in sets of 64 (trainer::top1_in_sets, the promotion gate's): fewer
+  // argmax flips between near-equal programs than one pick per task.
+  double sets_mean = NAN, sets_sum = NAN;
 };
 
 Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const std::string& checkpoint) {
@@ -482,8 +485,8 @@ Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const st
   if (read_file(path, &text)) {
     std::istringstream in(text);
     in >> s.top1_mean >> s.top1_sum >> s.floor_mean >> s.floor_sum >> s.tasks >> s.programs >> s.tuning >>
-        s.floor_tuning >> s.pairwise;
-    if (in) return s;  // a cache written before the tuning or pairwise columns is evaluated again
+        s.floor_tuning >> s.pairwise >> s.sets_mean >> s.sets_sum;
+    if (in) return s;  // a cache written before the tuning, pairwise or sets columns is evaluated again
   }
   tr::DatasetOptions o;
   o.eval_fraction = scored.fraction;
@@ -492,21 +495,31 @@ Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const st
   o.descriptor_extra = platform_slot(a, p.name);
   auto m = tr::evaluate_checkpoint(checkpoint, p.split.holdout, p.platform, o, a.threads);
   if (!m) return m.status().with_context("evaluate on " + p.name);
-  s = {m->top1.mean_ratio, m->top1.sum_ratio,       m->random_top1.mean_ratio,      m->random_top1.sum_ratio, m->tasks,
-       m->programs,        m->tuning.geomean_ratio, m->random_tuning.geomean_ratio, m->pairwise_accuracy};
+  s = {m->top1.mean_ratio,
+       m->top1.sum_ratio,
+       m->random_top1.mean_ratio,
+       m->random_top1.sum_ratio,
+       m->tasks,
+       m->programs,
+       m->tuning.geomean_ratio,
+       m->random_tuning.geomean_ratio,
+       m->pairwise_accuracy,
+       m->top1_in_sets.mean_ratio,
+       m->top1_in_sets.sum_ratio};
   write_file_atomic(path, fmt("%.6f", s.top1_mean) + " " + fmt("%.6f", s.top1_sum) + " " + fmt("%.6f", s.floor_mean) +
                               " " + fmt("%.6f", s.floor_sum) + " " + std::to_string(s.tasks) + " " +
                               std::to_string(s.programs) + " " + fmt("%.6f", s.tuning) + " " +
-                              fmt("%.6f", s.floor_tuning) + " " + fmt("%.6f", s.pairwise) + "\n" + key + "\n");
+                              fmt("%.6f", s.floor_tuning) + " " + fmt("%.6f", s.pairwise) + " " +
+                              fmt("%.6f", s.sets_mean) + " " + fmt("%.6f", s.sets_sum) + "\n" + key + "\n");
   return s;
 }
 
 // One model's score line, in the format scripts/gpu/continual_steps.py reads:
-// "  NAME on PLATFORM  top-1 MEAN/SUM tuning T", then the parameter count
-// where one is given.
+// "  NAME on PLATFORM  top-1 MEAN/SUM tuning T sets MEAN/SUM", then the
+// parameter count where one is given.
 void print_score(const std::string& name, const std::string& platform, const Score& s, std::int64_t params = -1) {
-  std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f", name.c_str(), platform.c_str(), s.top1_mean, s.top1_sum,
-              s.tuning);
+  std::printf("  %-30s on %-10s top-1 %.4f/%.4f tuning %.4f sets %.4f/%.4f", name.c_str(), platform.c_str(),
+              s.top1_mean, s.top1_sum, s.tuning, s.sets_mean, s.sets_sum);
   if (params >= 0) std::printf("  (%lld params)", static_cast<long long>(params));
   std::printf("\n");
 }
@@ -889,6 +902,7 @@ Score floor_of(const Score& s) {
   f.top1_sum = s.floor_sum;
   f.tuning = s.floor_tuning;
   f.pairwise = 0.5;
+  f.sets_mean = f.sets_sum = NAN;  // not computed for random orders
   return f;
 }
 
@@ -922,9 +936,10 @@ int run_base_step(const Args& a, SequencePlatform& p0, std::vector<Lineage>& lin
   if (a.methods.count("c2")) st->cells[kC2][p0.name] = {*score, base->params};
   if (a.methods.count("b")) st->cells[kJoint][p0.name] = {*score, base->params};
   st->timings.push_back({"base", "train", base->wall_s, base->cpu_s, base->programs, base->cached});
-  std::printf("step 0 (%s): base top-1 %.4f/%.4f (mean/sum) tuning %.4f on %lld eval tasks; %lld params\n",
-              p0.name.c_str(), score->top1_mean, score->top1_sum, score->tuning, static_cast<long long>(score->tasks),
-              static_cast<long long>(base->params));
+  std::printf(
+      "step 0 (%s): base top-1 %.4f/%.4f (mean/sum) tuning %.4f sets %.4f/%.4f on %lld eval tasks; %lld params\n",
+      p0.name.c_str(), score->top1_mean, score->top1_sum, score->tuning, score->sets_mean, score->sets_sum,
+      static_cast<long long>(score->tasks), static_cast<long long>(base->params));
   std::fflush(stdout);
   return 0;
 }

@@ -75,20 +75,6 @@ trainer::TrainRequest column_request(trainer::TrainRequest request, const traine
 
 namespace {
 
-// Each program's set: group · kMaxSets + (its rank in the task mod k), k =
-// clamp(n / kProgramsPerSet, 1, kMaxSets) for a task of n programs.
-std::vector<std::int64_t> set_groups(const std::vector<std::int64_t>& groups, std::size_t tasks) {
-  std::vector<std::int64_t> n(tasks, 0), seen(tasks, 0);
-  for (std::int64_t g : groups) ++n[static_cast<std::size_t>(g)];
-  std::vector<std::int64_t> out(groups.size());
-  for (std::size_t i = 0; i < groups.size(); ++i) {
-    const auto g = static_cast<std::size_t>(groups[i]);
-    const std::int64_t k = std::clamp<std::int64_t>(n[g] / kProgramsPerSet, 1, kMaxSets);
-    out[i] = groups[i] * kMaxSets + seen[g]++ % k;
-  }
-  return out;
-}
-
 // One model's values per task (group), from its values per set (in task order).
 std::vector<std::pair<std::int64_t, TaskValues>> per_task(std::span<const trainer::TaskRanking> sets) {
   std::vector<std::pair<std::int64_t, TaskValues>> out;
@@ -132,7 +118,7 @@ Result<PairedScores> evaluate_against_teacher(std::string_view student, std::str
   PairedScores out;
   out.student = trainer::evaluate_ranking(scored->groups, scored->latencies, s);
   out.teacher = trainer::evaluate_ranking(scored->groups, scored->latencies, t);
-  const std::vector<std::int64_t> sets = set_groups(scored->groups, scored->task_keys.size());
+  const std::vector<std::int64_t> sets = trainer::set_groups(scored->groups);
   const auto by_student = per_task(trainer::per_task_ranking(sets, scored->latencies, s));
   const auto by_teacher = per_task(trainer::per_task_ranking(sets, scored->latencies, t));
   for (std::size_t i = 0; i < by_student.size(); ++i) {  // the same sets, in the same order

@@ -106,14 +106,14 @@ inline constexpr std::int64_t kJudgedProgramsPerTask = 256;
 // difference (x86-24c, a teacher and its distilled student, 388 tasks: se
 // 0.0097 of the task-mean difference). So the gate deals each task's
 // programs into sets of kProgramsPerSet (in program-id order, i mod k, k =
-// clamp(n / kProgramsPerSet, 1, kMaxSets)) and averages top-1 and the
-// tuning proxy (geometrically) over the sets: se 0.0069 on the same pair,
-// 0.0033 between two trainings (docs/benchmarks.md).
+// clamp(n / kProgramsPerSet, 1, kMaxSets): trainer::set_groups) and averages
+// top-1 and the tuning proxy (geometrically) over the sets: se 0.0069 on the
+// same pair, 0.0033 between two trainings (docs/benchmarks.md).
 // 64 is also a measurement round of TVM's auto-scheduler: top-1 among 64
 // candidates is the pick a tuner makes. The sum ratio sums best and
-// best-in-top-1 over the sets.
-inline constexpr std::int64_t kProgramsPerSet = 64;
-inline constexpr std::int64_t kMaxSets = 8;
+// best-in-top-1 over the sets (trainer::top1_in_sets, the same dealing).
+using trainer::kMaxSets;
+using trainer::kProgramsPerSet;
 
 // The words for the reasons: what judged_on(is_new) tasks are.
 std::string judged_on(bool is_new);

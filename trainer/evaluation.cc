@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <random>
 #include <unordered_map>
@@ -221,6 +222,39 @@ std::vector<TaskRanking> per_task_ranking(std::span<const std::int64_t> groups, 
   return out;
 }
 
+std::vector<std::int64_t> set_groups(std::span<const std::int64_t> groups) {
+  std::unordered_map<std::int64_t, std::int64_t> n, seen;
+  for (std::int64_t g : groups) ++n[g];
+  std::vector<std::int64_t> out(groups.size());
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    assert(groups[i] >= 0);
+    const std::int64_t k = std::clamp<std::int64_t>(n[groups[i]] / kProgramsPerSet, 1, kMaxSets);
+    out[i] = groups[i] * kMaxSets + seen[groups[i]]++ % k;
+  }
+  return out;
+}
+
+TopK top1_in_sets(std::span<const std::int64_t> groups, std::span<const double> latencies,
+                  std::span<const float> scores) {
+  struct Task {
+    double top1 = 0;
+    std::int64_t sets = 0;
+  };
+  std::map<std::int64_t, Task> tasks;  // by group: the mean over tasks does not depend on the order
+  double sum_best = 0, sum_top1 = 0;
+  for (const TaskRanking& set : per_task_ranking(set_groups(groups), latencies, scores)) {
+    Task& t = tasks[set.group / kMaxSets];
+    t.top1 += set.top1();
+    ++t.sets;
+    sum_best += set.best;
+    sum_top1 += set.best_top1;
+  }
+  if (tasks.empty()) return {};
+  double mean = 0;
+  for (const auto& [group, t] : tasks) mean += t.top1 / static_cast<double>(t.sets);
+  return TopK{sum_best / sum_top1, mean / static_cast<double>(tasks.size())};
+}
+
 RankingMetrics evaluate_ranking(std::span<const std::int64_t> groups, std::span<const double> latencies,
                                 std::span<const float> scores) {
   assert(groups.size() == latencies.size() && groups.size() == scores.size());
@@ -228,6 +262,7 @@ RankingMetrics evaluate_ranking(std::span<const std::int64_t> groups, std::span<
   m.programs = static_cast<std::int64_t>(groups.size());
   m.top1 = topk(groups, latencies, scores, 1);
   m.top5 = topk(groups, latencies, scores, 5);
+  m.top1_in_sets = top1_in_sets(groups, latencies, scores);
   m.tuning = tuning_proxy(groups, latencies, scores);
   m.random_tuning = random_tuning_proxy(groups, latencies);
   double rnd_best = 0, rnd_min1 = 0, rnd_min5 = 0, rnd_ratio1 = 0, rnd_ratio5 = 0;

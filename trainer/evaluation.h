@@ -33,6 +33,16 @@
 // g = 1, towards e^-γ ≈ 0.56 when T is nearly geometric, i.e. many qualify;
 // 0.63 on x86-24c's held-out tasks), nor is the share 0.5 (0.5 for g = 1,
 // towards 1 - 1/e ≈ 0.63) — the floor a model is held against.
+// top-1 in sets (the promotion gate's, onboarding/distill.h): a task's
+// top-1 is one argmax, which flips between near-equal programs, and that
+// noise dominates a paired difference of two models. So each task's programs
+// are dealt into k sets (the i-th program of the task, in input order, to set
+// i mod k; k = clamp(n / kProgramsPerSet, 1, kMaxSets)), and top-1 is taken
+// in each set against the set's best: mean_ratio = mean over tasks of the
+// task's mean over its sets, sum_ratio = Σ best / Σ best_top1 over every
+// set. A task under 2 · kProgramsPerSet programs is one set (plain top-1).
+// 64 is also a measurement round of TVM's auto-scheduler: the pick a tuner
+// makes among 64 candidates.
 // Per task (per_task_ranking): the same quantities before they are pooled,
 // so that two models scored on the same programs can be compared task by
 // task (a paired difference: the tasks' own difficulty cancels).
@@ -61,8 +71,12 @@ struct TuningProxy {
   std::int64_t tasks = 0;    // tasks counted: ≥ 2 programs, not all within 5% of the best
 };
 
+inline constexpr std::int64_t kProgramsPerSet = 64;
+inline constexpr std::int64_t kMaxSets = 8;
+
 struct RankingMetrics {
   TopK top1, top5;
+  TopK top1_in_sets;              // top1_in_sets() below
   TopK random_top1, random_top5;  // the random-order floor
   TuningProxy tuning, random_tuning;
   double pairwise_accuracy = 0;
@@ -89,6 +103,15 @@ struct TaskRanking {
 // Every task with ≥ 2 programs, in first-seen order.
 std::vector<TaskRanking> per_task_ranking(std::span<const std::int64_t> groups, std::span<const double> latencies,
                                           std::span<const float> scores);
+
+// Each program's set: group · kMaxSets + (its rank in its task, in input
+// order, mod k), k = clamp(n / kProgramsPerSet, 1, kMaxSets) for a task of n
+// programs. groups >= 0.
+std::vector<std::int64_t> set_groups(std::span<const std::int64_t> groups);
+
+// top-1 in sets of about kProgramsPerSet programs (above). groups >= 0.
+TopK top1_in_sets(std::span<const std::int64_t> groups, std::span<const double> latencies,
+                  std::span<const float> scores);
 
 // One k, for callers that need others (the tuning-cost curve).
 TopK topk(std::span<const std::int64_t> groups, std::span<const double> latencies, std::span<const float> scores,

@@ -7,7 +7,7 @@ which a run stopped by its budget never prints).
   scripts/gpu/continual_steps.py LOG... --minus LOG...   (two runs of the same seeds, in the same order)
   scripts/gpu/continual_steps.py LOG... --between FIRST SECOND   (two lineages' names, as this script prints them)
 
-Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T" lines each step prints
+Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T [sets MEAN/SUM]" lines each step prints
 (and step 0's base line: every method starts from the base).
 The main distill lineage is named by its weights (old_weight, ewc, column_weight where
 it is not 1 or is per old platform, old_weight_other_kind where it is not 1, and student_from_column where it
@@ -36,7 +36,10 @@ settings); logs of one run that disagree on a score stop the script.
 With --between FIRST SECOND, the same two sections for two lineages of the same
 seeds (a second lineage from --extra-distill against the main one), seed by seed.
 Each difference's line ends with the runs (seeds) its task-mean would need at the same spread for an
-interval of ±0.02, item 4's tolerance (intervals.runs_for).
+interval of ±0.02, item 4's tolerance (intervals.runs_for). Logs since session 22 also print top-1 in
+sets of 64 (trainer::top1_in_sets, the promotion gate's: fewer argmax flips than one pick per task); the
+differences, the forgetting and the paired sections then add its task-mean ("sets") and the runs it would
+need.
 With --minus, two sections instead, the first run's minus the second's, seed
 by seed (a setting bench_continual does not name in the lineage, e.g.
 --column-epochs, against another on the same seeds; after step 1 the
@@ -44,6 +47,7 @@ selections differ with it): every score each method printed after each step,
 and the forgetting above (for a setting such as --platform-slots that changes
 the base too, where the scores' difference mixes the two).
 """
+import math
 import os
 import re
 import sys
@@ -53,9 +57,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../
 from intervals import interval, runs_for  # noqa: E402
 
 STEP = re.compile(r"^(\S+): \d+ records")
-SCORE = re.compile(r"^  (.+?)\s+on (\S+)\s+top-1 ([\d.]+)/([\d.]+) tuning ([\d.]+)")
+SCORE = re.compile(r"^  (.+?)\s+on (\S+)\s+top-1 ([\d.]+)/([\d.]+) tuning ([\d.]+)(?: sets ([\d.]+)/([\d.]+))?")
 EXTRA = re.compile(r"^distill \(old_weight ([\d.]+), ewc ([\d.]+)(?:, unlabeled [\d.]+)?(?:, column_weight ([\d.]+))?")
-BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)(?: \(mean/sum\) tuning ([\d.]+))?")
+BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)(?: \(mean/sum\) tuning ([\d.]+))?"
+                  r"(?: sets ([\d.]+)/([\d.]+))?")
 SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
 SETTINGS_COLUMN = re.compile(r", column_weight ([\d.e+-]+(?: per old platform)?)")  # any field of the settings line
 SETTINGS_OTHER_KIND = re.compile(r", old_weight_other_kind ([\d.e+-]+)")
@@ -89,6 +94,16 @@ def run_settings(line):
                  and f not in DEFAULT_FIELDS)
 
 
+def number(text):
+    """A score field; NaN where the log has none (a field later versions print)."""
+    return float(text) if text else float("nan")
+
+
+def same(a, b):
+    """Two score tuples are equal, NaN (a field the log lacks) equal to NaN."""
+    return all(x == y or (math.isnan(x) and math.isnan(y)) for x, y in zip(a, b))
+
+
 def read_keyed_runs(paths):
     """{(seed, threads, settings): {cell: scores}}, one per run (see read): a run's logs pooled, e.g. a rerun
     at --column-weight 3 with the earlier default run of the same seed, and a log given twice counted once."""
@@ -97,7 +112,7 @@ def read_keyed_runs(paths):
         key, scores = read(path)
         run = runs.setdefault(key, {})
         for key, v in scores.items():
-            if run.get(key, v) != v:
+            if not same(run.get(key, v), v):
                 sys.exit(f"continual_steps.py: {path} disagrees with another log of its run (same seed and "
                          f"settings) on {key}: {v} against {run[key]}")
         run.update(scores)
@@ -145,8 +160,8 @@ def read(path):
                 continue
             m = BASE.match(line)
             if m:
-                tuning = float(m.group(4)) if m.group(4) else float("nan")
-                base = (m.group(1), (float(m.group(2)), float(m.group(3)), tuning))
+                base = (m.group(1), (float(m.group(2)), float(m.group(3)), number(m.group(4)), number(m.group(5)),
+                                     number(m.group(6))))
                 continue
             m = SCORE.match(line)
             if not m:
@@ -164,15 +179,16 @@ def read(path):
                 method = f"{FINE_TUNE}{main}"
             if column:
                 method = COLUMN + method
-            scores[(step, learned, method, m.group(2))] = (float(m.group(3)), float(m.group(4)), float(m.group(5)))
+            scores[(step, learned, method, m.group(2))] = (float(m.group(3)), float(m.group(4)), float(m.group(5)),
+                                                           number(m.group(6)), number(m.group(7)))
             if base:  # every method starts from the base: its score on the first platform
                 scores.setdefault((0, base[0], method, base[0]), base[1])
     return (flag(header, "seed", 1), flag(header, "threads", 0), settings), scores
 
 
 def forgetting(scores):
-    """{(method, step, learned, old platform): (top-1 mean, top-1 sum) after the step minus right after
-    the old platform's own step} of one seed's scores."""
+    """{(method, step, learned, old platform): (top-1 mean, top-1 sum, top-1 in sets' mean) after the step
+    minus right after the old platform's own step} of one seed's scores."""
     learned_at = {learned: step for step, learned, _, _ in scores}
     out = {}
     for (step, learned, method, platform), top1 in scores.items():
@@ -180,7 +196,7 @@ def forgetting(scores):
             continue
         first = scores.get((learned_at[platform], platform, method, platform))
         if first is not None:
-            out[(method, step, learned, platform)] = (top1[0] - first[0], top1[1] - first[1])
+            out[(method, step, learned, platform)] = (top1[0] - first[0], top1[1] - first[1], top1[3] - first[3])
     return out
 
 
@@ -212,6 +228,15 @@ def cells(xs):
     return f"mean {interval([x[0] for x in xs], 4)}  sum {interval([x[1] for x in xs], 4)}  n={len(xs)}{by_draw}"
 
 
+def sets_cell(xs, k):
+    """Field k (top-1 in sets' mean) as '  sets MEAN ± H (runs for ±0.02: N)', or '' where a log lacks it."""
+    values = [x[k] for x in xs]
+    if any(math.isnan(v) for v in values):
+        return ""
+    runs = runs_for(values, DECIDES)
+    return f"  sets {interval(values, 4)}" + (f" (runs for ±{DECIDES}: {runs})" if runs else "")
+
+
 def main(paths):
     new, forgot = defaultdict(Cell), defaultdict(Cell)
     paired = {FINE_TUNE: defaultdict(Cell), COLUMN: defaultdict(Cell)}
@@ -239,7 +264,7 @@ def main(paths):
             continue  # e.g. logs from before the column was scored, or runs without fine-tuning
         print(f"\n## paired: the lineage minus {title}, right after the step\n")
         for (method, platform), xs in sorted(paired[prefix].items(), key=lambda kv: (kv[0][1], kv[0][0])):
-            print(f"{platform:11s} {method:68s} {cells(xs)}  tuning {interval([x[2] for x in xs], 4)}")
+            print(f"{platform:11s} {method:68s} {cells(xs)}  tuning {interval([x[2] for x in xs], 4)}{sets_cell(xs, 3)}")
 
 
 def subtract(a, b):
@@ -296,10 +321,11 @@ def print_differences(title, forgetting_title, diffs, forgot):
     for (method, step, learned, platform), xs in sorted(diffs.items()):
         runs = runs_for([x[0] for x in xs], DECIDES)
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}  "
-              f"tuning {interval([x[2] for x in xs], 4)}" + (f"  runs for ±{DECIDES}: {runs}" if runs else ""))
+              f"tuning {interval([x[2] for x in xs], 4)}" + (f"  runs for ±{DECIDES}: {runs}" if runs else "")
+              + sets_cell(xs, 3))
     print(f"\n## forgetting, {forgetting_title}\n")
     for (method, step, learned, platform), xs in sorted(forgot.items()):
-        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}")
+        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}{sets_cell(xs, 2)}")
 
 
 if __name__ == "__main__":

@@ -178,6 +178,27 @@ class ContinualStepsTest(unittest.TestCase):
         self.assertNotEqual(done.returncode, 0)
         self.assertIn("no cell of both", done.stderr)
 
+    def test_between_adds_top1_in_sets_where_the_logs_print_it(self):
+        # Logs since session 22 print "sets MEAN/SUM" after the tuning proxy. The second lineage's sets on
+        # x86-16c: 0.64 and 0.63 against 0.60 and 0.62, so +0.04 and +0.01 (sd 0.0212: 7 runs for ±0.02).
+        # x86-24c's lines print none, so its cells add no sets column.
+        def with_sets(seed, main16, extra16):
+            extra = ("  distill (old_weight 3, ewc 0.3, unlabeled 1) on x86-24c top-1 0.7900/0.6000 tuning 0.4000\n"
+                     "  distill (old_weight 3, ewc 0.3, unlabeled 1) on x86-16c top-1 0.5000/0.5000 tuning 0.3000"
+                     f" sets {extra16:.4f}/0.5000  (10 params)\n")
+            text = log(seed, new16=0.5, old24=0.79, ft16=0.6)
+            text = text.replace("on x86-16c    top-1 0.5000/0.5000 tuning 0.3000",
+                                f"on x86-16c    top-1 0.5000/0.5000 tuning 0.3000 sets {main16:.4f}/0.5000")
+            return text + extra
+        a = self.write("s1.log", with_sets(1, main16=0.60, extra16=0.64))
+        b = self.write("s2.log", with_sets(2, main16=0.62, extra16=0.63))
+        out = self.run_script(a, b, "--between", "distill (old_weight 3, ewc 0.3)", "distill (old_weight 2, ewc 0.2)")
+        line = cell(out, "the first lineage minus the second", r"step 1 \(\+x86-16c\s*\) x86-16c")
+        self.assertTrue(line.endswith("sets 0.0250 ± 0.1906 (runs for ±0.02: 7)"), line)
+        self.assertNotIn("sets", cell(out, "the first lineage minus the second", r"step 1 \(\+x86-16c\s*\) x86-24c"))
+        out = self.run_script(a, a, b)  # a log given twice with sets still counts once
+        self.assertIn("n=2", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)"))
+
     def test_between_pools_two_runs_of_one_seed(self):
         # A rerun at --column-weight 3 (its main lineage) against the default run of the same seeds:
         # 0.50 − 0.60 and 0.70 − 0.55, so −0.10 and +0.15. Seed 1 at split salt 3 is another run: kept apart.

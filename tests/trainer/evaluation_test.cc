@@ -252,6 +252,40 @@ TEST(EvaluationTest, PerTaskRankingPoolsToTheSameMetrics) {
   EXPECT_NEAR(std::exp(logs / static_cast<double>(counted)), m.tuning.geomean_ratio, 1e-12);
 }
 
+// top-1 in sets: a task of 130 programs is two sets (i mod 2), each judged
+// against its own best; a task of 3 is one set, plain top-1.
+TEST(EvaluationTest, TopOneInSetsJudgesEachSetAgainstItsBest) {
+  std::vector<std::int64_t> g;
+  std::vector<double> lat;
+  std::vector<float> scores;
+  for (int i = 0; i < 130; ++i) {  // latency 1 + i; the model puts program 10 first, then program 1
+    g.push_back(3);
+    lat.push_back(1.0 + i);
+    scores.push_back(i == 10 ? 10.0f : i == 1 ? 5.0f : 0.0f);
+  }
+  for (double l : {2.0, 4.0, 8.0}) {  // the model picks 4
+    g.push_back(0);
+    lat.push_back(l);
+    scores.push_back(l == 4.0 ? 1.0f : 0.0f);
+  }
+  const std::vector<std::int64_t> sets = set_groups(g);
+  EXPECT_EQ(sets[0], 3 * kMaxSets);
+  EXPECT_EQ(sets[1], 3 * kMaxSets + 1);
+  EXPECT_EQ(sets[129], 3 * kMaxSets + 1);
+  EXPECT_EQ(sets[130], 0);
+  EXPECT_EQ(sets[132], 0);
+  // Set 0 (even programs): best 1, pick 11. Set 1 (odd): best 2, pick 2. Task 0: best 2, pick 4.
+  const TopK t = top1_in_sets(g, lat, scores);
+  EXPECT_DOUBLE_EQ(t.mean_ratio, ((1.0 / 11 + 1.0) / 2 + 0.5) / 2);
+  EXPECT_DOUBLE_EQ(t.sum_ratio, (1.0 + 2 + 2) / (11.0 + 2 + 4));
+  const RankingMetrics m = evaluate_ranking(g, lat, scores);
+  EXPECT_DOUBLE_EQ(m.top1_in_sets.mean_ratio, t.mean_ratio);
+  EXPECT_DOUBLE_EQ(m.top1.mean_ratio, (1.0 / 11 + 0.5) / 2);  // one argmax per task
+  // 127 programs are one set, 128 two.
+  EXPECT_EQ(set_groups(std::vector<std::int64_t>(127, 1))[1], kMaxSets);
+  EXPECT_EQ(set_groups(std::vector<std::int64_t>(128, 1))[1], kMaxSets + 1);
+}
+
 TEST(EnsembleTest, StandardisesEachMemberWithinEachTask) {
   // Two tasks, interleaved. Member a ranks task 1 right on a huge scale;
   // member b ranks it wrong on a small one, and gives task 2 one score.
