@@ -13,6 +13,7 @@
 #include "trainer/cost_model.h"
 #include "trainer/fast_inference.h"
 #include "trainer/fisher.h"
+#include "trainer/model_config.h"
 
 namespace tcl::trainer {
 namespace {
@@ -34,6 +35,13 @@ Result<std::vector<float>> frozen_scores(const CostModel& model, const DatasetSp
   return out;
 }
 
+// Two configs whose weights line up parameter by parameter (the init seed
+// aside, as interpolate_checkpoints compares them).
+bool same_layout(ModelConfig a, ModelConfig b) {
+  a.seed = b.seed = 0;
+  return config_to_text(a) == config_to_text(b);
+}
+
 Status check_targets(const Distill& d, const Dataset& ds) {
   const DistillTargets& kd = d.targets;
   if (d.teacher.init_checkpoint.empty())
@@ -48,8 +56,6 @@ Status check_targets(const Distill& d, const Dataset& ds) {
     return Status::invalid_argument("train: old_weight_on_new_programs has " + std::to_string(on_new.size()) +
                                     " factors for " + std::to_string(kd.old_descriptors.size()) + " old platforms");
   }
-  if (kd.student_from_column && kd.column_checkpoint.empty())
-    return Status::invalid_argument("train: student_from_column needs the column's checkpoint");
   for (double f : on_new) {
     if (!(f >= 0) || !std::isfinite(f))
       return Status::invalid_argument("train: old_weight_on_new_programs must be finite and >= 0");
@@ -155,6 +161,11 @@ Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& mod
     auto c = CostModel::load(kd.column_checkpoint);
     if (!c) return c.status().with_context("train: active column");
     column = std::move(*c);
+  }
+  if (kd.student_from_column && !same_layout((*teacher)->config(), column->config())) {
+    // The student has the column's weights and EWC the teacher's: one layout.
+    return Status::invalid_argument(
+        "train: student_from_column needs a column of the teacher's config (its fine-tune)");
   }
   DistillTerms terms{.weights = kd};
   for (const auto& h : kd.old_descriptors) {

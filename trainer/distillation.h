@@ -53,8 +53,8 @@ struct DistillInputs {
 // and fills every source's targets; `model` is the student at its starting
 // weights (the teacher's, or the column's with student_from_column); the EWC
 // anchor is the teacher's. kInvalidArgument: a bad field (named), data the
-// teacher cannot read, or student_from_column without a column; the
-// teacher's or column's load errors.
+// teacher cannot read, or student_from_column with a column of another
+// config than the teacher's; the teacher's or column's load errors.
 Result<DistillTerms> prepare_distillation(const DistillSetup& setup, ScoreModel& model,
                                           std::vector<BatchSource>* sources, DistillInputs* inputs);
 

@@ -2,7 +2,7 @@
 // (torch-free: the sampler, the API and the benchmarks use them too).
 //
 // Inputs are parallel arrays over the programs of one platform: the group
-// (task) each program belongs to, its true mean latency (seconds, > 0; failed
+// (task, >= 0) each program belongs to, its true mean latency (seconds, > 0; failed
 // measurements are left out by the caller) and the model's score (higher =
 // predicted faster). Tasks with fewer than 2 programs carry no ranking signal
 // and are skipped (counted in `tasks_skipped`).

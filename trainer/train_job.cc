@@ -90,6 +90,9 @@ FineTune* fine_tune_of(TrainStart& start) {
 }
 
 Status check_start(const TrainStart& start) {
+  const auto* distill = std::get_if<Distill>(&start);
+  if (distill != nullptr && distill->targets.student_from_column && distill->targets.column_checkpoint.empty())
+    return Status::invalid_argument("train: student_from_column needs the column's checkpoint");
   const FineTune* tune = fine_tune_of(start);
   if (tune == nullptr) return Status::ok();
   const FineTune::LongSchedule& l = tune->long_schedule;
@@ -121,7 +124,7 @@ struct RunInput {
   const Optimisation* opt = nullptr;
   const Resources* resources = nullptr;
   const FisherOptions* fisher = nullptr;
-  std::string_view init_checkpoint = {};  // a FineTune's (a Distill's teacher)
+  std::string_view init_checkpoint = {};  // a FineTune's (a Distill's teacher, or its column: student_from_column)
   const JointTraining* joint = nullptr;
   const Distill* distill = nullptr;
 };
@@ -132,10 +135,8 @@ RunInput input_of(const TrainRequest& r) {
   if (const FineTune* tune = fine_tune_of(r.start)) in.init_checkpoint = tune->init_checkpoint;
   in.joint = std::get_if<JointTraining>(&r.start);
   in.distill = std::get_if<Distill>(&r.start);
-  // A student from the column: prepare_distillation refuses it without one.
-  if (in.distill != nullptr && in.distill->targets.student_from_column &&
-      !in.distill->targets.column_checkpoint.empty()) {
-    in.init_checkpoint = in.distill->targets.column_checkpoint;
+  if (in.distill != nullptr && in.distill->targets.student_from_column) {
+    in.init_checkpoint = in.distill->targets.column_checkpoint;  // check_start: not empty
   }
   return in;
 }

@@ -234,7 +234,8 @@ struct JointTraining {
 };
 
 // What the student is distilled towards while it learns platform k (the
-// records of TrainRequest), starting from the teacher T (Distill):
+// records of TrainRequest), starting from the teacher T (Distill; or from
+// the column C: student_from_column):
 //   loss = label_weight  · LambdaRank(S(x, h_k), labels)
 //        + column_weight · KD(S(x, h_k), C(x, h_k))        the active column
 //        + old_weight    · Σ_j KD(S(x, h_j), T(x, h_j))    every old platform j
@@ -287,9 +288,10 @@ struct DistillTargets {
   double ewc_weight = 0.2;
   double temperature = 1.0;
   // Where the student's weights start: the teacher T's (false), or the
-  // column's (true; needs column_checkpoint): then the student begins as
-  // platform k's best ranker and the old-platform terms pull it back towards
-  // T's order. EWC's anchor is T's weights either way. Issue 19's lever for
+  // column's (true; needs column_checkpoint, a fine-tune of T with T's
+  // config): then the student begins as platform k's best ranker and the
+  // old-platform terms pull it back towards T's order. EWC's anchor is T's
+  // weights either way, and auto_schedule's zero-shot fit still judges T. Issue 19's lever for
   // the student's gap to its column (bench_continual --student-from-column);
   // not adopted: on the validation split (session 22, 18 seeds) both GPUs
   // gained ~0.025 top-1 inside the noise and x86-24c lost 0.005.

@@ -35,8 +35,9 @@ beside the default run: a run is reproducible given its seed, threads and
 settings); logs of one run that disagree on a score stop the script.
 With --between FIRST SECOND, the same two sections for two lineages of the same
 seeds (a second lineage from --extra-distill against the main one), seed by seed.
-Each difference's line ends with the runs (seeds) its task-mean would need at the same spread for an
-interval of ±0.02, item 4's tolerance (intervals.runs_for). Logs since session 22 also print top-1 in
+Each difference's line (and each paired line) gives the runs (seeds) its task-mean would need at the same
+spread for an interval of ±0.02, item 4's tolerance (intervals.runs_for). --between adds a last section: each
+lineage's gap to its own active column on the new platform, the first's minus the second's. Logs since session 22 also print top-1 in
 sets of 64 (trainer::top1_in_sets, the promotion gate's: fewer argmax flips than one pick per task); the
 differences, the forgetting and the paired sections then add its task-mean ("sets") and the runs it would
 need.
@@ -99,23 +100,28 @@ def number(text):
     return float(text) if text else float("nan")
 
 
-def same(a, b):
-    """Two score tuples are equal, NaN (a field the log lacks) equal to NaN."""
-    return all(x == y or (math.isnan(x) and math.isnan(y)) for x, y in zip(a, b))
+def merge(a, b):
+    """Two logs' score tuples of one cell as one, NaN (a field one log lacks: an older bench) filled from the
+    other; None where both have a field and disagree on it."""
+    if any(x != y for x, y in zip(a, b) if not (math.isnan(x) or math.isnan(y))):
+        return None
+    return tuple(y if math.isnan(x) else x for x, y in zip(a, b))
 
 
 def read_keyed_runs(paths):
     """{(seed, threads, settings): {cell: scores}}, one per run (see read): a run's logs pooled, e.g. a rerun
-    at --column-weight 3 with the earlier default run of the same seed, and a log given twice counted once."""
+    at --column-weight 3 with the earlier default run of the same seed, and a log given twice counted once.
+    A log of an older bench that lacks a field (top-1 in sets) pools with one that has it."""
     runs = {}
     for path in paths:
         key, scores = read(path)
         run = runs.setdefault(key, {})
         for key, v in scores.items():
-            if not same(run.get(key, v), v):
+            merged = merge(run.get(key, v), v)
+            if merged is None:
                 sys.exit(f"continual_steps.py: {path} disagrees with another log of its run (same seed and "
                          f"settings) on {key}: {v} against {run[key]}")
-        run.update(scores)
+            run[key] = merged
     return runs
 
 
@@ -228,13 +234,18 @@ def cells(xs):
     return f"mean {interval([x[0] for x in xs], 4)}  sum {interval([x[1] for x in xs], 4)}  n={len(xs)}{by_draw}"
 
 
+def runs_cell(values):
+    """'  runs for ±0.02: N' (the runs at values' spread for that interval), or '' for one value."""
+    runs = runs_for(values, DECIDES)
+    return f"  runs for ±{DECIDES}: {runs}" if runs else ""
+
+
 def sets_cell(xs, k):
-    """Field k (top-1 in sets' mean) as '  sets MEAN ± H (runs for ±0.02: N)', or '' where a log lacks it."""
+    """Field k (top-1 in sets' mean) as '  sets MEAN ± H  runs for ±0.02: N', or '' where a log lacks it."""
     values = [x[k] for x in xs]
     if any(math.isnan(v) for v in values):
         return ""
-    runs = runs_for(values, DECIDES)
-    return f"  sets {interval(values, 4)}" + (f" (runs for ±{DECIDES}: {runs})" if runs else "")
+    return f"  sets {interval(values, 4)}{runs_cell(values)}"
 
 
 def main(paths):
@@ -258,13 +269,14 @@ def main(paths):
         print(f"{platform:11s} {method:68s} {cells(xs)}")
     print("\n## forgetting: top-1 after a later step minus right after its own\n")
     for (method, step, learned, platform), xs in sorted(forgot.items()):
-        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}")
+        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}{sets_cell(xs, 2)}")
     for prefix, title in ((FINE_TUNE, "fine-tuning on its selection"), (COLUMN, "its active column")):
         if not paired[prefix]:
             continue  # e.g. logs from before the column was scored, or runs without fine-tuning
         print(f"\n## paired: the lineage minus {title}, right after the step\n")
         for (method, platform), xs in sorted(paired[prefix].items(), key=lambda kv: (kv[0][1], kv[0][0])):
-            print(f"{platform:11s} {method:68s} {cells(xs)}  tuning {interval([x[2] for x in xs], 4)}{sets_cell(xs, 3)}")
+            print(f"{platform:11s} {method:68s} {cells(xs)}  tuning {interval([x[2] for x in xs], 4)}"
+                  f"{runs_cell([x[0] for x in xs])}{sets_cell(xs, 3)}")
 
 
 def subtract(a, b):
@@ -296,8 +308,10 @@ def minus(first, second):
 
 def between(paths, first, second):
     """Every score, and the forgetting, of lineage `first` minus lineage `second`, seed by seed, the logs of
-    one run pooled (each lineage selects with its own student, so after step 1 their selections differ)."""
-    diffs, forgot = defaultdict(Cell), defaultdict(Cell)
+    one run pooled (each lineage selects with its own student, so after step 1 their selections differ);
+    then each lineage's gap to its own active column on the new platform, the first's minus the second's
+    (the student phase's share of the difference: the columns differ too after step 1)."""
+    diffs, forgot, gaps = defaultdict(Cell), defaultdict(Cell), defaultdict(Cell)
     label = f"{first} − {second}"
 
     def of(cells, name, at):  # the cells of one method (named at key position `at`), keyed without it
@@ -311,18 +325,34 @@ def between(paths, first, second):
         lost = forgetting(scores)
         for key, d in subtract(of(lost, first, 0), of(lost, second, 0)).items():
             forgot[(label,) + key].add(d, draw)
+        for (step, learned, platform), d in subtract(gap_to_column(stepped, first), gap_to_column(stepped, second)).items():
+            gaps[(label, step, learned, platform)].add(d, draw)
     if not diffs:
         sys.exit(f"continual_steps.py: --between found no cell of both {first!r} and {second!r}")
     print_differences("the first lineage minus the second", "the first lineage's minus the second's", diffs, forgot)
+    if gaps:
+        print("\n## the gap to its own active column on the new platform, the first lineage's minus the second's\n")
+        for (method, step, learned, platform), xs in sorted(gaps.items()):
+            print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}  "
+                  f"tuning {interval([x[2] for x in xs], 4)}{runs_cell([x[0] for x in xs])}{sets_cell(xs, 3)}")
+
+
+def gap_to_column(scores, lineage):
+    """{(step, learned, platform): lineage's scores minus its column's} on each new platform, right after its
+    step, where the log scored the column."""
+    out = {}
+    for (step, learned, method, platform), v in scores.items():
+        column = scores.get((step, learned, COLUMN + lineage, platform))
+        if method == lineage and platform == learned and column is not None:
+            out[(step, learned, platform)] = tuple(a - b for a, b in zip(v, column))
+    return out
 
 
 def print_differences(title, forgetting_title, diffs, forgot):
     print(f"## {title}, after each step\n")
     for (method, step, learned, platform), xs in sorted(diffs.items()):
-        runs = runs_for([x[0] for x in xs], DECIDES)
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}  "
-              f"tuning {interval([x[2] for x in xs], 4)}" + (f"  runs for ±{DECIDES}: {runs}" if runs else "")
-              + sets_cell(xs, 3))
+              f"tuning {interval([x[2] for x in xs], 4)}{runs_cell([x[0] for x in xs])}{sets_cell(xs, 3)}")
     print(f"\n## forgetting, {forgetting_title}\n")
     for (method, step, learned, platform), xs in sorted(forgot.items()):
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}{sets_cell(xs, 2)}")

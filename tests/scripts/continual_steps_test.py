@@ -156,6 +156,13 @@ class ContinualStepsTest(unittest.TestCase):
         self.assertIn("mean 0.7500", cell(out, "new platform", r"^x86-16c\s+" + re.escape(default) + r"\s"))
         out = self.run_script(a, b, "--between", default[:-1] + ", student_from_column)", default)
         self.assertIn("mean -0.2000", cell(out, "the first lineage minus the second", r"x86-16c\s+mean"))
+        # With the columns scored, the gap to each lineage's own column: (0.50 − 0.60) − (0.70 − 0.75) = −0.05.
+        a = self.write("c1col.log", log(1, 0.50, 0.79, 0.60, column16=0.60,
+                                        settings_tail=per_old + ", student_from_column 1"))
+        b = self.write("c0col.log", log(1, 0.70, 0.79, 0.60, column16=0.75,
+                                        settings_tail=per_old + ", student_from_column 0"))
+        out = self.run_script(a, b, "--between", default[:-1] + ", student_from_column)", default)
+        self.assertIn("mean -0.0500", cell(out, "the gap to its own active column", r"x86-16c\s+mean"))
 
     def test_between_subtracts_two_lineages_of_the_same_logs(self):
         # A second lineage (old KD 3) on x86-16c: 0.56 and 0.50 against the main lineage's 0.50 and 0.55,
@@ -182,22 +189,35 @@ class ContinualStepsTest(unittest.TestCase):
         # Logs since session 22 print "sets MEAN/SUM" after the tuning proxy. The second lineage's sets on
         # x86-16c: 0.64 and 0.63 against 0.60 and 0.62, so +0.04 and +0.01 (sd 0.0212: 7 runs for ±0.02).
         # x86-24c's lines print none, so its cells add no sets column.
-        def with_sets(seed, main16, extra16):
+        def with_sets(seed, main16, extra16, main24=None):
             extra = ("  distill (old_weight 3, ewc 0.3, unlabeled 1) on x86-24c top-1 0.7900/0.6000 tuning 0.4000\n"
                      "  distill (old_weight 3, ewc 0.3, unlabeled 1) on x86-16c top-1 0.5000/0.5000 tuning 0.3000"
                      f" sets {extra16:.4f}/0.5000  (10 params)\n")
             text = log(seed, new16=0.5, old24=0.79, ft16=0.6)
             text = text.replace("on x86-16c    top-1 0.5000/0.5000 tuning 0.3000",
                                 f"on x86-16c    top-1 0.5000/0.5000 tuning 0.3000 sets {main16:.4f}/0.5000")
+            if main24 is not None:  # the base's line and the main lineage's x86-24c line with sets too
+                text = text.replace("tuning 0.4000 on 4 eval", "tuning 0.4000 sets 0.8000/0.6000 on 4 eval")
+                text = text.replace("on x86-24c    top-1 0.7900/0.6000 tuning 0.4000",
+                                    f"on x86-24c    top-1 0.7900/0.6000 tuning 0.4000 sets {main24:.4f}/0.6000")
             return text + extra
         a = self.write("s1.log", with_sets(1, main16=0.60, extra16=0.64))
         b = self.write("s2.log", with_sets(2, main16=0.62, extra16=0.63))
         out = self.run_script(a, b, "--between", "distill (old_weight 3, ewc 0.3)", "distill (old_weight 2, ewc 0.2)")
         line = cell(out, "the first lineage minus the second", r"step 1 \(\+x86-16c\s*\) x86-16c")
-        self.assertTrue(line.endswith("sets 0.0250 ± 0.1906 (runs for ±0.02: 7)"), line)
+        self.assertTrue(line.endswith("sets 0.0250 ± 0.1906  runs for ±0.02: 7"), line)
         self.assertNotIn("sets", cell(out, "the first lineage minus the second", r"step 1 \(\+x86-16c\s*\) x86-24c"))
         out = self.run_script(a, a, b)  # a log given twice with sets still counts once
         self.assertIn("n=2", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)"))
+        # The base's sets and the main lineage's on x86-24c: it forgets 0.10 and 0.06 of them.
+        out = self.run_script(self.write("f1.log", with_sets(1, 0.60, 0.64, main24=0.70)),
+                              self.write("f2.log", with_sets(2, 0.62, 0.63, main24=0.74)))
+        self.assertIn("sets -0.0800", cell(out, "forgetting", r"^distill \(old_weight 2, ewc 0.2\)\s+step 1"))
+        # An older log of seed 1's run (no sets) pools with the newer one: its cells take the sets it lacks.
+        older = self.write("s1-old.log", log(1, new16=0.5, old24=0.79, ft16=0.6))
+        out = self.run_script(older, a, b, "--between", "distill (old_weight 3, ewc 0.3)", "distill (old_weight 2, ewc 0.2)")
+        line = cell(out, "the first lineage minus the second", r"step 1 \(\+x86-16c\s*\) x86-16c")
+        self.assertTrue(line.endswith("sets 0.0250 ± 0.1906  runs for ±0.02: 7"), line)
 
     def test_between_pools_two_runs_of_one_seed(self):
         # A rerun at --column-weight 3 (its main lineage) against the default run of the same seeds:

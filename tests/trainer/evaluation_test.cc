@@ -281,9 +281,20 @@ TEST(EvaluationTest, TopOneInSetsJudgesEachSetAgainstItsBest) {
   const RankingMetrics m = evaluate_ranking(g, lat, scores);
   EXPECT_DOUBLE_EQ(m.top1_in_sets.mean_ratio, t.mean_ratio);
   EXPECT_DOUBLE_EQ(m.top1.mean_ratio, (1.0 / 11 + 0.5) / 2);  // one argmax per task
-  // 127 programs are one set, 128 two.
+  // 127 programs are one set, 128 two; 576 and more at most kMaxSets (8).
   EXPECT_EQ(set_groups(std::vector<std::int64_t>(127, 1))[1], kMaxSets);
   EXPECT_EQ(set_groups(std::vector<std::int64_t>(128, 1))[1], kMaxSets + 1);
+  const std::vector<std::int64_t> many = set_groups(std::vector<std::int64_t>(1000, 1));
+  EXPECT_EQ(*std::max_element(many.begin(), many.end()), 2 * kMaxSets - 1);
+  EXPECT_EQ(many[8], kMaxSets);
+  // Tasks interleaved and numbered sparsely: each counts its own programs, in input order.
+  std::vector<std::int64_t> mixed;
+  for (int i = 0; i < 260; ++i) mixed.push_back(i % 2 == 0 ? 5 : 40);  // 130 programs each: 2 sets
+  const std::vector<std::int64_t> dealt = set_groups(mixed);
+  EXPECT_EQ(dealt[0], 5 * kMaxSets);
+  EXPECT_EQ(dealt[1], 40 * kMaxSets);
+  EXPECT_EQ(dealt[2], 5 * kMaxSets + 1);
+  EXPECT_EQ(dealt[3], 40 * kMaxSets + 1);
 }
 
 TEST(EnsembleTest, StandardisesEachMemberWithinEachTask) {

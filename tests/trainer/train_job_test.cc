@@ -638,6 +638,22 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
   no_column.column_checkpoint = {};
   refused.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = no_column};
   EXPECT_EQ(train_platform(refused, nullptr).status().code(), StatusCode::kInvalidArgument);
+  // A column of another config is refused, even without EWC: the lineage's
+  // student keeps the teacher's layout.
+  TrainRequest narrow_request = small_request(new_records);
+  narrow_request.model.d_model = 8;
+  narrow_request.optimisation.epochs = 1;
+  auto narrow = train_platform(narrow_request, nullptr);
+  ASSERT_TRUE(narrow.is_ok()) << narrow.status().to_string();
+  DistillTargets other_config = from_column;
+  other_config.column_checkpoint = narrow->checkpoint;
+  other_config.teacher_fisher = {};
+  other_config.ewc_weight = 0;
+  other_config.label_weight = 1;
+  refused.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = other_config};
+  const Status other = train_platform(refused, nullptr).status();
+  EXPECT_EQ(other.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(other.message().find("teacher's config"), std::string::npos) << other.to_string();
 
   // A Fisher of the wrong size is refused.
   DistillTargets bad = kd;
