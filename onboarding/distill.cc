@@ -1,7 +1,6 @@
 #include "onboarding/distill.h"
 
 #include <algorithm>
-#include <cmath>
 #include <utility>
 
 #include "core/features.h"
@@ -73,41 +72,6 @@ trainer::TrainRequest column_request(trainer::TrainRequest request, const traine
   return request;
 }
 
-namespace {
-
-// One model's values per task (group), from its values per set (in task order).
-std::vector<std::pair<std::int64_t, TaskValues>> per_task(std::span<const trainer::TaskRanking> sets) {
-  std::vector<std::pair<std::int64_t, TaskValues>> out;
-  std::vector<double> logs;  // of the task's counted tuning ratios
-  std::int64_t count = 0;
-  const auto close = [&] {
-    TaskValues& v = out.back().second;
-    v.top1 /= static_cast<double>(count);
-    double sum = 0;
-    for (double l : logs) sum += l;
-    v.tuning_ratio = logs.empty() ? 0 : std::exp(sum / static_cast<double>(logs.size()));
-  };
-  for (const trainer::TaskRanking& s : sets) {
-    const std::int64_t task = s.group / kMaxSets;
-    if (out.empty() || out.back().first != task) {
-      if (!out.empty()) close();
-      out.emplace_back(task, TaskValues{});
-      logs.clear();
-      count = 0;
-    }
-    TaskValues& v = out.back().second;
-    v.top1 += s.top1();
-    v.best += s.best;
-    v.best_top1 += s.best_top1;
-    if (s.tuning_ratio > 0) logs.push_back(std::log(s.tuning_ratio));
-    ++count;
-  }
-  if (!out.empty()) close();
-  return out;
-}
-
-}  // namespace
-
 Result<PairedScores> evaluate_against_teacher(std::string_view student, std::string_view teacher,
                                               std::span<const core::Record> records, const trainer::Platform& platform,
                                               int threads) {
@@ -118,12 +82,14 @@ Result<PairedScores> evaluate_against_teacher(std::string_view student, std::str
   PairedScores out;
   out.student = trainer::evaluate_ranking(scored->groups, scored->latencies, s);
   out.teacher = trainer::evaluate_ranking(scored->groups, scored->latencies, t);
-  const std::vector<std::int64_t> sets = trainer::set_groups(scored->groups);
-  const auto by_student = per_task(trainer::per_task_ranking(sets, scored->latencies, s));
-  const auto by_teacher = per_task(trainer::per_task_ranking(sets, scored->latencies, t));
+  const auto by_student = trainer::per_task_in_sets(scored->groups, scored->latencies, s);
+  const auto by_teacher = trainer::per_task_in_sets(scored->groups, scored->latencies, t);
+  const auto values = [](const trainer::TaskInSets& v) {
+    return TaskValues{v.top1, v.best, v.best_top1, v.tuning_ratio};
+  };
   for (std::size_t i = 0; i < by_student.size(); ++i) {  // the same sets, in the same order
-    out.tasks.push_back(TaskPair{by_teacher[i].second, by_student[i].second});
-    out.task_keys.push_back(scored->task_keys[static_cast<std::size_t>(by_student[i].first)]);
+    out.tasks.push_back(TaskPair{values(by_teacher[i]), values(by_student[i])});
+    out.task_keys.push_back(scored->task_keys[static_cast<std::size_t>(by_student[i].group)]);
   }
   return out;
 }

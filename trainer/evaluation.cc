@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <map>
 #include <numeric>
 #include <random>
 #include <unordered_map>
@@ -234,24 +233,49 @@ std::vector<std::int64_t> set_groups(std::span<const std::int64_t> groups) {
   return out;
 }
 
+std::vector<TaskInSets> per_task_in_sets(std::span<const std::int64_t> groups, std::span<const double> latencies,
+                                         std::span<const float> scores) {
+  struct Sums {
+    std::int64_t sets = 0, counted = 0;  // counted: sets whose tuning ratio counts
+    double log_tuning = 0;
+  };
+  std::vector<TaskInSets> out;
+  std::vector<Sums> sums;
+  std::unordered_map<std::int64_t, std::size_t> index;  // task → its place in out
+  for (const TaskRanking& set : per_task_ranking(set_groups(groups), latencies, scores)) {
+    const auto [it, added] = index.try_emplace(set.group / kMaxSets, out.size());
+    if (added) {
+      out.push_back(TaskInSets{.group = set.group / kMaxSets});
+      sums.emplace_back();
+    }
+    TaskInSets& t = out[it->second];
+    Sums& s = sums[it->second];
+    t.top1 += set.top1();
+    t.best += set.best;
+    t.best_top1 += set.best_top1;
+    ++s.sets;
+    if (set.tuning_ratio > 0) {
+      s.log_tuning += std::log(set.tuning_ratio);
+      ++s.counted;
+    }
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i].top1 /= static_cast<double>(sums[i].sets);
+    if (sums[i].counted > 0) out[i].tuning_ratio = std::exp(sums[i].log_tuning / static_cast<double>(sums[i].counted));
+  }
+  return out;
+}
+
 TopK top1_in_sets(std::span<const std::int64_t> groups, std::span<const double> latencies,
                   std::span<const float> scores) {
-  struct Task {
-    double top1 = 0;
-    std::int64_t sets = 0;
-  };
-  std::map<std::int64_t, Task> tasks;  // by group: the mean over tasks does not depend on the order
-  double sum_best = 0, sum_top1 = 0;
-  for (const TaskRanking& set : per_task_ranking(set_groups(groups), latencies, scores)) {
-    Task& t = tasks[set.group / kMaxSets];
-    t.top1 += set.top1();
-    ++t.sets;
-    sum_best += set.best;
-    sum_top1 += set.best_top1;
-  }
+  const std::vector<TaskInSets> tasks = per_task_in_sets(groups, latencies, scores);
   if (tasks.empty()) return {};
-  double mean = 0;
-  for (const auto& [group, t] : tasks) mean += t.top1 / static_cast<double>(t.sets);
+  double sum_best = 0, sum_top1 = 0, mean = 0;
+  for (const TaskInSets& t : tasks) {
+    sum_best += t.best;
+    sum_top1 += t.best_top1;
+    mean += t.top1;
+  }
   return TopK{sum_best / sum_top1, mean / static_cast<double>(tasks.size())};
 }
 

@@ -109,7 +109,22 @@ std::vector<TaskRanking> per_task_ranking(std::span<const std::int64_t> groups, 
 // programs. groups >= 0.
 std::vector<std::int64_t> set_groups(std::span<const std::int64_t> groups);
 
-// top-1 in sets of about kProgramsPerSet programs (above). groups >= 0.
+// One task of a ranking in sets (above): top-1 averaged over its sets, the
+// best and top-1 latencies summed over them, the tuning ratio's geometric
+// mean over the sets where it counts (0: none). The promotion gate pairs
+// these task by task (onboarding/distill.h).
+struct TaskInSets {
+  std::int64_t group = 0;
+  double top1 = 0, best = 0, best_top1 = 0, tuning_ratio = 0;
+};
+
+// Every task with a set of >= 2 programs, in first-seen order. groups >= 0.
+std::vector<TaskInSets> per_task_in_sets(std::span<const std::int64_t> groups, std::span<const double> latencies,
+                                         std::span<const float> scores);
+
+// top-1 in sets of about kProgramsPerSet programs (above), pooled over
+// per_task_in_sets: mean_ratio = mean of the tasks' top1, sum_ratio =
+// Σ best / Σ best_top1. groups >= 0.
 TopK top1_in_sets(std::span<const std::int64_t> groups, std::span<const double> latencies,
                   std::span<const float> scores);
 

@@ -36,11 +36,11 @@ settings); logs of one run that disagree on a score stop the script.
 With --between FIRST SECOND, the same two sections for two lineages of the same
 seeds (a second lineage from --extra-distill against the main one), seed by seed.
 Each difference's line (and each paired line) gives the runs (seeds) its task-mean would need at the same
-spread for an interval of ±0.02, item 4's tolerance (intervals.runs_for). --between adds a last section: each
-lineage's gap to its own active column on the new platform, the first's minus the second's. Logs since session 22 also print top-1 in
-sets of 64 (trainer::top1_in_sets, the promotion gate's: fewer argmax flips than one pick per task); the
-differences, the forgetting and the paired sections then add its task-mean ("sets") and the runs it would
-need.
+spread for an interval of ±0.02, item 4's tolerance (intervals.runs_for). --between adds a last section:
+each lineage's gap to its own active column on the new platform, the first's minus the second's. Logs since
+session 22 also print top-1 in sets of 64 (trainer::top1_in_sets, the promotion gate's: fewer argmax flips
+than one pick per task); the differences, the forgetting and the paired sections then add its task-mean
+("sets") and the runs it would need.
 With --minus, two sections instead, the first run's minus the second's, seed
 by seed (a setting bench_continual does not name in the lineage, e.g.
 --column-epochs, against another on the same seeds; after step 1 the
@@ -65,10 +65,12 @@ BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)(?: \(mean/su
 SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
 SETTINGS_COLUMN = re.compile(r", column_weight ([\d.e+-]+(?: per old platform)?)")  # any field of the settings line
 SETTINGS_OTHER_KIND = re.compile(r", old_weight_other_kind ([\d.e+-]+)")
+SETTINGS_FROM_COLUMN = re.compile(r", student_from_column (\d)")
+# The settings line's fields that name the main lineage (the three patterns above), not the run.
+LINEAGE_FIELDS = ("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind ", "student_from_column ")
 # Item 4's tolerance: a difference's task-mean interval this narrow decides a lever of that size. The
 # differences print how many runs of the same spread would reach it.
 DECIDES = 0.02
-SETTINGS_FROM_COLUMN = re.compile(r", student_from_column (\d)")
 FINE_TUNE = "(a) fine-tune on the selection of "
 COLUMN = "column of "  # a distill lineage's active column, scored on its platform only
 
@@ -85,14 +87,10 @@ DEFAULT_FIELDS = ("validation 0", "platform_slots 0", "split_salt 0")
 
 def run_settings(line):
     """The fields of a settings line that make two logs of one seed parts of one run: all but the main
-    lineage's settings (old_weight, ewc, column_weight, old_weight_other_kind, student_from_column), which name
-    its lineage apart,
-    and the fields at DEFAULT_FIELDS' values."""
+    lineage's settings (LINEAGE_FIELDS), which name its lineage apart, and the fields at DEFAULT_FIELDS'
+    values."""
     fields = line[len("# settings: "):].strip().split(", ")
-    return tuple(f for f in fields
-                 if not f.startswith(("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind ",
-                                      "student_from_column "))
-                 and f not in DEFAULT_FIELDS)
+    return tuple(f for f in fields if not f.startswith(LINEAGE_FIELDS) and f not in DEFAULT_FIELDS)
 
 
 def number(text):
@@ -332,9 +330,8 @@ def between(paths, first, second):
     print_differences("the first lineage minus the second", "the first lineage's minus the second's", diffs, forgot)
     if gaps:
         print("\n## the gap to its own active column on the new platform, the first lineage's minus the second's\n")
-        for (method, step, learned, platform), xs in sorted(gaps.items()):
-            print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}  "
-                  f"tuning {interval([x[2] for x in xs], 4)}{runs_cell([x[0] for x in xs])}{sets_cell(xs, 3)}")
+        for key, xs in sorted(gaps.items()):
+            print(difference_line(key, xs))
 
 
 def gap_to_column(scores, lineage):
@@ -348,11 +345,18 @@ def gap_to_column(scores, lineage):
     return out
 
 
+def difference_line(key, xs):
+    """One cell of score differences (method, step, learned, platform): top-1, the tuning proxy, the runs a
+    ±0.02 interval would need, top-1 in sets where the logs have it."""
+    method, step, learned, platform = key
+    return (f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}  "
+            f"tuning {interval([x[2] for x in xs], 4)}{runs_cell([x[0] for x in xs])}{sets_cell(xs, 3)}")
+
+
 def print_differences(title, forgetting_title, diffs, forgot):
     print(f"## {title}, after each step\n")
-    for (method, step, learned, platform), xs in sorted(diffs.items()):
-        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}  "
-              f"tuning {interval([x[2] for x in xs], 4)}{runs_cell([x[0] for x in xs])}{sets_cell(xs, 3)}")
+    for key, xs in sorted(diffs.items()):
+        print(difference_line(key, xs))
     print(f"\n## forgetting, {forgetting_title}\n")
     for (method, step, learned, platform), xs in sorted(forgot.items()):
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}{sets_cell(xs, 2)}")

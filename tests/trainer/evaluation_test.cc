@@ -278,6 +278,14 @@ TEST(EvaluationTest, TopOneInSetsJudgesEachSetAgainstItsBest) {
   const TopK t = top1_in_sets(g, lat, scores);
   EXPECT_DOUBLE_EQ(t.mean_ratio, ((1.0 / 11 + 1.0) / 2 + 0.5) / 2);
   EXPECT_DOUBLE_EQ(t.sum_ratio, (1.0 + 2 + 2) / (11.0 + 2 + 4));
+  const std::vector<TaskInSets> tasks = per_task_in_sets(g, lat, scores);  // first-seen order
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[0].group, 3);
+  EXPECT_DOUBLE_EQ(tasks[0].top1, (1.0 / 11 + 1.0) / 2);
+  EXPECT_DOUBLE_EQ(tasks[0].best, 1.0 + 2);
+  EXPECT_DOUBLE_EQ(tasks[0].best_top1, 11.0 + 2);
+  EXPECT_EQ(tasks[1].group, 0);
+  EXPECT_DOUBLE_EQ(tasks[1].top1, 0.5);
   const RankingMetrics m = evaluate_ranking(g, lat, scores);
   EXPECT_DOUBLE_EQ(m.top1_in_sets.mean_ratio, t.mean_ratio);
   EXPECT_DOUBLE_EQ(m.top1.mean_ratio, (1.0 / 11 + 0.5) / 2);  // one argmax per task
