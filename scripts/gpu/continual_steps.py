@@ -39,8 +39,7 @@ Each difference's line (and each paired line) gives the runs (seeds) its task-me
 spread for an interval of ±0.02, item 4's tolerance (intervals.runs_for). --between adds a last section:
 each lineage's gap to its own active column on the new platform, the first's minus the second's. Logs since
 session 22 also print top-1 in sets of 64 (trainer::top1_in_sets, the promotion gate's: fewer argmax flips
-than one pick per task); the differences, the forgetting and the paired sections then add its task-mean
-("sets") and the runs it would need.
+than one pick per task); every section then adds its task-mean ("sets") and the runs it would need.
 With --minus, two sections instead, the first run's minus the second's, seed
 by seed (a setting bench_continual does not name in the lineage, e.g.
 --column-epochs, against another on the same seeds; after step 1 the
@@ -264,7 +263,7 @@ def main(paths):
 
     print("## new platform: top-1 right after its step\n")
     for (method, platform), xs in sorted(new.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        print(f"{platform:11s} {method:68s} {cells(xs)}")
+        print(f"{platform:11s} {method:68s} {cells(xs)}{sets_cell(xs, 3)}")
     print("\n## forgetting: top-1 after a later step minus right after its own\n")
     for (method, step, learned, platform), xs in sorted(forgot.items()):
         print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}{sets_cell(xs, 2)}")

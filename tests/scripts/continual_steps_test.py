@@ -208,7 +208,9 @@ class ContinualStepsTest(unittest.TestCase):
         self.assertTrue(line.endswith("sets 0.0250 ± 0.1906  runs for ±0.02: 7"), line)
         self.assertNotIn("sets", cell(out, "the first lineage minus the second", r"step 1 \(\+x86-16c\s*\) x86-24c"))
         out = self.run_script(a, a, b)  # a log given twice with sets still counts once
-        self.assertIn("n=2", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)"))
+        line = cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2\)")
+        self.assertIn("n=2", line)
+        self.assertIn("sets 0.6100 ± 0.1271", line)  # each lineage's own sets beside its top-1
         # The base's sets and the main lineage's on x86-24c: it forgets 0.10 and 0.06 of them.
         out = self.run_script(self.write("f1.log", with_sets(1, 0.60, 0.64, main24=0.70)),
                               self.write("f2.log", with_sets(2, 0.62, 0.63, main24=0.74)))
