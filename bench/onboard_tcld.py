@@ -16,7 +16,9 @@ Steps (a throwaway PostgreSQL and tcld from bench/lib/stack.sh, started by bench
      program (mean over tasks, and sum of bests / sum of picks), pairwise accuracy over pairs of
      different cost, the tuning proxy (trials in model order to a program within 5% of the best over
      random order's expected (n+1)/(g+1), geometric mean over tasks where not all qualify).
-Prints one row per run and the mean and 95% t-interval per strategy; writes RESULTS.tsv in --out.
+Prints one row per run with its version's status (production where the promotion gate promoted it,
+candidate where it did not) and the gate's reasons, then the mean and 95% t-interval per strategy; writes
+RESULTS.tsv in --out.
 """
 import argparse
 import gzip
@@ -172,9 +174,16 @@ def main():
     def record(run, strategy, seed, platform, version, seconds):
         m = metrics(score_tasks(base, token, platform, version, held_out))
         m.update(run=run, strategy=strategy, seed=seed, version=version, seconds=round(seconds))
+        # Issue 19 item 4 asks that the default job's version be promoted: its gate's verdict, in full.
+        info = call(base, token, "GET", "/v1/models/%d" % version)
+        m["status"] = info.get("status", "")
         rows.append(m)
-        print("%-14s v%-3d top-1 %.4f (sum %.4f) pairwise %.4f tuning %.4f  %4.0f s" %
-              (run, version, m["top1_mean"], m["top1_sum"], m["pairwise"], m["tuning"], seconds), flush=True)
+        print("%-14s v%-3d top-1 %.4f (sum %.4f) pairwise %.4f tuning %.4f  %4.0f s  %s" %
+              (run, version, m["top1_mean"], m["top1_sum"], m["pairwise"], m["tuning"], seconds, m["status"]),
+              flush=True)
+        if version != base_version:
+            for reason in (info.get("status_reasons") or {}).get("reasons", []):
+                print("  gate: " + reason, flush=True)
 
     # 3. Zero-shot, every pool program, then the onboardings.
     new_platform(a.name + "-zs")
@@ -185,8 +194,6 @@ def main():
     job = call(base, token, "POST", "/v1/platforms/%s-all/jobs" % a.name, {"kind": "distill"})
     done = wait_job(base, token, job["id"], "all: distill")
     record("all", "all", 0, a.name + "-all", done["result_version"], time.time() - t0)
-    print("  gate: %s" % json.dumps(call(base, token, "GET", "/v1/models/%d" % done["result_version"]).get(
-        "status_reasons"))[:400], flush=True)
     for seed in range(1, a.seeds + 1):
         for strategy in a.strategies.split(","):
             name = "%s-%s-s%d" % (a.name, strategy, seed)
@@ -200,7 +207,7 @@ def main():
             record("%s s%d" % (strategy, seed), strategy, seed, name, version, time.time() - t0)
 
     with open(os.path.join(a.out, "RESULTS.tsv"), "w") as f:
-        keys = ["run", "strategy", "seed", "version", "top1_mean", "top1_sum", "pairwise", "tuning", "seconds"]
+        keys = ["run", "strategy", "seed", "version", "status", "top1_mean", "top1_sum", "pairwise", "tuning", "seconds"]
         f.write("\t".join(keys) + "\n")
         for r in rows:
             f.write("\t".join(str(r[k]) for k in keys) + "\n")

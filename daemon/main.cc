@@ -228,6 +228,28 @@ int run_worker(const Config& c) {
   return 0;
 }
 
+// The API server's limits and listener, from the daemon's flags.
+api::ServerOptions server_options(const Config& c) {
+  api::ServerOptions so;
+  so.host = c.host();
+  so.port = c.port();
+  so.io_threads = c.io_threads;
+  so.worker_threads = c.worker_threads;
+  so.default_body_limit = c.body_limit;
+  so.read_timeout = c.read_timeout;
+  so.write_timeout = c.write_timeout;
+  so.idle_timeout = c.idle_timeout;
+  so.max_streams = c.max_streams;
+  so.probe_threads = kProbeThreads;
+  so.min_request_body_rate = c.min_request_body_rate;
+  so.min_response_rate = c.min_response_rate;
+  so.min_rate_grace = c.min_rate_grace;
+  so.shutdown_grace = c.shutdown_grace;
+  so.tls_cert_file = c.tls_cert;
+  so.tls_key_file = c.tls_key;
+  return so;
+}
+
 int run_serve(const Config& c) {
   prometheus::Registry metrics;
   register_build_info(metrics);
@@ -262,28 +284,11 @@ int run_serve(const Config& c) {
              "How long a checked token is trusted before the database is asked again: a revoked token works this long.")
       .Set(std::chrono::duration<double>(c.token_cache_ttl).count());
 
-  api::ServerOptions so;
-  so.host = c.host();
-  so.port = c.port();
-  so.io_threads = c.io_threads;
-  so.worker_threads = c.worker_threads;
-  so.default_body_limit = c.body_limit;
-  so.read_timeout = c.read_timeout;
-  so.write_timeout = c.write_timeout;
-  so.idle_timeout = c.idle_timeout;
-  so.max_streams = c.max_streams;
-  so.probe_threads = kProbeThreads;
-  so.min_request_body_rate = c.min_request_body_rate;
-  so.min_response_rate = c.min_response_rate;
-  so.min_rate_grace = c.min_rate_grace;
-  so.shutdown_grace = c.shutdown_grace;
-  so.tls_cert_file = c.tls_cert;
-  so.tls_key_file = c.tls_key;
-
   api::Router router;
   api::HttpMetrics http_metrics(metrics);
   api::Server server(
-      so, router, [&token_cache](std::string_view t) { return token_cache.authenticate(t); }, http_metrics);
+      server_options(c), router, [&token_cache](std::string_view t) { return token_cache.authenticate(t); },
+      http_metrics);
 
   api::HealthDeps health;
   health.readiness = [&pool, &server, &model_cache] {
