@@ -16,8 +16,9 @@ Steps (a throwaway PostgreSQL and tcld from bench/lib/stack.sh, started by bench
      program (mean over tasks, and sum of bests / sum of picks), pairwise accuracy over pairs of
      different cost, the tuning proxy (trials in model order to a program within 5% of the best over
      random order's expected (n+1)/(g+1), geometric mean over tasks where not all qualify).
-Prints one row per run with its version's status (production where the promotion gate promoted it,
-candidate where it did not) and the gate's reasons, then the mean and 95% t-interval per strategy; writes
+Prints one row per run with its version's status ("promoted" where the promotion gate promoted it,
+"candidate" where it did not), the epochs its training finished of those planned ("budget" where the
+time budget stopped it) and the gate's reasons, then the mean and 95% t-interval per strategy; writes
 RESULTS.tsv in --out.
 """
 import argparse
@@ -177,10 +178,14 @@ def main():
         # Issue 19 item 4 asks that the default job's version be promoted: its gate's verdict, in full.
         info = call(base, token, "GET", "/v1/models/%d" % version)
         m["status"] = info.get("status", "")
+        # How far the version's training got: a CPU job stops at its budget (the student's, for a distill).
+        summary = info.get("training_summary") or {}
+        m["epochs"] = "%s/%s%s" % (summary.get("epochs_done", "?"), summary.get("epochs_planned", "?"),
+                                   " budget" if summary.get("budget_exhausted") else "")
         rows.append(m)
-        print("%-14s v%-3d top-1 %.4f (sum %.4f) pairwise %.4f tuning %.4f  %4.0f s  %s" %
-              (run, version, m["top1_mean"], m["top1_sum"], m["pairwise"], m["tuning"], seconds, m["status"]),
-              flush=True)
+        print("%-14s v%-3d top-1 %.4f (sum %.4f) pairwise %.4f tuning %.4f  %4.0f s  %s, epochs %s" %
+              (run, version, m["top1_mean"], m["top1_sum"], m["pairwise"], m["tuning"], seconds, m["status"],
+               m["epochs"]), flush=True)
         if version != base_version:
             for reason in (info.get("status_reasons") or {}).get("reasons", []):
                 print("  gate: " + reason, flush=True)
@@ -207,7 +212,7 @@ def main():
             record("%s s%d" % (strategy, seed), strategy, seed, name, version, time.time() - t0)
 
     with open(os.path.join(a.out, "RESULTS.tsv"), "w") as f:
-        keys = ["run", "strategy", "seed", "version", "status", "top1_mean", "top1_sum", "pairwise", "tuning", "seconds"]
+        keys = ["run", "strategy", "seed", "version", "status", "epochs", "top1_mean", "top1_sum", "pairwise", "tuning", "seconds"]
         f.write("\t".join(keys) + "\n")
         for r in rows:
             f.write("\t".join(str(r[k]) for k in keys) + "\n")

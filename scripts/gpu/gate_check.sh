@@ -12,13 +12,13 @@ source scripts/gpu/env.sh  # DATA, BUILD, LOGS, PO_ROOT
 mkdir -p "$LOGS"
 bash scripts/gpu/build.sh "$BUILD" "$PO_ROOT" "$LOGS/build.log" bench_train bench_gate || exit 1
 work=/tmp/tcl-gate-check
-"$BUILD/bench/bench_train" --data "$DATA/gpu-v100" --device cuda --out "$work/teacher" >"$LOGS/teacher.log" 2>&1
-tail -n 4 "$LOGS/teacher.log"
-"$BUILD/bench/bench_train" --distill --data tests/data/gpu-h100/records.jsonl.gz --teacher "$work/teacher" \
-  --teacher-data "$DATA/gpu-v100" --device cuda --out "$work/student" >"$LOGS/distill.log" 2>&1
-tail -n 8 "$LOGS/distill.log"
-"$BUILD/bench/bench_gate" "$DATA/gpu-v100/records.jsonl.gz" --teacher "$work/teacher/checkpoint" \
-  --student "$work/student/checkpoint" --threads "$(nproc)" >"$LOGS/gate.log" 2>&1
-tail -n 20 "$LOGS/gate.log"
+rm -rf "$work" "$LOGS"/{teacher,distill,gate}.log  # never judge or show an earlier run's files
+rc=0
+"$BUILD/bench/bench_train" --data "$DATA/gpu-v100" --device cuda --out "$work/teacher" >"$LOGS/teacher.log" 2>&1 &&
+  "$BUILD/bench/bench_train" --distill --data tests/data/gpu-h100/records.jsonl.gz --teacher "$work/teacher" \
+    --teacher-data "$DATA/gpu-v100" --device cuda --out "$work/student" >"$LOGS/distill.log" 2>&1 &&
+  "$BUILD/bench/bench_gate" "$DATA/gpu-v100/records.jsonl.gz" --teacher "$work/teacher/checkpoint" \
+    --student "$work/student/checkpoint" --threads "$(nproc)" >"$LOGS/gate.log" 2>&1 || rc=1
+for f in teacher distill gate; do [ -f "$LOGS/$f.log" ] && { echo "== $f"; tail -n 12 "$LOGS/$f.log"; }; done
 [ -n "${OUT:-}" ] && cp "$LOGS"/*.log "$OUT"/
-exit 0
+exit $rc
