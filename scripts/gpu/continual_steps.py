@@ -265,8 +265,8 @@ def main(paths):
     for (method, platform), xs in sorted(new.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         print(f"{platform:11s} {method:68s} {cells(xs)}{sets_cell(xs, 3)}")
     print("\n## forgetting: top-1 after a later step minus right after its own\n")
-    for (method, step, learned, platform), xs in sorted(forgot.items()):
-        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}{sets_cell(xs, 2)}")
+    for key, xs in sorted(forgot.items()):
+        print(forgetting_line(key, xs))
     for prefix, title in ((FINE_TUNE, "fine-tuning on its selection"), (COLUMN, "its active column")):
         if not paired[prefix]:
             continue  # e.g. logs from before the column was scored, or runs without fine-tuning
@@ -352,13 +352,20 @@ def difference_line(key, xs):
             f"tuning {interval([x[2] for x in xs], 4)}{runs_cell([x[0] for x in xs])}{sets_cell(xs, 3)}")
 
 
+def forgetting_line(key, xs):
+    """One cell of forgetting (method, step, learned, platform): top-1, and top-1 in sets where the logs
+    have it."""
+    method, step, learned, platform = key
+    return f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}{sets_cell(xs, 2)}"
+
+
 def print_differences(title, forgetting_title, diffs, forgot):
     print(f"## {title}, after each step\n")
     for key, xs in sorted(diffs.items()):
         print(difference_line(key, xs))
     print(f"\n## forgetting, {forgetting_title}\n")
-    for (method, step, learned, platform), xs in sorted(forgot.items()):
-        print(f"{method:68s} step {step} (+{learned:10s}) {platform:11s} {cells(xs)}{sets_cell(xs, 2)}")
+    for key, xs in sorted(forgot.items()):
+        print(forgetting_line(key, xs))
 
 
 if __name__ == "__main__":
