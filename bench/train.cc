@@ -4,7 +4,7 @@
 // (api::JobOptions), on records files, on the CPU or on CUDA. Prints wall
 // times and the evaluation split's top-1.
 //
-//   bench_train --data DIR|FILE [--device auto|cpu|cuda] [--threads T] [--out DIR]
+//   bench_train --data DIR|FILE [--device auto|cpu|cuda] [--threads T] [--time-budget S] [--seed N] [--out DIR]
 //       A train job on one platform's records: TrainRequest's defaults (10%
 //       of tasks held out, at most 100k training programs on the CPU and
 //       every one on CUDA (trainer::default_max_records), 20k evaluation
@@ -29,6 +29,10 @@
 //       costs dropped, an equal share of max_old_bank each (the worker takes
 //       a share by program id and keeps each program once; --old-bank-ratio,
 //       default the job's, 0 = none).
+//
+// --time-budget S: every training run's budget in seconds (the job option
+// time_budget_s; default the job's, 0 = none, so every planned epoch runs).
+// --seed N: every training run's seed (the job option seed; default 0).
 //
 // The worker reads a deterministic share of a large platform's records
 // (about 1.25x what the caps keep) where this reads the whole file; the
@@ -75,6 +79,8 @@ struct Args {
   int threads = 0;
   std::string out;
   double old_bank_ratio = tr::DistillTargets{}.old_bank_ratio;
+  double time_budget_s = tr::TrainRequest{}.resources.time_budget_s;
+  std::uint64_t seed = tr::Optimisation{}.seed;
 };
 
 bool parse_args(int argc, char** argv, Args* a) {
@@ -91,6 +97,8 @@ bool parse_args(int argc, char** argv, Args* a) {
       .custom("device", [a](const std::string& v) { return tcl::bench::read_device_arg(v.c_str(), &a->device); })
       .value("threads", &a->threads)
       .value("old-bank-ratio", &a->old_bank_ratio)
+      .value("time-budget", &a->time_budget_s)
+      .value("seed", &a->seed)
       .value("out", &a->out);
   if (!flags.parse(argc, argv)) return false;
   if (a->data.empty() || (a->distill && (a->teacher.empty() || a->teacher_data.empty()))) {
@@ -151,6 +159,8 @@ tr::TrainRequest default_request(const Args& a, const std::vector<core::Record>&
   r.data.platform = platform;
   r.resources.device = a.device;
   r.resources.threads = a.threads;
+  r.resources.time_budget_s = a.time_budget_s;
+  r.optimisation.seed = a.seed;
   if (auto device = tr::resolve_device(a.device); device) {
     r.data.options.max_records = tr::default_max_records(*device);  // as the worker (api::effective_max_records)
   }
@@ -307,10 +317,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", device.status().to_string().c_str());
     return 1;
   }
-  std::printf("# bench_train %s%s: %zu records read in %.1f s; target %s; device %s (%s asked)\n",
+  std::printf("# bench_train %s%s: %zu records read in %.1f s; target %s; device %s (%s asked); budget %g s, seed %llu\n",
               a.distill ? "--distill " : "", a.data.c_str(), records.size(), seconds_since(t0),
               platform->target.c_str(), std::string(tr::device_name(*device)).c_str(),
-              std::string(tr::device_name(a.device)).c_str());
+              std::string(tr::device_name(a.device)).c_str(), a.time_budget_s,
+              static_cast<unsigned long long>(a.seed));
   std::fflush(stdout);
   const int rc = a.distill ? run_distill(a, records, *platform) : run_train(a, records, *platform);
   std::printf("total %.1f s\n", seconds_since(t0));
