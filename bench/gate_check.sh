@@ -10,6 +10,7 @@
 #   DEVICE          cpu | cuda | auto (default auto)
 #   TEACHER_BUDGET  the train job's time_budget_s (default the job's; 0 = none: every epoch runs)
 #   DISTILL_BUDGET  the distill's time_budget_s, column and student each (default the job's; 0 = none)
+#   THREADS         CPU threads of each step (default every core; set it when runs share a machine)
 #   SEED            every training run's seed (default 0, the job's)
 #   TEACHER         the teacher's folder (checkpoint, fisher), kept: the train job writes it when it
 #                   holds no checkpoint, else it is reused and no train job runs
@@ -21,6 +22,7 @@ logs=${2:?usage: bench/gate_check.sh BUILD_DIR LOGS_DIR}
 data=${DATA:-$(cd .. && pwd)/shared/data}
 device=${DEVICE:-auto}
 seed=${SEED:-0}
+threads=${THREADS:-$(nproc)}
 budget() { [ -n "${1:-}" ] && echo "--time-budget $1"; }
 mkdir -p "$logs"
 work=$(mktemp -d /tmp/tcl-gate-check.XXXXXX)
@@ -30,12 +32,12 @@ rm -f "$logs"/{teacher,distill,gate}.log  # never judge or show an earlier run's
 teacher=${TEACHER:-$work/teacher}
 rc=0
 { [ -f "$teacher/checkpoint" ] ||
-  "$build/bench/bench_train" --data "$data/gpu-v100" --device "$device" --seed "$seed" $(budget "${TEACHER_BUDGET:-}") \
+  "$build/bench/bench_train" --data "$data/gpu-v100" --device "$device" --seed "$seed" --threads "$threads" $(budget "${TEACHER_BUDGET:-}") \
     --out "$teacher" >"$logs/teacher.log" 2>&1; } &&
   "$build/bench/bench_train" --distill --data tests/data/gpu-h100/records.jsonl.gz --teacher "$teacher" \
-    --teacher-data "$data/gpu-v100" --device "$device" --seed "$seed" $(budget "${DISTILL_BUDGET:-}") \
+    --teacher-data "$data/gpu-v100" --device "$device" --seed "$seed" --threads "$threads" $(budget "${DISTILL_BUDGET:-}") \
     --out "$work/student" >"$logs/distill.log" 2>&1 &&
   "$build/bench/bench_gate" "$data/gpu-v100/records.jsonl.gz" --teacher "$teacher/checkpoint" \
-    --student "$work/student/checkpoint" --threads "$(nproc)" >"$logs/gate.log" 2>&1 || rc=1
+    --student "$work/student/checkpoint" --threads "$threads" >"$logs/gate.log" 2>&1 || rc=1
 for f in teacher distill gate; do [ -f "$logs/$f.log" ] && { echo "== $f"; grep -v '^  ' "$logs/$f.log" | tail -n 12; }; done
 exit $rc
