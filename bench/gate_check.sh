@@ -12,6 +12,7 @@
 #   DISTILL_BUDGET  the distill's time_budget_s, column and student each (default the job's; 0 = none)
 #   THREADS         CPU threads of each step (default every core; set it when runs share a machine)
 #   SEED            every training run's seed (default 0, the job's)
+#   DISTILL_FLAGS   more bench_train flags for the distill (e.g. "--old-bank-ratio 2")
 #   TEACHER         the teacher's folder (checkpoint, fisher), kept: the train job writes it when it
 #                   holds no checkpoint, else it is reused and no train job runs
 # Logs: LOGS_DIR/{teacher,distill,gate}.log; a failed step fails the script.
@@ -35,7 +36,7 @@ rc=0
   "$build/bench/bench_train" --data "$data/gpu-v100" --device "$device" --seed "$seed" --threads "$threads" $(budget "${TEACHER_BUDGET:-}") \
     --out "$teacher" >"$logs/teacher.log" 2>&1; } &&
   "$build/bench/bench_train" --distill --data tests/data/gpu-h100/records.jsonl.gz --teacher "$teacher" \
-    --teacher-data "$data/gpu-v100" --device "$device" --seed "$seed" --threads "$threads" $(budget "${DISTILL_BUDGET:-}") \
+    --teacher-data "$data/gpu-v100" --device "$device" --seed "$seed" --threads "$threads" $(budget "${DISTILL_BUDGET:-}") ${DISTILL_FLAGS:-} \
     --out "$work/student" >"$logs/distill.log" 2>&1 &&
   "$build/bench/bench_gate" "$data/gpu-v100/records.jsonl.gz" --teacher "$teacher/checkpoint" \
     --student "$work/student/checkpoint" --threads "$threads" >"$logs/gate.log" 2>&1 || rc=1
