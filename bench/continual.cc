@@ -83,7 +83,7 @@
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--column-weight 1] [--column-weight-constant] [--old-bank 0]
-//       [--old-weight-other-kind 1] [--student-from-column]
+//       [--old-weight-other-kind 1] [--student-from-column] [--old-bank-ratio 1]
 //       [--extra-distill OLD,EWC[,UNLABELED[,COLUMN]]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
@@ -192,6 +192,9 @@ struct Args {
   // --student-from-column: the main lineage's students start from their
   // active column, not the teacher (DistillTargets::student_from_column).
   bool student_from_column = false;
+  // --old-bank-ratio R: the main lineage's bank batches per measured batch
+  // (DistillTargets::old_bank_ratio; issue 19's lever of session 24).
+  double old_bank_ratio = tr::DistillTargets{}.old_bank_ratio;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0, extra_column = 0;
@@ -232,6 +235,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .flag("column-weight-constant", &a->column_weight_constant)
       .value("old-weight-other-kind", &a->old_weight_other_kind)
       .flag("student-from-column", &a->student_from_column)
+      .value("old-bank-ratio", &a->old_bank_ratio)
       .value("old-bank", &a->old_bank)
       .custom("extra-distill",
               [a](const std::string& v) {
@@ -300,7 +304,8 @@ bool parse_args(int argc, char** argv, Args* a) {
   if (a->platforms.size() < 2 || a->epochs < 1 || a->column_epochs < 1 || a->base_epochs < 1 || a->mc_samples < 2 ||
       !(a->fraction > 0 && a->fraction <= 1) || !(a->validation >= 0 && a->validation < 1) || a->ewc < 0 ||
       a->old_weight < 0 || a->unlabeled_ratio < 0 || a->column_weight < 0 ||
-      !(a->old_weight_other_kind >= 0 && std::isfinite(a->old_weight_other_kind))) {
+      !(a->old_weight_other_kind >= 0 && std::isfinite(a->old_weight_other_kind)) ||
+      !(a->old_bank_ratio >= 0 && std::isfinite(a->old_bank_ratio))) {
     std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction, --validation or weights\n");
     return false;
   }
@@ -625,7 +630,8 @@ struct Lineage {
   bool column_weight_constant = false;  // column_weight as given at every step, not per old platform (the job's)
   double old_weight_other_kind = 1;     // --old-weight-other-kind (the main lineage's)
   bool student_from_column = false;     // --student-from-column (the main lineage's)
-  std::string model{}, fisher{};        // current version (and its Fisher for distill)
+  double old_bank_ratio = tr::DistillTargets{}.old_bank_ratio;  // --old-bank-ratio (the main lineage's)
+  std::string model{}, fisher{};                                // current version (and its Fisher for distill)
 };
 
 // (c1)/(c2): one model per platform.
@@ -672,6 +678,9 @@ void render_header(const Args& a, std::ostringstream& md) {
              : "; an old platform of another target kind weighs " + fmt("%g", a.old_weight_other_kind) +
                    " x old_weight on the new platform's programs, old_weight on the bank")
      << (a.student_from_column ? "; the student starts from the active column, EWC anchored at the teacher" : "")
+     << (a.old_bank_ratio == tr::DistillTargets{}.old_bank_ratio
+             ? std::string()
+             : "; " + fmt("%g", a.old_bank_ratio) + " bank batches per measured batch")
      << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
         "first platform's pool (as the base saw it) and the selection of every later platform ("
@@ -866,7 +875,8 @@ std::vector<Lineage> make_lineages(const Args& a) {
                         .column_weight = a.column_weight,
                         .column_weight_constant = a.column_weight_constant,
                         .old_weight_other_kind = a.old_weight_other_kind,
-                        .student_from_column = a.student_from_column});
+                        .student_from_column = a.student_from_column,
+                        .old_bank_ratio = a.old_bank_ratio});
   }
   if (a.extra) {
     // The column weight is named only where it is not the default's, so
@@ -1027,6 +1037,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   weights.ewc_weight = l.ewc;
   weights.unlabeled_ratio = l.unlabeled_ratio;
   weights.column_weight = l.column_weight;
+  weights.old_bank_ratio = l.old_bank_ratio;
   const std::vector<core::Record> unlabeled =
       l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
   tr::DistillTargets targets = tcl::onboarding::plan_distillation(weights, {.column_checkpoint = column->checkpoint,
@@ -1053,8 +1064,11 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
                                    std::to_string(unlabeled.size()) + " max " + std::to_string(targets.max_unlabeled)
                              : std::string()) +
-      (old_bank.empty() ? std::string() : "|old bank " + std::to_string(old_bank.size())) + "|epochs " +
-      std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
+      (old_bank.empty() ? std::string() : "|old bank " + std::to_string(old_bank.size())) +
+      // Named only where it is not the default's, so that earlier caches still serve the default.
+      (l.old_bank_ratio == tr::DistillTargets{}.old_bank_ratio ? std::string()
+                                                               : "|bank ratio " + fmt("%g", l.old_bank_ratio)) +
+      "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
   auto student = train_cached(a, "distill", p.name, key, req);
   if (!student) return fail(l.name, student.status());
   st->timings.push_back({l.name, "column", column->wall_s, column->cpu_s, column->programs, column->cached});
@@ -1232,10 +1246,11 @@ int main(int argc, char** argv) {
   std::printf(
       "# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld, "
       "validation %g, platform_slots %d, split_salt %llu, column_weight %g%s, old_weight_other_kind %g, "
-      "student_from_column %d\n",
+      "student_from_column %d, old_bank_ratio %g\n",
       a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
       a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt), a.column_weight,
-      a.column_weight_constant ? "" : " per old platform", a.old_weight_other_kind, a.student_from_column ? 1 : 0);
+      a.column_weight_constant ? "" : " per old platform", a.old_weight_other_kind, a.student_from_column ? 1 : 0,
+      a.old_bank_ratio);
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

@@ -12,6 +12,7 @@
 #   DISTILL_BUDGET  the distill's time_budget_s, column and student each (default the job's; 0 = none)
 #   THREADS         CPU threads of each step (default every core; set it when runs share a machine)
 #   SEED            every training run's seed (default 0, the job's)
+#   NEW_DATA        the new platform's records (default tests/data/gpu-h100/records.jsonl.gz, all 30 tasks)
 #   DISTILL_FLAGS   more bench_train flags for the distill (e.g. "--old-bank-ratio 2")
 #   TEACHER         the teacher's folder (checkpoint, fisher), kept: the train job writes it when it
 #                   holds no checkpoint, else it is reused and no train job runs
@@ -23,6 +24,7 @@ logs=${2:?usage: bench/gate_check.sh BUILD_DIR LOGS_DIR}
 data=${DATA:-$(cd .. && pwd)/shared/data}
 device=${DEVICE:-auto}
 seed=${SEED:-0}
+new_data=${NEW_DATA:-tests/data/gpu-h100/records.jsonl.gz}
 threads=${THREADS:-$(nproc)}
 budget() { [ -n "${1:-}" ] && echo "--time-budget $1"; }
 mkdir -p "$logs"
@@ -35,7 +37,7 @@ rc=0
 { [ -f "$teacher/checkpoint" ] ||
   "$build/bench/bench_train" --data "$data/gpu-v100" --device "$device" --seed "$seed" --threads "$threads" $(budget "${TEACHER_BUDGET:-}") \
     --out "$teacher" >"$logs/teacher.log" 2>&1; } &&
-  "$build/bench/bench_train" --distill --data tests/data/gpu-h100/records.jsonl.gz --teacher "$teacher" \
+  "$build/bench/bench_train" --distill --data "$new_data" --teacher "$teacher" \
     --teacher-data "$data/gpu-v100" --device "$device" --seed "$seed" --threads "$threads" $(budget "${DISTILL_BUDGET:-}") ${DISTILL_FLAGS:-} \
     --out "$work/student" >"$logs/distill.log" 2>&1 &&
   "$build/bench/bench_gate" "$data/gpu-v100/records.jsonl.gz" --teacher "$teacher/checkpoint" \

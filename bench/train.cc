@@ -317,11 +317,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", device.status().to_string().c_str());
     return 1;
   }
-  std::printf("# bench_train %s%s: %zu records read in %.1f s; target %s; device %s (%s asked); budget %g s, seed %llu\n",
-              a.distill ? "--distill " : "", a.data.c_str(), records.size(), seconds_since(t0),
-              platform->target.c_str(), std::string(tr::device_name(*device)).c_str(),
-              std::string(tr::device_name(a.device)).c_str(), a.time_budget_s,
-              static_cast<unsigned long long>(a.seed));
+  std::printf(
+      "# bench_train %s%s: %zu records read in %.1f s; target %s; device %s (%s asked); budget %g s, seed %llu\n",
+      a.distill ? "--distill " : "", a.data.c_str(), records.size(), seconds_since(t0), platform->target.c_str(),
+      std::string(tr::device_name(*device)).c_str(), std::string(tr::device_name(a.device)).c_str(), a.time_budget_s,
+      static_cast<unsigned long long>(a.seed));
   std::fflush(stdout);
   const int rc = a.distill ? run_distill(a, records, *platform) : run_train(a, records, *platform);
   std::printf("total %.1f s\n", seconds_since(t0));

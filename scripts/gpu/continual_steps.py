@@ -10,8 +10,8 @@ which a run stopped by its budget never prints).
 Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T [sets MEAN/SUM]" lines each step prints
 (and step 0's base line: every method starts from the base).
 The main distill lineage is named by its weights (old_weight, ewc, column_weight where
-it is not 1 or is per old platform, old_weight_other_kind where it is not 1, and student_from_column where it
-is 1) — from the log's "# settings:" line, or for older logs (before it was printed) from the command line's
+it is not 1 or is per old platform, old_weight_other_kind where it is not 1, student_from_column where it
+is 1, and old_bank_ratio where it is not 1) — from the log's "# settings:" line, or for older logs (before it was printed) from the command line's
 --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
 and extra lineages were swapped summarise together. Fine-tuning trains on the main
 lineage's selection, so it is named by that lineage too. Runs pooled by this
@@ -65,8 +65,10 @@ SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
 SETTINGS_COLUMN = re.compile(r", column_weight ([\d.e+-]+(?: per old platform)?)")  # any field of the settings line
 SETTINGS_OTHER_KIND = re.compile(r", old_weight_other_kind ([\d.e+-]+)")
 SETTINGS_FROM_COLUMN = re.compile(r", student_from_column (\d)")
+SETTINGS_BANK_RATIO = re.compile(r", old_bank_ratio ([\d.e+-]+)")
 # The settings line's fields that name the main lineage (the three patterns above), not the run.
-LINEAGE_FIELDS = ("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind ", "student_from_column ")
+LINEAGE_FIELDS = ("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind ", "student_from_column ",
+                  "old_bank_ratio ")
 # Item 4's tolerance: a difference's task-mean interval this narrow decides a lever of that size. The
 # differences print how many runs of the same spread would reach it.
 DECIDES = 0.02
@@ -122,10 +124,10 @@ def read_keyed_runs(paths):
     return runs
 
 
-def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=None):
+def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=None, bank_ratio=None):
     """A distill lineage's name; the column weight ("3", or "1 per old platform": times their count) only where
     it is not the default 1 (older logs have none), old_weight_other_kind only where it is not 1, and
-    student_from_column only where it is 1."""
+    student_from_column only where it is 1, old_bank_ratio only where it is not 1."""
     column = ""
     if column_weight is not None:
         weight, _, per_old = str(column_weight).partition(" ")
@@ -135,6 +137,8 @@ def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=No
         column += f", old_weight_other_kind {float(other_kind):g}"
     if from_column == "1":
         column += ", student_from_column"
+    if bank_ratio is not None and float(bank_ratio) != 1:
+        column += f", old_bank_ratio {float(bank_ratio):g}"
     return f"distill (old_weight {float(old_weight):g}, ewc {float(ewc):g}{column})"
 
 
@@ -152,9 +156,9 @@ def read(path):
             m = SETTINGS.match(line)
             if m:
                 c, k = SETTINGS_COLUMN.search(line), SETTINGS_OTHER_KIND.search(line)
-                f = SETTINGS_FROM_COLUMN.search(line)
+                f, r = SETTINGS_FROM_COLUMN.search(line), SETTINGS_BANK_RATIO.search(line)
                 main = lineage(m.group(1), m.group(2), c.group(1) if c else None, k.group(1) if k else None,
-                               f.group(1) if f else None)
+                               f.group(1) if f else None, r.group(1) if r else None)
                 settings = run_settings(line)
                 continue
             m = STEP.match(line)

@@ -164,6 +164,21 @@ class ContinualStepsTest(unittest.TestCase):
         out = self.run_script(a, b, "--between", default[:-1] + ", student_from_column)", default)
         self.assertIn("mean -0.0500", cell(out, "the gap to its own active column", r"x86-16c\s+mean"))
 
+    def test_names_a_bank_ratio_other_than_1(self):
+        # --old-bank-ratio names its lineage apart where it is not 1, and pairs by seed with the default run (1,
+        # or a log that never printed it) under --between.
+        per_old = ", split_salt 0, column_weight 1 per old platform, old_weight_other_kind 1, student_from_column 0"
+        a = self.write("r2.log", log(1, 0.50, 0.79, 0.60, settings_tail=per_old + ", old_bank_ratio 2"))
+        b = self.write("r1.log", log(1, 0.70, 0.79, 0.60, settings_tail=per_old + ", old_bank_ratio 1"))
+        c = self.write("old.log", log(2, 0.80, 0.79, 0.60, settings_tail=per_old))
+        default = "distill (old_weight 2, ewc 0.2, column_weight 1 per old platform)"
+        out = self.run_script(a, b, c)
+        self.assertIn("mean 0.5000", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2, "
+                                          r"column_weight 1 per old platform, old_bank_ratio 2\)"))
+        self.assertIn("mean 0.7500", cell(out, "new platform", r"^x86-16c\s+" + re.escape(default) + r"\s"))
+        out = self.run_script(a, b, "--between", default[:-1] + ", old_bank_ratio 2)", default)
+        self.assertIn("mean -0.2000", cell(out, "the first lineage minus the second", r"x86-16c\s+mean"))
+
     def test_between_subtracts_two_lineages_of_the_same_logs(self):
         # A second lineage (old KD 3) on x86-16c: 0.56 and 0.50 against the main lineage's 0.50 and 0.55,
         # so +0.06 and −0.05; on x86-24c 0.80 and 0.78 against 0.79 and 0.78, so it forgets 0.01 and 0 less.
