@@ -432,6 +432,24 @@ TEST(TrainJobTest, SameSeedSameCheckpoint) {
   EXPECT_FALSE(a->checkpoint == c->checkpoint);
 }
 
+// A time budget the run keeps well inside leaves the schedule to the steps:
+// the same bytes as no budget at all. (The clock's share at the first step,
+// a few milliseconds of the budget, once nudged step 0's learning rate, so
+// two runs of one budgeted job differed.)
+TEST(TrainJobTest, ABudgetThatDoesNotBindChangesNothing) {
+  const std::vector<core::Record> records = planted_platform(8, 16);
+  TrainRequest req = small_request(records);
+  req.optimisation.epochs = 3;
+  req.optimisation.warmup_fraction = 0.5;  // step 0's rate is in the warm-up, where t moves it
+  auto unbounded = train_platform(req);
+  req.resources.time_budget_s = 30;
+  auto budgeted = train_platform(req);
+  ASSERT_TRUE(unbounded.is_ok() && budgeted.is_ok());
+  EXPECT_FALSE(budgeted->budget_exhausted);
+  EXPECT_EQ(unbounded->epoch_losses, budgeted->epoch_losses);
+  EXPECT_TRUE(unbounded->checkpoint == budgeted->checkpoint);
+}
+
 TEST(TrainJobTest, PrebuiltTlpDatasetSetsShapes) {
   const std::vector<core::Record> records = planted_platform(8, 16);
   DatasetOptions o;
