@@ -142,42 +142,36 @@ class ContinualStepsTest(unittest.TestCase):
                               "old_weight_other_kind 0)", "distill (old_weight 2, ewc 0.2, column_weight 1 per old platform)")
         self.assertIn("mean -0.2000", cell(out, "the first lineage minus the second", r"x86-16c\s+mean"))
 
-    def test_names_a_student_from_the_column(self):
-        # --student-from-column names its lineage apart and pairs by seed with the default run (field 0, or a
-        # log that never printed it) under --between.
-        per_old = ", split_salt 0, column_weight 1 per old platform, old_weight_other_kind 1"
-        a = self.write("c1.log", log(1, 0.50, 0.79, 0.60, settings_tail=per_old + ", student_from_column 1"))
-        b = self.write("c0.log", log(1, 0.70, 0.79, 0.60, settings_tail=per_old + ", student_from_column 0"))
-        c = self.write("old.log", log(2, 0.80, 0.79, 0.60, settings_tail=per_old))
-        default = "distill (old_weight 2, ewc 0.2, column_weight 1 per old platform)"
+    PER_OLD = ", split_salt 0, column_weight 1 per old platform, old_weight_other_kind 1"
+    DEFAULT = "distill (old_weight 2, ewc 0.2, column_weight 1 per old platform)"
+
+    def assert_names_apart(self, field_on, field_off, name):
+        """A lever's settings field (field_on) names its lineage apart as DEFAULT + name, and pairs by seed with
+        the default run (field_off, or a log that never printed it) under --between. Returns the lineage."""
+        a = self.write("on.log", log(1, 0.50, 0.79, 0.60, settings_tail=self.PER_OLD + field_on))
+        b = self.write("off.log", log(1, 0.70, 0.79, 0.60, settings_tail=self.PER_OLD + field_off))
+        c = self.write("old.log", log(2, 0.80, 0.79, 0.60, settings_tail=self.PER_OLD))
+        lever = self.DEFAULT[:-1] + name + ")"
         out = self.run_script(a, b, c)
-        self.assertIn("mean 0.5000", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2, "
-                                          r"column_weight 1 per old platform, student_from_column\)"))
-        self.assertIn("mean 0.7500", cell(out, "new platform", r"^x86-16c\s+" + re.escape(default) + r"\s"))
-        out = self.run_script(a, b, "--between", default[:-1] + ", student_from_column)", default)
+        self.assertIn("mean 0.5000", cell(out, "new platform", r"^x86-16c\s+" + re.escape(lever) + r"\s"))
+        self.assertIn("mean 0.7500", cell(out, "new platform", r"^x86-16c\s+" + re.escape(self.DEFAULT) + r"\s"))
+        out = self.run_script(a, b, "--between", lever, self.DEFAULT)
         self.assertIn("mean -0.2000", cell(out, "the first lineage minus the second", r"x86-16c\s+mean"))
+        return lever
+
+    def test_names_a_student_from_the_column(self):
+        lever = self.assert_names_apart(", student_from_column 1", ", student_from_column 0", ", student_from_column")
         # With the columns scored, the gap to each lineage's own column: (0.50 − 0.60) − (0.70 − 0.75) = −0.05.
         a = self.write("c1col.log", log(1, 0.50, 0.79, 0.60, column16=0.60,
-                                        settings_tail=per_old + ", student_from_column 1"))
+                                        settings_tail=self.PER_OLD + ", student_from_column 1"))
         b = self.write("c0col.log", log(1, 0.70, 0.79, 0.60, column16=0.75,
-                                        settings_tail=per_old + ", student_from_column 0"))
-        out = self.run_script(a, b, "--between", default[:-1] + ", student_from_column)", default)
+                                        settings_tail=self.PER_OLD + ", student_from_column 0"))
+        out = self.run_script(a, b, "--between", lever, self.DEFAULT)
         self.assertIn("mean -0.0500", cell(out, "the gap to its own active column", r"x86-16c\s+mean"))
 
     def test_names_a_bank_ratio_other_than_1(self):
-        # --old-bank-ratio names its lineage apart where it is not 1, and pairs by seed with the default run (1,
-        # or a log that never printed it) under --between.
-        per_old = ", split_salt 0, column_weight 1 per old platform, old_weight_other_kind 1, student_from_column 0"
-        a = self.write("r2.log", log(1, 0.50, 0.79, 0.60, settings_tail=per_old + ", old_bank_ratio 2"))
-        b = self.write("r1.log", log(1, 0.70, 0.79, 0.60, settings_tail=per_old + ", old_bank_ratio 1"))
-        c = self.write("old.log", log(2, 0.80, 0.79, 0.60, settings_tail=per_old))
-        default = "distill (old_weight 2, ewc 0.2, column_weight 1 per old platform)"
-        out = self.run_script(a, b, c)
-        self.assertIn("mean 0.5000", cell(out, "new platform", r"^x86-16c\s+distill \(old_weight 2, ewc 0.2, "
-                                          r"column_weight 1 per old platform, old_bank_ratio 2\)"))
-        self.assertIn("mean 0.7500", cell(out, "new platform", r"^x86-16c\s+" + re.escape(default) + r"\s"))
-        out = self.run_script(a, b, "--between", default[:-1] + ", old_bank_ratio 2)", default)
-        self.assertIn("mean -0.2000", cell(out, "the first lineage minus the second", r"x86-16c\s+mean"))
+        self.assert_names_apart(", student_from_column 0, old_bank_ratio 2", ", student_from_column 0, old_bank_ratio 1",
+                                ", old_bank_ratio 2")
 
     def test_between_subtracts_two_lineages_of_the_same_logs(self):
         # A second lineage (old KD 3) on x86-16c: 0.56 and 0.50 against the main lineage's 0.50 and 0.55,
