@@ -305,8 +305,12 @@ bool parse_args(int argc, char** argv, Args* a) {
       !(a->fraction > 0 && a->fraction <= 1) || !(a->validation >= 0 && a->validation < 1) || a->ewc < 0 ||
       a->old_weight < 0 || a->unlabeled_ratio < 0 || a->column_weight < 0 ||
       !(a->old_weight_other_kind >= 0 && std::isfinite(a->old_weight_other_kind)) ||
-      !(a->old_bank_ratio >= 0 && std::isfinite(a->old_bank_ratio))) {
+      !(a->old_bank_ratio >= 0 && a->old_bank_ratio <= 100)) {
     std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction, --validation or weights\n");
+    return false;
+  }
+  if (a->old_bank_ratio != tr::DistillTargets{}.old_bank_ratio && a->old_bank <= 0) {
+    std::fprintf(stderr, "--old-bank-ratio weighs the bank: it needs --old-bank N\n");
     return false;
   }
   return true;

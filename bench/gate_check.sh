@@ -12,7 +12,8 @@
 #   DISTILL_BUDGET  the distill's time_budget_s, column and student each (default the job's; 0 = none)
 #   THREADS         CPU threads of each step (default every core; set it when runs share a machine)
 #   SEED            every training run's seed (default 0, the job's)
-#   NEW_DATA        the new platform's records (default tests/data/gpu-h100/records.jsonl.gz, all 30 tasks)
+#   NEW_DATA        the new platform's records (default tests/data/gpu-h100/records.jsonl.gz, all 30 tasks;
+#                   bench/lib/subset_records.py makes a share of it)
 #   DISTILL_FLAGS   more bench_train flags for the distill (e.g. "--old-bank-ratio 2")
 #   TEACHER         the teacher's folder (checkpoint, fisher), kept: the train job writes it when it
 #                   holds no checkpoint, else it is reused and no train job runs
@@ -33,14 +34,17 @@ trap 'rm -rf "$work"' EXIT
 rm -f "$logs"/{teacher,distill,gate}.log  # never judge or show an earlier run's files
 [ -f "${TEACHER:-/nonexistent}/checkpoint" ] && echo "teacher reused from $TEACHER" >"$logs/teacher.log"
 teacher=${TEACHER:-$work/teacher}
+common=(--device "$device" --seed "$seed" --threads "$threads")
 rc=0
 { [ -f "$teacher/checkpoint" ] ||
-  "$build/bench/bench_train" --data "$data/gpu-v100" --device "$device" --seed "$seed" --threads "$threads" $(budget "${TEACHER_BUDGET:-}") \
+  "$build/bench/bench_train" --data "$data/gpu-v100" "${common[@]}" $(budget "${TEACHER_BUDGET:-}") \
     --out "$teacher" >"$logs/teacher.log" 2>&1; } &&
-  "$build/bench/bench_train" --distill --data "$new_data" --teacher "$teacher" \
-    --teacher-data "$data/gpu-v100" --device "$device" --seed "$seed" --threads "$threads" $(budget "${DISTILL_BUDGET:-}") ${DISTILL_FLAGS:-} \
+  "$build/bench/bench_train" --distill --data "$new_data" --teacher "$teacher" --teacher-data "$data/gpu-v100" \
+    "${common[@]}" $(budget "${DISTILL_BUDGET:-}") ${DISTILL_FLAGS:-} \
     --out "$work/student" >"$logs/distill.log" 2>&1 &&
   "$build/bench/bench_gate" "$data/gpu-v100/records.jsonl.gz" --teacher "$teacher/checkpoint" \
     --student "$work/student/checkpoint" --threads "$threads" >"$logs/gate.log" 2>&1 || rc=1
-for f in teacher distill gate; do [ -f "$logs/$f.log" ] && { echo "== $f"; grep -v '^  ' "$logs/$f.log" | tail -n 12; }; done
+for f in teacher distill gate; do
+  [ -f "$logs/$f.log" ] && { echo "== $f"; grep -v '^  ' "$logs/$f.log" | tail -n 12; }
+done
 exit $rc

@@ -80,15 +80,12 @@ struct Stepper {
     const Batch batch = gather_batch(chunks, src.train);
     // The schedule follows the steps, or the clock when a time budget
     // would end the run first (then the LR still anneals before the cut).
-    // The clock takes over only once it is a whole step ahead: at step 0 the
-    // steps' share is 0 and any clock leads, so a budget that never binds
-    // would otherwise nudge step 0's rate by the milliseconds it took.
+    // The clock counts one step behind: at step 0 the steps' share is 0 and
+    // any clock leads, so a budget that never binds would otherwise nudge
+    // step 0's rate by the milliseconds it took.
     const double total = static_cast<double>(std::max<std::int64_t>(plan.total_steps, 1));
     double t = static_cast<double>(steps_done) / total;
-    if (train_budget_s > 0) {
-      const double clock = seconds_since(train_start) / train_budget_s;
-      if (clock > static_cast<double>(steps_done + 1) / total) t = clock;
-    }
+    if (train_budget_s > 0) t = std::max(t, seconds_since(train_start) / train_budget_s - 1.0 / total);
     set_lr(adamw, lr_at(opt, std::min(t, 1.0), plan.total_steps));
     const torch::Tensor loss = batch_loss(model, src, batch, distill, loss_options);
     adamw.zero_grad();

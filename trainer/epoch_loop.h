@@ -8,10 +8,10 @@
 // several sources; every draw comes from one SplitMix64 seeded by
 // Optimisation::seed, so a request and seed give the same steps. Each step:
 // the learning rate (linear warm-up, then cosine decay to 5% of the peak;
-// t = steps done / planned, or the clock's share of the budget when that is
-// a step further along), batch_loss (objective.h), backward, gradient clipping,
-// AdamW step. The epoch loss is the mean over its steps, read once per epoch
-// (a read per step would stall a GPU's queue).
+// t = steps done / planned, or the clock's share of the budget less one
+// step's when that is further along), batch_loss (objective.h), backward,
+// gradient clipping, AdamW step. The epoch loss is the mean over its steps,
+// read once per epoch (a read per step would stall a GPU's queue).
 //
 // Thread-safety: needs exclusive use of the model.
 #pragma once

@@ -34,8 +34,8 @@
 //
 // Reproducibility: the same request, seed and thread count give the same
 // checkpoint bytes on the CPU as long as the time budget does not bind (the
-// clock only takes over the schedule when training falls a step behind the
-// budget's pace), and the same bytes as time_budget_s = 0, which guarantees it. Model init, dropout and
+// clock only takes over the schedule when training falls a step behind
+// the budget's pace), the same bytes as time_budget_s = 0. Model init, dropout and
 // batch order all derive from `seed`, on every device (init and dropout
 // masks are drawn on the CPU). On CUDA the same run differs from the CPU's
 // by float rounding (other kernels and summation orders), which grows over

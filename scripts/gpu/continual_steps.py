@@ -11,7 +11,8 @@ Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T [sets MEAN/SUM]" lines 
 (and step 0's base line: every method starts from the base).
 The main distill lineage is named by its weights (old_weight, ewc, column_weight where
 it is not 1 or is per old platform, old_weight_other_kind where it is not 1, student_from_column where it
-is 1, and old_bank_ratio where it is not 1) — from the log's "# settings:" line, or for older logs (before it was printed) from the command line's
+is 1, and old_bank_ratio where it is not 1) — from the log's "# settings:" line, or for older logs
+(before it was printed) from the command line's
 --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
 and extra lineages were swapped summarise together. Fine-tuning trains on the main
 lineage's selection, so it is named by that lineage too. Runs pooled by this
@@ -66,7 +67,7 @@ SETTINGS_COLUMN = re.compile(r", column_weight ([\d.e+-]+(?: per old platform)?)
 SETTINGS_OTHER_KIND = re.compile(r", old_weight_other_kind ([\d.e+-]+)")
 SETTINGS_FROM_COLUMN = re.compile(r", student_from_column (\d)")
 SETTINGS_BANK_RATIO = re.compile(r", old_bank_ratio ([\d.e+-]+)")
-# The settings line's fields that name the main lineage (the three patterns above), not the run.
+# The settings line's fields that name the main lineage (the patterns above), not the run.
 LINEAGE_FIELDS = ("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind ", "student_from_column ",
                   "old_bank_ratio ")
 # Item 4's tolerance: a difference's task-mean interval this narrow decides a lever of that size. The

@@ -22,20 +22,30 @@ NEW = re.compile(r"^evaluate (?!.*gpu-v100).*student top-1 ([\d.]+)")
 MEASURES = ("top-1 mean", "top-1 sum", "tuning proxy %", "new platform top-1")
 
 
+def read_lines(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return f.read().splitlines()
+
+
 def read_arm(folder):
-    """{seed: (mean change, sum change, tuning change %, new platform top-1, forgot)} of finished runs."""
-    runs = {}
-    for gate in glob.glob(os.path.join(folder, "seed-*", "gate.log")):
-        seed = int(re.search(r"seed-(\d+)", gate).group(1))
-        line = next((l for l in open(gate) if l.startswith("all:")), None)
-        m = GATE.search(line or "")
-        if not m:
+    """({seed: (mean change, sum change, tuning change %, new platform top-1, not kept)} of finished runs,
+    the seeds whose folder holds no gate verdict: a run that failed or has not finished)."""
+    runs, unfinished = {}, []
+    for run in glob.glob(os.path.join(folder, "seed-*")):
+        if not os.path.isdir(run):
             continue
-        distill = os.path.join(os.path.dirname(gate), "distill.log")
-        new = [float(n.group(1)) for n in map(NEW.match, open(distill)) if n] if os.path.exists(distill) else []
+        seed = int(re.search(r"seed-(\d+)$", run).group(1))
+        verdict = next((line for line in read_lines(os.path.join(run, "gate.log")) if line.startswith("all:")), "")
+        m = GATE.search(verdict)
+        if not m:
+            unfinished.append(seed)
+            continue
+        new = [float(n.group(1)) for n in map(NEW.match, read_lines(os.path.join(run, "distill.log"))) if n]
         runs[seed] = (float(m.group(1)), float(m.group(2)), float(m.group(3)), new[0] if new else float("nan"),
-                      "forgot" in line)
-    return runs
+                      "forgot" in verdict)
+    return runs, sorted(unfinished)
 
 
 def cell(values):
@@ -46,10 +56,13 @@ def cell(values):
 
 
 def main(folders):
-    arms = [(f, read_arm(f)) for f in folders]
-    for folder, runs in arms:
+    arms = []
+    for folder in folders:
+        runs, unfinished = read_arm(folder)
+        arms.append((folder, runs))
         forgot = sorted(s for s, r in runs.items() if r[4])
-        print(f"{folder}: {len(runs)} seeds, kept {len(runs) - len(forgot)}, not kept {len(forgot)} {forgot}")
+        print(f"{folder}: {len(runs)} seeds, kept {len(runs) - len(forgot)}, not kept {len(forgot)} {forgot}"
+              + (f"; no verdict (left out): {unfinished}" if unfinished else ""))
         for i, name in enumerate(MEASURES):
             print(f"  {name}: {cell([r[i] for r in runs.values()])}")
     if len(arms) == 2:

@@ -170,8 +170,8 @@ class ContinualStepsTest(unittest.TestCase):
         self.assertIn("mean -0.0500", cell(out, "the gap to its own active column", r"x86-16c\s+mean"))
 
     def test_names_a_bank_ratio_other_than_1(self):
-        self.assert_names_apart(", student_from_column 0, old_bank_ratio 2", ", student_from_column 0, old_bank_ratio 1",
-                                ", old_bank_ratio 2")
+        self.assert_names_apart(", student_from_column 0, old_bank_ratio 2",
+                                ", student_from_column 0, old_bank_ratio 1", ", old_bank_ratio 2")
 
     def test_between_subtracts_two_lineages_of_the_same_logs(self):
         # A second lineage (old KD 3) on x86-16c: 0.56 and 0.50 against the main lineage's 0.50 and 0.55,
