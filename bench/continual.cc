@@ -170,6 +170,10 @@ using tcl::bench::split_list;
 using tcl::core::read_file;
 using tcl::core::write_file_atomic;
 
+// The distill job's bank ratio: a lineage at it is named as before the flag
+// existed (its name, cache key and header).
+const double kJobBankRatio = tr::DistillTargets{}.old_bank_ratio;
+
 struct Args {
   std::string data = "/work/shared/data";
   std::string out = "/tmp/continual";
@@ -194,7 +198,7 @@ struct Args {
   bool student_from_column = false;
   // --old-bank-ratio R: the main lineage's bank batches per measured batch
   // (DistillTargets::old_bank_ratio; issue 19's lever of session 24).
-  double old_bank_ratio = tr::DistillTargets{}.old_bank_ratio;
+  double old_bank_ratio = kJobBankRatio;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0, extra_column = 0;
@@ -309,7 +313,7 @@ bool parse_args(int argc, char** argv, Args* a) {
     std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction, --validation or weights\n");
     return false;
   }
-  if (a->old_bank_ratio != tr::DistillTargets{}.old_bank_ratio && a->old_bank <= 0) {
+  if (a->old_bank_ratio != kJobBankRatio && a->old_bank <= 0) {
     std::fprintf(stderr, "--old-bank-ratio weighs the bank: it needs --old-bank N\n");
     return false;
   }
@@ -631,11 +635,11 @@ struct Lineage {
   std::string name;  // row label
   bool distill = false;
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
-  bool column_weight_constant = false;  // column_weight as given at every step, not per old platform (the job's)
-  double old_weight_other_kind = 1;     // --old-weight-other-kind (the main lineage's)
-  bool student_from_column = false;     // --student-from-column (the main lineage's)
-  double old_bank_ratio = tr::DistillTargets{}.old_bank_ratio;  // --old-bank-ratio (the main lineage's)
-  std::string model{}, fisher{};                                // current version (and its Fisher for distill)
+  bool column_weight_constant = false;    // column_weight as given at every step, not per old platform (the job's)
+  double old_weight_other_kind = 1;       // --old-weight-other-kind (the main lineage's)
+  bool student_from_column = false;       // --student-from-column (the main lineage's)
+  double old_bank_ratio = kJobBankRatio;  // --old-bank-ratio (the main lineage's)
+  std::string model{}, fisher{};          // current version (and its Fisher for distill)
 };
 
 // (c1)/(c2): one model per platform.
@@ -682,9 +686,8 @@ void render_header(const Args& a, std::ostringstream& md) {
              : "; an old platform of another target kind weighs " + fmt("%g", a.old_weight_other_kind) +
                    " x old_weight on the new platform's programs, old_weight on the bank")
      << (a.student_from_column ? "; the student starts from the active column, EWC anchored at the teacher" : "")
-     << (a.old_bank_ratio == tr::DistillTargets{}.old_bank_ratio
-             ? std::string()
-             : "; " + fmt("%g", a.old_bank_ratio) + " bank batches per measured batch")
+     << (a.old_bank_ratio == kJobBankRatio ? std::string()
+                                           : "; " + fmt("%g", a.old_bank_ratio) + " bank batches per measured batch")
      << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
         "first platform's pool (as the base saw it) and the selection of every later platform ("
@@ -1069,10 +1072,9 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
                                    std::to_string(unlabeled.size()) + " max " + std::to_string(targets.max_unlabeled)
                              : std::string()) +
       (old_bank.empty() ? std::string() : "|old bank " + std::to_string(old_bank.size())) +
-      // Named only where it is not the default's, so that earlier caches still serve the default.
-      (l.old_bank_ratio == tr::DistillTargets{}.old_bank_ratio ? std::string()
-                                                               : "|bank ratio " + fmt("%g", l.old_bank_ratio)) +
-      "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
+      // Named only where it is not the job's, so that earlier caches still serve the default.
+      (l.old_bank_ratio == kJobBankRatio ? std::string() : "|bank ratio " + fmt("%g", l.old_bank_ratio)) + "|epochs " +
+      std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
   auto student = train_cached(a, "distill", p.name, key, req);
   if (!student) return fail(l.name, student.status());
   st->timings.push_back({l.name, "column", column->wall_s, column->cpu_s, column->programs, column->cached});

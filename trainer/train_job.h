@@ -264,7 +264,7 @@ struct DistillTargets {
   // k's. Empty, old_bank_ratio 0 or max_old_bank 0 = none. Read during the call.
   std::span<const core::Record> old_bank{};
   // Bank batches per measured batch, per epoch. Session 24 (docs/continual.md):
-  // a 10% selection at 1 lost 0.013 of gpu-v100's task-mean, at 4 0.001;
+  // 10% selections at 1 lost 0.011 of gpu-v100's task-mean (8 subsets), at 4 0.001 (4);
   // what more costs the new platform is not measured yet, so 1 stays.
   double old_bank_ratio = 1.0;
   std::int64_t max_old_bank = 50'000;  // programs kept (a seeded share of every task, at least 2 each)
