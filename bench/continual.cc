@@ -83,7 +83,7 @@
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--column-weight 1] [--column-weight-constant] [--old-bank 0]
-//       [--old-weight-other-kind 1] [--student-from-column] [--old-bank-ratio 1]
+//       [--old-weight-other-kind 1] [--student-from-column] [--old-bank-ratio 1] [--feature-weight 0]
 //       [--extra-distill OLD,EWC[,UNLABELED[,COLUMN]]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
@@ -199,6 +199,9 @@ struct Args {
   // --old-bank-ratio R: the main lineage's bank batches per measured batch
   // (DistillTargets::old_bank_ratio; issue 19's lever of session 24).
   double old_bank_ratio = kJobBankRatio;
+  // --feature-weight W: the main lineage's feature KD on the bank
+  // (DistillTargets::feature_weight; issue 19's lever of session 25).
+  double feature_weight = 0;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0, extra_column = 0;
@@ -240,6 +243,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("old-weight-other-kind", &a->old_weight_other_kind)
       .flag("student-from-column", &a->student_from_column)
       .value("old-bank-ratio", &a->old_bank_ratio)
+      .value("feature-weight", &a->feature_weight)
       .value("old-bank", &a->old_bank)
       .custom("extra-distill",
               [a](const std::string& v) {
@@ -309,12 +313,17 @@ bool parse_args(int argc, char** argv, Args* a) {
       !(a->fraction > 0 && a->fraction <= 1) || !(a->validation >= 0 && a->validation < 1) || a->ewc < 0 ||
       a->old_weight < 0 || a->unlabeled_ratio < 0 || a->column_weight < 0 ||
       !(a->old_weight_other_kind >= 0 && std::isfinite(a->old_weight_other_kind)) ||
-      !(a->old_bank_ratio >= 0 && a->old_bank_ratio <= 100)) {
+      !(a->old_bank_ratio >= 0 && a->old_bank_ratio <= 100) ||
+      !(a->feature_weight >= 0 && std::isfinite(a->feature_weight))) {
     std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction, --validation or weights\n");
     return false;
   }
   if (a->old_bank_ratio != kJobBankRatio && a->old_bank <= 0) {
     std::fprintf(stderr, "--old-bank-ratio weighs the bank: it needs --old-bank N\n");
+    return false;
+  }
+  if (a->feature_weight > 0 && a->old_bank <= 0) {
+    std::fprintf(stderr, "--feature-weight is a term on the bank: it needs --old-bank N\n");
     return false;
   }
   return true;
@@ -639,6 +648,7 @@ struct Lineage {
   double old_weight_other_kind = 1;       // --old-weight-other-kind (the main lineage's)
   bool student_from_column = false;       // --student-from-column (the main lineage's)
   double old_bank_ratio = kJobBankRatio;  // --old-bank-ratio (the main lineage's)
+  double feature_weight = 0;              // --feature-weight (the main lineage's)
   std::string model{}, fisher{};          // current version (and its Fisher for distill)
 };
 
@@ -688,6 +698,7 @@ void render_header(const Args& a, std::ostringstream& md) {
      << (a.student_from_column ? "; the student starts from the active column, EWC anchored at the teacher" : "")
      << (a.old_bank_ratio == kJobBankRatio ? std::string()
                                            : "; " + fmt("%g", a.old_bank_ratio) + " bank batches per measured batch")
+     << (a.feature_weight == 0 ? std::string() : "; feature KD " + fmt("%g", a.feature_weight) + " on the bank")
      << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
         "first platform's pool (as the base saw it) and the selection of every later platform ("
@@ -883,7 +894,8 @@ std::vector<Lineage> make_lineages(const Args& a) {
                         .column_weight_constant = a.column_weight_constant,
                         .old_weight_other_kind = a.old_weight_other_kind,
                         .student_from_column = a.student_from_column,
-                        .old_bank_ratio = a.old_bank_ratio});
+                        .old_bank_ratio = a.old_bank_ratio,
+                        .feature_weight = a.feature_weight});
   }
   if (a.extra) {
     // The column weight is named only where it is not the default's, so
@@ -1045,6 +1057,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   weights.unlabeled_ratio = l.unlabeled_ratio;
   weights.column_weight = l.column_weight;
   weights.old_bank_ratio = l.old_bank_ratio;
+  weights.feature_weight = l.feature_weight;
   const std::vector<core::Record> unlabeled =
       l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
   tr::DistillTargets targets = tcl::onboarding::plan_distillation(weights, {.column_checkpoint = column->checkpoint,
@@ -1073,8 +1086,9 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
                              : std::string()) +
       (old_bank.empty() ? std::string() : "|old bank " + std::to_string(old_bank.size())) +
       // Named only where it is not the job's, so that earlier caches still serve the default.
-      (l.old_bank_ratio == kJobBankRatio ? std::string() : "|bank ratio " + fmt("%g", l.old_bank_ratio)) + "|epochs " +
-      std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
+      (l.old_bank_ratio == kJobBankRatio ? std::string() : "|bank ratio " + fmt("%g", l.old_bank_ratio)) +
+      (targets.feature_weight == 0 || old_bank.empty() ? std::string() : "|feature " + fmt("%g", l.feature_weight)) +
+      "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
   auto student = train_cached(a, "distill", p.name, key, req);
   if (!student) return fail(l.name, student.status());
   st->timings.push_back({l.name, "column", column->wall_s, column->cpu_s, column->programs, column->cached});
@@ -1252,11 +1266,11 @@ int main(int argc, char** argv) {
   std::printf(
       "# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld, "
       "validation %g, platform_slots %d, split_salt %llu, column_weight %g%s, old_weight_other_kind %g, "
-      "student_from_column %d, old_bank_ratio %g\n",
+      "student_from_column %d, old_bank_ratio %g, feature_weight %g\n",
       a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
       a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt), a.column_weight,
       a.column_weight_constant ? "" : " per old platform", a.old_weight_other_kind, a.student_from_column ? 1 : 0,
-      a.old_bank_ratio);
+      a.old_bank_ratio, a.feature_weight);
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

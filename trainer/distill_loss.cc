@@ -20,6 +20,15 @@ torch::Tensor listwise_kd(const torch::Tensor& scores, const torch::Tensor& targ
   return used > 0 ? total / static_cast<double>(used) : total;
 }
 
+torch::Tensor feature_kd(const torch::Tensor& embedding, const torch::Tensor& target) {
+  const torch::Tensor t = target.detach();
+  const torch::Tensor size = t.pow(2).sum();
+  // No .item() here: on a GPU it would wait for the device at every batch.
+  const torch::Tensor nonzero = size > 0;
+  const torch::Tensor safe_size = torch::where(nonzero, size, torch::ones_like(size));
+  return torch::where(nonzero, (embedding - t).pow(2).sum() / safe_size, torch::zeros_like(size));
+}
+
 torch::Tensor ewc_penalty(const std::vector<torch::Tensor>& parameters, const std::vector<torch::Tensor>& anchor,
                           const std::vector<torch::Tensor>& fisher) {
   torch::Tensor ewc = torch::zeros({}, parameters.empty() ? torch::TensorOptions() : parameters[0].options());

@@ -12,6 +12,11 @@
 // EWC (elastic weight consolidation) around the anchor θ*:
 //   EWC = Σ_i F_i (θ_i − θ*_i)²  over every parameter tensor.
 //
+// Feature KD (the old platforms' embeddings, ScoreModel::embed):
+//   FD = Σ_b ‖e_b − t_b‖² / Σ_b ‖t_b‖²,
+// the student's squared distance from the teacher's embeddings relative to
+// their size, so that its weight does not depend on the embedding's scale.
+//
 // Thread-safety: pure functions of their tensors.
 #pragma once
 
@@ -25,6 +30,10 @@ namespace tcl::trainer {
 // scores, target: [b]; chunk_sizes sum to b; temperature τ > 0. Differentiable in scores.
 torch::Tensor listwise_kd(const torch::Tensor& scores, const torch::Tensor& target,
                           const std::vector<std::int64_t>& chunk_sizes, double temperature);
+
+// embedding, target: [b, d]; target is a constant (no gradient flows into
+// it). 0 when the target is all zeros. Differentiable in embedding.
+torch::Tensor feature_kd(const torch::Tensor& embedding, const torch::Tensor& target);
 
 // parameters, anchor and fisher: the same shapes, tensor by tensor. A scalar
 // on the parameters' device, differentiable in the parameters.

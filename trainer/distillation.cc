@@ -51,6 +51,8 @@ Status check_targets(const Distill& d, const Dataset& ds) {
   if (kd.max_unlabeled < 0) return Status::invalid_argument("train: max_unlabeled must be >= 0");
   if (!(kd.old_bank_ratio >= 0)) return Status::invalid_argument("train: old_bank_ratio must be >= 0");
   if (kd.max_old_bank < 0) return Status::invalid_argument("train: max_old_bank must be >= 0");
+  if (!(kd.feature_weight >= 0) || !std::isfinite(kd.feature_weight))
+    return Status::invalid_argument("train: feature_weight must be finite and >= 0");
   const std::vector<double>& on_new = kd.old_weight_on_new_programs;
   if (!on_new.empty() && on_new.size() != kd.old_descriptors.size()) {
     return Status::invalid_argument("train: old_weight_on_new_programs has " + std::to_string(on_new.size()) +
@@ -212,6 +214,13 @@ Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& mod
     torch::NoGradGuard no_grad;
     for (const torch::Tensor& p : (*teacher)->score_model()->parameters())
       terms.anchor.push_back(p.detach().to(s.device).clone());
+  }
+  if (kd.feature_weight > 0 && inputs->old_bank) {
+    // The feature term's targets come from T at each bank batch (a d_model
+    // row per program and old platform would not fit beside the bank).
+    terms.teacher = (*teacher)->score_model();
+    terms.teacher->to(s.device);
+    terms.teacher->eval();
   }
   return terms;
 }

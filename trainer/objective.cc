@@ -41,11 +41,25 @@ torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch&
     loss = loss + w.column_weight * listwise_kd(scores, gather_rows(src.column_target, batch, device),
                                                 batch.chunk_sizes, w.temperature);
   }
+  const bool feature_term = src.old_bank && distill->teacher != nullptr && w.feature_weight > 0;
   for (std::size_t j = 0; j < src.old_targets.size(); ++j) {
     const double weight = old_term_weight(w, j, src.old_bank);
     if (!(weight > 0)) continue;  // no forward pass for a term that weighs nothing
     const torch::Tensor& h = distill->old_descriptors[j];
-    const torch::Tensor old_scores = model.forward(batch.tokens, batch.lengths, h.expand({b, h.size(1)}));
+    const torch::Tensor hb = h.expand({b, h.size(1)});
+    torch::Tensor old_scores;
+    if (feature_term) {  // one forward for both terms: the scores are the head's reading of the embedding
+      const torch::Tensor embedding = model.embed(batch.tokens, batch.lengths, hb);
+      old_scores = model.score_embedding(embedding);
+      torch::Tensor target;
+      {
+        torch::NoGradGuard no_grad;
+        target = distill->teacher->embed(batch.tokens, batch.lengths, hb);
+      }
+      loss = loss + w.feature_weight * feature_kd(embedding, target);
+    } else {
+      old_scores = model.forward(batch.tokens, batch.lengths, hb);
+    }
     loss = loss + weight * listwise_kd(old_scores, gather_rows(src.old_targets[j], batch, device), batch.chunk_sizes,
                                        w.temperature);
   }

@@ -3,6 +3,7 @@
 // and EWC of DistillTargets (train_job.h):
 //   label_weight · L + column_weight · KD(S(x, h_k), C)
 //   + old_weight · Σ_j f_j · KD(S(x, h_j), T_j) + ewc_weight · EWC
+//   + feature_weight · Σ_j FD(E_S(x, h_j), E_T(x, h_j))   on the bank only
 // f_j = old_weight_on_new_programs[j] on platform k's programs, 1 on the old
 // platforms' bank. A batch of an unlabeled source has no label term. Without a distillation
 // the loss is the label loss alone (no weight multiplies it).
@@ -21,6 +22,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "trainer/batches.h"
@@ -54,6 +56,7 @@ struct DistillTerms {
   DistillTargets weights;                               // the weights and τ (its views unused here)
   std::vector<torch::Tensor> old_descriptors = {};      // [1, D] each, in DistillTargets order
   std::vector<torch::Tensor> fisher = {}, anchor = {};  // EWC: the teacher's F and θ_T; empty = no EWC
+  std::shared_ptr<ScoreModel> teacher = {};             // T on the device, eval mode: feature KD's targets; null = none
 };
 
 struct LabelLossOptions {

@@ -75,6 +75,10 @@ torch::Tensor ScoreModel::forward(const torch::Tensor& tokens, const torch::Tens
   return scores(tokens, lengths, descriptor, is_training());
 }
 
+torch::Tensor ScoreModel::score_embedding(const torch::Tensor& embedding) {
+  return head_->score(embedding, is_training(), dropout_gen_);
+}
+
 torch::Tensor ScoreModel::forward_mc(const torch::Tensor& tokens, const torch::Tensor& lengths,
                                      const torch::Tensor& descriptor) {
   return scores(tokens, lengths, descriptor, /*dropout_active=*/true);

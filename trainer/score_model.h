@@ -41,6 +41,9 @@ class ScoreModel : public torch::nn::Module {
   // The pooled hidden state after FiLM conditioning [B, d_model] (the
   // sampler's embedding of a program on a platform). No dropout.
   torch::Tensor embed(const torch::Tensor& tokens, const torch::Tensor& lengths, const torch::Tensor& descriptor);
+  // The scores [B] of embed()'s output: forward(x) is score_embedding(embed(x)),
+  // for a caller that needs both (a distillation's feature term).
+  torch::Tensor score_embedding(const torch::Tensor& embedding);
 
   const ModelConfig& config() const { return config_; }
   int64_t num_parameters() const;

@@ -300,6 +300,13 @@ struct DistillTargets {
   // not adopted: on the validation split (session 22, 18 seeds) both GPUs
   // gained ~0.025 top-1 inside the noise and x86-24c lost 0.005.
   bool student_from_column = false;
+  // Feature KD on the old platforms' bank: feature_weight · FD(E_S(x, h_j),
+  // E_T(x, h_j)) beside each old platform's listwise KD there, E = the
+  // embedding after FiLM (ScoreModel::embed), FD = distill_loss.h's relative
+  // squared distance. It holds the shared representation the old scores
+  // are read from, not only their order. 0 = none. Issue 19's named lever
+  // (bench_continual --feature-weight); not measured yet, so 0.
+  double feature_weight = 0.0;
 };
 
 // The epochs of a distill (the job's defaults, bench_train's and

@@ -11,7 +11,7 @@ Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T [sets MEAN/SUM]" lines 
 (and step 0's base line: every method starts from the base).
 The main distill lineage is named by its weights (old_weight, ewc, column_weight where
 it is not 1 or is per old platform, old_weight_other_kind where it is not 1, student_from_column where it
-is 1, and old_bank_ratio where it is not 1) — from the log's "# settings:" line, or for older logs
+is 1, old_bank_ratio where it is not 1, and feature_weight where it is not 0) — from the log's "# settings:" line, or for older logs
 (before it was printed) from the command line's
 --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
 and extra lineages were swapped summarise together. Fine-tuning trains on the main
@@ -67,9 +67,10 @@ SETTINGS_COLUMN = re.compile(r", column_weight ([\d.e+-]+(?: per old platform)?)
 SETTINGS_OTHER_KIND = re.compile(r", old_weight_other_kind ([\d.e+-]+)")
 SETTINGS_FROM_COLUMN = re.compile(r", student_from_column (\d)")
 SETTINGS_BANK_RATIO = re.compile(r", old_bank_ratio ([\d.e+-]+)")
+SETTINGS_FEATURE = re.compile(r", feature_weight ([\d.e+-]+)")
 # The settings line's fields that name the main lineage (the patterns above), not the run.
 LINEAGE_FIELDS = ("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind ", "student_from_column ",
-                  "old_bank_ratio ")
+                  "old_bank_ratio ", "feature_weight ")
 # Item 4's tolerance: a difference's task-mean interval this narrow decides a lever of that size. The
 # differences print how many runs of the same spread would reach it.
 DECIDES = 0.02
@@ -125,10 +126,11 @@ def read_keyed_runs(paths):
     return runs
 
 
-def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=None, bank_ratio=None):
+def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=None, bank_ratio=None, feature=None):
     """A distill lineage's name; the column weight ("3", or "1 per old platform": times their count) only where
     it is not the default 1 (older logs have none), old_weight_other_kind only where it is not 1, and
-    student_from_column only where it is 1, old_bank_ratio only where it is not 1."""
+    student_from_column only where it is 1, old_bank_ratio only where it is not 1, feature_weight only where
+    it is not 0."""
     column = ""
     if column_weight is not None:
         weight, _, per_old = str(column_weight).partition(" ")
@@ -140,6 +142,8 @@ def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=No
         column += ", student_from_column"
     if bank_ratio is not None and float(bank_ratio) != 1:
         column += f", old_bank_ratio {float(bank_ratio):g}"
+    if feature is not None and float(feature) != 0:
+        column += f", feature_weight {float(feature):g}"
     return f"distill (old_weight {float(old_weight):g}, ewc {float(ewc):g}{column})"
 
 
@@ -158,8 +162,9 @@ def read(path):
             if m:
                 c, k = SETTINGS_COLUMN.search(line), SETTINGS_OTHER_KIND.search(line)
                 f, r = SETTINGS_FROM_COLUMN.search(line), SETTINGS_BANK_RATIO.search(line)
+                w = SETTINGS_FEATURE.search(line)
                 main = lineage(m.group(1), m.group(2), c.group(1) if c else None, k.group(1) if k else None,
-                               f.group(1) if f else None, r.group(1) if r else None)
+                               f.group(1) if f else None, r.group(1) if r else None, w.group(1) if w else None)
                 settings = run_settings(line)
                 continue
             m = STEP.match(line)

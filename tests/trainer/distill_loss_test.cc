@@ -1,4 +1,4 @@
-// tests/trainer/distill_loss_test.cc — listwise KD and EWC (distill_loss.h)
+// tests/trainer/distill_loss_test.cc — listwise KD, feature KD and EWC (distill_loss.h)
 // against the formulas written as plain loops over std::vector<double>: the
 // values and the gradients, on random scores, targets, chunkings and
 // temperatures; plus the properties distillation relies on.
@@ -121,6 +121,32 @@ TEST(DistillLossTest, EwcMatchesTheReference) {
   EXPECT_NEAR(ewc.item<double>(), expected, 1e-5 * expected);
   // At the anchor there is nothing to pay.
   EXPECT_EQ(ewc_penalty(anchor, anchor, fisher).item<double>(), 0.0);
+}
+
+TEST(DistillLossTest, FeatureKdMatchesTheReference) {
+  torch::manual_seed(5);
+  const torch::Tensor embedding = torch::randn({6, 4}).requires_grad_(true);
+  const torch::Tensor target = torch::randn({6, 4}) * 3.0;
+  const torch::Tensor fd = feature_kd(embedding, target);
+  fd.backward();
+  // Σ (e − t)² / Σ t², and ∂/∂e = 2 (e − t) / Σ t².
+  const std::vector<double> e = to_vec(embedding.detach()), t = to_vec(target), g = to_vec(embedding.grad());
+  double distance = 0, size = 0;
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    distance += (e[i] - t[i]) * (e[i] - t[i]);
+    size += t[i] * t[i];
+  }
+  EXPECT_NEAR(fd.item<double>(), distance / size, 1e-5 * distance / size);
+  for (std::size_t i = 0; i < e.size(); ++i) EXPECT_NEAR(g[i], 2.0 * (e[i] - t[i]) / size, 1e-5) << "entry " << i;
+  // The teacher's own embeddings cost nothing; scaling both scales nothing.
+  EXPECT_EQ(feature_kd(target, target).item<double>(), 0.0);
+  EXPECT_NEAR(feature_kd(embedding.detach() * 10.0, target * 10.0).item<double>(), fd.item<double>(), 1e-5);
+  // An all-zero target is defined (0), with a finite gradient.
+  const torch::Tensor e2 = torch::randn({3, 4}).requires_grad_(true);
+  const torch::Tensor zero = feature_kd(e2, torch::zeros({3, 4}));
+  zero.backward();
+  EXPECT_EQ(zero.item<double>(), 0.0);
+  EXPECT_TRUE(torch::isfinite(e2.grad()).all().item<bool>());
 }
 
 }  // namespace

@@ -163,5 +163,58 @@ TEST(BatchLossTest, OldPlatformFactorsScaleEachTermOnTheNewPlatformsProgramsOnly
   EXPECT_EQ(loss({0.0, 1.0}, true), both);
 }
 
+// The feature term (DistillTargets::feature_weight): on the bank only, per
+// old platform the relative squared distance of the student's embedding from
+// the teacher's, weighted; nothing when the teacher is the student.
+TEST(BatchLossTest, FeatureTermAddsTheEmbeddingDistanceOnTheBankOnly) {
+  ModelConfig c;
+  c.kind = ModelKind::kMamba;
+  c.token_dim = 8;
+  c.descriptor_dim = 4;
+  c.max_len = 8;
+  c.d_model = 16;
+  c.d_state = 4;
+  c.film_hidden = 8;
+  c.head_hidden = 16;
+  auto student = make_score_model(c);  // eval mode: no dropout
+  c.seed = 7;
+  auto other = make_score_model(c);
+  ASSERT_TRUE(student.is_ok() && other.is_ok());
+  torch::manual_seed(4);
+  Batch batch = label_batch(torch::rand({6}), {3, 3});
+  for (std::int64_t i = 0; i < 6; ++i) batch.rows[static_cast<std::size_t>(i)] = i;
+  batch.tokens = torch::randn({6, 5, c.token_dim});
+  batch.lengths = torch::full({6}, 5, torch::kLong);
+  BatchSource src;
+  src.labeled = false;
+  for (int j = 0; j < 2; ++j) {
+    const torch::Tensor t = torch::randn({6}).contiguous();
+    src.old_targets.emplace_back(t.data_ptr<float>(), t.data_ptr<float>() + 6);
+  }
+  DistillTerms terms;
+  terms.old_descriptors = {torch::randn({1, c.descriptor_dim}), torch::randn({1, c.descriptor_dim})};
+  terms.weights.old_weight = 2;
+  const auto loss = [&](double feature_weight, std::shared_ptr<ScoreModel> teacher, bool old_bank) {
+    terms.weights.feature_weight = feature_weight;
+    terms.teacher = std::move(teacher);
+    src.old_bank = old_bank;
+    return batch_loss(**student, src, batch, &terms, {}).item<double>();
+  };
+  // Σ_j FD(E_S(x, h_j), E_T(x, h_j)) by hand.
+  double distance = 0;
+  for (const torch::Tensor& h : terms.old_descriptors) {
+    const torch::Tensor hb = h.expand({6, c.descriptor_dim});
+    distance +=
+        feature_kd((*student)->embed(batch.tokens, batch.lengths, hb), (*other)->embed(batch.tokens, batch.lengths, hb))
+            .item<double>();
+  }
+  ASSERT_GT(distance, 0);
+  const double kd_only = loss(0, nullptr, true);
+  EXPECT_NEAR(loss(3, *other, true), kd_only + 3 * distance, 1e-5 * (kd_only + 3 * distance));
+  EXPECT_EQ(loss(0, *other, true), kd_only);                      // weight 0: no term
+  EXPECT_NEAR(loss(3, *student, true), kd_only, 1e-6 * kd_only);  // the teacher's own embeddings: nothing to pay
+  EXPECT_EQ(loss(3, *other, false), loss(0, nullptr, false));     // platform k's programs: no feature term
+}
+
 }  // namespace
 }  // namespace tcl::trainer

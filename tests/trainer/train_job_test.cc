@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "trainer/batches.h"
 #include "trainer/cost_model.h"
+#include "trainer/distill_loss.h"
+#include "trainer/score_model.h"
 
 namespace tcl::trainer {
 namespace {
@@ -852,6 +855,22 @@ class DistillInputsTest : public ::testing::Test {
     return agreement(scores_under(teacher(), *ds, old_descriptor()), scores_under(checkpoint, *ds, old_descriptor()),
                      ds->train.groups);
   }
+
+  // Under the old descriptor, how far `checkpoint`'s embeddings of
+  // `programs` are from the teacher's (distill_loss.h's feature_kd).
+  double old_embedding_distance(const std::string& checkpoint, const std::vector<core::Record>& programs) const {
+    auto ds = build_unlabeled_dataset(programs, new_platform, DatasetOptions{});
+    auto student = CostModel::load(checkpoint);
+    auto t = CostModel::load(teacher());
+    EXPECT_TRUE(ds.is_ok() && student.is_ok() && t.is_ok());
+    if (!ds.is_ok() || !student.is_ok() || !t.is_ok()) return 0;
+    const SplitTensors x = to_tensors(ds->train, *ds, torch::kCPU);
+    const torch::Tensor h = torch::tensor(old_descriptor()).unsqueeze(0).expand({x.count, -1});
+    torch::NoGradGuard no_grad;
+    return feature_kd((*student)->score_model()->embed(x.tokens, x.lengths, h),
+                      (*t)->score_model()->embed(x.tokens, x.lengths, h))
+        .item<double>();
+  }
 };
 
 // The unmeasured pool as distillation inputs (DESIGN §5.2): with few
@@ -941,6 +960,35 @@ TEST_F(DistillInputsTest, DistillationKeepsTheOldOrderOnTheOldPlatformsBank) {
   std::printf("[ old bank ] old-descriptor agreement with the teacher on the old programs: distill %.3f, + bank %.3f\n",
               agree_without, agree_with);
   EXPECT_GT(agree_with, agree_without + 0.02);
+}
+
+// Feature KD on the bank (DistillTargets::feature_weight): besides the old
+// order, the student keeps the teacher's embedding of the old platform's
+// programs, at no extra step.
+TEST_F(DistillInputsTest, FeatureKdKeepsTheOldEmbeddingOnTheBank) {
+  std::vector<core::Record> measured;
+  const std::vector<core::Record> reversed = reversed_platform(16, 48);
+  for (std::size_t i = 0; i < reversed.size(); ++i) {
+    if (i % 48 < 12) measured.push_back(reversed[i]);
+  }
+  std::vector<core::Record> bank = old_records();
+  for (auto& r : bank) r.costs.clear();
+  auto plain = distill(measured, {.old_bank = bank, .old_bank_ratio = 1});
+  auto feature = distill(measured, {.old_bank = bank, .old_bank_ratio = 1, .feature_weight = 5});
+  ASSERT_TRUE(plain.is_ok() && feature.is_ok());
+  EXPECT_EQ(feature->steps, plain->steps);
+  const double d_plain = old_embedding_distance(plain->checkpoint, bank);
+  const double d_feature = old_embedding_distance(feature->checkpoint, bank);
+  std::printf("[ feature kd ] old-descriptor embedding distance from the teacher on the bank: %.4f, + feature %.4f\n",
+              d_plain, d_feature);
+  EXPECT_LT(d_feature, 0.5 * d_plain);
+  // A weight below 0 is refused, naming the field.
+  TrainRequest bad = small_request(measured);
+  bad.start = Distill{.teacher = {.init_checkpoint = teacher()},
+                      .targets = {.old_descriptors = {old_descriptor()}, .feature_weight = -1}};
+  auto refused = train_platform(bad, nullptr);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("feature_weight"), std::string::npos);
 }
 
 }  // namespace
