@@ -173,6 +173,7 @@ using tcl::core::write_file_atomic;
 // The distill job's bank ratio: a lineage at it is named as before the flag
 // existed (its name, cache key and header).
 const double kJobBankRatio = tr::DistillTargets{}.old_bank_ratio;
+const double kJobFeatureWeight = tr::DistillTargets{}.feature_weight;  // the same, for --feature-weight
 
 struct Args {
   std::string data = "/work/shared/data";
@@ -201,7 +202,7 @@ struct Args {
   double old_bank_ratio = kJobBankRatio;
   // --feature-weight W: the main lineage's feature KD on the bank
   // (DistillTargets::feature_weight; issue 19's lever of session 25).
-  double feature_weight = 0;
+  double feature_weight = kJobFeatureWeight;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0, extra_column = 0;
@@ -644,12 +645,12 @@ struct Lineage {
   std::string name;  // row label
   bool distill = false;
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
-  bool column_weight_constant = false;    // column_weight as given at every step, not per old platform (the job's)
-  double old_weight_other_kind = 1;       // --old-weight-other-kind (the main lineage's)
-  bool student_from_column = false;       // --student-from-column (the main lineage's)
-  double old_bank_ratio = kJobBankRatio;  // --old-bank-ratio (the main lineage's)
-  double feature_weight = 0;              // --feature-weight (the main lineage's)
-  std::string model{}, fisher{};          // current version (and its Fisher for distill)
+  bool column_weight_constant = false;        // column_weight as given at every step, not per old platform (the job's)
+  double old_weight_other_kind = 1;           // --old-weight-other-kind (the main lineage's)
+  bool student_from_column = false;           // --student-from-column (the main lineage's)
+  double old_bank_ratio = kJobBankRatio;      // --old-bank-ratio (the main lineage's)
+  double feature_weight = kJobFeatureWeight;  // --feature-weight (the main lineage's)
+  std::string model{}, fisher{};              // current version (and its Fisher for distill)
 };
 
 // (c1)/(c2): one model per platform.
@@ -698,7 +699,8 @@ void render_header(const Args& a, std::ostringstream& md) {
      << (a.student_from_column ? "; the student starts from the active column, EWC anchored at the teacher" : "")
      << (a.old_bank_ratio == kJobBankRatio ? std::string()
                                            : "; " + fmt("%g", a.old_bank_ratio) + " bank batches per measured batch")
-     << (a.feature_weight == 0 ? std::string() : "; feature KD " + fmt("%g", a.feature_weight) + " on the bank")
+     << (a.feature_weight == kJobFeatureWeight ? std::string()
+                                               : "; feature KD " + fmt("%g", a.feature_weight) + " on the bank")
      << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
         "first platform's pool (as the base saw it) and the selection of every later platform ("
@@ -1087,7 +1089,10 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       (old_bank.empty() ? std::string() : "|old bank " + std::to_string(old_bank.size())) +
       // Named only where it is not the job's, so that earlier caches still serve the default.
       (l.old_bank_ratio == kJobBankRatio ? std::string() : "|bank ratio " + fmt("%g", l.old_bank_ratio)) +
-      (targets.feature_weight == 0 || old_bank.empty() ? std::string() : "|feature " + fmt("%g", l.feature_weight)) +
+      // Named only where the term trains (a weight and a bank), so that the job's students are shared.
+      (targets.feature_weight == kJobFeatureWeight || targets.old_bank.empty()
+           ? std::string()
+           : "|feature " + fmt("%g", targets.feature_weight)) +
       "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
   auto student = train_cached(a, "distill", p.name, key, req);
   if (!student) return fail(l.name, student.status());

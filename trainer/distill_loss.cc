@@ -21,6 +21,7 @@ torch::Tensor listwise_kd(const torch::Tensor& scores, const torch::Tensor& targ
 }
 
 torch::Tensor feature_kd(const torch::Tensor& embedding, const torch::Tensor& target) {
+  TORCH_CHECK(embedding.sizes() == target.sizes(), "feature_kd: embedding and target shapes differ");
   const torch::Tensor t = target.detach();
   const torch::Tensor size = t.pow(2).sum();
   // No .item() here: on a GPU it would wait for the device at every batch.

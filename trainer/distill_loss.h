@@ -31,8 +31,9 @@ namespace tcl::trainer {
 torch::Tensor listwise_kd(const torch::Tensor& scores, const torch::Tensor& target,
                           const std::vector<std::int64_t>& chunk_sizes, double temperature);
 
-// embedding, target: [b, d]; target is a constant (no gradient flows into
-// it). 0 when the target is all zeros. Differentiable in embedding.
+// embedding, target: [b, d], the same shape (c10::Error otherwise); target is
+// a constant (no gradient flows into it). 0 when the target is all zeros.
+// Differentiable in embedding.
 torch::Tensor feature_kd(const torch::Tensor& embedding, const torch::Tensor& target);
 
 // parameters, anchor and fisher: the same shapes, tensor by tensor. A scalar

@@ -15,7 +15,9 @@
 // (DistillTargets::old_bank) is a source of its own the same way, read by
 // the old-platform KD terms only (no column target), when old_weight > 0 and
 // there are old platforms; none of its tasks is left out (they are not
-// platform k's).
+// platform k's). With feature_weight > 0 and a bank, the teacher itself is
+// kept on the device (DistillTerms::teacher) for the feature term's targets;
+// without a bank the weight is unused.
 //
 // Thread-safety: reads the model's parameters (the Fisher's shapes); call before training.
 #pragma once

@@ -15,7 +15,7 @@
 // model's device; lengths are range-checked on the CPU only (the check reads
 // them back, which would stall a GPU at every forward).
 //
-// Thread-safety: forward/embed/forward_mc under torch::NoGradGuard in eval
+// Thread-safety: forward/embed/score_embedding/forward_mc under torch::NoGradGuard in eval
 // mode may run concurrently (forward_mc's generator is internally locked);
 // training (train(), backward, optimizer steps, load) needs exclusive access.
 #pragma once

@@ -304,8 +304,9 @@ struct DistillTargets {
   // E_T(x, h_j)) beside each old platform's listwise KD there, E = the
   // embedding after FiLM (ScoreModel::embed), FD = distill_loss.h's relative
   // squared distance. It holds the shared representation the old scores
-  // are read from, not only their order. 0 = none. Issue 19's named lever
-  // (bench_continual --feature-weight); not measured yet, so 0.
+  // are read from, not only their order. 0 = none; unused where no bank is
+  // (see old_bank). Issue 19's named lever (bench_continual
+  // --feature-weight); not measured yet, so 0.
   double feature_weight = 0.0;
 };
 

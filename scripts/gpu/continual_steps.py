@@ -11,8 +11,8 @@ Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T [sets MEAN/SUM]" lines 
 (and step 0's base line: every method starts from the base).
 The main distill lineage is named by its weights (old_weight, ewc, column_weight where
 it is not 1 or is per old platform, old_weight_other_kind where it is not 1, student_from_column where it
-is 1, old_bank_ratio where it is not 1, and feature_weight where it is not 0) — from the log's "# settings:" line, or for older logs
-(before it was printed) from the command line's
+is 1, old_bank_ratio where it is not 1, and feature_weight where it is not 0) — from the log's
+"# settings:" line, or for older logs (before it was printed) from the command line's
 --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
 and extra lineages were swapped summarise together. Fine-tuning trains on the main
 lineage's selection, so it is named by that lineage too. Runs pooled by this

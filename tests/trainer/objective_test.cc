@@ -211,9 +211,9 @@ TEST(BatchLossTest, FeatureTermAddsTheEmbeddingDistanceOnTheBankOnly) {
   ASSERT_GT(distance, 0);
   const double kd_only = loss(0, nullptr, true);
   EXPECT_NEAR(loss(3, *other, true), kd_only + 3 * distance, 1e-5 * (kd_only + 3 * distance));
-  EXPECT_EQ(loss(0, *other, true), kd_only);                      // weight 0: no term
-  EXPECT_NEAR(loss(3, *student, true), kd_only, 1e-6 * kd_only);  // the teacher's own embeddings: nothing to pay
-  EXPECT_EQ(loss(3, *other, false), loss(0, nullptr, false));     // platform k's programs: no feature term
+  EXPECT_EQ(loss(0, *other, true), kd_only);                   // weight 0: no term
+  EXPECT_EQ(loss(3, *student, true), kd_only);                 // the teacher's own embeddings: nothing to pay
+  EXPECT_EQ(loss(3, *other, false), loss(0, nullptr, false));  // platform k's programs: no feature term
 }
 
 }  // namespace

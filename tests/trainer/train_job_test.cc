@@ -982,13 +982,15 @@ TEST_F(DistillInputsTest, FeatureKdKeepsTheOldEmbeddingOnTheBank) {
   std::printf("[ feature kd ] old-descriptor embedding distance from the teacher on the bank: %.4f, + feature %.4f\n",
               d_plain, d_feature);
   EXPECT_LT(d_feature, 0.5 * d_plain);
-  // A weight below 0 is refused, naming the field.
-  TrainRequest bad = small_request(measured);
-  bad.start = Distill{.teacher = {.init_checkpoint = teacher()},
-                      .targets = {.old_descriptors = {old_descriptor()}, .feature_weight = -1}};
-  auto refused = train_platform(bad, nullptr);
-  ASSERT_FALSE(refused.is_ok());
-  EXPECT_NE(refused.status().message().find("feature_weight"), std::string::npos);
+  // A weight below 0, or not a number, is refused, naming the field.
+  for (double w : {-1.0, std::nan("")}) {
+    TrainRequest bad = small_request(measured);
+    bad.start = Distill{.teacher = {.init_checkpoint = teacher()},
+                        .targets = {.old_descriptors = {old_descriptor()}, .feature_weight = w}};
+    auto refused = train_platform(bad, nullptr);
+    ASSERT_FALSE(refused.is_ok()) << w;
+    EXPECT_NE(refused.status().message().find("feature_weight"), std::string::npos);
+  }
 }
 
 }  // namespace
