@@ -23,6 +23,33 @@ double old_term_weight(const DistillTargets& w, std::size_t j, bool old_bank) {
   return w.old_weight * w.old_weight_on_new_programs.at(j);
 }
 
+namespace {
+
+// Old platform j's terms on a batch: weight · KD(S(x, h_j), T_j), plus the
+// feature term where `feature` (one student forward serves both: the scores
+// are the head's reading of the embedding).
+torch::Tensor old_platform_terms(ScoreModel& model, const BatchSource& src, const Batch& batch,
+                                 const DistillTerms& distill, std::size_t j, double weight, bool feature) {
+  const DistillTargets& w = distill.weights;
+  const torch::Tensor& h = distill.old_descriptors[j];
+  const torch::Tensor hb = h.expand({batch.size(), h.size(1)});
+  const torch::Tensor target = gather_rows(src.old_targets[j], batch, batch.tokens.device());
+  if (!feature) {
+    return weight *
+           listwise_kd(model.forward(batch.tokens, batch.lengths, hb), target, batch.chunk_sizes, w.temperature);
+  }
+  const torch::Tensor embedding = model.embed(batch.tokens, batch.lengths, hb);
+  torch::Tensor teacher_embedding;
+  {
+    torch::NoGradGuard no_grad;
+    teacher_embedding = distill.teacher->embed(batch.tokens, batch.lengths, hb);
+  }
+  return w.feature_weight * feature_kd(embedding, teacher_embedding) +
+         weight * listwise_kd(model.score_embedding(embedding), target, batch.chunk_sizes, w.temperature);
+}
+
+}  // namespace
+
 torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch& batch, const DistillTerms* distill,
                          const LabelLossOptions& loss_options) {
   const std::int64_t b = batch.size();
@@ -45,23 +72,7 @@ torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch&
   for (std::size_t j = 0; j < src.old_targets.size(); ++j) {
     const double weight = old_term_weight(w, j, src.old_bank);
     if (!(weight > 0)) continue;  // no forward pass for a term that weighs nothing
-    const torch::Tensor& h = distill->old_descriptors[j];
-    const torch::Tensor hb = h.expand({b, h.size(1)});
-    torch::Tensor old_scores;
-    if (feature_term) {  // one forward for both terms: the scores are the head's reading of the embedding
-      const torch::Tensor embedding = model.embed(batch.tokens, batch.lengths, hb);
-      old_scores = model.score_embedding(embedding);
-      torch::Tensor target;
-      {
-        torch::NoGradGuard no_grad;
-        target = distill->teacher->embed(batch.tokens, batch.lengths, hb);
-      }
-      loss = loss + w.feature_weight * feature_kd(embedding, target);
-    } else {
-      old_scores = model.forward(batch.tokens, batch.lengths, hb);
-    }
-    loss = loss + weight * listwise_kd(old_scores, gather_rows(src.old_targets[j], batch, device), batch.chunk_sizes,
-                                       w.temperature);
+    loss = loss + old_platform_terms(model, src, batch, *distill, j, weight, feature_term);
   }
   if (!distill->fisher.empty()) {
     loss = loss + w.ewc_weight * ewc_penalty(model.parameters(), distill->anchor, distill->fisher);
