@@ -11,7 +11,7 @@
 //       programs, 3 epochs, a 600 s budget, seed 0). Writes DIR/checkpoint
 //       and DIR/fisher: the production version a distill starts from.
 //   bench_train --distill --data DIR|FILE --teacher DIR --teacher-data DIR|FILE[,...]
-//               [--device ...] [--threads T] [--out DIR]
+//               [--device ...] [--threads T] [--old-bank-ratio R] [--feature-weight W] [--out DIR]
 //       A distill job into the platform of --data, from the checkpoint and
 //       Fisher in --teacher, trained on the platforms of --teacher-data
 //       (their descriptors are the old platforms'): the active column
@@ -28,7 +28,8 @@
 //       bank: every k-th successful measurement of each --teacher-data file,
 //       costs dropped, an equal share of max_old_bank each (the worker takes
 //       a share by program id and keeps each program once; --old-bank-ratio,
-//       default the job's, 0 = none).
+//       default the job's, 0 = none). --feature-weight W: the feature term
+//       on the bank (DistillTargets::feature_weight; default the job's).
 //
 // --time-budget S: every training run's budget in seconds (the job option
 // time_budget_s; default the job's, 0 = none, so every planned epoch runs).
@@ -79,6 +80,7 @@ struct Args {
   int threads = 0;
   std::string out;
   double old_bank_ratio = tr::DistillTargets{}.old_bank_ratio;
+  double feature_weight = tr::DistillTargets{}.feature_weight;
   double time_budget_s = tr::TrainRequest{}.resources.time_budget_s;
   std::uint64_t seed = tr::Optimisation{}.seed;
 };
@@ -97,6 +99,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .custom("device", [a](const std::string& v) { return tcl::bench::read_device_arg(v.c_str(), &a->device); })
       .value("threads", &a->threads)
       .value("old-bank-ratio", &a->old_bank_ratio)
+      .value("feature-weight", &a->feature_weight)
       .value("time-budget", &a->time_budget_s)
       .value("seed", &a->seed)
       .value("out", &a->out);
@@ -234,12 +237,14 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
     sources.old_descriptors.push_back(std::move(h));
     old_platforms.push_back(p);
   }
-  tr::DistillTargets weights;  // the job's defaults but the bank's ratio
+  tr::DistillTargets weights;  // the job's defaults but the bank's ratio and the feature term
   weights.old_bank_ratio = a.old_bank_ratio;
+  weights.feature_weight = a.feature_weight;
   std::vector<core::Record> bank;
   if (a.old_bank_ratio > 0 && !read_old_bank(a, weights.max_old_bank, &bank)) return 1;
   sources.old_bank = bank;
-  std::printf("old platforms' bank: %zu programs read, ratio %g\n", bank.size(), a.old_bank_ratio);
+  std::printf("old platforms' bank: %zu programs read, ratio %g, feature weight %g\n", bank.size(), a.old_bank_ratio,
+              a.feature_weight);
   const Clock::time_point t0 = Clock::now();
   // The active column: the new platform fine-tuned from the teacher.
   const tr::TrainRequest column = onboarding::column_request(
