@@ -109,10 +109,10 @@ TEST(OldTermWeightTest, TheFactorScalesTheNewPlatformsProgramsOnly) {
   EXPECT_EQ(old_term_weight(w, 1, true), 2.0);
 }
 
-// batch_loss's old-platform terms, two old platforms on one unlabeled batch:
-// each factor scales its own platform's term on platform k's programs, and
-// the bank's terms keep old_weight whatever the factors say.
-TEST(BatchLossTest, OldPlatformFactorsScaleEachTermOnTheNewPlatformsProgramsOnly) {
+// What the old-term tests of batch_loss share: a small student's config, and
+// one unlabeled batch of two chunks of 3 with two old platforms' targets
+// and descriptors (old_weight 2), drawn from torch's generator at `seed`.
+ModelConfig small_config() {
   ModelConfig c;
   c.kind = ModelKind::kMamba;
   c.token_dim = 8;
@@ -122,22 +122,42 @@ TEST(BatchLossTest, OldPlatformFactorsScaleEachTermOnTheNewPlatformsProgramsOnly
   c.d_state = 4;
   c.film_hidden = 8;
   c.head_hidden = 16;
-  auto model = make_score_model(c);  // eval mode: no dropout
-  ASSERT_TRUE(model.is_ok()) << model.status().to_string();
-  torch::manual_seed(3);
-  Batch batch = label_batch(torch::rand({6}), {3, 3});
-  for (std::int64_t i = 0; i < 6; ++i) batch.rows[static_cast<std::size_t>(i)] = i;
-  batch.tokens = torch::randn({6, 5, c.token_dim});
-  batch.lengths = torch::full({6}, 5, torch::kLong);
+  return c;
+}
+
+struct OldTermsBatch {
+  Batch batch;
   BatchSource src;
-  src.labeled = false;  // no label term: the old terms alone
+  DistillTerms terms;
+};
+
+OldTermsBatch old_terms_batch(const ModelConfig& c, std::uint64_t seed) {
+  torch::manual_seed(seed);
+  OldTermsBatch o{.batch = label_batch(torch::rand({6}), {3, 3}), .src = {}, .terms = {}};
+  for (std::int64_t i = 0; i < 6; ++i) o.batch.rows[static_cast<std::size_t>(i)] = i;
+  o.batch.tokens = torch::randn({6, 5, c.token_dim});
+  o.batch.lengths = torch::full({6}, 5, torch::kLong);
+  o.src.labeled = false;  // no label term: the old terms alone
   for (int j = 0; j < 2; ++j) {
     const torch::Tensor t = torch::randn({6}).contiguous();
-    src.old_targets.emplace_back(t.data_ptr<float>(), t.data_ptr<float>() + 6);
+    o.src.old_targets.emplace_back(t.data_ptr<float>(), t.data_ptr<float>() + 6);
   }
-  DistillTerms terms;
-  terms.old_descriptors = {torch::randn({1, c.descriptor_dim}), torch::randn({1, c.descriptor_dim})};
-  terms.weights.old_weight = 2;
+  o.terms.old_descriptors = {torch::randn({1, c.descriptor_dim}), torch::randn({1, c.descriptor_dim})};
+  o.terms.weights.old_weight = 2;
+  return o;
+}
+
+// batch_loss's old-platform terms, two old platforms on one unlabeled batch:
+// each factor scales its own platform's term on platform k's programs, and
+// the bank's terms keep old_weight whatever the factors say.
+TEST(BatchLossTest, OldPlatformFactorsScaleEachTermOnTheNewPlatformsProgramsOnly) {
+  const ModelConfig c = small_config();
+  auto model = make_score_model(c);  // eval mode: no dropout
+  ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+  OldTermsBatch o = old_terms_batch(c, 3);
+  Batch& batch = o.batch;
+  BatchSource& src = o.src;
+  DistillTerms& terms = o.terms;
   const auto loss = [&](std::vector<double> factors, bool old_bank) {
     terms.weights.old_weight_on_new_programs = std::move(factors);
     src.old_bank = old_bank;
@@ -167,33 +187,15 @@ TEST(BatchLossTest, OldPlatformFactorsScaleEachTermOnTheNewPlatformsProgramsOnly
 // old platform the relative squared distance of the student's embedding from
 // the teacher's, weighted; nothing when the teacher is the student.
 TEST(BatchLossTest, FeatureTermAddsTheEmbeddingDistanceOnTheBankOnly) {
-  ModelConfig c;
-  c.kind = ModelKind::kMamba;
-  c.token_dim = 8;
-  c.descriptor_dim = 4;
-  c.max_len = 8;
-  c.d_model = 16;
-  c.d_state = 4;
-  c.film_hidden = 8;
-  c.head_hidden = 16;
+  ModelConfig c = small_config();
   auto student = make_score_model(c);  // eval mode: no dropout
   c.seed = 7;
   auto other = make_score_model(c);
   ASSERT_TRUE(student.is_ok() && other.is_ok());
-  torch::manual_seed(4);
-  Batch batch = label_batch(torch::rand({6}), {3, 3});
-  for (std::int64_t i = 0; i < 6; ++i) batch.rows[static_cast<std::size_t>(i)] = i;
-  batch.tokens = torch::randn({6, 5, c.token_dim});
-  batch.lengths = torch::full({6}, 5, torch::kLong);
-  BatchSource src;
-  src.labeled = false;
-  for (int j = 0; j < 2; ++j) {
-    const torch::Tensor t = torch::randn({6}).contiguous();
-    src.old_targets.emplace_back(t.data_ptr<float>(), t.data_ptr<float>() + 6);
-  }
-  DistillTerms terms;
-  terms.old_descriptors = {torch::randn({1, c.descriptor_dim}), torch::randn({1, c.descriptor_dim})};
-  terms.weights.old_weight = 2;
+  OldTermsBatch o = old_terms_batch(c, 4);
+  Batch& batch = o.batch;
+  BatchSource& src = o.src;
+  DistillTerms& terms = o.terms;
   const auto loss = [&](double feature_weight, std::shared_ptr<ScoreModel> teacher, bool old_bank) {
     terms.weights.feature_weight = feature_weight;
     terms.teacher = std::move(teacher);

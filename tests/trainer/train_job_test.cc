@@ -856,6 +856,23 @@ class DistillInputsTest : public ::testing::Test {
                      ds->train.groups);
   }
 
+  // The bank tests' inputs: 12 measured programs of each reversed-platform
+  // task, and the old platform's programs with their costs dropped (no old
+  // measurement is read).
+  static std::vector<core::Record> few_measured() {
+    std::vector<core::Record> measured;
+    const std::vector<core::Record> reversed = reversed_platform(16, 48);
+    for (std::size_t i = 0; i < reversed.size(); ++i) {
+      if (i % 48 < 12) measured.push_back(reversed[i]);
+    }
+    return measured;
+  }
+  static std::vector<core::Record> old_bank() {
+    std::vector<core::Record> bank = old_records();
+    for (auto& r : bank) r.costs.clear();
+    return bank;
+  }
+
   // Under the old descriptor, how far `checkpoint`'s embeddings of
   // `programs` are from the teacher's (distill_loss.h's feature_kd).
   double old_embedding_distance(const std::string& checkpoint, const std::vector<core::Record>& programs) const {
@@ -932,13 +949,8 @@ TEST_F(DistillInputsTest, DistillationLearnsFromTheUnmeasuredPool) {
 // platform's few measured programs alone as KD inputs, the student drifts
 // from the teacher's order of the old platform's programs; the bank keeps it.
 TEST_F(DistillInputsTest, DistillationKeepsTheOldOrderOnTheOldPlatformsBank) {
-  std::vector<core::Record> measured;
-  const std::vector<core::Record> reversed = reversed_platform(16, 48);
-  for (std::size_t i = 0; i < reversed.size(); ++i) {
-    if (i % 48 < 12) measured.push_back(reversed[i]);
-  }
-  std::vector<core::Record> bank = old_records();
-  for (auto& r : bank) r.costs.clear();  // programs only: no old measurement is read
+  const std::vector<core::Record> measured = few_measured();
+  const std::vector<core::Record> bank = old_bank();
   const auto with_bank = [&](double bank_ratio, double old_weight = 1.0) {
     return distill(measured, {.old_bank = bank, .old_bank_ratio = bank_ratio, .old_weight = old_weight});
   };
@@ -966,13 +978,8 @@ TEST_F(DistillInputsTest, DistillationKeepsTheOldOrderOnTheOldPlatformsBank) {
 // order, the student keeps the teacher's embedding of the old platform's
 // programs, at no extra step.
 TEST_F(DistillInputsTest, FeatureKdKeepsTheOldEmbeddingOnTheBank) {
-  std::vector<core::Record> measured;
-  const std::vector<core::Record> reversed = reversed_platform(16, 48);
-  for (std::size_t i = 0; i < reversed.size(); ++i) {
-    if (i % 48 < 12) measured.push_back(reversed[i]);
-  }
-  std::vector<core::Record> bank = old_records();
-  for (auto& r : bank) r.costs.clear();
+  const std::vector<core::Record> measured = few_measured();
+  const std::vector<core::Record> bank = old_bank();
   auto plain = distill(measured, {.old_bank = bank, .old_bank_ratio = 1});
   auto feature = distill(measured, {.old_bank = bank, .old_bank_ratio = 1, .feature_weight = 5});
   ASSERT_TRUE(plain.is_ok() && feature.is_ok());
