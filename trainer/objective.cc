@@ -25,26 +25,32 @@ double old_term_weight(const DistillTargets& w, std::size_t j, bool old_bank) {
 
 namespace {
 
+torch::Tensor expanded(const torch::Tensor& h, const Batch& batch) { return h.expand({batch.size(), h.size(1)}); }
+
+// The teacher's embeddings of the batch under every old descriptor, for the
+// feature term (the batch encoded once).
+std::vector<torch::Tensor> teacher_embeddings(const DistillTerms& distill, const Batch& batch) {
+  std::vector<torch::Tensor> descriptors;
+  for (const torch::Tensor& h : distill.old_descriptors) descriptors.push_back(expanded(h, batch));
+  torch::NoGradGuard no_grad;
+  return distill.teacher->embed_each(batch.tokens, batch.lengths, descriptors);
+}
+
 // Old platform j's terms on a batch: weight · KD(S(x, h_j), T_j), plus the
-// feature term where `feature` (one student forward serves both: the scores
-// are the head's reading of the embedding).
+// feature term where the teacher's embedding is given (one student forward
+// serves both: the scores are the head's reading of the embedding).
 torch::Tensor old_platform_terms(ScoreModel& model, const BatchSource& src, const Batch& batch,
-                                 const DistillTerms& distill, std::size_t j, double weight, bool feature) {
+                                 const DistillTerms& distill, std::size_t j, double weight,
+                                 const torch::Tensor* teacher_embedding) {
   const DistillTargets& w = distill.weights;
-  const torch::Tensor& h = distill.old_descriptors[j];
-  const torch::Tensor hb = h.expand({batch.size(), h.size(1)});
+  const torch::Tensor hb = expanded(distill.old_descriptors[j], batch);
   const torch::Tensor target = gather_rows(src.old_targets[j], batch, batch.tokens.device());
-  if (!feature) {
+  if (teacher_embedding == nullptr) {
     return weight *
            listwise_kd(model.forward(batch.tokens, batch.lengths, hb), target, batch.chunk_sizes, w.temperature);
   }
   const torch::Tensor embedding = model.embed(batch.tokens, batch.lengths, hb);
-  torch::Tensor teacher_embedding;
-  {
-    torch::NoGradGuard no_grad;
-    teacher_embedding = distill.teacher->embed(batch.tokens, batch.lengths, hb);
-  }
-  return w.feature_weight * feature_kd(embedding, teacher_embedding) +
+  return w.feature_weight * feature_kd(embedding, *teacher_embedding) +
          weight * listwise_kd(model.score_embedding(embedding), target, batch.chunk_sizes, w.temperature);
 }
 
@@ -69,10 +75,12 @@ torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch&
                                                 batch.chunk_sizes, w.temperature);
   }
   const bool feature_term = src.old_bank && distill->teacher != nullptr && w.feature_weight > 0;
+  const std::vector<torch::Tensor> teacher =
+      feature_term ? teacher_embeddings(*distill, batch) : std::vector<torch::Tensor>{};
   for (std::size_t j = 0; j < src.old_targets.size(); ++j) {
     const double weight = old_term_weight(w, j, src.old_bank);
     if (!(weight > 0)) continue;  // no forward pass for a term that weighs nothing
-    loss = loss + old_platform_terms(model, src, batch, *distill, j, weight, feature_term);
+    loss = loss + old_platform_terms(model, src, batch, *distill, j, weight, feature_term ? &teacher[j] : nullptr);
   }
   if (!distill->fisher.empty()) {
     loss = loss + w.ewc_weight * ewc_penalty(model.parameters(), distill->anchor, distill->fisher);

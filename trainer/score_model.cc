@@ -65,6 +65,16 @@ torch::Tensor ScoreModel::embed(const torch::Tensor& tokens, const torch::Tensor
   return head_->condition(encode(tokens, lengths), descriptor);
 }
 
+std::vector<torch::Tensor> ScoreModel::embed_each(const torch::Tensor& tokens, const torch::Tensor& lengths,
+                                                  const std::vector<torch::Tensor>& descriptors) {
+  std::vector<torch::Tensor> out;
+  if (descriptors.empty()) return out;
+  for (const torch::Tensor& d : descriptors) check_inputs(tokens, lengths, d);
+  const torch::Tensor pooled = encode(tokens, lengths);
+  for (const torch::Tensor& d : descriptors) out.push_back(head_->condition(pooled, d));
+  return out;
+}
+
 torch::Tensor ScoreModel::scores(const torch::Tensor& tokens, const torch::Tensor& lengths,
                                  const torch::Tensor& descriptor, bool dropout_active) {
   return head_->score(embed(tokens, lengths, descriptor), dropout_active, dropout_gen_);

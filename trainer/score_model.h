@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -41,6 +42,10 @@ class ScoreModel : public torch::nn::Module {
   // The pooled hidden state after FiLM conditioning [B, d_model] (the
   // sampler's embedding of a program on a platform). No dropout.
   torch::Tensor embed(const torch::Tensor& tokens, const torch::Tensor& lengths, const torch::Tensor& descriptor);
+  // embed() under each of `descriptors` ([B, descriptor_dim] each), the
+  // programs encoded once: the encoder does not read the descriptor.
+  std::vector<torch::Tensor> embed_each(const torch::Tensor& tokens, const torch::Tensor& lengths,
+                                        const std::vector<torch::Tensor>& descriptors);
   // The scores [B] of embed()'s output: forward(x) is score_embedding(embed(x)),
   // for a caller that needs both (a distillation's feature term).
   torch::Tensor score_embedding(const torch::Tensor& embedding);

@@ -168,6 +168,20 @@ TEST_P(AllKindsTest, DescriptorConditionsTheScore) {
   EXPECT_GT((a - b).abs().max().item<double>(), 0.0);
 }
 
+TEST_P(AllKindsTest, EmbedEachIsEmbedUnderEachDescriptor) {
+  const ModelConfig c = small_config(GetParam());
+  auto model = make(c);
+  const Inputs in = make_inputs(4, 8, c);
+  torch::NoGradGuard no_grad;
+  const std::vector<torch::Tensor> each =
+      model->embed_each(in.tokens, in.lengths, {in.descriptor, in.descriptor + 1.0});
+  ASSERT_EQ(each.size(), 2u);
+  EXPECT_TRUE(torch::equal(each[0], model->embed(in.tokens, in.lengths, in.descriptor)));
+  EXPECT_TRUE(torch::equal(each[1], model->embed(in.tokens, in.lengths, in.descriptor + 1.0)));
+  EXPECT_FALSE(torch::equal(each[0], each[1]));
+  EXPECT_TRUE(model->embed_each(in.tokens, in.lengths, {}).empty());
+}
+
 TEST_P(AllKindsTest, RejectsBadInputs) {
   const ModelConfig c = small_config(GetParam());
   auto model = make(c);
