@@ -84,6 +84,7 @@
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--column-weight 1] [--column-weight-constant] [--old-bank 0]
 //       [--old-weight-other-kind 1] [--student-from-column] [--old-bank-ratio 1] [--feature-weight 0]
+//       [--student-lr 0.002]
 //       [--extra-distill OLD,EWC[,UNLABELED[,COLUMN]]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
@@ -174,6 +175,7 @@ using tcl::core::write_file_atomic;
 // existed (its name, cache key and header).
 const double kJobBankRatio = tr::DistillTargets{}.old_bank_ratio;
 const double kJobFeatureWeight = tr::DistillTargets{}.feature_weight;  // the same, for --feature-weight
+const double kJobLearningRate = tr::Optimisation{}.learning_rate;      // and for --student-lr
 
 struct Args {
   std::string data = "/work/shared/data";
@@ -203,6 +205,9 @@ struct Args {
   // --feature-weight W: the main lineage's feature KD on the bank
   // (DistillTargets::feature_weight; issue 19's lever of session 25).
   double feature_weight = kJobFeatureWeight;
+  // --student-lr LR: the main lineage's student's AdamW peak learning rate
+  // (the column keeps the job's; issue 19's lever of session 26).
+  double student_lr = kJobLearningRate;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0, extra_column = 0;
@@ -245,6 +250,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .flag("student-from-column", &a->student_from_column)
       .value("old-bank-ratio", &a->old_bank_ratio)
       .value("feature-weight", &a->feature_weight)
+      .value("student-lr", &a->student_lr)
       .value("old-bank", &a->old_bank)
       .custom("extra-distill",
               [a](const std::string& v) {
@@ -315,7 +321,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       a->old_weight < 0 || a->unlabeled_ratio < 0 || a->column_weight < 0 ||
       !(a->old_weight_other_kind >= 0 && std::isfinite(a->old_weight_other_kind)) ||
       !(a->old_bank_ratio >= 0 && a->old_bank_ratio <= 100) ||
-      !(a->feature_weight >= 0 && std::isfinite(a->feature_weight))) {
+      !(a->feature_weight >= 0 && std::isfinite(a->feature_weight)) || !(a->student_lr > 0 && a->student_lr < 1)) {
     std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction, --validation or weights\n");
     return false;
   }
@@ -650,6 +656,7 @@ struct Lineage {
   bool student_from_column = false;           // --student-from-column (the main lineage's)
   double old_bank_ratio = kJobBankRatio;      // --old-bank-ratio (the main lineage's)
   double feature_weight = kJobFeatureWeight;  // --feature-weight (the main lineage's)
+  double student_lr = kJobLearningRate;       // --student-lr (the main lineage's)
   std::string model{}, fisher{};              // current version (and its Fisher for distill)
 };
 
@@ -701,6 +708,7 @@ void render_header(const Args& a, std::ostringstream& md) {
                                            : "; " + fmt("%g", a.old_bank_ratio) + " bank batches per measured batch")
      << (a.feature_weight == kJobFeatureWeight ? std::string()
                                                : "; feature KD " + fmt("%g", a.feature_weight) + " on the bank")
+     << (a.student_lr == kJobLearningRate ? std::string() : "; the student's learning rate " + fmt("%g", a.student_lr))
      << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
         "first platform's pool (as the base saw it) and the selection of every later platform ("
@@ -897,7 +905,8 @@ std::vector<Lineage> make_lineages(const Args& a) {
                         .old_weight_other_kind = a.old_weight_other_kind,
                         .student_from_column = a.student_from_column,
                         .old_bank_ratio = a.old_bank_ratio,
-                        .feature_weight = a.feature_weight});
+                        .feature_weight = a.feature_weight,
+                        .student_lr = a.student_lr});
   }
   if (a.extra) {
     // The column weight is named only where it is not the default's, so
@@ -1072,6 +1081,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       tcl::onboarding::old_weight_on_new_programs(p.descriptor, covered, l.old_weight_other_kind);
   targets.student_from_column = l.student_from_column;
   tr::TrainRequest req = make_request(a, p, records, a.epochs);
+  req.optimisation.learning_rate = l.student_lr;
   req.start = tr::Distill{.teacher = {.init_checkpoint = l.model}, .targets = targets};
   const std::string key =
       "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(l.fisher) + "|column " +
@@ -1093,7 +1103,8 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       (targets.feature_weight == kJobFeatureWeight || targets.old_bank.empty()
            ? std::string()
            : "|feature " + fmt("%g", targets.feature_weight)) +
-      "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
+      (l.student_lr == kJobLearningRate ? std::string() : "|lr " + fmt("%g", l.student_lr)) + "|epochs " +
+      std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
   auto student = train_cached(a, "distill", p.name, key, req);
   if (!student) return fail(l.name, student.status());
   st->timings.push_back({l.name, "column", column->wall_s, column->cpu_s, column->programs, column->cached});
@@ -1271,11 +1282,11 @@ int main(int argc, char** argv) {
   std::printf(
       "# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld, "
       "validation %g, platform_slots %d, split_salt %llu, column_weight %g%s, old_weight_other_kind %g, "
-      "student_from_column %d, old_bank_ratio %g, feature_weight %g\n",
+      "student_from_column %d, old_bank_ratio %g, feature_weight %g, student_lr %g\n",
       a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
       a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt), a.column_weight,
       a.column_weight_constant ? "" : " per old platform", a.old_weight_other_kind, a.student_from_column ? 1 : 0,
-      a.old_bank_ratio, a.feature_weight);
+      a.old_bank_ratio, a.feature_weight, a.student_lr);
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

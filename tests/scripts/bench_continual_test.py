@@ -7,9 +7,10 @@ it (docs/benchmarks.md), so that a rerun resumes and a variation reuses what it 
 without the rdu selection computes the selection again. The same picks must name the same column and
 student: the second run loads them, and prints the same digest and scores. (Before session 21 the
 selection's digest covered its timings as well as its picks, so a recomputed selection retrained
-everything after it.)
+everything after it.) A run with --student-lr (issue 19's lever of session 26) into a copy of the first
+cache shares the column and trains a student of its own, with another learning rate.
 
-Run by ctest with BENCH_CONTINUAL (the binary) and DATA (../shared/data) set; about a minute here.
+Run by ctest with BENCH_CONTINUAL (the binary) and DATA (../shared/data) set; about 90 s here.
 """
 import glob
 import os
@@ -28,25 +29,39 @@ SELECTION = re.compile(r"^  rdu selection on (\S+): (\d+) of \d+ \(embed [\d.]+ 
 SCORE = re.compile(r"^  .+ on \S+\s+top-1 .*$", re.M)
 
 
+def run_bench(out, cache, *more):
+    """bench_continual's stdout; a failed run raises with its output's end."""
+    done = subprocess.run([BENCH, "--data", DATA, "--out", out, "--cache", cache, *FLAGS, *more],
+                          capture_output=True, text=True, timeout=270)
+    if done.returncode != 0:
+        raise AssertionError(done.stdout[-3000:] + done.stderr[-3000:])
+    return done.stdout
+
+
 class BenchContinualCacheTest(unittest.TestCase):
 
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
+    @classmethod
+    def setUpClass(cls):
+        # One run of the defaults: every test copies its cache.
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.first_cache = os.path.join(cls.dir.name, "first")
+        cls.first = run_bench(os.path.join(cls.dir.name, "out"), cls.first_cache)
 
-    def tearDown(self):
-        self.dir.cleanup()
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
 
-    def run_bench(self, cache):
-        done = subprocess.run([BENCH, "--data", DATA, "--out", os.path.join(self.dir.name, "out"), "--cache", cache,
-                               *FLAGS], capture_output=True, text=True, timeout=270)
-        self.assertEqual(done.returncode, 0, done.stdout[-3000:] + done.stderr[-3000:])
-        return done.stdout
+    def copy_of_first_cache(self, name):
+        cache = os.path.join(self.dir.name, name)
+        shutil.copytree(self.first_cache, cache)
+        return cache
+
+    def run_bench(self, cache, *more):
+        return run_bench(os.path.join(self.dir.name, "out"), cache, *more)
 
     def test_a_recomputed_selection_reuses_what_follows_it(self):
-        first_cache = os.path.join(self.dir.name, "first")
-        first = self.run_bench(first_cache)
-        second_cache = os.path.join(self.dir.name, "second")
-        shutil.copytree(first_cache, second_cache)
+        first = self.first
+        second_cache = self.copy_of_first_cache("second")
         selections = glob.glob(os.path.join(second_cache, "select-*"))
         self.assertEqual(len(selections), 1, os.listdir(second_cache))
         os.remove(selections[0])
@@ -64,6 +79,18 @@ class BenchContinualCacheTest(unittest.TestCase):
         scores = SCORE.findall(first)
         self.assertGreaterEqual(len(scores), 3, first)  # the column and the student on both platforms
         self.assertEqual(SCORE.findall(second), scores)
+
+    def test_a_student_lr_trains_its_own_student_beside_the_shared_column(self):
+        cache = self.copy_of_first_cache("lr")
+        out = self.run_bench(cache, "--student-lr", "0.02")
+        self.assertRegex(out, r"(?m)^# settings: .*, student_lr 0\.02$")
+        self.assertRegex(self.first, r"(?m)^# settings: .*, student_lr 0\.002$")
+        self.assertRegex(out, r"(?m)^  column +gpu-2080ti +cached \(", out)
+        self.assertRegex(out, r"(?m)^  distill +gpu-2080ti +trained:", out)
+        students = sorted(glob.glob(os.path.join(cache, "distill-*.ckpt")))
+        self.assertEqual(len(students), 2, os.listdir(cache))  # the default's and this one's
+        with open(students[0], "rb") as a, open(students[1], "rb") as b:
+            self.assertNotEqual(a.read(), b.read())
 
 
 if __name__ == "__main__":

@@ -177,6 +177,10 @@ class ContinualStepsTest(unittest.TestCase):
         self.assert_names_apart(", old_bank_ratio 1, feature_weight 0.5", ", old_bank_ratio 1, feature_weight 0",
                                 ", feature_weight 0.5")
 
+    def test_names_a_student_lr_other_than_the_jobs(self):
+        self.assert_names_apart(", feature_weight 0, student_lr 0.001", ", feature_weight 0, student_lr 0.002",
+                                ", student_lr 0.001")
+
     def test_between_subtracts_two_lineages_of_the_same_logs(self):
         # A second lineage (old KD 3) on x86-16c: 0.56 and 0.50 against the main lineage's 0.50 and 0.55,
         # so +0.06 and −0.05; on x86-24c 0.80 and 0.78 against 0.79 and 0.78, so it forgets 0.01 and 0 less.
