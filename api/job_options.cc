@@ -26,6 +26,7 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
     // The settings bench_continual measured (docs/continual.md).
     o.epochs = trainer::kDistillStudentEpochs;
     o.column_epochs = trainer::kDistillColumnEpochs;
+    o.learning_rate = trainer::kDistillStudentLearningRate;
   }
   boost::system::error_code ec;
   json::value v = json::parse(text, ec);
@@ -51,6 +52,8 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
     Result<double> x = 0.0;
     if (key == "epochs") {
       if (x = integer(1, 1000); x) o.epochs = static_cast<int>(*x);
+    } else if (key == "learning_rate") {
+      if (x = number(1e-6, 1); x) o.learning_rate = *x;
     } else if (key == "min_steps") {
       if (x = integer(0, 1e6); x) o.min_steps = static_cast<std::int64_t>(*x);
     } else if (key == "validation_fraction") {

@@ -6,7 +6,8 @@
 //
 // Defaults are TrainRequest's and DistillTargets' (what bench_quality --job
 // and bench_continual measured); a distill's student starts at 12 epochs,
-// its column at 12 (trainer::kDistillStudentEpochs, kDistillColumnEpochs).
+// its column at 12 (trainer::kDistillStudentEpochs, kDistillColumnEpochs),
+// and the student's learning rate at trainer::kDistillStudentLearningRate.
 // Unknown keys and values out of bounds are kInvalidArgument naming the
 // option. "init" is only checked for form here:
 // the worker resolves the alias or version.
@@ -25,6 +26,9 @@ namespace tcl::api {
 
 struct JobOptions {
   int epochs = trainer::TrainRequest{}.optimisation.epochs;
+  // AdamW peak of the model the job makes: a distill's student (its active
+  // column fine-tunes at Optimisation's default, onboarding::column_request).
+  double learning_rate = trainer::TrainRequest{}.optimisation.learning_rate;
   // Training programs at most; 0 = not given: effective_max_records picks by device.
   std::int64_t max_records = 0;
   double time_budget_s = trainer::TrainRequest{}.resources.time_budget_s;

@@ -84,7 +84,7 @@
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--column-weight 1] [--column-weight-constant] [--old-bank 0]
 //       [--old-weight-other-kind 1] [--student-from-column] [--old-bank-ratio 1] [--feature-weight 0]
-//       [--student-lr 0.002]
+//       [--student-lr 0.004]
 //       [--extra-distill OLD,EWC[,UNLABELED[,COLUMN]]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
@@ -175,7 +175,9 @@ using tcl::core::write_file_atomic;
 // existed (its name, cache key and header).
 const double kJobBankRatio = tr::DistillTargets{}.old_bank_ratio;
 const double kJobFeatureWeight = tr::DistillTargets{}.feature_weight;  // the same, for --feature-weight
-const double kJobLearningRate = tr::Optimisation{}.learning_rate;      // and for --student-lr
+// The student's learning rate of every cached student and log before --student-lr: a student at
+// it is named as before (cache key, lineage), one at any other rate, the job's included, by its rate.
+const double kUnnamedStudentLr = 2e-3;
 
 struct Args {
   std::string data = "/work/shared/data";
@@ -206,8 +208,9 @@ struct Args {
   // (DistillTargets::feature_weight; issue 19's lever of session 25).
   double feature_weight = kJobFeatureWeight;
   // --student-lr LR: the main lineage's student's AdamW peak learning rate
-  // (the column keeps the job's; issue 19's lever of session 26).
-  double student_lr = kJobLearningRate;
+  // (issue 19's lever of session 26, the job's since); the column keeps
+  // fine-tuning's (onboarding::column_request).
+  double student_lr = tr::kDistillStudentLearningRate;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0, extra_column = 0;
@@ -656,7 +659,7 @@ struct Lineage {
   bool student_from_column = false;           // --student-from-column (the main lineage's)
   double old_bank_ratio = kJobBankRatio;      // --old-bank-ratio (the main lineage's)
   double feature_weight = kJobFeatureWeight;  // --feature-weight (the main lineage's)
-  double student_lr = kJobLearningRate;       // --student-lr (the main lineage's)
+  double student_lr = kUnnamedStudentLr;      // --student-lr (the main lineage's; the extra's as before)
   std::string model{}, fisher{};              // current version (and its Fisher for distill)
 };
 
@@ -708,8 +711,7 @@ void render_header(const Args& a, std::ostringstream& md) {
                                            : "; " + fmt("%g", a.old_bank_ratio) + " bank batches per measured batch")
      << (a.feature_weight == kJobFeatureWeight ? std::string()
                                                : "; feature KD " + fmt("%g", a.feature_weight) + " on the bank")
-     << (a.student_lr == kJobLearningRate ? std::string() : "; the student's learning rate " + fmt("%g", a.student_lr))
-     << "); ft / c1 = " << a.epochs
+     << "; the student's learning rate " << fmt("%g", a.student_lr) << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
         "first platform's pool (as the base saw it) and the selection of every later platform ("
      << a.base_epochs << " epochs); c2 = a fresh student on the whole pool (" << a.epochs << " epochs). Threads "
@@ -1103,7 +1105,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       (targets.feature_weight == kJobFeatureWeight || targets.old_bank.empty()
            ? std::string()
            : "|feature " + fmt("%g", targets.feature_weight)) +
-      (l.student_lr == kJobLearningRate ? std::string() : "|lr " + fmt("%g", l.student_lr)) + "|epochs " +
+      (l.student_lr == kUnnamedStudentLr ? std::string() : "|lr " + fmt("%g", l.student_lr)) + "|epochs " +
       std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
   auto student = train_cached(a, "distill", p.name, key, req);
   if (!student) return fail(l.name, student.status());

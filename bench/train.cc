@@ -11,7 +11,8 @@
 //       programs, 3 epochs, a 600 s budget, seed 0). Writes DIR/checkpoint
 //       and DIR/fisher: the production version a distill starts from.
 //   bench_train --distill --data DIR|FILE --teacher DIR --teacher-data DIR|FILE[,...]
-//               [--device ...] [--threads T] [--old-bank-ratio R] [--feature-weight W] [--out DIR]
+//               [--device ...] [--threads T] [--old-bank-ratio R] [--feature-weight W] [--student-lr LR]
+//               [--out DIR]
 //       A distill job into the platform of --data, from the checkpoint and
 //       Fisher in --teacher, trained on the platforms of --teacher-data
 //       (their descriptors are the old platforms'): the active column
@@ -30,6 +31,8 @@
 //       a share by program id and keeps each program once; --old-bank-ratio,
 //       default the job's, 0 = none). --feature-weight W: the feature term
 //       on the bank (DistillTargets::feature_weight; default the job's).
+//       --student-lr LR: the student's peak learning rate (default the job's,
+//       trainer::kDistillStudentLearningRate; the column keeps fine-tuning's).
 //
 // --time-budget S: every training run's budget in seconds (the job option
 // time_budget_s; default the job's, 0 = none, so every planned epoch runs).
@@ -81,6 +84,7 @@ struct Args {
   std::string out;
   double old_bank_ratio = tr::DistillTargets{}.old_bank_ratio;
   double feature_weight = tr::DistillTargets{}.feature_weight;
+  double student_lr = tr::kDistillStudentLearningRate;
   double time_budget_s = tr::TrainRequest{}.resources.time_budget_s;
   std::uint64_t seed = tr::Optimisation{}.seed;
 };
@@ -100,6 +104,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("threads", &a->threads)
       .value("old-bank-ratio", &a->old_bank_ratio)
       .value("feature-weight", &a->feature_weight)
+      .value("student-lr", &a->student_lr)
       .value("time-budget", &a->time_budget_s)
       .value("seed", &a->seed)
       .value("out", &a->out);
@@ -243,8 +248,8 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   std::vector<core::Record> bank;
   if (a.old_bank_ratio > 0 && !read_old_bank(a, weights.max_old_bank, &bank)) return 1;
   sources.old_bank = bank;
-  std::printf("old platforms' bank: %zu programs read, ratio %g, feature weight %g\n", bank.size(), a.old_bank_ratio,
-              a.feature_weight);
+  std::printf("old platforms' bank: %zu programs read, ratio %g, feature weight %g; the student's learning rate %g\n",
+              bank.size(), a.old_bank_ratio, a.feature_weight, a.student_lr);
   const Clock::time_point t0 = Clock::now();
   // The active column: the new platform fine-tuned from the teacher.
   const tr::TrainRequest column = onboarding::column_request(
@@ -260,6 +265,7 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   sources.teacher_fisher = fisher;
   tr::TrainRequest request = default_request(a, records, platform);
   request.optimisation.epochs = tr::kDistillStudentEpochs;
+  request.optimisation.learning_rate = a.student_lr;
   request.start = tr::Distill{.teacher = {.init_checkpoint = teacher},
                               .targets = onboarding::plan_distillation(weights, std::move(sources))};
   const Clock::time_point t1 = Clock::now();

@@ -60,6 +60,7 @@ trainer::TrainRequest make_request(const api::JobOptions& o, const registry::Pla
                        : o.model == "mlp"     ? trainer::ModelKind::kMlp
                                               : trainer::ModelKind::kMamba;
   request.optimisation.epochs = o.epochs;
+  request.optimisation.learning_rate = o.learning_rate;
   request.optimisation.min_steps = o.min_steps;
   request.data.options.validation_fraction = o.validation_fraction;
   if (o.validation_by_tasks) request.data.options.validation_split = trainer::ValidationSplit::kTasks;
@@ -495,6 +496,7 @@ std::string JobWorker::config_json(const registry::Job& job, const api::JobOptio
                                       {"model", o.model},
                                       {"model_config", trainer::config_to_text(trained.config)},
                                       {"epochs", o.epochs},
+                                      {"learning_rate", o.learning_rate},
                                       {"min_steps", o.min_steps},
                                       {"validation_fraction", o.validation_fraction},
                                       {"validation_by", o.validation_by_tasks ? "tasks" : "programs"},

@@ -68,6 +68,8 @@ trainer::DistillTargets plan_distillation(const trainer::DistillTargets& weights
 trainer::TrainRequest column_request(trainer::TrainRequest request, const trainer::FineTune& teacher, int epochs) {
   request.start = teacher;
   request.optimisation.epochs = epochs;
+  // Fine-tuning's rate, whatever the student's (trainer::kDistillStudentLearningRate).
+  request.optimisation.learning_rate = trainer::Optimisation{}.learning_rate;
   request.fisher.compute = false;
   request.resources.eval_each_epoch = false;
   return request;

@@ -83,7 +83,8 @@ trainer::DistillTargets plan_distillation(const trainer::DistillTargets& weights
 
 // The active column's training when none fits the teacher: the job's
 // `request` (data, model, schedule) fine-tuned from `teacher` (its checkpoint
-// and auto_schedule), `epochs` epochs,
+// and auto_schedule), `epochs` epochs at fine-tuning's learning rate
+// (Optimisation's default: the request's may be the student's),
 // no Fisher (the column is never distilled from), no per-epoch evaluation.
 trainer::TrainRequest column_request(trainer::TrainRequest request, const trainer::FineTune& teacher, int epochs);
 

@@ -11,8 +11,8 @@ Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T [sets MEAN/SUM]" lines 
 (and step 0's base line: every method starts from the base).
 The main distill lineage is named by its weights (old_weight, ewc, column_weight where
 it is not 1 or is per old platform, old_weight_other_kind where it is not 1, student_from_column where it
-is 1, old_bank_ratio where it is not 1, feature_weight where it is not 0, and student_lr where it is not the
-job's 0.002) — from the log's
+is 1, old_bank_ratio where it is not 1, feature_weight where it is not 0, and student_lr where it is not
+0.002, the rate of every log before the flag; the job's 0.004 since session 26 is named) — from the log's
 "# settings:" line, or for older logs (before it was printed) from the command line's
 --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
 and extra lineages were swapped summarise together. Fine-tuning trains on the main
@@ -70,7 +70,7 @@ SETTINGS_FROM_COLUMN = re.compile(r", student_from_column (\d)")
 SETTINGS_BANK_RATIO = re.compile(r", old_bank_ratio ([\d.e+-]+)")
 SETTINGS_FEATURE = re.compile(r", feature_weight ([\d.e+-]+)")
 SETTINGS_LR = re.compile(r", student_lr ([\d.e+-]+)")
-JOB_LEARNING_RATE = 0.002  # trainer::Optimisation::learning_rate: a student at it is named as before the flag
+UNNAMED_STUDENT_LR = 0.002  # the students' learning rate before --student-lr: a lineage at it is named as before
 # The settings line's fields that name the main lineage (the patterns above), not the run.
 LINEAGE_FIELDS = ("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind ", "student_from_column ",
                   "old_bank_ratio ", "feature_weight ", "student_lr ")
@@ -134,7 +134,7 @@ def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=No
     """A distill lineage's name; the column weight ("3", or "1 per old platform": times their count) only where
     it is not the default 1 (older logs have none), old_weight_other_kind only where it is not 1, and
     student_from_column only where it is 1, old_bank_ratio only where it is not 1, feature_weight only where
-    it is not 0, student_lr only where it is not the job's."""
+    it is not 0, student_lr only where it is not 0.002."""
     column = ""
     if column_weight is not None:
         weight, _, per_old = str(column_weight).partition(" ")
@@ -148,7 +148,7 @@ def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=No
         column += f", old_bank_ratio {float(bank_ratio):g}"
     if feature is not None and float(feature) != 0:
         column += f", feature_weight {float(feature):g}"
-    if lr is not None and float(lr) != JOB_LEARNING_RATE:
+    if lr is not None and float(lr) != UNNAMED_STUDENT_LR:
         column += f", student_lr {float(lr):g}"
     return f"distill (old_weight {float(old_weight):g}, ewc {float(ewc):g}{column})"
 

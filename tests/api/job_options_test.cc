@@ -17,13 +17,15 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   auto train = parse_job_options("{}", JobKind::kTrain);
   ASSERT_TRUE(train.is_ok()) << train.status().to_string();
   EXPECT_EQ(train->epochs, trainer::TrainRequest{}.optimisation.epochs);
+  EXPECT_EQ(train->learning_rate, 2e-3);  // Optimisation's
   EXPECT_EQ(train->model, "mamba");
   EXPECT_FALSE(train->auto_schedule);
   auto distill = parse_job_options("{}", JobKind::kDistill);
   ASSERT_TRUE(distill.is_ok());
-  EXPECT_EQ(distill->epochs, 12);         // trainer::kDistillStudentEpochs
-  EXPECT_EQ(distill->column_epochs, 12);  // trainer::kDistillColumnEpochs
-  EXPECT_EQ(distill->old_weight, 2.0);    // issue 19's continual study
+  EXPECT_EQ(distill->epochs, 12);           // trainer::kDistillStudentEpochs
+  EXPECT_EQ(distill->column_epochs, 12);    // trainer::kDistillColumnEpochs
+  EXPECT_EQ(distill->learning_rate, 4e-3);  // the student's: trainer::kDistillStudentLearningRate (session 26)
+  EXPECT_EQ(distill->old_weight, 2.0);      // issue 19's continual study
   EXPECT_EQ(distill->ewc_weight, 0.2);
   EXPECT_EQ(distill->old_bank_ratio, trainer::DistillTargets{}.old_bank_ratio);  // the bank is on by default
   EXPECT_GT(distill->old_bank_ratio, 0);
@@ -34,7 +36,7 @@ TEST(JobOptionsTest, KeepsEveryValue) {
   auto o = parse_job_options(R"({"epochs": 4, "min_steps": 200, "validation_fraction": 0.2, "validation_by": "tasks",
                                  "patience": 20, "refit": true, "auto_schedule": true, "seed": 7, "model": "mlp",
                                  "init": "production", "time_budget_s": 30, "eval_fraction": 0.2,
-                                 "max_records": 5000})",
+                                 "max_records": 5000, "learning_rate": 0.001})",
                              JobKind::kTrain);
   ASSERT_TRUE(o.is_ok()) << o.status().to_string();
   EXPECT_EQ(o->epochs, 4);
@@ -50,8 +52,9 @@ TEST(JobOptionsTest, KeepsEveryValue) {
   EXPECT_EQ(o->time_budget_s, 30);
   EXPECT_EQ(o->eval_fraction, 0.2);
   EXPECT_EQ(o->max_records, 5000);
+  EXPECT_EQ(o->learning_rate, 0.001);
   auto d = parse_job_options(R"({"ewc_weight": 0.5, "margin": 0.02, "column_epochs": 2, "unlabeled_ratio": 0,
-                                 "old_bank_ratio": 0.5, "max_old_bank": 20000})",
+                                 "old_bank_ratio": 0.5, "max_old_bank": 20000, "learning_rate": 0.002})",
                              JobKind::kDistill);
   ASSERT_TRUE(d.is_ok()) << d.status().to_string();
   EXPECT_EQ(d->ewc_weight, 0.5);
@@ -60,6 +63,7 @@ TEST(JobOptionsTest, KeepsEveryValue) {
   EXPECT_EQ(d->unlabeled_ratio, 0);
   EXPECT_EQ(d->old_bank_ratio, 0.5);
   EXPECT_EQ(d->max_old_bank, 20000);
+  EXPECT_EQ(d->learning_rate, 0.002);
 }
 
 // The cap on training programs follows the train device unless the job names
@@ -87,6 +91,8 @@ TEST(JobOptionsTest, RefusesBadOptionsNamingThem) {
       {R"({"epochs": 0})", JobKind::kTrain, "epochs"},
       {R"({"epochs": "6"})", JobKind::kTrain, "epochs"},
       {R"({"min_steps": -1})", JobKind::kDistill, "min_steps"},
+      {R"({"learning_rate": 0})", JobKind::kDistill, "learning_rate"},
+      {R"({"learning_rate": 2})", JobKind::kTrain, "learning_rate"},
       {R"({"validation_fraction": 0.9})", JobKind::kTrain, "validation_fraction"},
       {R"({"validation_by": "rows"})", JobKind::kTrain, "validation_by"},
       {R"({"refit": 1})", JobKind::kTrain, "refit"},

@@ -152,6 +152,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
     ASSERT_TRUE(metrics.at("versus_parent").at(p).at("parent_top1").is_number()) << json::serialize(metrics);
   }
   EXPECT_EQ(version.at("config").at("distill").at("old_platforms").as_int64(), 1);
+  EXPECT_EQ(version.at("config").at("learning_rate").to_number<double>(), 4e-3);  // the student's, by default
   // The column weight is per old platform: with one, the term's is the option's (1).
   EXPECT_EQ(version.at("config").at("distill").at("column_weight").to_number<double>(), 1.0);
   EXPECT_EQ(version.at("config").at("distill").at("column_term_weight").to_number<double>(), 1.0);
@@ -232,9 +233,16 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
   EXPECT_NE(json::serialize(v3_json.at("metrics").at("versus_parent").at("x16")),
             json::serialize(version.at("metrics").at("versus_parent").at("x16")));
 
-  // Every move of production is in its history.
+  // Every move of production is in its history, and only moves: v1 by its
+  // train job; v2 and the rollback only if the gate promoted v2 (a rollback
+  // onto production's own version moves nothing); v3 if promoted.
+  const bool v2_promoted = status == "promoted";
+  const bool v3_promoted = v3_json.at("status").as_string() == "promoted";
   const json::value history = call("GET", "/v1/aliases/production/history").json();
-  EXPECT_GE(history.at("history").as_array().size(), 2u);
+  const json::array& moves = history.at("history").as_array();
+  ASSERT_EQ(moves.size(), 1u + (v2_promoted ? 2u : 0u) + (v3_promoted ? 1u : 0u)) << json::serialize(history);
+  EXPECT_EQ(moves.front().at("to_version").as_int64(), v1);
+  EXPECT_EQ(moves.back().at("to_version").as_int64(), v3_promoted ? v3 : v1);
 }
 
 TEST_F(DistillTest, DistillOptionsAreChecked) {

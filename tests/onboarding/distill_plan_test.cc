@@ -1,9 +1,10 @@
 // tests/onboarding/distill_plan_test.cc — what a distill job's plan passes
 // to the trainer (onboarding/distill.h): the unmeasured pool and the old
 // platforms' bank only when the weights give them a share, the weights as given
-// but the column's, which is per old platform.
+// but the column's, which is per old platform; the column's own request.
 #include <gtest/gtest.h>
 
+#include <variant>
 #include <vector>
 
 #include "core/features.h"
@@ -84,6 +85,23 @@ TEST(DistillPlanTest, OldWeightOnNewProgramsByTargetKind) {
   EXPECT_EQ(old_weight_on_new_programs(ti, {x86, x86_16}, 0.0), (std::vector<double>{0.0, 0.0}));
   EXPECT_EQ(old_weight_on_new_programs(v100, {x86, x86_16, ti}, 0.25), (std::vector<double>{0.25, 0.25, 1.0}));
   EXPECT_TRUE(old_weight_on_new_programs(v100, {x86, ti}, 1.0).empty());  // 1: as the job
+}
+
+// The column fine-tunes at fine-tuning's learning rate whatever the job's
+// request carries (a distill's is the student's, twice that), with the
+// request's data and the epochs asked for.
+TEST(DistillPlanTest, TheColumnTrainsAtFineTuningsLearningRate) {
+  trainer::TrainRequest student;
+  student.optimisation.learning_rate = trainer::kDistillStudentLearningRate;
+  student.optimisation.seed = 7;
+  const trainer::TrainRequest column = column_request(student, trainer::FineTune{.init_checkpoint = "T"}, 5);
+  EXPECT_EQ(column.optimisation.learning_rate, trainer::Optimisation{}.learning_rate);
+  EXPECT_NE(column.optimisation.learning_rate, trainer::kDistillStudentLearningRate);
+  EXPECT_EQ(column.optimisation.epochs, 5);
+  EXPECT_EQ(column.optimisation.seed, 7u);
+  EXPECT_FALSE(column.fisher.compute);
+  ASSERT_TRUE(std::holds_alternative<trainer::FineTune>(column.start));
+  EXPECT_EQ(std::get<trainer::FineTune>(column.start).init_checkpoint, "T");
 }
 
 }  // namespace
