@@ -306,7 +306,9 @@ struct DistillTargets {
   // squared distance. It holds the shared representation the old scores
   // are read from, not only their order. 0 = none; unused where no bank is
   // (see old_bank). Issue 19's named lever (bench_continual
-  // --feature-weight); not measured yet, so 0.
+  // --feature-weight); not adopted: at 2 (session 26, 18 seeds on the
+  // validation split) gpu-2080ti forgot 0.030 less at the third step but was
+  // learned 0.019 worse at its own.
   double feature_weight = 0.0;
 };
 
