@@ -58,7 +58,8 @@
 //                 (c1) or the whole pool (c2, capped at --base-max-records);
 //                 the first platform's is the base.
 //      --extra-distill OLD,EWC[,UNLABELED[,COLUMN]] adds a second, labelled
-//      distill lineage with those weights (the one allowed variation).
+//      distill lineage with those weights (the one allowed variation); its
+//      student trains at 2e-3 whatever --student-lr says (as before the flag).
 //      Each distill lineage's column is scored on its platform too ("column
 //      of LINEAGE" lines, in no table), the reference its student is
 //      compared with.
@@ -208,8 +209,9 @@ struct Args {
   // (DistillTargets::feature_weight; issue 19's lever of session 25).
   double feature_weight = kJobFeatureWeight;
   // --student-lr LR: the main lineage's student's AdamW peak learning rate
-  // (issue 19's lever of session 26, the job's since); the column keeps
-  // fine-tuning's (onboarding::column_request).
+  // (issue 19's lever of session 26, the job's since). Every column trains
+  // at make_request's, TrainRequest's 2e-3 (as the job's, column_request);
+  // the extra lineage's student at 2e-3, as before the flag.
   double student_lr = tr::kDistillStudentLearningRate;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
@@ -324,8 +326,8 @@ bool parse_args(int argc, char** argv, Args* a) {
       a->old_weight < 0 || a->unlabeled_ratio < 0 || a->column_weight < 0 ||
       !(a->old_weight_other_kind >= 0 && std::isfinite(a->old_weight_other_kind)) ||
       !(a->old_bank_ratio >= 0 && a->old_bank_ratio <= 100) ||
-      !(a->feature_weight >= 0 && std::isfinite(a->feature_weight)) || !(a->student_lr > 0 && a->student_lr < 1)) {
-    std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction, --validation or weights\n");
+      !(a->feature_weight >= 0 && std::isfinite(a->feature_weight)) || !(a->student_lr >= 1e-6 && a->student_lr <= 1)) {
+    std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction, --validation, weights or --student-lr\n");
     return false;
   }
   if (a->old_bank_ratio != kJobBankRatio && a->old_bank <= 0) {

@@ -323,13 +323,13 @@ inline constexpr int kDistillStudentEpochs = 12;
 
 // The student's AdamW peak learning rate in a distill (the job's default;
 // its column fine-tunes at Optimisation's 2e-3, column_request). Twice the
-// column's: the student starts from the teacher and is held there by the
-// old-platform terms, so at 2e-3 it stayed under its column on the new
-// platform. Chosen on bench_continual's validation split by a rule fixed
-// before the run (session 26, 18 seeds paired with 2e-3): gpu-v100's
-// student +0.062 ± 0.028 top-1, gpu-2080ti after the third step +0.066 ±
-// 0.034, gpu-2080ti's student +0.016 ± 0.038, x86-24c after the third step
-// -0.004 ± 0.007 (docs/continual.md).
+// column's: the student starts from the teacher and the old-platform terms
+// hold it there. Chosen on bench_continual's validation split by a rule
+// fixed before the run (session 26, 18 seeds paired with 2e-3): gpu-v100's
+// student +0.062 ± 0.028 top-1 (its gap to its column 0.036 smaller),
+// gpu-2080ti after the third step +0.066 ± 0.034, gpu-2080ti's student
+// +0.016 ± 0.038, x86-24c after the third step -0.004 ± 0.007
+// (docs/continual.md).
 inline constexpr double kDistillStudentLearningRate = 4e-3;
 
 // Continual distillation (DESIGN §5 "Compress"): a fine-tune of the teacher

@@ -177,9 +177,12 @@ class ContinualStepsTest(unittest.TestCase):
         self.assert_names_apart(", old_bank_ratio 1, feature_weight 0.5", ", old_bank_ratio 1, feature_weight 0",
                                 ", feature_weight 0.5")
 
-    def test_names_a_student_lr_other_than_the_jobs(self):
+    def test_names_a_student_lr_other_than_0_002(self):
         self.assert_names_apart(", feature_weight 0, student_lr 0.001", ", feature_weight 0, student_lr 0.002",
                                 ", student_lr 0.001")
+        # The job's rate since session 26 is named too: older logs, at 0.002, name none.
+        self.assert_names_apart(", feature_weight 0, student_lr 0.004", ", feature_weight 0",
+                                ", student_lr 0.004")
 
     def test_between_subtracts_two_lineages_of_the_same_logs(self):
         # A second lineage (old KD 3) on x86-16c: 0.56 and 0.50 against the main lineage's 0.50 and 0.55,
