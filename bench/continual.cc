@@ -85,7 +85,7 @@
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--column-weight 1] [--column-weight-constant] [--old-bank 0]
 //       [--old-weight-other-kind 1] [--student-from-column] [--old-bank-ratio 1] [--feature-weight 0]
-//       [--student-lr 0.004]
+//       [--student-lr 0.002]
 //       [--extra-distill OLD,EWC[,UNLABELED[,COLUMN]]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
@@ -209,7 +209,7 @@ struct Args {
   // (DistillTargets::feature_weight; issue 19's lever of session 25).
   double feature_weight = kJobFeatureWeight;
   // --student-lr LR: the main lineage's student's AdamW peak learning rate
-  // (issue 19's lever of session 26, the job's since). Every column trains
+  // (issue 19's lever of session 26; default the job's). Every column trains
   // at make_request's, TrainRequest's 2e-3 (as the job's, column_request);
   // the extra lineage's student at 2e-3, as before the flag.
   double student_lr = tr::kDistillStudentLearningRate;

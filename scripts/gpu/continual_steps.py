@@ -12,7 +12,7 @@ Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T [sets MEAN/SUM]" lines 
 The main distill lineage is named by its weights (old_weight, ewc, column_weight where
 it is not 1 or is per old platform, old_weight_other_kind where it is not 1, student_from_column where it
 is 1, old_bank_ratio where it is not 1, feature_weight where it is not 0, and student_lr where it is not
-0.002, the rate of every log before the flag; the job's 0.004 since session 26 is named) — from the log's
+0.002, the job's and the rate of every log before the flag) — from the log's
 "# settings:" line, or for older logs (before it was printed) from the command line's
 --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
 and extra lineages were swapped summarise together. Fine-tuning trains on the main

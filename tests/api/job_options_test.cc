@@ -22,10 +22,10 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   EXPECT_FALSE(train->auto_schedule);
   auto distill = parse_job_options("{}", JobKind::kDistill);
   ASSERT_TRUE(distill.is_ok());
-  EXPECT_EQ(distill->epochs, 12);           // trainer::kDistillStudentEpochs
-  EXPECT_EQ(distill->column_epochs, 12);    // trainer::kDistillColumnEpochs
-  EXPECT_EQ(distill->learning_rate, 4e-3);  // the student's: trainer::kDistillStudentLearningRate (session 26)
-  EXPECT_EQ(distill->old_weight, 2.0);      // issue 19's continual study
+  EXPECT_EQ(distill->epochs, 12);                                           // trainer::kDistillStudentEpochs
+  EXPECT_EQ(distill->column_epochs, 12);                                    // trainer::kDistillColumnEpochs
+  EXPECT_EQ(distill->learning_rate, trainer::kDistillStudentLearningRate);  // the student's (session 26)
+  EXPECT_EQ(distill->old_weight, 2.0);                                      // issue 19's continual study
   EXPECT_EQ(distill->ewc_weight, 0.2);
   EXPECT_EQ(distill->old_bank_ratio, trainer::DistillTargets{}.old_bank_ratio);  // the bank is on by default
   EXPECT_GT(distill->old_bank_ratio, 0);
@@ -54,7 +54,7 @@ TEST(JobOptionsTest, KeepsEveryValue) {
   EXPECT_EQ(o->max_records, 5000);
   EXPECT_EQ(o->learning_rate, 0.001);
   auto d = parse_job_options(R"({"ewc_weight": 0.5, "margin": 0.02, "column_epochs": 2, "unlabeled_ratio": 0,
-                                 "old_bank_ratio": 0.5, "max_old_bank": 20000, "learning_rate": 0.002})",
+                                 "old_bank_ratio": 0.5, "max_old_bank": 20000, "learning_rate": 0.004})",
                              JobKind::kDistill);
   ASSERT_TRUE(d.is_ok()) << d.status().to_string();
   EXPECT_EQ(d->ewc_weight, 0.5);
@@ -63,7 +63,7 @@ TEST(JobOptionsTest, KeepsEveryValue) {
   EXPECT_EQ(d->unlabeled_ratio, 0);
   EXPECT_EQ(d->old_bank_ratio, 0.5);
   EXPECT_EQ(d->max_old_bank, 20000);
-  EXPECT_EQ(d->learning_rate, 0.002);
+  EXPECT_EQ(d->learning_rate, 0.004);
 }
 
 // The cap on training programs follows the train device unless the job names

@@ -134,11 +134,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
               static_cast<std::int64_t>(candidates.size()));
   }
 
-  // At the learning rate before session 26's (the job's is 4e-3): on this
-  // toy data the gate promotes, so promotion is exercised; the job's own
-  // rate is run last.
-  const std::string distill =
-      R"({"kind": "distill", "epochs": 2, "column_epochs": 1, "seed": 1, "learning_rate": 0.002})";
+  const std::string distill = R"({"kind": "distill", "epochs": 2, "column_epochs": 1, "seed": 1})";
   json::value d = run_job("t4", distill);
   ASSERT_EQ(d.at("state").as_string(), "succeeded") << json::serialize(d);
   const std::int64_t v2 = d.at("result_version").as_int64();
@@ -156,7 +152,8 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
     ASSERT_TRUE(metrics.at("versus_parent").at(p).at("parent_top1").is_number()) << json::serialize(metrics);
   }
   EXPECT_EQ(version.at("config").at("distill").at("old_platforms").as_int64(), 1);
-  EXPECT_EQ(version.at("config").at("learning_rate").to_number<double>(), 0.002);  // the student's, as asked
+  EXPECT_EQ(version.at("config").at("learning_rate").to_number<double>(),
+            0.002);  // the student's, by default (trainer::kDistillStudentLearningRate)
   // The column weight is per old platform: with one, the term's is the option's (1).
   EXPECT_EQ(version.at("config").at("distill").at("column_weight").to_number<double>(), 1.0);
   EXPECT_EQ(version.at("config").at("distill").at("column_term_weight").to_number<double>(), 1.0);
@@ -248,16 +245,17 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
   EXPECT_EQ(moves.front().at("to_version").as_int64(), v1);
   EXPECT_EQ(moves.back().at("to_version").as_int64(), v3_promoted ? v3 : v1);
 
-  // The job's own rate for the student (4e-3) reaches its training: from the
-  // same teacher, data and column, other weights than v2's.
+  // The option learning_rate reaches the student's training: from the same
+  // teacher, data and column, other weights than v2's at the default rate.
   ASSERT_EQ(call("PUT", "/v1/aliases/production", R"({"version": )" + std::to_string(v1) + R"(, "reason": "rollback"})")
                 .status,
             200);
-  json::value at_job_rate = run_job("t4", R"({"kind": "distill", "epochs": 2, "column_epochs": 1, "seed": 1})");
-  ASSERT_EQ(at_job_rate.at("state").as_string(), "succeeded") << json::serialize(at_job_rate);
-  const std::int64_t v4 = at_job_rate.at("result_version").as_int64();
+  json::value faster =
+      run_job("t4", R"({"kind": "distill", "epochs": 2, "column_epochs": 1, "seed": 1, "learning_rate": 0.004})");
+  ASSERT_EQ(faster.at("state").as_string(), "succeeded") << json::serialize(faster);
+  const std::int64_t v4 = faster.at("result_version").as_int64();
   const json::value v4_json = call("GET", "/v1/models/" + std::to_string(v4)).json();
-  EXPECT_EQ(v4_json.at("config").at("learning_rate").to_number<double>(), 4e-3);
+  EXPECT_EQ(v4_json.at("config").at("learning_rate").to_number<double>(), 0.004);
   EXPECT_EQ(v4_json.at("parent").as_int64(), v1);
   EXPECT_NE(sha_of(v4), sha_of(v2));
 }

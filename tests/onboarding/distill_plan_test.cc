@@ -88,15 +88,15 @@ TEST(DistillPlanTest, OldWeightOnNewProgramsByTargetKind) {
 }
 
 // The column fine-tunes at fine-tuning's learning rate whatever the job's
-// request carries (a distill's is the student's, twice that), with the
-// request's data and the epochs asked for.
+// request carries (a distill's is the student's: the option learning_rate),
+// with the request's data and the epochs asked for.
 TEST(DistillPlanTest, TheColumnTrainsAtFineTuningsLearningRate) {
   trainer::TrainRequest student;
-  student.optimisation.learning_rate = trainer::kDistillStudentLearningRate;
+  student.optimisation.learning_rate = 4e-3;
   student.optimisation.seed = 7;
   const trainer::TrainRequest column = column_request(student, trainer::FineTune{.init_checkpoint = "T"}, 5);
   EXPECT_EQ(column.optimisation.learning_rate, trainer::Optimisation{}.learning_rate);
-  EXPECT_NE(column.optimisation.learning_rate, trainer::kDistillStudentLearningRate);
+  EXPECT_NE(column.optimisation.learning_rate, 4e-3);
   EXPECT_EQ(column.optimisation.epochs, 5);
   EXPECT_EQ(column.optimisation.seed, 7u);
   EXPECT_FALSE(column.fisher.compute);

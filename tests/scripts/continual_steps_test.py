@@ -180,7 +180,7 @@ class ContinualStepsTest(unittest.TestCase):
     def test_names_a_student_lr_other_than_0_002(self):
         self.assert_names_apart(", feature_weight 0, student_lr 0.001", ", feature_weight 0, student_lr 0.002",
                                 ", student_lr 0.001")
-        # The job's rate since session 26 is named too: older logs, at 0.002, name none.
+        # Older logs, at 0.002, print no rate: they pair with a lever's as the default.
         self.assert_names_apart(", feature_weight 0, student_lr 0.004", ", feature_weight 0",
                                 ", student_lr 0.004")
 
