@@ -177,7 +177,7 @@ using tcl::core::write_file_atomic;
 const double kJobBankRatio = tr::DistillTargets{}.old_bank_ratio;
 const double kJobFeatureWeight = tr::DistillTargets{}.feature_weight;  // the same, for --feature-weight
 // The student's learning rate of every cached student and log before --student-lr: a student at
-// it is named as before (cache key, lineage), one at any other rate, the job's included, by its rate.
+// it (the job's default) is named as before (cache key, lineage), one at any other rate by its rate.
 const double kUnnamedStudentLr = 2e-3;
 
 struct Args {
