@@ -89,6 +89,12 @@ class DistillTest : public TcldEnvTest {
     }
     return job;
   }
+  // Moves production back to `version` (a rollback); the HTTP status.
+  int roll_back_production_to(std::int64_t version) {
+    return call("PUT", "/v1/aliases/production",
+                R"({"version": )" + std::to_string(version) + R"(, "reason": "rollback"})")
+        .status;
+  }
   std::string sha_of(std::int64_t version) {
     return std::string(call("GET", "/v1/models/" + std::to_string(version)).json().at("weights_sha256").as_string());
   }
@@ -212,9 +218,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
   // Rollback (or keep) production on v1, change every cost of the old
   // platform's measurements (the first one of each record, in its stored
   // line and its column), distill again: the weights are bit-identical.
-  ASSERT_EQ(call("PUT", "/v1/aliases/production", R"({"version": )" + std::to_string(v1) + R"(, "reason": "rollback"})")
-                .status,
-            200);
+  ASSERT_EQ(roll_back_production_to(v1), 200);
   const std::string sql =
       "psql -q '" + url_ +
       "' -c \"UPDATE measurements SET record = regexp_replace(record, '\\\"r\\\": *\\[\\[[^],]*', "
@@ -247,9 +251,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
 
   // The option learning_rate reaches the student's training: from the same
   // teacher, data and column, other weights than v2's at the default rate.
-  ASSERT_EQ(call("PUT", "/v1/aliases/production", R"({"version": )" + std::to_string(v1) + R"(, "reason": "rollback"})")
-                .status,
-            200);
+  ASSERT_EQ(roll_back_production_to(v1), 200);
   json::value faster =
       run_job("t4", R"({"kind": "distill", "epochs": 2, "column_epochs": 1, "seed": 1, "learning_rate": 0.004})");
   ASSERT_EQ(faster.at("state").as_string(), "succeeded") << json::serialize(faster);
