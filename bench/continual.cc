@@ -46,7 +46,9 @@
 //                 platform of another target kind, as
 //                 onboarding::old_weight_on_new_programs; with
 //                 --student-from-column the main lineage's student starts
-//                 from the column, EWC still anchored at the teacher}, --epochs);
+//                 from the column, EWC still anchored at the teacher; with
+//                 --teacher-mix M its student is mixed back with the teacher
+//                 in weight space, DistillTargets::teacher_mix}, --epochs);
 //                 its Fisher is the next teacher's.
 //        ft       plain fine-tuning: train_platform(init = previous, selected,
 //                 --epochs), no distillation.
@@ -85,7 +87,7 @@
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--column-weight 1] [--column-weight-constant] [--old-bank 0]
 //       [--old-weight-other-kind 1] [--student-from-column] [--old-bank-ratio 1] [--feature-weight 0]
-//       [--student-lr 0.002]
+//       [--student-lr 0.002] [--teacher-mix 0]
 //       [--extra-distill OLD,EWC[,UNLABELED[,COLUMN]]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
@@ -176,6 +178,7 @@ using tcl::core::write_file_atomic;
 // existed (its name, cache key and header).
 const double kJobBankRatio = tr::DistillTargets{}.old_bank_ratio;
 const double kJobFeatureWeight = tr::DistillTargets{}.feature_weight;  // the same, for --feature-weight
+const double kJobTeacherMix = tr::DistillTargets{}.teacher_mix;        // the same, for --teacher-mix
 // The student's learning rate of every cached student and log before --student-lr: a student at
 // it (the job's default) is named as before (cache key, lineage), one at any other rate by its rate.
 const double kUnnamedStudentLr = 2e-3;
@@ -213,6 +216,10 @@ struct Args {
   // at make_request's, TrainRequest's 2e-3 (as the job's, column_request);
   // the extra lineage's student at 2e-3, as before the flag.
   double student_lr = tr::kDistillStudentLearningRate;
+  // --teacher-mix M: the main lineage's students mixed back with their
+  // teacher in weight space (DistillTargets::teacher_mix; issue 19's lever
+  // of session 27).
+  double teacher_mix = kJobTeacherMix;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
   bool extra = false;
   double extra_old = 0, extra_ewc = 0, extra_unlabeled = 0, extra_column = 0;
@@ -256,6 +263,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("old-bank-ratio", &a->old_bank_ratio)
       .value("feature-weight", &a->feature_weight)
       .value("student-lr", &a->student_lr)
+      .value("teacher-mix", &a->teacher_mix)
       .value("old-bank", &a->old_bank)
       .custom("extra-distill",
               [a](const std::string& v) {
@@ -326,8 +334,11 @@ bool parse_args(int argc, char** argv, Args* a) {
       a->old_weight < 0 || a->unlabeled_ratio < 0 || a->column_weight < 0 ||
       !(a->old_weight_other_kind >= 0 && std::isfinite(a->old_weight_other_kind)) ||
       !(a->old_bank_ratio >= 0 && a->old_bank_ratio <= 100) ||
-      !(a->feature_weight >= 0 && std::isfinite(a->feature_weight)) || !(a->student_lr >= 1e-6 && a->student_lr <= 1)) {
-    std::fprintf(stderr, "bad --platforms, epochs, --mc-samples, --fraction, --validation, weights or --student-lr\n");
+      !(a->feature_weight >= 0 && std::isfinite(a->feature_weight)) || !(a->student_lr >= 1e-6 && a->student_lr <= 1) ||
+      !(a->teacher_mix >= 0 && a->teacher_mix <= 1)) {
+    std::fprintf(stderr,
+                 "bad --platforms, epochs, --mc-samples, --fraction, --validation, weights, --student-lr or "
+                 "--teacher-mix\n");
     return false;
   }
   if (a->old_bank_ratio != kJobBankRatio && a->old_bank <= 0) {
@@ -662,6 +673,7 @@ struct Lineage {
   double old_bank_ratio = kJobBankRatio;      // --old-bank-ratio (the main lineage's)
   double feature_weight = kJobFeatureWeight;  // --feature-weight (the main lineage's)
   double student_lr = kUnnamedStudentLr;      // --student-lr (the main lineage's; the extra's as before)
+  double teacher_mix = kJobTeacherMix;        // --teacher-mix (the main lineage's)
   std::string model{}, fisher{};              // current version (and its Fisher for distill)
 };
 
@@ -713,6 +725,9 @@ void render_header(const Args& a, std::ostringstream& md) {
                                            : "; " + fmt("%g", a.old_bank_ratio) + " bank batches per measured batch")
      << (a.feature_weight == kJobFeatureWeight ? std::string()
                                                : "; feature KD " + fmt("%g", a.feature_weight) + " on the bank")
+     << (a.teacher_mix == kJobTeacherMix
+             ? std::string()
+             : "; the student mixed back with its teacher, teacher's share " + fmt("%g", a.teacher_mix))
      << "; the student's learning rate " << fmt("%g", a.student_lr) << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
         "first platform's pool (as the base saw it) and the selection of every later platform ("
@@ -910,7 +925,8 @@ std::vector<Lineage> make_lineages(const Args& a) {
                         .student_from_column = a.student_from_column,
                         .old_bank_ratio = a.old_bank_ratio,
                         .feature_weight = a.feature_weight,
-                        .student_lr = a.student_lr});
+                        .student_lr = a.student_lr,
+                        .teacher_mix = a.teacher_mix});
   }
   if (a.extra) {
     // The column weight is named only where it is not the default's, so
@@ -1073,6 +1089,7 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   weights.column_weight = l.column_weight;
   weights.old_bank_ratio = l.old_bank_ratio;
   weights.feature_weight = l.feature_weight;
+  weights.teacher_mix = l.teacher_mix;
   const std::vector<core::Record> unlabeled =
       l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
   tr::DistillTargets targets = tcl::onboarding::plan_distillation(weights, {.column_checkpoint = column->checkpoint,
@@ -1107,7 +1124,8 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       (targets.feature_weight == kJobFeatureWeight || targets.old_bank.empty()
            ? std::string()
            : "|feature " + fmt("%g", targets.feature_weight)) +
-      (l.student_lr == kUnnamedStudentLr ? std::string() : "|lr " + fmt("%g", l.student_lr)) + "|epochs " +
+      (l.student_lr == kUnnamedStudentLr ? std::string() : "|lr " + fmt("%g", l.student_lr)) +
+      (l.teacher_mix == kJobTeacherMix ? std::string() : "|teacher mix " + fmt("%g", l.teacher_mix)) + "|epochs " +
       std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
   auto student = train_cached(a, "distill", p.name, key, req);
   if (!student) return fail(l.name, student.status());
@@ -1286,11 +1304,11 @@ int main(int argc, char** argv) {
   std::printf(
       "# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld, "
       "validation %g, platform_slots %d, split_salt %llu, column_weight %g%s, old_weight_other_kind %g, "
-      "student_from_column %d, old_bank_ratio %g, feature_weight %g, student_lr %g\n",
+      "student_from_column %d, old_bank_ratio %g, feature_weight %g, student_lr %g, teacher_mix %g\n",
       a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
       a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt), a.column_weight,
       a.column_weight_constant ? "" : " per old platform", a.old_weight_other_kind, a.student_from_column ? 1 : 0,
-      a.old_bank_ratio, a.feature_weight, a.student_lr);
+      a.old_bank_ratio, a.feature_weight, a.student_lr, a.teacher_mix);
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

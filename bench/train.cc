@@ -12,7 +12,7 @@
 //       and DIR/fisher: the production version a distill starts from.
 //   bench_train --distill --data DIR|FILE --teacher DIR --teacher-data DIR|FILE[,...]
 //               [--device ...] [--threads T] [--old-bank-ratio R] [--feature-weight W] [--student-lr LR]
-//               [--out DIR]
+//               [--teacher-mix M] [--out DIR]
 //       A distill job into the platform of --data, from the checkpoint and
 //       Fisher in --teacher, trained on the platforms of --teacher-data
 //       (their descriptors are the old platforms'): the active column
@@ -33,6 +33,8 @@
 //       on the bank (DistillTargets::feature_weight; default the job's).
 //       --student-lr LR: the student's peak learning rate (default the job's,
 //       trainer::kDistillStudentLearningRate; the column keeps fine-tuning's).
+//       --teacher-mix M: the student mixed back with the teacher in weight
+//       space after training (DistillTargets::teacher_mix; default the job's).
 //
 // --time-budget S: every training run's budget in seconds (the job option
 // time_budget_s; default the job's, 0 = none, so every planned epoch runs).
@@ -85,6 +87,7 @@ struct Args {
   double old_bank_ratio = tr::DistillTargets{}.old_bank_ratio;
   double feature_weight = tr::DistillTargets{}.feature_weight;
   double student_lr = tr::kDistillStudentLearningRate;
+  double teacher_mix = tr::DistillTargets{}.teacher_mix;
   double time_budget_s = tr::TrainRequest{}.resources.time_budget_s;
   std::uint64_t seed = tr::Optimisation{}.seed;
 };
@@ -105,6 +108,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("old-bank-ratio", &a->old_bank_ratio)
       .value("feature-weight", &a->feature_weight)
       .value("student-lr", &a->student_lr)
+      .value("teacher-mix", &a->teacher_mix)
       .value("time-budget", &a->time_budget_s)
       .value("seed", &a->seed)
       .value("out", &a->out);
@@ -242,14 +246,17 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
     sources.old_descriptors.push_back(std::move(h));
     old_platforms.push_back(p);
   }
-  tr::DistillTargets weights;  // the job's defaults but the bank's ratio and the feature term
+  tr::DistillTargets weights;  // the job's defaults but the bank's ratio, the feature term and the mix
   weights.old_bank_ratio = a.old_bank_ratio;
   weights.feature_weight = a.feature_weight;
+  weights.teacher_mix = a.teacher_mix;
   std::vector<core::Record> bank;
   if (a.old_bank_ratio > 0 && !read_old_bank(a, weights.max_old_bank, &bank)) return 1;
   sources.old_bank = bank;
-  std::printf("old platforms' bank: %zu programs read, ratio %g, feature weight %g; the student's learning rate %g\n",
-              bank.size(), a.old_bank_ratio, a.feature_weight, a.student_lr);
+  std::printf(
+      "old platforms' bank: %zu programs read, ratio %g, feature weight %g; the student's learning rate %g, "
+      "teacher mix %g\n",
+      bank.size(), a.old_bank_ratio, a.feature_weight, a.student_lr, a.teacher_mix);
   const Clock::time_point t0 = Clock::now();
   // The active column: the new platform fine-tuned from the teacher.
   const tr::TrainRequest column = onboarding::column_request(

@@ -61,6 +61,7 @@ trainer::DistillTargets plan_distillation(const trainer::DistillTargets& weights
   t.old_bank_ratio = weights.old_bank_ratio;
   t.max_old_bank = weights.max_old_bank;
   t.feature_weight = weights.feature_weight;
+  t.teacher_mix = weights.teacher_mix;
   if (wants_old_bank(weights, t.old_descriptors.size())) t.old_bank = sources.old_bank;
   return t;
 }

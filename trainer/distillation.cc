@@ -53,6 +53,8 @@ Status check_targets(const Distill& d, const Dataset& ds) {
   if (kd.max_old_bank < 0) return Status::invalid_argument("train: max_old_bank must be >= 0");
   if (!(kd.feature_weight >= 0) || !std::isfinite(kd.feature_weight))
     return Status::invalid_argument("train: feature_weight must be finite and >= 0");
+  if (!(kd.teacher_mix >= 0 && kd.teacher_mix <= 1))
+    return Status::invalid_argument("train: teacher_mix must be in [0, 1]");
   const std::vector<double>& on_new = kd.old_weight_on_new_programs;
   if (!on_new.empty() && on_new.size() != kd.old_descriptors.size()) {
     return Status::invalid_argument("train: old_weight_on_new_programs has " + std::to_string(on_new.size()) +
@@ -223,6 +225,29 @@ Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& mod
     terms.teacher->eval();
   }
   return terms;
+}
+
+Status mix_with_teacher(ScoreModel& student, std::string_view teacher_checkpoint, double teacher_mix) {
+  if (!(teacher_mix >= 0 && teacher_mix <= 1)) return Status::invalid_argument("train: teacher_mix must be in [0, 1]");
+  if (teacher_mix == 0) return Status::ok();
+  auto teacher = CostModel::load(teacher_checkpoint);
+  if (!teacher) return teacher.status().with_context("train: teacher");
+  const std::shared_ptr<ScoreModel> t = (*teacher)->score_model();
+  if (!same_layout(t->config(), student.config()))
+    return Status::invalid_argument("train: teacher_mix needs a student of the teacher's config");
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> s_tensors = student.parameters(), t_tensors = t->parameters();
+  for (const torch::Tensor& b : student.buffers()) s_tensors.push_back(b);
+  for (const torch::Tensor& b : t->buffers()) t_tensors.push_back(b);
+  if (s_tensors.size() != t_tensors.size()) return Status::invalid_argument("train: teacher_mix: the models differ");
+  for (std::size_t i = 0; i < s_tensors.size(); ++i) {
+    if (!s_tensors[i].sizes().equals(t_tensors[i].sizes()))
+      return Status::invalid_argument("train: teacher_mix: the models differ in shape");
+    if (!s_tensors[i].is_floating_point()) continue;
+    // T first, as interpolate_checkpoints(T, S, 1 - teacher_mix) sums: the same floats.
+    s_tensors[i].copy_(t_tensors[i].to(s_tensors[i].device()) * teacher_mix + s_tensors[i] * (1.0 - teacher_mix));
+  }
+  return Status::ok();
 }
 
 }  // namespace tcl::trainer

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -59,5 +60,12 @@ struct DistillInputs {
 // config than the teacher's; the teacher's or column's load errors.
 Result<DistillTerms> prepare_distillation(const DistillSetup& setup, ScoreModel& model,
                                           std::vector<BatchSource>* sources, DistillInputs* inputs);
+
+// DistillTargets::teacher_mix after training: every floating parameter and
+// buffer of `student` becomes (1 - teacher_mix) · its own + teacher_mix ·
+// the teacher's, in place on the student's device. 0 leaves it as it is.
+// kInvalidArgument: teacher_mix outside [0, 1] or a teacher of another
+// layout; the teacher's load errors.
+Status mix_with_teacher(ScoreModel& student, std::string_view teacher_checkpoint, double teacher_mix);
 
 }  // namespace tcl::trainer

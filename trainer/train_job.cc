@@ -303,6 +303,10 @@ Result<TrainResult> run(const RunInput& in, const ProgressCallback& progress, Cl
       !s) {
     return s;
   }
+  if (in.distill != nullptr) {
+    const Distill& d = *in.distill;
+    if (Status s = mix_with_teacher(model, d.teacher.init_checkpoint, d.targets.teacher_mix); !s) return s;
+  }
   if (Status s = finish(*made, sources.front(), eval, in, &out); !s) return s;
   out.wall_s = seconds_since(start);
   return out;

@@ -310,6 +310,15 @@ struct DistillTargets {
   // validation split) gpu-2080ti forgot 0.030 less at the third step but was
   // learned 0.019 worse at its own.
   double feature_weight = 0.0;
+  // The teacher's share when the trained student is mixed back with it in
+  // weight space: the result is (1 - teacher_mix) · S + teacher_mix · T,
+  // parameter by parameter (WiSE-FT's interpolation, Wortsman et al. 2022,
+  // with T as the init). The student starts from T, so the two lie in one
+  // basin and the mix trades platform k's gain for T's order on the old
+  // platforms without any old measurement. 0 = the student as trained; in
+  // [0, 1]. The eval metrics and the Fisher are the mix's. Issue 19's lever
+  // of session 27 (bench_continual --teacher-mix).
+  double teacher_mix = 0.0;
 };
 
 // The epochs of a distill (the job's defaults, bench_train's and

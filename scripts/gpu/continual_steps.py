@@ -12,7 +12,7 @@ Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T [sets MEAN/SUM]" lines 
 The main distill lineage is named by its weights (old_weight, ewc, column_weight where
 it is not 1 or is per old platform, old_weight_other_kind where it is not 1, student_from_column where it
 is 1, old_bank_ratio where it is not 1, feature_weight where it is not 0, and student_lr where it is not
-0.002, the job's and the rate of every log before the flag) — from the log's
+0.002, the job's and the rate of every log before the flag, and teacher_mix where it is not 0) — from the log's
 "# settings:" line, or for older logs (before it was printed) from the command line's
 --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
 and extra lineages were swapped summarise together. Fine-tuning trains on the main
@@ -70,10 +70,11 @@ SETTINGS_FROM_COLUMN = re.compile(r", student_from_column (\d)")
 SETTINGS_BANK_RATIO = re.compile(r", old_bank_ratio ([\d.e+-]+)")
 SETTINGS_FEATURE = re.compile(r", feature_weight ([\d.e+-]+)")
 SETTINGS_LR = re.compile(r", student_lr ([\d.e+-]+)")
+SETTINGS_MIX = re.compile(r", teacher_mix ([\d.e+-]+)")
 UNNAMED_STUDENT_LR = 0.002  # the students' learning rate before --student-lr: a lineage at it is named as before
 # The settings line's fields that name the main lineage (the patterns above), not the run.
 LINEAGE_FIELDS = ("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind ", "student_from_column ",
-                  "old_bank_ratio ", "feature_weight ", "student_lr ")
+                  "old_bank_ratio ", "feature_weight ", "student_lr ", "teacher_mix ")
 # Item 4's tolerance: a difference's task-mean interval this narrow decides a lever of that size. The
 # differences print how many runs of the same spread would reach it.
 DECIDES = 0.02
@@ -130,11 +131,11 @@ def read_keyed_runs(paths):
 
 
 def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=None, bank_ratio=None, feature=None,
-            lr=None):
+            lr=None, mix=None):
     """A distill lineage's name; the column weight ("3", or "1 per old platform": times their count) only where
     it is not the default 1 (older logs have none), old_weight_other_kind only where it is not 1, and
     student_from_column only where it is 1, old_bank_ratio only where it is not 1, feature_weight only where
-    it is not 0, student_lr only where it is not 0.002."""
+    it is not 0, student_lr only where it is not 0.002, teacher_mix only where it is not 0."""
     column = ""
     if column_weight is not None:
         weight, _, per_old = str(column_weight).partition(" ")
@@ -150,6 +151,8 @@ def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=No
         column += f", feature_weight {float(feature):g}"
     if lr is not None and float(lr) != UNNAMED_STUDENT_LR:
         column += f", student_lr {float(lr):g}"
+    if mix is not None and float(mix) != 0:
+        column += f", teacher_mix {float(mix):g}"
     return f"distill (old_weight {float(old_weight):g}, ewc {float(ewc):g}{column})"
 
 
@@ -169,9 +172,10 @@ def read(path):
                 c, k = SETTINGS_COLUMN.search(line), SETTINGS_OTHER_KIND.search(line)
                 f, r = SETTINGS_FROM_COLUMN.search(line), SETTINGS_BANK_RATIO.search(line)
                 w, lr = SETTINGS_FEATURE.search(line), SETTINGS_LR.search(line)
+                mix = SETTINGS_MIX.search(line)
                 main = lineage(m.group(1), m.group(2), c.group(1) if c else None, k.group(1) if k else None,
                                f.group(1) if f else None, r.group(1) if r else None, w.group(1) if w else None,
-                               lr.group(1) if lr else None)
+                               lr.group(1) if lr else None, mix.group(1) if mix else None)
                 settings = run_settings(line)
                 continue
             m = STEP.match(line)

@@ -33,6 +33,7 @@ TEST(DistillPlanTest, PassesTheSourcesTheWeightsAskFor) {
   w.old_bank_ratio = 0.5;
   w.max_old_bank = 1234;
   w.feature_weight = 0.25;
+  w.teacher_mix = 0.125;
   const auto plan = [&](const trainer::DistillTargets& weights, std::size_t old_platforms) {
     DistillSources s;
     s.old_descriptors.assign(old_platforms, std::vector<float>(core::kHardwareDim, 0.f));
@@ -46,6 +47,7 @@ TEST(DistillPlanTest, PassesTheSourcesTheWeightsAskFor) {
   EXPECT_EQ(t.old_bank_ratio, 0.5);
   EXPECT_EQ(t.max_old_bank, 1234);
   EXPECT_EQ(t.feature_weight, 0.25);
+  EXPECT_EQ(t.teacher_mix, 0.125);
   EXPECT_EQ(t.old_descriptors.size(), 2u);
   EXPECT_TRUE(plan(w, 0).old_bank.empty());  // no old platform
   w.old_weight = 0;

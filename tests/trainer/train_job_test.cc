@@ -1000,6 +1000,43 @@ TEST_F(DistillInputsTest, FeatureKdKeepsTheOldEmbeddingOnTheBank) {
   }
 }
 
+// DistillTargets::teacher_mix: the student as trained, mixed back with its
+// teacher in weight space (WiSE-FT) — at 0.5 the two checkpoints' midpoint,
+// at 1 the teacher itself, with the same training steps either way.
+TEST_F(DistillInputsTest, TeacherMixIsTheStudentMixedBackWithTheTeacher) {
+  const std::vector<core::Record> measured = few_measured();
+  auto plain = distill(measured, {});
+  auto half = distill(measured, {.teacher_mix = 0.5});
+  auto whole = distill(measured, {.teacher_mix = 1});
+  ASSERT_TRUE(plain.is_ok() && half.is_ok() && whole.is_ok());
+  EXPECT_EQ(half->steps, plain->steps);
+  auto midpoint = interpolate_checkpoints(teacher(), plain->checkpoint, 0.5);
+  ASSERT_TRUE(midpoint.is_ok()) << midpoint.status().to_string();
+  auto ds = build_unlabeled_dataset(measured, new_platform, DatasetOptions{});
+  ASSERT_TRUE(ds.is_ok()) << ds.status().to_string();
+  const std::vector<float> h = old_descriptor();
+  const std::vector<float> got = scores_under(half->checkpoint, *ds, h), want = scores_under(*midpoint, *ds, h);
+  const std::vector<float> taught = scores_under(teacher(), *ds, h), trained = scores_under(plain->checkpoint, *ds, h);
+  const std::vector<float> at_one = scores_under(whole->checkpoint, *ds, h);
+  ASSERT_EQ(got.size(), want.size());
+  double moved = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 1e-4) << i;
+    EXPECT_NEAR(at_one[i], taught[i], 1e-5) << i;
+    moved = std::max(moved, static_cast<double>(std::abs(trained[i] - taught[i])));
+  }
+  EXPECT_GT(moved, 1e-2);  // the student did move from its teacher: the mix is not trivially either end
+  // Outside [0, 1], or not a number, is refused, naming the field.
+  for (double m : {-0.1, 1.5, std::nan("")}) {
+    TrainRequest bad = small_request(measured);
+    bad.start = Distill{.teacher = {.init_checkpoint = teacher()},
+                        .targets = {.old_descriptors = {old_descriptor()}, .teacher_mix = m}};
+    auto refused = train_platform(bad, nullptr);
+    ASSERT_FALSE(refused.is_ok()) << m;
+    EXPECT_NE(refused.status().message().find("teacher_mix"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace tcl::trainer
 
