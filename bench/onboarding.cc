@@ -450,19 +450,6 @@ std::string run_key(const std::string& platform, std::uint64_t seed, std::string
 // ---------------------------------------------------------------------------
 // One target platform's data.
 
-// The platform as the run registers it: --target and --hardware-params
-// replace what the records carry (e.g. gpu-v100's records hold TVM's default
-// CUDA params, the same as gpu-2080ti's).
-tr::Platform registered_as(const Args& a, tr::Platform p) {
-  if (!a.target_override.empty()) p.target = a.target_override;
-  if (!a.hardware_override.empty()) {
-    std::array<std::int64_t, 8> h{};
-    for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<std::int64_t>(a.hardware_override[i]);
-    p.hardware = core::HardwareParams{h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]};
-  }
-  return p;
-}
-
 // The platform's records, split by the evaluation protocol
 // (onboarding/platform_data.h), and its held-out records tokenised once into
 // `eval` (eval->train = the held-out programs), as every model is scored on them.
@@ -471,7 +458,7 @@ bool load_platform(const Args& a, const std::string& name, int max_len, Platform
   auto data = tcl::bench::read_platform(records_path(a, name), name, a.holdout, a.split_salt);
   if (!data) return false;
   *p = std::move(*data);
-  p->platform = registered_as(a, p->platform);
+  p->platform = tcl::bench::registered_as(p->platform, a.target_override, a.hardware_override);
   p->descriptor = tcl::onboarding::descriptor_vector(p->platform);
   const tcl::onboarding::PlatformSplit& s = p->split;
   tr::DatasetOptions o;

@@ -12,7 +12,7 @@
 //       and DIR/fisher: the production version a distill starts from.
 //   bench_train --distill --data DIR|FILE --teacher DIR --teacher-data DIR|FILE[,...]
 //               [--device ...] [--threads T] [--old-bank-ratio R] [--feature-weight W] [--student-lr LR]
-//               [--teacher-mix M] [--out DIR]
+//               [--teacher-mix M] [--target T] [--hardware-params N,...(8)] [--out DIR]
 //       A distill job into the platform of --data, from the checkpoint and
 //       Fisher in --teacher, trained on the platforms of --teacher-data
 //       (their descriptors are the old platforms'): the active column
@@ -35,6 +35,9 @@
 //       trainer::kDistillStudentLearningRate; the column keeps fine-tuning's).
 //       --teacher-mix M: the student mixed back with the teacher in weight
 //       space after training (DistillTargets::teacher_mix; default the job's).
+//       --target / --hardware-params: the platform of --data registered with
+//       those facts instead of its records' (as a train job or distill job on a
+//       platform registered so; its descriptor follows).
 //
 // --time-budget S: every training run's budget in seconds (the job option
 // time_budget_s; default the job's, 0 = none, so every planned epoch runs).
@@ -62,6 +65,7 @@
 #include "core/task_split.h"
 #include "bench/lib/device_arg.h"
 #include "bench/lib/flags.h"
+#include "bench/lib/platform_data.h"
 #include "bench/lib/records.h"
 #include "onboarding/distill.h"
 #include "trainer/device.h"
@@ -88,6 +92,8 @@ struct Args {
   double feature_weight = tr::DistillTargets{}.feature_weight;
   double student_lr = tr::kDistillStudentLearningRate;
   double teacher_mix = tr::DistillTargets{}.teacher_mix;
+  std::string target_override;            // --target
+  std::vector<double> hardware_override;  // --hardware-params, integers read as numbers
   double time_budget_s = tr::TrainRequest{}.resources.time_budget_s;
   std::uint64_t seed = tr::Optimisation{}.seed;
 };
@@ -109,10 +115,16 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("feature-weight", &a->feature_weight)
       .value("student-lr", &a->student_lr)
       .value("teacher-mix", &a->teacher_mix)
+      .value("target", &a->target_override)
+      .list("hardware-params", &a->hardware_override)
       .value("time-budget", &a->time_budget_s)
       .value("seed", &a->seed)
       .value("out", &a->out);
   if (!flags.parse(argc, argv)) return false;
+  if (!a->hardware_override.empty() && a->hardware_override.size() != 8) {
+    std::fprintf(stderr, "--hardware-params takes TVM's 8 hardware params (num_cores, ..., warp_size)\n");
+    return false;
+  }
   if (a->data.empty() || (a->distill && (a->teacher.empty() || a->teacher_data.empty()))) {
     std::fprintf(stderr,
                  "usage: bench_train --data DIR|FILE [--device auto|cpu|cuda] [--threads T] [--out DIR]\n"
@@ -330,14 +342,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", platform.status().to_string().c_str());
     return 1;
   }
+  *platform = tcl::bench::registered_as(*platform, a.target_override, a.hardware_override);
   auto device = tr::resolve_device(a.device);
   if (!device) {
     std::fprintf(stderr, "%s\n", device.status().to_string().c_str());
     return 1;
   }
   std::printf(
-      "# bench_train %s%s: %zu records read in %.1f s; target %s; device %s (%s asked); budget %g s, seed %llu\n",
+      "# bench_train %s%s: %zu records read in %.1f s; target %s; num_cores %lld; device %s (%s asked); budget %g s, "
+      "seed %llu\n",
       a.distill ? "--distill " : "", a.data.c_str(), records.size(), seconds_since(t0), platform->target.c_str(),
+      static_cast<long long>(platform->hardware ? platform->hardware->num_cores : 0),
       std::string(tr::device_name(*device)).c_str(), std::string(tr::device_name(a.device)).c_str(), a.time_budget_s,
       static_cast<unsigned long long>(a.seed));
   std::fflush(stdout);

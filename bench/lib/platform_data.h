@@ -4,11 +4,13 @@
 // tcl_onboarding.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "bench/lib/records.h"
 #include "onboarding/platform_data.h"
@@ -34,6 +36,21 @@ inline std::optional<onboarding::PlatformData> read_platform(const std::string& 
     return std::nullopt;
   }
   return std::move(*data);
+}
+
+// The platform as a run registers it: a non-empty `target` and TVM's 8
+// hardware params `hardware` (num_cores, ..., warp_size; empty = none)
+// replace what the records carry. gpu-v100's and the H100's records hold
+// TVM's default CUDA params (num_cores -1) whatever the card; a descriptor
+// made from the result (onboarding::descriptor_vector) sees the given facts.
+inline core::Platform registered_as(core::Platform p, const std::string& target, const std::vector<double>& hardware) {
+  if (!target.empty()) p.target = target;
+  if (hardware.size() == 8) {
+    std::array<std::int64_t, 8> h{};
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<std::int64_t>(hardware[i]);
+    p.hardware = core::HardwareParams{h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]};
+  }
+  return p;
 }
 
 }  // namespace tcl::bench
