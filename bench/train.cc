@@ -12,7 +12,8 @@
 //       and DIR/fisher: the production version a distill starts from.
 //   bench_train --distill --data DIR|FILE --teacher DIR --teacher-data DIR|FILE[,...]
 //               [--device ...] [--threads T] [--old-bank-ratio R] [--feature-weight W] [--student-lr LR]
-//               [--teacher-mix M] [--old-weight W] [--ewc E] [--target T] [--hardware-params N,...(8)] [--out DIR]
+//               [--teacher-mix M] [--old-weight W] [--ewc E] [--column-weight C]
+//               [--target T] [--hardware-params N,...(8)] [--out DIR]
 //       A distill job into the platform of --data, from the checkpoint and
 //       Fisher in --teacher, trained on the platforms of --teacher-data
 //       (their descriptors are the old platforms'): the active column
@@ -35,8 +36,9 @@
 //       trainer::kDistillStudentLearningRate; the column keeps fine-tuning's).
 //       --teacher-mix M: the student mixed back with the teacher in weight
 //       space after training (DistillTargets::teacher_mix; default the job's).
-//       --old-weight W, --ewc E: the old platforms' KD weight and EWC's
-//       (DistillTargets::old_weight, ewc_weight; default the job's).
+//       --old-weight W, --ewc E, --column-weight C: the old platforms' KD
+//       weight, EWC's and the column's per old platform (DistillTargets::
+//       old_weight, ewc_weight, the job's column_weight; default the job's).
 //       --target / --hardware-params: the platform of --data registered with
 //       those facts instead of its records' (as a train job or distill job on a
 //       platform registered so; its descriptor follows).
@@ -96,8 +98,9 @@ struct Args {
   double teacher_mix = tr::DistillTargets{}.teacher_mix;
   double old_weight = tr::DistillTargets{}.old_weight;
   double ewc = tr::DistillTargets{}.ewc_weight;
-  std::string target_override;            // --target
-  std::vector<double> hardware_override;  // --hardware-params, integers read as numbers
+  double column_weight = tr::DistillTargets{}.column_weight;  // per old platform, as the job's option
+  std::string target_override;                                // --target
+  std::vector<double> hardware_override;                      // --hardware-params, integers read as numbers
   double time_budget_s = tr::TrainRequest{}.resources.time_budget_s;
   std::uint64_t seed = tr::Optimisation{}.seed;
 };
@@ -121,6 +124,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("teacher-mix", &a->teacher_mix)
       .value("old-weight", &a->old_weight)
       .value("ewc", &a->ewc)
+      .value("column-weight", &a->column_weight)
       .value("target", &a->target_override)
       .list("hardware-params", &a->hardware_override)
       .value("time-budget", &a->time_budget_s)
@@ -270,13 +274,15 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   weights.teacher_mix = a.teacher_mix;
   weights.old_weight = a.old_weight;
   weights.ewc_weight = a.ewc;
+  weights.column_weight = a.column_weight;
   std::vector<core::Record> bank;
   if (a.old_bank_ratio > 0 && !read_old_bank(a, weights.max_old_bank, &bank)) return 1;
   sources.old_bank = bank;
   std::printf(
       "old platforms' bank: %zu programs read, ratio %g, feature weight %g; the student's learning rate %g, "
-      "teacher mix %g, old weight %g, ewc %g\n",
-      bank.size(), a.old_bank_ratio, a.feature_weight, a.student_lr, a.teacher_mix, a.old_weight, a.ewc);
+      "teacher mix %g, old weight %g, ewc %g, column weight %g per old platform\n",
+      bank.size(), a.old_bank_ratio, a.feature_weight, a.student_lr, a.teacher_mix, a.old_weight, a.ewc,
+      a.column_weight);
   const Clock::time_point t0 = Clock::now();
   // The active column: the new platform fine-tuned from the teacher.
   const tr::TrainRequest column = onboarding::column_request(
