@@ -13,7 +13,7 @@
 //   bench_train --distill --data DIR|FILE --teacher DIR --teacher-data DIR|FILE[,...]
 //               [--device ...] [--threads T] [--old-bank-ratio R] [--feature-weight W] [--student-lr LR]
 //               [--teacher-mix M] [--old-weight W] [--ewc E] [--column-weight C]
-//               [--target T] [--hardware-params N,...(8)] [--out DIR]
+//               [--old-weight-on-new F] [--target T] [--hardware-params N,...(8)] [--out DIR]
 //       A distill job into the platform of --data, from the checkpoint and
 //       Fisher in --teacher, trained on the platforms of --teacher-data
 //       (their descriptors are the old platforms'): the active column
@@ -39,6 +39,9 @@
 //       --old-weight W, --ewc E, --column-weight C: the old platforms' KD
 //       weight, EWC's and the column's per old platform (DistillTargets::
 //       old_weight, ewc_weight, the job's column_weight; default the job's).
+//       --old-weight-on-new F: every old platform's KD on the new platform's
+//       own programs at F x its weight (DistillTargets::old_weight_on_new_programs;
+//       0 = the old terms read the bank only; default 1, the job's).
 //       --target / --hardware-params: the platform of --data registered with
 //       those facts instead of its records' (as a train job or distill job on a
 //       platform registered so; its descriptor follows).
@@ -99,8 +102,9 @@ struct Args {
   double old_weight = tr::DistillTargets{}.old_weight;
   double ewc = tr::DistillTargets{}.ewc_weight;
   double column_weight = tr::DistillTargets{}.column_weight;  // per old platform, as the job's option
-  std::string target_override;                                // --target
-  std::vector<double> hardware_override;                      // --hardware-params, integers read as numbers
+  double old_weight_on_new = 1;
+  std::string target_override;            // --target
+  std::vector<double> hardware_override;  // --hardware-params, integers read as numbers
   double time_budget_s = tr::TrainRequest{}.resources.time_budget_s;
   std::uint64_t seed = tr::Optimisation{}.seed;
 };
@@ -125,6 +129,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("old-weight", &a->old_weight)
       .value("ewc", &a->ewc)
       .value("column-weight", &a->column_weight)
+      .value("old-weight-on-new", &a->old_weight_on_new)
       .value("target", &a->target_override)
       .list("hardware-params", &a->hardware_override)
       .value("time-budget", &a->time_budget_s)
@@ -280,9 +285,9 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   sources.old_bank = bank;
   std::printf(
       "old platforms' bank: %zu programs read, ratio %g, feature weight %g; the student's learning rate %g, "
-      "teacher mix %g, old weight %g, ewc %g, column weight %g per old platform\n",
+      "teacher mix %g, old weight %g, ewc %g, column weight %g per old platform, old KD on new programs x%g\n",
       bank.size(), a.old_bank_ratio, a.feature_weight, a.student_lr, a.teacher_mix, a.old_weight, a.ewc,
-      a.column_weight);
+      a.column_weight, a.old_weight_on_new);
   const Clock::time_point t0 = Clock::now();
   // The active column: the new platform fine-tuned from the teacher.
   const tr::TrainRequest column = onboarding::column_request(
@@ -299,8 +304,10 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   tr::TrainRequest request = default_request(a, records, platform);
   request.optimisation.epochs = tr::kDistillStudentEpochs;
   request.optimisation.learning_rate = a.student_lr;
-  request.start = tr::Distill{.teacher = {.init_checkpoint = teacher},
-                              .targets = onboarding::plan_distillation(weights, std::move(sources))};
+  const std::size_t old_count = sources.old_descriptors.size();
+  tr::DistillTargets targets = onboarding::plan_distillation(weights, std::move(sources));
+  if (a.old_weight_on_new != 1) targets.old_weight_on_new_programs.assign(old_count, a.old_weight_on_new);
+  request.start = tr::Distill{.teacher = {.init_checkpoint = teacher}, .targets = targets};
   const Clock::time_point t1 = Clock::now();
   auto student = tr::train_platform(request, progress_printer("distill", t1));
   if (!student) {
