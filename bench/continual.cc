@@ -43,8 +43,8 @@
 //                 measurements cleared) as inputs of the old-platform KD
 //                 term; with --old-weight-other-kind F the main lineage's
 //                 old KD on k's programs at F x --old-weight for an old
-//                 platform of another target kind, as
-//                 onboarding::old_weight_on_new_programs; with
+//                 platform of another target kind (--old-weight-same-kind
+//                 F: of k's kind), as onboarding::old_weight_on_new_programs; with
 //                 --student-from-column the main lineage's student starts
 //                 from the column, EWC still anchored at the teacher; with
 //                 --teacher-mix M its student is mixed back with the teacher
@@ -86,7 +86,8 @@
 //       [--cache /tmp/continual/cache] [--platforms x86-24c,x86-16c,gpu-2080ti]
 //       [--epochs 12] [--column-epochs 12] [--ewc 0.2] [--old-weight 2]
 //       [--unlabeled-ratio 1] [--column-weight 1] [--column-weight-constant] [--old-bank 0]
-//       [--old-weight-other-kind 1] [--student-from-column] [--old-bank-ratio 1] [--feature-weight 0]
+//       [--old-weight-other-kind 1] [--old-weight-same-kind 1] [--student-from-column] [--old-bank-ratio 1]
+//       [--feature-weight 0]
 //       [--student-lr 0.002] [--teacher-mix 0]
 //       [--extra-distill OLD,EWC[,UNLABELED[,COLUMN]]] [--seed 1]
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
@@ -202,6 +203,9 @@ struct Args {
   // platform's programs weighs F times old_weight for an old platform of
   // another target kind (onboarding::old_weight_on_new_programs); 1 = as the job.
   double old_weight_other_kind = 1;
+  // --old-weight-same-kind F: the same for an old platform of the new one's
+  // target kind (issue 19's lever of session 27: 0 = its KD on the bank only).
+  double old_weight_same_kind = 1;
   // --student-from-column: the main lineage's students start from their
   // active column, not the teacher (DistillTargets::student_from_column).
   bool student_from_column = false;
@@ -259,6 +263,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("column-weight", &a->column_weight)
       .flag("column-weight-constant", &a->column_weight_constant)
       .value("old-weight-other-kind", &a->old_weight_other_kind)
+      .value("old-weight-same-kind", &a->old_weight_same_kind)
       .flag("student-from-column", &a->student_from_column)
       .value("old-bank-ratio", &a->old_bank_ratio)
       .value("feature-weight", &a->feature_weight)
@@ -333,6 +338,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       !(a->fraction > 0 && a->fraction <= 1) || !(a->validation >= 0 && a->validation < 1) || a->ewc < 0 ||
       a->old_weight < 0 || a->unlabeled_ratio < 0 || a->column_weight < 0 ||
       !(a->old_weight_other_kind >= 0 && std::isfinite(a->old_weight_other_kind)) ||
+      !(a->old_weight_same_kind >= 0 && std::isfinite(a->old_weight_same_kind)) ||
       !(a->old_bank_ratio >= 0 && a->old_bank_ratio <= 100) ||
       !(a->feature_weight >= 0 && std::isfinite(a->feature_weight)) || !(a->student_lr >= 1e-6 && a->student_lr <= 1) ||
       !(a->teacher_mix >= 0 && a->teacher_mix <= 1)) {
@@ -669,6 +675,7 @@ struct Lineage {
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
   bool column_weight_constant = false;        // column_weight as given at every step, not per old platform (the job's)
   double old_weight_other_kind = 1;           // --old-weight-other-kind (the main lineage's)
+  double old_weight_same_kind = 1;            // --old-weight-same-kind (the main lineage's)
   bool student_from_column = false;           // --student-from-column (the main lineage's)
   double old_bank_ratio = kJobBankRatio;      // --old-bank-ratio (the main lineage's)
   double feature_weight = kJobFeatureWeight;  // --feature-weight (the main lineage's)
@@ -719,6 +726,10 @@ void render_header(const Args& a, std::ostringstream& md) {
      << (a.old_weight_other_kind == 1
              ? std::string()
              : "; an old platform of another target kind weighs " + fmt("%g", a.old_weight_other_kind) +
+                   " x old_weight on the new platform's programs, old_weight on the bank")
+     << (a.old_weight_same_kind == 1
+             ? std::string()
+             : "; an old platform of the new one's target kind weighs " + fmt("%g", a.old_weight_same_kind) +
                    " x old_weight on the new platform's programs, old_weight on the bank")
      << (a.student_from_column ? "; the student starts from the active column, EWC anchored at the teacher" : "")
      << (a.old_bank_ratio == kJobBankRatio ? std::string()
@@ -922,6 +933,7 @@ std::vector<Lineage> make_lineages(const Args& a) {
                         .column_weight = a.column_weight,
                         .column_weight_constant = a.column_weight_constant,
                         .old_weight_other_kind = a.old_weight_other_kind,
+                        .old_weight_same_kind = a.old_weight_same_kind,
                         .student_from_column = a.student_from_column,
                         .old_bank_ratio = a.old_bank_ratio,
                         .feature_weight = a.feature_weight,
@@ -1098,8 +1110,8 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
                                                                             .unlabeled = unlabeled,
                                                                             .old_bank = old_bank});
   if (l.column_weight_constant) targets.column_weight = l.column_weight;
-  targets.old_weight_on_new_programs =
-      tcl::onboarding::old_weight_on_new_programs(p.descriptor, covered, l.old_weight_other_kind);
+  targets.old_weight_on_new_programs = tcl::onboarding::old_weight_on_new_programs(
+      p.descriptor, covered, l.old_weight_other_kind, l.old_weight_same_kind);
   targets.student_from_column = l.student_from_column;
   tr::TrainRequest req = make_request(a, p, records, a.epochs);
   req.optimisation.learning_rate = l.student_lr;
@@ -1304,11 +1316,12 @@ int main(int argc, char** argv) {
   std::printf(
       "# settings: old_weight %g, ewc %g, epochs %d, column_epochs %d, unlabeled_ratio %g, old_bank %lld, "
       "validation %g, platform_slots %d, split_salt %llu, column_weight %g%s, old_weight_other_kind %g, "
-      "student_from_column %d, old_bank_ratio %g, feature_weight %g, student_lr %g, teacher_mix %g\n",
+      "student_from_column %d, old_bank_ratio %g, feature_weight %g, student_lr %g, teacher_mix %g, "
+      "old_weight_same_kind %g\n",
       a.old_weight, a.ewc, a.epochs, a.column_epochs, a.unlabeled_ratio, static_cast<long long>(a.old_bank),
       a.validation, a.platform_slots ? 1 : 0, static_cast<unsigned long long>(a.split_salt), a.column_weight,
       a.column_weight_constant ? "" : " per old platform", a.old_weight_other_kind, a.student_from_column ? 1 : 0,
-      a.old_bank_ratio, a.feature_weight, a.student_lr, a.teacher_mix);
+      a.old_bank_ratio, a.feature_weight, a.student_lr, a.teacher_mix, a.old_weight_same_kind);
   std::fflush(stdout);
 
   std::vector<Lineage> lineages = make_lineages(a);

@@ -30,9 +30,10 @@ double column_term_weight(double per_old_platform, std::size_t old_platforms) {
 
 std::vector<double> old_weight_on_new_programs(std::span<const float> new_descriptor,
                                                const std::vector<std::vector<float>>& old_descriptors,
-                                               double other_kind) {
+                                               double other_kind, double same_kind) {
   std::vector<double> factors;
-  for (const auto& h : old_descriptors) factors.push_back(core::same_target_kind(h, new_descriptor) ? 1.0 : other_kind);
+  for (const auto& h : old_descriptors)
+    factors.push_back(core::same_target_kind(h, new_descriptor) ? same_kind : other_kind);
   if (std::all_of(factors.begin(), factors.end(), [](double f) { return f == 1.0; })) factors.clear();
   return factors;
 }

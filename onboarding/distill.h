@@ -55,18 +55,21 @@ struct DistillSources {
 double column_term_weight(double per_old_platform, std::size_t old_platforms);
 
 // The factors of old_weight each old platform's KD term takes on platform
-// k's own programs (DistillTargets::old_weight_on_new_programs): 1 for an
-// old platform of k's target kind (core::same_target_kind), `other_kind`
-// for one of another kind. The teacher learned an old platform's order on
+// k's own programs (DistillTargets::old_weight_on_new_programs): `same_kind`
+// for an old platform of k's target kind (core::same_target_kind),
+// `other_kind` for one of another kind. The teacher learned an old platform's order on
 // that platform's kind of programs; on another kind's (a CPU's order of GPU
 // schedules) its targets hold the student's shared trunk to an order nobody
 // measured, while the bank still carries the platform's own programs.
 // Empty when every factor is 1 (the trainer's default). Issue 19's lever
 // for the middle platform's gap to fine-tuning (docs/continual.md); not a
 // job default: session 21's validation split could not tell it from factor 1.
+// `same_kind` is session 27's: at 10% from a near GPU, the old KD on k's own
+// programs asked for the old order under a descriptor two floats from k's,
+// and cost the new platform most of what the old terms cost it.
 std::vector<double> old_weight_on_new_programs(std::span<const float> new_descriptor,
                                                const std::vector<std::vector<float>>& old_descriptors,
-                                               double other_kind);
+                                               double other_kind, double same_kind = 1.0);
 
 // Whether the unmeasured pool is read at all: `weights` ask for unlabeled inputs.
 bool wants_unlabeled(const trainer::DistillTargets& weights);

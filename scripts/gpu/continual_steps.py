@@ -11,10 +11,10 @@ Reads the "  METHOD on PLATFORM  top-1 MEAN/SUM tuning T [sets MEAN/SUM]" lines 
 (and step 0's base line: every method starts from the base).
 The main distill lineage is named by its weights (old_weight, ewc, column_weight where
 it is not 1 or is per old platform, old_weight_other_kind where it is not 1, student_from_column where it
-is 1, old_bank_ratio where it is not 1, feature_weight where it is not 0, and student_lr where it is not
-0.002, the job's and the rate of every log before the flag, and teacher_mix where it is not 0) — from the log's
-"# settings:" line, or for older logs (before it was printed) from the command line's
---old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
+is 1, old_bank_ratio where it is not 1, feature_weight where it is not 0, student_lr where it is not
+0.002 (the job's and the rate of every log before the flag), teacher_mix where it is not 0, and
+old_weight_same_kind where it is not 1) — from the log's "# settings:" line, or for older logs (before
+it was printed) from the command line's --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
 and extra lineages were swapped summarise together. Fine-tuning trains on the main
 lineage's selection, so it is named by that lineage too. Runs pooled by this
 script must share every other flag (epochs, bank, platforms); logs of several split salts pool as
@@ -71,10 +71,12 @@ SETTINGS_BANK_RATIO = re.compile(r", old_bank_ratio ([\d.e+-]+)")
 SETTINGS_FEATURE = re.compile(r", feature_weight ([\d.e+-]+)")
 SETTINGS_LR = re.compile(r", student_lr ([\d.e+-]+)")
 SETTINGS_MIX = re.compile(r", teacher_mix ([\d.e+-]+)")
+SETTINGS_SAME_KIND = re.compile(r", old_weight_same_kind ([\d.e+-]+)")
 UNNAMED_STUDENT_LR = 0.002  # the students' learning rate before --student-lr: a lineage at it is named as before
 # The settings line's fields that name the main lineage (the patterns above), not the run.
 LINEAGE_FIELDS = ("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind ", "student_from_column ",
-                  "old_bank_ratio ", "feature_weight ", "student_lr ", "teacher_mix ")
+                  "old_bank_ratio ", "feature_weight ", "student_lr ", "teacher_mix ",
+                  "old_weight_same_kind ")
 # Item 4's tolerance: a difference's task-mean interval this narrow decides a lever of that size. The
 # differences print how many runs of the same spread would reach it.
 DECIDES = 0.02
@@ -131,11 +133,11 @@ def read_keyed_runs(paths):
 
 
 def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=None, bank_ratio=None, feature=None,
-            lr=None, mix=None):
+            lr=None, mix=None, same_kind=None):
     """A distill lineage's name; the column weight ("3", or "1 per old platform": times their count) only where
     it is not the default 1 (older logs have none), old_weight_other_kind only where it is not 1, and
     student_from_column only where it is 1, old_bank_ratio only where it is not 1, feature_weight only where
-    it is not 0, student_lr only where it is not 0.002, teacher_mix only where it is not 0."""
+    it is not 0, student_lr only where it is not 0.002, teacher_mix only where it is not 0, old_weight_same_kind only where it is not 1."""
     column = ""
     if column_weight is not None:
         weight, _, per_old = str(column_weight).partition(" ")
@@ -153,6 +155,8 @@ def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=No
         column += f", student_lr {float(lr):g}"
     if mix is not None and float(mix) != 0:
         column += f", teacher_mix {float(mix):g}"
+    if same_kind is not None and float(same_kind) != 1:
+        column += f", old_weight_same_kind {float(same_kind):g}"
     return f"distill (old_weight {float(old_weight):g}, ewc {float(ewc):g}{column})"
 
 
@@ -172,10 +176,11 @@ def read(path):
                 c, k = SETTINGS_COLUMN.search(line), SETTINGS_OTHER_KIND.search(line)
                 f, r = SETTINGS_FROM_COLUMN.search(line), SETTINGS_BANK_RATIO.search(line)
                 w, lr = SETTINGS_FEATURE.search(line), SETTINGS_LR.search(line)
-                mix = SETTINGS_MIX.search(line)
+                mix, same = SETTINGS_MIX.search(line), SETTINGS_SAME_KIND.search(line)
                 main = lineage(m.group(1), m.group(2), c.group(1) if c else None, k.group(1) if k else None,
                                f.group(1) if f else None, r.group(1) if r else None, w.group(1) if w else None,
-                               lr.group(1) if lr else None, mix.group(1) if mix else None)
+                               lr.group(1) if lr else None, mix.group(1) if mix else None,
+                               same.group(1) if same else None)
                 settings = run_settings(line)
                 continue
             m = STEP.match(line)

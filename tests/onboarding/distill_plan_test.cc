@@ -87,6 +87,9 @@ TEST(DistillPlanTest, OldWeightOnNewProgramsByTargetKind) {
   EXPECT_EQ(old_weight_on_new_programs(ti, {x86, x86_16}, 0.0), (std::vector<double>{0.0, 0.0}));
   EXPECT_EQ(old_weight_on_new_programs(v100, {x86, x86_16, ti}, 0.25), (std::vector<double>{0.25, 0.25, 1.0}));
   EXPECT_TRUE(old_weight_on_new_programs(v100, {x86, ti}, 1.0).empty());  // 1: as the job
+  // The same kind's factor: the old GPU's KD leaves the new GPU's programs, the CPUs' stays.
+  EXPECT_EQ(old_weight_on_new_programs(v100, {x86, ti}, 1.0, 0.0), (std::vector<double>{1.0, 0.0}));
+  EXPECT_EQ(old_weight_on_new_programs(v100, {x86, ti}, 0.5, 0.0), (std::vector<double>{0.5, 0.0}));
 }
 
 // The column fine-tunes at fine-tuning's learning rate whatever the job's

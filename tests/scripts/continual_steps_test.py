@@ -190,6 +190,12 @@ class ContinualStepsTest(unittest.TestCase):
         # Older logs print no mix: they pair with a lever's as the default.
         self.assert_names_apart(", student_lr 0.002, teacher_mix 0.5", ", student_lr 0.002", ", teacher_mix 0.5")
 
+    def test_names_an_old_weight_same_kind_other_than_1(self):
+        self.assert_names_apart(", teacher_mix 0, old_weight_same_kind 0", ", teacher_mix 0, old_weight_same_kind 1",
+                                ", old_weight_same_kind 0")
+        self.assert_names_apart(", teacher_mix 0, old_weight_same_kind 0.5", ", teacher_mix 0",
+                                ", old_weight_same_kind 0.5")
+
     def test_between_subtracts_two_lineages_of_the_same_logs(self):
         # A second lineage (old KD 3) on x86-16c: 0.56 and 0.50 against the main lineage's 0.50 and 0.55,
         # so +0.06 and −0.05; on x86-24c 0.80 and 0.78 against 0.79 and 0.78, so it forgets 0.01 and 0 less.
