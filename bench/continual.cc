@@ -204,7 +204,8 @@ struct Args {
   // another target kind (onboarding::old_weight_on_new_programs); 1 = as the job.
   double old_weight_other_kind = 1;
   // --old-weight-same-kind F: the same for an old platform of the new one's
-  // target kind (issue 19's lever of session 27: 0 = its KD on the bank only).
+  // target kind (issue 19's lever of session 27: 0 = its KD on the bank
+  // only, none without --old-bank).
   double old_weight_same_kind = 1;
   // --student-from-column: the main lineage's students start from their
   // active column, not the teacher (DistillTargets::student_from_column).

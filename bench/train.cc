@@ -41,7 +41,8 @@
 //       old_weight, ewc_weight, the job's column_weight; default the job's).
 //       --old-weight-on-new F: every old platform's KD on the new platform's
 //       own programs at F x its weight (DistillTargets::old_weight_on_new_programs;
-//       0 = the old terms read the bank only; default 1, the job's).
+//       0 = the old terms read the bank only, none without a bank; default
+//       1, the job's).
 //       --target / --hardware-params: the platform of --data registered with
 //       those facts instead of its records' (as a train job or distill job on a
 //       platform registered so; its descriptor follows).
@@ -136,6 +137,13 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("seed", &a->seed)
       .value("out", &a->out);
   if (!flags.parse(argc, argv)) return false;
+  const auto weight = [](double w) { return w >= 0 && std::isfinite(w); };
+  if (!weight(a->old_weight) || !weight(a->ewc) || !weight(a->column_weight) || !weight(a->old_weight_on_new) ||
+      !weight(a->feature_weight) || !weight(a->old_bank_ratio) || !(a->teacher_mix >= 0 && a->teacher_mix <= 1) ||
+      !(a->student_lr >= 1e-6 && a->student_lr <= 1)) {
+    std::fprintf(stderr, "bad weights, --teacher-mix (0..1) or --student-lr\n");
+    return false;
+  }
   if (!a->hardware_override.empty() && a->hardware_override.size() != 8) {
     std::fprintf(stderr, "--hardware-params takes TVM's 8 hardware params (num_cores, ..., warp_size)\n");
     return false;
@@ -370,10 +378,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf(
-      "# bench_train %s%s: %zu records read in %.1f s; target %s; num_cores %lld; device %s (%s asked); budget %g s, "
+      "# bench_train %s%s: %zu records read in %.1f s; target %s; num_cores %s; device %s (%s asked); budget %g s, "
       "seed %llu\n",
       a.distill ? "--distill " : "", a.data.c_str(), records.size(), seconds_since(t0), platform->target.c_str(),
-      static_cast<long long>(platform->hardware ? platform->hardware->num_cores : 0),
+      platform->hardware ? std::to_string(platform->hardware->num_cores).c_str() : "none",
       std::string(tr::device_name(*device)).c_str(), std::string(tr::device_name(a.device)).c_str(), a.time_budget_s,
       static_cast<unsigned long long>(a.seed));
   std::fflush(stdout);

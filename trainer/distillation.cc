@@ -244,7 +244,7 @@ Status mix_with_teacher(ScoreModel& student, std::string_view teacher_checkpoint
     if (!s_tensors[i].sizes().equals(t_tensors[i].sizes()))
       return Status::invalid_argument("train: teacher_mix: the models differ in shape");
     if (!s_tensors[i].is_floating_point()) continue;
-    // T first, as interpolate_checkpoints(T, S, 1 - teacher_mix) sums: the same floats.
+    // The same mix as interpolate_checkpoints(T, S, 1 - teacher_mix), up to rounding.
     s_tensors[i].copy_(t_tensors[i].to(s_tensors[i].device()) * teacher_mix + s_tensors[i] * (1.0 - teacher_mix));
   }
   return Status::ok();

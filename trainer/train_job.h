@@ -315,9 +315,13 @@ struct DistillTargets {
   // parameter by parameter (WiSE-FT's interpolation, Wortsman et al. 2022,
   // with T as the init). The student starts from T, so the two lie in one
   // basin and the mix trades platform k's gain for T's order on the old
-  // platforms without any old measurement. 0 = the student as trained; in
-  // [0, 1]. The eval metrics and the Fisher are the mix's. Issue 19's lever
-  // of session 27 (bench_continual --teacher-mix).
+  // platforms without any old measurement. The mix is with T also when the
+  // student started from the column (student_from_column). 0 = the student
+  // as trained; in [0, 1]. The eval metrics, eval scores and the Fisher are
+  // the mix's; the per-epoch validation and the best epoch are the
+  // student's as it trained. Issue 19's lever of session 27 (bench_continual
+  // --teacher-mix); not adopted: along the sequence it cost gpu-v100's
+  // student 0.058 at 0.25 and bought x86-24c 0.003 (docs/continual.md).
   double teacher_mix = 0.0;
 };
 
