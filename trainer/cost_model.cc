@@ -181,17 +181,7 @@ Result<std::string> interpolate_checkpoints(std::string_view a, std::string_view
     if (config_to_text(ca) != config_to_text(cb)) {
       return Status::invalid_argument("interpolate: the two checkpoints have different configs");
     }
-    torch::NoGradGuard no_grad;
-    std::vector<torch::Tensor> ta = ma->parameters(), tb = mb->parameters();
-    for (const torch::Tensor& t : ma->buffers()) ta.push_back(t);
-    for (const torch::Tensor& t : mb->buffers()) tb.push_back(t);
-    if (ta.size() != tb.size()) return Status::invalid_argument("interpolate: the two models differ in shape");
-    for (std::size_t i = 0; i < ta.size(); ++i) {
-      if (!ta[i].sizes().equals(tb[i].sizes()))
-        return Status::invalid_argument("interpolate: the two models differ in shape");
-      if (!ta[i].is_floating_point()) continue;
-      ta[i].mul_(1.0 - alpha).add_(tb[i], alpha);
-    }
+    if (Status s = mix_weights(*ma, *mb, alpha); !s) return s.with_context("interpolate");
     return save_score_model(*ma);
   } catch (const std::exception& e) {
     return Status::internal(std::string("interpolate: ") + e.what());

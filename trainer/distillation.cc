@@ -235,18 +235,7 @@ Status mix_with_teacher(ScoreModel& student, std::string_view teacher_checkpoint
   const std::shared_ptr<ScoreModel> t = (*teacher)->score_model();
   if (!same_layout(t->config(), student.config()))
     return Status::invalid_argument("train: teacher_mix needs a student of the teacher's config");
-  torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> s_tensors = student.parameters(), t_tensors = t->parameters();
-  for (const torch::Tensor& b : student.buffers()) s_tensors.push_back(b);
-  for (const torch::Tensor& b : t->buffers()) t_tensors.push_back(b);
-  if (s_tensors.size() != t_tensors.size()) return Status::invalid_argument("train: teacher_mix: the models differ");
-  for (std::size_t i = 0; i < s_tensors.size(); ++i) {
-    if (!s_tensors[i].sizes().equals(t_tensors[i].sizes()))
-      return Status::invalid_argument("train: teacher_mix: the models differ in shape");
-    if (!s_tensors[i].is_floating_point()) continue;
-    // The same mix as interpolate_checkpoints(T, S, 1 - teacher_mix), up to rounding.
-    s_tensors[i].copy_(t_tensors[i].to(s_tensors[i].device()) * teacher_mix + s_tensors[i] * (1.0 - teacher_mix));
-  }
+  if (Status s = mix_weights(student, *t, teacher_mix); !s) return s.with_context("train: teacher_mix");
   return Status::ok();
 }
 

@@ -107,6 +107,21 @@ Result<std::shared_ptr<ScoreModel>> make_score_model(const ModelConfig& config) 
   return model;
 }
 
+Status mix_weights(ScoreModel& into, const ScoreModel& from, double share) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> a = into.parameters(), b = from.parameters();
+  for (const torch::Tensor& t : into.buffers()) a.push_back(t);
+  for (const torch::Tensor& t : from.buffers()) b.push_back(t);
+  if (a.size() != b.size()) return Status::invalid_argument("the two models differ in shape");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].sizes().equals(b[i].sizes())) return Status::invalid_argument("the two models differ in shape");
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].is_floating_point()) a[i].mul_(1.0 - share).add_(b[i].to(a[i].device()), share);
+  }
+  return Status::ok();
+}
+
 std::string save_score_model(const ScoreModel& model) {
   for (const auto& p : model.parameters()) {
     TORCH_CHECK(p.device().is_cpu(), "save_score_model: move the model to the CPU first (parameter on ", p.device(),

@@ -87,6 +87,13 @@ Result<std::shared_ptr<ScoreModel>> make_score_model(const ModelConfig& config);
 // in-memory stream only).
 std::string save_score_model(const ScoreModel& model);
 
+// Weight-space mix, in place: every floating parameter and buffer of `into`
+// becomes (1 - share) · its own + share · `from`'s (moved to into's
+// device). The two must be of one layout (the caller checks the configs);
+// kInvalidArgument when their tensors differ in count or shape, and then
+// nothing is changed. interpolate_checkpoints and a distill's teacher_mix.
+Status mix_weights(ScoreModel& into, const ScoreModel& from, double share);
+
 // Rebuilds the model from the stored config, then loads the weights, checking
 // every parameter's name and shape. kDataLoss when the bytes are not a TCL
 // checkpoint or do not match their config; kInvalidArgument when the stored

@@ -873,6 +873,16 @@ class DistillInputsTest : public ::testing::Test {
     return bank;
   }
 
+  // A distill of `measured` towards `kd` is refused, naming `field`.
+  void expect_refused(const std::vector<core::Record>& measured, DistillTargets kd, const char* field) const {
+    kd.old_descriptors = {old_descriptor()};
+    TrainRequest bad = small_request(measured);
+    bad.start = Distill{.teacher = {.init_checkpoint = teacher()}, .targets = kd};
+    auto refused = train_platform(bad, nullptr);
+    ASSERT_FALSE(refused.is_ok()) << field;
+    EXPECT_NE(refused.status().message().find(field), std::string::npos) << refused.status().to_string();
+  }
+
   // Under the old descriptor, how far `checkpoint`'s embeddings of
   // `programs` are from the teacher's (distill_loss.h's feature_kd).
   double old_embedding_distance(const std::string& checkpoint, const std::vector<core::Record>& programs) const {
@@ -990,14 +1000,7 @@ TEST_F(DistillInputsTest, FeatureKdKeepsTheOldEmbeddingOnTheBank) {
               d_plain, d_feature);
   EXPECT_LT(d_feature, 0.5 * d_plain);
   // A weight below 0, or not a number, is refused, naming the field.
-  for (double w : {-1.0, std::nan("")}) {
-    TrainRequest bad = small_request(measured);
-    bad.start = Distill{.teacher = {.init_checkpoint = teacher()},
-                        .targets = {.old_descriptors = {old_descriptor()}, .feature_weight = w}};
-    auto refused = train_platform(bad, nullptr);
-    ASSERT_FALSE(refused.is_ok()) << w;
-    EXPECT_NE(refused.status().message().find("feature_weight"), std::string::npos);
-  }
+  for (double w : {-1.0, std::nan("")}) expect_refused(measured, {.feature_weight = w}, "feature_weight");
 }
 
 // DistillTargets::teacher_mix: the student as trained, mixed back with its
@@ -1027,14 +1030,7 @@ TEST_F(DistillInputsTest, TeacherMixIsTheStudentMixedBackWithTheTeacher) {
   }
   EXPECT_GT(moved, 1e-2);  // the student did move from its teacher: the mix is not trivially either end
   // Outside [0, 1], or not a number, is refused, naming the field.
-  for (double m : {-0.1, 1.5, std::nan("")}) {
-    TrainRequest bad = small_request(measured);
-    bad.start = Distill{.teacher = {.init_checkpoint = teacher()},
-                        .targets = {.old_descriptors = {old_descriptor()}, .teacher_mix = m}};
-    auto refused = train_platform(bad, nullptr);
-    ASSERT_FALSE(refused.is_ok()) << m;
-    EXPECT_NE(refused.status().message().find("teacher_mix"), std::string::npos);
-  }
+  for (double m : {-0.1, 1.5, std::nan("")}) expect_refused(measured, {.teacher_mix = m}, "teacher_mix");
 }
 
 }  // namespace
