@@ -80,17 +80,26 @@ class BenchContinualCacheTest(unittest.TestCase):
         self.assertGreaterEqual(len(scores), 3, first)  # the column and the student on both platforms
         self.assertEqual(SCORE.findall(second), scores)
 
-    def test_a_student_lr_trains_its_own_student_beside_the_shared_column(self):
-        cache = self.copy_of_first_cache("lr")
-        out = self.run_bench(cache, "--student-lr", "0.02")
-        self.assertRegex(out, r"(?m)^# settings: .*, student_lr 0\.02$")
-        self.assertRegex(self.first, r"(?m)^# settings: .*, student_lr 0\.002$")  # the job's
+    def assert_trains_its_own_student(self, name, flag, value, setting):
+        """A run with FLAG VALUE on a copy of the first run's cache: its settings line names SETTING, the
+        column comes from the cache and the student is trained anew, into a checkpoint of its own."""
+        cache = self.copy_of_first_cache(name)
+        out = self.run_bench(cache, flag, value)
+        self.assertRegex(out, rf"(?m)^# settings: .*, {setting}(,|$)")
         self.assertRegex(out, r"(?m)^  column +gpu-2080ti +cached \(", out)
         self.assertRegex(out, r"(?m)^  distill +gpu-2080ti +trained:", out)
         students = sorted(glob.glob(os.path.join(cache, "distill-*.ckpt")))
         self.assertEqual(len(students), 2, os.listdir(cache))  # the default's and this one's
         with open(students[0], "rb") as a, open(students[1], "rb") as b:
             self.assertNotEqual(a.read(), b.read())
+
+    def test_a_student_lr_trains_its_own_student_beside_the_shared_column(self):
+        self.assert_trains_its_own_student("lr", "--student-lr", "0.02", r"student_lr 0\.02")
+        self.assertRegex(self.first, r"(?m)^# settings: .*, student_lr 0\.002(,|$)")  # the job's
+
+    def test_a_teacher_mix_trains_its_own_student_beside_the_shared_column(self):
+        self.assert_trains_its_own_student("mix", "--teacher-mix", "0.5", r"teacher_mix 0\.5")
+        self.assertRegex(self.first, r"(?m)^# settings: .*, teacher_mix 0(,|$)")  # the job's
 
 
 if __name__ == "__main__":
