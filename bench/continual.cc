@@ -693,6 +693,13 @@ std::string cell_text(const Score& s) {
          ", pairwise " + fmt("%.3f", s.pairwise);
 }
 
+// The header's words for --old-weight-other-kind / --old-weight-same-kind: none at 1 (as the job).
+std::string on_new_programs(const std::string& kind, double factor) {
+  if (factor == 1) return {};
+  return "; an old platform of " + kind + " weighs " + fmt("%g", factor) +
+         " x old_weight on the new platform's programs, old_weight on the bank";
+}
+
 // The header: the command, the build and the settings of the run.
 void render_header(const Args& a, std::ostringstream& md) {
   md << "# Continual distillation along ";
@@ -724,14 +731,8 @@ void render_header(const Args& a, std::ostringstream& md) {
      << fmt("%g", a.old_weight) << ", column_weight " << fmt("%g", a.column_weight)
      << (a.column_weight_constant ? "" : " per old platform") << ", unlabeled_ratio " << fmt("%g", a.unlabeled_ratio)
      << ": the unselected rest of the pool as KD inputs"
-     << (a.old_weight_other_kind == 1
-             ? std::string()
-             : "; an old platform of another target kind weighs " + fmt("%g", a.old_weight_other_kind) +
-                   " x old_weight on the new platform's programs, old_weight on the bank")
-     << (a.old_weight_same_kind == 1
-             ? std::string()
-             : "; an old platform of the new one's target kind weighs " + fmt("%g", a.old_weight_same_kind) +
-                   " x old_weight on the new platform's programs, old_weight on the bank")
+     << on_new_programs("another target kind", a.old_weight_other_kind)
+     << on_new_programs("the new one's target kind", a.old_weight_same_kind)
      << (a.student_from_column ? "; the student starts from the active column, EWC anchored at the teacher" : "")
      << (a.old_bank_ratio == kJobBankRatio ? std::string()
                                            : "; " + fmt("%g", a.old_bank_ratio) + " bank batches per measured batch")

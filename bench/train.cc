@@ -76,6 +76,7 @@
 #include "bench/lib/platform_data.h"
 #include "bench/lib/records.h"
 #include "onboarding/distill.h"
+#include "onboarding/platform_data.h"
 #include "trainer/device.h"
 #include "trainer/train_job.h"
 
@@ -292,8 +293,9 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   if (a.old_bank_ratio > 0 && !read_old_bank(a, weights.max_old_bank, &bank)) return 1;
   sources.old_bank = bank;
   std::printf(
-      "old platforms' bank: %zu programs read, ratio %g, feature weight %g; the student's learning rate %g, "
-      "teacher mix %g, old weight %g, ewc %g, column weight %g per old platform, old KD on new programs x%g\n",
+      "distill settings: the old platforms' bank %zu programs read, ratio %g; feature weight %g; the student's "
+      "learning rate %g, teacher mix %g, old weight %g, ewc %g, column weight %g per old platform, old KD on new "
+      "programs x%g\n",
       bank.size(), a.old_bank_ratio, a.feature_weight, a.student_lr, a.teacher_mix, a.old_weight, a.ewc,
       a.column_weight, a.old_weight_on_new);
   const Clock::time_point t0 = Clock::now();
@@ -312,9 +314,10 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   tr::TrainRequest request = default_request(a, records, platform);
   request.optimisation.epochs = tr::kDistillStudentEpochs;
   request.optimisation.learning_rate = a.student_lr;
-  const std::size_t old_count = sources.old_descriptors.size();
   tr::DistillTargets targets = onboarding::plan_distillation(weights, std::move(sources));
-  if (a.old_weight_on_new != 1) targets.old_weight_on_new_programs.assign(old_count, a.old_weight_on_new);
+  // One factor for every old platform, whatever its kind (empty at 1, as the job).
+  targets.old_weight_on_new_programs = onboarding::old_weight_on_new_programs(
+      onboarding::descriptor_vector(platform), targets.old_descriptors, a.old_weight_on_new, a.old_weight_on_new);
   request.start = tr::Distill{.teacher = {.init_checkpoint = teacher}, .targets = targets};
   const Clock::time_point t1 = Clock::now();
   auto student = tr::train_platform(request, progress_printer("distill", t1));

@@ -14,8 +14,8 @@ it is not 1 or is per old platform, old_weight_other_kind where it is not 1, stu
 is 1, old_bank_ratio where it is not 1, feature_weight where it is not 0, student_lr where it is not
 0.002 (the job's and the rate of every log before the flag), teacher_mix where it is not 0, and
 old_weight_same_kind where it is not 1) — from the log's "# settings:" line, or for older logs (before
-it was printed) from the command line's --old-weight and --ewc, whose defaults were then 1 and 0.05 — so runs whose main
-and extra lineages were swapped summarise together. Fine-tuning trains on the main
+it was printed) from the command line's --old-weight and --ewc, whose defaults were then 1 and 0.05 — so
+runs whose main and extra lineages were swapped summarise together. Fine-tuning trains on the main
 lineage's selection, so it is named by that lineage too. Runs pooled by this
 script must share every other flag (epochs, bank, platforms); logs of several split salts pool as
 more draws, each salt and seed a run of its own, and each cell then adds the top-1 mean's interval over
@@ -64,14 +64,18 @@ EXTRA = re.compile(r"^distill \(old_weight ([\d.]+), ewc ([\d.]+)(?:, unlabeled 
 BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([\d.]+)/([\d.]+)(?: \(mean/sum\) tuning ([\d.]+))?"
                   r"(?: sets ([\d.]+)/([\d.]+))?")
 SETTINGS = re.compile(r"^# settings: old_weight ([\d.]+), ewc ([\d.]+)")
-SETTINGS_COLUMN = re.compile(r", column_weight ([\d.e+-]+(?: per old platform)?)")  # any field of the settings line
-SETTINGS_OTHER_KIND = re.compile(r", old_weight_other_kind ([\d.e+-]+)")
-SETTINGS_FROM_COLUMN = re.compile(r", student_from_column (\d)")
-SETTINGS_BANK_RATIO = re.compile(r", old_bank_ratio ([\d.e+-]+)")
-SETTINGS_FEATURE = re.compile(r", feature_weight ([\d.e+-]+)")
-SETTINGS_LR = re.compile(r", student_lr ([\d.e+-]+)")
-SETTINGS_MIX = re.compile(r", teacher_mix ([\d.e+-]+)")
-SETTINGS_SAME_KIND = re.compile(r", old_weight_same_kind ([\d.e+-]+)")
+# The settings line's fields that name the main lineage beyond old_weight and ewc, as lineage()'s keywords;
+# a field older logs lack is None there.
+SETTINGS_NAMED = {
+    "column_weight": re.compile(r", column_weight ([\d.e+-]+(?: per old platform)?)"),
+    "other_kind": re.compile(r", old_weight_other_kind ([\d.e+-]+)"),
+    "from_column": re.compile(r", student_from_column (\d)"),
+    "bank_ratio": re.compile(r", old_bank_ratio ([\d.e+-]+)"),
+    "feature": re.compile(r", feature_weight ([\d.e+-]+)"),
+    "lr": re.compile(r", student_lr ([\d.e+-]+)"),
+    "mix": re.compile(r", teacher_mix ([\d.e+-]+)"),
+    "same_kind": re.compile(r", old_weight_same_kind ([\d.e+-]+)"),
+}
 UNNAMED_STUDENT_LR = 0.002  # the students' learning rate before --student-lr: a lineage at it is named as before
 # The settings line's fields that name the main lineage (the patterns above), not the run.
 LINEAGE_FIELDS = ("old_weight ", "ewc ", "column_weight ", "old_weight_other_kind ", "student_from_column ",
@@ -137,7 +141,8 @@ def lineage(old_weight, ewc, column_weight=None, other_kind=None, from_column=No
     """A distill lineage's name; the column weight ("3", or "1 per old platform": times their count) only where
     it is not the default 1 (older logs have none), old_weight_other_kind only where it is not 1, and
     student_from_column only where it is 1, old_bank_ratio only where it is not 1, feature_weight only where
-    it is not 0, student_lr only where it is not 0.002, teacher_mix only where it is not 0, old_weight_same_kind only where it is not 1."""
+    it is not 0, student_lr only where it is not 0.002, teacher_mix only where it is not 0,
+    old_weight_same_kind only where it is not 1."""
     column = ""
     if column_weight is not None:
         weight, _, per_old = str(column_weight).partition(" ")
@@ -173,14 +178,8 @@ def read(path):
         for line in f:
             m = SETTINGS.match(line)
             if m:
-                c, k = SETTINGS_COLUMN.search(line), SETTINGS_OTHER_KIND.search(line)
-                f, r = SETTINGS_FROM_COLUMN.search(line), SETTINGS_BANK_RATIO.search(line)
-                w, lr = SETTINGS_FEATURE.search(line), SETTINGS_LR.search(line)
-                mix, same = SETTINGS_MIX.search(line), SETTINGS_SAME_KIND.search(line)
-                main = lineage(m.group(1), m.group(2), c.group(1) if c else None, k.group(1) if k else None,
-                               f.group(1) if f else None, r.group(1) if r else None, w.group(1) if w else None,
-                               lr.group(1) if lr else None, mix.group(1) if mix else None,
-                               same.group(1) if same else None)
+                found = {key: pattern.search(line) for key, pattern in SETTINGS_NAMED.items()}
+                main = lineage(m.group(1), m.group(2), **{key: x.group(1) if x else None for key, x in found.items()})
                 settings = run_settings(line)
                 continue
             m = STEP.match(line)
