@@ -13,7 +13,8 @@
 //   bench_train --distill --data DIR|FILE --teacher DIR --teacher-data DIR|FILE[,...]
 //               [--device ...] [--threads T] [--old-bank-ratio R] [--feature-weight W] [--student-lr LR]
 //               [--teacher-mix M] [--old-weight W] [--ewc E] [--column-weight C]
-//               [--old-weight-on-new F] [--target T] [--hardware-params N,...(8)] [--out DIR]
+//               [--old-weight-on-new F] [--target T] [--hardware-params N,...(8)]
+//               [--adapter-rank R[,R...]] [--adapter-layers blocks|all] [--adapter-lr LR] [--out DIR]
 //       A distill job into the platform of --data, from the checkpoint and
 //       Fisher in --teacher, trained on the platforms of --teacher-data
 //       (their descriptors are the old platforms'): the active column
@@ -46,6 +47,12 @@
 //       --target / --hardware-params: the platform of --data registered with
 //       those facts instead of its records' (as a train job or distill job on a
 //       platform registered so; its descriptor follows).
+//       --adapter-rank R: after the column, the same fine-tune through a
+//       rank-R adapter on the teacher, every other weight frozen (FineTune::
+//       adapter, trainer/adapter.h), printed as "adapter rR LAYERS"; one run
+//       per rank listed. --adapter-layers: blocks (default: the Mamba blocks'
+//       in_proj and out_proj) or all (every Dense layer). --adapter-lr: its
+//       peak learning rate (default fine-tuning's).
 //
 // --time-budget S: every training run's budget in seconds (the job option
 // time_budget_s; default the job's, 0 = none, so every planned epoch runs).
@@ -109,6 +116,9 @@ struct Args {
   std::vector<double> hardware_override;  // --hardware-params, integers read as numbers
   double time_budget_s = tr::TrainRequest{}.resources.time_budget_s;
   std::uint64_t seed = tr::Optimisation{}.seed;
+  std::vector<int> adapter_ranks;  // --adapter-rank R[,R...]: an adapter fine-tune per rank
+  tr::AdapterLayers adapter_layers = tr::AdapterLayers::kBlocks;
+  double adapter_lr = tr::Optimisation{}.learning_rate;
 };
 
 bool parse_args(int argc, char** argv, Args* a) {
@@ -134,6 +144,23 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("old-weight-on-new", &a->old_weight_on_new)
       .value("target", &a->target_override)
       .list("hardware-params", &a->hardware_override)
+      .custom("adapter-rank",
+              [a](const std::string& v) {
+                for (const std::string& item : tcl::bench::split_list(v)) {
+                  char* end = nullptr;
+                  const long r = std::strtol(item.c_str(), &end, 10);
+                  if (end == item.c_str() || *end != '\0' || r < 1 || r > tr::kMaxAdapterRank) return false;
+                  a->adapter_ranks.push_back(static_cast<int>(r));
+                }
+                return !a->adapter_ranks.empty();
+              })
+      .custom("adapter-layers",
+              [a](const std::string& v) {
+                const auto layers = tr::parse_adapter_layers(v);
+                if (layers) a->adapter_layers = *layers;
+                return layers.has_value();
+              })
+      .value("adapter-lr", &a->adapter_lr)
       .value("time-budget", &a->time_budget_s)
       .value("seed", &a->seed)
       .value("out", &a->out);
@@ -141,8 +168,8 @@ bool parse_args(int argc, char** argv, Args* a) {
   const auto weight = [](double w) { return w >= 0 && std::isfinite(w); };
   if (!weight(a->old_weight) || !weight(a->ewc) || !weight(a->column_weight) || !weight(a->old_weight_on_new) ||
       !weight(a->feature_weight) || !weight(a->old_bank_ratio) || !(a->teacher_mix >= 0 && a->teacher_mix <= 1) ||
-      !(a->student_lr >= 1e-6 && a->student_lr <= 1)) {
-    std::fprintf(stderr, "bad weights, --teacher-mix (0..1) or --student-lr\n");
+      !(a->student_lr >= 1e-6 && a->student_lr <= 1) || !(a->adapter_lr >= 1e-6 && a->adapter_lr <= 1)) {
+    std::fprintf(stderr, "bad weights, --teacher-mix (0..1), --student-lr or --adapter-lr\n");
     return false;
   }
   if (!a->hardware_override.empty() && a->hardware_override.size() != 8) {
@@ -253,6 +280,33 @@ bool read_old_bank(const Args& a, std::int64_t max_records, std::vector<core::Re
   return true;
 }
 
+// --adapter-rank: the column's fine-tune through a per-platform adapter on
+// the teacher (trainer/adapter.h), one run per rank: what the new platform
+// gets when the teacher's own weights stay as they are.
+bool run_adapters(const Args& a, const std::vector<core::Record>& records, const tr::Platform& platform,
+                  const std::string& teacher) {
+  for (int rank : a.adapter_ranks) {
+    tr::FineTune tune{.init_checkpoint = teacher};
+    tune.adapter = {.rank = rank, .layers = a.adapter_layers};
+    tr::TrainRequest request =
+        onboarding::column_request(default_request(a, records, platform), tune, tr::kDistillColumnEpochs);
+    request.optimisation.learning_rate = a.adapter_lr;
+    const std::string what = "adapter r" + std::to_string(rank) + " " +
+                             std::string(tr::adapter_layers_name(a.adapter_layers));
+    const Clock::time_point t0 = Clock::now();
+    auto tuned = tr::train_platform(request, progress_printer(what.c_str(), t0));
+    if (!tuned) {
+      std::fprintf(stderr, "%s: %s\n", what.c_str(), tuned.status().to_string().c_str());
+      return false;
+    }
+    print_result(what.c_str(), *tuned);
+    std::printf("%s: %lld parameters trained (learning rate %g), the model's %lld frozen\n", what.c_str(),
+                static_cast<long long>(tuned->adapter_parameters), a.adapter_lr,
+                static_cast<long long>(tuned->num_parameters));
+  }
+  return true;
+}
+
 int run_distill(const Args& a, const std::vector<core::Record>& records, const tr::Platform& platform) {
   const std::string teacher = read_file(a.teacher + "/checkpoint");
   const std::string fisher = read_file(a.teacher + "/fisher");
@@ -308,6 +362,7 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
     return 1;
   }
   print_result("column", *tuned);
+  if (!run_adapters(a, records, platform, teacher)) return 1;
   // The student, with the worker's plan (onboarding/distill.h).
   sources.column_checkpoint = tuned->checkpoint;
   sources.teacher_fisher = fisher;

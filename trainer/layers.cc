@@ -19,7 +19,29 @@ void DenseImpl::reset_parameters(at::Generator& gen) {
   if (bias.defined()) bias.uniform_(-bound, bound, gen);
 }
 
-torch::Tensor DenseImpl::forward(const torch::Tensor& x) { return torch::linear(x, weight, bias); }
+torch::Tensor DenseImpl::forward(const torch::Tensor& x) {
+  if (!lora_a.defined()) return torch::linear(x, weight, bias);
+  // x Aᵀ Bᵀ, never B·A: rank-sized products, and W's gradient stays its own.
+  return torch::linear(x, weight, bias) + torch::linear(torch::linear(x, lora_a), lora_b);
+}
+
+void DenseImpl::add_low_rank(int64_t rank, at::Generator& gen) {
+  TORCH_CHECK(!lora_a.defined(), "Dense: a low-rank delta is already there");
+  TORCH_CHECK(rank >= 1, "Dense: rank must be >= 1");
+  const double bound = 1.0 / std::sqrt(static_cast<double>(weight.size(1)));
+  torch::Tensor a = torch::empty({rank, weight.size(1)});
+  {
+    torch::NoGradGuard no_grad;
+    a.uniform_(-bound, bound, gen);  // on the CPU: one seed, one init on every device
+  }
+  lora_a = register_parameter("lora_a", a.to(weight.device()));
+  lora_b = register_parameter("lora_b", torch::zeros({weight.size(0), rank}, weight.options()));
+}
+
+torch::Tensor DenseImpl::effective_weight() const {
+  if (!lora_a.defined()) return weight;
+  return weight + torch::mm(lora_b, lora_a);
+}
 
 RMSNormImpl::RMSNormImpl(int64_t dim, double eps) : eps_(eps) {
   weight = register_parameter("weight", torch::ones({dim}));

@@ -16,14 +16,24 @@ namespace tcl::trainer {
 
 // y = x Wᵀ (+ b). W [out, in]; b [out] when `bias`.
 // Init: U(-1/√in, 1/√in) for W and b (torch's nn.Linear default).
+// With a low-rank delta (add_low_rank, trainer/adapter.h) W reads W + B·A.
 class DenseImpl : public torch::nn::Module {
  public:
   DenseImpl(int64_t in_features, int64_t out_features, bool bias = true);
   void reset_parameters(at::Generator& gen);
   torch::Tensor forward(const torch::Tensor& x);
 
+  // Registers lora_a [rank, in], U(-1/√in, 1/√in) from `gen`, and lora_b
+  // [out, rank] = 0, on W's device: the layer computes what it did until
+  // they train. Once per layer (c10::Error on a second call).
+  void add_low_rank(int64_t rank, at::Generator& gen);
+  // W, or W + B·A with a low-rank delta (a new tensor then).
+  torch::Tensor effective_weight() const;
+
   torch::Tensor weight;
-  torch::Tensor bias;  // undefined when built without bias
+  torch::Tensor bias;    // undefined when built without bias
+  torch::Tensor lora_a;  // undefined without a low-rank delta
+  torch::Tensor lora_b;
 };
 TORCH_MODULE(Dense);
 

@@ -56,6 +56,16 @@ std::optional<ModelKind> parse_model_kind(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view adapter_layers_name(AdapterLayers layers) {
+  return layers == AdapterLayers::kAll ? "all" : "blocks";
+}
+
+std::optional<AdapterLayers> parse_adapter_layers(std::string_view name) {
+  if (name == "blocks") return AdapterLayers::kBlocks;
+  if (name == "all") return AdapterLayers::kAll;
+  return std::nullopt;
+}
+
 int64_t resolved_dt_rank(const ModelConfig& config) {
   return config.dt_rank > 0 ? config.dt_rank : (config.d_model + 15) / 16;
 }

@@ -75,4 +75,21 @@ int64_t resolved_dt_rank(const ModelConfig& config);
 std::string config_to_text(const ModelConfig& config);
 Result<ModelConfig> config_from_text(std::string_view text);
 
+// A per-platform adapter's shape (trainer/adapter.h): a rank-`rank` delta
+// W + B·A on the chosen Dense layers of a trained model. Not part of
+// ModelConfig: it is folded into the weights before a checkpoint is written.
+enum class AdapterLayers {
+  kBlocks,  // every Mamba block's in_proj and out_proj (the trunk's widest maps)
+  kAll,     // every Dense layer: token_proj, the blocks' four, FiLM and the head
+};
+// "blocks", "all".
+std::string_view adapter_layers_name(AdapterLayers layers);
+std::optional<AdapterLayers> parse_adapter_layers(std::string_view name);
+
+inline constexpr int kMaxAdapterRank = 64;
+struct AdapterOptions {
+  int rank = 0;  // 0 = none; at most kMaxAdapterRank
+  AdapterLayers layers = AdapterLayers::kBlocks;
+};
+
 }  // namespace tcl::trainer

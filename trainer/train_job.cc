@@ -16,6 +16,7 @@
 #include "core/program_id.h"
 #include "core/random.h"
 #include "core/task_split.h"
+#include "trainer/adapter.h"
 #include "trainer/batches.h"
 #include "trainer/cost_model.h"
 #include "trainer/device_internal.h"
@@ -95,6 +96,11 @@ Status check_start(const TrainStart& start) {
     return Status::invalid_argument("train: student_from_column needs the column's checkpoint");
   const FineTune* tune = fine_tune_of(start);
   if (tune == nullptr) return Status::ok();
+  if (tune->adapter.rank != 0) {
+    if (distill != nullptr) return Status::invalid_argument("train: an adapter is a fine-tune's, not a distill's");
+    if (tune->adapter.rank < 0 || tune->adapter.rank > kMaxAdapterRank)
+      return Status::invalid_argument("train: adapter rank must be in [0, " + std::to_string(kMaxAdapterRank) + "]");
+  }
   const FineTune::LongSchedule& l = tune->long_schedule;
   if (!(l.validation_fraction >= 0 && l.validation_fraction < 1) || l.min_steps < 0 || l.min_steps > 1'000'000 ||
       l.patience < 0) {
@@ -127,12 +133,16 @@ struct RunInput {
   std::string_view init_checkpoint = {};  // a FineTune's (a Distill's teacher, or its column: student_from_column)
   const JointTraining* joint = nullptr;
   const Distill* distill = nullptr;
+  AdapterOptions adapter = {};  // a FineTune's (check_start: none in a Distill)
 };
 
 RunInput input_of(const TrainRequest& r) {
   RunInput in{
       .data = &r.data, .model = &r.model, .opt = &r.optimisation, .resources = &r.resources, .fisher = &r.fisher};
-  if (const FineTune* tune = fine_tune_of(r.start)) in.init_checkpoint = tune->init_checkpoint;
+  if (const FineTune* tune = fine_tune_of(r.start)) {
+    in.init_checkpoint = tune->init_checkpoint;
+    in.adapter = tune->adapter;
+  }
   in.joint = std::get_if<JointTraining>(&r.start);
   in.distill = std::get_if<Distill>(&r.start);
   if (in.distill != nullptr && in.distill->targets.student_from_column) {
@@ -173,6 +183,10 @@ Result<std::shared_ptr<ScoreModel>> make_model(const RunInput& in, const Dataset
   if (!init) return init.status().with_context("train: init_checkpoint");
   if (Status s = init_fits((*init)->config(), ds); !s) return s.with_context("train");
   *config = (*init)->config();
+  if (in.adapter.rank > 0) {
+    Result<std::int64_t> added = add_adapter(*(*init)->score_model(), in.adapter, in.opt->seed);
+    if (!added) return added.status();
+  }
   return (*init)->score_model();
 }
 
@@ -216,6 +230,12 @@ std::string fisher_of(ScoreModel& model, const BatchSource& primary, const RunIn
 // After training: the eval split's scores and metrics, the Fisher, the checkpoint.
 Status finish(std::shared_ptr<ScoreModel> made, const BatchSource& primary, const SplitTensors& eval,
               const RunInput& in, TrainResult* out) {
+  if (has_adapter(*made)) {  // folded first: the Fisher and the checkpoint are a plain model's
+    Result<std::shared_ptr<ScoreModel>> plain = fold_adapter(*made);
+    if (!plain) return plain.status();
+    made = std::move(*plain);
+    made->to(primary.descriptor.device());
+  }
   ScoreModel& model = *made;
   const Clock::time_point eval_start = Clock::now();
   if (eval.count > 0) {
@@ -257,6 +277,10 @@ Result<TrainResult> run(const RunInput& in, const ProgressCallback& progress, Cl
   ScoreModel& model = **made;
   out.config = config;
   out.num_parameters = model.num_parameters();
+  if (in.adapter.rank > 0) {
+    for (const torch::Tensor& p : model.parameters()) out.adapter_parameters += p.requires_grad() ? p.numel() : 0;
+    out.num_parameters -= out.adapter_parameters;  // the model's own: folded away before the checkpoint
+  }
   if (!dev.is_cpu()) model.to(dev);  // built (or loaded) on the CPU; back there before saving
 
   const SplitTensors eval = to_tensors(ds.eval, ds, dev);

@@ -217,6 +217,11 @@ struct FineTune {
   bool auto_schedule = false;
   using LongSchedule = trainer::LongSchedule;
   LongSchedule long_schedule{};
+  // rank > 0: only a low-rank adapter on init_checkpoint trains, every other
+  // weight stays the checkpoint's; the result is folded into a plain model
+  // (trainer/adapter.h). A Mamba init only. Measured as the per-platform
+  // adapter of docs/continual.md (bench_train --adapter-rank); no job sets it.
+  AdapterOptions adapter{};
 };
 
 // Joint training (DESIGN §10's multi-task upper bound): a new model of
@@ -395,6 +400,7 @@ struct TrainResult {
   std::int64_t unlabeled_programs = 0;             // distill: unmeasured programs kept as KD inputs
   std::int64_t old_bank_programs = 0;              // distill: old platforms' programs kept as KD inputs
   std::int64_t num_parameters = 0;
+  std::int64_t adapter_parameters = 0;  // FineTune::adapter's, trained (the rest frozen); 0 = none
   Device device = Device::kCpu;  // where it trained: kCpu or kCuda
 
   int epochs_planned = 0;  // epochs, or more under min_steps

@@ -179,6 +179,56 @@ TEST(TrainJobTest, FineTunesFromACheckpoint) {
   EXPECT_NE(refused.status().message().find("init_checkpoint"), std::string::npos) << refused.status().to_string();
 }
 
+// A fine-tune through a per-platform adapter (FineTune::adapter) writes a
+// plain checkpoint in which only the adapted weights moved: every other
+// tensor is the init checkpoint's, bit for bit.
+TEST(TrainJobTest, AdapterFineTuneMovesOnlyTheAdaptedWeights) {
+  const std::vector<core::Record> records = planted_platform(24, 48);
+  TrainRequest base = small_request(records);
+  base.optimisation.epochs = 3;
+  auto first = train_platform(base, nullptr);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+
+  TrainRequest tune = small_request(records);
+  tune.optimisation.epochs = 2;
+  FineTune adapter{.init_checkpoint = first->checkpoint};
+  adapter.adapter = {.rank = 2, .layers = AdapterLayers::kBlocks};
+  tune.start = adapter;
+  auto tuned = train_platform(tune, nullptr);
+  ASSERT_TRUE(tuned.is_ok()) << tuned.status().to_string();
+  // in_proj 16 → 64 and out_proj 32 → 16 in each of the 2 blocks, rank 2.
+  EXPECT_EQ(tuned->adapter_parameters, 2 * 2 * ((16 + 64) + (32 + 16)));
+  EXPECT_EQ(tuned->num_parameters, first->num_parameters);
+  EXPECT_LT(tuned->epoch_losses.back(), tuned->epoch_losses.front());
+
+  auto before = load_score_model(first->checkpoint);
+  auto after = load_score_model(tuned->checkpoint);
+  ASSERT_TRUE(before.is_ok() && after.is_ok());
+  const auto old_params = (*before)->named_parameters();
+  int moved = 0;
+  for (const auto& item : (*after)->named_parameters()) {
+    const std::string& name = item.key();
+    const bool adapted = name.find(".in_proj.weight") != std::string::npos ||
+                         name.find(".out_proj.weight") != std::string::npos;
+    const bool same = torch::equal(item.value(), old_params[name]);
+    EXPECT_EQ(same, !adapted) << name;
+    moved += same ? 0 : 1;
+  }
+  EXPECT_EQ(moved, 4);
+
+  TrainRequest bad = small_request(records);
+  FineTune too_wide{.init_checkpoint = first->checkpoint};
+  too_wide.adapter.rank = kMaxAdapterRank + 1;
+  bad.start = too_wide;
+  EXPECT_EQ(train_platform(bad, nullptr).status().code(), StatusCode::kInvalidArgument);
+  Distill distill{.teacher = {.init_checkpoint = first->checkpoint}};
+  distill.teacher.adapter.rank = 2;
+  bad.start = distill;
+  auto refused = train_platform(bad, nullptr);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("adapter"), std::string::npos) << refused.status().to_string();
+}
+
 TEST(TrainJobTest, CallbackCancels) {
   const std::vector<core::Record> records = planted_platform(8, 16);
   TrainRequest req = small_request(records);
