@@ -14,7 +14,8 @@
 //               [--device ...] [--threads T] [--old-bank-ratio R] [--feature-weight W] [--student-lr LR]
 //               [--teacher-mix M] [--old-weight W] [--ewc E] [--column-weight C]
 //               [--old-weight-on-new F] [--target T] [--hardware-params N,...(8)]
-//               [--adapter-rank R[,R...]] [--adapter-layers blocks|all] [--adapter-lr LR] [--out DIR]
+//               [--adapter-rank R[,R...]] [--adapter-layers blocks|all] [--adapter-lr LR]
+//               [--column-only] [--split-salt N] [--out DIR]
 //       A distill job into the platform of --data, from the checkpoint and
 //       Fisher in --teacher, trained on the platforms of --teacher-data
 //       (their descriptors are the old platforms'): the active column
@@ -52,7 +53,10 @@
 //       adapter, trainer/adapter.h), printed as "adapter rR LAYERS"; one run
 //       per rank listed. --adapter-layers: blocks (default: the Mamba blocks'
 //       in_proj and out_proj) or all (every Dense layer). --adapter-lr: its
-//       peak learning rate (default fine-tuning's).
+//       peak learning rate (default fine-tuning's). --column-only: stop
+//       after the column and the adapters (no student, no comparison).
+//       --split-salt N: the new platform's evaluation split drawn with salt N
+//       (DatasetOptions::split_salt; default the job's).
 //
 // --time-budget S: every training run's budget in seconds (the job option
 // time_budget_s; default the job's, 0 = none, so every planned epoch runs).
@@ -119,6 +123,8 @@ struct Args {
   std::vector<int> adapter_ranks;  // --adapter-rank R[,R...]: an adapter fine-tune per rank
   tr::AdapterLayers adapter_layers = tr::AdapterLayers::kBlocks;
   double adapter_lr = tr::Optimisation{}.learning_rate;
+  bool column_only = false;  // --column-only: no student, no comparison
+  std::uint64_t split_salt = tr::TrainRequest::default_data_options().split_salt;
 };
 
 bool parse_args(int argc, char** argv, Args* a) {
@@ -161,6 +167,8 @@ bool parse_args(int argc, char** argv, Args* a) {
                 return layers.has_value();
               })
       .value("adapter-lr", &a->adapter_lr)
+      .flag("column-only", &a->column_only)
+      .value("split-salt", &a->split_salt)
       .value("time-budget", &a->time_budget_s)
       .value("seed", &a->seed)
       .value("out", &a->out);
@@ -236,6 +244,7 @@ tr::TrainRequest default_request(const Args& a, const std::vector<core::Record>&
   r.resources.threads = a.threads;
   r.resources.time_budget_s = a.time_budget_s;
   r.optimisation.seed = a.seed;
+  r.data.options.split_salt = a.split_salt;
   if (auto device = tr::resolve_device(a.device); device) {
     r.data.options.max_records = tr::default_max_records(*device);  // as the worker (api::effective_max_records)
   }
@@ -291,8 +300,8 @@ bool run_adapters(const Args& a, const std::vector<core::Record>& records, const
     tr::TrainRequest request =
         onboarding::column_request(default_request(a, records, platform), tune, tr::kDistillColumnEpochs);
     request.optimisation.learning_rate = a.adapter_lr;
-    const std::string what = "adapter r" + std::to_string(rank) + " " +
-                             std::string(tr::adapter_layers_name(a.adapter_layers));
+    const std::string what =
+        "adapter r" + std::to_string(rank) + " " + std::string(tr::adapter_layers_name(a.adapter_layers));
     const Clock::time_point t0 = Clock::now();
     auto tuned = tr::train_platform(request, progress_printer(what.c_str(), t0));
     if (!tuned) {
@@ -363,6 +372,7 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   }
   print_result("column", *tuned);
   if (!run_adapters(a, records, platform, teacher)) return 1;
+  if (a.column_only) return 0;
   // The student, with the worker's plan (onboarding/distill.h).
   sources.column_checkpoint = tuned->checkpoint;
   sources.teacher_fisher = fisher;

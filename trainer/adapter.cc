@@ -35,7 +35,8 @@ Result<std::int64_t> add_adapter(ScoreModel& model, const AdapterOptions& option
   if (options.rank < 1 || options.rank > kMaxAdapterRank) {
     return Status::invalid_argument("train: adapter rank must be in [1, " + std::to_string(kMaxAdapterRank) + "]");
   }
-  if (model.config().kind != ModelKind::kMamba) return Status::invalid_argument("train: an adapter needs a Mamba model");
+  if (model.config().kind != ModelKind::kMamba)
+    return Status::invalid_argument("train: an adapter needs a Mamba model");
   if (has_adapter(model)) return Status::invalid_argument("train: the model has an adapter already");
   for (torch::Tensor& p : model.parameters()) p.set_requires_grad(false);
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed ^ kAdapterSeedSalt);

@@ -56,9 +56,7 @@ std::optional<ModelKind> parse_model_kind(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view adapter_layers_name(AdapterLayers layers) {
-  return layers == AdapterLayers::kAll ? "all" : "blocks";
-}
+std::string_view adapter_layers_name(AdapterLayers layers) { return layers == AdapterLayers::kAll ? "all" : "blocks"; }
 
 std::optional<AdapterLayers> parse_adapter_layers(std::string_view name) {
   if (name == "blocks") return AdapterLayers::kBlocks;

@@ -208,8 +208,8 @@ TEST(TrainJobTest, AdapterFineTuneMovesOnlyTheAdaptedWeights) {
   int moved = 0;
   for (const auto& item : (*after)->named_parameters()) {
     const std::string& name = item.key();
-    const bool adapted = name.find(".in_proj.weight") != std::string::npos ||
-                         name.find(".out_proj.weight") != std::string::npos;
+    const bool adapted =
+        name.find(".in_proj.weight") != std::string::npos || name.find(".out_proj.weight") != std::string::npos;
     const bool same = torch::equal(item.value(), old_params[name]);
     EXPECT_EQ(same, !adapted) << name;
     moved += same ? 0 : 1;
