@@ -14,7 +14,7 @@
 //               [--device ...] [--threads T] [--old-bank-ratio R] [--feature-weight W] [--student-lr LR]
 //               [--teacher-mix M] [--old-weight W] [--ewc E] [--column-weight C]
 //               [--old-weight-on-new F] [--target T] [--hardware-params N,...(8)]
-//               [--adapter-rank R[,R...]] [--adapter-layers blocks|all] [--adapter-lr LR]
+//               [--adapter-rank R[,R...]] [--adapter-layers blocks|all] [--adapter-lr LR] [--adapter-epochs N]
 //               [--column-only] [--split-salt N] [--out DIR]
 //       A distill job into the platform of --data, from the checkpoint and
 //       Fisher in --teacher, trained on the platforms of --teacher-data
@@ -53,7 +53,8 @@
 //       adapter, trainer/adapter.h), printed as "adapter rR LAYERS"; one run
 //       per rank listed. --adapter-layers: blocks (default: the Mamba blocks'
 //       in_proj and out_proj) or all (every Dense layer). --adapter-lr: its
-//       peak learning rate (default fine-tuning's). --column-only: stop
+//       peak learning rate (default fine-tuning's). --adapter-epochs N: its
+//       epochs (default the column's, kDistillColumnEpochs). --column-only: stop
 //       after the column and the adapters (no student, no comparison).
 //       --split-salt N: the new platform's evaluation split drawn with salt N
 //       (DatasetOptions::split_salt; default the job's).
@@ -123,6 +124,7 @@ struct Args {
   std::vector<int> adapter_ranks;  // --adapter-rank R[,R...]: an adapter fine-tune per rank
   tr::AdapterLayers adapter_layers = tr::AdapterLayers::kBlocks;
   double adapter_lr = tr::Optimisation{}.learning_rate;
+  int adapter_epochs = tr::kDistillColumnEpochs;
   bool column_only = false;  // --column-only: no student, no comparison
   std::uint64_t split_salt = tr::TrainRequest::default_data_options().split_salt;
 };
@@ -167,6 +169,7 @@ bool parse_args(int argc, char** argv, Args* a) {
                 return layers.has_value();
               })
       .value("adapter-lr", &a->adapter_lr)
+      .value("adapter-epochs", &a->adapter_epochs)
       .flag("column-only", &a->column_only)
       .value("split-salt", &a->split_salt)
       .value("time-budget", &a->time_budget_s)
@@ -176,8 +179,9 @@ bool parse_args(int argc, char** argv, Args* a) {
   const auto weight = [](double w) { return w >= 0 && std::isfinite(w); };
   if (!weight(a->old_weight) || !weight(a->ewc) || !weight(a->column_weight) || !weight(a->old_weight_on_new) ||
       !weight(a->feature_weight) || !weight(a->old_bank_ratio) || !(a->teacher_mix >= 0 && a->teacher_mix <= 1) ||
-      !(a->student_lr >= 1e-6 && a->student_lr <= 1) || !(a->adapter_lr >= 1e-6 && a->adapter_lr <= 1)) {
-    std::fprintf(stderr, "bad weights, --teacher-mix (0..1), --student-lr or --adapter-lr\n");
+      !(a->student_lr >= 1e-6 && a->student_lr <= 1) || !(a->adapter_lr >= 1e-6 && a->adapter_lr <= 1) ||
+      a->adapter_epochs < 1 || a->adapter_epochs > 1000) {
+    std::fprintf(stderr, "bad weights, --teacher-mix (0..1), --student-lr, --adapter-lr or --adapter-epochs\n");
     return false;
   }
   if (!a->hardware_override.empty() && a->hardware_override.size() != 8) {
@@ -298,7 +302,7 @@ bool run_adapters(const Args& a, const std::vector<core::Record>& records, const
     tr::FineTune tune{.init_checkpoint = teacher};
     tune.adapter = {.rank = rank, .layers = a.adapter_layers};
     tr::TrainRequest request =
-        onboarding::column_request(default_request(a, records, platform), tune, tr::kDistillColumnEpochs);
+        onboarding::column_request(default_request(a, records, platform), tune, a.adapter_epochs);
     request.optimisation.learning_rate = a.adapter_lr;
     const std::string what =
         "adapter r" + std::to_string(rank) + " " + std::string(tr::adapter_layers_name(a.adapter_layers));
@@ -309,8 +313,8 @@ bool run_adapters(const Args& a, const std::vector<core::Record>& records, const
       return false;
     }
     print_result(what.c_str(), *tuned);
-    std::printf("%s: %lld parameters trained (learning rate %g), the model's %lld frozen\n", what.c_str(),
-                static_cast<long long>(tuned->adapter_parameters), a.adapter_lr,
+    std::printf("%s: %lld parameters trained (learning rate %g, %d epochs), the model's %lld frozen\n", what.c_str(),
+                static_cast<long long>(tuned->adapter_parameters), a.adapter_lr, a.adapter_epochs,
                 static_cast<long long>(tuned->num_parameters));
   }
   return true;
