@@ -9,6 +9,8 @@
 # subset is judged on other tasks. The teacher's own platforms lose nothing by construction: the adapter
 # is the new platform's alone and the teacher's weights stay as they are.
 #   scripts/gpu/adapter_study.sh gpu-v100:gpu-h100 lr2="--adapter-rank 4,16" lr10="--adapter-rank 4,16 --adapter-lr 0.01"
+# STUDENT=1: the default distill's student too (no --column-only), judged on the same tasks; the old
+# platforms' comparison follows it in the log.
 # Environment: SUBSETS (default "1 2 3 4 5 6 7 8"), PARALLEL (default 8), GPUS (default 1), THREADS per
 # run (default the cores over PARALLEL); DATA, BUILD, LOGS, PO_ROOT as scripts/gpu/env.sh.
 # Logs: LOGS/TEACHER-NEW/ARM/seed-S.log. Then, here: scripts/gpu/adapter_summary.py LOGS/TEACHER-NEW/ARM ...
@@ -44,6 +46,8 @@ runs=()
 for arm in "$@"; do
   for s in "${subsets[@]}"; do runs+=("${arm%%=*}|${arm#*=}|$s"); done
 done
+only=--column-only
+[ "${STUDENT:-0}" = 1 ] && only=
 rc=0
 for ((i = 0; i < ${#runs[@]}; i += parallel)); do
   pids=()
@@ -51,7 +55,7 @@ for ((i = 0; i < ${#runs[@]}; i += parallel)); do
     IFS='|' read -r arm flags s <<<"${runs[j]}"
     mkdir -p "$logs/$arm"
     # shellcheck disable=SC2086  # the arm's flags are words
-    CUDA_VISIBLE_DEVICES=$((j % gpus)) "$BUILD/bench/bench_train" --distill --column-only --device cuda \
+    CUDA_VISIBLE_DEVICES=$((j % gpus)) "$BUILD/bench/bench_train" --distill $only --device cuda \
       --data "$logs/records/s$s.jsonl.gz" --teacher "$teacher" --teacher-data "$(folder "$teacher_platform")" \
       --seed "$s" --split-salt "$s" --threads "$threads" $flags >"$logs/$arm/seed-$s.log" 2>&1 &
     pids+=($!)

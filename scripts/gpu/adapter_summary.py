@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/gpu/adapter_study.sh's runs, summarised: per arm folder, each model bench_train printed (the
 column, every adapter) on the new platform's held-out tasks: top-1 task-mean and sum and the tuning proxy
-as mean ± 95% t-interval over the subsets, and each adapter minus the column, paired by subset.
+as mean ± 95% t-interval over the subsets, and each adapter and the distilled student (adapter_study.sh
+STUDENT=1) minus the column, paired by subset; with a student, each adapter minus the student too.
 
   scripts/gpu/adapter_summary.py [--seeds A-B] ARM_DIR ...   (each holds seed-N.log)
   scripts/gpu/adapter_summary.py --seeds A-B --choose CASE_DIR ...
@@ -19,7 +20,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench", "lib"))
 from intervals import half_width  # noqa: E402
 
-RESULT = re.compile(r"^(column|adapter r\d+ \w+): wall .*?eval top-1 ([\d.]+) mean / ([\d.]+) sum, "
+RESULT = re.compile(r"^(column|distill|adapter r\d+ \w+): wall .*?eval top-1 ([\d.]+) mean / ([\d.]+) sum, "
                     r".*?tuning proxy ([\d.]+)")
 TRAINED = re.compile(r"^(adapter r\d+ \w+): (\d+) parameters trained \((learning rate [\d.e-]+[^)]*)\)")
 MEASURES = ("top-1 mean", "top-1 sum", "tuning proxy")
@@ -79,13 +80,16 @@ def main(folders, seeds=None):
         column = models.get("column", {})
         print(f"== {folder}: {len(column)} subsets")
         for name, runs in models.items():
-            seeds = sorted(runs)
-            cells = [show([runs[s][i] for s in seeds]) for i in range(3)]
-            line = f"{name:<18} n={len(seeds)}  " + "  ".join(f"{m} {c}" for m, c in zip(MEASURES, cells))
-            paired = [s for s in seeds if s in column]
-            if name != "column" and len(paired) >= 2:
-                diffs = [show([runs[s][i] - column[s][i] for s in paired]) for i in range(3)]
-                line += "\n" + " " * 21 + "minus column: " + "  ".join(f"{m} {d}" for m, d in zip(MEASURES, diffs))
+            keys = sorted(runs)
+            cells = [show([runs[s][i] for s in keys]) for i in range(3)]
+            line = f"{name:<18} n={len(keys)}  " + "  ".join(f"{m} {c}" for m, c in zip(MEASURES, cells))
+            for base in ("column", "distill"):
+                other = models.get(base, {})
+                paired = [s for s in keys if s in other]
+                if name in (base, "column") or len(paired) < 2:
+                    continue
+                diffs = [show([runs[s][i] - other[s][i] for s in paired]) for i in range(3)]
+                line += "\n" + " " * 21 + f"minus {base}: " + "  ".join(f"{m} {d}" for m, d in zip(MEASURES, diffs))
             if name in trained:
                 line += f"  ({trained[name]})"
             print(line)
