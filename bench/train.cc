@@ -188,6 +188,10 @@ bool parse_args(int argc, char** argv, Args* a) {
     std::fprintf(stderr, "--hardware-params takes TVM's 8 hardware params (num_cores, ..., warp_size)\n");
     return false;
   }
+  if (!a->distill && (!a->adapter_ranks.empty() || a->column_only)) {
+    std::fprintf(stderr, "--adapter-rank and --column-only go with --distill\n");
+    return false;
+  }
   if (a->data.empty() || (a->distill && (a->teacher.empty() || a->teacher_data.empty()))) {
     std::fprintf(stderr,
                  "usage: bench_train --data DIR|FILE [--device auto|cpu|cuda] [--threads T] [--out DIR]\n"
@@ -412,8 +416,10 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
     const bool fresh = i == old_platforms.size();
     const std::vector<core::Record>& recs = fresh ? records : old_eval[i];
     const tr::Platform& p = fresh ? platform : old_platforms[i];
-    auto s = tr::evaluate_checkpoint(student->checkpoint, recs, p, split, a.threads);
-    auto t = tr::evaluate_checkpoint(teacher, recs, p, split, a.threads);
+    tr::DatasetOptions judged = split;
+    if (fresh) judged.split_salt = a.split_salt;  // the tasks the distill held out (--split-salt)
+    auto s = tr::evaluate_checkpoint(student->checkpoint, recs, p, judged, a.threads);
+    auto t = tr::evaluate_checkpoint(teacher, recs, p, judged, a.threads);
     if (!s || !t) {
       std::fprintf(stderr, "evaluate %s: %s\n", fresh ? a.data.c_str() : a.teacher_data[i].c_str(),
                    (!s ? s.status() : t.status()).to_string().c_str());

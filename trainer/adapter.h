@@ -4,10 +4,12 @@
 //   W  →  W + B·A      A [rank, in] ~ U(±1/√in), B [out, rank] = 0
 // A fine-tune through it (FineTune::adapter) learns a platform in
 // adapter_parameters numbers and leaves every other parameter bit for bit as
-// its init checkpoint had it, so the platforms that checkpoint serves lose
-// nothing. The trained delta is folded into the weights (fold_adapter) before
-// the checkpoint is written: the result is a plain model of the same config,
-// and the fast predict path and every reader take it as it is.
+// its init checkpoint had it. The trained delta is folded into the weights
+// (fold_adapter) before the checkpoint is written: the result is a plain
+// model of the same config, the new platform's model, which the fast predict
+// path and every reader take as it is. Kept alone (save_adapter), it is the
+// new platform's part of a version whose trunk still serves the old
+// platforms unchanged (cost_model.h: attach_adapter, load_for_platform).
 //
 // Thread-safety: add_adapter changes the model (exclusive access);
 // fold_adapter reads it (no training at the same time).
@@ -15,6 +17,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "core/status.h"
 #include "trainer/model_config.h"
@@ -39,5 +43,17 @@ bool has_adapter(const ScoreModel& model);
 // adapted weight is W + B·A and every other tensor a copy: it scores what
 // `model` scores. kInvalidArgument when `model` has no adapter.
 Result<std::shared_ptr<ScoreModel>> fold_adapter(const ScoreModel& model);
+
+// The adapter alone, as bytes kept with a version (CheckpointAdapters):
+// a torch archive {format = 1, config = the model's config text, rank,
+// layers, count, a_<i>, b_<i> = each adapted layer's A and B in module
+// order}. kInvalidArgument when `model` has no adapter.
+Result<std::string> save_adapter(const ScoreModel& model);
+
+// `trunk` with the adapter of `bytes` folded in: a new plain model (CPU, eval
+// mode), `trunk` unchanged. kDataLoss when the bytes are not an adapter or do
+// not match their own header; kInvalidArgument when the adapter was trained
+// on another layout (config, seed aside) than the trunk's.
+Result<std::shared_ptr<ScoreModel>> apply_adapter(const ScoreModel& trunk, std::string_view bytes);
 
 }  // namespace tcl::trainer

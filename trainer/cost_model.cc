@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include "trainer/adapter.h"
 #include "trainer/model_config.h"
 #include "trainer/score_model.h"
 
@@ -110,6 +111,23 @@ Result<std::unique_ptr<CostModel>> CostModel::load(std::string_view checkpoint) 
   }
 }
 
+Result<std::unique_ptr<CostModel>> CostModel::load_for_platform(std::string_view checkpoint,
+                                                                std::string_view platform) {
+  try {
+    Result<std::shared_ptr<ScoreModel>> trunk = load_score_model(checkpoint);
+    if (!trunk) return trunk.status();
+    Result<CheckpointAdapters> adapters = load_checkpoint_adapters(checkpoint);
+    if (!adapters) return adapters.status();
+    const auto it = adapters->find(platform);
+    if (it == adapters->end()) return wrap(std::move(*trunk));
+    Result<std::shared_ptr<ScoreModel>> adapted = apply_adapter(**trunk, it->second);
+    if (!adapted) return Status::data_loss("platform " + std::string(platform) + ": " + adapted.status().message());
+    return wrap(std::move(*adapted));
+  } catch (const std::exception& e) {
+    return Status::data_loss(std::string("cost model: ") + e.what());
+  }
+}
+
 std::unique_ptr<CostModel> CostModel::wrap(std::shared_ptr<ScoreModel> model) {
   auto impl = std::make_unique<Impl>();
   impl->model = std::move(model);
@@ -185,6 +203,35 @@ Result<std::string> interpolate_checkpoints(std::string_view a, std::string_view
     return save_score_model(*ma);
   } catch (const std::exception& e) {
     return Status::internal(std::string("interpolate: ") + e.what());
+  }
+}
+
+Result<std::string> attach_adapter(std::string_view checkpoint, std::string_view platform, std::string_view adapter) {
+  if (platform.empty()) return Status::invalid_argument("attach_adapter: no platform named");
+  try {
+    Result<std::shared_ptr<ScoreModel>> trunk = load_score_model(checkpoint);
+    if (!trunk) return trunk.status().with_context("attach_adapter");
+    Result<CheckpointAdapters> adapters = load_checkpoint_adapters(checkpoint);
+    if (!adapters) return adapters.status().with_context("attach_adapter");
+    // Kept only when it applies to this trunk: a version never holds one that does not load.
+    if (Result<std::shared_ptr<ScoreModel>> applied = apply_adapter(**trunk, adapter); !applied)
+      return applied.status().with_context("attach_adapter");
+    (*adapters)[std::string(platform)] = std::string(adapter);
+    return save_score_model(**trunk, *adapters);
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("attach_adapter: ") + e.what());
+  }
+}
+
+Result<std::vector<std::string>> adapter_platforms(std::string_view checkpoint) {
+  try {
+    Result<CheckpointAdapters> adapters = load_checkpoint_adapters(checkpoint);
+    if (!adapters) return adapters.status();
+    std::vector<std::string> out;
+    for (const auto& entry : *adapters) out.push_back(entry.first);
+    return out;
+  } catch (const std::exception& e) {
+    return Status::data_loss(std::string("adapter_platforms: ") + e.what());
   }
 }
 

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "trainer/model_config.h"
@@ -38,7 +39,12 @@ class CostModel {
   static Result<std::unique_ptr<CostModel>> create(const ModelConfig& config);
   // A model from checkpoint bytes (save()); kDataLoss when they are not a
   // TCL checkpoint, kInvalidArgument when its config does not validate.
+  // The trunk: a checkpoint's per-platform adapters are not applied.
   static Result<std::unique_ptr<CostModel>> load(std::string_view checkpoint);
+  // Platform `platform`'s model: the trunk with that platform's adapter
+  // folded in (attach_adapter), or the trunk when it has none. Errors as
+  // load(), and kDataLoss for an adapter that does not load.
+  static Result<std::unique_ptr<CostModel>> load_for_platform(std::string_view checkpoint, std::string_view platform);
   ~CostModel();
   CostModel(const CostModel&) = delete;
   CostModel& operator=(const CostModel&) = delete;
@@ -78,5 +84,16 @@ class CostModel {
 // fine-tune's. kInvalidArgument when the configs differ or alpha is not finite;
 // kDataLoss when either is not a checkpoint.
 Result<std::string> interpolate_checkpoints(std::string_view a, std::string_view b, double alpha);
+
+// Per-platform adapters (trainer/adapter.h; docs/continual.md, "The
+// per-platform adapter"). attach_adapter: `checkpoint` with `adapter` (a
+// TrainResult::adapter trained on this trunk) kept for `platform`, replacing
+// the one it had; every other platform's adapter and the trunk's weights
+// stay as they were. kInvalidArgument for an empty platform or an adapter of
+// another layout; kDataLoss when either does not load.
+Result<std::string> attach_adapter(std::string_view checkpoint, std::string_view platform, std::string_view adapter);
+// The platforms `checkpoint` keeps an adapter for, sorted. kDataLoss when it
+// is not a checkpoint.
+Result<std::vector<std::string>> adapter_platforms(std::string_view checkpoint);
 
 }  // namespace tcl::trainer

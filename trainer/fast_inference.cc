@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/random.h"
+#include "trainer/adapter.h"
 #include "trainer/fast_inference_internal.h"
 #include "trainer/score_model.h"
 
@@ -435,6 +436,9 @@ Result<std::unique_ptr<StudentInference>> StudentInference::create(const ScoreMo
                                     "' has no fast path (only 'mamba')");
   }
   if (Status s = validate(config); !s) return s;
+  if (has_adapter(model)) {  // the fast path reads W alone: fold first (trainer/adapter.h)
+    return Status::invalid_argument("fast inference: the model has an unfolded adapter");
+  }
   if (options.threads < 0) return Status::invalid_argument("fast inference: threads < 0");
   if (options.chunk_tokens < 1) return Status::invalid_argument("fast inference: chunk_tokens < 1");
   if (!simd_level_supported(options.simd)) {

@@ -29,7 +29,7 @@ void DenseImpl::add_low_rank(int64_t rank, at::Generator& gen) {
   TORCH_CHECK(!lora_a.defined(), "Dense: a low-rank delta is already there");
   TORCH_CHECK(rank >= 1, "Dense: rank must be >= 1");
   const double bound = 1.0 / std::sqrt(static_cast<double>(weight.size(1)));
-  torch::Tensor a = torch::empty({rank, weight.size(1)});
+  torch::Tensor a = torch::empty({rank, weight.size(1)}, weight.options().device(torch::kCPU));
   {
     torch::NoGradGuard no_grad;
     a.uniform_(-bound, bound, gen);  // on the CPU: one seed, one init on every device

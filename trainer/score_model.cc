@@ -3,6 +3,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <cstring>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -15,7 +16,39 @@ namespace tcl::trainer {
 namespace {
 
 // Checkpoint layout version; bump when the archive's keys change meaning.
+// Format 2 is format 1 plus per-platform adapters.
 constexpr int64_t kCheckpointFormat = 1;
+constexpr int64_t kCheckpointFormatWithAdapters = 2;
+
+// `bytes` as a uint8 tensor (an archive's way to hold a blob), and back.
+torch::Tensor blob_tensor(const std::string& bytes) {
+  torch::Tensor t = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
+  if (!bytes.empty()) std::memcpy(t.data_ptr<uint8_t>(), bytes.data(), bytes.size());
+  return t;
+}
+std::string tensor_blob(const torch::Tensor& t) {
+  const torch::Tensor c = t.contiguous();
+  return std::string(reinterpret_cast<const char*>(c.data_ptr<uint8_t>()), static_cast<std::size_t>(c.numel()));
+}
+
+// The archive of a checkpoint and its format; kDataLoss when it is not one.
+Result<int64_t> open_checkpoint(std::string_view bytes, torch::serialize::InputArchive* archive) {
+  try {
+    archive->load_from(bytes.data(), bytes.size());
+    c10::IValue format;
+    if (!archive->try_read("format", format) || !format.isInt()) {
+      return Status::data_loss("checkpoint: no format version (not a TCL checkpoint)");
+    }
+    if (format.toInt() != kCheckpointFormat && format.toInt() != kCheckpointFormatWithAdapters) {
+      return Status::data_loss("checkpoint: format " + std::to_string(format.toInt()) + " is not supported (expected " +
+                               std::to_string(kCheckpointFormat) + " or " +
+                               std::to_string(kCheckpointFormatWithAdapters) + ")");
+    }
+    return format.toInt();
+  } catch (const std::exception& e) {
+    return Status::data_loss(std::string("checkpoint: unreadable archive: ") + e.what());
+  }
+}
 
 // The dropout stream is seeded apart from the init stream.
 constexpr uint64_t kDropoutSeedSalt = 0x9E3779B97F4A7C15ULL;
@@ -122,35 +155,65 @@ Status mix_weights(ScoreModel& into, const ScoreModel& from, double share) {
   return Status::ok();
 }
 
-std::string save_score_model(const ScoreModel& model) {
-  for (const auto& p : model.parameters()) {
-    TORCH_CHECK(p.device().is_cpu(), "save_score_model: move the model to the CPU first (parameter on ", p.device(),
-                ")");
+std::string save_score_model(const ScoreModel& model, const CheckpointAdapters& adapters) {
+  for (const auto& p : model.named_parameters()) {
+    TORCH_CHECK(p.value().device().is_cpu(), "save_score_model: move the model to the CPU first (parameter on ",
+                p.value().device(), ")");
+    // A reader would load the trunk alone: fold it, or save it apart (trainer/adapter.h).
+    TORCH_CHECK(p.key().find("lora_") == std::string::npos, "save_score_model: the model has an unfolded adapter");
   }
   torch::serialize::OutputArchive archive;
-  archive.write("format", c10::IValue(kCheckpointFormat));
+  archive.write("format", c10::IValue(adapters.empty() ? kCheckpointFormat : kCheckpointFormatWithAdapters));
   archive.write("config", c10::IValue(config_to_text(model.config())));
   torch::serialize::OutputArchive weights(archive.compilation_unit());
   model.save(weights);
   archive.write("model", weights);
+  if (!adapters.empty()) {
+    c10::List<std::string> names;
+    int i = 0;
+    for (const auto& [platform, bytes] : adapters) {
+      names.push_back(platform);
+      archive.write("adapter_" + std::to_string(i++), blob_tensor(bytes), /*is_buffer=*/true);
+    }
+    archive.write("adapter_platforms", c10::IValue(names));
+  }
   std::ostringstream out;
   archive.save_to(out);
   return std::move(out).str();
 }
 
+Result<CheckpointAdapters> load_checkpoint_adapters(std::string_view bytes) {
+  torch::serialize::InputArchive archive;
+  Result<int64_t> format = open_checkpoint(bytes, &archive);
+  if (!format) return format.status();
+  CheckpointAdapters out;
+  if (*format == kCheckpointFormat) return out;
+  try {
+    c10::IValue names;
+    if (!archive.try_read("adapter_platforms", names) || !names.isList())
+      return Status::data_loss("checkpoint: format 2 without its adapters' platforms");
+    const c10::List<c10::IValue> list = names.toList();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const c10::IValue name = list.get(i);
+      torch::Tensor blob;
+      if (!name.isString() || !archive.try_read("adapter_" + std::to_string(i), blob) ||
+          blob.scalar_type() != torch::kUInt8 || blob.dim() != 1) {
+        return Status::data_loss("checkpoint: adapter " + std::to_string(i) + " is malformed");
+      }
+      out.emplace(name.toStringRef(), tensor_blob(blob));
+    }
+  } catch (const std::exception& e) {
+    return Status::data_loss(std::string("checkpoint: unreadable adapters: ") + e.what());
+  }
+  return out;
+}
+
 Result<std::shared_ptr<ScoreModel>> load_score_model(std::string_view bytes) {
   torch::serialize::InputArchive archive;
   std::string config_text;
+  if (Result<int64_t> format = open_checkpoint(bytes, &archive); !format) return format.status();
   try {
-    archive.load_from(bytes.data(), bytes.size());
-    c10::IValue format, config;
-    if (!archive.try_read("format", format) || !format.isInt()) {
-      return Status::data_loss("checkpoint: no format version (not a TCL checkpoint)");
-    }
-    if (format.toInt() != kCheckpointFormat) {
-      return Status::data_loss("checkpoint: format " + std::to_string(format.toInt()) + " is not supported (expected " +
-                               std::to_string(kCheckpointFormat) + ")");
-    }
+    c10::IValue config;
     if (!archive.try_read("config", config) || !config.isString()) {
       return Status::data_loss("checkpoint: no model config");
     }

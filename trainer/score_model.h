@@ -20,6 +20,8 @@
 // training (train(), backward, optimizer steps, load) needs exclusive access.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -79,13 +81,21 @@ class ScoreModel : public torch::nn::Module {
 // (module.to(device) moves it; the init is the same on every device).
 Result<std::shared_ptr<ScoreModel>> make_score_model(const ModelConfig& config);
 
+// Per-platform adapters kept in a checkpoint beside the trunk (trainer/
+// adapter.h): platform name → adapter bytes (save_adapter).
+using CheckpointAdapters = std::map<std::string, std::string, std::less<>>;
+
 // Checkpoint: a torch archive holding {format = 1, config = config_to_text(),
-// model = the module's parameters}. The bytes go to a bytea column as is.
-// The model must be on the CPU (c10::Error otherwise), so that every
-// checkpoint loads on a machine without a GPU. Never fails for a CPU model
-// built by make_score_model (throws c10::Error on I/O failure of the
+// model = the module's parameters}; with adapters, format 2 and also
+// {adapter_platforms = the names, adapter_<i> = the i-th one's bytes as a
+// uint8 tensor}, so that a reader of format 1 only refuses it rather than
+// scoring an adapted platform with the trunk. The bytes go to a bytea
+// column as is. The model must be on the CPU and hold no unfolded adapter
+// (c10::Error otherwise), so that every checkpoint loads on a machine
+// without a GPU and scores as the model did. Never fails for a CPU
+// model built by make_score_model (throws c10::Error on I/O failure of the
 // in-memory stream only).
-std::string save_score_model(const ScoreModel& model);
+std::string save_score_model(const ScoreModel& model, const CheckpointAdapters& adapters = {});
 
 // Weight-space mix, in place: every floating parameter and buffer of `into`
 // becomes (1 - share) · its own + share · `from`'s (moved to into's
@@ -95,9 +105,14 @@ std::string save_score_model(const ScoreModel& model);
 Status mix_weights(ScoreModel& into, const ScoreModel& from, double share);
 
 // Rebuilds the model from the stored config, then loads the weights, checking
-// every parameter's name and shape. kDataLoss when the bytes are not a TCL
-// checkpoint or do not match their config; kInvalidArgument when the stored
-// config does not validate. The model is returned in eval mode.
+// every parameter's name and shape: the trunk, whatever adapters it holds.
+// kDataLoss when the bytes are not a TCL checkpoint or do not match their
+// config; kInvalidArgument when the stored config does not validate. The
+// model is returned in eval mode.
 Result<std::shared_ptr<ScoreModel>> load_score_model(std::string_view bytes);
+
+// The adapters a checkpoint holds (empty for format 1). kDataLoss as
+// load_score_model, or when the adapter entries are malformed.
+Result<CheckpointAdapters> load_checkpoint_adapters(std::string_view bytes);
 
 }  // namespace tcl::trainer

@@ -98,8 +98,11 @@ Status check_start(const TrainStart& start) {
   if (tune == nullptr) return Status::ok();
   if (tune->adapter.rank != 0) {
     if (distill != nullptr) return Status::invalid_argument("train: an adapter is a fine-tune's, not a distill's");
-    if (tune->adapter.rank < 0 || tune->adapter.rank > kMaxAdapterRank)
-      return Status::invalid_argument("train: adapter rank must be in [0, " + std::to_string(kMaxAdapterRank) + "]");
+    if (tune->adapter.rank < 0 || tune->adapter.rank > kMaxAdapterRank) {
+      return Status::invalid_argument("train: adapter rank must be in [1, " + std::to_string(kMaxAdapterRank) +
+                                      "] (0 = none)");
+    }
+    if (tune->init_checkpoint.empty()) return Status::invalid_argument("train: an adapter needs init_checkpoint");
   }
   const FineTune::LongSchedule& l = tune->long_schedule;
   if (!(l.validation_fraction >= 0 && l.validation_fraction < 1) || l.min_steps < 0 || l.min_steps > 1'000'000 ||
@@ -231,6 +234,9 @@ std::string fisher_of(ScoreModel& model, const BatchSource& primary, const RunIn
 Status finish(std::shared_ptr<ScoreModel> made, const BatchSource& primary, const SplitTensors& eval,
               const RunInput& in, TrainResult* out) {
   if (has_adapter(*made)) {  // folded first: the Fisher and the checkpoint are a plain model's
+    Result<std::string> adapter = save_adapter(*made);
+    if (!adapter) return adapter.status();
+    out->adapter = std::move(*adapter);
     Result<std::shared_ptr<ScoreModel>> plain = fold_adapter(*made);
     if (!plain) return plain.status();
     made = std::move(*plain);
@@ -278,7 +284,9 @@ Result<TrainResult> run(const RunInput& in, const ProgressCallback& progress, Cl
   out.config = config;
   out.num_parameters = model.num_parameters();
   if (in.adapter.rank > 0) {
-    for (const torch::Tensor& p : model.parameters()) out.adapter_parameters += p.requires_grad() ? p.numel() : 0;
+    for (const auto& p : model.named_parameters()) {
+      out.adapter_parameters += p.key().find("lora_") != std::string::npos ? p.value().numel() : 0;
+    }
     out.num_parameters -= out.adapter_parameters;  // the model's own: folded away before the checkpoint
   }
   if (!dev.is_cpu()) model.to(dev);  // built (or loaded) on the CPU; back there before saving

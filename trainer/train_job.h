@@ -401,7 +401,11 @@ struct TrainResult {
   std::int64_t old_bank_programs = 0;              // distill: old platforms' programs kept as KD inputs
   std::int64_t num_parameters = 0;
   std::int64_t adapter_parameters = 0;  // FineTune::adapter's, trained (the rest frozen); 0 = none
-  Device device = Device::kCpu;         // where it trained: kCpu or kCuda
+  // FineTune::adapter's trained tensors alone (trainer/adapter.h save_adapter;
+  // attach_adapter keeps them with a version); empty without an adapter.
+  // `checkpoint` is the init with them folded in.
+  std::string adapter;
+  Device device = Device::kCpu;  // where it trained: kCpu or kCuda
 
   int epochs_planned = 0;  // epochs, or more under min_steps
   int epochs_done = 0;     // whole epochs finished (the refit's, after a refit)

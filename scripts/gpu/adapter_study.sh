@@ -27,7 +27,7 @@ parallel=${PARALLEL:-8}
 gpus=${GPUS:-1}
 threads=${THREADS:-$(($(nproc) / parallel > 0 ? $(nproc) / parallel : 1))}
 for arm in "$@"; do
-  [[ $arm == [A-Za-z0-9_]*=* ]] || { echo "an arm is NAME=FLAGS: $arm" >&2; exit 2; }
+  [[ $arm =~ ^[A-Za-z0-9_]+= ]] || { echo "an arm is NAME=FLAGS: $arm" >&2; exit 2; }
 done
 logs=$LOGS/$teacher_platform-$new_platform
 mkdir -p "$logs/records"

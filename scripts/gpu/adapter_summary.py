@@ -60,12 +60,15 @@ def choose(cases, seeds):
             column = models.get("column", {})
             for name, runs in models.items():
                 paired = [s for s in runs if s in column]
-                if name == "column" or not paired:
+                if not name.startswith("adapter ") or not paired:
                     continue
+                print(f"{os.path.basename(case)}/{arm} {name}: {len(paired)} draws")
                 diff = statistics.mean(runs[s][0] - column[s][0] for s in paired)
                 params, lr = re.match(r"(\d+) parameters, learning rate ([\d.e-]+)", trained[name]).groups()
                 scores.setdefault((arm, name), (int(params), float(lr), []))[2].append(diff)
     full = {k: (statistics.mean(v[2]), v[0], v[1]) for k, v in scores.items() if len(v[2]) == len(cases)}
+    if not full:
+        sys.exit("no adapter was run in every case")
     best = max(d for d, _, _ in full.values())
     ranked = sorted(full.items(), key=lambda kv: (kv[1][0] < best - 0.01, kv[1][1], kv[1][2], -kv[1][0]))
     for (arm, name), (diff, params, lr) in ranked:

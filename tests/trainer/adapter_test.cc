@@ -1,7 +1,9 @@
 // tests/trainer/adapter_test.cc — the per-platform adapter (trainer/adapter.h):
 // it changes no score until it trains, only its own tensors train, the folded
 // plain model scores what the adapted one scores (cross-checked against the
-// layers' x·Aᵀ·Bᵀ path), and bad uses are refused.
+// layers' x·Aᵀ·Bᵀ path), an adapter saved alone folds into its trunk as
+// fold_adapter does, a checkpoint keeps one per platform (cost_model.h's
+// attach_adapter, load_for_platform), and bad uses are refused.
 #include "trainer/adapter.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -9,7 +11,11 @@
 #include <torch/torch.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "trainer/cost_model.h"
+#include "trainer/fast_inference.h"
 #include "trainer/layers.h"
 #include "trainer/model_config.h"
 #include "trainer/score_model.h"
@@ -106,7 +112,7 @@ TEST(AdapterTest, AllLayersAdaptsEveryDense) {
     ASSERT_TRUE(d->lora_a.defined()) << item.key();
     rank_sum += d->weight.size(0) + d->weight.size(1);
   }
-  EXPECT_GE(dense, 9);  // token_proj, 4 per block, FiLM 2, head 2
+  EXPECT_EQ(dense, 1 + 4 * tiny().n_layers + 4);  // token_proj, 4 per block, FiLM 2, head 2
   EXPECT_EQ(*added, rank_sum);
 }
 
@@ -148,6 +154,88 @@ TEST(AdapterTest, LowRankDenseIsItsEffectiveWeight) {
   EXPECT_THROW(d->add_low_rank(2, gen), c10::Error);
 }
 
+// A trained adapter as bytes, folded into its trunk elsewhere: the model
+// fold_adapter makes of the adapted model itself.
+TEST(AdapterTest, SavedAdapterAppliesToItsTrunkAlone) {
+  const ModelConfig c = tiny();
+  auto trunk = make(c);
+  const Inputs in = inputs(c);
+  const torch::Tensor trunk_scores = scores(*trunk, in);
+  auto adapted = make(c);  // the same seed: the trunk's weights
+  ASSERT_TRUE(add_adapter(*adapted, {.rank = 2, .layers = AdapterLayers::kAll}, 4).is_ok());
+  perturb_adapter(*adapted);
+  Result<std::string> bytes = save_adapter(*adapted);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  Result<std::shared_ptr<ScoreModel>> applied = apply_adapter(*trunk, *bytes);
+  ASSERT_TRUE(applied.is_ok()) << applied.status().to_string();
+  Result<std::shared_ptr<ScoreModel>> folded = fold_adapter(*adapted);
+  ASSERT_TRUE(folded.is_ok());
+  EXPECT_TRUE(torch::equal(scores(**applied, in), scores(**folded, in)));
+  EXPECT_FALSE(torch::equal(scores(**applied, in), trunk_scores));
+  EXPECT_TRUE(torch::equal(scores(*trunk, in), trunk_scores));  // the trunk itself is untouched
+
+  EXPECT_EQ(save_adapter(*trunk).status().code(), StatusCode::kInvalidArgument);  // no adapter
+  EXPECT_EQ(apply_adapter(*trunk, "not an adapter").status().code(), StatusCode::kDataLoss);
+  ModelConfig wider = c;
+  wider.d_model = 32;
+  EXPECT_EQ(apply_adapter(*make(wider), *bytes).status().code(), StatusCode::kInvalidArgument);
+  ModelConfig reseeded = c;
+  reseeded.seed = 99;  // the seed does not shape the layout
+  EXPECT_TRUE(apply_adapter(*make(reseeded), *bytes).is_ok());
+}
+
+// A checkpoint keeps adapters per platform: each platform's model is the
+// trunk with its own adapter, any other platform gets the trunk.
+TEST(AdapterTest, CheckpointKeepsAnAdapterPerPlatform) {
+  const ModelConfig c = tiny();
+  auto trunk = make(c);
+  const Inputs in = inputs(c);
+  const std::string trunk_bytes = save_score_model(*trunk);
+  auto trained = [&](std::uint64_t seed) {
+    auto m = make(c);
+    EXPECT_TRUE(add_adapter(*m, {.rank = 1}, seed).is_ok());
+    torch::manual_seed(seed);
+    torch::NoGradGuard no_grad;
+    for (auto& item : m->named_parameters()) {
+      if (item.key().find("lora_") != std::string::npos) item.value().copy_(0.3 * torch::randn(item.value().sizes()));
+    }
+    return std::make_pair(*save_adapter(*m), scores(**fold_adapter(*m), in));
+  };
+  const auto [first, first_scores] = trained(1);
+  const auto [second, second_scores] = trained(2);
+  auto platform_scores = [&](const std::string& checkpoint, std::string_view platform) {
+    auto model = CostModel::load_for_platform(checkpoint, platform);
+    EXPECT_TRUE(model.is_ok()) << model.status().to_string();
+    return scores(*(*model)->score_model(), in);
+  };
+
+  Result<std::string> one = attach_adapter(trunk_bytes, "gpu-a", first);
+  ASSERT_TRUE(one.is_ok()) << one.status().to_string();
+  Result<std::string> two = attach_adapter(*one, "gpu-b", second);
+  ASSERT_TRUE(two.is_ok()) << two.status().to_string();
+  EXPECT_EQ(*adapter_platforms(*two), (std::vector<std::string>{"gpu-a", "gpu-b"}));
+  EXPECT_TRUE(adapter_platforms(trunk_bytes)->empty());
+  EXPECT_TRUE(torch::equal(platform_scores(*two, "gpu-a"), first_scores));
+  EXPECT_TRUE(torch::equal(platform_scores(*two, "gpu-b"), second_scores));
+  EXPECT_TRUE(torch::equal(platform_scores(*two, "x86"), scores(*trunk, in)));  // no adapter: the trunk
+  auto plain = CostModel::load(*two);
+  ASSERT_TRUE(plain.is_ok());
+  EXPECT_TRUE(torch::equal(scores(*(*plain)->score_model(), in), scores(*trunk, in)));
+  // A second adapter for a platform replaces the first; the other stays.
+  Result<std::string> replaced = attach_adapter(*two, "gpu-a", second);
+  ASSERT_TRUE(replaced.is_ok());
+  EXPECT_TRUE(torch::equal(platform_scores(*replaced, "gpu-a"), second_scores));
+  EXPECT_TRUE(torch::equal(platform_scores(*replaced, "gpu-b"), second_scores));
+
+  EXPECT_EQ(attach_adapter(trunk_bytes, "", first).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(attach_adapter(trunk_bytes, "gpu-a", "garbage").status().code(), StatusCode::kDataLoss);
+  ModelConfig wider = c;
+  wider.d_model = 32;
+  EXPECT_EQ(attach_adapter(save_score_model(*make(wider)), "gpu-a", first).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(adapter_platforms("not a checkpoint").status().code(), StatusCode::kDataLoss);
+}
+
 TEST(AdapterTest, RefusesBadUses) {
   auto model = make(tiny());
   EXPECT_EQ(add_adapter(*model, {.rank = 0}, 1).status().code(), StatusCode::kInvalidArgument);
@@ -155,6 +243,9 @@ TEST(AdapterTest, RefusesBadUses) {
   EXPECT_EQ(fold_adapter(*model).status().code(), StatusCode::kInvalidArgument);  // nothing to fold
   ASSERT_TRUE(add_adapter(*model, {.rank = 1}, 1).is_ok());
   EXPECT_EQ(add_adapter(*model, {.rank = 1}, 1).status().code(), StatusCode::kInvalidArgument);  // twice
+  // Unfolded, it is neither saved nor given a fast path: both read W alone.
+  EXPECT_THROW(save_score_model(*model), c10::Error);
+  EXPECT_EQ(StudentInference::create(*model, {}).status().code(), StatusCode::kInvalidArgument);
   auto mlp = make(tiny(ModelKind::kMlp));
   EXPECT_EQ(add_adapter(*mlp, {.rank = 1}, 1).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(parse_adapter_layers("all"), AdapterLayers::kAll);

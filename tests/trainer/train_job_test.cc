@@ -181,8 +181,13 @@ TEST(TrainJobTest, FineTunesFromACheckpoint) {
 
 // A fine-tune through a per-platform adapter (FineTune::adapter) writes a
 // plain checkpoint in which only the adapted weights moved: every other
-// tensor is the init checkpoint's, bit for bit.
-TEST(TrainJobTest, AdapterFineTuneMovesOnlyTheAdaptedWeights) {
+// tensor is the init checkpoint's, bit for bit, also through the weight
+// average, the validation split's best epoch and the refit.
+class AdapterFineTuneTest : public ::testing::TestWithParam<bool> {};
+INSTANTIATE_TEST_SUITE_P(Plain, AdapterFineTuneTest, ::testing::Values(false));
+INSTANTIATE_TEST_SUITE_P(AveragedValidatedRefitted, AdapterFineTuneTest, ::testing::Values(true));
+
+TEST_P(AdapterFineTuneTest, MovesOnlyTheAdaptedWeights) {
   const std::vector<core::Record> records = planted_platform(24, 48);
   TrainRequest base = small_request(records);
   base.optimisation.epochs = 3;
@@ -191,6 +196,13 @@ TEST(TrainJobTest, AdapterFineTuneMovesOnlyTheAdaptedWeights) {
 
   TrainRequest tune = small_request(records);
   tune.optimisation.epochs = 2;
+  if (GetParam()) {
+    tune.optimisation.epochs = 4;
+    tune.optimisation.ema_decay = 0.9;
+    tune.optimisation.patience = 1;
+    tune.data.options.validation_fraction = 0.25;
+    tune.data.refit = true;
+  }
   FineTune adapter{.init_checkpoint = first->checkpoint};
   adapter.adapter = {.rank = 2, .layers = AdapterLayers::kBlocks};
   tune.start = adapter;
@@ -199,7 +211,9 @@ TEST(TrainJobTest, AdapterFineTuneMovesOnlyTheAdaptedWeights) {
   // in_proj 16 → 64 and out_proj 32 → 16 in each of the 2 blocks, rank 2.
   EXPECT_EQ(tuned->adapter_parameters, 2 * 2 * ((16 + 64) + (32 + 16)));
   EXPECT_EQ(tuned->num_parameters, first->num_parameters);
-  EXPECT_LT(tuned->epoch_losses.back(), tuned->epoch_losses.front());
+  if (!GetParam()) {  // a refit may run one epoch
+    EXPECT_LT(tuned->epoch_losses.back(), tuned->epoch_losses.front());
+  }
 
   auto before = load_score_model(first->checkpoint);
   auto after = load_score_model(tuned->checkpoint);
@@ -215,8 +229,24 @@ TEST(TrainJobTest, AdapterFineTuneMovesOnlyTheAdaptedWeights) {
     moved += same ? 0 : 1;
   }
   EXPECT_EQ(moved, 4);
+  // The adapter alone, kept with the trunk for a platform: that platform's
+  // model is the folded checkpoint, weight for weight.
+  ASSERT_FALSE(tuned->adapter.empty());
+  EXPECT_TRUE(first->adapter.empty());
+  auto kept = attach_adapter(first->checkpoint, "planted", tuned->adapter);
+  ASSERT_TRUE(kept.is_ok()) << kept.status().to_string();
+  auto platform_model = CostModel::load_for_platform(*kept, "planted");
+  ASSERT_TRUE(platform_model.is_ok()) << platform_model.status().to_string();
+  const auto folded_params = (*after)->named_parameters();
+  for (const auto& item : (*platform_model)->score_model()->named_parameters()) {
+    EXPECT_TRUE(torch::allclose(item.value(), folded_params[item.key()], 0, 1e-6)) << item.key();
+  }
 
   TrainRequest bad = small_request(records);
+  FineTune no_init{};
+  no_init.adapter.rank = 2;  // nothing to adapt: refused, not a whole model trained
+  bad.start = no_init;
+  EXPECT_EQ(train_platform(bad, nullptr).status().code(), StatusCode::kInvalidArgument);
   FineTune too_wide{.init_checkpoint = first->checkpoint};
   too_wide.adapter.rank = kMaxAdapterRank + 1;
   bad.start = too_wide;
