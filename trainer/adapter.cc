@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "trainer/layers.h"
@@ -26,27 +27,49 @@ bool adapted(std::string_view name, AdapterLayers layers) {
 
 constexpr int64_t kAdapterFormat = 1;
 
-// The adapted layers of a model with an adapter, in module order.
-std::vector<DenseImpl*> adapted_layers(const ScoreModel& model) {
-  std::vector<DenseImpl*> out;
+// The adapted layers of a model with an adapter, by module name, in module order.
+std::vector<std::pair<std::string, DenseImpl*>> adapted_layers(const ScoreModel& model) {
+  std::vector<std::pair<std::string, DenseImpl*>> out;
   for (const auto& item : model.named_modules(/*name_prefix=*/"", /*include_self=*/false)) {
     auto* dense = item.value()->as<DenseImpl>();
-    if (dense != nullptr && dense->lora_a.defined()) out.push_back(dense);
+    if (dense != nullptr && dense->lora_a.defined()) out.emplace_back(item.key(), dense);
   }
   return out;
 }
 
-// A copy of `model`'s weights in a fresh model of its config (CPU, eval mode).
+// A copy of `model`'s parameters and buffers in a fresh model of its config
+// (CPU, eval mode); `model` holds no adapter.
 Result<std::shared_ptr<ScoreModel>> copy_of(const ScoreModel& model) {
   Result<std::shared_ptr<ScoreModel>> copy = make_score_model(model.config());
   if (!copy) return copy.status();
-  if (Status s = mix_weights(**copy, model, 1.0); !s) return s;
+  std::unordered_map<std::string, torch::Tensor> from;
+  for (const auto& item : model.named_parameters()) from.emplace(item.key(), item.value());
+  for (const auto& item : model.named_buffers()) from.emplace(item.key(), item.value());
+  torch::NoGradGuard no_grad;
+  for (auto& item : (*copy)->named_parameters()) item.value().copy_(from.at(item.key()));
+  for (auto& item : (*copy)->named_buffers()) item.value().copy_(from.at(item.key()));
   return copy;
 }
 
 bool same_layout(ModelConfig a, ModelConfig b) {
   a.seed = b.seed = 0;
   return config_to_text(a) == config_to_text(b);
+}
+
+// FNV-1a over the bytes of every parameter but the adapter's, in name order:
+// which trunk an adapter was trained on (the same weights give the same value
+// on every machine; float bytes are compared as they are).
+int64_t trunk_fingerprint(const ScoreModel& model) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (const auto& item : model.named_parameters()) {
+    if (item.key().find("lora_") != std::string::npos) continue;
+    const torch::Tensor t = item.value().detach().to(torch::kCPU).contiguous();
+    const auto* bytes = static_cast<const unsigned char*>(t.data_ptr());
+    for (std::size_t i = 0; i < static_cast<std::size_t>(t.numel() * t.element_size()); ++i) {
+      h = (h ^ bytes[i]) * 0x100000001b3ULL;
+    }
+  }
+  return static_cast<int64_t>(h);
 }
 
 }  // namespace
@@ -92,10 +115,12 @@ Result<std::shared_ptr<ScoreModel>> fold_adapter(const ScoreModel& model) {
   auto copy_into = [&](const std::string& name, torch::Tensor& into) {
     torch::Tensor value = trained.at(name);
     const std::string prefix = name.substr(0, name.size() - std::string_view("weight").size());
+    value = value.to(torch::kCPU);  // on the CPU on every device: apply_adapter's fold, bit for bit
     if (ends_with(name, "weight") && trained.count(prefix + "lora_a")) {
-      value = value + torch::mm(trained.at(prefix + "lora_b"), trained.at(prefix + "lora_a"));
+      value = value +
+              torch::mm(trained.at(prefix + "lora_b").to(torch::kCPU), trained.at(prefix + "lora_a").to(torch::kCPU));
     }
-    into.copy_(value.to(torch::kCPU));
+    into.copy_(value);
   };
   for (auto& item : (*plain)->named_parameters(/*recurse=*/true)) copy_into(item.key(), item.value());
   for (auto& item : (*plain)->named_buffers(/*recurse=*/true)) copy_into(item.key(), item.value());
@@ -103,67 +128,67 @@ Result<std::shared_ptr<ScoreModel>> fold_adapter(const ScoreModel& model) {
 }
 
 Result<std::string> save_adapter(const ScoreModel& model) {
-  const std::vector<DenseImpl*> layers = adapted_layers(model);
+  const auto layers = adapted_layers(model);
   if (layers.empty()) return Status::invalid_argument("train: the model has no adapter to save");
   torch::serialize::OutputArchive archive;
   archive.write("format", c10::IValue(kAdapterFormat));
   archive.write("config", c10::IValue(config_to_text(model.config())));
-  archive.write("rank", c10::IValue(layers.front()->lora_a.size(0)));
-  // kAll adapts every Dense; kBlocks only the blocks' in_proj and out_proj.
-  int64_t dense = 0;
-  for (const auto& item : model.named_modules("", false)) dense += item.value()->as<DenseImpl>() != nullptr ? 1 : 0;
-  const AdapterLayers kind =
-      static_cast<int64_t>(layers.size()) == dense ? AdapterLayers::kAll : AdapterLayers::kBlocks;
-  archive.write("layers", c10::IValue(std::string(adapter_layers_name(kind))));
-  archive.write("count", c10::IValue(static_cast<int64_t>(layers.size())));
+  archive.write("trunk", c10::IValue(trunk_fingerprint(model)));
+  c10::List<std::string> names;
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    archive.write("a_" + std::to_string(i), layers[i]->lora_a.detach().to(torch::kCPU), /*is_buffer=*/true);
-    archive.write("b_" + std::to_string(i), layers[i]->lora_b.detach().to(torch::kCPU), /*is_buffer=*/true);
+    names.push_back(layers[i].first);
+    archive.write("a_" + std::to_string(i), layers[i].second->lora_a.detach().to(torch::kCPU), /*is_buffer=*/true);
+    archive.write("b_" + std::to_string(i), layers[i].second->lora_b.detach().to(torch::kCPU), /*is_buffer=*/true);
   }
+  archive.write("layers", c10::IValue(names));
   std::ostringstream out;
   archive.save_to(out);
   return std::move(out).str();
 }
 
 Result<std::shared_ptr<ScoreModel>> apply_adapter(const ScoreModel& trunk, std::string_view bytes) {
+  if (has_adapter(trunk)) return Status::invalid_argument("adapter: the trunk has an unfolded adapter");
   torch::serialize::InputArchive archive;
-  c10::IValue format, config, rank, layers, count;
+  c10::IValue format, config, fingerprint, layers;
   try {
     archive.load_from(bytes.data(), bytes.size());
     if (!archive.try_read("format", format) || !format.isInt() || format.toInt() != kAdapterFormat ||
-        !archive.try_read("config", config) || !config.isString() || !archive.try_read("rank", rank) || !rank.isInt() ||
-        !archive.try_read("layers", layers) || !layers.isString() || !archive.try_read("count", count) ||
-        !count.isInt()) {
-      return Status::data_loss("adapter: not an adapter (format, config, rank, layers, count)");
+        !archive.try_read("config", config) || !config.isString() || !archive.try_read("trunk", fingerprint) ||
+        !fingerprint.isInt() || !archive.try_read("layers", layers) || !layers.isList()) {
+      return Status::data_loss("adapter: not an adapter (format, config, trunk, layers)");
     }
   } catch (const std::exception& e) {
     return Status::data_loss(std::string("adapter: unreadable archive: ") + e.what());
   }
   Result<ModelConfig> trained_on = config_from_text(config.toStringRef());
   if (!trained_on) return Status::data_loss("adapter: " + trained_on.status().message());
-  if (!same_layout(*trained_on, trunk.config()))
-    return Status::invalid_argument("adapter: trained on another model layout than this trunk's");
-  const std::optional<AdapterLayers> kind = parse_adapter_layers(layers.toStringRef());
-  if (!kind || rank.toInt() < 1 || rank.toInt() > kMaxAdapterRank)
-    return Status::data_loss("adapter: bad rank or layers");
+  if (!same_layout(*trained_on, trunk.config()) || fingerprint.toInt() != trunk_fingerprint(trunk))
+    return Status::invalid_argument("adapter: trained on another trunk than this one");
   Result<std::shared_ptr<ScoreModel>> copy = copy_of(trunk);
   if (!copy) return copy.status();
-  if (Result<std::int64_t> added = add_adapter(**copy, {static_cast<int>(rank.toInt()), *kind}, 0); !added)
-    return added.status();
-  const std::vector<DenseImpl*> adapted = adapted_layers(**copy);
-  if (static_cast<int64_t>(adapted.size()) != count.toInt())
-    return Status::data_loss("adapter: " + std::to_string(count.toInt()) + " layers for " +
-                             std::to_string(adapted.size()));
+  std::unordered_map<std::string, DenseImpl*> dense;
+  for (const auto& item : (*copy)->named_modules("", false)) {
+    if (auto* d = item.value()->as<DenseImpl>()) dense.emplace(item.key(), d);
+  }
+  const c10::List<c10::IValue> names = layers.toList();
+  if (names.size() == 0) return Status::data_loss("adapter: no layer");
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(0);  // A is overwritten below
   torch::NoGradGuard no_grad;
-  for (std::size_t i = 0; i < adapted.size(); ++i) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const c10::IValue name = names.get(i);
     torch::Tensor a, b;
-    if (!archive.try_read("a_" + std::to_string(i), a) || !archive.try_read("b_" + std::to_string(i), b) ||
-        !a.sizes().equals(adapted[i]->lora_a.sizes()) || !b.sizes().equals(adapted[i]->lora_b.sizes()) ||
-        a.scalar_type() != torch::kFloat || b.scalar_type() != torch::kFloat) {
-      return Status::data_loss("adapter: layer " + std::to_string(i) + "'s tensors do not fit the trunk");
+    const auto it = name.isString() ? dense.find(name.toStringRef()) : dense.end();
+    if (it == dense.end() || it->second->lora_a.defined() || !archive.try_read("a_" + std::to_string(i), a) ||
+        !archive.try_read("b_" + std::to_string(i), b) || a.dim() != 2 || b.dim() != 2 || a.size(0) != b.size(1) ||
+        a.size(0) < 1 || a.scalar_type() != torch::kFloat || b.scalar_type() != torch::kFloat) {
+      return Status::data_loss("adapter: layer " + std::to_string(i) + " is not one of this trunk's");
     }
-    adapted[i]->lora_a.copy_(a);
-    adapted[i]->lora_b.copy_(b);
+    DenseImpl* layer = it->second;
+    layer->add_low_rank(a.size(0), gen);
+    if (!a.sizes().equals(layer->lora_a.sizes()) || !b.sizes().equals(layer->lora_b.sizes()))
+      return Status::data_loss("adapter: layer " + std::to_string(i) + "'s tensors do not fit the trunk");
+    layer->lora_a.copy_(a);
+    layer->lora_b.copy_(b);
   }
   return fold_adapter(**copy);
 }

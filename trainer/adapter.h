@@ -40,20 +40,22 @@ Result<std::int64_t> add_adapter(ScoreModel& model, const AdapterOptions& option
 bool has_adapter(const ScoreModel& model);
 
 // A plain model of `model`'s config, on the CPU and in eval mode, whose every
-// adapted weight is W + B·A and every other tensor a copy: it scores what
-// `model` scores. kInvalidArgument when `model` has no adapter.
+// adapted weight is W + B·A (computed on the CPU, whatever the model's
+// device) and every other tensor a copy: it scores what `model` scores. kInvalidArgument when `model` has no adapter.
 Result<std::shared_ptr<ScoreModel>> fold_adapter(const ScoreModel& model);
 
 // The adapter alone, as bytes kept with a version (CheckpointAdapters):
-// a torch archive {format = 1, config = the model's config text, rank,
-// layers, count, a_<i>, b_<i> = each adapted layer's A and B in module
-// order}. kInvalidArgument when `model` has no adapter.
+// a torch archive {format = 1, config = the model's config text, trunk = a
+// fingerprint of every other parameter's bytes, layers = the adapted
+// modules' names, a_<i>, b_<i> = layer i's A and B}. kInvalidArgument when
+// `model` has no adapter.
 Result<std::string> save_adapter(const ScoreModel& model);
 
 // `trunk` with the adapter of `bytes` folded in: a new plain model (CPU, eval
-// mode), `trunk` unchanged. kDataLoss when the bytes are not an adapter or do
-// not match their own header; kInvalidArgument when the adapter was trained
-// on another layout (config, seed aside) than the trunk's.
+// mode), `trunk` unchanged. kDataLoss when the bytes are not an adapter or
+// name layers this trunk does not have; kInvalidArgument when the adapter
+// was trained on another trunk (another layout, or other weights: the
+// fingerprint differs), or `trunk` has an unfolded adapter.
 Result<std::shared_ptr<ScoreModel>> apply_adapter(const ScoreModel& trunk, std::string_view bytes);
 
 }  // namespace tcl::trainer

@@ -114,7 +114,7 @@ Result<std::unique_ptr<CostModel>> CostModel::load(std::string_view checkpoint) 
 Result<std::unique_ptr<CostModel>> CostModel::load_for_platform(std::string_view checkpoint,
                                                                 std::string_view platform) {
   try {
-    Result<std::shared_ptr<ScoreModel>> trunk = load_score_model(checkpoint);
+    Result<std::shared_ptr<ScoreModel>> trunk = load_trunk(checkpoint);
     if (!trunk) return trunk.status();
     Result<CheckpointAdapters> adapters = load_checkpoint_adapters(checkpoint);
     if (!adapters) return adapters.status();
@@ -209,7 +209,7 @@ Result<std::string> interpolate_checkpoints(std::string_view a, std::string_view
 Result<std::string> attach_adapter(std::string_view checkpoint, std::string_view platform, std::string_view adapter) {
   if (platform.empty()) return Status::invalid_argument("attach_adapter: no platform named");
   try {
-    Result<std::shared_ptr<ScoreModel>> trunk = load_score_model(checkpoint);
+    Result<std::shared_ptr<ScoreModel>> trunk = load_trunk(checkpoint);
     if (!trunk) return trunk.status().with_context("attach_adapter");
     Result<CheckpointAdapters> adapters = load_checkpoint_adapters(checkpoint);
     if (!adapters) return adapters.status().with_context("attach_adapter");

@@ -38,8 +38,8 @@ class CostModel {
   // A freshly initialised model; kInvalidArgument when the config does not validate.
   static Result<std::unique_ptr<CostModel>> create(const ModelConfig& config);
   // A model from checkpoint bytes (save()); kDataLoss when they are not a
-  // TCL checkpoint, kInvalidArgument when its config does not validate.
-  // The trunk: a checkpoint's per-platform adapters are not applied.
+  // TCL checkpoint, kInvalidArgument when its config does not validate or
+  // it keeps per-platform adapters (then load_for_platform).
   static Result<std::unique_ptr<CostModel>> load(std::string_view checkpoint);
   // Platform `platform`'s model: the trunk with that platform's adapter
   // folded in (attach_adapter), or the trunk when it has none. Errors as

@@ -210,6 +210,17 @@ Result<CheckpointAdapters> load_checkpoint_adapters(std::string_view bytes) {
 
 Result<std::shared_ptr<ScoreModel>> load_score_model(std::string_view bytes) {
   torch::serialize::InputArchive archive;
+  Result<int64_t> format = open_checkpoint(bytes, &archive);
+  if (!format) return format.status();
+  if (*format == kCheckpointFormatWithAdapters) {
+    return Status::invalid_argument(
+        "checkpoint: it keeps per-platform adapters; load a platform's model (CostModel::load_for_platform)");
+  }
+  return load_trunk(bytes);
+}
+
+Result<std::shared_ptr<ScoreModel>> load_trunk(std::string_view bytes) {
+  torch::serialize::InputArchive archive;
   std::string config_text;
   if (Result<int64_t> format = open_checkpoint(bytes, &archive); !format) return format.status();
   try {

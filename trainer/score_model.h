@@ -105,11 +105,16 @@ std::string save_score_model(const ScoreModel& model, const CheckpointAdapters& 
 Status mix_weights(ScoreModel& into, const ScoreModel& from, double share);
 
 // Rebuilds the model from the stored config, then loads the weights, checking
-// every parameter's name and shape: the trunk, whatever adapters it holds.
-// kDataLoss when the bytes are not a TCL checkpoint or do not match their
-// config; kInvalidArgument when the stored config does not validate. The
-// model is returned in eval mode.
+// every parameter's name and shape. kDataLoss when the bytes are not a TCL
+// checkpoint or do not match their config; kInvalidArgument when the stored
+// config does not validate, or the checkpoint keeps per-platform adapters
+// (a reader must then ask for a platform's model: CostModel::
+// load_for_platform), so that no reader scores an adapted platform with the
+// trunk by mistake. The model is returned in eval mode.
 Result<std::shared_ptr<ScoreModel>> load_score_model(std::string_view bytes);
+// load_score_model's model for any checkpoint: the trunk, its adapters not
+// applied (attach_adapter and load_for_platform build on it).
+Result<std::shared_ptr<ScoreModel>> load_trunk(std::string_view bytes);
 
 // The adapters a checkpoint holds (empty for format 1). kDataLoss as
 // load_score_model, or when the adapter entries are malformed.

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -180,8 +181,9 @@ TEST(AdapterTest, SavedAdapterAppliesToItsTrunkAlone) {
   wider.d_model = 32;
   EXPECT_EQ(apply_adapter(*make(wider), *bytes).status().code(), StatusCode::kInvalidArgument);
   ModelConfig reseeded = c;
-  reseeded.seed = 99;  // the seed does not shape the layout
-  EXPECT_TRUE(apply_adapter(*make(reseeded), *bytes).is_ok());
+  reseeded.seed = 99;  // the same layout, other weights: another trunk
+  EXPECT_EQ(apply_adapter(*make(reseeded), *bytes).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(apply_adapter(*adapted, *bytes).status().code(), StatusCode::kInvalidArgument);  // unfolded
 }
 
 // A checkpoint keeps adapters per platform: each platform's model is the
@@ -195,18 +197,24 @@ TEST(AdapterTest, CheckpointKeepsAnAdapterPerPlatform) {
     auto m = make(c);
     EXPECT_TRUE(add_adapter(*m, {.rank = 1}, seed).is_ok());
     torch::manual_seed(seed);
-    torch::NoGradGuard no_grad;
-    for (auto& item : m->named_parameters()) {
-      if (item.key().find("lora_") != std::string::npos) item.value().copy_(0.3 * torch::randn(item.value().sizes()));
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& item : m->named_parameters()) {
+        if (item.key().find("lora_") != std::string::npos) item.value().copy_(0.3 * torch::randn(item.value().sizes()));
+      }
     }
-    return std::make_pair(*save_adapter(*m), scores(**fold_adapter(*m), in));
+    Result<std::string> bytes = save_adapter(*m);
+    Result<std::shared_ptr<ScoreModel>> folded = fold_adapter(*m);
+    EXPECT_TRUE(bytes.is_ok() && folded.is_ok());
+    if (!bytes.is_ok() || !folded.is_ok()) return std::make_pair(std::string(), torch::Tensor());
+    return std::make_pair(*bytes, scores(**folded, in));
   };
   const auto [first, first_scores] = trained(1);
   const auto [second, second_scores] = trained(2);
   auto platform_scores = [&](const std::string& checkpoint, std::string_view platform) {
     auto model = CostModel::load_for_platform(checkpoint, platform);
     EXPECT_TRUE(model.is_ok()) << model.status().to_string();
-    return scores(*(*model)->score_model(), in);
+    return model.is_ok() ? scores(*(*model)->score_model(), in) : torch::zeros({1});
   };
 
   Result<std::string> one = attach_adapter(trunk_bytes, "gpu-a", first);
@@ -218,9 +226,9 @@ TEST(AdapterTest, CheckpointKeepsAnAdapterPerPlatform) {
   EXPECT_TRUE(torch::equal(platform_scores(*two, "gpu-a"), first_scores));
   EXPECT_TRUE(torch::equal(platform_scores(*two, "gpu-b"), second_scores));
   EXPECT_TRUE(torch::equal(platform_scores(*two, "x86"), scores(*trunk, in)));  // no adapter: the trunk
-  auto plain = CostModel::load(*two);
-  ASSERT_TRUE(plain.is_ok());
-  EXPECT_TRUE(torch::equal(scores(*(*plain)->score_model(), in), scores(*trunk, in)));
+  // A reader that does not name a platform is refused, not handed the trunk.
+  EXPECT_EQ(CostModel::load(*two).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(load_score_model(*two).status().code(), StatusCode::kInvalidArgument);
   // A second adapter for a platform replaces the first; the other stays.
   Result<std::string> replaced = attach_adapter(*two, "gpu-a", second);
   ASSERT_TRUE(replaced.is_ok());
@@ -234,6 +242,25 @@ TEST(AdapterTest, CheckpointKeepsAnAdapterPerPlatform) {
   EXPECT_EQ(attach_adapter(save_score_model(*make(wider)), "gpu-a", first).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(adapter_platforms("not a checkpoint").status().code(), StatusCode::kDataLoss);
+}
+
+// A format-2 checkpoint whose adapter entry is missing: kDataLoss, never the trunk.
+TEST(AdapterTest, MalformedAdapterEntriesAreDataLoss) {
+  const ModelConfig c = tiny();
+  auto trunk = make(c);
+  torch::serialize::OutputArchive archive;
+  archive.write("format", c10::IValue(int64_t{2}));
+  archive.write("config", c10::IValue(config_to_text(c)));
+  torch::serialize::OutputArchive weights(archive.compilation_unit());
+  trunk->save(weights);
+  archive.write("model", weights);
+  archive.write("adapter_platforms", c10::IValue(c10::List<std::string>({"gpu-a"})));  // and no adapter_0
+  std::ostringstream out;
+  archive.save_to(out);
+  const std::string bytes = std::move(out).str();
+  EXPECT_EQ(load_checkpoint_adapters(bytes).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(CostModel::load_for_platform(bytes, "gpu-a").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(attach_adapter(bytes, "gpu-b", "x").status().code(), StatusCode::kDataLoss);
 }
 
 TEST(AdapterTest, RefusesBadUses) {
