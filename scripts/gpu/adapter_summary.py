@@ -22,6 +22,7 @@ from intervals import half_width  # noqa: E402
 
 RESULT = re.compile(r"^(column|distill|adapter r\d+ \w+): wall .*?eval top-1 ([\d.]+) mean / ([\d.]+) sum, "
                     r".*?tuning proxy ([\d.]+)")
+SPLIT = re.compile(r"^(column|distill|adapter r\d+ \w+): device .*?, eval (\d+) tasks")
 TRAINED = re.compile(r"^(adapter r\d+ \w+): (\d+) parameters trained \((learning rate [\d.e-]+[^)]*)\)")
 MEASURES = ("top-1 mean", "top-1 sum", "tuning proxy")
 
@@ -33,15 +34,19 @@ def show(values):
 
 def read_arm(folder, seeds=None):
     """{model: {seed: (top-1 mean, top-1 sum, tuning proxy)}}, {model: 'N parameters, lr X'}; only the
-    subsets in `seeds` when given."""
+    subsets in `seeds` when given. A draw whose held-out split has no task (a small platform's salt can
+    give none) scores 0 everywhere and is left out."""
     models, trained = {}, {}
     for path in sorted(glob.glob(os.path.join(folder, "seed-*.log"))):
         seed = int(re.search(r"seed-(\d+)\.log$", path).group(1))
         if seeds is not None and seed not in seeds:
             continue
+        empty = set()
         with open(path) as f:
             for line in f:
-                if m := RESULT.match(line):
+                if (split := SPLIT.match(line)) and split.group(2) == "0":
+                    empty.add(split.group(1))
+                if (m := RESULT.match(line)) and m.group(1) not in empty:
                     models.setdefault(m.group(1), {})[seed] = tuple(float(m.group(i)) for i in (2, 3, 4))
                 elif t := TRAINED.match(line):
                     trained[t.group(1)] = f"{t.group(2)} parameters, {t.group(3)}"
