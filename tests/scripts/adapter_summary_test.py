@@ -65,6 +65,19 @@ class AdapterSummaryTest(unittest.TestCase):
         self.assertIn("(adapter - column) top-1 mean -0.0200; 4000 parameters", out)
         self.assertIn("(adapter - column) top-1 mean -0.0150; 16000 parameters", out)
 
+    def test_leaves_out_a_draw_without_held_out_tasks(self):
+        folder = self.arm("d", "arm", {1: {"column": 0.80, "adapter r4 all": 0.70},
+                                       2: {"column": 0.90, "adapter r4 all": 0.70}})
+        # Draw 3's split held no task: every model scores 0 there, which is no result.
+        with open(os.path.join(folder, "seed-3.log"), "w") as f:
+            for model in ("column", "adapter r4 all"):
+                f.write(f"{model}: device cuda; train 30 tasks / 500 programs, eval 0 tasks / 0 programs; "
+                        "12 of 12 epochs, 48 steps\n" + result(model, 0.0, 0.0, 0.0))
+        out = self.run_script(folder)
+        self.assertIn("column             n=2  top-1 mean +0.8500", out)
+        # -0.10 and -0.20 -> -0.15; with draw 3's 0 it would be -0.10.
+        self.assertIn("minus column: top-1 mean -0.1500", out)
+
     def test_pairs_each_model_with_the_column_and_the_student(self):
         folder = self.arm("c", "arm", {1: {"column": 0.80, "distill": 0.60, "adapter r4 all": 0.78},
                                        2: {"column": 0.90, "distill": 0.70, "adapter r4 all": 0.86}})
