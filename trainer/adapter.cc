@@ -37,8 +37,17 @@ std::vector<std::pair<std::string, DenseImpl*>> adapted_layers(const ScoreModel&
   return out;
 }
 
+// Every Dense layer of a model by module name.
+std::unordered_map<std::string, DenseImpl*> dense_layers(const ScoreModel& model) {
+  std::unordered_map<std::string, DenseImpl*> out;
+  for (const auto& item : model.named_modules(/*name_prefix=*/"", /*include_self=*/false)) {
+    if (auto* d = item.value()->as<DenseImpl>()) out.emplace(item.key(), d);
+  }
+  return out;
+}
+
 // A copy of `model`'s parameters and buffers in a fresh model of its config
-// (CPU, eval mode); `model` holds no adapter.
+// (CPU, eval mode); an adapter's tensors are not copied (the fresh model has none).
 Result<std::shared_ptr<ScoreModel>> copy_of(const ScoreModel& model) {
   Result<std::shared_ptr<ScoreModel>> copy = make_score_model(model.config());
   if (!copy) return copy.status();
@@ -46,14 +55,9 @@ Result<std::shared_ptr<ScoreModel>> copy_of(const ScoreModel& model) {
   for (const auto& item : model.named_parameters()) from.emplace(item.key(), item.value());
   for (const auto& item : model.named_buffers()) from.emplace(item.key(), item.value());
   torch::NoGradGuard no_grad;
-  for (auto& item : (*copy)->named_parameters()) item.value().copy_(from.at(item.key()));
-  for (auto& item : (*copy)->named_buffers()) item.value().copy_(from.at(item.key()));
+  for (auto& item : (*copy)->named_parameters()) item.value().copy_(from.at(item.key()).to(torch::kCPU));
+  for (auto& item : (*copy)->named_buffers()) item.value().copy_(from.at(item.key()).to(torch::kCPU));
   return copy;
-}
-
-bool same_layout(ModelConfig a, ModelConfig b) {
-  a.seed = b.seed = 0;
-  return config_to_text(a) == config_to_text(b);
 }
 
 // FNV-1a over the bytes of every parameter but the adapter's, in name order:
@@ -105,25 +109,16 @@ Result<std::int64_t> add_adapter(ScoreModel& model, const AdapterOptions& option
 }
 
 Result<std::shared_ptr<ScoreModel>> fold_adapter(const ScoreModel& model) {
-  if (!has_adapter(model)) return Status::invalid_argument("train: the model has no adapter to fold");
-  Result<std::shared_ptr<ScoreModel>> plain = make_score_model(model.config());
+  const auto layers = adapted_layers(model);
+  if (layers.empty()) return Status::invalid_argument("train: the model has no adapter to fold");
+  Result<std::shared_ptr<ScoreModel>> plain = copy_of(model);  // W as trained, the adapter left out
   if (!plain) return plain.status();
-  std::unordered_map<std::string, torch::Tensor> trained;
-  for (const auto& item : model.named_parameters(/*recurse=*/true)) trained.emplace(item.key(), item.value());
-  for (const auto& item : model.named_buffers(/*recurse=*/true)) trained.emplace(item.key(), item.value());
+  const auto dense = dense_layers(**plain);
   torch::NoGradGuard no_grad;
-  auto copy_into = [&](const std::string& name, torch::Tensor& into) {
-    torch::Tensor value = trained.at(name);
-    const std::string prefix = name.substr(0, name.size() - std::string_view("weight").size());
-    value = value.to(torch::kCPU);  // on the CPU on every device: apply_adapter's fold, bit for bit
-    if (ends_with(name, "weight") && trained.count(prefix + "lora_a")) {
-      value = value +
-              torch::mm(trained.at(prefix + "lora_b").to(torch::kCPU), trained.at(prefix + "lora_a").to(torch::kCPU));
-    }
-    into.copy_(value);
-  };
-  for (auto& item : (*plain)->named_parameters(/*recurse=*/true)) copy_into(item.key(), item.value());
-  for (auto& item : (*plain)->named_buffers(/*recurse=*/true)) copy_into(item.key(), item.value());
+  for (const auto& [name, layer] : layers) {
+    // On the CPU whatever the model's device: apply_adapter's fold, bit for bit.
+    dense.at(name)->weight.add_(torch::mm(layer->lora_b.to(torch::kCPU), layer->lora_a.to(torch::kCPU)));
+  }
   return plain;
 }
 
@@ -166,10 +161,7 @@ Result<std::shared_ptr<ScoreModel>> apply_adapter(const ScoreModel& trunk, std::
     return Status::invalid_argument("adapter: trained on another trunk than this one");
   Result<std::shared_ptr<ScoreModel>> copy = copy_of(trunk);
   if (!copy) return copy.status();
-  std::unordered_map<std::string, DenseImpl*> dense;
-  for (const auto& item : (*copy)->named_modules("", false)) {
-    if (auto* d = item.value()->as<DenseImpl>()) dense.emplace(item.key(), d);
-  }
+  const auto dense = dense_layers(**copy);
   const c10::List<c10::IValue> names = layers.toList();
   if (names.size() == 0) return Status::data_loss("adapter: no layer");
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(0);  // A is overwritten below

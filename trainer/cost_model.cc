@@ -194,9 +194,7 @@ Result<std::string> interpolate_checkpoints(std::string_view a, std::string_view
     auto lb = CostModel::load(b);
     if (!lb) return lb.status().with_context("interpolate: b");
     const std::shared_ptr<ScoreModel> ma = (*la)->score_model(), mb = (*lb)->score_model();
-    ModelConfig ca = ma->config(), cb = mb->config();
-    ca.seed = cb.seed = 0;  // the init seed does not shape the weights' layout
-    if (config_to_text(ca) != config_to_text(cb)) {
+    if (!same_layout(ma->config(), mb->config())) {
       return Status::invalid_argument("interpolate: the two checkpoints have different configs");
     }
     if (Status s = mix_weights(*ma, *mb, alpha); !s) return s.with_context("interpolate");

@@ -35,13 +35,6 @@ Result<std::vector<float>> frozen_scores(const CostModel& model, const DatasetSp
   return out;
 }
 
-// Two configs whose weights line up parameter by parameter (the init seed
-// aside, as interpolate_checkpoints compares them).
-bool same_layout(ModelConfig a, ModelConfig b) {
-  a.seed = b.seed = 0;
-  return config_to_text(a) == config_to_text(b);
-}
-
 Status check_targets(const Distill& d, const Dataset& ds) {
   const DistillTargets& kd = d.targets;
   if (d.teacher.init_checkpoint.empty())

@@ -38,11 +38,6 @@ void DenseImpl::add_low_rank(int64_t rank, at::Generator& gen) {
   lora_b = register_parameter("lora_b", torch::zeros({weight.size(0), rank}, weight.options()));
 }
 
-torch::Tensor DenseImpl::effective_weight() const {
-  if (!lora_a.defined()) return weight;
-  return weight + torch::mm(lora_b, lora_a);
-}
-
 RMSNormImpl::RMSNormImpl(int64_t dim, double eps) : eps_(eps) {
   weight = register_parameter("weight", torch::ones({dim}));
 }

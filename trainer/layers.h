@@ -16,7 +16,8 @@ namespace tcl::trainer {
 
 // y = x Wᵀ (+ b). W [out, in]; b [out] when `bias`.
 // Init: U(-1/√in, 1/√in) for W and b (torch's nn.Linear default).
-// With a low-rank delta (add_low_rank, trainer/adapter.h) W reads W + B·A.
+// With a low-rank delta (add_low_rank, trainer/adapter.h) it computes
+// x (W + B·A)ᵀ (+ b); fold_adapter folds B·A into W.
 class DenseImpl : public torch::nn::Module {
  public:
   DenseImpl(int64_t in_features, int64_t out_features, bool bias = true);
@@ -27,8 +28,6 @@ class DenseImpl : public torch::nn::Module {
   // [out, rank] = 0, on W's device: the layer computes what it did until
   // they train. Once per layer (c10::Error on a second call).
   void add_low_rank(int64_t rank, at::Generator& gen);
-  // W, or W + B·A with a low-rank delta (a new tensor then).
-  torch::Tensor effective_weight() const;
 
   torch::Tensor weight;
   torch::Tensor bias;    // undefined when built without bias

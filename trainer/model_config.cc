@@ -56,6 +56,11 @@ std::optional<ModelKind> parse_model_kind(std::string_view name) {
   return std::nullopt;
 }
 
+bool same_layout(ModelConfig a, ModelConfig b) {
+  a.seed = b.seed = 0;
+  return config_to_text(a) == config_to_text(b);
+}
+
 std::string_view adapter_layers_name(AdapterLayers layers) { return layers == AdapterLayers::kAll ? "all" : "blocks"; }
 
 std::optional<AdapterLayers> parse_adapter_layers(std::string_view name) {

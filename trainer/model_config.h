@@ -75,6 +75,10 @@ int64_t resolved_dt_rank(const ModelConfig& config);
 std::string config_to_text(const ModelConfig& config);
 Result<ModelConfig> config_from_text(std::string_view text);
 
+// Whether models of these configs have weights that line up parameter by
+// parameter: equal configs, the init seed aside (it does not shape them).
+bool same_layout(ModelConfig a, ModelConfig b);
+
 // A per-platform adapter's shape (trainer/adapter.h): a rank-`rank` delta
 // W + B·A on the chosen Dense layers of a trained model. Not part of
 // ModelConfig: it is folded into the weights before a checkpoint is written.
