@@ -18,16 +18,43 @@ std::string shortest(double x) {
   return buf;
 }
 
+// A distill's options of one method only (the other refuses them).
+bool is_student_option(std::string_view key) {
+  for (std::string_view k : {"label_weight", "column_weight", "old_weight", "ewc_weight", "temperature",
+                             "unlabeled_ratio", "max_unlabeled", "old_bank_ratio", "max_old_bank", "column_epochs"}) {
+    if (key == k) return true;
+  }
+  return false;
+}
+bool is_adapter_option(std::string_view key) { return key == "adapter_rank" || key == "adapter_layers"; }
+
+// The method's defaults for what the request left out (the settings
+// docs/continual.md measured), and the other method's options refused.
+Status apply_distill_method(JobOptions& o, const json::object& given) {
+  const bool adapter = o.method == JobOptions::DistillMethod::kAdapter;
+  for (const auto& [key, value] : given) {
+    if (adapter ? is_student_option(key) : is_adapter_option(key)) {
+      return Status::invalid_argument("option '" + std::string(key) + "' is the " + (adapter ? "student" : "adapter") +
+                                      " method's; this distill's method is \"" +
+                                      std::string(distill_method_name(o.method)) + "\"");
+    }
+  }
+  if (!given.contains("epochs")) o.epochs = adapter ? trainer::kDistillAdapterEpochs : trainer::kDistillStudentEpochs;
+  if (!given.contains("learning_rate")) {
+    o.learning_rate = adapter ? trainer::kDistillAdapterLearningRate : trainer::kDistillStudentLearningRate;
+  }
+  if (!given.contains("column_epochs")) o.column_epochs = trainer::kDistillColumnEpochs;
+  return Status::ok();
+}
+
 }  // namespace
+
+std::string_view distill_method_name(JobOptions::DistillMethod method) {
+  return method == JobOptions::DistillMethod::kAdapter ? "adapter" : "student";
+}
 
 Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind kind) {
   JobOptions o;
-  if (kind == registry::JobKind::kDistill) {
-    // The settings bench_continual measured (docs/continual.md).
-    o.epochs = trainer::kDistillStudentEpochs;
-    o.column_epochs = trainer::kDistillColumnEpochs;
-    o.learning_rate = trainer::kDistillStudentLearningRate;
-  }
   boost::system::error_code ec;
   json::value v = json::parse(text, ec);
   if (ec || !v.is_object()) return Status::invalid_argument("job options are not a JSON object");
@@ -98,6 +125,18 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
       if (x = number(0, 1); x) o.margin = *x;
     } else if (kind == registry::JobKind::kDistill && key == "column_epochs") {
       if (x = integer(1, 1000); x) o.column_epochs = static_cast<int>(*x);
+    } else if (kind == registry::JobKind::kDistill && key == "method") {
+      if (!value.is_string() || (value.as_string() != "adapter" && value.as_string() != "student")) {
+        return Status::invalid_argument("option 'method' must be \"adapter\" or \"student\"");
+      }
+      o.method =
+          value.as_string() == "adapter" ? JobOptions::DistillMethod::kAdapter : JobOptions::DistillMethod::kStudent;
+    } else if (kind == registry::JobKind::kDistill && key == "adapter_rank") {
+      if (x = integer(1, trainer::kMaxAdapterRank); x) o.adapter_rank = static_cast<int>(*x);
+    } else if (kind == registry::JobKind::kDistill && key == "adapter_layers") {
+      const auto layers = value.is_string() ? trainer::parse_adapter_layers(value.as_string()) : std::nullopt;
+      if (!layers) return Status::invalid_argument("option 'adapter_layers' must be \"all\" or \"blocks\"");
+      o.adapter_layers = *layers;
     } else if (key == "init" && kind == registry::JobKind::kTrain) {
       if (!value.is_string() || value.as_string().empty()) {
         return Status::invalid_argument("option 'init' must be a model alias or version, e.g. \"production\"");
@@ -113,6 +152,9 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
       return Status::invalid_argument("unknown job option '" + std::string(key) + "'");
     }
     if (!x) return x.status();
+  }
+  if (kind == registry::JobKind::kDistill) {
+    if (Status s = apply_distill_method(o, v.as_object()); !s) return s;
   }
   if (kind == registry::JobKind::kTrain && o.auto_schedule && o.init.empty()) {
     return Status::invalid_argument("option 'auto_schedule' needs 'init': it sets how long a fine-tune runs");

@@ -5,9 +5,15 @@
 // (daemon/job_worker.cc) reads them again when it runs the job.
 //
 // Defaults are TrainRequest's and DistillTargets' (what bench_quality --job
-// and bench_continual measured); a distill's student starts at 12 epochs,
-// its column at 12 (trainer::kDistillStudentEpochs, kDistillColumnEpochs),
-// and the student's learning rate at trainer::kDistillStudentLearningRate.
+// and bench_continual measured). A distill's "method" is "adapter" by
+// default: a per-platform adapter (trainer::kDistillAdapter, its rank and
+// layers the options adapter_rank and adapter_layers) at 24 epochs and
+// learning rate 0.01 (kDistillAdapterEpochs, kDistillAdapterLearningRate).
+// With "method": "student" the student starts at 12 epochs, its column at 12
+// (trainer::kDistillStudentEpochs, kDistillColumnEpochs), and the student's
+// learning rate at trainer::kDistillStudentLearningRate; the student's
+// options (the KD and EWC weights, the pool, the bank, column_epochs) are
+// refused with the adapter, and the adapter's with the student.
 // Unknown keys and values out of bounds are kInvalidArgument naming the
 // option. "init" is only checked for form here:
 // the worker resolves the alias or version.
@@ -38,7 +44,17 @@ struct JobOptions {
   // Fine-tune from this version (alias or number) instead of starting fresh:
   // the result is the platform's active column (alias active.<platform>).
   std::string init;
-  // Distill only (trainer::DistillTargets; the promotion gate's margin).
+  // Distill only: how the new platform joins the lineage (docs/continual.md).
+  //   kAdapter  a low-rank adapter for this platform on production's frozen
+  //             weights; the version is production plus the adapter, so
+  //             every old platform's model stays as it was;
+  //   kStudent  the distilled student: one model for every platform, with
+  //             KD from the column and the teacher and EWC (below).
+  enum class DistillMethod { kAdapter, kStudent };
+  DistillMethod method = DistillMethod::kAdapter;
+  int adapter_rank = trainer::kDistillAdapter.rank;
+  trainer::AdapterLayers adapter_layers = trainer::kDistillAdapter.layers;
+  // Distill with the student (trainer::DistillTargets), and the promotion gate's margin.
   double label_weight = trainer::DistillTargets{}.label_weight;
   double column_weight = trainer::DistillTargets{}.column_weight;
   double old_weight = trainer::DistillTargets{}.old_weight;
@@ -63,6 +79,8 @@ struct JobOptions {
   // the platform's measured pairs no better than a coin.
   bool auto_schedule = false;
 };
+
+std::string_view distill_method_name(JobOptions::DistillMethod method);  // "adapter", "student"
 
 // `text` is a JSON object of options (the request body less "kind").
 Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind kind);

@@ -24,69 +24,81 @@ std::optional<std::int64_t> as_version_number(std::string_view s) {
 
 ModelCache::ModelCache(registry::ModelStore& store, ModelCacheOptions options) : store_(store), options_(options) {}
 
-Result<std::shared_ptr<const LoadedModel>> ModelCache::load(std::int64_t version) {
+Result<std::shared_ptr<const LoadedModel>> ModelCache::load(const Key& key) {
+  const auto& [version, platform] = key;
+  const std::string what =
+      "model version " + std::to_string(version) + (platform.empty() ? "" : " for platform " + platform);
   auto info = store_.get(version);
   if (!info) return info.status();
   auto blob = store_.weights(version);  // checks the SHA-256
   if (!blob) return blob.status();
-  auto model = trainer::CostModel::load(blob->bytes);
-  if (!model) {
-    return Status::internal("model version " + std::to_string(version) + " does not load: " + model.status().message());
-  }
+  auto adapted = trainer::adapter_platforms(blob->bytes);
+  if (!adapted) return Status::internal(what + " does not load: " + adapted.status().message());
+  auto model = trainer::CostModel::load_for_platform(blob->bytes, platform);  // "": the trunk
+  if (!model) return Status::internal(what + " does not load: " + model.status().message());
   auto loaded = std::make_shared<LoadedModel>();
   loaded->version = version;
   loaded->platforms = info->platforms;
+  loaded->adapter_platforms = std::move(*adapted);
+  loaded->adapter_platform = platform;
   loaded->weights_sha256 = blob->sha256;
   if ((*model)->config().kind == trainer::ModelKind::kMamba) {
     trainer::InferenceOptions io;
     io.threads = options_.threads_per_call;
     auto fast = trainer::StudentInference::create(**model, io);
-    if (!fast) {
-      return Status::internal("model version " + std::to_string(version) +
-                              " has no fast path: " + fast.status().message());
-    }
+    if (!fast) return Status::internal(what + " has no fast path: " + fast.status().message());
     loaded->fast = std::move(*fast);
   }
   loaded->model = std::move(*model);
-  spdlog::info("model_cache: loaded version={} kind={} params={} sha256={}", version,
+  spdlog::info("model_cache: loaded version={}{} kind={} params={} sha256={}", version,
+               platform.empty() ? std::string() : " platform=" + platform,
                trainer::model_kind_name(loaded->model->config().kind), loaded->model->num_parameters(),
                loaded->weights_sha256.substr(0, 12));
   return std::shared_ptr<const LoadedModel>(std::move(loaded));
 }
 
-Result<std::shared_ptr<const LoadedModel>> ModelCache::get_version(std::int64_t version) {
+Result<std::shared_ptr<const LoadedModel>> ModelCache::get_loaded(const Key& key) {
   {
     core::MutexLock lock(mu_);
-    if (auto it = versions_.find(version); it != versions_.end()) {
+    if (auto it = models_.find(key); it != models_.end()) {
       it->second.last_used = ++clock_;
       return it->second.model;
     }
   }
-  auto loaded = load(version);
+  auto loaded = load(key);
   if (!loaded) return loaded.status();
   core::MutexLock lock(mu_);
-  auto [it, inserted] = versions_.try_emplace(version, Entry{*loaded, 0});
+  auto [it, inserted] = models_.try_emplace(key, Entry{*loaded, 0});
   it->second.last_used = ++clock_;
   if (inserted) evict_locked();
   return it->second.model;
 }
 
+Result<std::shared_ptr<const LoadedModel>> ModelCache::get_version(std::int64_t version, std::string_view platform) {
+  auto trunk = get_loaded({version, std::string()});
+  if (!trunk || platform.empty()) return trunk;
+  const auto& adapted = (*trunk)->adapter_platforms;
+  if (!std::binary_search(adapted.begin(), adapted.end(), platform)) return trunk;  // the trunk is its model
+  return get_loaded({version, std::string(platform)});
+}
+
 void ModelCache::evict_locked() {
-  while (versions_.size() > options_.max_versions) {
-    auto victim = versions_.end();
-    for (auto it = versions_.begin(); it != versions_.end(); ++it) {
+  while (models_.size() > options_.max_versions) {
+    auto victim = models_.end();
+    for (auto it = models_.begin(); it != models_.end(); ++it) {
       const bool aliased =
-          std::any_of(aliases_.begin(), aliases_.end(), [&](const auto& a) { return a.second == it->first; });
+          std::any_of(aliases_.begin(), aliases_.end(), [&](const auto& a) { return a.second == it->first.first; });
       if (aliased) continue;
-      if (victim == versions_.end() || it->second.last_used < victim->second.last_used) victim = it;
+      if (victim == models_.end() || it->second.last_used < victim->second.last_used) victim = it;
     }
-    if (victim == versions_.end()) return;  // everything loaded is aliased: keep it
-    versions_.erase(victim);
+    if (victim == models_.end()) return;  // everything loaded is aliased: keep it
+    models_.erase(victim);
   }
 }
 
-Result<std::shared_ptr<const LoadedModel>> ModelCache::get(std::string_view alias_or_version) {
-  if (auto number = as_version_number(alias_or_version)) return get_version(*number);
+Result<std::shared_ptr<const LoadedModel>> ModelCache::get(std::string_view alias_or_version,
+                                                           std::string_view platform) {
+  if (auto number = as_version_number(alias_or_version)) return get_version(*number, platform);
   std::int64_t version = 0;
   {
     core::MutexLock lock(mu_);
@@ -106,11 +118,11 @@ Result<std::shared_ptr<const LoadedModel>> ModelCache::get(std::string_view alia
     core::MutexLock lock(mu_);
     aliases_.try_emplace(alias->name, version);
   }
-  return get_version(version);
+  return get_version(version, platform);
 }
 
 void ModelCache::on_alias_change(const registry::AliasChange& change) {
-  auto loaded = get_version(change.version);
+  auto loaded = get_version(change.version, {});
   if (!loaded) {
     spdlog::error("model_cache: alias={} moved to version={} which does not load: {}", change.alias, change.version,
                   loaded.status().to_string());
@@ -125,7 +137,7 @@ Status ModelCache::resync() {
   auto all = store_.list_aliases();
   if (!all) return all.status();
   for (const auto& a : *all) {
-    if (auto loaded = get_version(a.version); !loaded) {
+    if (auto loaded = get_version(a.version, {}); !loaded) {
       spdlog::error("model_cache: alias={} points at version={} which does not load: {}", a.name, a.version,
                     loaded.status().to_string());
     }
@@ -152,12 +164,12 @@ bool ModelCache::production_ready() const {
   core::MutexLock lock(mu_);
   auto it = aliases_.find(std::string_view("production"));
   if (it == aliases_.end()) return true;
-  return versions_.count(it->second) > 0;
+  return models_.count(Key{it->second, std::string()}) > 0;
 }
 
 std::size_t ModelCache::loaded_count() const {
   core::MutexLock lock(mu_);
-  return versions_.size();
+  return models_.size();
 }
 
 }  // namespace tcl::api

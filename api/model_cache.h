@@ -15,8 +15,17 @@
 // old model or the new one, never a missing one. An alias the map does not
 // know yet (a NOTIFY still in flight) is looked up in the database once.
 //
-// At most `max_versions` versions stay loaded; the least recently used one
-// that no alias points at is dropped first.
+// A version whose checkpoint keeps per-platform adapters (a distill with
+// "method": "adapter"; trainer/cost_model.h) has one model per adapted
+// platform besides its trunk. get(name, platform) gives the platform's
+// model: the trunk with that platform's adapter folded in, loaded once per
+// (version, platform) with its own fast path; the trunk for every platform
+// without an adapter. get(name) is the trunk (for what does not depend on
+// the platform: the config, the version's metadata).
+//
+// At most `max_versions` models stay loaded (a version's trunk and its
+// adapted platforms count one each); the least recently used one whose
+// version no alias points at is dropped first.
 //
 // Thread-safety: every method may be called from any thread; loading runs
 // outside the lock (two requests may load the same version at once; one
@@ -28,6 +37,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/mutex.h"
@@ -41,7 +51,9 @@ namespace tcl::api {
 
 struct LoadedModel {
   std::int64_t version = 0;
-  std::vector<std::string> platforms;  // the platforms the version was trained on
+  std::vector<std::string> platforms;          // the platforms the version was trained on
+  std::vector<std::string> adapter_platforms;  // those it keeps an adapter for (sorted; empty for most)
+  std::string adapter_platform;                // whose adapter `model` has folded in; "" = the trunk
   std::string weights_sha256;
   std::unique_ptr<trainer::CostModel> model;        // always set
   std::unique_ptr<trainer::StudentInference> fast;  // set for a Mamba student
@@ -56,10 +68,13 @@ class ModelCache {
  public:
   ModelCache(registry::ModelStore& store, ModelCacheOptions options);
 
-  // The model for an alias name or a version number ("production", "7").
-  // kNotFound for an unknown alias or version; kDataLoss when the stored
-  // weights fail their checksum; kInternal when they do not load.
-  Result<std::shared_ptr<const LoadedModel>> get(std::string_view alias_or_version) EXCLUDES(mu_);
+  // The model for an alias name or a version number ("production", "7"):
+  // platform `platform`'s (its adapter folded in when the version keeps
+  // one), or the trunk for "". kNotFound for an unknown alias or version;
+  // kDataLoss when the stored weights fail their checksum; kInternal when
+  // they do not load.
+  Result<std::shared_ptr<const LoadedModel>> get(std::string_view alias_or_version, std::string_view platform = {})
+      EXCLUDES(mu_);
 
   // A NOTIFY from the AliasListener: loads the version, then moves the alias.
   // A failed load is logged and the alias is moved anyway (requests then get
@@ -73,14 +88,18 @@ class ModelCache {
   std::int64_t alias_version(std::string_view alias) const EXCLUDES(mu_);
   // Every alias this cache knows, with its version (for the alias gauge).
   std::map<std::string, std::int64_t, std::less<>> aliases() const EXCLUDES(mu_);
-  // Whether the version `production` points at is loaded (true when no
-  // version exists yet): a readiness check.
+  // Whether the version `production` points at is loaded, its trunk (true
+  // when no version exists yet): a readiness check.
   bool production_ready() const EXCLUDES(mu_);
+  // Models loaded: trunks and adapted platforms' models.
   std::size_t loaded_count() const EXCLUDES(mu_);
 
  private:
-  Result<std::shared_ptr<const LoadedModel>> load(std::int64_t version) EXCLUDES(mu_);
-  Result<std::shared_ptr<const LoadedModel>> get_version(std::int64_t version) EXCLUDES(mu_);
+  // A version's trunk (adapter_platform "") or one adapted platform's model.
+  using Key = std::pair<std::int64_t, std::string>;
+  Result<std::shared_ptr<const LoadedModel>> load(const Key& key) EXCLUDES(mu_);
+  Result<std::shared_ptr<const LoadedModel>> get_loaded(const Key& key) EXCLUDES(mu_);
+  Result<std::shared_ptr<const LoadedModel>> get_version(std::int64_t version, std::string_view platform) EXCLUDES(mu_);
   void evict_locked() REQUIRES(mu_);
 
   registry::ModelStore& store_;
@@ -91,7 +110,7 @@ class ModelCache {
     std::shared_ptr<const LoadedModel> model;
     std::uint64_t last_used = 0;
   };
-  std::map<std::int64_t, Entry> versions_ GUARDED_BY(mu_);
+  std::map<Key, Entry> models_ GUARDED_BY(mu_);
   std::uint64_t clock_ GUARDED_BY(mu_) = 0;  // bumps on every use, for LRU
 };
 

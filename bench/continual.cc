@@ -56,6 +56,13 @@
 //                 measurement budget): a fresh student on the first
 //                 platform's pool as the base saw it plus the selection of
 //                 every later platform (trainer::JointTraining, --base-epochs).
+//        adapter  (d) the distill job's default method: per platform an
+//                 adapter (trainer::kDistillAdapter, kDistillAdapterEpochs,
+//                 kDistillAdapterLearningRate) fine-tuned on the selection
+//                 with the base's trunk frozen, kept beside the earlier
+//                 platforms' (attach_adapter); each platform is scored with
+//                 its own adapter folded in (platform_checkpoint), so an old
+//                 platform's score never moves.
 //        c1, c2   a separate fresh student per platform on the selected set
 //                 (c1) or the whole pool (c2, capped at --base-max-records);
 //                 the first platform's is the base.
@@ -93,7 +100,7 @@
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
 //       [--device auto|cpu|cuda]
-//       [--methods distill,ft,b,c1,c2]
+//       [--methods distill,ft,b,c1,c2,adapter]
 //
 // --data holds one folder per platform with records.jsonl.gz. Run under
 // `nice -n 10` on a shared box; one training at a time (threads = --threads).
@@ -113,6 +120,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "core/features.h"
@@ -330,8 +338,8 @@ bool parse_args(int argc, char** argv, Args* a) {
     return false;
   }
   for (const std::string& m : a->methods) {
-    if (m != "distill" && m != "ft" && m != "b" && m != "c1" && m != "c2") {
-      std::fprintf(stderr, "unknown method %s (distill, ft, b, c1, c2)\n", m.c_str());
+    if (m != "distill" && m != "ft" && m != "b" && m != "c1" && m != "c2" && m != "adapter") {
+      std::fprintf(stderr, "unknown method %s (distill, ft, b, c1, c2, adapter)\n", m.c_str());
       return false;
     }
   }
@@ -443,6 +451,7 @@ bool load_platform(const Args& a, const std::string& name, bool keep_pool, Seque
 
 struct Trained {
   std::string checkpoint, fisher;
+  std::string adapter;  // FineTune::adapter's factors alone (TrainResult::adapter), when one trained
   double wall_s = 0, cpu_s = 0;
   std::int64_t params = 0, programs = 0;
   bool cached = false;
@@ -455,8 +464,11 @@ Result<Trained> train_cached(const Args& a, const std::string& what, const std::
   const std::string base = cache_path(a, what, platform, key);
   Trained t;
   std::string meta;
+  const auto* tune = std::get_if<tr::FineTune>(&req.start);
+  const bool adapter = tune != nullptr && tune->adapter.rank > 0;
   if (read_file(base + ".meta", &meta) && read_file(base + ".ckpt", &t.checkpoint) &&
-      (!req.fisher.compute || read_file(base + ".fisher", &t.fisher))) {
+      (!req.fisher.compute || read_file(base + ".fisher", &t.fisher)) &&
+      (!adapter || read_file(base + ".adapter", &t.adapter))) {
     std::istringstream in(meta);
     in >> t.wall_s >> t.cpu_s >> t.params >> t.programs;
     if (in) {
@@ -482,6 +494,7 @@ Result<Trained> train_cached(const Args& a, const std::string& what, const std::
   t.programs = r->data.train_records;
   t.checkpoint = std::move(r->checkpoint);
   t.fisher = std::move(r->fisher);
+  t.adapter = std::move(r->adapter);
   std::printf(
       "  %-8s %-10s trained: %lld programs, %d epochs, %lld steps; %.1f s wall (train %.1f, fisher %.1f), "
       "%.0f s cpu\n",
@@ -490,6 +503,7 @@ Result<Trained> train_cached(const Args& a, const std::string& what, const std::
   std::fflush(stdout);
   if (!write_file_atomic(base + ".ckpt", t.checkpoint) ||
       (req.fisher.compute && !write_file_atomic(base + ".fisher", t.fisher)) ||
+      (adapter && !write_file_atomic(base + ".adapter", t.adapter)) ||
       !write_file_atomic(base + ".meta", fmt("%.3f", t.wall_s) + " " + fmt("%.3f", t.cpu_s) + " " +
                                              std::to_string(t.params) + " " + std::to_string(t.programs) + "\n" + key +
                                              "\n")) {
@@ -673,6 +687,7 @@ struct StepResult {
 struct Lineage {
   std::string name;  // row label
   bool distill = false;
+  bool adapter = false;  // (d): a per-platform adapter on the base's frozen trunk, the distill job's default
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
   bool column_weight_constant = false;        // column_weight as given at every step, not per old platform (the job's)
   double old_weight_other_kind = 1;           // --old-weight-other-kind (the main lineage's)
@@ -682,7 +697,7 @@ struct Lineage {
   double feature_weight = kJobFeatureWeight;  // --feature-weight (the main lineage's)
   double student_lr = kUnnamedStudentLr;      // --student-lr (the main lineage's; the extra's as before)
   double teacher_mix = kJobTeacherMix;        // --teacher-mix (the main lineage's)
-  std::string model{}, fisher{};              // current version (and its Fisher for distill)
+  std::string model{}, fisher{};              // current version (and its Fisher for distill); (d): format 2
 };
 
 // (c1)/(c2): one model per platform.
@@ -957,6 +972,7 @@ std::vector<Lineage> make_lineages(const Args& a) {
                         .column_weight_constant = true});
   }
   if (a.methods.count("ft")) lineages.push_back({.name = "(a) fine-tune"});
+  if (a.methods.count("adapter")) lineages.push_back({.name = "(d) adapter", .adapter = true});
   return lineages;
 }
 
@@ -1165,6 +1181,35 @@ int fine_tune_step(const Args& a, const SequencePlatform& p, const std::vector<c
   return 0;
 }
 
+// An adapter lineage's step (d), as a distill job with "method": "adapter"
+// makes it: an adapter for this platform (trainer::kDistillAdapter, its
+// epochs and learning rate) fine-tuned on the lineage's trunk, which is the
+// base's and never trains, on the shared selection; then kept in the
+// lineage's checkpoint beside the earlier platforms' (attach_adapter).
+int adapter_step(const Args& a, const SequencePlatform& p, const std::vector<core::Record>& shared_records,
+                 const Selection& shared, Lineage& l, StepResult* st) {
+  auto trunk = tr::platform_checkpoint(l.model, "");
+  if (!trunk) return fail(l.name, trunk.status());
+  tr::TrainRequest req = make_request(a, p, shared_records, tr::kDistillAdapterEpochs);
+  req.optimisation.learning_rate = tr::kDistillAdapterLearningRate;
+  tr::FineTune tune{.init_checkpoint = *trunk};
+  tune.adapter = tr::kDistillAdapter;
+  req.start = tune;
+  req.fisher.compute = false;
+  const std::string key = "adapter|" + p.name + "|trunk " + tcl::sha256_hex(*trunk) + "|sel " + shared.digest +
+                          "|rank " + std::to_string(tr::kDistillAdapter.rank) + " " +
+                          std::string(tr::adapter_layers_name(tr::kDistillAdapter.layers)) + "|lr " +
+                          fmt("%g", tr::kDistillAdapterLearningRate) + "|epochs " +
+                          std::to_string(tr::kDistillAdapterEpochs) + "|seed " + std::to_string(a.seed);
+  auto t = train_cached(a, "adapter", p.name, key, req);
+  if (!t) return fail(l.name, t.status());
+  auto kept = tr::attach_adapter(l.model, p.name, t->adapter);
+  if (!kept) return fail(l.name, kept.status());
+  st->timings.push_back({l.name, "adapter", t->wall_s, t->cpu_s, t->programs, t->cached});
+  l.model = std::move(*kept);
+  return 0;
+}
+
 // (b) joint: a fresh student on every platform's training data so far (the
 // first platform's pool as the base saw it, the rdu selection of each later
 // one): the multi-task upper bound at the same measurement budget, free of
@@ -1223,11 +1268,13 @@ int score_step(const Args& a, std::vector<SequencePlatform>& platforms, std::siz
                const std::map<std::string, Trained>& separate, const StepResult& previous, StepResult* st) {
   const SequencePlatform& p = platforms[k];
   for (const Lineage& l : lineages) {
-    auto cm = tr::CostModel::load(l.model);
+    auto cm = tr::CostModel::load_for_platform(l.model, "");  // (d): the trunk's count
     if (!cm) return fail(l.name, cm.status());
     const std::int64_t params = (*cm)->num_parameters();
     for (std::size_t j = 0; j <= k; ++j) {
-      auto s = evaluate_cached(a, platforms[j], l.model);
+      auto own = tr::platform_checkpoint(l.model, platforms[j].name);  // (d): the platform's adapter folded in
+      if (!own) return fail(l.name, own.status());
+      auto s = evaluate_cached(a, platforms[j], *own);
       if (!s) return fail(l.name, s.status());
       st->cells[l.name][platforms[j].name] = {*s, params};
       print_score(l.name, platforms[j].name, *s, params);
@@ -1283,8 +1330,9 @@ int run_step(const Args& a, std::vector<SequencePlatform>& platforms, std::size_
   st->select_s = (*shared)->select_s;
 
   for (Lineage& l : lineages) {
-    const int rc = l.distill ? distill_step(a, p, covered, old_bank, selections, l, st)
-                             : fine_tune_step(a, p, shared_records, **shared, l, st);
+    const int rc = l.distill   ? distill_step(a, p, covered, old_bank, selections, l, st)
+                   : l.adapter ? adapter_step(a, p, shared_records, **shared, l, st)
+                               : fine_tune_step(a, p, shared_records, **shared, l, st);
     if (rc != 0) return rc;
   }
   std::optional<Trained> joint_model;

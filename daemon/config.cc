@@ -67,9 +67,10 @@ po::options_description options(Config& c, Millis& ms) {
       "predict-threads", po::value(&c.predict_threads)->default_value(c.predict_threads),
       "threads scoring one predict request (0 = all cores)")(
       "max-loaded-models", po::value(&c.max_loaded_models)->default_value(c.max_loaded_models),
-      "model versions kept in memory for predict (aliased ones always stay)")(
-      "log-level", po::value(&c.log_level)->default_value(c.log_level), "trace|debug|info|warn|error")(
-      "name", po::value(&c.token_name), "token create/revoke: the token's name")(
+      "models kept in memory for predict: a version's trunk and each adapted platform's model count one each "
+      "(aliased versions' always stay)")("log-level", po::value(&c.log_level)->default_value(c.log_level),
+                                         "trace|debug|info|warn|error")("name", po::value(&c.token_name),
+                                                                        "token create/revoke: the token's name")(
       "scope", po::value(&c.token_scope)->default_value(c.token_scope), "token create: read|write|admin");
   return d;
 }

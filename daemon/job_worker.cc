@@ -23,6 +23,7 @@
 #include "api/metrics.h"
 #include "onboarding/distill.h"
 #include "onboarding/promotion_gate.h"
+#include "trainer/cost_model.h"
 #include "trainer/train_job.h"
 
 namespace tcl::daemon {
@@ -266,14 +267,27 @@ void JobWorker::run_job(const registry::Job& job) {
   trainer::TrainRequest request = make_request(*options, *platform, *records);
   request.resources.device = options_.train_device;
   request.resources.cancel = &heartbeat.cancel;
-  const trainer::FineTune tune{.init_checkpoint = start->weights, .auto_schedule = options->auto_schedule};
+  // A fine-tune starts from the version's model of this platform (its adapter
+  // folded in, when it keeps one); an adapter trains on the trunk alone.
+  const bool by_adapter = distill && options->method == api::JobOptions::DistillMethod::kAdapter;
+  std::string init;
+  if (!start->weights.empty()) {
+    auto own = trainer::platform_checkpoint(start->weights, by_adapter ? std::string() : job.platform);
+    if (!own) return fail(own.status().with_context("version " + std::to_string(*start->version)));
+    init = std::move(*own);
+  }
+  trainer::FineTune tune{.init_checkpoint = init, .auto_schedule = options->auto_schedule};
   std::unique_ptr<Distill> plan;
-  if (distill) {
+  if (by_adapter) {
+    tune.adapter = {.rank = options->adapter_rank, .layers = options->adapter_layers};
+    request.start = tune;
+    request.fisher.compute = false;  // the trunk's Fisher is the teacher's, kept with the version
+  } else if (distill) {
     auto p = plan_distill(job, *options, *platform, *start, request, measured_ids, heartbeat);
     if (!p) return fail(p.status());
     plan = std::move(*p);
     request.start = trainer::Distill{.teacher = tune, .targets = plan->targets};
-  } else if (!start->weights.empty()) {
+  } else if (!init.empty()) {
     request.start = tune;
   }
   auto trained = train(job, request, options->epochs, heartbeat);
@@ -290,6 +304,18 @@ void JobWorker::run_job(const registry::Job& job) {
   v.platforms = onboarding::covered_platforms(distill ? start->platforms : std::vector<std::string>{}, job.platform);
   v.weights = std::move(trained->checkpoint);
   if (!trained->fisher.empty()) v.fisher = std::move(trained->fisher);
+  if (by_adapter) {
+    // The version is the teacher with this platform's adapter kept beside
+    // its other platforms' (trainer/cost_model.h attach_adapter).
+    auto kept = trainer::attach_adapter(start->weights, job.platform, trained->adapter);
+    if (!kept) return fail(kept.status());
+    v.weights = std::move(*kept);
+    auto fisher = models_.fisher(*start->version);
+    if (fisher)
+      v.fisher = std::move(fisher->bytes);
+    else if (fisher.status().code() != StatusCode::kNotFound)
+      return fail(fisher.status());
+  }
   // No evaluation split (eval_fraction 0, e.g. an active column trained on a
   // few measured programs): no numbers rather than zeros.
   json::object metrics{{job.platform, trained->metrics.tasks > 0 ? json::value(metrics_json(trained->metrics))
@@ -353,6 +379,16 @@ Result<JobWorker::Start> JobWorker::read_start(const std::string& name, bool dis
 Result<std::unique_ptr<JobWorker::Distill>> JobWorker::plan_distill(
     const registry::Job& job, const api::JobOptions& o, const registry::PlatformRow& platform, const Start& teacher,
     const trainer::TrainRequest& request, const std::unordered_set<std::string>& measured, Heartbeat& heartbeat) {
+  auto adapted = trainer::adapter_platforms(teacher.weights);
+  if (!adapted) return adapted.status().with_context("production");
+  if (!adapted->empty()) {
+    std::string names;
+    for (const std::string& a : *adapted) names += (names.empty() ? "" : ", ") + a;
+    return Status::failed_precondition("production (version " + std::to_string(*teacher.version) +
+                                       ") keeps per-platform adapters (" + names +
+                                       "): one distilled student cannot replace its platforms' models; distill "
+                                       "with \"method\": \"adapter\"");
+  }
   auto d = std::make_unique<Distill>();
   if (auto f = models_.fisher(*teacher.version); f) {
     d->fisher = std::move(f->bytes);
@@ -474,9 +510,16 @@ std::optional<onboarding::GateDecision> JobWorker::judge_distilled(const registr
 std::string JobWorker::config_json(const registry::Job& job, const api::JobOptions& o,
                                    const trainer::TrainResult& trained, const Start& start, const Distill* d) {
   json::value distill = nullptr;
-  if (d) {
+  if (job.kind == registry::JobKind::kDistill && o.method == api::JobOptions::DistillMethod::kAdapter) {
+    distill = json::object{{"method", api::distill_method_name(o.method)},
+                           {"adapter_rank", o.adapter_rank},
+                           {"adapter_layers", trainer::adapter_layers_name(o.adapter_layers)},
+                           {"adapter_parameters", trained.adapter_parameters},
+                           {"margin", o.margin}};
+  } else if (d) {
     const trainer::DistillTargets& t = d->targets;
-    distill = json::object{{"label_weight", t.label_weight},
+    distill = json::object{{"method", api::distill_method_name(o.method)},
+                           {"label_weight", t.label_weight},
                            {"column_weight", o.column_weight},  // per old platform, as asked
                            {"column_term_weight", t.column_weight},
                            {"old_weight", t.old_weight},
@@ -667,7 +710,12 @@ Result<onboarding::PairedScores> JobWorker::evaluate_platform(const std::string&
   auto records = read_judged_records(*platform, is_new, onboarding::kJudgedProgramsPerTask);
   if (!records) return records.status();
   const trainer::Platform p = registry::core_platform(*platform);
-  return onboarding::evaluate_against_teacher(student, teacher, *records, p, options_.torch_threads);
+  // Each version's model of this platform (its adapter folded in, if any).
+  auto student_own = trainer::platform_checkpoint(student, name);
+  if (!student_own) return student_own.status();
+  auto teacher_own = trainer::platform_checkpoint(teacher, name);
+  if (!teacher_own) return teacher_own.status();
+  return onboarding::evaluate_against_teacher(*student_own, *teacher_own, *records, p, options_.torch_threads);
 }
 
 }  // namespace tcl::daemon

@@ -11,23 +11,34 @@
 //
 // Kinds (DESIGN §5):
 //   train             a model of one platform; with "init" (a version) a
-//                     fine-tuned copy of it: the platform's active column,
-//                     alias active.<platform>.
-//   distill           the new platform folded into the lineage: the teacher
-//                     is `production`; the student starts from it and learns
-//                     the platform with KD from the active column (its alias
-//                     if it was fine-tuned from this teacher, else fine-tuned
-//                     here first), KD from the teacher under every old
-//                     platform's descriptor, and EWC with the teacher's
-//                     Fisher. Only this platform's rows are read for training;
-//                     old platforms' rows are read afterwards (every task,
-//                     capped per task), to measure forgetting. The promotion gate
-//                     (onboarding/promotion_gate.h) then moves `production`
-//                     or keeps the version as a candidate, with its reasons.
+//                     fine-tuned copy of its model of this platform (adapter
+//                     folded in): the platform's active column, alias
+//                     active.<platform>.
+//   distill           the new platform folded into the lineage; the teacher
+//                     is `production`. "method": "adapter" (the default):
+//                     a low-rank adapter for the platform trains on the
+//                     teacher's frozen trunk (FineTune::adapter) and the
+//                     version is the teacher's checkpoint with it attached
+//                     (trainer::attach_adapter): old platforms' models stay
+//                     the teacher's, bit for bit. "method": "student": the
+//                     student starts from the teacher and learns the platform
+//                     with KD from the active column (its alias if it was
+//                     fine-tuned from this teacher, else fine-tuned here
+//                     first), KD from the teacher under every old platform's
+//                     descriptor, and EWC with the teacher's Fisher; refused
+//                     when the teacher keeps adapters. Either way only this
+//                     platform's rows are read for training; old platforms'
+//                     rows are read afterwards (every task, capped per task),
+//                     to measure forgetting, each version scored by its model
+//                     of the platform (trainer::platform_checkpoint). The
+//                     promotion gate (onboarding/promotion_gate.h) then moves
+//                     `production` or keeps the version as a candidate, with
+//                     its reasons.
 // The onboarding steps (the distillation's plan, the evaluation against the
 // teacher, the gate) are onboarding/'s; this file reads through registry/,
 // trains through trainer/, heartbeats and stores.
-// Every version stores its Fisher information for the next distillation.
+// Every version stores its Fisher information for the next distillation
+// (an adapter's version, its trunk's: the teacher's).
 //
 // Thread-safety: start()/stop() from one thread. Does not own the stores or
 // the metrics registry; they must outlive the worker.

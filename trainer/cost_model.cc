@@ -233,4 +233,13 @@ Result<std::vector<std::string>> adapter_platforms(std::string_view checkpoint) 
   }
 }
 
+Result<std::string> platform_checkpoint(std::string_view checkpoint, std::string_view platform) {
+  Result<std::vector<std::string>> adapted = adapter_platforms(checkpoint);
+  if (!adapted) return adapted.status();
+  if (adapted->empty()) return std::string(checkpoint);  // format 1: every platform's model already
+  auto model = CostModel::load_for_platform(checkpoint, platform);
+  if (!model) return model.status();
+  return (*model)->save();
+}
+
 }  // namespace tcl::trainer

@@ -95,5 +95,12 @@ Result<std::string> attach_adapter(std::string_view checkpoint, std::string_view
 // The platforms `checkpoint` keeps an adapter for, sorted. kDataLoss when it
 // is not a checkpoint.
 Result<std::vector<std::string>> adapter_platforms(std::string_view checkpoint);
+// Platform `platform`'s model as plain (format 1) checkpoint bytes: what
+// load_for_platform gives, saved; the trunk alone for "" or a platform
+// without an adapter. A checkpoint without adapters comes back as it is,
+// unread. For readers of checkpoint bytes that score one platform (a
+// fine-tune's init, the promotion gate's paired scoring). Errors as
+// load_for_platform.
+Result<std::string> platform_checkpoint(std::string_view checkpoint, std::string_view platform);
 
 }  // namespace tcl::trainer

@@ -219,8 +219,9 @@ struct FineTune {
   LongSchedule long_schedule{};
   // rank > 0: only a low-rank adapter on init_checkpoint trains, every other
   // weight stays the checkpoint's; the result is folded into a plain model
-  // (trainer/adapter.h). A Mamba init only. Measured as the per-platform
-  // adapter of docs/continual.md (bench_train --adapter-rank); no job sets it.
+  // (trainer/adapter.h). A Mamba init only. The per-platform adapter of
+  // docs/continual.md (bench_train --adapter-rank; a distill job's default
+  // method, kDistillAdapter).
   AdapterOptions adapter{};
 };
 
@@ -350,6 +351,17 @@ inline constexpr int kDistillStudentEpochs = 12;
 // 0.0125 ± 0.0072 more of gpu-v100's top-1 and kept none of four; on
 // held-out tasks its gains were inside the noise (docs/continual.md).
 inline constexpr double kDistillStudentLearningRate = 2e-3;
+
+// A distill job's adapter (its "method": "adapter", the default; trainer/
+// adapter.h): rank 4 on every Dense layer (8,860 parameters a platform for
+// the default student), learning rate 0.01, 24 epochs. Chosen by a rule
+// fixed before the deciding run (draws 1-8 of three onboarding cases choose,
+// 9-16 report): within 0.02 of fine-tuning on the same 10% in the mean on
+// gpu-v100 and gpu-2080ti, every old platform unchanged by construction
+// (docs/continual.md, "The per-platform adapter").
+inline constexpr AdapterOptions kDistillAdapter{.rank = 4, .layers = AdapterLayers::kAll};
+inline constexpr int kDistillAdapterEpochs = 24;
+inline constexpr double kDistillAdapterLearningRate = 0.01;
 
 // Continual distillation (DESIGN §5 "Compress"): a fine-tune of the teacher
 // T (teacher.init_checkpoint; auto_schedule as for any fine-tune) distilled

@@ -420,6 +420,10 @@ void add_inference_v2_routes(Router& router, registry::PlatformStore& platforms,
     if (Status st = read_infer_request(*body, config, lm.version, opts->max_programs, &in, s); !st) return v2_error(st);
     auto descriptor = descriptors->get(in.platform);
     if (!descriptor) return v2_error(descriptor.status());
+    // The platform's own model: the trunk with its adapter, when the version keeps one (same config).
+    auto own = models.get(std::to_string(lm.version), in.platform);
+    if (!own) return v2_error(own.status());
+    const LoadedModel& pm = **own;
 
     const auto n = static_cast<std::size_t>(in.count);
     s.scores.resize(n);
@@ -431,7 +435,7 @@ void add_inference_v2_routes(Router& router, registry::PlatformStore& platforms,
       batch.lengths = s.lengths;
       batch.descriptors = std::span<const float>(descriptor->data(), descriptor->size());
       std::span<float> out(s.scores.data(), n);
-      Status scored = lm.fast ? lm.fast->predict(batch, out) : lm.model->predict(batch, out);
+      Status scored = pm.fast ? pm.fast->predict(batch, out) : pm.model->predict(batch, out);
       if (!scored) return v2_error(scored);
     }
     json::array data;
@@ -449,7 +453,8 @@ void add_inference_v2_routes(Router& router, registry::PlatformStore& platforms,
     const bool covered = std::find(lm.platforms.begin(), lm.platforms.end(), in.platform) != lm.platforms.end();
     json::object answer{{"model_name", opts->model_name}, {"model_version", std::to_string(lm.version)}};
     if (in.id) answer["id"] = *in.id;
-    answer["parameters"] = json::object{{"platform", in.platform}, {"platform_covered", covered}};
+    answer["parameters"] = json::object{
+        {"platform", in.platform}, {"platform_covered", covered}, {"platform_adapter", !pm.adapter_platform.empty()}};
     answer["outputs"] = json::array{json::object{
         {"name", "scores"}, {"datatype", "FP32"}, {"shape", json::array{in.count}}, {"data", std::move(data)}}};
     return json_response(http::status::ok, answer);

@@ -115,7 +115,7 @@ void add_predict_routes(Router& router, registry::PlatformStore& platforms, Mode
 
         auto descriptor = descriptors->get(*platform);
         if (!descriptor) return error_response(descriptor.status(), json::object{{"platform", *platform}});
-        auto model = models.get(model_name->value_or("production"));
+        auto model = models.get(model_name->value_or("production"), *platform);  // its adapter, if any
         if (!model) return error_response(model.status(), json::object{{"model", model_name->value_or("production")}});
         const LoadedModel& m = **model;
         const trainer::ModelConfig& config = m.model->config();
@@ -176,6 +176,7 @@ void add_predict_routes(Router& router, registry::PlatformStore& platforms, Mode
         return json_response(http::status::ok, json::object{{"model_version", m.version},
                                                             {"platform", *platform},
                                                             {"platform_covered", covered},
+                                                            {"platform_adapter", !m.adapter_platform.empty()},
                                                             {"truncated", truncated},
                                                             {"scores", std::move(out)}});
       },

@@ -156,7 +156,7 @@ Result<Scorers> round_models(const SampleParams& params, bool model_named, const
                              registry::PlatformStore& platforms, ModelCache& models) {
   Scorers s;
   if (params.strategy == sampler::Strategy::kRandom) return s;
-  auto m = models.get(params.model);
+  auto m = models.get(params.model, platform.name);  // the platform's adapter, when the version keeps one
   if (!m) {
     if (m.status().code() != StatusCode::kNotFound) return m.status();
     return Status::failed_precondition("strategy '" + std::string(sampler::strategy_name(params.strategy)) +
@@ -165,7 +165,7 @@ Result<Scorers> round_models(const SampleParams& params, bool model_named, const
   }
   s.student = *m;
   if (!model_named) {
-    if (auto a = models.get("active." + platform.name); a) s.column = *a;
+    if (auto a = models.get("active." + platform.name, platform.name); a) s.column = *a;
   }
   s.models.student = trainer::ServedModel{s.student->model.get(), s.student->fast.get()};
   if (s.column) s.models.column = trainer::ServedModel{s.column->model.get(), s.column->fast.get()};

@@ -277,8 +277,10 @@ class TclClient:
 
         records: TVM record lines or dicts; programs: {"workload_key", "steps"}.
         model: an alias or a version number. Returns {"model_version",
-        "platform", "platform_covered", "truncated", "scores"}: one score per
-        program in order, higher is faster. At most 65,536 programs a call.
+        "platform", "platform_covered", "platform_adapter", "truncated",
+        "scores"}: one score per program in order, higher is faster
+        (platform_adapter: the version's adapter for this platform scored
+        them). At most 65,536 programs a call.
         """
         if (records is None) == (programs is None):
             raise ValueError("give exactly one of records or programs")

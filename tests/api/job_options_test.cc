@@ -1,6 +1,6 @@
 // tests/api/job_options_test.cc — the options of a train or distill job, as
 // POST /v1/platforms/{name}/jobs checks them and the worker reads them:
-// defaults by kind, every value kept, bounds, types, unknown and wrong-kind
+// defaults by kind and distill method, every value kept, bounds, types, unknown and wrong-kind
 // keys refused with the option named.
 #include "api/job_options.h"
 
@@ -20,8 +20,18 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   EXPECT_EQ(train->learning_rate, 2e-3);  // Optimisation's
   EXPECT_EQ(train->model, "mamba");
   EXPECT_FALSE(train->auto_schedule);
-  auto distill = parse_job_options("{}", JobKind::kDistill);
+  // A distill's default method: the per-platform adapter, at its settings (docs/continual.md).
+  auto adapter = parse_job_options("{}", JobKind::kDistill);
+  ASSERT_TRUE(adapter.is_ok()) << adapter.status().to_string();
+  EXPECT_EQ(adapter->method, JobOptions::DistillMethod::kAdapter);
+  EXPECT_EQ(adapter->epochs, 24);           // trainer::kDistillAdapterEpochs
+  EXPECT_EQ(adapter->learning_rate, 0.01);  // trainer::kDistillAdapterLearningRate
+  EXPECT_EQ(adapter->adapter_rank, 4);      // trainer::kDistillAdapter
+  EXPECT_EQ(adapter->adapter_layers, trainer::AdapterLayers::kAll);
+  EXPECT_EQ(distill_method_name(adapter->method), "adapter");
+  auto distill = parse_job_options(R"({"method": "student"})", JobKind::kDistill);
   ASSERT_TRUE(distill.is_ok());
+  EXPECT_EQ(distill->method, JobOptions::DistillMethod::kStudent);
   EXPECT_EQ(distill->epochs, 12);                                           // trainer::kDistillStudentEpochs
   EXPECT_EQ(distill->column_epochs, 12);                                    // trainer::kDistillColumnEpochs
   EXPECT_EQ(distill->learning_rate, trainer::kDistillStudentLearningRate);  // the student's (session 26)
@@ -53,9 +63,10 @@ TEST(JobOptionsTest, KeepsEveryValue) {
   EXPECT_EQ(o->eval_fraction, 0.2);
   EXPECT_EQ(o->max_records, 5000);
   EXPECT_EQ(o->learning_rate, 0.001);
-  auto d = parse_job_options(R"({"ewc_weight": 0.5, "margin": 0.02, "column_epochs": 2, "unlabeled_ratio": 0,
+  auto d = parse_job_options(
+      R"({"method": "student", "ewc_weight": 0.5, "margin": 0.02, "column_epochs": 2, "unlabeled_ratio": 0,
                                  "old_bank_ratio": 0.5, "max_old_bank": 20000, "learning_rate": 0.004})",
-                             JobKind::kDistill);
+      JobKind::kDistill);
   ASSERT_TRUE(d.is_ok()) << d.status().to_string();
   EXPECT_EQ(d->ewc_weight, 0.5);
   EXPECT_EQ(d->margin, 0.02);
@@ -64,6 +75,14 @@ TEST(JobOptionsTest, KeepsEveryValue) {
   EXPECT_EQ(d->old_bank_ratio, 0.5);
   EXPECT_EQ(d->max_old_bank, 20000);
   EXPECT_EQ(d->learning_rate, 0.004);
+  auto a = parse_job_options(R"({"adapter_rank": 16, "adapter_layers": "blocks", "epochs": 6, "learning_rate": 0.02,
+                                 "method": "adapter"})",
+                             JobKind::kDistill);
+  ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+  EXPECT_EQ(a->adapter_rank, 16);
+  EXPECT_EQ(a->adapter_layers, trainer::AdapterLayers::kBlocks);
+  EXPECT_EQ(a->epochs, 6);
+  EXPECT_EQ(a->learning_rate, 0.02);
 }
 
 // The cap on training programs follows the train device unless the job names
@@ -98,10 +117,18 @@ TEST(JobOptionsTest, RefusesBadOptionsNamingThem) {
       {R"({"refit": 1})", JobKind::kTrain, "refit"},
       {R"({"auto_schedule": "yes"})", JobKind::kDistill, "auto_schedule"},
       {R"({"ewc_weight": -1})", JobKind::kDistill, "ewc_weight"},
+      {R"({"ewc_weight": 1})", JobKind::kDistill, "ewc_weight"},  // the student's; the default is the adapter
+      {R"({"column_epochs": 2, "method": "adapter"})", JobKind::kDistill, "column_epochs"},
+      {R"({"method": "student", "adapter_rank": 8})", JobKind::kDistill, "adapter_rank"},  // the adapter's
+      {R"({"adapter_rank": 0})", JobKind::kDistill, "adapter_rank"},
+      {R"({"adapter_rank": 65})", JobKind::kDistill, "adapter_rank"},
+      {R"({"adapter_layers": "heads"})", JobKind::kDistill, "adapter_layers"},
+      {R"({"method": "lora"})", JobKind::kDistill, "method"},
+      {R"({"method": "adapter"})", JobKind::kTrain, "method"},          // distill only
       {R"({"margin": 0.1})", JobKind::kTrain, "margin"},                // distill only
       {R"({"old_bank_ratio": 1})", JobKind::kTrain, "old_bank_ratio"},  // distill only
-      {R"({"old_bank_ratio": -1})", JobKind::kDistill, "old_bank_ratio"},
-      {R"({"max_old_bank": 1.5})", JobKind::kDistill, "max_old_bank"},
+      {R"({"old_bank_ratio": -1, "method": "student"})", JobKind::kDistill, "old_bank_ratio"},
+      {R"({"max_old_bank": 1.5, "method": "student"})", JobKind::kDistill, "max_old_bank"},
       {R"({"init": "production"})", JobKind::kDistill, "init"},  // train only
       {R"({"init": ""})", JobKind::kTrain, "init"},
       {R"({"model": "gpt"})", JobKind::kTrain, "model"},

@@ -1,7 +1,8 @@
 // tests/api/model_cache_test.cc — the versions /v1/predict answers from
 // (api/model_cache.h), against a real PostgreSQL: lookup by number and by
 // alias, the errors, an alias moved by NOTIFY or by resync, LRU eviction that
-// never drops an aliased version, and a held model that outlives eviction.
+// never drops an aliased version, a held model that outlives eviction, and a
+// version that keeps a per-platform adapter served per platform.
 #include "api/model_cache.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 
 #include "registry/model_store.h"
 #include "registry/platform_store.h"
+#include "tests/lib/adapted_checkpoint.h"
 #include "tests/lib/model_fixture.h"
 #include "tests/registry/registry_test_env.h"
 
@@ -153,6 +155,47 @@ TEST_F(ModelCacheTest, EvictsTheLeastRecentlyUsedUnaliasedVersion) {
   ASSERT_TRUE(reloaded3);
   EXPECT_NE(reloaded3->get(), again3->get());
   EXPECT_TRUE(cache.production_ready());
+}
+
+// Scores of `m` on a fixed batch of 6 programs of 8 tokens (x16's zero descriptor).
+std::vector<float> scores_of(const LoadedModel& m) {
+  const int n = 6, L = 8;
+  std::vector<float> tokens(static_cast<std::size_t>(n * L * core::kTokenDim));
+  for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<float>((i * 7919) % 101) / 101.0f;
+  const std::vector<std::int32_t> lengths(n, L);
+  const std::vector<float> descriptor(core::kHardwareDim, 0.5f);
+  trainer::FeatureBatch batch{
+      .count = n, .seq_len = L, .tokens = tokens, .lengths = lengths, .descriptors = descriptor};
+  std::vector<float> out(n);
+  EXPECT_TRUE(m.fast->predict(batch, out).is_ok());
+  return out;
+}
+
+TEST_F(ModelCacheTest, AnAdaptedPlatformGetsItsOwnModelAndOthersTheTrunk) {
+  const std::string trunk = tcl::testing::fresh_checkpoint(1);
+  const std::int64_t plain = add_version(trunk, /*production=*/true);
+  const std::int64_t adapted = add_version(tcl::testing::with_adapter(trunk, "t4", 3));
+  ModelCache cache(*store_, {});
+  auto base = cache.get(std::to_string(adapted));  // no platform: the trunk
+  ASSERT_TRUE(base) << base.status().to_string();
+  EXPECT_EQ((*base)->adapter_platform, "");
+  EXPECT_EQ((*base)->adapter_platforms, std::vector<std::string>{"t4"});
+  auto x16 = cache.get(std::to_string(adapted), "x16");
+  ASSERT_TRUE(x16);
+  EXPECT_EQ(x16->get(), base->get());  // no adapter for x16: the trunk is its model
+  auto t4 = cache.get(std::to_string(adapted), "t4");
+  ASSERT_TRUE(t4) << t4.status().to_string();
+  EXPECT_EQ((*t4)->adapter_platform, "t4");
+  ASSERT_NE((*t4)->fast, nullptr);
+  EXPECT_EQ(cache.get(std::to_string(adapted), "t4")->get(), t4->get());  // loaded once
+  EXPECT_EQ(cache.loaded_count(), 2u);
+  // The trunk scores as the plain version of the same weights; t4 otherwise.
+  auto same = cache.get(std::to_string(plain), "t4");  // a version without adapters: one model for all
+  ASSERT_TRUE(same);
+  EXPECT_EQ((*same)->adapter_platform, "");
+  EXPECT_EQ(scores_of(**base), scores_of(**same));
+  EXPECT_NE(scores_of(**t4), scores_of(**base));
+  EXPECT_EQ(cache.loaded_count(), 3u);
 }
 
 }  // namespace

@@ -140,7 +140,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
               static_cast<std::int64_t>(candidates.size()));
   }
 
-  const std::string distill = R"({"kind": "distill", "epochs": 2, "column_epochs": 1, "seed": 1})";
+  const std::string distill = R"({"kind": "distill", "method": "student", "epochs": 2, "column_epochs": 1, "seed": 1})";
   json::value d = run_job("t4", distill);
   ASSERT_EQ(d.at("state").as_string(), "succeeded") << json::serialize(d);
   const std::int64_t v2 = d.at("result_version").as_int64();
@@ -157,6 +157,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
     ASSERT_TRUE(metrics.at(p).at("top1").is_number()) << json::serialize(metrics);
     ASSERT_TRUE(metrics.at("versus_parent").at(p).at("parent_top1").is_number()) << json::serialize(metrics);
   }
+  EXPECT_EQ(version.at("config").at("distill").at("method").as_string(), "student");
   EXPECT_EQ(version.at("config").at("distill").at("old_platforms").as_int64(), 1);
   EXPECT_EQ(version.at("config").at("learning_rate").to_number<double>(),
             0.002);  // the student's, by default (trainer::kDistillStudentLearningRate)
@@ -253,13 +254,84 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
   // teacher, data and column, other weights than v2's at the default rate.
   ASSERT_EQ(roll_back_production_to(v1), 200);
   json::value faster =
-      run_job("t4", R"({"kind": "distill", "epochs": 2, "column_epochs": 1, "seed": 1, "learning_rate": 0.004})");
+      run_job("t4", R"({"kind": "distill", "method": "student", "epochs": 2, "column_epochs": 1, "seed": 1,
+                        "learning_rate": 0.004})");
   ASSERT_EQ(faster.at("state").as_string(), "succeeded") << json::serialize(faster);
   const std::int64_t v4 = faster.at("result_version").as_int64();
   const json::value v4_json = call("GET", "/v1/models/" + std::to_string(v4)).json();
   EXPECT_EQ(v4_json.at("config").at("learning_rate").to_number<double>(), 0.004);
   EXPECT_EQ(v4_json.at("parent").as_int64(), v1);
   EXPECT_NE(sha_of(v4), sha_of(v2));
+}
+
+// The default distill: an adapter for the new platform on production's
+// frozen weights. The old platform's model is the parent's, bit for bit
+// (scores and the gate's comparison); the new platform's has its adapter;
+// the student method refuses a version that keeps adapters.
+TEST_F(DistillTest, DistillsByAdapterLeavingOldPlatformsUnchanged) {
+  start();
+  json::value first = run_job("x16", R"({"kind": "train", "epochs": 2, "seed": 1})");
+  ASSERT_EQ(first.at("state").as_string(), "succeeded") << json::serialize(first);
+  const std::int64_t v1 = first.at("result_version").as_int64();
+  json::value d = run_job("t4", R"({"kind": "distill", "epochs": 3, "seed": 1})");
+  ASSERT_EQ(d.at("state").as_string(), "succeeded") << json::serialize(d);
+  const std::int64_t v2 = d.at("result_version").as_int64();
+  const json::value version = call("GET", "/v1/models/" + std::to_string(v2)).json();
+  EXPECT_EQ(version.at("parent").as_int64(), v1);
+  ASSERT_EQ(version.at("platforms").as_array().size(), 2u);
+  EXPECT_TRUE(version.at("has_fisher").as_bool());  // the trunk's, the parent's
+  const json::value& config = version.at("config");
+  EXPECT_EQ(config.at("distill").at("method").as_string(), "adapter") << json::serialize(config);
+  EXPECT_EQ(config.at("distill").at("adapter_rank").as_int64(), 4);
+  EXPECT_EQ(config.at("distill").at("adapter_layers").as_string(), "all");
+  EXPECT_GT(config.at("distill").at("adapter_parameters").as_int64(), 0);
+  EXPECT_EQ(config.at("epochs").as_int64(), 3);
+  EXPECT_EQ(config.at("learning_rate").to_number<double>(), 0.01);  // the adapter's default
+  const json::value v1_json = call("GET", "/v1/models/" + std::to_string(v1)).json();
+  EXPECT_GT(version.at("weights_size").as_int64(), v1_json.at("weights_size").as_int64());  // the adapter beside it
+
+  // The gate measured the old platform unchanged, exactly, and says so.
+  const json::value& x16 = version.at("metrics").at("versus_parent").at("x16");
+  EXPECT_EQ(x16.at("change").to_number<double>(), 0.0) << json::serialize(x16);
+  EXPECT_EQ(x16.at("sum_change").to_number<double>(), 0.0) << json::serialize(x16);
+  const json::array& reasons = version.at("status_reasons").at("reasons").as_array();
+  ASSERT_EQ(reasons.size(), 2u) << json::serialize(version);
+  EXPECT_NE(std::string(reasons[0].as_string()).find(": kept"), std::string::npos) << reasons[0];
+  const std::string status(version.at("status").as_string());
+  EXPECT_EQ(call("GET", "/v1/aliases/production").json().at("version").as_int64(), status == "promoted" ? v2 : v1);
+
+  // Served per platform: x16 by the trunk (the parent's scores, bit for
+  // bit), t4 by the trunk with its adapter.
+  const std::string programs = lines_of("gpu-2080ti", 97, 40);
+  const auto predict = [&](const std::string& platform, std::int64_t v) {
+    json::array records;
+    for (std::size_t at = 0, end = 0; at < programs.size(); at = end + 1) {
+      end = programs.find('\n', at);
+      records.push_back(json::parse(std::string_view(programs).substr(at, end - at)));
+    }
+    const std::string body = json::serialize(
+        json::object{{"platform", platform}, {"model", std::to_string(v)}, {"records", std::move(records)}});
+    HttpResult r = call("POST", "/v1/predict", body);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json();
+  };
+  const json::value old_by_v1 = predict("x16", v1), old_by_v2 = predict("x16", v2);
+  EXPECT_EQ(old_by_v2.at("scores"), old_by_v1.at("scores"));
+  EXPECT_FALSE(old_by_v2.at("platform_adapter").as_bool());
+  const json::value new_by_v1 = predict("t4", v1), new_by_v2 = predict("t4", v2);
+  EXPECT_NE(new_by_v2.at("scores"), new_by_v1.at("scores"));
+  EXPECT_TRUE(new_by_v2.at("platform_adapter").as_bool());
+  EXPECT_FALSE(new_by_v1.at("platform_adapter").as_bool());
+
+  // With v2 in production: a fine-tune starts from the platform's own model,
+  // and a student distill is refused, naming the method that works.
+  ASSERT_EQ(roll_back_production_to(v2), 200);
+  json::value column = run_job("t4", R"({"kind": "train", "epochs": 1, "init": "production"})");
+  EXPECT_EQ(column.at("state").as_string(), "succeeded") << json::serialize(column);
+  json::value student = run_job("t4", R"({"kind": "distill", "method": "student", "epochs": 1})");
+  EXPECT_EQ(student.at("state").as_string(), "failed");
+  EXPECT_NE(json::serialize(student.at("error")).find("keeps per-platform adapters (t4)"), std::string::npos)
+      << json::serialize(student);
 }
 
 TEST_F(DistillTest, DistillOptionsAreChecked) {
@@ -316,7 +388,11 @@ TEST_F(DistillTest, DistillOptionsAreChecked) {
            {"x16", R"({"kind": "train", "validation_by": "rows"})", "validation_by"},
            {"x16", R"({"kind": "train", "validation_fraction": 0.9})", "validation_fraction"},
            {"t4", R"({"kind": "distill", "min_steps": -1})", "min_steps"},
-           {"t4", R"({"kind": "distill", "ewc_weight": -1})", "ewc_weight"},
+           {"t4", R"({"kind": "distill", "method": "student", "ewc_weight": -1})", "ewc_weight"},
+           {"t4", R"({"kind": "distill", "ewc_weight": 1})", "ewc_weight"},  // the student's, not the adapter's
+           {"t4", R"({"kind": "distill", "method": "student", "adapter_rank": 8})", "adapter_rank"},
+           {"t4", R"({"kind": "distill", "adapter_rank": 65})", "adapter_rank"},
+           {"t4", R"({"kind": "distill", "method": "lora"})", "method"},
            {"x16", R"({"kind": "train", "margin": 0.1})", "margin"}}) {
     auto refused = call("POST", "/v1/platforms/" + platform + "/jobs", options);
     EXPECT_EQ(refused.status, 400) << options << ": " << refused.body;
@@ -333,8 +409,7 @@ TEST_F(DistillTest, AKilledDistillIsRetriedAndLeavesNoHalfVersion) {
   tcld_ = std::make_unique<TcldProcess>(url_, std::vector<std::string>{"--train-workers", "0"});
   ASSERT_TRUE(tcld_->start()) << tcld_->log();
 
-  auto created = call("POST", "/v1/platforms/t4/jobs",
-                      R"({"kind": "distill", "epochs": 40, "column_epochs": 1, "time_budget_s": 6})");
+  auto created = call("POST", "/v1/platforms/t4/jobs", R"({"kind": "distill", "epochs": 40, "time_budget_s": 6})");
   ASSERT_EQ(created.status, 202) << created.body;
   const std::string id = std::to_string(created.json().at("id").as_int64());
   TcldProcess first(url_, {"--job-lease-ms", "2000", "--train-threads", "1"}, "worker");

@@ -3,7 +3,8 @@
 // plain model scores what the adapted one scores (cross-checked against the
 // layers' x·(W + B·A)ᵀ reference), an adapter saved alone folds into its trunk as
 // fold_adapter does, a checkpoint keeps one per platform (cost_model.h's
-// attach_adapter, load_for_platform), and bad uses are refused.
+// attach_adapter, load_for_platform, platform_checkpoint), and bad uses are
+// refused.
 #include "trainer/adapter.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -193,6 +194,20 @@ TEST(AdapterTest, CheckpointKeepsAnAdapterPerPlatform) {
   EXPECT_TRUE(torch::equal(platform_scores(*two, "gpu-a"), first_scores));
   EXPECT_TRUE(torch::equal(platform_scores(*two, "gpu-b"), second_scores));
   EXPECT_TRUE(torch::equal(platform_scores(*two, "x86"), scores(*trunk, in)));  // no adapter: the trunk
+  // A platform's model as plain checkpoint bytes (a fine-tune's init, the
+  // gate's scoring): what load_for_platform gives; a format-1 checkpoint as it is.
+  auto plain_scores = [&](const std::string& checkpoint, std::string_view platform) {
+    Result<std::string> bytes = platform_checkpoint(checkpoint, platform);
+    EXPECT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+    auto model = bytes.is_ok() ? CostModel::load(*bytes) : Result<std::unique_ptr<CostModel>>(bytes.status());
+    EXPECT_TRUE(model.is_ok()) << model.status().to_string();
+    return model.is_ok() ? scores(*(*model)->score_model(), in) : torch::zeros({1});
+  };
+  EXPECT_TRUE(torch::equal(plain_scores(*two, "gpu-a"), first_scores));
+  EXPECT_TRUE(torch::equal(plain_scores(*two, "x86"), scores(*trunk, in)));
+  EXPECT_TRUE(torch::equal(plain_scores(*two, ""), scores(*trunk, in)));  // "": the trunk
+  EXPECT_EQ(*platform_checkpoint(trunk_bytes, "gpu-a"), trunk_bytes);
+  EXPECT_EQ(platform_checkpoint("not a checkpoint", "gpu-a").status().code(), StatusCode::kDataLoss);
   // A reader that does not name a platform is refused, not handed the trunk.
   EXPECT_EQ(CostModel::load(*two).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(load_score_model(*two).status().code(), StatusCode::kInvalidArgument);
