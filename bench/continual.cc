@@ -759,7 +759,15 @@ void render_header(const Args& a, std::ostringstream& md) {
      << "; the student's learning rate " << fmt("%g", a.student_lr) << "); ft / c1 = " << a.epochs
      << " epochs on the same selection; b = a fresh student trained jointly on the "
         "first platform's pool (as the base saw it) and the selection of every later platform ("
-     << a.base_epochs << " epochs); c2 = a fresh student on the whole pool (" << a.epochs << " epochs). Threads "
+     << a.base_epochs << " epochs); c2 = a fresh student on the whole pool (" << a.epochs << " epochs)"
+     << (a.methods.count("adapter")
+             ? "; d = per platform a rank-" + std::to_string(tr::kDistillAdapter.rank) + " adapter on " +
+                   std::string(tr::adapter_layers_name(tr::kDistillAdapter.layers)) +
+                   " dense layers of the base's frozen trunk (" + std::to_string(tr::kDistillAdapterEpochs) +
+                   " epochs, learning rate " + fmt("%g", tr::kDistillAdapterLearningRate) +
+                   ") on the same selection, each platform scored with its own"
+             : std::string())
+     << ". Threads "
      << a.threads << ", no time budget, box shared (2 cores).\n\n";
   md << "Cells: top-1 mean ratio (sum ratio), and the tuning proxy (geometric mean over tasks of the trials to a "
         "program within 5% of the best, over a random order's; < 1 is better) and pairwise accuracy on the platform's "

@@ -116,8 +116,16 @@ Result<std::shared_ptr<ScoreModel>> fold_adapter(const ScoreModel& model) {
   const auto dense = dense_layers(**plain);
   torch::NoGradGuard no_grad;
   for (const auto& [name, layer] : layers) {
-    // On the CPU whatever the model's device: apply_adapter's fold, bit for bit.
-    dense.at(name)->weight.add_(torch::mm(layer->lora_b.to(torch::kCPU), layer->lora_a.to(torch::kCPU)));
+    // B·A on the CPU, as rank-1 products added in a fixed order: elementwise
+    // operations only, so every fold of an adapter (every model cache load,
+    // every gate run, any machine) gives the same bits. A BLAS product may
+    // sum in another order from one call to the next: with it, two folds of
+    // one adapter on the GPU machine scored a platform's tuning proxy 1e-4
+    // apart (bench_continual, session 29).
+    const torch::Tensor b = layer->lora_b.to(torch::kCPU), a = layer->lora_a.to(torch::kCPU);
+    torch::Tensor delta = torch::zeros_like(dense.at(name)->weight);
+    for (std::int64_t k = 0; k < a.size(0); ++k) delta.add_(b.select(1, k).unsqueeze(1) * a.select(0, k).unsqueeze(0));
+    dense.at(name)->weight.add_(delta);
   }
   return plain;
 }
