@@ -34,9 +34,12 @@ Status apply_distill_method(JobOptions& o, const json::object& given) {
   const bool adapter = o.method == JobOptions::DistillMethod::kAdapter;
   for (const auto& [key, value] : given) {
     if (adapter ? is_student_option(key) : is_adapter_option(key)) {
-      return Status::invalid_argument("option '" + std::string(key) + "' is the " + (adapter ? "student" : "adapter") +
-                                      " method's; this distill's method is \"" +
-                                      std::string(distill_method_name(o.method)) + "\"");
+      const std::string other(
+          distill_method_name(adapter ? JobOptions::DistillMethod::kStudent : JobOptions::DistillMethod::kAdapter));
+      return Status::invalid_argument("option '" + std::string(key) + "' belongs to \"method\": \"" + other +
+                                      "\"; this distill's method is \"" + std::string(distill_method_name(o.method)) +
+                                      "\"" + (adapter ? " (the default)" : "") + ": add \"method\": \"" + other +
+                                      "\" or drop the option");
     }
   }
   if (!given.contains("epochs")) o.epochs = adapter ? trainer::kDistillAdapterEpochs : trainer::kDistillStudentEpochs;

@@ -32,8 +32,9 @@ namespace tcl::api {
 
 struct JobOptions {
   int epochs = trainer::TrainRequest{}.optimisation.epochs;
-  // AdamW peak of the model the job makes: a distill's student (its active
-  // column fine-tunes at Optimisation's default, onboarding::column_request).
+  // AdamW peak of what the job trains: a distill's adapter or student (the
+  // student's active column fine-tunes at Optimisation's default,
+  // onboarding::column_request).
   double learning_rate = trainer::TrainRequest{}.optimisation.learning_rate;
   // Training programs at most; 0 = not given: effective_max_records picks by device.
   std::int64_t max_records = 0;

@@ -25,7 +25,8 @@ std::optional<std::int64_t> as_version_number(std::string_view s) {
 ModelCache::ModelCache(registry::ModelStore& store, ModelCacheOptions options) : store_(store), options_(options) {}
 
 Result<std::shared_ptr<const LoadedModel>> ModelCache::load(const Key& key) {
-  const auto& [version, platform] = key;
+  const std::int64_t version = key.version;
+  const std::string& platform = key.platform;
   const std::string what =
       "model version " + std::to_string(version) + (platform.empty() ? "" : " for platform " + platform);
   auto info = store_.get(version);
@@ -70,25 +71,26 @@ Result<std::shared_ptr<const LoadedModel>> ModelCache::get_loaded(const Key& key
   core::MutexLock lock(mu_);
   auto [it, inserted] = models_.try_emplace(key, Entry{*loaded, 0});
   it->second.last_used = ++clock_;
-  if (inserted) evict_locked();
-  return it->second.model;
+  std::shared_ptr<const LoadedModel> model = it->second.model;  // evict_locked may erase other entries
+  if (inserted) evict_locked(&key);
+  return model;
 }
 
 Result<std::shared_ptr<const LoadedModel>> ModelCache::get_version(std::int64_t version, std::string_view platform) {
-  auto trunk = get_loaded({version, std::string()});
+  auto trunk = get_loaded({.version = version, .platform = {}});
   if (!trunk || platform.empty()) return trunk;
   const auto& adapted = (*trunk)->adapter_platforms;
   if (!std::binary_search(adapted.begin(), adapted.end(), platform)) return trunk;  // the trunk is its model
-  return get_loaded({version, std::string(platform)});
+  return get_loaded({.version = version, .platform = std::string(platform)});
 }
 
-void ModelCache::evict_locked() {
+void ModelCache::evict_locked(const Key* keep) {
   while (models_.size() > options_.max_versions) {
     auto victim = models_.end();
     for (auto it = models_.begin(); it != models_.end(); ++it) {
       const bool aliased =
-          std::any_of(aliases_.begin(), aliases_.end(), [&](const auto& a) { return a.second == it->first.first; });
-      if (aliased) continue;
+          std::any_of(aliases_.begin(), aliases_.end(), [&](const auto& a) { return a.second == it->first.version; });
+      if (aliased || (keep != nullptr && it->first == *keep)) continue;
       if (victim == models_.end() || it->second.last_used < victim->second.last_used) victim = it;
     }
     if (victim == models_.end()) return;  // everything loaded is aliased: keep it
@@ -164,7 +166,7 @@ bool ModelCache::production_ready() const {
   core::MutexLock lock(mu_);
   auto it = aliases_.find(std::string_view("production"));
   if (it == aliases_.end()) return true;
-  return models_.count(Key{it->second, std::string()}) > 0;
+  return models_.count(Key{.version = it->second, .platform = {}}) > 0;
 }
 
 std::size_t ModelCache::loaded_count() const {

@@ -25,7 +25,9 @@
 //
 // At most `max_versions` models stay loaded (a version's trunk and its
 // adapted platforms count one each); the least recently used one whose
-// version no alias points at is dropped first.
+// version no alias points at is dropped first. Aliased versions' models are
+// never dropped, so with many adapted platforms under aliases the count can
+// exceed max_versions.
 //
 // Thread-safety: every method may be called from any thread; loading runs
 // outside the lock (two requests may load the same version at once; one
@@ -36,8 +38,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <compare>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "core/mutex.h"
@@ -95,12 +97,19 @@ class ModelCache {
   std::size_t loaded_count() const EXCLUDES(mu_);
 
  private:
-  // A version's trunk (adapter_platform "") or one adapted platform's model.
-  using Key = std::pair<std::int64_t, std::string>;
+  // A version's trunk (platform "") or one adapted platform's model.
+  struct Key {
+    std::int64_t version = 0;
+    std::string platform;
+    auto operator<=>(const Key&) const = default;
+  };
   Result<std::shared_ptr<const LoadedModel>> load(const Key& key) EXCLUDES(mu_);
   Result<std::shared_ptr<const LoadedModel>> get_loaded(const Key& key) EXCLUDES(mu_);
   Result<std::shared_ptr<const LoadedModel>> get_version(std::int64_t version, std::string_view platform) EXCLUDES(mu_);
-  void evict_locked() REQUIRES(mu_);
+  // Drops least recently used entries of unaliased versions until at most
+  // max_versions remain (fewer cannot be when aliased versions hold more);
+  // `keep`, when given, is never dropped (the entry a caller just added).
+  void evict_locked(const Key* keep = nullptr) REQUIRES(mu_);
 
   registry::ModelStore& store_;
   const ModelCacheOptions options_;

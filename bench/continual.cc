@@ -767,8 +767,7 @@ void render_header(const Args& a, std::ostringstream& md) {
                    " epochs, learning rate " + fmt("%g", tr::kDistillAdapterLearningRate) +
                    ") on the same selection, each platform scored with its own"
              : std::string())
-     << ". Threads "
-     << a.threads << ", no time budget, box shared (2 cores).\n\n";
+     << ". Threads " << a.threads << ", no time budget, box shared (2 cores).\n\n";
   md << "Cells: top-1 mean ratio (sum ratio), and the tuning proxy (geometric mean over tasks of the trials to a "
         "program within 5% of the best, over a random order's; < 1 is better) and pairwise accuracy on the platform's "
         "eval split. (c1)/(c2) "

@@ -267,14 +267,12 @@ void JobWorker::run_job(const registry::Job& job) {
   trainer::TrainRequest request = make_request(*options, *platform, *records);
   request.resources.device = options_.train_device;
   request.resources.cancel = &heartbeat.cancel;
-  // A fine-tune starts from the version's model of this platform (its adapter
-  // folded in, when it keeps one); an adapter trains on the trunk alone.
   const bool by_adapter = distill && options->method == api::JobOptions::DistillMethod::kAdapter;
   std::string init;
   if (!start->weights.empty()) {
-    auto own = trainer::platform_checkpoint(start->weights, by_adapter ? std::string() : job.platform);
-    if (!own) return fail(own.status().with_context("version " + std::to_string(*start->version)));
-    init = std::move(*own);
+    auto from = fine_tune_init(*start, job.platform, by_adapter);
+    if (!from) return fail(from.status());
+    init = std::move(*from);
   }
   trainer::FineTune tune{.init_checkpoint = init, .auto_schedule = options->auto_schedule};
   std::unique_ptr<Distill> plan;
@@ -305,16 +303,7 @@ void JobWorker::run_job(const registry::Job& job) {
   v.weights = std::move(trained->checkpoint);
   if (!trained->fisher.empty()) v.fisher = std::move(trained->fisher);
   if (by_adapter) {
-    // The version is the teacher with this platform's adapter kept beside
-    // its other platforms' (trainer/cost_model.h attach_adapter).
-    auto kept = trainer::attach_adapter(start->weights, job.platform, trained->adapter);
-    if (!kept) return fail(kept.status());
-    v.weights = std::move(*kept);
-    auto fisher = models_.fisher(*start->version);
-    if (fisher)
-      v.fisher = std::move(fisher->bytes);
-    else if (fisher.status().code() != StatusCode::kNotFound)
-      return fail(fisher.status());
+    if (Status kept = keep_adapter(job, *start, trained->adapter, &v); !kept) return fail(kept);
   }
   // No evaluation split (eval_fraction 0, e.g. an active column trained on a
   // few measured programs): no numbers rather than zeros.
@@ -376,6 +365,39 @@ Result<JobWorker::Start> JobWorker::read_start(const std::string& name, bool dis
   return s;
 }
 
+Result<std::string> JobWorker::fine_tune_init(const Start& start, const std::string& platform, bool adapter) {
+  const std::string version = "version " + std::to_string(*start.version);
+  // The version's model of this platform (its adapter folded in, when it
+  // keeps one); an adapter trains on the trunk alone.
+  auto own = trainer::platform_checkpoint(start.weights, adapter ? std::string() : platform);
+  if (!own) return own.status().with_context(version);
+  if (adapter) {
+    auto trunk = trainer::CostModel::load(*own);
+    if (!trunk) return trunk.status().with_context(version);
+    if (const trainer::ModelKind kind = (*trunk)->config().kind; kind != trainer::ModelKind::kMamba) {
+      return Status::failed_precondition("production (" + version + ") is " +
+                                         std::string(trainer::model_kind_name(kind)) +
+                                         "; an adapter adapts a Mamba student's dense layers: distill with "
+                                         "\"method\": \"student\"");
+    }
+  }
+  return own;
+}
+
+Status JobWorker::keep_adapter(const registry::Job& job, const Start& teacher, const std::string& adapter,
+                               registry::NewVersion* v) {
+  auto kept = trainer::attach_adapter(teacher.weights, job.platform, adapter);
+  if (!kept) return kept.status();
+  v->weights = std::move(*kept);
+  auto fisher = models_.fisher(*teacher.version);  // the trunk's: the teacher's
+  if (fisher) {
+    v->fisher = std::move(fisher->bytes);
+  } else if (fisher.status().code() != StatusCode::kNotFound) {
+    return fisher.status();
+  }
+  return Status::ok();
+}
+
 Result<std::unique_ptr<JobWorker::Distill>> JobWorker::plan_distill(
     const registry::Job& job, const api::JobOptions& o, const registry::PlatformRow& platform, const Start& teacher,
     const trainer::TrainRequest& request, const std::unordered_set<std::string>& measured, Heartbeat& heartbeat) {
@@ -401,7 +423,9 @@ Result<std::unique_ptr<JobWorker::Distill>> JobWorker::plan_distill(
     if (auto info = models_.get(a->version); info && info->parent == teacher.version) {
       auto blob = models_.weights(a->version);
       if (!blob) return blob.status();
-      d->column = std::move(blob->bytes);
+      auto own = trainer::platform_checkpoint(blob->bytes, job.platform);  // an alias moved by hand may keep adapters
+      if (!own) return own.status().with_context("active." + job.platform);
+      d->column = std::move(*own);
     }
   }
   if (d->column.empty()) {

@@ -233,7 +233,7 @@ int job_command(ApiClient& api, const Args& a) {
     const std::string platform = a.flag("platform");
     if (platform.empty()) return fail("job start needs --platform");
     json::object body{{"kind", a.flag("kind", "train")}};
-    for (const char* key : {"epochs", "max-records", "time-budget-s", "seed"}) {
+    for (const char* key : {"epochs", "max-records", "time-budget-s", "seed", "adapter-rank"}) {
       const std::string v = a.flag(key);
       if (v.empty()) continue;
       std::string field(key);
@@ -246,6 +246,7 @@ int job_command(ApiClient& api, const Args& a) {
     }
     if (!a.flag("model").empty()) body["model"] = a.flag("model");
     if (!a.flag("init").empty()) body["init"] = a.flag("init");
+    if (!a.flag("method").empty()) body["method"] = a.flag("method");  // a distill's: adapter | student
     auto r = api.call("POST", "/v1/platforms/" + platform + "/jobs", json::serialize(body));
     if (!r) return fail(r.status().message());
     if (r->status != 202) return fail(r->error_text());
@@ -275,7 +276,8 @@ int job_command(ApiClient& api, const Args& a) {
   }
   std::fputs(
       "usage: tclctl job start --platform P [--kind train] [--epochs N] [--max-records N] [--time-budget-s S]\n"
-      "                        [--model mamba|attention|mlp] [--wait]\n"
+      "                        [--model mamba|attention|mlp] [--method adapter|student] [--adapter-rank R]\n"
+      "                        [--init VERSION] [--wait]\n"
       "       tclctl job show|wait|cancel ID\n",
       stderr);
   return 2;

@@ -40,7 +40,8 @@ constexpr const char* kUsage =
     "          a command measures each chunk of picks (e.g. tcl-measure run {in} -o {out} on a GPU box)\n"
     "  onboard --platform P --measure-local [--models resnet50,mobilenet_v2,bert] [--per-task N] [--rounds N]\n"
     "          [--fraction F | --budget N] [--epochs N] [--state FILE]   measure this machine, then distill\n"
-    "  job start --platform P [--kind train] [--epochs N] [--max-records N] [--time-budget-s S] [--wait]\n"
+    "  job start --platform P [--kind train|distill] [--epochs N] [--max-records N] [--time-budget-s S]\n"
+    "          [--model mamba|attention|mlp] [--init VERSION] [--method adapter|student] [--adapter-rank R] [--wait]\n"
     "  job show|wait|cancel ID\n"
     "Text for people by default; --json prints the API's JSON (for scripts).\n"
     "Environment: TCL_URL (default http://127.0.0.1:8080), TCL_TOKEN.\n";

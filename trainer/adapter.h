@@ -41,7 +41,10 @@ bool has_adapter(const ScoreModel& model);
 
 // A plain model of `model`'s config, on the CPU and in eval mode, whose every
 // adapted weight is W + B·A (computed on the CPU, whatever the model's
-// device) and every other tensor a copy: it scores what `model` scores. kInvalidArgument when `model` has no adapter.
+// device) and every other tensor a copy: it scores what `model` scores.
+// Deterministic: every fold of one adapter gives the same bits, on any
+// machine (B·A as rank-1 products added in order, no BLAS reduction).
+// kInvalidArgument when `model` has no adapter.
 Result<std::shared_ptr<ScoreModel>> fold_adapter(const ScoreModel& model);
 
 // The adapter alone, as bytes kept with a version (CheckpointAdapters):

@@ -73,10 +73,15 @@ void add_job_routes(Router& router, registry::PlatformStore& platforms, registry
         if (!platform) return error_response(platform.status());
         json::object options = *body;
         options.erase("kind");
-        const std::string options_json = json::serialize(options);
         // Bad options fail here, before a job exists (the worker reads them again).
-        if (auto checked = parse_job_options(options_json, *kind); !checked) return error_response(checked.status());
-        auto job = jobs.enqueue(platform->id, *kind, options_json);
+        auto checked = parse_job_options(json::serialize(options), *kind);
+        if (!checked) return error_response(checked.status());
+        // A distill's method is stored as resolved, so that the job runs as
+        // queued whatever a later build's default is.
+        if (*kind == registry::JobKind::kDistill && !options.contains("method")) {
+          options["method"] = distill_method_name(checked->method);
+        }
+        auto job = jobs.enqueue(platform->id, *kind, json::serialize(options));
         if (!job) return error_response(job.status());
         Response res = json_response(http::status::accepted, job_json(*job));
         res.headers["Location"] = "/v1/jobs/" + std::to_string(job->id);

@@ -171,7 +171,9 @@ Result<Scorers> round_models(const SampleParams& params, bool model_named, const
   if (s.column) s.models.column = trainer::ServedModel{s.column->model.get(), s.column->fast.get()};
   const Descriptor own = core::descriptor_of(registry::core_platform(platform));
   s.models.descriptor.assign(own.begin(), own.end());
-  // Descriptors of the other platforms the version covers (round-1 uncertainty).
+  // Descriptors of the other platforms the version covers (round-1
+  // uncertainty), scored with this platform's model: an adapted platform's
+  // own adapter is not applied to them.
   for (const auto& other : s.student->platforms) {
     if (other == platform.name) continue;
     if (auto p = platforms.find(other); p) {

@@ -75,14 +75,19 @@ TEST(JobOptionsTest, KeepsEveryValue) {
   EXPECT_EQ(d->old_bank_ratio, 0.5);
   EXPECT_EQ(d->max_old_bank, 20000);
   EXPECT_EQ(d->learning_rate, 0.004);
-  auto a = parse_job_options(R"({"adapter_rank": 16, "adapter_layers": "blocks", "epochs": 6, "learning_rate": 0.02,
-                                 "method": "adapter"})",
+  auto a = parse_job_options(R"({"adapter_rank": 16, "adapter_layers": "blocks", "epochs": 6, "learning_rate": 0.02})",
                              JobKind::kDistill);
   ASSERT_TRUE(a.is_ok()) << a.status().to_string();
   EXPECT_EQ(a->adapter_rank, 16);
   EXPECT_EQ(a->adapter_layers, trainer::AdapterLayers::kBlocks);
   EXPECT_EQ(a->epochs, 6);
   EXPECT_EQ(a->learning_rate, 0.02);
+  // The method may come after the options it allows.
+  auto late = parse_job_options(R"({"ewc_weight": 0.5, "column_epochs": 2, "method": "student"})", JobKind::kDistill);
+  ASSERT_TRUE(late.is_ok()) << late.status().to_string();
+  EXPECT_EQ(late->ewc_weight, 0.5);
+  EXPECT_EQ(late->column_epochs, 2);
+  EXPECT_EQ(late->epochs, 12);  // the student's default
 }
 
 // The cap on training programs follows the train device unless the job names
@@ -143,6 +148,11 @@ TEST(JobOptionsTest, RefusesBadOptionsNamingThem) {
   }
   EXPECT_NE(parse_job_options(R"({"validation_fraction": 0.9})", JobKind::kTrain).status().message().find("[0, 0.5]"),
             std::string::npos);  // bounds as written in the API document
+  EXPECT_NE(parse_job_options(R"({"ewc_weight": 1})", JobKind::kDistill)
+                .status()
+                .message()
+                .find("add \"method\": \"student\""),
+            std::string::npos);  // says how to mend it
   EXPECT_FALSE(parse_job_options("[1, 2]", JobKind::kTrain).is_ok());
   EXPECT_FALSE(parse_job_options("not json", JobKind::kTrain).is_ok());
 }

@@ -157,7 +157,35 @@ TEST_F(ModelCacheTest, EvictsTheLeastRecentlyUsedUnaliasedVersion) {
   EXPECT_TRUE(cache.production_ready());
 }
 
-// Scores of `m` on a fixed batch of 6 programs of 8 tokens (x16's zero descriptor).
+// With every other loaded model aliased, the one just loaded is kept (and
+// returned alive), over the limit, until the next load; an aliased version's
+// adapted platform stays like its trunk.
+TEST_F(ModelCacheTest, TheModelJustLoadedIsNeverTheOneEvicted) {
+  const std::string trunk = tcl::testing::fresh_checkpoint(1);
+  const std::int64_t v1 = add_version(tcl::testing::with_adapter(trunk, "t4", 3), /*production=*/true);
+  const std::int64_t v2 = add_version(tcl::testing::fresh_checkpoint(2));
+  const std::int64_t v3 = add_version(tcl::testing::fresh_checkpoint(3));
+  ModelCacheOptions options;
+  options.max_versions = 1;
+  ModelCache cache(*store_, options);
+  ASSERT_TRUE(cache.resync().is_ok());  // production → v1's trunk
+  auto adapted = cache.get("production", "t4");
+  ASSERT_TRUE(adapted) << adapted.status().to_string();
+  EXPECT_EQ((*adapted)->adapter_platform, "t4");
+  auto second = cache.get(std::to_string(v2));
+  ASSERT_TRUE(second) << second.status().to_string();
+  EXPECT_EQ((*second)->version, v2);
+  ASSERT_NE((*second)->model, nullptr);
+  EXPECT_EQ(cache.loaded_count(), 3u);  // v1's trunk and t4 (aliased), and v2 (just loaded)
+  auto third = cache.get(std::to_string(v3));
+  ASSERT_TRUE(third);
+  EXPECT_EQ((*third)->version, v3);
+  EXPECT_EQ(cache.loaded_count(), 3u);                              // v2 went
+  EXPECT_EQ(cache.get("production", "t4")->get(), adapted->get());  // still the loaded copy
+  EXPECT_EQ(cache.alias_version("production"), v1);
+}
+
+// Scores of `m` on a fixed batch of 6 programs of 8 tokens (one descriptor for all).
 std::vector<float> scores_of(const LoadedModel& m) {
   const int n = 6, L = 8;
   std::vector<float> tokens(static_cast<std::size_t>(n * L * core::kTokenDim));
@@ -167,7 +195,10 @@ std::vector<float> scores_of(const LoadedModel& m) {
   trainer::FeatureBatch batch{
       .count = n, .seq_len = L, .tokens = tokens, .lengths = lengths, .descriptors = descriptor};
   std::vector<float> out(n);
-  EXPECT_TRUE(m.fast->predict(batch, out).is_ok());
+  EXPECT_NE(m.fast, nullptr);
+  if (m.fast) {
+    EXPECT_TRUE(m.fast->predict(batch, out).is_ok());
+  }
   return out;
 }
 

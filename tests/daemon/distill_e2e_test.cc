@@ -275,6 +275,7 @@ TEST_F(DistillTest, DistillsByAdapterLeavingOldPlatformsUnchanged) {
   const std::int64_t v1 = first.at("result_version").as_int64();
   json::value d = run_job("t4", R"({"kind": "distill", "epochs": 3, "seed": 1})");
   ASSERT_EQ(d.at("state").as_string(), "succeeded") << json::serialize(d);
+  EXPECT_EQ(d.at("options").at("method").as_string(), "adapter");  // stored as resolved
   const std::int64_t v2 = d.at("result_version").as_int64();
   const json::value version = call("GET", "/v1/models/" + std::to_string(v2)).json();
   EXPECT_EQ(version.at("parent").as_int64(), v1);
@@ -323,11 +324,19 @@ TEST_F(DistillTest, DistillsByAdapterLeavingOldPlatformsUnchanged) {
   EXPECT_TRUE(new_by_v2.at("platform_adapter").as_bool());
   EXPECT_FALSE(new_by_v1.at("platform_adapter").as_bool());
 
-  // With v2 in production: a fine-tune starts from the platform's own model,
-  // and a student distill is refused, naming the method that works.
+  // A fine-tune starts from the version's model of its platform: t4's from
+  // v2 is scored before its first step as t4's adapter scores, not as the
+  // trunk (v1) does.
+  const auto zero_shot_from = [&](std::int64_t init) {
+    json::value column = run_job(
+        "t4", R"({"kind": "train", "epochs": 1, "auto_schedule": true, "init": ")" + std::to_string(init) + R"("})");
+    EXPECT_EQ(column.at("state").as_string(), "succeeded") << json::serialize(column);
+    const std::string v = std::to_string(column.at("result_version").as_int64());
+    return call("GET", "/v1/models/" + v).json().at("training_summary").at("schedule").at("zero_shot_pairwise");
+  };
+  EXPECT_NE(zero_shot_from(v2), zero_shot_from(v1));
+  // With v2 in production a student distill is refused, naming the method that works.
   ASSERT_EQ(roll_back_production_to(v2), 200);
-  json::value column = run_job("t4", R"({"kind": "train", "epochs": 1, "init": "production"})");
-  EXPECT_EQ(column.at("state").as_string(), "succeeded") << json::serialize(column);
   json::value student = run_job("t4", R"({"kind": "distill", "method": "student", "epochs": 1})");
   EXPECT_EQ(student.at("state").as_string(), "failed");
   EXPECT_NE(json::serialize(student.at("error")).find("keeps per-platform adapters (t4)"), std::string::npos)
