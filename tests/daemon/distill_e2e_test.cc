@@ -68,8 +68,8 @@ class DistillTest : public TcldEnvTest {
                        "hardware_params": [-1, 16, 64, 49152, 2147483647, 1024, 8, 32]})")
             .status,
         201);
-    ASSERT_EQ(call("POST", "/v1/platforms/x16/measurements", lines_of("x86-16c", 20, 1200)).status, 201);
-    ASSERT_EQ(call("POST", "/v1/platforms/t4/measurements", lines_of("gpu-2080ti", 30, 1200)).status, 201);
+    ASSERT_EQ(call("POST", "/v1/platforms/x16/measurements", lines_of("x86-16c", 40, 600)).status, 201);
+    ASSERT_EQ(call("POST", "/v1/platforms/t4/measurements", lines_of("gpu-2080ti", 60, 600)).status, 201);
   }
   HttpResult call(const std::string& method, const std::string& target, const std::string& body = "") {
     return http_call(tcld_->port(), HttpCall{method, target, body, token_, {}, 60s});
@@ -116,7 +116,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
 
   // The unmeasured pool: candidates of t4, some of them measured already
   // (those are not distillation inputs).
-  const std::string pool = lines_of("gpu-2080ti", 15, 1000);
+  const std::string pool = lines_of("gpu-2080ti", 30, 500);
   ASSERT_EQ(call("POST", "/v1/platforms/t4/candidates", pool).status, 201);
   std::int64_t pool_unmeasured = 0;
   {
@@ -131,7 +131,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
       }
       return ids;
     };
-    const std::set<std::string> measured = program_ids(lines_of("gpu-2080ti", 30, 1200));
+    const std::set<std::string> measured = program_ids(lines_of("gpu-2080ti", 60, 600));
     const std::set<std::string> candidates = program_ids(pool);
     for (const std::string& id : candidates) pool_unmeasured += measured.count(id) ? 0 : 1;
     ASSERT_GT(pool_unmeasured, 0);
@@ -140,7 +140,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
               static_cast<std::int64_t>(candidates.size()));
   }
 
-  const std::string distill = R"({"kind": "distill", "method": "student", "epochs": 2, "column_epochs": 1, "seed": 1})";
+  const std::string distill = R"({"kind": "distill", "method": "student", "epochs": 1, "column_epochs": 1, "seed": 1})";
   json::value d = run_job("t4", distill);
   ASSERT_EQ(d.at("state").as_string(), "succeeded") << json::serialize(d);
   const std::int64_t v2 = d.at("result_version").as_int64();
@@ -170,7 +170,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
     std::set<std::string> ids;
     core::RecordParser parser;
     core::Record r;
-    const std::string text = lines_of("x86-16c", 20, 1200);
+    const std::string text = lines_of("x86-16c", 40, 600);
     for (std::size_t at = 0, end = 0; at < text.size(); at = end + 1) {
       end = text.find('\n', at);
       ASSERT_TRUE(parser.parse(std::string_view(text).substr(at, end - at), &r).is_ok());
@@ -254,7 +254,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
   // teacher, data and column, other weights than v2's at the default rate.
   ASSERT_EQ(roll_back_production_to(v1), 200);
   json::value faster =
-      run_job("t4", R"({"kind": "distill", "method": "student", "epochs": 2, "column_epochs": 1, "seed": 1,
+      run_job("t4", R"({"kind": "distill", "method": "student", "epochs": 1, "column_epochs": 1, "seed": 1,
                         "learning_rate": 0.004})");
   ASSERT_EQ(faster.at("state").as_string(), "succeeded") << json::serialize(faster);
   const std::int64_t v4 = faster.at("result_version").as_int64();
