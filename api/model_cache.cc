@@ -123,11 +123,19 @@ Result<std::shared_ptr<const LoadedModel>> ModelCache::get(std::string_view alia
   return get_version(version, platform);
 }
 
+Status ModelCache::load_every_model(std::int64_t version) {
+  auto trunk = get_version(version, {});
+  if (!trunk) return trunk.status();
+  for (const std::string& platform : (*trunk)->adapter_platforms) {
+    if (auto adapted = get_version(version, platform); !adapted) return adapted.status();
+  }
+  return Status::ok();
+}
+
 void ModelCache::on_alias_change(const registry::AliasChange& change) {
-  auto loaded = get_version(change.version, {});
-  if (!loaded) {
+  if (Status loaded = load_every_model(change.version); !loaded.is_ok()) {
     spdlog::error("model_cache: alias={} moved to version={} which does not load: {}", change.alias, change.version,
-                  loaded.status().to_string());
+                  loaded.to_string());
   }
   core::MutexLock lock(mu_);
   aliases_[change.alias] = change.version;
@@ -139,9 +147,9 @@ Status ModelCache::resync() {
   auto all = store_.list_aliases();
   if (!all) return all.status();
   for (const auto& a : *all) {
-    if (auto loaded = get_version(a.version, {}); !loaded) {
+    if (Status loaded = load_every_model(a.version); !loaded.is_ok()) {
       spdlog::error("model_cache: alias={} points at version={} which does not load: {}", a.name, a.version,
-                    loaded.status().to_string());
+                    loaded.to_string());
     }
   }
   core::MutexLock lock(mu_);
@@ -166,7 +174,12 @@ bool ModelCache::production_ready() const {
   core::MutexLock lock(mu_);
   auto it = aliases_.find(std::string_view("production"));
   if (it == aliases_.end()) return true;
-  return models_.count(Key{.version = it->second, .platform = {}}) > 0;
+  auto trunk = models_.find(Key{.version = it->second, .platform = {}});
+  if (trunk == models_.end()) return false;
+  const auto& adapted = trunk->second.model->adapter_platforms;
+  return std::all_of(adapted.begin(), adapted.end(), [&](const std::string& p) {
+    return models_.count(Key{.version = it->second, .platform = p}) > 0;
+  });
 }
 
 std::size_t ModelCache::loaded_count() const {

@@ -11,8 +11,9 @@
 // Aliases are read from the database by resync() (at start and whenever the
 // owner's AliasListener reconnects) and kept current by on_alias_change()
 // (NOTIFY tcl_alias_changed), so resolving an alias costs no query. A moved
-// alias switches only after its new version has loaded: a request sees the
-// old model or the new one, never a missing one. An alias the map does not
+// alias switches only after its new version has loaded, the trunk and every
+// adapted platform's model: a request sees the old model or the new one,
+// never a missing one, and no platform's first request waits for a load. An alias the map does not
 // know yet (a NOTIFY still in flight) is looked up in the database once.
 //
 // A version whose checkpoint keeps per-platform adapters (a distill with
@@ -78,7 +79,8 @@ class ModelCache {
   Result<std::shared_ptr<const LoadedModel>> get(std::string_view alias_or_version, std::string_view platform = {})
       EXCLUDES(mu_);
 
-  // A NOTIFY from the AliasListener: loads the version, then moves the alias.
+  // A NOTIFY from the AliasListener: loads the version (its trunk and every
+  // adapted platform's model), then moves the alias.
   // A failed load is logged and the alias is moved anyway (requests then get
   // the load's error rather than a stale model).
   void on_alias_change(const registry::AliasChange& change) EXCLUDES(mu_);
@@ -90,8 +92,9 @@ class ModelCache {
   std::int64_t alias_version(std::string_view alias) const EXCLUDES(mu_);
   // Every alias this cache knows, with its version (for the alias gauge).
   std::map<std::string, std::int64_t, std::less<>> aliases() const EXCLUDES(mu_);
-  // Whether the version `production` points at is loaded, its trunk (true
-  // when no version exists yet): a readiness check.
+  // Whether the version `production` points at is loaded, its trunk and
+  // every adapted platform's model (true when no version exists yet): a
+  // readiness check.
   bool production_ready() const EXCLUDES(mu_);
   // Models loaded: trunks and adapted platforms' models.
   std::size_t loaded_count() const EXCLUDES(mu_);
@@ -106,6 +109,9 @@ class ModelCache {
   Result<std::shared_ptr<const LoadedModel>> load(const Key& key) EXCLUDES(mu_);
   Result<std::shared_ptr<const LoadedModel>> get_loaded(const Key& key) EXCLUDES(mu_);
   Result<std::shared_ptr<const LoadedModel>> get_version(std::int64_t version, std::string_view platform) EXCLUDES(mu_);
+  // Loads a version's trunk and each adapted platform's model (what an alias
+  // move waits for, so that no platform's first request pays a load).
+  Status load_every_model(std::int64_t version) EXCLUDES(mu_);
   // Drops least recently used entries of unaliased versions until at most
   // max_versions remain (fewer cannot be when aliased versions hold more);
   // `keep`, when given, is never dropped (the entry a caller just added).

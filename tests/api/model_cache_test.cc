@@ -229,5 +229,30 @@ TEST_F(ModelCacheTest, AnAdaptedPlatformGetsItsOwnModelAndOthersTheTrunk) {
   EXPECT_EQ(cache.loaded_count(), 3u);
 }
 
+// An alias moved to a version that keeps adapters waits for every model of
+// it: the trunk and each adapted platform's, so no platform's first request
+// pays a load; resync does the same.
+TEST_F(ModelCacheTest, AnAliasMoveLoadsEveryAdaptedPlatformBeforeItSwitches) {
+  const std::string trunk = tcl::testing::fresh_checkpoint(1);
+  add_version(trunk, /*production=*/true);
+  const std::int64_t adapted =
+      add_version(tcl::testing::with_adapter(tcl::testing::with_adapter(trunk, "t4", 3), "v100", 5));
+  ModelCache cache(*store_, {});
+  ASSERT_TRUE(cache.resync().is_ok());
+  EXPECT_EQ(cache.loaded_count(), 1u);
+  cache.on_alias_change({"production", adapted});
+  EXPECT_EQ(cache.loaded_count(), 4u);  // the first version, and the trunk, t4 and v100 of the second
+  EXPECT_TRUE(cache.production_ready());
+
+  ModelCache fresh(*store_, {});
+  ASSERT_TRUE(store_->set_alias("production", adapted, "test", "promoted").is_ok());
+  ASSERT_TRUE(fresh.resync().is_ok());
+  EXPECT_EQ(fresh.loaded_count(), 3u);
+  auto t4 = fresh.get("production", "t4");
+  ASSERT_TRUE(t4) << t4.status().to_string();
+  EXPECT_EQ((*t4)->adapter_platform, "t4");
+  EXPECT_EQ(fresh.loaded_count(), 3u);  // served from what resync loaded
+}
+
 }  // namespace
 }  // namespace tcl::api
