@@ -6,8 +6,12 @@
 // split apart, the smallest top-1 loss the comparison resolves (2 se) and
 // the time each step took.
 //
-//   bench_gate RECORDS --teacher CKPT --student CKPT [--per-task N]
-//              [--standing-split] [--threads T] [--margin M] [--subsets K,...]
+//   bench_gate RECORDS --teacher CKPT --student CKPT [--platform NAME]
+//              [--per-task N] [--standing-split] [--threads T] [--margin M]
+//              [--subsets K,...]
+// --platform: a checkpoint that keeps per-platform adapters (tcld's default
+// distill) is scored as NAME's model, the trunk when it has no adapter for
+// NAME (trainer::platform_checkpoint, as the gate does); default the trunk.
 // --subsets (an experiment, not what the gate does): each task's programs
 // dealt into K subsets, top-1 taken in each and averaged per task — the
 // task-mean difference and its paired se for each K.
@@ -15,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/lib/flags.h"
@@ -23,6 +28,7 @@
 #include "core/program_id.h"
 #include "onboarding/distill.h"
 #include "onboarding/promotion_gate.h"
+#include "trainer/cost_model.h"
 
 namespace {
 
@@ -81,7 +87,7 @@ void print_subsets(const tcl::trainer::ScoredPrograms& s, int k) {
 int main(int argc, char** argv) {
   namespace ob = tcl::onboarding;
   std::vector<std::string> files;
-  std::string teacher_path, student_path;
+  std::string teacher_path, student_path, platform_name;
   std::int64_t per_task = ob::kJudgedProgramsPerTask;
   bool standing_split = false;
   int threads = 0;
@@ -91,6 +97,7 @@ int main(int argc, char** argv) {
   flags.positional("records", &files, 1)
       .value("teacher", &teacher_path)
       .value("student", &student_path)
+      .value("platform", &platform_name)
       .value("per-task", &per_task)
       .flag("standing-split", &standing_split)
       .value("threads", &threads)
@@ -98,8 +105,8 @@ int main(int argc, char** argv) {
       .list("subsets", &subsets);
   if (!flags.parse(argc, argv) || files.size() != 1 || teacher_path.empty() || student_path.empty()) {
     std::fprintf(stderr,
-                 "usage: bench_gate RECORDS --teacher CKPT --student CKPT [--per-task N] [--standing-split] "
-                 "[--threads T] [--margin M]\n");
+                 "usage: bench_gate RECORDS --teacher CKPT --student CKPT [--platform NAME] [--per-task N] "
+                 "[--standing-split] [--threads T] [--margin M] [--subsets K,...]\n");
     return 2;
   }
   auto t0 = Clock::now();
@@ -124,7 +131,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   t0 = Clock::now();
-  const std::string teacher = read_file(teacher_path), student = read_file(student_path);
+  std::string teacher, student;
+  for (auto [path, bytes] : {std::pair{&teacher_path, &teacher}, std::pair{&student_path, &student}}) {
+    auto own = tcl::trainer::platform_checkpoint(read_file(*path), platform_name);
+    if (!own) {
+      std::fprintf(stderr, "%s: %s\n", path->c_str(), own.status().to_string().c_str());
+      return 1;
+    }
+    *bytes = std::move(*own);
+  }
   auto scores = ob::evaluate_against_teacher(student, teacher, records, *platform, threads);
   if (!scores) {
     std::fprintf(stderr, "%s\n", scores.status().to_string().c_str());
