@@ -147,6 +147,7 @@
 namespace {
 
 namespace core = tcl::core;
+namespace ob = tcl::onboarding;
 namespace tr = tcl::trainer;
 namespace sampler = tcl::sampler;
 using tcl::Result;
@@ -1195,22 +1196,19 @@ int fine_tune_step(const Args& a, const SequencePlatform& p, const std::vector<c
 // lineage's checkpoint beside the earlier platforms' (attach_adapter).
 int adapter_step(const Args& a, const SequencePlatform& p, const std::vector<core::Record>& shared_records,
                  const Selection& shared, Lineage& l, StepResult* st) {
-  auto trunk = tr::platform_checkpoint(l.model, "");
-  if (!trunk) return fail(l.name, trunk.status());
+  // The job's method (onboarding/distill.h): the adapter on the lineage's trunk.
   tr::TrainRequest req = make_request(a, p, shared_records, tr::kDistillAdapterEpochs);
   req.optimisation.learning_rate = tr::kDistillAdapterLearningRate;
-  tr::FineTune tune{.init_checkpoint = *trunk};
-  tune.adapter = tr::kDistillAdapter;
-  req.start = tune;
-  req.fisher.compute = false;
-  const std::string key = "adapter|" + p.name + "|trunk " + tcl::sha256_hex(*trunk) + "|sel " + shared.digest +
+  std::string trunk;
+  if (Status s = ob::start_adapter_distill(l.model, tr::kDistillAdapter, &trunk, &req); !s) return fail(l.name, s);
+  const std::string key = "adapter|" + p.name + "|trunk " + tcl::sha256_hex(trunk) + "|sel " + shared.digest +
                           "|rank " + std::to_string(tr::kDistillAdapter.rank) + " " +
                           std::string(tr::adapter_layers_name(tr::kDistillAdapter.layers)) + "|lr " +
                           fmt("%g", tr::kDistillAdapterLearningRate) + "|epochs " +
                           std::to_string(tr::kDistillAdapterEpochs) + "|seed " + std::to_string(a.seed);
   auto t = train_cached(a, "adapter", p.name, key, req);
   if (!t) return fail(l.name, t.status());
-  auto kept = tr::attach_adapter(l.model, p.name, t->adapter);
+  auto kept = ob::keep_adapter(l.model, p.name, t->adapter);
   if (!kept) return fail(l.name, kept.status());
   st->timings.push_back({l.name, "adapter", t->wall_s, t->cpu_s, t->programs, t->cached});
   l.model = std::move(*kept);

@@ -268,25 +268,29 @@ void JobWorker::run_job(const registry::Job& job) {
   request.resources.device = options_.train_device;
   request.resources.cancel = &heartbeat.cancel;
   const bool by_adapter = distill && options->method == api::JobOptions::DistillMethod::kAdapter;
-  std::string init;
-  if (!start->weights.empty()) {
-    auto from = fine_tune_init(*start, job.platform, by_adapter);
-    if (!from) return fail(from.status());
-    init = std::move(*from);
-  }
-  trainer::FineTune tune{.init_checkpoint = init, .auto_schedule = options->auto_schedule};
   std::unique_ptr<Distill> plan;
+  std::string init;  // what a FineTune in `request` views
   if (by_adapter) {
-    tune.adapter = {.rank = options->adapter_rank, .layers = options->adapter_layers};
-    request.start = tune;
-    request.fisher.compute = false;  // the trunk's Fisher is the teacher's, kept with the version
-  } else if (distill) {
-    auto p = plan_distill(job, *options, *platform, *start, request, measured_ids, heartbeat);
-    if (!p) return fail(p.status());
-    plan = std::move(*p);
-    request.start = trainer::Distill{.teacher = tune, .targets = plan->targets};
-  } else if (!init.empty()) {
-    request.start = tune;
+    const trainer::AdapterOptions adapter{.rank = options->adapter_rank, .layers = options->adapter_layers};
+    if (Status s = onboarding::start_adapter_distill(start->weights, adapter, &init, &request); !s) {
+      return fail(s.with_context("production (version " + std::to_string(*start->version) + ")"));
+    }
+  } else {
+    if (!start->weights.empty()) {
+      // The version's model of this platform (its adapter folded in, when it keeps one).
+      auto own = trainer::platform_checkpoint(start->weights, job.platform);
+      if (!own) return fail(own.status().with_context("version " + std::to_string(*start->version)));
+      init = std::move(*own);
+    }
+    trainer::FineTune tune{.init_checkpoint = init, .auto_schedule = options->auto_schedule};
+    if (distill) {
+      auto p = plan_distill(job, *options, *platform, *start, request, measured_ids, heartbeat);
+      if (!p) return fail(p.status());
+      plan = std::move(*p);
+      request.start = trainer::Distill{.teacher = tune, .targets = plan->targets};
+    } else if (!init.empty()) {
+      request.start = tune;
+    }
   }
   auto trained = train(job, request, options->epochs, heartbeat);
   records->clear();
@@ -303,7 +307,7 @@ void JobWorker::run_job(const registry::Job& job) {
   v.weights = std::move(trained->checkpoint);
   if (!trained->fisher.empty()) v.fisher = std::move(trained->fisher);
   if (by_adapter) {
-    if (Status kept = keep_adapter(job, *start, trained->adapter, &v); !kept) return fail(kept);
+    if (Status kept = keep_adapter_version(*start, job.platform, trained->adapter, &v); !kept) return fail(kept);
   }
   // No evaluation split (eval_fraction 0, e.g. an active column trained on a
   // few measured programs): no numbers rather than zeros.
@@ -365,31 +369,12 @@ Result<JobWorker::Start> JobWorker::read_start(const std::string& name, bool dis
   return s;
 }
 
-Result<std::string> JobWorker::fine_tune_init(const Start& start, const std::string& platform, bool adapter) {
-  const std::string version = "version " + std::to_string(*start.version);
-  // The version's model of this platform (its adapter folded in, when it
-  // keeps one); an adapter trains on the trunk alone.
-  auto own = trainer::platform_checkpoint(start.weights, adapter ? std::string() : platform);
-  if (!own) return own.status().with_context(version);
-  if (adapter) {
-    auto trunk = trainer::CostModel::load(*own);
-    if (!trunk) return trunk.status().with_context(version);
-    if (const trainer::ModelKind kind = (*trunk)->config().kind; kind != trainer::ModelKind::kMamba) {
-      return Status::failed_precondition("production (" + version + ") is " +
-                                         std::string(trainer::model_kind_name(kind)) +
-                                         "; an adapter adapts a Mamba student's dense layers: distill with "
-                                         "\"method\": \"student\"");
-    }
-  }
-  return own;
-}
-
-Status JobWorker::keep_adapter(const registry::Job& job, const Start& teacher, const std::string& adapter,
-                               registry::NewVersion* v) {
-  auto kept = trainer::attach_adapter(teacher.weights, job.platform, adapter);
+Status JobWorker::keep_adapter_version(const Start& production, const std::string& platform, const std::string& adapter,
+                                       registry::NewVersion* v) {
+  auto kept = onboarding::keep_adapter(production.weights, platform, adapter);
   if (!kept) return kept.status();
   v->weights = std::move(*kept);
-  auto fisher = models_.fisher(*teacher.version);  // the trunk's: the teacher's
+  auto fisher = models_.fisher(*production.version);  // the trunk's: production's
   if (fisher) {
     v->fisher = std::move(fisher->bytes);
   } else if (fisher.status().code() != StatusCode::kNotFound) {

@@ -136,15 +136,11 @@ class JobWorker {
   struct Distill;
   void fail_job(const registry::Job& job, const Status& s);
   Result<Start> read_start(const std::string& name, bool distill);
-  // What a fine-tune of `start` begins from: its model of `platform` (the
-  // platform's adapter folded in), or with `adapter` its trunk, which must
-  // be a Mamba student (kFailedPrecondition naming the other method).
-  static Result<std::string> fine_tune_init(const Start& start, const std::string& platform, bool adapter);
-  // An adapter distill's version: the teacher's checkpoint with `adapter`
-  // kept for the job's platform (trainer::attach_adapter), and the teacher's
-  // Fisher, which is its trunk's.
-  Status keep_adapter(const registry::Job& job, const Start& teacher, const std::string& adapter,
-                      registry::NewVersion* v);
+  // An adapter distill's version (onboarding::keep_adapter): production's
+  // checkpoint with `adapter` kept for `platform`, and production's Fisher,
+  // which is its trunk's.
+  Status keep_adapter_version(const Start& production, const std::string& platform, const std::string& adapter,
+                              registry::NewVersion* v);
   Result<std::unique_ptr<Distill>> plan_distill(const registry::Job& job, const api::JobOptions& o,
                                                 const registry::PlatformRow& platform, const Start& teacher,
                                                 const trainer::TrainRequest& request,

@@ -6,8 +6,30 @@
 #include "core/features.h"
 #include "core/program_id.h"
 #include "core/task_split.h"
+#include "trainer/cost_model.h"
 
 namespace tcl::onboarding {
+
+Status start_adapter_distill(std::string_view production, const trainer::AdapterOptions& adapter, std::string* trunk,
+                             trainer::TrainRequest* request) {
+  auto own = trainer::platform_checkpoint(production, "");
+  if (!own) return own.status();
+  *trunk = std::move(*own);
+  auto model = trainer::CostModel::load(*trunk);
+  if (!model) return model.status();
+  if (const trainer::ModelKind kind = (*model)->config().kind; kind != trainer::ModelKind::kMamba) {
+    return Status::failed_precondition("a " + std::string(trainer::model_kind_name(kind)) +
+                                       " model: an adapter adapts a Mamba student's dense layers; distill with "
+                                       "\"method\": \"student\"");
+  }
+  request->start = trainer::FineTune{.init_checkpoint = *trunk, .adapter = adapter};
+  request->fisher.compute = false;
+  return Status::ok();
+}
+
+Result<std::string> keep_adapter(std::string_view production, std::string_view platform, std::string_view trained) {
+  return trainer::attach_adapter(production, platform, trained);
+}
 
 std::vector<std::string> old_platforms(const std::vector<std::string>& teacher_platforms, const std::string& platform) {
   std::vector<std::string> out;

@@ -47,8 +47,8 @@ TEST(BenchGateTest, AnAdaptedCheckpointIsScoredAsThePlatformsModel) {
   const std::string trunk_line = all_tasks_line(as_trunk), h100_line = all_tasks_line(as_h100);
   ASSERT_FALSE(trunk_line.empty()) << as_trunk;
   EXPECT_NE(trunk_line.find("(+0.0000 ± "), std::string::npos) << trunk_line;  // the teacher's own weights
-  EXPECT_NE(h100_line, trunk_line) << h100_line;                                // its adapter folded in
-  EXPECT_EQ(all_tasks_line(as_other), trunk_line);  // no adapter for v100: the trunk
+  EXPECT_NE(h100_line, trunk_line) << h100_line;                               // its adapter folded in
+  EXPECT_EQ(all_tasks_line(as_other), trunk_line);                             // no adapter for v100: the trunk
 }
 
 }  // namespace

@@ -17,7 +17,8 @@
 
 namespace tcl::testing {
 
-inline std::string with_adapter(const std::string& trunk, const std::string& platform, std::uint64_t seed) {
+// The adapter alone (TrainResult::adapter's form) of with_adapter(trunk, _, seed).
+inline std::string adapter_of(const std::string& trunk, std::uint64_t seed) {
   auto model = trainer::load_trunk(trunk);
   if (!model) throw std::runtime_error(model.status().message());
   auto added = trainer::add_adapter(**model, {.rank = 2, .layers = trainer::AdapterLayers::kAll}, seed);
@@ -31,7 +32,11 @@ inline std::string with_adapter(const std::string& trunk, const std::string& pla
   }
   auto adapter = trainer::save_adapter(**model);
   if (!adapter) throw std::runtime_error(adapter.status().message());
-  auto kept = trainer::attach_adapter(trunk, platform, *adapter);
+  return *adapter;
+}
+
+inline std::string with_adapter(const std::string& trunk, const std::string& platform, std::uint64_t seed) {
+  auto kept = trainer::attach_adapter(trunk, platform, adapter_of(trunk, seed));
   if (!kept) throw std::runtime_error(kept.status().message());
   return *kept;
 }

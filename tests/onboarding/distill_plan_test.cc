@@ -1,7 +1,8 @@
 // tests/onboarding/distill_plan_test.cc — what a distill job's plan passes
 // to the trainer (onboarding/distill.h): the unmeasured pool and the old
 // platforms' bank only when the weights give them a share, the weights as given
-// but the column's, which is per old platform; the column's own request.
+// but the column's, which is per old platform; the column's own request; the
+// adapter distill's two steps.
 #include <gtest/gtest.h>
 
 #include <variant>
@@ -9,6 +10,8 @@
 
 #include "core/features.h"
 #include "onboarding/distill.h"
+#include "tests/lib/adapted_checkpoint.h"
+#include "trainer/cost_model.h"
 
 namespace tcl::onboarding {
 namespace {
@@ -107,6 +110,59 @@ TEST(DistillPlanTest, TheColumnTrainsAtFineTuningsLearningRate) {
   EXPECT_FALSE(column.fisher.compute);
   ASSERT_TRUE(std::holds_alternative<trainer::FineTune>(column.start));
   EXPECT_EQ(std::get<trainer::FineTune>(column.start).init_checkpoint, "T");
+}
+
+// A student of core's feature widths, of `kind`, as checkpoint bytes.
+std::string checkpoint_of(trainer::ModelKind kind, std::uint64_t seed) {
+  trainer::ModelConfig c;
+  c.kind = kind;
+  c.token_dim = core::kTokenDim;
+  c.descriptor_dim = core::kHardwareDim;
+  c.seed = seed;
+  auto m = trainer::CostModel::create(c);
+  EXPECT_TRUE(m) << m.status().to_string();
+  auto bytes = (*m)->save();
+  EXPECT_TRUE(bytes) << bytes.status().to_string();
+  return *bytes;
+}
+
+// The adapter trains on production's trunk, with production's t4 adapter
+// left out of it; the version keeps production's other adapters as they were.
+TEST(AdapterDistillTest, TrainsOnTheTrunkAndKeepsTheOtherPlatformsModels) {
+  const std::string trunk = checkpoint_of(trainer::ModelKind::kMamba, 1);
+  const std::string production = tcl::testing::with_adapter(trunk, "t4", 3);
+  trainer::TrainRequest request;
+  std::string from;
+  ASSERT_TRUE(start_adapter_distill(production, trainer::kDistillAdapter, &from, &request).is_ok());
+  EXPECT_EQ(from, trunk);
+  ASSERT_TRUE(std::holds_alternative<trainer::FineTune>(request.start));
+  const auto& tune = std::get<trainer::FineTune>(request.start);
+  EXPECT_EQ(tune.init_checkpoint.data(), from.data());  // a view of what the caller keeps
+  EXPECT_EQ(tune.adapter.rank, trainer::kDistillAdapter.rank);
+  EXPECT_EQ(tune.adapter.layers, trainer::kDistillAdapter.layers);
+  EXPECT_FALSE(request.fisher.compute);
+
+  // A trained adapter (here one drawn from another seed) kept for v100 beside t4's.
+  auto drawn = trainer::platform_checkpoint(tcl::testing::with_adapter(trunk, "v100", 5), "v100");
+  ASSERT_TRUE(drawn);
+  auto kept = keep_adapter(production, "v100", tcl::testing::adapter_of(trunk, 5));
+  ASSERT_TRUE(kept) << kept.status().to_string();
+  EXPECT_EQ(*trainer::adapter_platforms(*kept), (std::vector<std::string>{"t4", "v100"}));
+  EXPECT_EQ(*trainer::platform_checkpoint(*kept, "t4"), *trainer::platform_checkpoint(production, "t4"));
+  EXPECT_EQ(*trainer::platform_checkpoint(*kept, "x16"), trunk);
+  EXPECT_EQ(*trainer::platform_checkpoint(*kept, "v100"), *drawn);
+}
+
+TEST(AdapterDistillTest, RefusesAProductionThatIsNotAMambaStudent) {
+  trainer::TrainRequest request;
+  std::string from;
+  const Status s =
+      start_adapter_distill(checkpoint_of(trainer::ModelKind::kMlp, 1), trainer::kDistillAdapter, &from, &request);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("\"method\": \"student\""), std::string::npos) << s.to_string();
+  EXPECT_TRUE(std::holds_alternative<trainer::FreshModel>(request.start));  // left as it was
+  EXPECT_EQ(start_adapter_distill("not a checkpoint", trainer::kDistillAdapter, &from, &request).code(),
+            StatusCode::kDataLoss);
 }
 
 }  // namespace
