@@ -2,12 +2,17 @@
 """Mean and 95% t-interval over seeds of bench_quality's per-seed rows, and each
 row's paired difference from a reference row of the same seed.
 
-  scripts/gpu/quality_summary.py [--against NAME] LOG...   (default NAME: mamba)
+  scripts/gpu/quality_summary.py [--against NAME] [LABEL=]LOG...   (default NAME: mamba)
 
 Reads every "seed S NAME top-1 SUM/MEAN top-5 SUM/MEAN pairwise P tuning T (B better)"
 line of the logs (one log per seed with quality_study.sh SPLIT_SEEDS=1, or one for all),
 so seeds run as separate processes summarise like one run. Rows of one seed and name
 seen twice are an error. Members of an ensemble ("NAME member K") are left out.
+LABEL=LOG names that log's rows "LABEL NAME", so that two settings run as separate
+processes (quality_study.sh default all4: both rows "mamba") pair by seed:
+  quality_summary.py --against "default mamba" default=quality_v_default_s*.log all4=quality_v_all4_s*.log
+(each LABEL= applies to the one path it prefixes; the shell expands the rest unlabelled,
+so write LABEL= before every path: for f in ...; do echo default=$f; done).
 """
 import os
 import re
@@ -24,13 +29,16 @@ COLUMNS = ["top-1 sum", "top-1 mean", "top-5 sum", "top-5 mean", "pairwise", "tu
 
 def read(paths):
     rows = defaultdict(dict)  # name -> seed -> values
-    for path in paths:
+    for arg in paths:
+        label, sep, path = arg.partition("=")
+        if not sep:
+            label, path = "", arg
         with open(path) as f:
             for line in f:
                 m = ROW.match(line)
                 if not m or " member " in m.group(2):
                     continue
-                seed, name = int(m.group(1)), m.group(2).strip()
+                seed, name = int(m.group(1)), (label + " " if label else "") + m.group(2).strip()
                 if seed in rows[name]:
                     sys.exit(f"{path}: seed {seed} of {name} seen twice")
                 rows[name][seed] = [float(x) for x in m.groups()[2:]]
