@@ -90,7 +90,7 @@ void ModelCache::evict_locked(const Key* keep) {
     for (auto it = models_.begin(); it != models_.end(); ++it) {
       const bool aliased =
           std::any_of(aliases_.begin(), aliases_.end(), [&](const auto& a) { return a.second == it->first.version; });
-      if (aliased || (keep != nullptr && it->first == *keep)) continue;
+      if (aliased || pinned_.count(it->first.version) > 0 || (keep != nullptr && it->first == *keep)) continue;
       if (victim == models_.end() || it->second.last_used < victim->second.last_used) victim = it;
     }
     if (victim == models_.end()) return;  // everything loaded is aliased: keep it
@@ -123,6 +123,11 @@ Result<std::shared_ptr<const LoadedModel>> ModelCache::get(std::string_view alia
   return get_version(version, platform);
 }
 
+void ModelCache::pin(std::int64_t version, int delta) {
+  core::MutexLock lock(mu_);
+  if ((pinned_[version] += delta) <= 0) pinned_.erase(version);
+}
+
 Status ModelCache::load_every_model(std::int64_t version) {
   auto trunk = get_version(version, {});
   if (!trunk) return trunk.status();
@@ -133,11 +138,13 @@ Status ModelCache::load_every_model(std::int64_t version) {
 }
 
 void ModelCache::on_alias_change(const registry::AliasChange& change) {
+  pin(change.version, +1);
   if (Status loaded = load_every_model(change.version); !loaded.is_ok()) {
     spdlog::error("model_cache: alias={} moved to version={} which does not load: {}", change.alias, change.version,
                   loaded.to_string());
   }
   core::MutexLock lock(mu_);
+  if ((pinned_[change.version] -= 1) <= 0) pinned_.erase(change.version);  // aliased from here on
   aliases_[change.alias] = change.version;
   spdlog::info("model_cache: alias={} now version={}", change.alias, change.version);
   evict_locked();
@@ -146,6 +153,7 @@ void ModelCache::on_alias_change(const registry::AliasChange& change) {
 Status ModelCache::resync() {
   auto all = store_.list_aliases();
   if (!all) return all.status();
+  for (const auto& a : *all) pin(a.version, +1);  // the first ones' models stay while the later ones load
   for (const auto& a : *all) {
     if (Status loaded = load_every_model(a.version); !loaded.is_ok()) {
       spdlog::error("model_cache: alias={} points at version={} which does not load: {}", a.name, a.version,
@@ -153,6 +161,9 @@ Status ModelCache::resync() {
     }
   }
   core::MutexLock lock(mu_);
+  for (const auto& a : *all) {
+    if ((pinned_[a.version] -= 1) <= 0) pinned_.erase(a.version);
+  }
   aliases_.clear();
   for (const auto& a : *all) aliases_[a.name] = a.version;
   evict_locked();
@@ -176,10 +187,10 @@ bool ModelCache::production_ready() const {
   if (it == aliases_.end()) return true;
   auto trunk = models_.find(Key{.version = it->second, .platform = {}});
   if (trunk == models_.end()) return false;
-  const auto& adapted = trunk->second.model->adapter_platforms;
-  return std::all_of(adapted.begin(), adapted.end(), [&](const std::string& p) {
-    return models_.count(Key{.version = it->second, .platform = p}) > 0;
-  });
+  for (const std::string& platform : trunk->second.model->adapter_platforms) {
+    if (models_.count(Key{.version = it->second, .platform = platform}) == 0) return false;
+  }
+  return true;
 }
 
 std::size_t ModelCache::loaded_count() const {

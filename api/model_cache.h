@@ -27,8 +27,9 @@
 // At most `max_versions` models stay loaded (a version's trunk and its
 // adapted platforms count one each); the least recently used one whose
 // version no alias points at is dropped first. Aliased versions' models are
-// never dropped, so with many adapted platforms under aliases the count can
-// exceed max_versions.
+// never dropped, nor those of a version an alias move or a resync is still
+// loading, so with many adapted platforms under aliases the count can exceed
+// max_versions.
 //
 // Thread-safety: every method may be called from any thread; loading runs
 // outside the lock (two requests may load the same version at once; one
@@ -112,10 +113,14 @@ class ModelCache {
   // Loads a version's trunk and each adapted platform's model (what an alias
   // move waits for, so that no platform's first request pays a load).
   Status load_every_model(std::int64_t version) EXCLUDES(mu_);
-  // Drops least recently used entries of unaliased versions until at most
-  // max_versions remain (fewer cannot be when aliased versions hold more);
-  // `keep`, when given, is never dropped (the entry a caller just added).
+  // Drops least recently used entries of versions neither aliased nor
+  // pinned until at most max_versions remain (fewer cannot be when those
+  // hold more); `keep`, when given, is never dropped (the entry a caller
+  // just added).
   void evict_locked(const Key* keep = nullptr) REQUIRES(mu_);
+  // Pins (+1) or unpins (−1) a version: while an alias move or a resync
+  // loads its models, none of them is evicted by the next one's load.
+  void pin(std::int64_t version, int delta) EXCLUDES(mu_);
 
   registry::ModelStore& store_;
   const ModelCacheOptions options_;
@@ -126,7 +131,8 @@ class ModelCache {
     std::uint64_t last_used = 0;
   };
   std::map<Key, Entry> models_ GUARDED_BY(mu_);
-  std::uint64_t clock_ GUARDED_BY(mu_) = 0;  // bumps on every use, for LRU
+  std::map<std::int64_t, int> pinned_ GUARDED_BY(mu_);  // version → loads in progress that pin it
+  std::uint64_t clock_ GUARDED_BY(mu_) = 0;             // bumps on every use, for LRU
 };
 
 }  // namespace tcl::api

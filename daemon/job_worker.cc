@@ -275,6 +275,7 @@ void JobWorker::run_job(const registry::Job& job) {
     if (Status s = onboarding::start_adapter_distill(start->weights, adapter, &init, &request); !s) {
       return fail(s.with_context("production (version " + std::to_string(*start->version) + ")"));
     }
+    std::get<trainer::FineTune>(request.start).auto_schedule = options->auto_schedule;
   } else {
     if (!start->weights.empty()) {
       // The version's model of this platform (its adapter folded in, when it keeps one).

@@ -18,8 +18,9 @@ Status start_adapter_distill(std::string_view production, const trainer::Adapter
   auto model = trainer::CostModel::load(*trunk);
   if (!model) return model.status();
   if (const trainer::ModelKind kind = (*model)->config().kind; kind != trainer::ModelKind::kMamba) {
-    return Status::failed_precondition("a " + std::string(trainer::model_kind_name(kind)) +
-                                       " model: an adapter adapts a Mamba student's dense layers; distill with "
+    return Status::failed_precondition("it is a model of kind " + std::string(trainer::model_kind_name(kind)) +
+                                       ", not a Mamba student: an adapter adapts a Mamba student's dense layers; "
+                                       "distill with "
                                        "\"method\": \"student\"");
   }
   request->start = trainer::FineTune{.init_checkpoint = *trunk, .adapter = adapter};

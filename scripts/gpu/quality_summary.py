@@ -31,7 +31,7 @@ def read(paths):
     rows = defaultdict(dict)  # name -> seed -> values
     for arg in paths:
         label, sep, path = arg.partition("=")
-        if not sep:
+        if not sep or "/" in label or os.path.exists(arg):  # a path with "=" in it is a path
             label, path = "", arg
         with open(path) as f:
             for line in f:

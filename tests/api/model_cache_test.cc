@@ -254,5 +254,29 @@ TEST_F(ModelCacheTest, AnAliasMoveLoadsEveryAdaptedPlatformBeforeItSwitches) {
   EXPECT_EQ(fresh.loaded_count(), 3u);  // served from what resync loaded
 }
 
+// Loading a version's models for an alias move never evicts the ones it
+// loaded first, however small the cache: the version is not aliased until
+// they are all in.
+TEST_F(ModelCacheTest, AVersionBeingLoadedForAnAliasKeepsEveryModel) {
+  const std::string trunk = tcl::testing::fresh_checkpoint(1);
+  add_version(tcl::testing::with_adapter(trunk, "t4", 3), /*production=*/true);
+  const std::int64_t next =
+      add_version(tcl::testing::with_adapter(tcl::testing::with_adapter(trunk, "t4", 4), "v100", 5));
+  ModelCacheOptions options;
+  options.max_versions = 2;
+  ModelCache cache(*store_, options);
+  ASSERT_TRUE(cache.resync().is_ok());
+  EXPECT_EQ(cache.loaded_count(), 2u);  // production's trunk and t4
+  cache.on_alias_change({"production", next});
+  EXPECT_TRUE(cache.production_ready());
+  EXPECT_EQ(cache.loaded_count(), 3u);  // next's three; the unaliased first version's went
+
+  ModelCache fresh(*store_, options);
+  ASSERT_TRUE(store_->set_alias("production", next, "test", "promoted").is_ok());
+  ASSERT_TRUE(fresh.resync().is_ok());  // at start: nothing is aliased in the cache yet
+  EXPECT_TRUE(fresh.production_ready());
+  EXPECT_EQ(fresh.loaded_count(), 3u);
+}
+
 }  // namespace
 }  // namespace tcl::api

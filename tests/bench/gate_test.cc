@@ -46,6 +46,7 @@ TEST(BenchGateTest, AnAdaptedCheckpointIsScoredAsThePlatformsModel) {
   ASSERT_EQ(bench_gate(pair + " --platform v100", &as_other), 0) << as_other;
   const std::string trunk_line = all_tasks_line(as_trunk), h100_line = all_tasks_line(as_h100);
   ASSERT_FALSE(trunk_line.empty()) << as_trunk;
+  ASSERT_FALSE(h100_line.empty()) << as_h100;
   EXPECT_NE(trunk_line.find("(+0.0000 ± "), std::string::npos) << trunk_line;  // the teacher's own weights
   EXPECT_NE(h100_line, trunk_line) << h100_line;                               // its adapter folded in
   EXPECT_EQ(all_tasks_line(as_other), trunk_line);                             // no adapter for v100: the trunk

@@ -341,6 +341,14 @@ TEST_F(DistillTest, DistillsByAdapterLeavingOldPlatformsUnchanged) {
   EXPECT_EQ(student.at("state").as_string(), "failed");
   EXPECT_NE(json::serialize(student.at("error")).find("keeps per-platform adapters (t4)"), std::string::npos)
       << json::serialize(student);
+  // auto_schedule reaches the adapter's fine-tune: its start's zero-shot figures are measured.
+  json::value scheduled = run_job("t4", R"({"kind": "distill", "epochs": 1, "auto_schedule": true})");
+  ASSERT_EQ(scheduled.at("state").as_string(), "succeeded") << json::serialize(scheduled);
+  const json::value v_scheduled =
+      call("GET", "/v1/models/" + std::to_string(scheduled.at("result_version").as_int64())).json();
+  const json::value& schedule = v_scheduled.at("training_summary").at("schedule");
+  ASSERT_TRUE(schedule.is_object()) << json::serialize(v_scheduled);
+  EXPECT_GT(schedule.at("zero_shot_pairwise").as_double(), 0) << json::serialize(schedule);
 }
 
 TEST_F(DistillTest, DistillOptionsAreChecked) {

@@ -7,7 +7,7 @@
 // sends SIGKILL. The destructor kills a process still running. Not thread-safe.
 //
 // Contract mode (TCL_CONTRACT_PROXY=1 in the environment; scripts/test.sh runs
-// the e2e tests a second time so): a "serve" process without TLS also gets
+// the e2e tests only so): a "serve" process without TLS also gets
 // `prism proxy api/openapi.yaml <tcld>` on a second free port, and port()
 // returns the proxy's, so every request and response of the test is checked
 // against the API document. stop()/kill()/the destructor add a gtest failure
