@@ -123,9 +123,13 @@ Result<std::shared_ptr<const LoadedModel>> ModelCache::get(std::string_view alia
   return get_version(version, platform);
 }
 
-void ModelCache::pin(std::int64_t version, int delta) {
+void ModelCache::pin(std::int64_t version) {
   core::MutexLock lock(mu_);
-  if ((pinned_[version] += delta) <= 0) pinned_.erase(version);
+  ++pinned_[version];
+}
+
+void ModelCache::unpin_locked(std::int64_t version) {
+  if (--pinned_[version] <= 0) pinned_.erase(version);
 }
 
 Status ModelCache::load_every_model(std::int64_t version) {
@@ -138,13 +142,13 @@ Status ModelCache::load_every_model(std::int64_t version) {
 }
 
 void ModelCache::on_alias_change(const registry::AliasChange& change) {
-  pin(change.version, +1);
+  pin(change.version);
   if (Status loaded = load_every_model(change.version); !loaded.is_ok()) {
     spdlog::error("model_cache: alias={} moved to version={} which does not load: {}", change.alias, change.version,
                   loaded.to_string());
   }
   core::MutexLock lock(mu_);
-  if ((pinned_[change.version] -= 1) <= 0) pinned_.erase(change.version);  // aliased from here on
+  unpin_locked(change.version);  // aliased from here on
   aliases_[change.alias] = change.version;
   spdlog::info("model_cache: alias={} now version={}", change.alias, change.version);
   evict_locked();
@@ -153,7 +157,7 @@ void ModelCache::on_alias_change(const registry::AliasChange& change) {
 Status ModelCache::resync() {
   auto all = store_.list_aliases();
   if (!all) return all.status();
-  for (const auto& a : *all) pin(a.version, +1);  // the first ones' models stay while the later ones load
+  for (const auto& a : *all) pin(a.version);  // the first ones' models stay while the later ones load
   for (const auto& a : *all) {
     if (Status loaded = load_every_model(a.version); !loaded.is_ok()) {
       spdlog::error("model_cache: alias={} points at version={} which does not load: {}", a.name, a.version,
@@ -161,9 +165,7 @@ Status ModelCache::resync() {
     }
   }
   core::MutexLock lock(mu_);
-  for (const auto& a : *all) {
-    if ((pinned_[a.version] -= 1) <= 0) pinned_.erase(a.version);
-  }
+  for (const auto& a : *all) unpin_locked(a.version);
   aliases_.clear();
   for (const auto& a : *all) aliases_[a.name] = a.version;
   evict_locked();

@@ -118,9 +118,10 @@ class ModelCache {
   // hold more); `keep`, when given, is never dropped (the entry a caller
   // just added).
   void evict_locked(const Key* keep = nullptr) REQUIRES(mu_);
-  // Pins (+1) or unpins (−1) a version: while an alias move or a resync
-  // loads its models, none of them is evicted by the next one's load.
-  void pin(std::int64_t version, int delta) EXCLUDES(mu_);
+  // A pinned version's models are not evicted: an alias move or a resync
+  // pins what it loads until the alias points at it. Pins nest.
+  void pin(std::int64_t version) EXCLUDES(mu_);
+  void unpin_locked(std::int64_t version) REQUIRES(mu_);
 
   registry::ModelStore& store_;
   const ModelCacheOptions options_;

@@ -1200,7 +1200,9 @@ int adapter_step(const Args& a, const SequencePlatform& p, const std::vector<cor
   tr::TrainRequest req = make_request(a, p, shared_records, tr::kDistillAdapterEpochs);
   req.optimisation.learning_rate = tr::kDistillAdapterLearningRate;
   std::string trunk;
-  if (Status s = ob::start_adapter_distill(l.model, tr::kDistillAdapter, &trunk, &req); !s) return fail(l.name, s);
+  if (Status s = ob::start_adapter_distill(l.model, tr::FineTune{.adapter = tr::kDistillAdapter}, &trunk, &req); !s) {
+    return fail(l.name, s);
+  }
   const std::string key = "adapter|" + p.name + "|trunk " + tcl::sha256_hex(trunk) + "|sel " + shared.digest +
                           "|rank " + std::to_string(tr::kDistillAdapter.rank) + " " +
                           std::string(tr::adapter_layers_name(tr::kDistillAdapter.layers)) + "|lr " +
@@ -1208,7 +1210,7 @@ int adapter_step(const Args& a, const SequencePlatform& p, const std::vector<cor
                           std::to_string(tr::kDistillAdapterEpochs) + "|seed " + std::to_string(a.seed);
   auto t = train_cached(a, "adapter", p.name, key, req);
   if (!t) return fail(l.name, t.status());
-  auto kept = ob::keep_adapter(l.model, p.name, t->adapter);
+  auto kept = tr::attach_adapter(l.model, p.name, t->adapter);
   if (!kept) return fail(l.name, kept.status());
   st->timings.push_back({l.name, "adapter", t->wall_s, t->cpu_s, t->programs, t->cached});
   l.model = std::move(*kept);

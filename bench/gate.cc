@@ -19,7 +19,6 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "bench/lib/flags.h"
@@ -131,16 +130,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   t0 = Clock::now();
-  std::string teacher, student;
-  for (auto [path, bytes] : {std::pair{&teacher_path, &teacher}, std::pair{&student_path, &student}}) {
-    auto own = tcl::trainer::platform_checkpoint(read_file(*path), platform_name);
-    if (!own) {
-      std::fprintf(stderr, "%s: %s\n", path->c_str(), own.status().to_string().c_str());
-      return 1;
-    }
-    *bytes = std::move(*own);
-  }
-  auto scores = ob::evaluate_against_teacher(student, teacher, records, *platform, threads);
+  // A checkpoint that keeps adapters is scored as --platform's model (the trunk by default).
+  const auto as_platform = [&](const std::string& path) {
+    auto own = tcl::trainer::platform_checkpoint(read_file(path), platform_name);
+    if (!own) std::fprintf(stderr, "%s: %s\n", path.c_str(), own.status().to_string().c_str());
+    return own;
+  };
+  const auto teacher = as_platform(teacher_path), student = as_platform(student_path);
+  if (!teacher || !student) return 1;
+  auto scores = ob::evaluate_against_teacher(*student, *teacher, records, *platform, threads);
   if (!scores) {
     std::fprintf(stderr, "%s\n", scores.status().to_string().c_str());
     return 1;
@@ -160,7 +158,7 @@ int main(int argc, char** argv) {
                               ob::standing_split_tasks(*scores, eval_fraction)),
         margin);
   if (!subsets.empty()) {
-    const std::string_view checkpoints[] = {student, teacher};
+    const std::string_view checkpoints[] = {*student, *teacher};
     auto scored = tcl::trainer::score_checkpoints(checkpoints, records, *platform, threads);
     if (!scored) return 1;
     for (double k : subsets) print_subsets(*scored, static_cast<int>(k));

@@ -271,11 +271,11 @@ void JobWorker::run_job(const registry::Job& job) {
   std::unique_ptr<Distill> plan;
   std::string init;  // what a FineTune in `request` views
   if (by_adapter) {
-    const trainer::AdapterOptions adapter{.rank = options->adapter_rank, .layers = options->adapter_layers};
-    if (Status s = onboarding::start_adapter_distill(start->weights, adapter, &init, &request); !s) {
+    const trainer::FineTune tune{.auto_schedule = options->auto_schedule,
+                                 .adapter = {.rank = options->adapter_rank, .layers = options->adapter_layers}};
+    if (Status s = onboarding::start_adapter_distill(start->weights, tune, &init, &request); !s) {
       return fail(s.with_context("production (version " + std::to_string(*start->version) + ")"));
     }
-    std::get<trainer::FineTune>(request.start).auto_schedule = options->auto_schedule;
   } else {
     if (!start->weights.empty()) {
       // The version's model of this platform (its adapter folded in, when it keeps one).
@@ -372,7 +372,7 @@ Result<JobWorker::Start> JobWorker::read_start(const std::string& name, bool dis
 
 Status JobWorker::keep_adapter_version(const Start& production, const std::string& platform, const std::string& adapter,
                                        registry::NewVersion* v) {
-  auto kept = onboarding::keep_adapter(production.weights, platform, adapter);
+  auto kept = trainer::attach_adapter(production.weights, platform, adapter);
   if (!kept) return kept.status();
   v->weights = std::move(*kept);
   auto fisher = models_.fisher(*production.version);  // the trunk's: production's

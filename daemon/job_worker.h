@@ -136,7 +136,7 @@ class JobWorker {
   struct Distill;
   void fail_job(const registry::Job& job, const Status& s);
   Result<Start> read_start(const std::string& name, bool distill);
-  // An adapter distill's version (onboarding::keep_adapter): production's
+  // An adapter distill's version (trainer::attach_adapter): production's
   // checkpoint with `adapter` kept for `platform`, and production's Fisher,
   // which is its trunk's.
   Status keep_adapter_version(const Start& production, const std::string& platform, const std::string& adapter,

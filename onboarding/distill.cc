@@ -10,7 +10,7 @@
 
 namespace tcl::onboarding {
 
-Status start_adapter_distill(std::string_view production, const trainer::AdapterOptions& adapter, std::string* trunk,
+Status start_adapter_distill(std::string_view production, trainer::FineTune tune, std::string* trunk,
                              trainer::TrainRequest* request) {
   auto own = trainer::platform_checkpoint(production, "");
   if (!own) return own.status();
@@ -20,16 +20,12 @@ Status start_adapter_distill(std::string_view production, const trainer::Adapter
   if (const trainer::ModelKind kind = (*model)->config().kind; kind != trainer::ModelKind::kMamba) {
     return Status::failed_precondition("it is a model of kind " + std::string(trainer::model_kind_name(kind)) +
                                        ", not a Mamba student: an adapter adapts a Mamba student's dense layers; "
-                                       "distill with "
-                                       "\"method\": \"student\"");
+                                       "distill with \"method\": \"student\"");
   }
-  request->start = trainer::FineTune{.init_checkpoint = *trunk, .adapter = adapter};
+  tune.init_checkpoint = *trunk;
+  request->start = tune;
   request->fisher.compute = false;
   return Status::ok();
-}
-
-Result<std::string> keep_adapter(std::string_view production, std::string_view platform, std::string_view trained) {
-  return trainer::attach_adapter(production, platform, trained);
 }
 
 std::vector<std::string> old_platforms(const std::vector<std::string>& teacher_platforms, const std::string& platform) {

@@ -27,23 +27,21 @@ namespace tcl::onboarding {
 // The adapter distill ("method": "adapter", a distill job's default;
 // docs/continual.md, "The per-platform adapter"): the new platform gets a
 // low-rank adapter trained on production's trunk with every trunk weight
-// frozen, and the version is production's checkpoint with that adapter kept
-// for the platform (so every other platform's model is production's, bit for
-// bit) and production's Fisher. The job worker and the benches take both
-// steps from here; the epochs and learning rate are the caller's
+// frozen; the version is production's checkpoint with that adapter kept for
+// the platform (trainer::attach_adapter: every other platform's model stays
+// production's, bit for bit) and production's Fisher. The job worker and
+// the benches start it here; the epochs and learning rate are the caller's
 // (trainer::kDistillAdapterEpochs, kDistillAdapterLearningRate by default).
 //
-// Sets `request` to train the adapter: a FineTune from production's trunk
-// through `adapter`, no Fisher (the trunk's is production's). `*trunk`
-// receives the trunk's bytes, which `request` views: they must outlive the
-// training. kFailedPrecondition when production is not a Mamba student (an
-// adapter adapts its dense layers), naming the student method; kDataLoss
-// when `production` is not a checkpoint.
-Status start_adapter_distill(std::string_view production, const trainer::AdapterOptions& adapter, std::string* trunk,
+// Sets `request` to train the adapter: `tune` (its `adapter` and
+// `auto_schedule` as the caller sets them) from production's trunk, no
+// Fisher (the trunk's is production's). `*trunk` receives the trunk's bytes,
+// which `request` views: they must outlive the training.
+// kFailedPrecondition when production is not a Mamba student (an adapter
+// adapts its dense layers), naming the student method; kDataLoss when
+// `production` is not a checkpoint.
+Status start_adapter_distill(std::string_view production, trainer::FineTune tune, std::string* trunk,
                              trainer::TrainRequest* request);
-// `production` with `trained` (TrainResult::adapter) kept for `platform`
-// (trainer::attach_adapter): the version's weights.
-Result<std::string> keep_adapter(std::string_view production, std::string_view platform, std::string_view trained);
 
 // The teacher's platforms other than `platform`: those the student must not forget.
 std::vector<std::string> old_platforms(const std::vector<std::string>& teacher_platforms, const std::string& platform);

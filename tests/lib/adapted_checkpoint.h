@@ -17,8 +17,7 @@
 
 namespace tcl::testing {
 
-// The adapter alone (TrainResult::adapter's form) of with_adapter(trunk, _, seed).
-inline std::string adapter_of(const std::string& trunk, std::uint64_t seed) {
+inline std::string with_adapter(const std::string& trunk, const std::string& platform, std::uint64_t seed) {
   auto model = trainer::load_trunk(trunk);
   if (!model) throw std::runtime_error(model.status().message());
   auto added = trainer::add_adapter(**model, {.rank = 2, .layers = trainer::AdapterLayers::kAll}, seed);
@@ -32,11 +31,7 @@ inline std::string adapter_of(const std::string& trunk, std::uint64_t seed) {
   }
   auto adapter = trainer::save_adapter(**model);
   if (!adapter) throw std::runtime_error(adapter.status().message());
-  return *adapter;
-}
-
-inline std::string with_adapter(const std::string& trunk, const std::string& platform, std::uint64_t seed) {
-  auto kept = trainer::attach_adapter(trunk, platform, adapter_of(trunk, seed));
+  auto kept = trainer::attach_adapter(trunk, platform, *adapter);
   if (!kept) throw std::runtime_error(kept.status().message());
   return *kept;
 }

@@ -126,43 +126,35 @@ std::string checkpoint_of(trainer::ModelKind kind, std::uint64_t seed) {
   return *bytes;
 }
 
-// The adapter trains on production's trunk, with production's t4 adapter
-// left out of it; the version keeps production's other adapters as they were.
-TEST(AdapterDistillTest, TrainsOnTheTrunkAndKeepsTheOtherPlatformsModels) {
+// The adapter trains on production's trunk (production's t4 adapter left out
+// of it), as the caller's FineTune asks, with no Fisher. Keeping it beside
+// production's other adapters is trainer::attach_adapter's (adapter_test.cc).
+TEST(AdapterDistillTest, TrainsOnTheTrunkAsTheCallerAsks) {
   const std::string trunk = checkpoint_of(trainer::ModelKind::kMamba, 1);
   const std::string production = tcl::testing::with_adapter(trunk, "t4", 3);
   trainer::TrainRequest request;
   std::string from;
-  ASSERT_TRUE(start_adapter_distill(production, trainer::kDistillAdapter, &from, &request).is_ok());
+  const trainer::FineTune asked{.auto_schedule = true, .adapter = trainer::kDistillAdapter};
+  ASSERT_TRUE(start_adapter_distill(production, asked, &from, &request).is_ok());
   EXPECT_EQ(from, trunk);
   ASSERT_TRUE(std::holds_alternative<trainer::FineTune>(request.start));
   const auto& tune = std::get<trainer::FineTune>(request.start);
   EXPECT_EQ(tune.init_checkpoint.data(), from.data());  // a view of what the caller keeps
   EXPECT_EQ(tune.adapter.rank, trainer::kDistillAdapter.rank);
   EXPECT_EQ(tune.adapter.layers, trainer::kDistillAdapter.layers);
+  EXPECT_TRUE(tune.auto_schedule);
   EXPECT_FALSE(request.fisher.compute);
-
-  // A trained adapter (here one drawn from another seed) kept for v100 beside t4's.
-  auto drawn = trainer::platform_checkpoint(tcl::testing::with_adapter(trunk, "v100", 5), "v100");
-  ASSERT_TRUE(drawn);
-  auto kept = keep_adapter(production, "v100", tcl::testing::adapter_of(trunk, 5));
-  ASSERT_TRUE(kept) << kept.status().to_string();
-  EXPECT_EQ(*trainer::adapter_platforms(*kept), (std::vector<std::string>{"t4", "v100"}));
-  EXPECT_EQ(*trainer::platform_checkpoint(*kept, "t4"), *trainer::platform_checkpoint(production, "t4"));
-  EXPECT_EQ(*trainer::platform_checkpoint(*kept, "x16"), trunk);
-  EXPECT_EQ(*trainer::platform_checkpoint(*kept, "v100"), *drawn);
 }
 
 TEST(AdapterDistillTest, RefusesAProductionThatIsNotAMambaStudent) {
   trainer::TrainRequest request;
   std::string from;
-  const Status s =
-      start_adapter_distill(checkpoint_of(trainer::ModelKind::kMlp, 1), trainer::kDistillAdapter, &from, &request);
+  const trainer::FineTune asked{.adapter = trainer::kDistillAdapter};
+  const Status s = start_adapter_distill(checkpoint_of(trainer::ModelKind::kMlp, 1), asked, &from, &request);
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("\"method\": \"student\""), std::string::npos) << s.to_string();
   EXPECT_TRUE(std::holds_alternative<trainer::FreshModel>(request.start));  // left as it was
-  EXPECT_EQ(start_adapter_distill("not a checkpoint", trainer::kDistillAdapter, &from, &request).code(),
-            StatusCode::kDataLoss);
+  EXPECT_EQ(start_adapter_distill("not a checkpoint", asked, &from, &request).code(), StatusCode::kDataLoss);
 }
 
 }  // namespace
