@@ -9,35 +9,52 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh
-scripts/contract/setup.sh   # pinned Redocly and Prism from npm (package-lock.json)
+# stage NAME CMD...: runs CMD and records its seconds; the table is printed at the end (and on a
+# failure), so every CI log says what each stage cost (docs/operations.md, "CI's time").
+stage_log=()
+stage() {
+  local name=$1 start=$SECONDS rc=0
+  shift
+  echo "== stage $name"
+  "$@" || rc=$?
+  stage_log+=("$(printf '%-14s %5d s%s' "$name" $((SECONDS - start)) "$([[ $rc == 0 ]] || echo "  (exit $rc)")")")
+  return $rc
+}
+print_stages() {
+  echo "== stage seconds (total $SECONDS s)"
+  printf '  %s\n' "${stage_log[@]}"
+}
+trap print_stages EXIT
+
+stage install-deps scripts/install-deps.sh
+stage contract-npm scripts/contract/setup.sh   # pinned Redocly and Prism from npm (package-lock.json)
 # Every .h and .cc as .clang-format writes it (scripts/format.sh --fix rewrites them).
-scripts/format.sh
+stage format scripts/format.sh
 # ccache hits across clones in other folders (CI builds a fresh clone).
 export CCACHE_BASEDIR="$(pwd)" CCACHE_NOHASHDIR=true
 build_dir=${TCL_BUILD_DIR:-build}
 jobs=${TCL_JOBS:-$(nproc)}
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTCL_WERROR=ON
-cmake --build "$build_dir" -j "$jobs"
+stage configure cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTCL_WERROR=ON
+stage build cmake --build "$build_dir" -j "$jobs"
 # Clang's thread-safety analysis (GUARDED_BY, core/thread_annotations.h) over the concurrent folders.
-scripts/thread_safety.sh "$build_dir"
+stage thread-safety scripts/thread_safety.sh "$build_dir"
 # With no arguments each test runs once: everything but the end-to-end tests, then the end-to-end
 # tests with every request and response through Prism's validating proxy against api/openapi.yaml
 # (tests/lib/tcld_process.h, contract mode). Those that check what Prism cannot carry
 # (scripts/contract/direct_tests.txt) talk to tcld directly in that pass, by their own choice.
 # With arguments (scripts/test.sh -R Tcld) one plain ctest run, no proxy.
 if [[ $# -eq 0 ]]; then
-  (cd "$build_dir" && ctest --output-on-failure -j "$jobs" --timeout 600 -LE e2e)
-  (cd "$build_dir" && TCL_CONTRACT_PROXY=1 ctest --output-on-failure -j "$jobs" --timeout 600 -L e2e)
+  stage tests bash -c "cd '$build_dir' && ctest --output-on-failure -j $jobs --timeout 600 -LE e2e"
+  stage e2e-tests bash -c "cd '$build_dir' && TCL_CONTRACT_PROXY=1 ctest --output-on-failure -j $jobs --timeout 600 -L e2e"
 else
   (cd "$build_dir" && ctest --output-on-failure -j "$jobs" --timeout 600 "$@")
 fi
 # The record parser under libFuzzer (clang, ASan, UBSan) for a bounded time.
 if [[ "${TCL_FUZZ_SECONDS:-60}" != 0 && $# -eq 0 ]]; then
-  scripts/fuzz.sh "${TCL_FUZZ_SECONDS:-60}"
+  stage fuzz scripts/fuzz.sh "${TCL_FUZZ_SECONDS:-60}"
 fi
 # ThreadSanitizer over the registry, api and daemon tests that exercise threads (a second
 # build folder, build-tsan). TCL_TSAN=0 skips it locally.
 if [[ "${TCL_TSAN:-1}" != 0 && $# -eq 0 ]]; then
-  scripts/tsan.sh
+  stage tsan scripts/tsan.sh
 fi
