@@ -16,7 +16,15 @@ HttpMetrics::HttpMetrics(prometheus::Registry& registry)
       busy_(counter_family(registry, "tcld_http_busy_total",
                            "Requests answered 503 + Retry-After because their lane had no free slot, by lane.")),
       stream_slots_(gauge(registry, "tcld_http_stream_slots_in_use",
-                          "Handlers running on the stream lane (streamed uploads and downloads).")) {}
+                          "Handlers running on the stream lane (streamed uploads and downloads).")),
+      connections_open_(gauge(registry, "tcld_http_connections_open", "Client connections held now.")),
+      refused_(counter_family(registry, "tcld_http_connections_refused_total",
+                              "Connections closed at accept, by reason (max_connections, "
+                              "max_connections_per_address, accept_error: out of file descriptors).")),
+      auth_throttled_(counter(registry, "tcld_http_auth_throttled_total",
+                              "Requests answered 429 because their address failed authentication too often.")) {}
+
+void HttpMetrics::connection_refused(const std::string& reason) { refused_.Add({{"reason", reason}}).Increment(); }
 
 void HttpMetrics::connection_cut(const std::string& reason) { cut_.Add({{"reason", reason}}).Increment(); }
 

@@ -6,6 +6,9 @@
 //   tcld_http_connections_cut_total{reason}   closed by a timeout or rate rule
 //   tcld_http_busy_total{lane}                answered 503: the lane was full
 //   tcld_http_stream_slots_in_use             handlers on the stream lane
+//   tcld_http_connections_open                connections held now
+//   tcld_http_connections_refused_total{reason}  closed at accept (api/admission.h)
+//   tcld_http_auth_throttled_total            answered 429: too many failed tokens from one address
 // Thread-safe. Does not own the registry; it must outlive this object.
 #pragma once
 
@@ -29,6 +32,10 @@ class HttpMetrics {
   // write_timeout | idle_timeout. lane: stream.
   void connection_cut(const std::string& reason);
   void busy(const std::string& lane);
+  prometheus::Gauge& connections_open() { return connections_open_; }
+  // reason: max_connections | max_connections_per_address | accept_error.
+  void connection_refused(const std::string& reason);
+  void auth_throttled() { auth_throttled_.Increment(); }
 
  private:
   prometheus::Family<prometheus::Counter>& requests_;
@@ -37,6 +44,9 @@ class HttpMetrics {
   prometheus::Family<prometheus::Counter>& cut_;
   prometheus::Family<prometheus::Counter>& busy_;
   prometheus::Gauge& stream_slots_;
+  prometheus::Gauge& connections_open_;
+  prometheus::Family<prometheus::Counter>& refused_;
+  prometheus::Counter& auth_throttled_;
 };
 
 }  // namespace tcl::api

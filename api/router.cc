@@ -36,7 +36,7 @@ int match_score(const Route& r, const std::vector<std::string>& segs) {
 
 }  // namespace
 
-std::optional<std::string> percent_decode(std::string_view s) {
+std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space) {
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -46,7 +46,7 @@ std::optional<std::string> percent_decode(std::string_view s) {
       if (hi < 0 || lo < 0) return std::nullopt;
       out.push_back(static_cast<char>(hi * 16 + lo));
       i += 2;
-    } else if (s[i] == '+') {
+    } else if (s[i] == '+' && plus_is_space) {
       out.push_back(' ');
     } else {
       out.push_back(s[i]);
@@ -82,8 +82,8 @@ std::map<std::string, std::string> parse_query(std::string_view query) {
     std::string_view pair = query.substr(start, end - start);
     if (!pair.empty()) {
       const std::size_t eq = pair.find('=');
-      auto key = percent_decode(pair.substr(0, eq));
-      auto value = percent_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
+      auto key = percent_decode(pair.substr(0, eq), true);
+      auto value = percent_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), true);
       if (key && value) out[*key] = *value;
     }
     start = end + 1;

@@ -82,6 +82,7 @@ class Router {
 std::optional<std::vector<std::string>> split_path(std::string_view path);
 // Parses "a=1&b=x%20y" into a map (last value wins).
 std::map<std::string, std::string> parse_query(std::string_view query);
-std::optional<std::string> percent_decode(std::string_view s);
+// '+' is a space only in a query string (HTML forms); in a path it is itself.
+std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space = false);
 
 }  // namespace tcl::api

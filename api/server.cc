@@ -23,9 +23,11 @@
 #include <thread>
 #include <vector>
 
+#include "api/admission.h"
 #include "api/auth.h"
 #include "api/chunk_channel.h"
 #include "api/http_error.h"
+#include "core/mutex.h"
 
 namespace tcl::api {
 
@@ -90,6 +92,14 @@ std::optional<Response> refuse_framing(const http::request_header<>& head) {
   if (std::distance(hosts.first, hosts.second) > 1) {
     return error_response(http::status::bad_request, "BAD_REQUEST", "the request has more than one Host header");
   }
+  if (hosts.first == hosts.second && head.version() >= 11) {  // RFC 9112 §3.2: a server MUST answer 400
+    return error_response(http::status::bad_request, "BAD_REQUEST", "an HTTP/1.1 request needs a Host header");
+  }
+  const auto auths = head.equal_range(http::field::authorization);
+  if (std::distance(auths.first, auths.second) > 1) {  // which one is the caller?
+    return error_response(http::status::bad_request, "BAD_REQUEST",
+                          "the request has more than one Authorization header");
+  }
   const auto codings = head.equal_range(http::field::transfer_encoding);
   for (auto it = codings.first; it != codings.second; ++it) {
     if (lower_trimmed(it->value()) != "chunked") {
@@ -99,6 +109,29 @@ std::optional<Response> refuse_framing(const http::request_header<>& head) {
     }
   }
   return std::nullopt;
+}
+
+// The path part of a request target: absolute-form ("http://host/path?q",
+// what a client talking to a proxy sends) routes as its origin-form.
+std::string_view origin_form(std::string_view target) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() >= scheme.size() && lower_trimmed(target.substr(0, scheme.size())) == scheme) {
+      const std::size_t path = target.find_first_of("/?", scheme.size());
+      if (path == std::string_view::npos) return "/";
+      return target[path] == '/' ? target.substr(path) : std::string_view("/");
+    }
+  }
+  return target;
+}
+
+bool expects_continue(const http::request_header<>& head) {
+  return head.version() >= 11 && lower_trimmed(head[http::field::expect]) == "100-continue";
+}
+
+// A stream-slot share is per token presented, else per address.
+std::string client_key(const http::request_header<>& head, const std::string& peer) {
+  const auto token = parse_bearer(head[http::field::authorization]);
+  return token ? "token " + std::string(*token) : "address " + peer;
 }
 
 // A body that ended in an HTTP framing error (bad chunk, ...) as opposed to
@@ -121,6 +154,17 @@ Clock::duration to_clock(std::chrono::duration<Rep, Period> d) {
   return std::chrono::duration_cast<Clock::duration>(d);
 }
 
+// Part of a client's text (a path) fit to echo in an error: at most 200
+// bytes, anything but printable ASCII as '?', so an answer is valid JSON
+// and a log line stays one line.
+std::string shown(std::string_view text) {
+  constexpr std::size_t kMost = 200;
+  std::string out;
+  for (char c : text.substr(0, kMost)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (text.size() > kMost) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
 // The time `bytes` take at `rate` bytes/s.
 Clock::duration time_at_rate(std::uint64_t bytes, std::size_t rate) {
   return to_clock(std::chrono::duration<double>(static_cast<double>(bytes) / static_cast<double>(rate)));
@@ -133,26 +177,46 @@ std::string_view Request::header(std::string_view name) const {
   return it == raw.end() ? std::string_view{} : std::string_view(it->value());
 }
 
+AdmissionLimits admission_limits(const ServerOptions& o) {
+  AdmissionLimits l;
+  l.max_connections = connections_that_fit(o.max_connections);
+  l.max_connections_per_address = o.max_connections_per_address;
+  l.max_streams_per_client = o.max_streams_per_client;
+  l.auth_failures_per_window = o.auth_failures_per_window;
+  return l;
+}
+
 struct Server::Impl {
   Impl(Server& s, ServerOptions o, const Router& r, Authenticator a, HttpMetrics& m)
-      : self(s), options(std::move(o)), router(r), authenticate(std::move(a)), metrics(m), ioc(options.io_threads),
-        acceptor(asio::make_strand(ioc)), workers(options.worker_threads), probes(options.probe_threads),
+      : self(s), options(std::move(o)), router(r), authenticate(std::move(a)), metrics(m),
+        admission(admission_limits(options)), ioc(options.io_threads), acceptor(asio::make_strand(ioc)),
+        accept_timer(acceptor.get_executor()), workers(options.worker_threads), probes(options.probe_threads),
         streams(options.max_streams), ssl_ctx(ssl::context::tls_server) {}
 
   void do_accept();
   void on_accept(beast::error_code ec, tcp::socket socket);
+  void accept_after(std::chrono::milliseconds pause);
   void drain_tick();
+  // Streamed bodies and answers in flight, so that the end of the drain can
+  // fail them: a handler blocked on one returns (and rolls back) instead of
+  // holding the process, its transaction and the upload lock forever.
+  void track(const std::shared_ptr<ChunkChannel>& channel) EXCLUDES(channels_mu);
+  void cancel_open_channels() EXCLUDES(channels_mu);
 
   Server& self;
   const ServerOptions options;
   const Router& router;
   Authenticator authenticate;
   HttpMetrics& metrics;
+  // Before ioc: sessions still queued in ioc hold tickets of it when ioc is destroyed.
+  Admission admission;
   asio::io_context ioc;
   tcp::acceptor acceptor;
-  asio::thread_pool workers;  // Lane::kDefault
-  asio::thread_pool probes;   // Lane::kProbe
-  asio::thread_pool streams;  // Lane::kStream, at most max_streams tasks at once
+  asio::steady_timer accept_timer;        // the pause before accepting again (on the acceptor's strand)
+  Clock::time_point last_accept_warning;  // accept errors are logged at most once a second
+  asio::thread_pool workers;              // Lane::kDefault
+  asio::thread_pool probes;               // Lane::kProbe
+  asio::thread_pool streams;              // Lane::kStream, at most max_streams tasks at once
   std::atomic<int> streams_in_use{0};
   ssl::context ssl_ctx;
   bool tls = false;
@@ -160,7 +224,26 @@ struct Server::Impl {
   std::atomic<bool> stopped{false};
   Clock::time_point drain_deadline;
   std::unique_ptr<asio::steady_timer> drain_timer;
+  core::Mutex channels_mu;
+  std::vector<std::weak_ptr<ChunkChannel>> open_channels GUARDED_BY(channels_mu);
 };
+
+void Server::Impl::track(const std::shared_ptr<ChunkChannel>& channel) {
+  core::MutexLock lock(channels_mu);
+  std::erase_if(open_channels, [](const auto& c) { return c.expired(); });
+  open_channels.push_back(channel);
+}
+
+void Server::Impl::cancel_open_channels() {
+  std::vector<std::shared_ptr<ChunkChannel>> open;
+  {
+    core::MutexLock lock(channels_mu);
+    for (const auto& c : open_channels)
+      if (auto alive = c.lock()) open.push_back(std::move(alive));
+    open_channels.clear();
+  }
+  for (const auto& c : open) c->close(Status::cancelled("tcld is shutting down"));
+}
 
 // Counts a request from its full header to its written answer.
 class InFlight {
@@ -185,13 +268,17 @@ class InFlight {
 // is free: the request is answered 503 instead of queueing.
 class StreamSlot {
  public:
-  static std::shared_ptr<StreamSlot> take(Server::Impl& s) {
+  // `client`: client_key(); `over_share` is set when the client holds its share.
+  static std::shared_ptr<StreamSlot> take(Server::Impl& s, const std::string& client, bool* over_share) {
+    auto share = s.admission.admit_stream(client);
+    *over_share = share == nullptr;
+    if (!share) return nullptr;
     if (s.streams_in_use.fetch_add(1) >= s.options.max_streams) {
       s.streams_in_use.fetch_sub(1);
       return nullptr;
     }
     s.metrics.stream_slots_in_use().Increment();
-    return std::shared_ptr<StreamSlot>(new StreamSlot(s));
+    return std::shared_ptr<StreamSlot>(new StreamSlot(s, std::move(share)));
   }
   ~StreamSlot() {
     s_.metrics.stream_slots_in_use().Decrement();
@@ -201,8 +288,9 @@ class StreamSlot {
   StreamSlot& operator=(const StreamSlot&) = delete;
 
  private:
-  explicit StreamSlot(Server::Impl& s) : s_(s) {}
+  StreamSlot(Server::Impl& s, std::unique_ptr<Admission::Ticket> share) : s_(s), share_(std::move(share)) {}
   Server::Impl& s_;
+  std::unique_ptr<Admission::Ticket> share_;
 };
 
 // One connection: read header → read body (whole, or streamed to the handler)
@@ -212,10 +300,24 @@ class StreamSlot {
 template <class Derived>
 class Session {
  public:
-  explicit Session(Server::Impl& server) : server_(server) {}
+  Session(Server::Impl& server, std::unique_ptr<Admission::Ticket> connection, std::string peer)
+      : server_(server), connection_(std::move(connection)), peer_(std::move(peer)),
+        buffer_(server.options.header_limit + kChunkBytes + kMetadataSlack) {
+    server_.metrics.connections_open().Increment();
+    // Beast calls this for each chunk-size line; extension bytes count against the body limit.
+    on_chunk_header_ = [this](std::uint64_t, beast::string_view extensions, beast::error_code& ec) {
+      chunk_metadata_ += extensions.size();
+      if (chunk_metadata_ > limit_) ec = http::error::body_limit;
+    };
+  }
+  ~Session() { server_.metrics.connections_open().Decrement(); }
 
  protected:
   static constexpr std::size_t kChunkBytes = 64 << 10;
+  // Room in the read buffer beyond a header and a chunk: what a chunk-size
+  // line, its extensions or the trailers may take. The buffer never grows
+  // past it, so a line longer than that fails the body ("buffer overflow").
+  static constexpr std::size_t kMetadataSlack = 4 << 10;
 
   // Where the request body stands; an answer goes out only from kNone/kDone,
   // or as the body's own error from kFailed.
@@ -254,10 +356,13 @@ class Session {
     const auto& head = header_parser_->get();
     request_id_ = request_id_of(head);
     head_only_ = head.method() == http::verb::head;
+    unread_body_ = !header_parser_->is_done();
     if (auto refused = refuse_framing(head)) return write_error(head, std::move(*refused));
     const RouteOptions route = server_.self.route_options_for(head.method(), head.target());
     lane_ = route.lane;
+    stream_body_ = route.stream_body;
     limit_ = route.body_limit.value_or(options().default_body_limit);
+    chunk_metadata_ = 0;
     if (auto len = header_parser_->content_length(); len && *len > limit_) {
       // Answer before reading a body we would refuse anyway, then close:
       // the unread body makes the connection unusable.
@@ -266,38 +371,90 @@ class Session {
                                "request body of " + std::to_string(*len) + " bytes exceeds this route's limit of " +
                                    std::to_string(limit_) + " bytes"));
     }
-    std::shared_ptr<StreamSlot> slot;
-    if (lane_ == Lane::kStream && !(slot = StreamSlot::take(server_))) {
-      server_.metrics.busy("stream");
-      Response busy = error_response(http::status::service_unavailable, "BUSY",
-                                     "all " + std::to_string(options().max_streams) +
-                                         " slots for streamed uploads and downloads are taken; retry shortly");
-      busy.headers["Retry-After"] = "1";
-      return write_error(head, std::move(busy));
+    if (lane_ == Lane::kStream) {
+      bool over_share = false;
+      slot_ = StreamSlot::take(server_, client_key(head, peer_), &over_share);
+      if (!slot_) return write_error(head, stream_lane_busy(over_share));
     }
+    if (!unread_body_) return start_body();
+    check_then_read_body(route.access == Access::kOpen);
+  }
+
+  Response stream_lane_busy(bool over_share) {
+    server_.metrics.busy(over_share ? "stream_client_share" : "stream");
+    Response busy =
+        error_response(http::status::service_unavailable, "BUSY",
+                       over_share ? "this client already holds " + std::to_string(options().max_streams_per_client) +
+                                        " of the slots for streamed uploads and downloads; retry when one of them ends"
+                                  : "all " + std::to_string(options().max_streams) +
+                                        " slots for streamed uploads and downloads are taken; retry shortly");
+    busy.headers["Retry-After"] = "1";
+    return busy;
+  }
+
+  // Nothing of a body is read (or invited by 100 Continue) before the header
+  // alone is found acceptable. The check may look a token up in the
+  // database, so it runs on the route's own pool (a stream route holds its
+  // slot, hence a thread of that pool), never on an I/O thread.
+  void check_then_read_body(bool open_route) {
+    auto self = derived().shared_from_this();
+    auto head = std::make_shared<http::request_header<>>(header_parser_->get());
+    auto check = [self, head] {
+      auto refused = self->server_.self.check_before_body(*head, self->peer_);
+      asio::dispatch(self->lowest().get_executor(), [self, head, refused = std::move(refused)]() mutable {
+        if (refused) return self->write_error(*head, std::move(*refused));
+        if (!expects_continue(*head)) return self->start_body();
+        self->send_continue();
+      });
+    };
+    if (open_route) return check();  // no token to look up: nothing blocks
+    asio::post(lane_ == Lane::kStream ? server_.streams : server_.workers, std::move(check));
+  }
+
+  // "100 Continue": the client that asked for it sends its body only now.
+  void send_continue() {
+    auto res = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
+    lowest().expires_after(options().write_timeout);
+    http::async_write(derived().stream(), *res,
+                      [self = derived().shared_from_this(), res](beast::error_code ec, std::size_t) {
+                        if (ec) return self->end_dead_request();
+                        self->start_body();
+                      });
+  }
+
+  // The body (if any) is read: whole, then the handler; or streamed to a
+  // handler that starts now.
+  void start_body() {
     body_started_ = Clock::now();
-    if (route.stream_body) {
+    if (stream_body_) {
       body_stream_ = std::make_shared<ChunkChannel>(16);
+      server_.track(body_stream_);
       auto req = std::make_shared<BeastRequest>();
-      req->base() = head;
+      req->base() = header_parser_->get();
       if (header_parser_->is_done()) {  // no body at all: the handler sees an empty stream
         body_ = Body::kDone;
         body_stream_->close();
-        return dispatch(req, body_stream_, std::move(slot));
+        return dispatch(req, body_stream_, std::move(slot_));
       }
       stream_parser_.emplace(std::move(*header_parser_));
       stream_parser_->body_limit(limit_);
+      stream_parser_->on_chunk_header(on_chunk_header_);
       body_ = Body::kReading;
-      dispatch(req, body_stream_, std::move(slot));
+      dispatch(req, body_stream_, std::move(slot_));
       return read_chunk();
     }
     parser_.emplace(std::move(*header_parser_));
     parser_->body_limit(limit_);
-    slot_ = std::move(slot);
-    if (parser_->is_done())
-      return dispatch(std::make_shared<BeastRequest>(parser_->release()), nullptr, std::move(slot_));
+    parser_->on_chunk_header(on_chunk_header_);
+    if (parser_->is_done()) return body_done();
     body_ = Body::kReading;
     read_body_some();
+  }
+
+  void body_done() {
+    body_ = Body::kDone;
+    unread_body_ = false;
+    dispatch(std::make_shared<BeastRequest>(parser_->release()), nullptr, std::move(slot_));
   }
 
   // Whole bodies: read piece by piece so that the rate rule sees progress.
@@ -311,8 +468,7 @@ class Session {
     body_bytes_ += bytes;
     if (ec) return body_failed(ec);
     if (!parser_->is_done()) return read_body_some();
-    body_ = Body::kDone;
-    dispatch(std::make_shared<BeastRequest>(parser_->release()), nullptr, std::move(slot_));
+    body_done();
   }
 
   // Streamed bodies: read up to kChunkBytes, hand them over, repeat while
@@ -339,6 +495,7 @@ class Session {
     chunk_ = std::string();
     if (stream_parser_->is_done()) {
       body_ = Body::kDone;
+      unread_body_ = false;
       body_stream_->close();
       if (pending_) {
         auto p = std::move(*pending_);
@@ -374,6 +531,11 @@ class Session {
       const std::string why = "request body exceeds this route's limit of " + std::to_string(limit_) + " bytes";
       body_error_ = error_response(http::status::payload_too_large, "PAYLOAD_TOO_LARGE", why);
       cause = Status::resource_exhausted(why);
+    } else if (ec == http::error::buffer_overflow) {
+      const std::string why = "a chunk-size line, chunk extension or trailer section is longer than " +
+                              std::to_string(buffer_.max_size()) + " bytes";
+      body_error_ = error_response(http::status::bad_request, "BAD_REQUEST", why);
+      cause = Status::invalid_argument(why);
     } else if (is_framing_error(ec)) {
       const std::string why = "malformed request body: " + ec.message();
       body_error_ = error_response(http::status::bad_request, "BAD_REQUEST", why);
@@ -413,7 +575,7 @@ class Session {
   // of the answer, so a client that goes on at once finds it free.
   void run_handler(const BeastRequest& req, const std::shared_ptr<ChunkChannel>& body, const std::string& id,
                    std::shared_ptr<StreamSlot> slot) {
-    auto res = std::make_shared<Response>(server_.self.handle(req, body.get(), id));
+    auto res = std::make_shared<Response>(server_.self.handle(req, body.get(), id, peer_));
     // The handler is done with the body: stop the session from buffering more.
     if (body) body->close(Status::cancelled("the handler finished before reading the whole body"));
     const bool keep_alive = req.keep_alive();
@@ -426,6 +588,7 @@ class Session {
       return;
     }
     auto out = std::make_shared<ChunkChannel>(8);
+    server_.track(out);
     asio::dispatch(beast::get_lowest_layer(stream()).get_executor(),
                    [self, res, out, keep_alive, version] { self->write_stream(*res, out, keep_alive, version); });
     Status produced = res->stream(*out);  // produce on this thread; blocks while the client is slow
@@ -498,11 +661,23 @@ class Session {
     prepare(*res, r, keep_alive);
     res->body() = std::move(r.body);
     res->prepare_payload();
-    arm_write_deadline(res->body().size());
-    http::async_write(derived().stream(), *res,
-                      [self = derived().shared_from_this(), res](beast::error_code ec, std::size_t) {
-                        self->on_write(ec, res->need_eof());
-                      });
+    auto sr = std::make_shared<http::response_serializer<http::string_body>>(*res);
+    sr->limit(kChunkBytes);
+    write_piece(res, sr);
+  }
+
+  // A whole answer goes out a piece (kChunkBytes) at a time, each with its
+  // own deadline, so the rate rule judges the client's average and a slow
+  // but steady reader of a large answer is not cut by one write's timeout.
+  void write_piece(std::shared_ptr<http::response<http::string_body>> res,
+                   std::shared_ptr<http::response_serializer<http::string_body>> sr) {
+    arm_write_deadline(kChunkBytes);
+    http::async_write_some(derived().stream(), *sr,
+                           [self = derived().shared_from_this(), res, sr](beast::error_code ec, std::size_t n) {
+                             self->wrote(n);
+                             if (ec || sr->is_done()) return self->on_write(ec, res->need_eof());
+                             self->write_piece(res, sr);
+                           });
   }
 
   // HEAD: the header GET would send (its Content-Length when the answer is
@@ -531,8 +706,11 @@ class Session {
   void write_stream(const Response& r, std::shared_ptr<ChunkChannel> out, bool keep_alive, unsigned version) {
     out_ = std::move(out);
     stream_res_ = std::make_shared<http::response<http::empty_body>>(r.status, version);
+    // HTTP/1.0 has no chunked encoding (RFC 9112 §6.1): the body ends with the connection.
+    chunked_ = version >= 11;
+    if (!chunked_) close_after_ = true;
     prepare(*stream_res_, r, keep_alive);
-    stream_res_->chunked(true);
+    stream_res_->chunked(chunked_);
     stream_sr_ = std::make_shared<http::response_serializer<http::empty_body>>(*stream_res_);
     arm_write_deadline(0);
     http::async_write_header(derived().stream(), *stream_sr_,
@@ -548,12 +726,13 @@ class Session {
       case ChunkChannel::Pop::kChunk: {
         const std::size_t n = out_chunk_.size();
         arm_write_deadline(n);
-        asio::async_write(derived().stream(), http::make_chunk(asio::buffer(out_chunk_)),
-                          [self, n](beast::error_code ec, std::size_t) {
-                            self->wrote(n);
-                            if (ec) return self->abort_stream(ec);
-                            self->pump();
-                          });
+        auto done = [self, n](beast::error_code ec, std::size_t) {
+          self->wrote(n);
+          if (ec) return self->abort_stream(ec);
+          self->pump();
+        };
+        if (!chunked_) return asio::async_write(derived().stream(), asio::buffer(out_chunk_), std::move(done));
+        asio::async_write(derived().stream(), http::make_chunk(asio::buffer(out_chunk_)), std::move(done));
         return;
       }
       case ChunkChannel::Pop::kEmpty:
@@ -569,6 +748,7 @@ class Session {
                        out_->status().to_string());
           return end_dead_request();
         }
+        if (!chunked_) return on_write({}, true);
         arm_write_deadline(0);
         asio::async_write(derived().stream(), http::make_chunk_last(), [self](beast::error_code ec, std::size_t) {
           self->on_write(ec, !self->stream_res_->keep_alive());
@@ -592,7 +772,7 @@ class Session {
       spdlog::debug("http: write failed: {}", ec.message());
       return;
     }
-    if (close) return derived().do_eof();
+    if (close) return unread_body_ ? derived().linger_close() : derived().do_eof();
     do_read();
   }
 
@@ -616,9 +796,16 @@ class Session {
     lowest().expires_at(deadline);
   }
 
+  // One write of `bytes` may take write_timeout, or as long as the minimum
+  // rate needs for it when that is longer (a 64 KiB piece at 240 B/s takes
+  // 273 s): so the documented floor holds for a steady reader.
   void arm_write_deadline(std::size_t bytes) {
     const auto now = Clock::now();
-    auto deadline = now + to_clock(options().write_timeout);
+    auto one_write = to_clock(options().write_timeout);
+    if (const std::size_t rate = options().min_response_rate; rate > 0) {
+      one_write = std::max(one_write, time_at_rate(bytes, rate));
+    }
+    auto deadline = now + one_write;
     cut_reason_ = "write_timeout";
     if (const std::size_t rate = options().min_response_rate; rate > 0) {
       const auto allowed = now - answer_active_ +
@@ -644,7 +831,9 @@ class Session {
   }
 
   Server::Impl& server_;
-  beast::flat_buffer buffer_;
+  std::unique_ptr<Admission::Ticket> connection_;  // this connection's share of max_connections
+  std::string peer_;                               // the client's address
+  beast::flat_buffer buffer_;                      // bounded: header + chunk + kMetadataSlack
   std::optional<http::request_parser<http::empty_body>> header_parser_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::request_parser<http::buffer_body>> stream_parser_;
@@ -656,6 +845,11 @@ class Session {
   bool head_only_ = false;              // HEAD: the answer's header only
   Lane lane_ = Lane::kDefault;
   std::size_t limit_ = 0;             // the route's body limit
+  bool stream_body_ = false;          // the route streams its body to the handler
+  bool unread_body_ = false;          // the request has body bytes not yet read (close lingers)
+  bool chunked_ = true;               // a streamed answer in chunks (HTTP/1.1), or ended by the close
+  std::uint64_t chunk_metadata_ = 0;  // chunk-extension bytes of this body
+  std::function<void(std::uint64_t, beast::string_view, beast::error_code&)> on_chunk_header_;
   std::shared_ptr<StreamSlot> slot_;  // held from the header to the dispatch of a whole body
   std::string request_id_;
   // Rate rules (arm_read_deadline, arm_write_deadline).
@@ -678,7 +872,8 @@ class Session {
 
 class PlainSession : public Session<PlainSession>, public std::enable_shared_from_this<PlainSession> {
  public:
-  PlainSession(Server::Impl& server, tcp::socket&& socket) : Session(server), stream_(std::move(socket)) {}
+  PlainSession(Server::Impl& server, tcp::socket&& socket, std::unique_ptr<Admission::Ticket> ticket, std::string peer)
+      : Session(server, std::move(ticket), std::move(peer)), stream_(std::move(socket)) {}
   void run() {
     asio::dispatch(stream_.get_executor(), beast::bind_front_handler(&PlainSession::do_read, shared_from_this()));
   }
@@ -687,16 +882,42 @@ class PlainSession : public Session<PlainSession>, public std::enable_shared_fro
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
   }
+  // nginx's lingering_close: after an answer that did not wait for the
+  // body, read and drop what the client still sends (until it stops for
+  // kLingerIdle, or kLingerMost in all) before closing. Closing at once
+  // would make the kernel reset the connection, and the client would read
+  // the reset instead of the answer.
+  void linger_close() {
+    do_eof();
+    linger_end_ = Clock::now() + kLingerMost;
+    linger_buffer_.resize(16 << 10);
+    linger_read();
+  }
 
  private:
+  static constexpr auto kLingerIdle = std::chrono::seconds(2);
+  static constexpr auto kLingerMost = std::chrono::seconds(10);
+  void linger_read() {
+    stream_.expires_at(std::min(Clock::now() + to_clock(kLingerIdle), linger_end_));
+    stream_.async_read_some(asio::buffer(linger_buffer_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (!ec) return self->linger_read();
+                              beast::error_code ignored;
+                              self->stream_.socket().close(ignored);
+                            });
+  }
+
   friend class Session<PlainSession>;
   beast::tcp_stream stream_;
+  Clock::time_point linger_end_;
+  std::string linger_buffer_;
 };
 
 class TlsSession : public Session<TlsSession>, public std::enable_shared_from_this<TlsSession> {
  public:
-  TlsSession(Server::Impl& server, tcp::socket&& socket, ssl::context& ctx)
-      : Session(server), stream_(std::move(socket), ctx) {}
+  TlsSession(Server::Impl& server, tcp::socket&& socket, ssl::context& ctx, std::unique_ptr<Admission::Ticket> ticket,
+             std::string peer)
+      : Session(server, std::move(ticket), std::move(peer)), stream_(std::move(socket), ctx) {}
   void run() {
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
       beast::get_lowest_layer(self->stream_).expires_after(self->server_.options.read_timeout);
@@ -714,6 +935,7 @@ class TlsSession : public Session<TlsSession>, public std::enable_shared_from_th
     beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(5));
     stream_.async_shutdown([self = shared_from_this()](beast::error_code) {});
   }
+  void linger_close() { do_eof(); }  // TLS: the close_notify exchange, bounded by its timer
 
  private:
   friend class Session<TlsSession>;
@@ -724,14 +946,44 @@ void Server::Impl::do_accept() {
   acceptor.async_accept(asio::make_strand(ioc), beast::bind_front_handler(&Impl::on_accept, this));
 }
 
+// Accepting again at once after EMFILE (or at the connection cap) would
+// spin: the pending connection stays in the backlog and fails again.
+constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+
+void Server::Impl::accept_after(std::chrono::milliseconds pause) {
+  accept_timer.expires_after(pause);
+  accept_timer.async_wait([this](beast::error_code ec) {
+    if (!ec && acceptor.is_open()) do_accept();
+  });
+}
+
 void Server::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
   if (ec) {
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-    spdlog::warn("http: accept failed: {}", ec.message());  // keep accepting (fd exhaustion is transient)
-  } else if (tls) {
-    std::make_shared<TlsSession>(*this, std::move(socket), ssl_ctx)->run();
+    metrics.connection_refused("accept_error");
+    if (Clock::now() - last_accept_warning > std::chrono::seconds(1)) {
+      last_accept_warning = Clock::now();
+      spdlog::warn("http: accept failed: {}; pausing {} ms", ec.message(), kAcceptPause.count());
+    }
+    return accept_after(kAcceptPause);
+  }
+  beast::error_code peer_ec;
+  const auto peer = socket.remote_endpoint(peer_ec);
+  Admission::Refusal why = Admission::Refusal::kNone;
+  auto ticket = peer_ec ? nullptr : admission.admit_connection(peer.address().to_string(), &why);
+  if (!ticket) {
+    if (why != Admission::Refusal::kNone) {
+      metrics.connection_refused(why == Admission::Refusal::kTotal ? "max_connections" : "max_connections_per_address");
+    }
+    socket.close(peer_ec);
+    if (why == Admission::Refusal::kTotal) return accept_after(kAcceptPause);
+    return do_accept();
+  }
+  if (tls) {
+    std::make_shared<TlsSession>(*this, std::move(socket), ssl_ctx, std::move(ticket), peer.address().to_string())
+        ->run();
   } else {
-    std::make_shared<PlainSession>(*this, std::move(socket))->run();
+    std::make_shared<PlainSession>(*this, std::move(socket), std::move(ticket), peer.address().to_string())->run();
   }
   if (acceptor.is_open()) do_accept();
 }
@@ -739,8 +991,10 @@ void Server::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
 void Server::Impl::drain_tick() {
   if (in_flight.load() == 0 || Clock::now() >= drain_deadline) {
     if (in_flight.load() != 0) {
-      spdlog::warn("http: grace period over with {} requests in flight; stopping", in_flight.load());
+      spdlog::warn("http: grace period over with {} requests in flight; failing their streams and stopping",
+                   in_flight.load());
     }
+    cancel_open_channels();
     ioc.stop();
     return;
   }
@@ -808,6 +1062,7 @@ void Server::shutdown() {
   Impl& s = *impl_;
   asio::post(s.acceptor.get_executor(), [&s] {
     beast::error_code ec;
+    s.accept_timer.cancel();
     s.acceptor.close(ec);
     spdlog::info("http: draining {} in-flight requests (grace {} ms)", s.in_flight.load(),
                  s.options.shutdown_grace.count());
@@ -818,16 +1073,35 @@ void Server::shutdown() {
 }
 
 RouteOptions Server::route_options_for(http::verb method, std::string_view target) const {
+  target = origin_form(target);
   const std::string_view path = target.substr(0, target.find('?'));
   const RouteMatch m = impl_->router.match(method, path);
   return m.route != nullptr ? m.route->options : RouteOptions{};
 }
 
-Response Server::handle(const BeastRequest& raw, ChunkChannel* body, std::string_view request_id) {
+std::optional<Response> Server::check_before_body(const http::request_header<>& head, const std::string& peer) {
+  const std::string_view target = origin_form(head.target());
+  const std::string_view path = target.substr(0, target.find('?'));
+  const RouteMatch m = impl_->router.match(head.method(), path);
+  if (m.route == nullptr) return std::nullopt;  // 404/405 come from handle(), with the body read and dropped
+  std::optional<registry::TokenInfo> principal;
+  if (auto refused = authorize(*m.route, head[http::field::authorization], peer, &principal)) return refused;
+  const RouteOptions& o = m.route->options;
+  if (o.json_body && !o.stream_body && !json_content_type(head[http::field::content_type])) {
+    return error_response(http::status::unsupported_media_type, "UNSUPPORTED_MEDIA_TYPE",
+                          "this route takes a JSON body (Content-Type: application/json), not '" +
+                              shown(head[http::field::content_type]) + "'",
+                          boost::json::object{{"header", "Content-Type"}});
+  }
+  return std::nullopt;
+}
+
+Response Server::handle(const BeastRequest& raw, ChunkChannel* body, std::string_view request_id,
+                        const std::string& peer) {
   Impl& s = *impl_;
   const auto started = Clock::now();
   const std::string id = request_id.empty() ? new_request_id() : std::string(request_id);
-  const std::string_view target = raw.target();
+  const std::string_view target = origin_form(raw.target());
   const std::size_t q = target.find('?');
   Request req{raw, target.substr(0, q), {}, {}, "(unrouted)", std::nullopt, body, id};
   if (q != std::string_view::npos) req.query = parse_query(target.substr(q + 1));
@@ -836,14 +1110,14 @@ Response Server::handle(const BeastRequest& raw, ChunkChannel* body, std::string
   const RouteMatch m = s.router.match(raw.method(), req.path);
   if (m.route == nullptr && !m.allowed.empty()) {
     res = error_response(http::status::method_not_allowed, "METHOD_NOT_ALLOWED",
-                         std::string(raw.method_string()) + " is not allowed on " + std::string(req.path));
+                         shown(raw.method_string()) + " is not allowed on " + shown(req.path));
     res.headers["Allow"] = allow_header(m.allowed);
   } else if (m.route == nullptr) {
-    res = error_response(http::status::not_found, "NOT_FOUND", "no route for " + std::string(req.path));
+    res = error_response(http::status::not_found, "NOT_FOUND", "no route for " + shown(req.path));
   } else {
     req.route = m.route->path_template;
     req.path_params = m.params;
-    res = authorize_and_call(*m.route, req);
+    res = authorize_and_call(*m.route, req, peer);
   }
   res.headers["X-Request-Id"] = id;
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
@@ -860,27 +1134,45 @@ Response Server::handle(const BeastRequest& raw, ChunkChannel* body, std::string
   return res;
 }
 
-Response Server::authorize_and_call(const Route& route, Request& req) {
+std::optional<Response> Server::authorize(const Route& route, std::string_view authorization, const std::string& peer,
+                                          std::optional<registry::TokenInfo>* principal) {
   Impl& s = *impl_;
   const Access access = route.options.access;
-  if (access != Access::kOpen) {
-    const auto token = parse_bearer(req.header("Authorization"));
-    if (!token)
-      return error_response(Status::unauthenticated("this route needs a bearer token (Authorization: Bearer ...)"));
-    auto who = s.authenticate(*token);
-    if (!who) return error_response(who.status());
-    if (!scope_allows(access, who->scope)) {
-      return error_response(Status::permission_denied("token '" + who->name + "' has scope " +
-                                                      std::string(registry::scope_name(who->scope)) +
-                                                      "; this route needs " + std::string(access_name(access))));
-    }
-    req.principal = *who;
+  if (access == Access::kOpen) return std::nullopt;
+  const auto now = Admission::Clock::now();
+  std::chrono::milliseconds retry_after{};
+  if (!peer.empty() && s.admission.auth_throttled(peer, now, &retry_after)) {
+    s.metrics.auth_throttled();
+    Response r = error_response(http::status::too_many_requests, "TOO_MANY_REQUESTS",
+                                "too many requests with a bad token from this address; retry later");
+    r.headers["Retry-After"] = std::to_string(std::max<long long>(1, (retry_after.count() + 999) / 1000));
+    return r;
   }
+  const auto token = parse_bearer(authorization);
+  if (!token) {
+    return error_response(Status::unauthenticated("this route needs a bearer token (Authorization: Bearer ...)"));
+  }
+  auto who = s.authenticate(*token);
+  if (!who) {
+    if (who.status().code() == StatusCode::kUnauthenticated && !peer.empty()) s.admission.auth_failed(peer, now);
+    return error_response(who.status());
+  }
+  if (!scope_allows(access, who->scope)) {
+    return error_response(Status::permission_denied("token '" + who->name + "' has scope " +
+                                                    std::string(registry::scope_name(who->scope)) +
+                                                    "; this route needs " + std::string(access_name(access))));
+  }
+  *principal = *who;
+  return std::nullopt;
+}
+
+Response Server::authorize_and_call(const Route& route, Request& req, const std::string& peer) {
+  if (auto refused = authorize(route, req.header("Authorization"), peer, &req.principal)) return std::move(*refused);
   if (route.options.json_body && !route.options.stream_body && !req.body().empty() &&
       !json_content_type(req.header("Content-Type"))) {
     return error_response(http::status::unsupported_media_type, "UNSUPPORTED_MEDIA_TYPE",
                           "this route takes a JSON body (Content-Type: application/json), not '" +
-                              std::string(req.header("Content-Type")) + "'",
+                              shown(req.header("Content-Type")) + "'",
                           boost::json::object{{"header", "Content-Type"}});
   }
   try {

@@ -30,9 +30,28 @@
 // it are never taken as a request. Two Host headers are 400; a
 // Transfer-Encoding other than chunked is 501.
 //
+// Admission (api/admission.h): a connection over `max_connections` or over
+// `max_connections_per_address` is closed at accept; at the global cap (or
+// out of file descriptors) accepting pauses briefly instead of spinning. A
+// request with a body is checked before any of its body is read — route,
+// token and scope, Content-Type, the route's limit, a stream slot within its
+// client's share — and only then invited with `100 Continue` when it asked
+// for it; refused bodies are never buffered. Too many failed tokens from one
+// address are answered 429 without a lookup. An answer that closes the
+// connection before the client finished sending (413, 401, ...) is followed
+// by a lingering close (the rest is read and dropped for a bounded time) so
+// the client reads the answer instead of a reset.
+//
+// Chunked bodies: the read buffer is bounded (header limit + one chunk), so
+// chunk-size lines, extensions and trailers cannot grow memory; extension
+// bytes count against the route's body limit. HTTP/1.0 clients get streamed
+// answers without chunked encoding, ended by the close.
+//
 // Shutdown: shutdown() (thread-safe, idempotent) stops accepting, makes
 // draining() true (readiness reports 503), lets in-flight requests finish
-// within `shutdown_grace`, then stops the I/O threads; run() returns.
+// within `shutdown_grace`, then fails every streamed body and answer still
+// open (their handlers see cancelled and roll back) and stops the I/O
+// threads; run() returns.
 //
 // Thread-safety: start(), run() from one thread; shutdown(), draining() and
 // port() from any thread. Does not own the router, the authenticator or the
@@ -71,6 +90,11 @@ struct ServerOptions {
   std::chrono::milliseconds write_timeout{30000};  // one write: a whole answer, or one streamed chunk
   std::chrono::milliseconds idle_timeout{60000};   // keep-alive wait for the next request
   std::chrono::milliseconds shutdown_grace{20000};
+  // api/admission.h. max_connections 0 = as many as the open-file limit allows (up to 10,000).
+  int max_connections = 0;
+  int max_connections_per_address = 256;  // 0 = no per-address cap (behind a proxy)
+  int max_streams_per_client = 4;         // stream slots one token (or tokenless address) may hold
+  int auth_failures_per_window = 20;      // failed tokens per address per 10 s; then 429
   // PEM chain; HTTPS when both files are set. TLS 1.2 and 1.3 with
   // forward-secret AEAD suites only (Mozilla's "intermediate" profile).
   std::string tls_cert_file;
@@ -101,7 +125,14 @@ class Server {
   // tests can drive the pipeline without a socket.
   // `body` carries the body of stream_body routes (else null);
   // `request_id` is the session's (generated when empty).
-  Response handle(const BeastRequest& req, ChunkChannel* body = nullptr, std::string_view request_id = {});
+  // `peer` is the client's address (failed-token throttling; empty: none).
+  Response handle(const BeastRequest& req, ChunkChannel* body = nullptr, std::string_view request_id = {},
+                  const std::string& peer = {});
+  // What can be refused from the header alone, before any body byte is
+  // read: no route (404/405), the token and its scope (401/403/429), the
+  // Content-Type of a JSON route (415). Null when the request may go on.
+  // May ask the database (a token lookup): call it off the I/O threads.
+  std::optional<Response> check_before_body(const http::request_header<>& head, const std::string& peer);
   // The options of the route a request line goes to (defaults when none),
   // read before the body: its limit and whether it is streamed.
   RouteOptions route_options_for(http::verb method, std::string_view target) const;
@@ -110,7 +141,10 @@ class Server {
 
  private:
   // Token and scope, the Content-Type of a JSON route, then the handler.
-  Response authorize_and_call(const Route& route, Request& req);
+  Response authorize_and_call(const Route& route, Request& req, const std::string& peer);
+  // Token and scope (and the failed-token throttle); null when allowed.
+  std::optional<Response> authorize(const Route& route, std::string_view authorization, const std::string& peer,
+                                    std::optional<registry::TokenInfo>* principal);
 
   std::unique_ptr<Impl> impl_;
   std::atomic<bool> draining_{false};

@@ -44,6 +44,15 @@ po::options_description options(Config& c, Millis& ms) {
       "keep-alive wait for the next request (and the time to send its header)")(
       "max-streams", po::value(&c.max_streams)->default_value(c.max_streams),
       "streamed uploads and downloads served at once; more are answered 503 + Retry-After")(
+      "max-streams-per-client", po::value(&c.max_streams_per_client)->default_value(c.max_streams_per_client),
+      "stream slots one token (or one address without a token) may hold; more are answered 503")(
+      "max-connections", po::value(&c.max_connections)->default_value(c.max_connections),
+      "client connections held at once (0 = as many as the open-file limit allows, up to 10000)")(
+      "max-connections-per-address",
+      po::value(&c.max_connections_per_address)->default_value(c.max_connections_per_address),
+      "client connections from one address at once (0 = no cap: behind a proxy)")(
+      "auth-failures-per-window", po::value(&c.auth_failures_per_window)->default_value(c.auth_failures_per_window),
+      "requests with a bad token one address may make per 10 s before it is answered 429 (0 = no throttle)")(
       "min-request-body-rate", po::value(&c.min_request_body_rate)->default_value(c.min_request_body_rate),
       "bytes/s a request body must average after the grace, or the connection is closed (0 = no rule)")(
       "min-response-rate", po::value(&c.min_response_rate)->default_value(c.min_response_rate),
@@ -183,6 +192,12 @@ Result<Config> parse_config(int argc, const char* const* argv, const std::vector
     return Status::invalid_argument("timeouts must be positive");
   }
   if (c.max_streams < 1) return Status::invalid_argument("--max-streams must be >= 1");
+  if (c.max_streams_per_client < 1 || c.max_connections < 0 || c.max_connections_per_address < 0 ||
+      c.auth_failures_per_window < 0) {
+    return Status::invalid_argument(
+        "--max-streams-per-client must be >= 1; --max-connections, --max-connections-per-address and "
+        "--auth-failures-per-window >= 0");
+  }
   // An upload or download that waits on a slow client holds a database
   // connection all along; the pool must still serve every other thread.
   if (const int needed = c.max_streams + c.worker_threads + kProbeThreads + c.train_workers;

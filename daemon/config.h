@@ -39,6 +39,10 @@ struct Config {
   std::chrono::milliseconds write_timeout{30000};
   std::chrono::milliseconds idle_timeout{60000};
   int max_streams = 8;                      // streamed uploads/downloads at once; more get 503
+  int max_streams_per_client = 4;           // of those, per token (or tokenless address)
+  int max_connections = 0;                  // 0 = what the open-file limit allows (api/admission.h)
+  int max_connections_per_address = 256;    // 0 = no cap
+  int auth_failures_per_window = 20;        // bad tokens per address per 10 s, then 429
   std::size_t min_request_body_rate = 240;  // bytes/s after the grace (Kestrel's default); 0 = off
   std::size_t min_response_rate = 240;      // bytes/s after the grace; 0 = off
   std::chrono::milliseconds min_rate_grace{5000};

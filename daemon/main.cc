@@ -240,6 +240,10 @@ api::ServerOptions server_options(const Config& c) {
   so.write_timeout = c.write_timeout;
   so.idle_timeout = c.idle_timeout;
   so.max_streams = c.max_streams;
+  so.max_streams_per_client = c.max_streams_per_client;
+  so.max_connections = c.max_connections;
+  so.max_connections_per_address = c.max_connections_per_address;
+  so.auth_failures_per_window = c.auth_failures_per_window;
   so.probe_threads = kProbeThreads;
   so.min_request_body_rate = c.min_request_body_rate;
   so.min_response_rate = c.min_response_rate;

@@ -111,6 +111,14 @@ TEST(RouterTest, ParsesQueryStrings) {
   EXPECT_EQ(q.at("flag"), "");
 }
 
+// Issue 45 finding 17: '+' in a path became a space. It is a space only in a query string.
+TEST(RouterTest, PlusIsASpaceOnlyInAQuery) {
+  EXPECT_EQ(parse_query("q=a+b").at("q"), "a b");
+  auto segs = split_path("/v1/platforms/a+b");
+  ASSERT_TRUE(segs);
+  EXPECT_EQ(segs->back(), "a+b");
+}
+
 TEST(RouterTest, RouteOptionsAreKept) {
   Router r;
   r.add(http::verb::post, "/v1/up", named("up"), RouteOptions{Access::kWrite, std::size_t{42}});

@@ -91,7 +91,12 @@ bool reaped(pid_t& pid) {
 
 }  // namespace
 
-std::string tcld_binary() { return std::string(TCL_BINARY_DIR) + "/daemon/tcld"; }
+// TCL_TCLD_BINARY runs the tests against another build's tcld (a fix's test
+// against the code before the fix, to see it fail).
+std::string tcld_binary() {
+  const char* other = std::getenv("TCL_TCLD_BINARY");
+  return other && *other ? std::string(other) : std::string(TCL_BINARY_DIR) + "/daemon/tcld";
+}
 
 int free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
