@@ -191,6 +191,9 @@ Result<std::optional<std::int64_t>> lock_job(pqxx::work& tx, const JobOwner& own
   if (worker == owner.worker && state == "succeeded" && !r[0][2].is_null()) {
     return std::optional<std::int64_t>(r[0][2].as<std::int64_t>());
   }
+  if (worker == owner.worker && state == "cancelled") {
+    return Status::cancelled(name + " was cancelled while running; no version stored");
+  }
   if (worker != owner.worker || state != "running") {
     return Status::failed_precondition(name + " is not running under worker '" + owner.worker + "' (it is " + state +
                                        (worker.empty() ? "" : ", worker '" + worker + "'") + "); no version stored");

@@ -152,7 +152,8 @@ class ModelStore {
   //
   // With options.job: kFailedPrecondition (nothing stored) when the job is
   // not running under that worker, kCancelled (nothing stored) when a cancel
-  // was requested: the worker then finishes the job with JobQueue::finish().
+  // was requested or recorded (a heartbeat saw it): the worker then finishes
+  // the job with JobQueue::finish(), which records the cancel.
   // A repeat for a job that already succeeded under that worker (a retry
   // after an unknown COMMIT outcome) stores nothing and returns the version
   // the first call stored.

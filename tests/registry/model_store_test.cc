@@ -448,6 +448,9 @@ TEST_F(ModelStoreTest, AJobsVersionAndItsFinishAreOneTransaction) {
   EXPECT_EQ(query_text(url_, "SELECT count(*) FROM model_versions"), "2");
   EXPECT_EQ(store_->alias_history("production")->size(), 2u);
   EXPECT_EQ(jobs.finish(cancelled->id, "w1", JobOutcome::failure("cancelled")).code(), StatusCode::kCancelled);
+  EXPECT_EQ(store_->create_version(version(v2->version, {"cpu"}, 6), options).status().code(),
+            StatusCode::kCancelled);  // recorded as cancelled by now: still nothing stored
+  EXPECT_EQ(query_text(url_, "SELECT count(*) FROM model_versions"), "2");
 }
 
 }  // namespace
