@@ -1,5 +1,6 @@
 #include "api/auth.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "core/sha256.h"
@@ -41,8 +42,8 @@ std::string_view access_name(Access a) {
 }
 
 TokenCache::TokenCache(TokenLookup lookup, std::chrono::milliseconds ttl, std::chrono::milliseconds negative_ttl,
-                       std::function<Clock::time_point()> now)
-    : lookup_(std::move(lookup)), ttl_(ttl), negative_ttl_(negative_ttl), now_(std::move(now)) {}
+                       std::function<Clock::time_point()> now, std::chrono::milliseconds stale_for)
+    : lookup_(std::move(lookup)), ttl_(ttl), negative_ttl_(negative_ttl), stale_for_(stale_for), now_(std::move(now)) {}
 
 Result<registry::TokenInfo> TokenCache::authenticate(std::string_view token) {
   const std::string key = sha256_hex(token);
@@ -56,14 +57,22 @@ Result<registry::TokenInfo> TokenCache::authenticate(std::string_view token) {
     }
   }
   auto found = lookup_(token);
-  if (!found && found.status().code() != StatusCode::kUnauthenticated) return found.status();
   core::MutexLock lock(mu_);
+  if (!found && found.status().code() != StatusCode::kUnauthenticated) {
+    if (found.status().code() != StatusCode::kUnavailable) return found.status();
+    auto it = entries_.find(key);
+    if (it == entries_.end() || !it->second.info || it->second.stale_until <= t) return found.status();
+    // The last good answer, within its stale bound; the database is asked
+    // again after negative_ttl rather than on every request of the outage.
+    it->second.expires = std::min(t + negative_ttl_, it->second.stale_until);
+    return *it->second.info;
+  }
   if (entries_.size() > 10000) entries_.clear();  // bound memory against random-token floods
   if (found) {
-    entries_[key] = Entry{*found, t + ttl_};
+    entries_[key] = Entry{*found, t + ttl_, t + ttl_ + stale_for_};
     return *found;
   }
-  entries_[key] = Entry{std::nullopt, t + negative_ttl_};
+  entries_[key] = Entry{std::nullopt, t + negative_ttl_, t};
   return found.status();
 }
 

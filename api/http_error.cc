@@ -53,6 +53,11 @@ Response error_response(http::status http_status, std::string_view code, std::st
 
 Response error_response(const Status& status, boost::json::value details) {
   const http::status code = http_status_for(status.code());
+  // A Status about one input field names it in details, unless the caller did.
+  if (!status.field().empty() && (details.is_null() || details.is_object())) {
+    if (details.is_null()) details = boost::json::object{};
+    if (!details.as_object().contains("field")) details.as_object()["field"] = status.field();
+  }
   Response r = error_response(code, status_code_name(status.code()), public_message(status), std::move(details));
   if (static_cast<int>(code) >= 500) r.log_cause = status.to_string();
   if (code == http::status::service_unavailable) r.headers["Retry-After"] = "1";

@@ -24,6 +24,8 @@ http::status http_status_for(StatusCode code);
 // words for a 5xx (kUnavailable, kInternal, kDataLoss).
 std::string public_message(const Status& status);
 
+// details.field is status.field() when that is set and `details` (null or an
+// object) names no field of its own.
 Response error_response(const Status& status, boost::json::value details = nullptr);
 // For failures that have no Status code of their own (405, 413, 404 route).
 Response error_response(http::status http_status, std::string_view code, std::string_view message,

@@ -61,6 +61,34 @@ std::string_view reject_reason_name(RejectReason r) {
 
 namespace {
 
+// Why a parsed record cannot be stored as the schema stands (migrations/:
+// tasks.workload_key is 1..kMaxWorkloadKeyBytes octets, measurements.timestamp
+// a bigint), or empty when it can. Checked per line so that one such record
+// is rejected alone, in our words (issue 45 #10). NUL and other control
+// characters in a record's strings are the parser's to refuse (core/record.h).
+std::string unstorable(const core::Record& r, std::string_view canonical_key) {
+  if (canonical_key.empty()) return "workload_key is empty once whitespace outside its strings is removed";
+  if (canonical_key.size() > kMaxWorkloadKeyBytes) {
+    return "workload_key is " + std::to_string(canonical_key.size()) + " bytes; at most " +
+           std::to_string(kMaxWorkloadKeyBytes) + " are stored";
+  }
+  // 2^63 is the first double past int64 (whose max is not a double).
+  if (!(std::fabs(r.timestamp) < 9223372036854775808.0)) return "timestamp is out of range";
+  return {};
+}
+
+// A row the database refused although the checks above let it through is our
+// bug, not the client's: 500 in our words, PostgreSQL's text (table,
+// constraint, row data) only in the log (registry/ maps integrity and data
+// errors to these two codes). Outages and cancels pass unchanged.
+Status from_database(Status s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kAlreadyExists: return Status::internal("the database refused an accepted row: " + s.message());
+    default: return s;
+  }
+}
+
 // Line-by-line state of one upload.
 class Ingest {
  public:
@@ -110,13 +138,17 @@ class Ingest {
       last_workload_key_ = record_.workload_key;
       row_.workload_key = core::canonical_workload_key(record_.workload_key);
     }
+    // What the schema would refuse is this line's problem, not the upload's.
+    if (std::string why = unstorable(record_, row_.workload_key); !why.empty()) {
+      return reject(number, RejectReason::kInvalidRecord, why);
+    }
     row_.program_id = core::program_id(record_);
     row_.record.assign(text);
     row_.costs = record_.costs;
     row_.error_no = record_.error_no;
     row_.all_cost = record_.all_cost;
     row_.timestamp = static_cast<std::int64_t>(std::llround(record_.timestamp));
-    if (Status s = writer_.add(row_); !s) status_ = s;
+    if (Status s = writer_.add(row_); !s) status_ = from_database(std::move(s));
   }
 
   void reject(std::uint64_t number, RejectReason reason_class, std::string reason) {
@@ -228,7 +260,7 @@ Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry:
                                        tally.duplicates = counts.duplicates;
                                        return ingest.report(id, counts);
                                      });
-  if (!committed) return committed.status();
+  if (!committed) return from_database(committed.status());
   if (committed->replayed) return UploadOutcome{committed->report_json, true, {}};
   std::copy(ingest.rejected_by_reason(), ingest.rejected_by_reason() + kRejectReasons, tally.rejected);
   return UploadOutcome{committed->report_json, false, tally};

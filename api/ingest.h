@@ -22,6 +22,10 @@
 
 namespace tcl::api {
 
+// The longest (canonical) workload key a task may have: migrations/0001's
+// CHECK, which keeps its unique index entry within PostgreSQL's limit.
+inline constexpr std::size_t kMaxWorkloadKeyBytes = 2000;
+
 struct UploadOptions {
   registry::UploadKind kind = registry::UploadKind::kMeasurements;
   bool gzip = false;                       // Content-Encoding: gzip
@@ -35,7 +39,8 @@ struct UploadOptions {
 // carries the full wording). Values are never renumbered.
 enum class RejectReason : int {
   kLineTooLong = 0,       // over max_line_bytes
-  kInvalidRecord = 1,     // not JSON, or not a TVM record (the parser's message)
+  kInvalidRecord = 1,     // not JSON, not a TVM record (the parser's message), or not storable (a
+                          // workload_key over kMaxWorkloadKeyBytes, NUL in a string, ...)
   kUnmeasured = 2,        // a candidate sent as a measurement
   kHardwareMismatch = 3,  // hardware_params differ from the platform's
   kTargetMismatch = 4,    // another target kind, -mcpu or -arch

@@ -14,7 +14,7 @@ namespace {
 // The durations as program_options reads them (whole milliseconds), copied
 // into Config's chrono fields once checked.
 struct Millis {
-  std::int64_t read = 0, write = 0, idle = 0, grace = 0, token_ttl = 0, lease = 0, rate_grace = 0;
+  std::int64_t read = 0, write = 0, idle = 0, grace = 0, token_ttl = 0, token_stale = 0, lease = 0, rate_grace = 0;
 };
 
 po::options_description options(Config& c, Millis& ms) {
@@ -63,6 +63,8 @@ po::options_description options(Config& c, Millis& ms) {
       "on SIGTERM, how long in-flight requests may take")(
       "token-cache-ttl-ms", po::value(&ms.token_ttl)->default_value(c.token_cache_ttl.count()),
       "how long a checked token is trusted before asking the database again")(
+      "token-cache-stale-ms", po::value(&ms.token_stale)->default_value(c.token_cache_stale.count()),
+      "while the database is down, how long past its ttl a known token's last good answer still serves")(
       "train-workers", po::value(&c.train_workers)->default_value(c.train_workers),
       "training jobs run at once by this process (serve: 0 leaves training to `tcld worker`)")(
       "train-threads", po::value(&c.train_threads)->default_value(c.train_threads),
@@ -188,7 +190,8 @@ Result<Config> parse_config(int argc, const char* const* argv, const std::vector
   }
   if (ms.lease < 1000) return Status::invalid_argument("--job-lease-ms must be at least 1000");
   c.job_lease = std::chrono::milliseconds(ms.lease);
-  if (ms.read <= 0 || ms.write <= 0 || ms.idle <= 0 || ms.grace < 0 || ms.token_ttl < 0 || ms.rate_grace < 0) {
+  if (ms.read <= 0 || ms.write <= 0 || ms.idle <= 0 || ms.grace < 0 || ms.token_ttl < 0 || ms.token_stale < 0 ||
+      ms.rate_grace < 0) {
     return Status::invalid_argument("timeouts must be positive");
   }
   if (c.max_streams < 1) return Status::invalid_argument("--max-streams must be >= 1");
@@ -213,6 +216,7 @@ Result<Config> parse_config(int argc, const char* const* argv, const std::vector
   c.idle_timeout = std::chrono::milliseconds(ms.idle);
   c.shutdown_grace = std::chrono::milliseconds(ms.grace);
   c.token_cache_ttl = std::chrono::milliseconds(ms.token_ttl);
+  c.token_cache_stale = std::chrono::milliseconds(ms.token_stale);
   c.min_rate_grace = std::chrono::milliseconds(ms.rate_grace);
   if (c.log_level != "trace" && c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&
       c.log_level != "error") {

@@ -48,6 +48,9 @@ struct Config {
   std::chrono::milliseconds min_rate_grace{5000};
   std::chrono::milliseconds shutdown_grace{20000};
   std::chrono::milliseconds token_cache_ttl{5000};
+  // A known token's last good answer serves this long past its ttl while the
+  // database is down (api/auth.h); 0 = a database outage is a 503 at once.
+  std::chrono::milliseconds token_cache_stale{300000};
   int train_workers = 1;              // job threads in `serve` (0 = none); `worker` runs these only
   int train_threads = 0;              // torch threads per job; 0 = all cores
   std::string train_device = "auto";  // auto|cpu|cuda (trainer/device.h)

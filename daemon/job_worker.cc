@@ -328,11 +328,23 @@ void JobWorker::run_job(const registry::Job& job) {
   v.training_summary_json = training_summary_json(job, *trained, fine_tune_scheduled, started);
   if (heartbeat.cancel) return;  // cancelled or lost the lease: no version
   auto version = store_version(job, v, gate, *start);
-  if (!version) return fail(version.status());
-  if (Status f = jobs_.finish(job.id, job.worker, registry::JobOutcome::success(*version)); !f) {
-    spdlog::warn("job id={}: finished as version {} but could not record it: {}", job.id, *version, f.to_string());
+  if (!version && version.status().code() == StatusCode::kUnavailable) {
+    // Stored with the job's finish, or neither: if not, the lease lapses and
+    // the job runs again; if so, the job is done.
+    spdlog::warn("job id={}: storing its version: {}", job.id, version.status().to_string());
     return;
   }
+  if (!version && version.status().code() == StatusCode::kFailedPrecondition) {
+    spdlog::warn("job id={}: no longer ours, no version stored: {}", job.id, version.status().to_string());
+    return;
+  }
+  if (!version && version.status().code() == StatusCode::kCancelled) {
+    // finish() records a job with a cancel request as cancelled.
+    (void)jobs_.finish(job.id, job.worker, registry::JobOutcome::failure(version.status().message()));
+    spdlog::info("job id={}: cancelled before its version was stored", job.id);
+    return;
+  }
+  if (!version) return fail(version.status());
   metrics_->finished.Add({{"kind", std::string(registry::job_kind_name(job.kind))}, {"outcome", "succeeded"}})
       .Increment();
   spdlog::info("job id={} kind={} platform={}: version {} in {:.1f} s, top1={:.3f}{}", job.id,
@@ -590,32 +602,33 @@ std::string JobWorker::training_summary_json(const registry::Job& job, const tra
 
 Result<std::int64_t> JobWorker::store_version(const registry::Job& job, const registry::NewVersion& v,
                                               const std::optional<onboarding::GateDecision>& gate, const Start& start) {
+  // The version, its status and aliases and the job's finish are one
+  // transaction (issue 45 #9): a crash never leaves a version whose job is
+  // then run again.
   registry::CreateVersionOptions create;
   create.make_production_if_unset = true;
   create.actor = "job " + std::to_string(job.id);
-  auto version = models_.create_version(v, create);
-  if (!version) return version.status();
+  create.job = registry::JobOwner{job.id, job.worker};
   if (gate) {
     json::array reasons;
     for (const auto& r : gate->reasons) reasons.push_back(json::string(r));
-    (void)models_.set_status(version->version, v.status,
-                             json::serialize(json::object{{"promote", gate->promote}, {"reasons", reasons}}));
+    create.status_reasons_json = json::serialize(json::object{{"promote", gate->promote}, {"reasons", reasons}});
     if (gate->promote) {
-      auto moved =
-          models_.set_alias("production", version->version, "promotion gate (job " + std::to_string(job.id) + ")",
-                            "distilled " + job.platform + " into version " + std::to_string(*start.version));
-      if (!moved) return moved.status();
+      create.aliases.push_back({"production", "promotion gate (job " + std::to_string(job.id) + ")",
+                                "distilled " + job.platform + " into version " + std::to_string(*start.version)});
     }
-  } else if (std::find(version->aliases.begin(), version->aliases.end(), "production") != version->aliases.end()) {
-    // The lineage's first version: production by rule, not by the gate.
-    (void)models_.set_status(version->version, registry::VersionStatus::kPromoted,
-                             R"({"reasons": ["the first version of the lineage becomes production"]})");
-  } else if (start.version) {
-    // The platform's active column: what its next sample requests score with.
-    auto moved = models_.set_alias("active." + job.platform, version->version, "job " + std::to_string(job.id),
-                                   "active column fine-tuned from version " + std::to_string(*start.version));
-    if (!moved) return moved.status();
+  } else {
+    // The lineage's first version (when it becomes production): production
+    // by rule, not by the gate.
+    create.first_version_reasons_json = R"({"reasons": ["the first version of the lineage becomes production"]})";
+    if (start.version) {
+      // The platform's active column: what its next sample requests score with.
+      create.aliases.push_back({"active." + job.platform, "job " + std::to_string(job.id),
+                                "active column fine-tuned from version " + std::to_string(*start.version)});
+    }
   }
+  auto version = models_.create_version(v, create);
+  if (!version) return version.status();
   return version->version;
 }
 

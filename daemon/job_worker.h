@@ -156,6 +156,8 @@ class JobWorker {
                                  const trainer::TrainResult& trained, const Start& start, const Distill* d);
   static std::string training_summary_json(const registry::Job& job, const trainer::TrainResult& trained,
                                            bool fine_tune_scheduled, std::chrono::steady_clock::time_point started);
+  // The version, its status and aliases, and the job's finish as succeeded,
+  // in one transaction (ModelStore::create_version with options.job).
   Result<std::int64_t> store_version(const registry::Job& job, const registry::NewVersion& v,
                                      const std::optional<onboarding::GateDecision>& gate, const Start& start);
 

@@ -283,7 +283,8 @@ int run_serve(const Config& c) {
   if (Status s = model_cache.resync(); !s) spdlog::warn("model_cache: aliases not loaded yet: {}", s.to_string());
   auto& alias_gauges = api::gauge_family(metrics, "tcld_model_alias_version",
                                          "The model version each alias points at, as this replica serves it.");
-  api::TokenCache token_cache([&tokens](std::string_view t) { return tokens.lookup(t); }, c.token_cache_ttl);
+  api::TokenCache token_cache([&tokens](std::string_view t) { return tokens.lookup(t); }, c.token_cache_ttl,
+                              std::chrono::seconds(1), api::TokenCache::Clock::now, c.token_cache_stale);
   api::gauge(metrics, "tcld_token_cache_ttl_seconds",
              "How long a checked token is trusted before the database is asked again: a revoked token works this long.")
       .Set(std::chrono::duration<double>(c.token_cache_ttl).count());

@@ -140,7 +140,10 @@ class JobQueue {
   // or already finished differently). A repeat of a finish that was already
   // recorded (e.g. retried after kUnavailable) returns what the first one did.
   // kNotFound: no such job. kInvalidArgument: a failure without error text, or
-  // a result_version that does not exist.
+  // a result_version that does not exist. A job that produces a model version
+  // is better finished by ModelStore::create_version (options.job), in the
+  // version's own transaction: finish() after a separate create leaves a
+  // version without its job if the worker dies in between.
   Status finish(std::int64_t job_id, std::string_view worker, const JobOutcome& outcome);
 
   // Cancels a job. OK: the job after the call — cancelled if it was queued (or

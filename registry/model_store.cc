@@ -136,6 +136,109 @@ Status check_actor(std::string_view actor) {
   return Status::ok();
 }
 
+Status check_alias_name(const std::string& alias) {
+  if (is_valid_alias_name(alias)) return Status::ok();
+  return Status::invalid_argument("invalid alias name '" + alias + "' (want [a-z0-9][a-z0-9._-]{0,63})");
+}
+
+// Points `alias` at `version` (which must exist) inside `tx`; see set_alias().
+Result<SetAliasResult> move_alias(pqxx::work& tx, const std::string& alias, std::int64_t version,
+                                  const std::string& actor, const std::string& reason) {
+  // The row lock serializes movers of one alias: each records the version
+  // it really moved from.
+  const char* kLockSql = "SELECT version FROM aliases WHERE name = $1 FOR UPDATE";
+  pqxx::result current = tx.exec_params(kLockSql, alias);
+  SetAliasResult out;
+  if (current.empty()) {
+    const pqxx::result created = tx.exec_params(
+        "INSERT INTO aliases (name, version) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING name", alias,
+        version);
+    if (!created.empty()) {
+      out.changed = true;
+      out.move = record_move(tx, alias, std::nullopt, version, actor, reason);
+    } else {
+      current = tx.exec_params(kLockSql, alias);  // created concurrently; committed by now
+    }
+  }
+  if (!out.changed) {
+    if (current.empty()) return Status::unavailable("alias '" + alias + "' changed concurrently; retry");
+    const std::int64_t from = current[0][0].as<std::int64_t>();
+    if (from != version) {
+      tx.exec_params0("UPDATE aliases SET version = $2, updated_at = now() WHERE name = $1", alias, version);
+      out.changed = true;
+      out.move = record_move(tx, alias, from, version, actor, reason);
+    }
+  }
+  auto a = read_alias(tx, alias);
+  if (!a) return a.status();
+  out.alias = std::move(*a);
+  return out;
+}
+
+// Locks the job a new version ends (training_jobs is registry/job_queue.h's
+// table; the version and the job's finish share one transaction). OK with
+// nullopt: the job runs under `owner.worker`, go on. OK with a version: the
+// job already succeeded under that worker with it (a retried call).
+Result<std::optional<std::int64_t>> lock_job(pqxx::work& tx, const JobOwner& owner) {
+  const std::string name = "job " + std::to_string(owner.job_id);
+  const pqxx::result r = tx.exec_params(
+      "SELECT state, coalesce(worker, ''), result_version, cancel_requested_at IS NOT NULL "
+      "FROM training_jobs WHERE id = $1 FOR UPDATE",
+      owner.job_id);
+  if (r.empty()) return Status::not_found(name + " does not exist");
+  const std::string state = r[0][0].as<std::string>();
+  const std::string worker = r[0][1].as<std::string>();
+  if (worker == owner.worker && state == "succeeded" && !r[0][2].is_null()) {
+    return std::optional<std::int64_t>(r[0][2].as<std::int64_t>());
+  }
+  if (worker == owner.worker && state == "cancelled") {
+    return Status::cancelled(name + " was cancelled while running; no version stored");
+  }
+  if (worker != owner.worker || state != "running") {
+    return Status::failed_precondition(name + " is not running under worker '" + owner.worker + "' (it is " + state +
+                                       (worker.empty() ? "" : ", worker '" + worker + "'") + "); no version stored");
+  }
+  if (r[0][3].as<bool>()) return Status::cancelled(name + " was cancelled while running; no version stored");
+  return std::optional<std::int64_t>();
+}
+
+// After the version's row exists: its status and reasons, the production
+// alias when unset, the aliases of `options`, the job's finish.
+Status publish_version(pqxx::work& tx, std::int64_t version, VersionStatus status,
+                       const CreateVersionOptions& options) {
+  std::string reasons = options.status_reasons_json;
+  if (options.make_production_if_unset) {
+    // ON CONFLICT DO NOTHING: a concurrent creator that set it first wins;
+    // we then wait for its commit and leave production alone.
+    const pqxx::result created = tx.exec_params(
+        "INSERT INTO aliases (name, version) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING name",
+        std::string(kProductionAlias), version);
+    if (!created.empty()) {
+      record_move(tx, std::string(kProductionAlias), std::nullopt, version, options.actor, options.reason);
+      if (!options.first_version_reasons_json.empty()) {
+        status = VersionStatus::kPromoted;
+        reasons = options.first_version_reasons_json;
+      }
+    }
+  }
+  if (!reasons.empty()) {
+    tx.exec_params0(
+        "UPDATE model_versions SET status = $2, status_reasons = $3::jsonb, status_changed_at = now() "
+        "WHERE version = $1",
+        version, std::string(version_status_name(status)), reasons);
+  }
+  for (const AliasUpdate& a : options.aliases) {
+    if (auto moved = move_alias(tx, a.alias, version, a.actor, a.reason); !moved) return moved.status();
+  }
+  if (options.job) {
+    tx.exec_params0(
+        "UPDATE training_jobs SET state = 'succeeded', result_version = $2, error = NULL, finished_at = now() "
+        "WHERE id = $1",
+        options.job->job_id, version);
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 std::string_view version_status_name(VersionStatus s) {
@@ -173,6 +276,10 @@ Result<VersionInfo> ModelStore::create_version(const NewVersion& v, const Create
   if (options.make_production_if_unset) {
     if (Status s = check_actor(options.actor); !s) return s;
   }
+  for (const AliasUpdate& a : options.aliases) {
+    if (Status s = check_alias_name(a.alias); !s) return s;
+    if (Status s = check_actor(a.actor); !s) return s;
+  }
   // Hashed outside the retried body: once, whatever happens to the connection.
   const std::string weights_sha256 = sha256_hex(v.weights);
   const std::string fisher_sha256 = v.fisher ? sha256_hex(*v.fisher) : std::string();
@@ -182,6 +289,11 @@ Result<VersionInfo> ModelStore::create_version(const NewVersion& v, const Create
   const std::string parent = v.parent ? std::to_string(*v.parent) : std::string();
 
   return internal::with_transaction(pool_, "creating a model version", [&](pqxx::work& tx) -> Result<VersionInfo> {
+    if (options.job) {
+      auto done = lock_job(tx, *options.job);
+      if (!done) return done.status();
+      if (*done) return read_version(tx, **done);  // a retry: the first call's version, nothing new
+    }
     const pqxx::result unknown = tx.exec_params(
         "SELECT t.name FROM jsonb_array_elements_text($1::jsonb) AS t(name) "
         "WHERE NOT EXISTS (SELECT 1 FROM platforms p WHERE p.name = t.name) LIMIT 1",
@@ -206,16 +318,7 @@ RETURNING version
                                                  v.training_summary_json, std::string(version_status_name(v.status)))[0]
                                      .as<std::int64_t>();
 
-    if (options.make_production_if_unset) {
-      // ON CONFLICT DO NOTHING: a concurrent creator that set it first wins;
-      // we then wait for its commit and leave production alone.
-      const pqxx::result created = tx.exec_params(
-          "INSERT INTO aliases (name, version) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING name",
-          std::string(kProductionAlias), version);
-      if (!created.empty()) {
-        record_move(tx, std::string(kProductionAlias), std::nullopt, version, options.actor, options.reason);
-      }
-    }
+    if (Status s = publish_version(tx, version, v.status, options); !s) return s;
     return read_version(tx, version);
   });
 }
@@ -318,44 +421,14 @@ Result<std::vector<Alias>> ModelStore::list_aliases() {
 Result<SetAliasResult> ModelStore::set_alias(std::string_view name, std::int64_t version, std::string_view actor,
                                              std::string_view reason) {
   const std::string alias(name);
-  if (!is_valid_alias_name(alias)) {
-    return Status::invalid_argument("invalid alias name '" + alias + "' (want [a-z0-9][a-z0-9._-]{0,63})");
-  }
+  if (Status s = check_alias_name(alias); !s) return s;
   if (Status s = check_actor(actor); !s) return s;
   const std::string actor_text(actor);
   const std::string reason_text(reason);
   const std::string what = "moving alias '" + alias + "' to " + version_name(version);
   return internal::with_transaction(pool_, what, [&](pqxx::work& tx) -> Result<SetAliasResult> {
     if (!version_exists(tx, version)) return Status::not_found(version_name(version) + " does not exist");
-    // The row lock serializes movers of one alias: each records the version
-    // it really moved from.
-    const char* kLockSql = "SELECT version FROM aliases WHERE name = $1 FOR UPDATE";
-    pqxx::result current = tx.exec_params(kLockSql, alias);
-    SetAliasResult out;
-    if (current.empty()) {
-      const pqxx::result created = tx.exec_params(
-          "INSERT INTO aliases (name, version) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING name", alias,
-          version);
-      if (!created.empty()) {
-        out.changed = true;
-        out.move = record_move(tx, alias, std::nullopt, version, actor_text, reason_text);
-      } else {
-        current = tx.exec_params(kLockSql, alias);  // created concurrently; committed by now
-      }
-    }
-    if (!out.changed) {
-      if (current.empty()) return Status::unavailable("alias '" + alias + "' changed concurrently; retry");
-      const std::int64_t from = current[0][0].as<std::int64_t>();
-      if (from != version) {
-        tx.exec_params0("UPDATE aliases SET version = $2, updated_at = now() WHERE name = $1", alias, version);
-        out.changed = true;
-        out.move = record_move(tx, alias, from, version, actor_text, reason_text);
-      }
-    }
-    auto a = read_alias(tx, alias);
-    if (!a) return a.status();
-    out.alias = std::move(*a);
-    return out;
+    return move_alias(tx, alias, version, actor_text, reason_text);
   });
 }
 

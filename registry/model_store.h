@@ -54,6 +54,19 @@ struct NewVersion {
   VersionStatus status = VersionStatus::kCandidate;
 };
 
+// An alias pointed at a new version in create_version's transaction.
+struct AliasUpdate {
+  std::string alias;   // a valid alias name
+  std::string actor;   // who, for alias_history (1..256 bytes)
+  std::string reason;  // why, for alias_history
+};
+
+// The training job (registry/job_queue.h) whose result a version is.
+struct JobOwner {
+  std::int64_t job_id = 0;
+  std::string worker;  // the worker that holds the job (JobQueue::claim)
+};
+
 struct CreateVersionOptions {
   // Point `production` at the new version when no production alias exists
   // yet (the first version of a deployment), with a history row by `actor`.
@@ -61,6 +74,19 @@ struct CreateVersionOptions {
   bool make_production_if_unset = false;
   std::string actor = "tcld";
   std::string reason = "first version";
+  // When make_production_if_unset took effect and this is not empty: the
+  // version is stored as promoted with these status reasons (any JSON).
+  std::string first_version_reasons_json{};
+  // The promotion gate's reasons for NewVersion::status (any JSON; "" = none,
+  // status_changed_at stays unset).
+  std::string status_reasons_json{};
+  // Moved to the new version, in order, each with its history row and NOTIFY.
+  std::vector<AliasUpdate> aliases{};
+  // The job this version ends: it is finished as succeeded with the version
+  // in the same transaction, so a crash leaves all of it or none (issue 45
+  // #9: never a version without its job's finish, then a second version from
+  // the retried job).
+  std::optional<JobOwner> job{};
 };
 
 // A version without its bytes.
@@ -115,11 +141,22 @@ class ModelStore {
  public:
   explicit ModelStore(PgPool& pool) : pool_(pool) {}
 
-  // Stores a complete version (see top). OK: the stored version, with
-  // `aliases` (["production"] when make_production_if_unset took effect).
-  // kInvalidArgument: no weights, no or repeated platforms, a JSON text that
-  // does not parse, an invalid actor. kNotFound: the parent or a platform
-  // does not exist. kUnavailable: the database is down (nothing stored).
+  // Stores a complete version (see top) with its status, its reasons and the
+  // alias moves of `options`, all in one transaction. OK: the stored version,
+  // with `aliases` (["production"] when make_production_if_unset took
+  // effect). kInvalidArgument: no weights, no or repeated platforms, a JSON
+  // text that does not parse, an invalid actor or alias name. kNotFound: the
+  // parent, a platform or options.job does not exist. kUnavailable: the
+  // database is down (nothing stored, or — when the COMMIT's outcome is
+  // unknown — maybe everything; with options.job, calling again tells).
+  //
+  // With options.job: kFailedPrecondition (nothing stored) when the job is
+  // not running under that worker, kCancelled (nothing stored) when a cancel
+  // was requested or recorded (a heartbeat saw it): the worker then finishes
+  // the job with JobQueue::finish(), which records the cancel.
+  // A repeat for a job that already succeeded under that worker (a retry
+  // after an unknown COMMIT outcome) stores nothing and returns the version
+  // the first call stored.
   Result<VersionInfo> create_version(const NewVersion& v, const CreateVersionOptions& options = {});
 
   // Metadata only (no bytes). kNotFound: no such version.

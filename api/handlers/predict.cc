@@ -87,7 +87,8 @@ void add_predict_routes(Router& router, registry::PlatformStore& platforms, Mode
       http::verb::post, "/v1/predict",
       [&models, descriptors, metrics, options](const Request& req) -> Response {
         const auto t0 = std::chrono::steady_clock::now();
-        auto body = parse_json_object(req.body());
+        // The item limit applies while scanning, before a DOM exists (issue 45 #8).
+        auto body = parse_json_object(req.body(), JsonLimits{.max_array_items = options.max_programs});
         if (!body) return error_response(body.status());
         auto platform = required_string(*body, "platform");
         if (!platform) return error_response(platform.status(), json::object{{"field", "platform"}});

@@ -77,5 +77,66 @@ TEST(AuthTest, CacheNeverKeepsAnOutage) {
   EXPECT_EQ(lookups, 2);
 }
 
+// Issue 45 #12: a known good token keeps its last answer through an outage
+// (for stale_for past its ttl); a bad or unseen token is never made valid.
+TEST(AuthTest, AKnownTokenOutlivesAnOutageForABoundedTime) {
+  int lookups = 0;
+  bool db_up = true;
+  bool revoked = false;
+  FakeClock clock;
+  TokenCache cache(
+      [&](std::string_view t) -> Result<TokenInfo> {
+        ++lookups;
+        if (!db_up) return Status::unavailable("database down");
+        if (t == "good" && !revoked) return TokenInfo{1, "ci", Scope::kRead};
+        return Status::unauthenticated("unknown token");
+      },
+      std::chrono::seconds(5), std::chrono::seconds(1), [&] { return clock.now; }, std::chrono::minutes(5));
+  ASSERT_TRUE(cache.authenticate("good"));
+  EXPECT_EQ(cache.authenticate("bad").status().code(), StatusCode::kUnauthenticated);
+
+  db_up = false;
+  clock.now += std::chrono::seconds(10);  // both entries expired; the lookup fails
+  auto stale = cache.authenticate("good");
+  ASSERT_TRUE(stale) << stale.status().to_string();
+  EXPECT_EQ(stale->name, "ci");
+  EXPECT_EQ(cache.authenticate("bad").status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(cache.authenticate("never-seen").status().code(), StatusCode::kUnavailable);
+  const int during = lookups;
+  EXPECT_TRUE(cache.authenticate("good"));
+  EXPECT_EQ(lookups, during) << "a stale answer asks the database again only after negative_ttl";
+  clock.now += std::chrono::seconds(2);
+  EXPECT_TRUE(cache.authenticate("good"));
+  EXPECT_EQ(lookups, during + 1);
+
+  // Past ttl + stale_for since the last good answer: the outage shows.
+  clock.now += std::chrono::minutes(5);
+  EXPECT_EQ(cache.authenticate("good").status().code(), StatusCode::kUnavailable);
+
+  // Back up: the database decides again; a revoked token is refused, and the
+  // next outage does not bring it back.
+  db_up = true;
+  revoked = true;
+  EXPECT_EQ(cache.authenticate("good").status().code(), StatusCode::kUnauthenticated);
+  db_up = false;
+  clock.now += std::chrono::seconds(10);
+  EXPECT_EQ(cache.authenticate("good").status().code(), StatusCode::kUnavailable);
+}
+
+TEST(AuthTest, OtherLookupErrorsAreNeverAnsweredStale) {
+  bool fail = false;
+  FakeClock clock;
+  TokenCache cache(
+      [&](std::string_view) -> Result<TokenInfo> {
+        if (fail) return Status::internal("bug");
+        return TokenInfo{1, "ci", Scope::kRead};
+      },
+      std::chrono::seconds(5), std::chrono::seconds(1), [&] { return clock.now; });
+  ASSERT_TRUE(cache.authenticate("t"));
+  fail = true;
+  clock.now += std::chrono::seconds(6);
+  EXPECT_EQ(cache.authenticate("t").status().code(), StatusCode::kInternal);
+}
+
 }  // namespace
 }  // namespace tcl::api

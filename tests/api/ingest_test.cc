@@ -122,6 +122,51 @@ TEST_F(IngestTest, RejectsBadLinesByReasonAndKeepsTheGoodOnes) {
   EXPECT_EQ(stored(), 2);
 }
 
+// Issue 45 #10/#11: a record the schema would refuse (a workload key over
+// 2,000 bytes, an empty one; NUL in a string, which the record parser
+// refuses) is one rejected line in our words; the rest of the upload is
+// stored, and no PostgreSQL text shows.
+TEST_F(IngestTest, ARecordTheSchemaWouldRefuseIsOneRejectedLine) {
+  const std::string key_prefix = R"({"i": [["[\"07f9fcad27bdd3233f86fe35a5185d33\")";
+  ASSERT_EQ(lines_[2].rfind(key_prefix, 0), 0u) << lines_[2].substr(0, 80);
+  const auto with_key_tail = [&](const std::string& line, const std::string& tail) {
+    return key_prefix.substr(0, key_prefix.size() - 2) + tail + line.substr(key_prefix.size() - 2);
+  };
+  const std::string long_key = with_key_tail(lines_[2], std::string(2100, 'k'));  // > 2000 bytes
+  const std::string nul_key = with_key_tail(lines_[3], "\\u0000");
+  std::string nul_target = lines_[4];
+  const auto t = nul_target.find(kTarget);
+  ASSERT_NE(t, std::string::npos);
+  nul_target.insert(t + std::string(kTarget).size(), "\\u0000");
+  std::string empty_key = lines_[5];
+  const auto end_of_key = empty_key.find("]\", \"llvm");
+  ASSERT_NE(end_of_key, std::string::npos);
+  empty_key = R"({"i": [["   )" + empty_key.substr(end_of_key + 1);  // empty once canonical
+
+  const std::string body =
+      lines_[0] + "\n" + long_key + "\n" + nul_key + "\n" + nul_target + "\n" + empty_key + "\n" + lines_[1] + "\n";
+  auto out = upload({body});
+  ASSERT_TRUE(out) << out.status().to_string();
+  EXPECT_EQ(out->tally.accepted, 2);
+  EXPECT_EQ(out->tally.rejected[static_cast<int>(RejectReason::kInvalidRecord)], 4);
+  const json::object report = json::parse(out->report_json).as_object();
+  const json::array& listed = report.at("rejected").as_array();
+  ASSERT_EQ(listed.size(), 4u) << out->report_json;
+  const std::string expected[] = {"workload_key is ", "i[0][0]: workload_key must hold no control characters",
+                                  "i[0][1]: target must hold no control characters",
+                                  "workload_key is empty once whitespace outside its strings is removed"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(listed[i].at("line").as_int64(), static_cast<std::int64_t>(i + 2));
+    const std::string reason(listed[i].at("reason").as_string());
+    EXPECT_EQ(reason.rfind(expected[i], 0), 0u) << reason;
+  }
+  EXPECT_NE(std::string(listed[0].at("reason").as_string()).find("at most 2000"), std::string::npos);
+  for (const char* leak : {"violates", "constraint", "tasks", "invalid byte sequence", "0x00"}) {
+    EXPECT_EQ(out->report_json.find(leak), std::string::npos) << leak << " in " << out->report_json;
+  }
+  EXPECT_EQ(stored(), 2);
+}
+
 TEST_F(IngestTest, AnEmptyBodyIsInvalidAndStoresNothing) {
   auto none = upload({});
   EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);

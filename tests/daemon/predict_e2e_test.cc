@@ -204,5 +204,23 @@ TEST_F(PredictTest, DocumentedErrors) {
   EXPECT_EQ(call("POST", "/v1/predict", R"({"platform": "x16", "records": []})", "").status, 401);
 }
 
+// Issue 45 #12: predict is served from memory, and a token checked before a
+// database outage keeps working through it (the token cache's stale answer);
+// a token never seen before still gets 503, never a 200.
+TEST_F(PredictTest, AKnownTokenKeepsPredictingThroughADatabaseOutage) {
+  add_version(fresh_checkpoint(1, 12));
+  const std::string body = records_body("", 3);
+  ASSERT_EQ(call("POST", "/v1/predict", body, reader_).status, 200);  // token, descriptor and model now cached
+  const std::string stranger = token("stranger", "read");
+  PgCluster::shared().stop();
+  std::this_thread::sleep_for(5500ms);  // past the token cache's 5 s ttl
+  auto during = call("POST", "/v1/predict", body, reader_);
+  auto unseen = call("POST", "/v1/predict", body, stranger);
+  PgCluster::shared().start();
+  EXPECT_EQ(during.status, 200) << during.body;
+  EXPECT_EQ(during.json().at("scores").as_array().size(), 3u) << during.body;
+  EXPECT_EQ(unseen.status, 503) << unseen.body;
+}
+
 }  // namespace
 }  // namespace tcl::testing

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/sha256.h"
+#include "registry/job_queue.h"
 #include "registry/platform_store.h"
 #include "tests/registry/registry_test_env.h"
 
@@ -386,6 +387,70 @@ TEST_F(ModelStoreTest, SetStatusRecordsTheVerdictAndWhy) {
   EXPECT_EQ(store_->set_status(999, VersionStatus::kPromoted, "").code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->set_status(v1, VersionStatus::kPromoted, "{bad").code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->get(v1)->status, VersionStatus::kPromoted);
+}
+
+// Issue 45 #9: a job's version, its status and aliases and the job's finish
+// are one transaction. A failure half-way stores none of it; a retried call
+// (the first COMMIT's outcome unknown) finds the first version instead of
+// adding a second and moving production again; a job lost to another worker
+// or cancelled stores nothing.
+TEST_F(ModelStoreTest, AJobsVersionAndItsFinishAreOneTransaction) {
+  const std::int64_t v1 = create(std::nullopt, {"cpu"}, 1, {.make_production_if_unset = true});
+  JobQueue jobs(*pool_);
+  const std::int64_t cpu = PlatformStore(*pool_).find("cpu")->id;
+  auto queued = jobs.enqueue(cpu, JobKind::kDistill, "");
+  ASSERT_TRUE(queued) << queued.status().to_string();
+  auto job = jobs.claim("w1", std::chrono::minutes(1));
+  ASSERT_TRUE(job) << job.status().to_string();
+
+  NewVersion promoted = version(v1, {"cpu"}, 2);
+  promoted.status = VersionStatus::kPromoted;
+  CreateVersionOptions options{.actor = "job", .status_reasons_json = R"({"promote": true})"};
+  options.aliases = {{"production", "promotion gate", "distilled cpu"}};
+  options.job = JobOwner{job->id, "w1"};
+
+  // A failure after the INSERT (bad reasons JSON) rolls everything back.
+  CreateVersionOptions broken = options;
+  broken.status_reasons_json = "{not json";
+  EXPECT_EQ(store_->create_version(promoted, broken).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(query_text(url_, "SELECT count(*) FROM model_versions"), "1");
+  EXPECT_EQ(jobs.get(job->id)->state, JobState::kRunning);
+  EXPECT_EQ(store_->get_alias("production")->version, v1);
+
+  auto v2 = store_->create_version(promoted, options);
+  ASSERT_TRUE(v2) << v2.status().to_string();
+  EXPECT_EQ(v2->aliases, std::vector<std::string>{"production"});
+  EXPECT_EQ(v2->status, VersionStatus::kPromoted);
+  EXPECT_EQ(v2->status_reasons_json, R"({"promote": true})");
+  auto finished = jobs.get(job->id);
+  EXPECT_EQ(finished->state, JobState::kSucceeded);
+  EXPECT_EQ(finished->result_version, v2->version);
+
+  // The retry: same version, nothing new, production moved once.
+  auto again = store_->create_version(version(v1, {"cpu"}, 3), options);
+  ASSERT_TRUE(again) << again.status().to_string();
+  EXPECT_EQ(again->version, v2->version);
+  EXPECT_EQ(query_text(url_, "SELECT count(*) FROM model_versions"), "2");
+  EXPECT_EQ(store_->alias_history("production")->size(), 2u);  // created at v1, moved to v2
+  EXPECT_EQ(store_->get_alias("production")->version, v2->version);
+
+  // Another worker's job, and a cancelled one: nothing stored.
+  auto other = jobs.enqueue(cpu, JobKind::kTrain, "");
+  ASSERT_TRUE(other && jobs.claim("w2", std::chrono::minutes(1)));
+  options.job = JobOwner{other->id, "w1"};
+  EXPECT_EQ(store_->create_version(version(v2->version, {"cpu"}, 4), options).status().code(),
+            StatusCode::kFailedPrecondition);
+  auto cancelled = jobs.enqueue(cpu, JobKind::kTrain, "");
+  ASSERT_TRUE(cancelled && jobs.claim("w1", std::chrono::minutes(1)));
+  ASSERT_TRUE(jobs.cancel(cancelled->id));
+  options.job = JobOwner{cancelled->id, "w1"};
+  EXPECT_EQ(store_->create_version(version(v2->version, {"cpu"}, 5), options).status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(query_text(url_, "SELECT count(*) FROM model_versions"), "2");
+  EXPECT_EQ(store_->alias_history("production")->size(), 2u);
+  EXPECT_EQ(jobs.finish(cancelled->id, "w1", JobOutcome::failure("cancelled")).code(), StatusCode::kCancelled);
+  EXPECT_EQ(store_->create_version(version(v2->version, {"cpu"}, 6), options).status().code(),
+            StatusCode::kCancelled);  // recorded as cancelled by now: still nothing stored
+  EXPECT_EQ(query_text(url_, "SELECT count(*) FROM model_versions"), "2");
 }
 
 }  // namespace
