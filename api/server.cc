@@ -137,7 +137,7 @@ struct Server::Impl {
   Impl(Server& s, ServerOptions o, const Router& r, Authenticator a, HttpMetrics& m)
       : self(s), options(std::move(o)), router(r), authenticate(std::move(a)), metrics(m), ioc(options.io_threads),
         acceptor(asio::make_strand(ioc)), workers(options.worker_threads), probes(options.probe_threads),
-        streams(options.max_streams), ssl_ctx(ssl::context::tls_server) {}
+        metrics_lane(options.metrics_threads), streams(options.max_streams), ssl_ctx(ssl::context::tls_server) {}
 
   void do_accept();
   void on_accept(beast::error_code ec, tcp::socket socket);
@@ -150,9 +150,10 @@ struct Server::Impl {
   HttpMetrics& metrics;
   asio::io_context ioc;
   tcp::acceptor acceptor;
-  asio::thread_pool workers;  // Lane::kDefault
-  asio::thread_pool probes;   // Lane::kProbe
-  asio::thread_pool streams;  // Lane::kStream, at most max_streams tasks at once
+  asio::thread_pool workers;       // Lane::kDefault
+  asio::thread_pool probes;        // Lane::kProbe
+  asio::thread_pool metrics_lane;  // Lane::kMetrics
+  asio::thread_pool streams;       // Lane::kStream, at most max_streams tasks at once
   std::atomic<int> streams_in_use{0};
   ssl::context ssl_ctx;
   bool tls = false;
@@ -403,6 +404,7 @@ class Session {
     switch (lane_) {
       case Lane::kInline: return task();  // the route's handler never blocks
       case Lane::kProbe: return asio::post(server_.probes, std::move(task));
+      case Lane::kMetrics: return asio::post(server_.metrics_lane, std::move(task));
       case Lane::kStream: return asio::post(server_.streams, std::move(task));
       case Lane::kDefault: return asio::post(server_.workers, std::move(task));
     }
@@ -755,6 +757,7 @@ Server::~Server() {
   impl_->ioc.stop();
   impl_->workers.join();
   impl_->probes.join();
+  impl_->metrics_lane.join();
   impl_->streams.join();
 }
 
@@ -800,6 +803,7 @@ void Server::run() {
   for (auto& t : threads) t.join();
   s.workers.join();
   s.probes.join();
+  s.metrics_lane.join();
   s.streams.join();
 }
 

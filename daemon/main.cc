@@ -35,6 +35,7 @@
 #include "api/router.h"
 #include "api/server.h"
 #include "daemon/config.h"
+#include "daemon/gauge_refresher.h"
 #include "daemon/job_worker.h"
 #include "daemon/onboarding_metrics.h"
 #include "registry/alias_listener.h"
@@ -313,13 +314,16 @@ int run_serve(const Config& c) {
     for (const auto& [alias, version] : model_cache.aliases()) {
       alias_gauges.Add({{"alias", alias}}).Set(static_cast<double>(version));
     }
+  };
+  // The gauges read from the database, on a timer: a scrape reads memory only.
+  GaugeRefresher sql_gauges(c.metrics_refresh, [&jobs, &job_gauges, &onboarding] {
     if (auto counts = jobs.counts_by_state(); counts) {
       for (const auto& jc : *counts) {
         job_gauges.Add({{"state", std::string(registry::job_state_name(jc.state))}}).Set(static_cast<double>(jc.count));
       }
     }
     onboarding.refresh();
-  };
+  });
   health.openapi_yaml = api::kOpenApiYaml;
   api::add_inference_v2_routes(router, platforms, models, model_cache, metrics, {.readiness = health.readiness});
   api::add_health_routes(router, std::move(health));

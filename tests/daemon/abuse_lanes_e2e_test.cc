@@ -58,6 +58,17 @@ class TableLock {
   std::optional<pqxx::work> tx_;
 };
 
+// How many of tcld's statements wait for a lock now.
+int waiting_on_locks(const std::string& url) {
+  pqxx::connection c(url);
+  pqxx::nontransaction tx(c);
+  return tx
+      .exec1(
+          "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+          "AND wait_event_type = 'Lock'")[0]
+      .as<int>();
+}
+
 std::string as_candidate(const std::string& measured_line) {
   auto r = core::parse_record(measured_line);
   if (!r) return "";
@@ -123,6 +134,32 @@ TEST_F(AbuseLanesTest, ASlowUploadDoesNotHoldUpAnotherPlatformsUpload) {
   auto quick = http_call(tcld_->port(), HttpCall{"POST", "/v1/platforms/y16/measurements", small, admin_, {}, 10s});
   EXPECT_EQ(quick.status, 201) << "the small upload waited for the slow one: " << quick.error << quick.body;
   EXPECT_EQ(get("/v1/platforms/y16", admin_).json().at("counts").at("measurements").as_int64(), 10);
+}
+
+// Finding 7: /metrics serves cached gauges, so a scrape runs no SQL: with
+// the jobs table locked (the SQL behind tcld_jobs waits), scrapes still
+// answer, and readiness answers beside them. Before, each scrape ran that
+// SQL on the probe lane that readiness shares: both stood still.
+TEST_F(AbuseLanesTest, ScrapesRunNoSqlAndReadinessAnswersBesideThem) {
+  start(10, {"--metrics-refresh-ms", "100"});
+  ASSERT_TRUE(eventually([&] {
+    return get("/metrics").body.find("tcld_jobs{state=\"queued\"} 0") != std::string::npos;
+  })) << "the gauges were never refreshed";
+  TableLock jobs(url_, "training_jobs");
+  ASSERT_TRUE(eventually([&] { return waiting_on_locks(url_) >= 1; })) << "the refresher is not blocked yet";
+
+  std::vector<std::thread> scrapers;
+  std::atomic<int> answered{0};
+  for (int i = 0; i < 6; ++i) {
+    scrapers.emplace_back([&] {
+      if (get("/metrics", "", 5s).status == 200) ++answered;
+    });
+  }
+  const auto ready = get("/readyz", "", 5s);
+  for (auto& t : scrapers) t.join();
+  jobs.release();
+  EXPECT_EQ(ready.status, 200) << ready.error << ready.body;
+  EXPECT_EQ(answered.load(), 6) << "scrapes waited for the database";
 }
 
 }  // namespace
