@@ -66,6 +66,8 @@ po::options_description options(Config& c, Millis& ms) {
       "worker: host:port to serve /metrics, /healthz and /readyz on (default: none)")(
       "metrics-refresh-ms", po::value(&ms.metrics_refresh)->default_value(c.metrics_refresh.count()),
       "how often /metrics' database-backed gauges (jobs, onboarding) are read; a scrape never runs SQL")(
+      "metrics-names", po::value(&c.metrics_names)->default_value(c.metrics_names)->implicit_value(true),
+      "show platform and alias names as label values on /metrics (open to anyone); else a hash of each")(
       "predict-threads", po::value(&c.predict_threads)->default_value(c.predict_threads),
       "threads scoring one predict request (0 = all cores)")(
       "max-loaded-models", po::value(&c.max_loaded_models)->default_value(c.max_loaded_models),

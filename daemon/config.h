@@ -54,6 +54,7 @@ struct Config {
   std::string metrics_listen;  // worker: host:port serving /metrics ("" = none)
   // /metrics' SQL-backed gauges (jobs, onboarding) are read this often, never per scrape.
   std::chrono::milliseconds metrics_refresh{5000};
+  bool metrics_names = false;      // platform and alias names as label values on /metrics (else hashed)
   int predict_threads = 0;         // fast-path threads per predict request; 0 = all cores
   int max_loaded_models = 8;       // model versions kept in memory for predict
   std::string log_level = "info";  // trace|debug|info|warn|error

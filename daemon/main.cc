@@ -137,6 +137,7 @@ JobWorkerOptions worker_options(const Config& c, int threads) {
   o.torch_threads = c.train_threads;
   o.train_device = *trainer::parse_device(c.train_device);  // checked by parse_config
   o.lease = c.job_lease;
+  o.metrics_names = c.metrics_names;
   return o;
 }
 
@@ -274,7 +275,7 @@ int run_serve(const Config& c) {
   registry::JobQueue jobs(pool);
   registry::ModelStore models(pool);
   registry::SampleStore samples(pool);
-  OnboardingGauges onboarding(metrics, samples);
+  OnboardingGauges onboarding(metrics, samples, c.metrics_names);
   api::ModelCache model_cache(models,
                               api::ModelCacheOptions{c.predict_threads, static_cast<std::size_t>(c.max_loaded_models)});
   if (Status s = model_cache.resync(); !s) spdlog::warn("model_cache: aliases not loaded yet: {}", s.to_string());
@@ -312,7 +313,7 @@ int run_serve(const Config& c) {
     pool_in_use.Set(st.in_use);
     pool_waiting.Set(st.waiting);
     for (const auto& [alias, version] : model_cache.aliases()) {
-      alias_gauges.Add({{"alias", alias}}).Set(static_cast<double>(version));
+      alias_gauges.Add({{"alias", api::name_label(alias, c.metrics_names)}}).Set(static_cast<double>(version));
     }
   };
   // The gauges read from the database, on a timer: a scrape reads memory only.

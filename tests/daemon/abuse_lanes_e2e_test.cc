@@ -162,5 +162,30 @@ TEST_F(AbuseLanesTest, ScrapesRunNoSqlAndReadinessAnswersBesideThem) {
   EXPECT_EQ(answered.load(), 6) << "scrapes waited for the database";
 }
 
+// Finding 13: /metrics is open, so platform and alias names appear there only
+// with --metrics-names; by default each is a hash that tells them apart.
+TEST_F(AbuseLanesTest, MetricsShowNamesOnlyWhenAsked) {
+  start(200, {"--metrics-refresh-ms", "100"});
+  add_version(fresh_checkpoint(1));  // alias production
+  ASSERT_NO_FATAL_FAILURE(upload_pool(200));
+  const std::string hashed = "platform=\"sha256:" + sha256_hex("x16").substr(0, 12) + "\"";
+  const std::string production = "alias=\"sha256:" + sha256_hex("production").substr(0, 12) + "\"";
+  std::string text;
+  EXPECT_TRUE(eventually([&] {
+    text = get("/metrics").body;
+    return text.find("tcld_onboarding_candidates{" + hashed + "}") != std::string::npos &&
+           text.find("tcld_model_alias_version{" + production + "}") != std::string::npos;
+  })) << text;
+  EXPECT_EQ(text.find("\"x16\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("\"production\""), std::string::npos) << text;
+
+  start_tcld({"--metrics-names", "--metrics-refresh-ms", "100"});  // the same database
+  EXPECT_TRUE(eventually([&] {
+    text = get("/metrics").body;
+    return text.find("tcld_onboarding_candidates{platform=\"x16\"}") != std::string::npos &&
+           text.find("tcld_model_alias_version{alias=\"production\"}") != std::string::npos;
+  })) << text;
+}
+
 }  // namespace
 }  // namespace tcl::testing
