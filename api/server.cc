@@ -1,5 +1,7 @@
 #include "api/server.h"
 
+#include <sys/socket.h>
+
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/bind_executor.hpp>
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <random>
 #include <thread>
@@ -398,9 +401,10 @@ class Session {
   // Runs the handler on its lane; the answer comes back to the strand.
   void dispatch(std::shared_ptr<BeastRequest> req, std::shared_ptr<ChunkChannel> body,
                 std::shared_ptr<StreamSlot> slot) {
-    auto task = [self = derived().shared_from_this(), req, body, slot = std::move(slot), id = request_id_]() mutable {
-      self->run_handler(*req, body, id, std::move(slot));
-    };
+    auto gone = std::make_shared<std::atomic<bool>>(false);
+    if (!body && lane_ == Lane::kDefault) watch_client(gone);
+    auto task = [self = derived().shared_from_this(), req, body, slot = std::move(slot), id = request_id_,
+                 gone]() mutable { self->run_handler(*req, body, id, std::move(slot), gone.get()); };
     switch (lane_) {
       case Lane::kInline: return task();  // the route's handler never blocks
       case Lane::kProbe: return asio::post(server_.probes, std::move(task));
@@ -410,12 +414,25 @@ class Session {
     }
   }
 
+  // Sets `gone` when the peer closes while the handler runs: one wait for
+  // the socket to turn readable, then a peek (nothing is consumed): EOF or a
+  // reset is a client that left; bytes (a pipelined request, TLS data) are not.
+  void watch_client(std::shared_ptr<std::atomic<bool>> gone) {
+    lowest().socket().async_wait(
+        tcp::socket::wait_read, [self = derived().shared_from_this(), gone](beast::error_code ec) {
+          if (ec == asio::error::operation_aborted) return;
+          char c = 0;
+          const ssize_t n = ::recv(self->lowest().socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+          if (ec || n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) gone->store(true);
+        });
+  }
+
   // On the lane's thread. A stream slot is held until the handler (and the
   // answer's producer) is done, and freed before the client can see the end
   // of the answer, so a client that goes on at once finds it free.
   void run_handler(const BeastRequest& req, const std::shared_ptr<ChunkChannel>& body, const std::string& id,
-                   std::shared_ptr<StreamSlot> slot) {
-    auto res = std::make_shared<Response>(server_.self.handle(req, body.get(), id));
+                   std::shared_ptr<StreamSlot> slot, const std::atomic<bool>* gone) {
+    auto res = std::make_shared<Response>(server_.self.handle(req, body.get(), id, gone));
     // The handler is done with the body: stop the session from buffering more.
     if (body) body->close(Status::cancelled("the handler finished before reading the whole body"));
     const bool keep_alive = req.keep_alive();
@@ -827,13 +844,14 @@ RouteOptions Server::route_options_for(http::verb method, std::string_view targe
   return m.route != nullptr ? m.route->options : RouteOptions{};
 }
 
-Response Server::handle(const BeastRequest& raw, ChunkChannel* body, std::string_view request_id) {
+Response Server::handle(const BeastRequest& raw, ChunkChannel* body, std::string_view request_id,
+                        const std::atomic<bool>* client_gone) {
   Impl& s = *impl_;
   const auto started = Clock::now();
   const std::string id = request_id.empty() ? new_request_id() : std::string(request_id);
   const std::string_view target = raw.target();
   const std::size_t q = target.find('?');
-  Request req{raw, target.substr(0, q), {}, {}, "(unrouted)", std::nullopt, body, id};
+  Request req{raw, target.substr(0, q), {}, {}, "(unrouted)", std::nullopt, body, id, client_gone};
   if (q != std::string_view::npos) req.query = parse_query(target.substr(q + 1));
 
   Response res;

@@ -101,8 +101,10 @@ class Server {
   // Routing, auth, the handler call, metrics and the log line. Public so
   // tests can drive the pipeline without a socket.
   // `body` carries the body of stream_body routes (else null);
-  // `request_id` is the session's (generated when empty).
-  Response handle(const BeastRequest& req, ChunkChannel* body = nullptr, std::string_view request_id = {});
+  // `request_id` is the session's (generated when empty); `client_gone`
+  // becomes Request::client_gone.
+  Response handle(const BeastRequest& req, ChunkChannel* body = nullptr, std::string_view request_id = {},
+                  const std::atomic<bool>* client_gone = nullptr);
   // The options of the route a request line goes to (defaults when none),
   // read before the body: its limit and whether it is streamed.
   RouteOptions route_options_for(http::verb method, std::string_view target) const;

@@ -68,6 +68,8 @@ po::options_description options(Config& c, Millis& ms) {
       "how often /metrics' database-backed gauges (jobs, onboarding) are read; a scrape never runs SQL")(
       "metrics-names", po::value(&c.metrics_names)->default_value(c.metrics_names)->implicit_value(true),
       "show platform and alias names as label values on /metrics (open to anyone); else a hash of each")(
+      "max-sample-requests", po::value(&c.max_sample_requests)->default_value(c.max_sample_requests),
+      "sample requests (POST .../sample-requests) computed at once; more are answered 503 + Retry-After")(
       "predict-threads", po::value(&c.predict_threads)->default_value(c.predict_threads),
       "threads scoring one predict request (0 = all cores)")(
       "max-loaded-models", po::value(&c.max_loaded_models)->default_value(c.max_loaded_models),
@@ -184,6 +186,10 @@ Result<Config> parse_config(int argc, const char* const* argv, const std::vector
   if (ms.lease < 1000) return Status::invalid_argument("--job-lease-ms must be at least 1000");
   if (ms.metrics_refresh < 10) return Status::invalid_argument("--metrics-refresh-ms must be at least 10");
   c.metrics_refresh = std::chrono::milliseconds(ms.metrics_refresh);
+  // The cap keeps worker threads free for every other route.
+  if (c.max_sample_requests < 1 || (c.command == "serve" && c.max_sample_requests >= c.worker_threads)) {
+    return Status::invalid_argument("--max-sample-requests must be >= 1 and below --worker-threads");
+  }
   c.job_lease = std::chrono::milliseconds(ms.lease);
   if (ms.read <= 0 || ms.write <= 0 || ms.idle <= 0 || ms.grace < 0 || ms.token_ttl < 0 || ms.rate_grace < 0) {
     return Status::invalid_argument("timeouts must be positive");

@@ -55,6 +55,7 @@ struct Config {
   // /metrics' SQL-backed gauges (jobs, onboarding) are read this often, never per scrape.
   std::chrono::milliseconds metrics_refresh{5000};
   bool metrics_names = false;      // platform and alias names as label values on /metrics (else hashed)
+  int max_sample_requests = 1;     // POST sample-requests computed at once; more get 503 (< worker_threads)
   int predict_threads = 0;         // fast-path threads per predict request; 0 = all cores
   int max_loaded_models = 8;       // model versions kept in memory for predict
   std::string log_level = "info";  // trace|debug|info|warn|error

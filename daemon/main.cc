@@ -337,7 +337,8 @@ int run_serve(const Config& c) {
   api::add_job_routes(router, platforms, jobs);
   api::add_model_routes(router, models);
   api::add_predict_routes(router, platforms, model_cache, metrics);
-  api::add_sample_request_routes(router, platforms, uploads, samples, model_cache, metrics);
+  api::add_sample_request_routes(router, platforms, uploads, samples, model_cache, metrics,
+                                 {.max_concurrent = c.max_sample_requests});
 
   if (Status s = server.start(); !s) {
     spdlog::error("start-up stopped: {}", s.to_string());

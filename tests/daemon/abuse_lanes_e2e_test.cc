@@ -187,5 +187,77 @@ TEST_F(AbuseLanesTest, MetricsShowNamesOnlyWhenAsked) {
   })) << text;
 }
 
+// Finding 6: a budget the pool's task sizes refuse is answered 400 before the
+// pool is read or scored (tcld logs when that long part starts).
+TEST_F(AbuseLanesTest, ABudgetTheTaskSizesRefuseIsAnsweredBeforeThePoolIsRead) {
+  start(600);
+  ASSERT_NO_FATAL_FAILURE(upload_pool(600));
+  const std::string started = "reading and scoring a pool";
+  auto refused = post("/v1/platforms/x16/sample-requests", R"({"budget": 1, "strategy": "random"})");
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_NE(refused.body.find("budget"), std::string::npos) << refused.body;
+  auto too_many = post("/v1/platforms/x16/sample-requests", R"({"budget": 100000, "strategy": "random"})");
+  EXPECT_EQ(too_many.status, 400) << too_many.body;
+  EXPECT_EQ(log_count(started), 0u) << "a refused request read the pool";
+  auto fine = post("/v1/platforms/x16/sample-requests", R"({"fraction": 0.5, "strategy": "random"})");
+  EXPECT_EQ(fine.status, 201) << fine.body;
+  EXPECT_EQ(log_count(started), 1u);
+}
+
+// Finding 6: one sample request at a time (--max-sample-requests 1); the
+// next is answered 503 at once, and GETs and predict still answer on the
+// other worker thread. The first request stands still on a locked table.
+TEST_F(AbuseLanesTest, WithTheSampleRequestCapFullGetsAndPredictAnswer) {
+  start(300, {"--worker-threads", "2", "--max-sample-requests", "1"});
+  add_version(fresh_checkpoint(1));
+  ASSERT_NO_FATAL_FAILURE(upload_pool(300));
+  const std::string predict =
+      R"({"platform": "x16", "records": [)" + lines_[0] + "," + lines_[1] + "," + lines_[2] + "]}";
+  ASSERT_EQ(call("POST", "/v1/predict", predict, reader_).status, 200);
+
+  TableLock candidates(url_, "candidates");
+  std::optional<HttpResult> first;
+  std::thread computing(
+      [&] { first = post("/v1/platforms/x16/sample-requests", R"({"budget": 20, "strategy": "random"})", 30s); });
+  const bool blocked = eventually([&] { return waiting_on_locks(url_) >= 1; });
+  auto busy = post("/v1/platforms/x16/sample-requests", R"({"budget": 20, "strategy": "random"})", 5s);
+  auto platform = get("/v1/platforms/x16", reader_, 5s);
+  auto scores = http_call(tcld_->port(), HttpCall{"POST",
+                                                  "/v1/predict",
+                                                  predict,
+                                                  reader_,
+                                                  {{"Content-Type", "application/json"}},
+                                                  std::chrono::milliseconds(5000)});
+  candidates.release();
+  computing.join();
+  ASSERT_TRUE(blocked) << "the first sample request never reached the locked table";
+  EXPECT_EQ(busy.status, 503) << busy.error << busy.body;
+  EXPECT_EQ(busy.headers["Retry-After"], "1");
+  EXPECT_EQ(platform.status, 200) << platform.error;
+  EXPECT_EQ(scores.status, 200) << scores.error;
+  EXPECT_EQ(first->status, 201) << first->body;
+}
+
+// Finding 6: a long sample request whose client leaves stops (answered 409
+// to nobody) instead of computing on; the place it held is free again.
+TEST_F(AbuseLanesTest, ASampleRequestStopsWhenItsClientLeaves) {
+  start(3000, {"--max-sample-requests", "1"});
+  add_version(fresh_checkpoint(1));
+  ASSERT_NO_FATAL_FAILURE(upload_pool(3000));
+  {
+    const std::string body = R"({"fraction": 0.5, "mc_samples": 256})";  // rdu: every candidate scored 256 times
+    RawSocket client(tcld_->port());
+    client.send("POST /v1/platforms/x16/sample-requests HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + admin_ +
+                "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+                body);
+    ASSERT_TRUE(eventually([&] { return log_count("reading and scoring a pool") == 1; }));
+  }  // the client leaves
+  EXPECT_TRUE(eventually([&] { return log_count("route=/v1/platforms/{name}/sample-requests status=409") == 1; }, 30s))
+      << "the sample request went on after its client left";
+  EXPECT_EQ(log_count("sample_request: id="), 0u);
+  auto next = post("/v1/platforms/x16/sample-requests", R"({"budget": 20, "strategy": "random"})", 20s);
+  EXPECT_EQ(next.status, 201) << next.body;
+}
+
 }  // namespace
 }  // namespace tcl::testing
