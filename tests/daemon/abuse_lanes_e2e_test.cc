@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <optional>
 #include <string>
 #include <thread>
@@ -37,6 +38,20 @@ bool eventually(const std::function<bool()>& done, Clock::duration limit = 20s) 
     if (done()) return true;
   }
   return done();
+}
+
+// Runs a blocking call on a thread of its own: the test client cannot time
+// out by itself (Beast's synchronous reads ignore deadlines), so a test asks
+// whether it answered by a deadline, and the future's destructor waits for
+// the end once whatever blocked it is released.
+std::future<HttpResult> in_background(std::function<HttpResult()> call) {
+  return std::async(std::launch::async, std::move(call));
+}
+
+// The call's answer when it came by `deadline`, else status 0.
+HttpResult by(std::future<HttpResult>& f, Clock::time_point deadline) {
+  if (f.wait_until(deadline) != std::future_status::ready) return HttpResult{0, "", {}, "no answer by the deadline"};
+  return f.get();
 }
 
 // A transaction of the test's own that holds an ACCESS EXCLUSIVE lock on
@@ -106,7 +121,7 @@ class AbuseLanesTest : public ServingTest {
 // went quiet; an upload to another platform still commits. Before, the first
 // slice took the global upload lock and kept it to the slow upload's commit.
 TEST_F(AbuseLanesTest, ASlowUploadDoesNotHoldUpAnotherPlatformsUpload) {
-  start(2000, {"--min-request-body-rate", "1"});
+  start(2000, {"--min-request-body-rate", "1", "--read-timeout-ms", "60000"});
   ASSERT_EQ(call("POST", "/v1/platforms",
                  std::string(R"({"name": "y16", "hardware_params": [16,64,64,0,0,0,0,0], "target": ")") +
                      kServingTarget + "\"}",
@@ -131,8 +146,13 @@ TEST_F(AbuseLanesTest, ASlowUploadDoesNotHoldUpAnotherPlatformsUpload) {
 
   std::string small;
   for (std::size_t i = 1500; i < 1510; ++i) small += lines_[i] + "\n";
-  auto quick = http_call(tcld_->port(), HttpCall{"POST", "/v1/platforms/y16/measurements", small, admin_, {}, 10s});
+  auto pending = in_background([&] {
+    return http_call(tcld_->port(), HttpCall{"POST", "/v1/platforms/y16/measurements", small, admin_, {}, 60s});
+  });
+  const HttpResult quick = by(pending, Clock::now() + 15s);
+  slow.socket.close();  // the slow upload ends (rolled back), and whatever waited for it goes on
   EXPECT_EQ(quick.status, 201) << "the small upload waited for the slow one: " << quick.error << quick.body;
+  if (pending.valid()) pending.wait();
   EXPECT_EQ(get("/v1/platforms/y16", admin_).json().at("counts").at("measurements").as_int64(), 10);
 }
 
@@ -148,18 +168,16 @@ TEST_F(AbuseLanesTest, ScrapesRunNoSqlAndReadinessAnswersBesideThem) {
   TableLock jobs(url_, "training_jobs");
   ASSERT_TRUE(eventually([&] { return waiting_on_locks(url_) >= 1; })) << "the refresher is not blocked yet";
 
-  std::vector<std::thread> scrapers;
-  std::atomic<int> answered{0};
-  for (int i = 0; i < 6; ++i) {
-    scrapers.emplace_back([&] {
-      if (get("/metrics", "", 5s).status == 200) ++answered;
-    });
-  }
-  const auto ready = get("/readyz", "", 5s);
-  for (auto& t : scrapers) t.join();
-  jobs.release();
+  std::vector<std::future<HttpResult>> scrapes;
+  for (int i = 0; i < 6; ++i) scrapes.push_back(in_background([&] { return get("/metrics"); }));
+  auto readiness = in_background([&] { return get("/readyz"); });
+  const auto deadline = Clock::now() + 15s;
+  const HttpResult ready = by(readiness, deadline);
+  int answered = 0;
+  for (auto& f : scrapes) answered += by(f, deadline).status == 200 ? 1 : 0;
+  jobs.release();  // what still waits ends now; the futures' destructors wait for it
   EXPECT_EQ(ready.status, 200) << ready.error << ready.body;
-  EXPECT_EQ(answered.load(), 6) << "scrapes waited for the database";
+  EXPECT_EQ(answered, 6) << "scrapes waited for the database";
 }
 
 // Finding 13: /metrics is open, so platform and alias names appear there only
@@ -216,26 +234,22 @@ TEST_F(AbuseLanesTest, WithTheSampleRequestCapFullGetsAndPredictAnswer) {
   ASSERT_EQ(call("POST", "/v1/predict", predict, reader_).status, 200);
 
   TableLock candidates(url_, "candidates");
-  std::optional<HttpResult> first;
-  std::thread computing(
-      [&] { first = post("/v1/platforms/x16/sample-requests", R"({"budget": 20, "strategy": "random"})", 30s); });
+  const std::string sample = R"({"budget": 20, "strategy": "random"})";
+  auto computing = in_background([&] { return post("/v1/platforms/x16/sample-requests", sample); });
   const bool blocked = eventually([&] { return waiting_on_locks(url_) >= 1; });
-  auto busy = post("/v1/platforms/x16/sample-requests", R"({"budget": 20, "strategy": "random"})", 5s);
-  auto platform = get("/v1/platforms/x16", reader_, 5s);
-  auto scores = http_call(tcld_->port(), HttpCall{"POST",
-                                                  "/v1/predict",
-                                                  predict,
-                                                  reader_,
-                                                  {{"Content-Type", "application/json"}},
-                                                  std::chrono::milliseconds(5000)});
-  candidates.release();
-  computing.join();
+  auto second = in_background([&] { return post("/v1/platforms/x16/sample-requests", sample); });
+  auto reading = in_background([&] { return get("/v1/platforms/x16", reader_); });
+  auto scoring = in_background([&] { return call("POST", "/v1/predict", predict, reader_); });
+  const auto deadline = Clock::now() + 15s;
+  HttpResult busy = by(second, deadline), platform = by(reading, deadline), scores = by(scoring, deadline);
+  candidates.release();  // the first request goes on
+  const HttpResult first = by(computing, Clock::now() + 30s);
   ASSERT_TRUE(blocked) << "the first sample request never reached the locked table";
   EXPECT_EQ(busy.status, 503) << busy.error << busy.body;
   EXPECT_EQ(busy.headers["Retry-After"], "1");
   EXPECT_EQ(platform.status, 200) << platform.error;
   EXPECT_EQ(scores.status, 200) << scores.error;
-  EXPECT_EQ(first->status, 201) << first->body;
+  EXPECT_EQ(first.status, 201) << first.body;
 }
 
 // Finding 6: a long sample request whose client leaves stops (answered 409
