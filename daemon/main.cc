@@ -303,9 +303,11 @@ int run_serve(const Config& c) {
     checks.push_back({"accepting", !server.draining(), server.draining() ? "shutting down" : "", ""});
     Status db = pool.ping();
     checks.push_back(database_check(db));
+    // With the database down the schema is unknown, not wrong: say so (issue 45 finding 17).
     Status mig =
         db ? registry::check_migrations(pool, registry::embedded_migrations()) : Status::unavailable("database down");
-    checks.push_back({"migrations", mig.is_ok(), mig ? "" : "the database schema is not this build's", mig.message()});
+    const char* why = mig ? "" : db ? "the database schema is not this build's" : "not checked: the database is down";
+    checks.push_back({"migrations", mig.is_ok(), why, mig.message()});
     const bool model_ok = model_cache.production_ready();
     checks.push_back({"model", model_ok, model_ok ? "" : "the production model version is not loaded", ""});
     return checks;
