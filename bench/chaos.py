@@ -634,7 +634,7 @@ def check45_upload_lock(t, slow_platform, quick_platform, lines):
     stop = threading.Event()
 
     def feed():
-        at, end = 0, time.time() + 60
+        at, end = 0, time.time() + 45
         try:
             while not stop.is_set() and time.time() < end:
                 s.sendall(rest[at:at + 100])
@@ -649,7 +649,7 @@ def check45_upload_lock(t, slow_platform, quick_platform, lines):
     t0 = time.perf_counter()
     try:
         status = t.call("POST", f"/v1/platforms/{quick_platform}/measurements",
-                        "".join(lines[1520:1530]).encode(), timeout=60)[0]
+                        "".join(lines[1520:1530]).encode(), timeout=30)[0]
     except OSError as e:
         status = str(e)
     wait = time.perf_counter() - t0
