@@ -28,6 +28,7 @@ import json
 import os
 import resource
 import select
+import selectors
 import signal
 import socket
 import ssl
@@ -177,12 +178,18 @@ def check_slow_clients(t, platform, predict_body):
     cut = {r: metric(m, f'tcld_http_connections_cut_total{{reason="{r}"}}')
            for r in ("min_request_body_rate", "min_response_rate", "read_timeout", "write_timeout")}
     busy = metric(m, 'tcld_http_busy_total{lane="stream"}')
-    report(sum(cut.values()) + busy >= 32, "1. the attackers were cut or refused, and counted",
-           ", ".join(f"{k} {int(v)}" for k, v in cut.items()) + f", busy 503 {int(busy)}")
+    # All 32 share one token: past its share of stream slots (issue 45 #19) they are refused as such.
+    share = metric(m, 'tcld_http_busy_total{lane="stream_client_share"}')
+    report(sum(cut.values()) + busy + share >= 32, "1. the attackers were cut or refused, and counted",
+           ", ".join(f"{k} {int(v)}" for k, v in cut.items()) + f", busy 503 {int(busy)}, over the client's share "
+           f"503 {int(share)}")
 
 
 def check_smuggling(t):
-    got = t.raw(b"POST /v1/platforms/fz/measurements HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    # With the token: since issue 45 a request is judged on its header first, so a tokenless one is
+    # answered 401 and its body never read; with it, tcld reads the body up to the bad chunk.
+    got = t.raw(b"POST /v1/platforms/fz/measurements HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                + t.token.encode() + b"\r\nTransfer-Encoding: chunked\r\n\r\n"
                 b"3\r\nabcGET /healthz?smuggled HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     n = got.count(b"HTTP/1.1 ")
     first = got.split(b"\r\n", 1)[0].decode(errors="replace")
@@ -748,36 +755,70 @@ def cpu_share(pid, seconds):
 
 
 def check45_metrics_flood(t):
-    """Finding 7: 800 connections scraping /metrics; 25 one-second readiness probes beside them."""
+    """Finding 7: 800 keep-alive connections (4 addresses) each scraping /metrics again as soon as it is
+    answered; 25 one-second readiness probes beside them."""
     stop = threading.Event()
-    scrapes = [0] * 100
+    tally = {"scrapes": 0, "errors": 0}
 
-    def scraper(j):
-        src = f"127.0.0.{3 + j % 4}"
-        conns = [None] * 8
+    def flood():
+        sel = selectors.DefaultSelector()
+        ask = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+
+        def open_one(j):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((f"127.0.0.{3 + j % 4}", 0))
+            s.settimeout(5)
+            s.connect((t.host, t.port))
+            s.setblocking(False)
+            s.sendall(ask)
+            sel.register(s, selectors.EVENT_READ, [j, b""])
+
+        for j in range(800):
+            try:
+                open_one(j)
+            except OSError:
+                tally["errors"] += 1
         end = time.time() + 45
         while not stop.is_set() and time.time() < end:
-            for i in range(8):
+            for key, _ in sel.select(0.2):
+                s, state = key.fileobj, key.data
                 try:
-                    if conns[i] is None:
-                        conns[i] = http.client.HTTPConnection(t.host, t.port, timeout=10, source_address=(src, 0))
-                    conns[i].request("GET", "/metrics")
-                    conns[i].getresponse().read()
-                    scrapes[j] += 1
-                except (OSError, http.client.HTTPException):
-                    if conns[i] is not None:
-                        conns[i].close()
-                    conns[i] = None
-                if stop.is_set():
-                    break
-        for c in conns:
-            if c:
-                c.close()
+                    d = s.recv(262144)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    d = b""
+                if not d:
+                    sel.unregister(s)
+                    s.close()
+                    tally["errors"] += 1
+                    try:
+                        open_one(state[0])
+                    except OSError:
+                        pass
+                    continue
+                state[1] += d
+                head_end = state[1].find(b"\r\n\r\n")
+                if head_end < 0:
+                    continue
+                length = 0
+                for line in state[1][:head_end].split(b"\r\n")[1:]:
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                if len(state[1]) >= head_end + 4 + length:
+                    tally["scrapes"] += 1
+                    state[1] = state[1][head_end + 4 + length:]
+                    try:
+                        s.sendall(ask)
+                    except OSError:
+                        pass
+        for key in list(sel.get_map().values()):
+            key.fileobj.close()
+        sel.close()
 
-    threads = [threading.Thread(target=scraper, args=(j,)) for j in range(100)]
-    for th in threads:
-        th.start()
-    time.sleep(2)
+    th = threading.Thread(target=flood)
+    th.start()
+    time.sleep(3)
     answered, statuses, slowest = 0, {}, 0.0
     for _ in range(25):
         t0 = time.perf_counter()
@@ -791,11 +832,10 @@ def check45_metrics_flood(t):
         slowest = max(slowest, took)
         time.sleep(max(0.0, 1 - took))
     stop.set()
-    for th in threads:
-        th.join()
+    th.join()
     report(answered == 25, "45/7. /readyz under an 800-connection /metrics flood",
-           f"{answered}/25 one-second probes answered {statuses}, slowest {slowest * 1e3:.0f} ms, "
-           f"{sum(scrapes)} scrapes")
+           f"{answered}/25 one-second probes answered {statuses}, slowest {slowest * 1e3:.0f} ms; "
+           f"{tally['scrapes']} scrapes, {tally['errors']} scraper connections lost")
 
 
 def check45_predict_dom(t, platform, pid):
