@@ -937,8 +937,13 @@ def check45_outage(t, platform, predict_body, stop_cmd, start_cmd, have_model):
            "45/12. a known token predicts through a database outage",
            f"before {before}, 5.5 s into the outage {during}, an unknown token {stranger}, after {back} "
            f"(stop rc {rc}, start rc {rc2})")
+    try:
+        checks = json.loads(rbody)["error"]["details"]["checks"]
+        said = "; ".join(f"{k}: {v.get('message', 'ok')}" for k, v in checks.items())
+    except (ValueError, KeyError, TypeError, AttributeError):
+        said = rbody[:200].decode(errors="replace")
     report(rst == 503 and b"cannot reach its database" in rbody and b"schema" not in rbody,
-           "45/17. /readyz blames the database, not the schema", f"{rst} {rbody[:160].decode(errors='replace')}")
+           "45/17. /readyz blames the database, not the schema", f"{rst} during the outage: {said}")
 
 
 def check45_metric_names(t, names):
