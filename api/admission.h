@@ -25,10 +25,10 @@
 namespace tcl::api {
 
 struct AdmissionLimits {
-  int max_connections = 10000;             // in all; more are closed at accept
-  int max_connections_per_address = 256;   // 0 = no per-address cap (behind a proxy)
-  int max_streams_per_client = 4;          // of the server's max_streams
-  int auth_failures_per_window = 20;       // per address; 0 = no throttle
+  int max_connections = 10000;            // in all; more are closed at accept
+  int max_connections_per_address = 256;  // 0 = no per-address cap (behind a proxy)
+  int max_streams_per_client = 4;         // of the server's max_streams
+  int auth_failures_per_window = 20;      // per address; 0 = no throttle
   std::chrono::milliseconds auth_failure_window{10000};
 };
 

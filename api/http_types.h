@@ -7,6 +7,7 @@
 
 #include <boost/beast/http.hpp>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <optional>
@@ -37,7 +38,13 @@ struct Request {
   // X-Request-Id: the client's when it sent a usable one, else generated;
   // echoed on the answer and written in the log line.
   std::string_view request_id;
+  // Becomes true when the server sees the client close its connection while
+  // the handler runs (plain HTTP, whole-body routes; a TLS peer's clean
+  // close is not seen). Null when nobody watches. Long handlers read it to
+  // stop work nobody will receive.
+  const std::atomic<bool>* client_gone = nullptr;
 
+  bool gone() const { return client_gone != nullptr && client_gone->load(std::memory_order_relaxed); }
   std::string_view body() const { return raw.body(); }
   std::string_view header(std::string_view name) const;
   const std::string& param(const std::string& name) const { return path_params.at(name); }

@@ -32,13 +32,15 @@ enum class Access { kOpen, kRead, kWrite, kAdmin };
 // work never queues behind another:
 //   kInline  — on the I/O thread itself; only for handlers that never block
 //              (liveness, the API document).
-//   kProbe   — a small pool of its own: readiness and /metrics, which ask the
-//              database but must answer while every handler thread is busy.
+//   kProbe   — a small pool of its own: readiness, which asks the database
+//              but must answer while every handler thread is busy.
+//   kMetrics — a pool of its own for /metrics, so a scrape flood queues
+//              behind itself and never in front of readiness.
 //   kDefault — the handler pool: SQL, inference, sampling.
 //   kStream  — a bounded pool for handlers that wait on the network (a
 //              streamed request body, a streamed answer); when all of its
 //              slots are taken the request is answered 503 + Retry-After.
-enum class Lane { kInline, kProbe, kDefault, kStream };
+enum class Lane { kInline, kProbe, kMetrics, kDefault, kStream };
 
 struct RouteOptions {
   Access access = Access::kRead;

@@ -1,5 +1,7 @@
 #include "api/server.h"
 
+#include <sys/socket.h>
+
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/bind_executor.hpp>
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <random>
 #include <thread>
@@ -191,7 +194,7 @@ struct Server::Impl {
       : self(s), options(std::move(o)), router(r), authenticate(std::move(a)), metrics(m),
         admission(admission_limits(options)), ioc(options.io_threads), acceptor(asio::make_strand(ioc)),
         accept_timer(acceptor.get_executor()), workers(options.worker_threads), probes(options.probe_threads),
-        streams(options.max_streams), ssl_ctx(ssl::context::tls_server) {}
+        metrics_lane(options.metrics_threads), streams(options.max_streams), ssl_ctx(ssl::context::tls_server) {}
 
   void do_accept();
   void on_accept(beast::error_code ec, tcp::socket socket);
@@ -216,6 +219,7 @@ struct Server::Impl {
   Clock::time_point last_accept_warning;  // accept errors are logged at most once a second
   asio::thread_pool workers;              // Lane::kDefault
   asio::thread_pool probes;               // Lane::kProbe
+  asio::thread_pool metrics_lane;         // Lane::kMetrics
   asio::thread_pool streams;              // Lane::kStream, at most max_streams tasks at once
   std::atomic<int> streams_in_use{0};
   ssl::context ssl_ctx;
@@ -559,23 +563,38 @@ class Session {
   // Runs the handler on its lane; the answer comes back to the strand.
   void dispatch(std::shared_ptr<BeastRequest> req, std::shared_ptr<ChunkChannel> body,
                 std::shared_ptr<StreamSlot> slot) {
-    auto task = [self = derived().shared_from_this(), req, body, slot = std::move(slot), id = request_id_]() mutable {
-      self->run_handler(*req, body, id, std::move(slot));
-    };
+    auto gone = std::make_shared<std::atomic<bool>>(false);
+    if (!body && lane_ == Lane::kDefault) watch_client(gone);
+    auto task = [self = derived().shared_from_this(), req, body, slot = std::move(slot), id = request_id_,
+                 gone]() mutable { self->run_handler(*req, body, id, std::move(slot), gone.get()); };
     switch (lane_) {
       case Lane::kInline: return task();  // the route's handler never blocks
       case Lane::kProbe: return asio::post(server_.probes, std::move(task));
+      case Lane::kMetrics: return asio::post(server_.metrics_lane, std::move(task));
       case Lane::kStream: return asio::post(server_.streams, std::move(task));
       case Lane::kDefault: return asio::post(server_.workers, std::move(task));
     }
+  }
+
+  // Sets `gone` when the peer closes while the handler runs: one wait for
+  // the socket to turn readable, then a peek (nothing is consumed): EOF or a
+  // reset is a client that left; bytes (a pipelined request, TLS data) are not.
+  void watch_client(std::shared_ptr<std::atomic<bool>> gone) {
+    lowest().socket().async_wait(
+        tcp::socket::wait_read, [self = derived().shared_from_this(), gone](beast::error_code ec) {
+          if (ec == asio::error::operation_aborted) return;
+          char c = 0;
+          const ssize_t n = ::recv(self->lowest().socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+          if (ec || n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) gone->store(true);
+        });
   }
 
   // On the lane's thread. A stream slot is held until the handler (and the
   // answer's producer) is done, and freed before the client can see the end
   // of the answer, so a client that goes on at once finds it free.
   void run_handler(const BeastRequest& req, const std::shared_ptr<ChunkChannel>& body, const std::string& id,
-                   std::shared_ptr<StreamSlot> slot) {
-    auto res = std::make_shared<Response>(server_.self.handle(req, body.get(), id, peer_));
+                   std::shared_ptr<StreamSlot> slot, const std::atomic<bool>* gone) {
+    auto res = std::make_shared<Response>(server_.self.handle(req, body.get(), id, peer_, gone));
     // The handler is done with the body: stop the session from buffering more.
     if (body) body->close(Status::cancelled("the handler finished before reading the whole body"));
     const bool keep_alive = req.keep_alive();
@@ -1009,6 +1028,7 @@ Server::~Server() {
   impl_->ioc.stop();
   impl_->workers.join();
   impl_->probes.join();
+  impl_->metrics_lane.join();
   impl_->streams.join();
 }
 
@@ -1054,6 +1074,7 @@ void Server::run() {
   for (auto& t : threads) t.join();
   s.workers.join();
   s.probes.join();
+  s.metrics_lane.join();
   s.streams.join();
 }
 
@@ -1097,13 +1118,13 @@ std::optional<Response> Server::check_before_body(const http::request_header<>& 
 }
 
 Response Server::handle(const BeastRequest& raw, ChunkChannel* body, std::string_view request_id,
-                        const std::string& peer) {
+                        const std::string& peer, const std::atomic<bool>* client_gone) {
   Impl& s = *impl_;
   const auto started = Clock::now();
   const std::string id = request_id.empty() ? new_request_id() : std::string(request_id);
   const std::string_view target = origin_form(raw.target());
   const std::size_t q = target.find('?');
-  Request req{raw, target.substr(0, q), {}, {}, "(unrouted)", std::nullopt, body, id};
+  Request req{raw, target.substr(0, q), {}, {}, "(unrouted)", std::nullopt, body, id, client_gone};
   if (q != std::string_view::npos) req.query = parse_query(target.substr(q + 1));
 
   Response res;

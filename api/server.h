@@ -7,8 +7,8 @@
 // one line → the session writes the answer on its own strand → keep-alive.
 //
 // Lanes (RouteOptions::lane) keep one kind of work from queueing behind
-// another: liveness runs on the I/O thread, readiness and /metrics on a probe
-// pool, ordinary handlers on the worker pool, and handlers that wait on the
+// another: liveness runs on the I/O thread, readiness on a probe pool,
+// /metrics on a pool of its own, ordinary handlers on the worker pool, and handlers that wait on the
 // network (streamed uploads and downloads) on a stream pool of `max_streams`
 // threads; a request that finds no free stream slot is answered 503 +
 // Retry-After at once. So a slow peer holds its own connection and at most
@@ -79,7 +79,8 @@ struct ServerOptions {
   unsigned short port = 8080;               // 0 = pick a free port (tests)
   int io_threads = 2;                       // threads running sockets only
   int worker_threads = 4;                   // threads running handlers (SQL, models)
-  int probe_threads = 2;                    // threads running readiness and /metrics
+  int probe_threads = 2;                    // threads running readiness
+  int metrics_threads = 1;                  // threads running /metrics
   int max_streams = 8;                      // stream-lane handlers at once; more get 503
   std::size_t min_request_body_rate = 240;  // bytes/s after the grace; 0 = no rule
   std::size_t min_response_rate = 240;      // bytes/s after the grace; 0 = no rule
@@ -124,10 +125,11 @@ class Server {
   // Routing, auth, the handler call, metrics and the log line. Public so
   // tests can drive the pipeline without a socket.
   // `body` carries the body of stream_body routes (else null);
-  // `request_id` is the session's (generated when empty).
-  // `peer` is the client's address (failed-token throttling; empty: none).
+  // `request_id` is the session's (generated when empty); `peer` is the
+  // client's address (failed-token throttling; empty: none); `client_gone`
+  // becomes Request::client_gone.
   Response handle(const BeastRequest& req, ChunkChannel* body = nullptr, std::string_view request_id = {},
-                  const std::string& peer = {});
+                  const std::string& peer = {}, const std::atomic<bool>* client_gone = nullptr);
   // What can be refused from the header alone, before any body byte is
   // read: no route (404/405), the token and its scope (401/403/429), the
   // Content-Type of a JSON route (415). Null when the request may go on.

@@ -14,7 +14,8 @@ namespace {
 // The durations as program_options reads them (whole milliseconds), copied
 // into Config's chrono fields once checked.
 struct Millis {
-  std::int64_t read = 0, write = 0, idle = 0, grace = 0, token_ttl = 0, token_stale = 0, lease = 0, rate_grace = 0;
+  std::int64_t read = 0, write = 0, idle = 0, grace = 0, token_ttl = 0, token_stale = 0, lease = 0, rate_grace = 0,
+               metrics_refresh = 0;
 };
 
 po::options_description options(Config& c, Millis& ms) {
@@ -75,6 +76,12 @@ po::options_description options(Config& c, Millis& ms) {
       "a claimed job's lease; a worker that stops heartbeating loses the job after this")(
       "metrics-listen", po::value(&c.metrics_listen),
       "worker: host:port to serve /metrics, /healthz and /readyz on (default: none)")(
+      "metrics-refresh-ms", po::value(&ms.metrics_refresh)->default_value(c.metrics_refresh.count()),
+      "how often /metrics' database-backed gauges (jobs, onboarding) are read; a scrape never runs SQL")(
+      "metrics-names", po::value(&c.metrics_names)->default_value(c.metrics_names)->implicit_value(true),
+      "show platform and alias names as label values on /metrics (open to anyone); else a hash of each")(
+      "max-sample-requests", po::value(&c.max_sample_requests)->default_value(c.max_sample_requests),
+      "sample requests (POST .../sample-requests) computed at once; more are answered 503 + Retry-After")(
       "predict-threads", po::value(&c.predict_threads)->default_value(c.predict_threads),
       "threads scoring one predict request (0 = all cores)")(
       "max-loaded-models", po::value(&c.max_loaded_models)->default_value(c.max_loaded_models),
@@ -189,6 +196,12 @@ Result<Config> parse_config(int argc, const char* const* argv, const std::vector
     return Status::invalid_argument("--predict-threads must be >= 0 and --max-loaded-models >= 1");
   }
   if (ms.lease < 1000) return Status::invalid_argument("--job-lease-ms must be at least 1000");
+  if (ms.metrics_refresh < 10) return Status::invalid_argument("--metrics-refresh-ms must be at least 10");
+  c.metrics_refresh = std::chrono::milliseconds(ms.metrics_refresh);
+  // The cap keeps worker threads free for every other route.
+  if (c.max_sample_requests < 1 || (c.command == "serve" && c.max_sample_requests >= c.worker_threads)) {
+    return Status::invalid_argument("--max-sample-requests must be >= 1 and below --worker-threads");
+  }
   c.job_lease = std::chrono::milliseconds(ms.lease);
   if (ms.read <= 0 || ms.write <= 0 || ms.idle <= 0 || ms.grace < 0 || ms.token_ttl < 0 || ms.token_stale < 0 ||
       ms.rate_grace < 0) {
@@ -203,13 +216,14 @@ Result<Config> parse_config(int argc, const char* const* argv, const std::vector
   }
   // An upload or download that waits on a slow client holds a database
   // connection all along; the pool must still serve every other thread.
-  if (const int needed = c.max_streams + c.worker_threads + kProbeThreads + c.train_workers;
+  if (const int needed =
+          c.max_streams + c.worker_threads + kProbeThreads + kMetricsRefreshConnections + c.train_workers;
       c.command == "serve" && c.db_pool_size < needed) {
-    return Status::invalid_argument("--db-pool-size " + std::to_string(c.db_pool_size) + " is too small: streams (" +
-                                    std::to_string(c.max_streams) + ") + worker threads (" +
-                                    std::to_string(c.worker_threads) + ") + probes (" + std::to_string(kProbeThreads) +
-                                    ") + train workers (" + std::to_string(c.train_workers) + ") need " +
-                                    std::to_string(needed));
+    return Status::invalid_argument(
+        "--db-pool-size " + std::to_string(c.db_pool_size) + " is too small: streams (" +
+        std::to_string(c.max_streams) + ") + worker threads (" + std::to_string(c.worker_threads) + ") + probes (" +
+        std::to_string(kProbeThreads) + ") + metrics refresh (" + std::to_string(kMetricsRefreshConnections) +
+        ") + train workers (" + std::to_string(c.train_workers) + ") need " + std::to_string(needed));
   }
   c.read_timeout = std::chrono::milliseconds(ms.read);
   c.write_timeout = std::chrono::milliseconds(ms.write);

@@ -15,8 +15,11 @@
 
 namespace tcl::daemon {
 
-// Threads answering readiness and /metrics (api::ServerOptions::probe_threads).
+// Threads answering readiness (api::ServerOptions::probe_threads).
 inline constexpr int kProbeThreads = 2;
+// Database connections of the thread that refreshes /metrics' SQL-backed
+// gauges (daemon/gauge_refresher.h).
+inline constexpr int kMetricsRefreshConnections = 1;
 
 struct Config {
   std::string command;            // serve | migrate | token | worker
@@ -55,7 +58,11 @@ struct Config {
   int train_threads = 0;              // torch threads per job; 0 = all cores
   std::string train_device = "auto";  // auto|cpu|cuda (trainer/device.h)
   std::chrono::milliseconds job_lease{60000};
-  std::string metrics_listen;      // worker: host:port serving /metrics ("" = none)
+  std::string metrics_listen;  // worker: host:port serving /metrics ("" = none)
+  // /metrics' SQL-backed gauges (jobs, onboarding) are read this often, never per scrape.
+  std::chrono::milliseconds metrics_refresh{5000};
+  bool metrics_names = false;      // platform and alias names as label values on /metrics (else hashed)
+  int max_sample_requests = 1;     // POST sample-requests computed at once; more get 503 (< worker_threads)
   int predict_threads = 0;         // fast-path threads per predict request; 0 = all cores
   int max_loaded_models = 8;       // model versions kept in memory for predict
   std::string log_level = "info";  // trace|debug|info|warn|error

@@ -477,15 +477,15 @@ Result<trainer::TrainResult> JobWorker::train(const registry::Job& job, const tr
                                               int epochs, Heartbeat& heartbeat) {
   const std::size_t records = request.data.records.size();
   heartbeat.set(json::object{{"phase", "training"}, {"records", records}});
-  metrics_->epoch.Add({{"platform", job.platform}}).Set(0);
-  metrics_->epochs.Add({{"platform", job.platform}}).Set(epochs);
+  const prometheus::Labels labels{{"platform", api::name_label(job.platform, options_.metrics_names)}};
+  metrics_->epoch.Add(labels).Set(0);
+  metrics_->epochs.Add(labels).Set(epochs);
   const auto on_epoch = [&](int epoch, int epochs_now, double loss, double val_top1) {
-    if (epoch == 1) metrics_->epochs.Add({{"platform", job.platform}}).Set(epochs_now);  // more under min_steps
+    if (epoch == 1) metrics_->epochs.Add(labels).Set(epochs_now);  // more under min_steps
     json::object p{
         {"phase", "training"}, {"epoch", epoch}, {"epochs", epochs_now}, {"loss", loss}, {"records", records}};
     if (!std::isnan(val_top1)) p["val_top1"] = val_top1;
     heartbeat.set(p);
-    const prometheus::Labels labels{{"platform", job.platform}};
     metrics_->epoch.Add(labels).Set(epoch);
     metrics_->loss.Add(labels).Set(loss);
     if (!std::isnan(val_top1)) metrics_->val_top1.Add(labels).Set(val_top1);

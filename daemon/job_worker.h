@@ -82,6 +82,7 @@ struct JobWorkerOptions {
   trainer::Device train_device = trainer::Device::kAuto;  // where jobs train (evaluation stays on the CPU)
   std::chrono::milliseconds lease{60000};                 // a job's lease; heartbeats every lease/4
   std::chrono::milliseconds poll_interval{1000};          // wait between empty claims
+  bool metrics_names = false;  // platform names as /metrics label values (else api::name_label's hashes)
 };
 
 class JobWorker {

@@ -35,6 +35,7 @@
 #include "api/router.h"
 #include "api/server.h"
 #include "daemon/config.h"
+#include "daemon/gauge_refresher.h"
 #include "daemon/job_worker.h"
 #include "daemon/onboarding_metrics.h"
 #include "registry/alias_listener.h"
@@ -136,6 +137,7 @@ JobWorkerOptions worker_options(const Config& c, int threads) {
   o.torch_threads = c.train_threads;
   o.train_device = *trainer::parse_device(c.train_device);  // checked by parse_config
   o.lease = c.job_lease;
+  o.metrics_names = c.metrics_names;
   return o;
 }
 
@@ -277,7 +279,7 @@ int run_serve(const Config& c) {
   registry::JobQueue jobs(pool);
   registry::ModelStore models(pool);
   registry::SampleStore samples(pool);
-  OnboardingGauges onboarding(metrics, samples);
+  OnboardingGauges onboarding(metrics, samples, c.metrics_names);
   api::ModelCache model_cache(models,
                               api::ModelCacheOptions{c.predict_threads, static_cast<std::size_t>(c.max_loaded_models)});
   if (Status s = model_cache.resync(); !s) spdlog::warn("model_cache: aliases not loaded yet: {}", s.to_string());
@@ -316,15 +318,18 @@ int run_serve(const Config& c) {
     pool_in_use.Set(st.in_use);
     pool_waiting.Set(st.waiting);
     for (const auto& [alias, version] : model_cache.aliases()) {
-      alias_gauges.Add({{"alias", alias}}).Set(static_cast<double>(version));
+      alias_gauges.Add({{"alias", api::name_label(alias, c.metrics_names)}}).Set(static_cast<double>(version));
     }
+  };
+  // The gauges read from the database, on a timer: a scrape reads memory only.
+  GaugeRefresher sql_gauges(c.metrics_refresh, [&jobs, &job_gauges, &onboarding] {
     if (auto counts = jobs.counts_by_state(); counts) {
       for (const auto& jc : *counts) {
         job_gauges.Add({{"state", std::string(registry::job_state_name(jc.state))}}).Set(static_cast<double>(jc.count));
       }
     }
     onboarding.refresh();
-  };
+  });
   health.openapi_yaml = api::kOpenApiYaml;
   api::add_inference_v2_routes(router, platforms, models, model_cache, metrics, {.readiness = health.readiness});
   api::add_health_routes(router, std::move(health));
@@ -337,7 +342,8 @@ int run_serve(const Config& c) {
   api::add_job_routes(router, platforms, jobs);
   api::add_model_routes(router, models);
   api::add_predict_routes(router, platforms, model_cache, metrics);
-  api::add_sample_request_routes(router, platforms, uploads, samples, model_cache, metrics);
+  api::add_sample_request_routes(router, platforms, uploads, samples, model_cache, metrics,
+                                 {.max_concurrent = c.max_sample_requests});
 
   if (Status s = server.start(); !s) {
     spdlog::error("start-up stopped: {}", s.to_string());

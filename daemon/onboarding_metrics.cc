@@ -6,9 +6,9 @@
 
 namespace tcl::daemon {
 
-OnboardingGauges::OnboardingGauges(prometheus::Registry& registry, registry::SampleStore& samples)
-    : samples_(samples), candidates_(api::gauge_family(registry, "tcld_onboarding_candidates",
-                                                       "Programs in the platform's candidate pool.")),
+OnboardingGauges::OnboardingGauges(prometheus::Registry& registry, registry::SampleStore& samples, bool names)
+    : samples_(samples), names_(names), candidates_(api::gauge_family(registry, "tcld_onboarding_candidates",
+                                                                      "Programs in the platform's candidate pool.")),
       measurements_(api::gauge_family(registry, "tcld_onboarding_measurements",
                                       "Measurements stored for the platform, failed ones included.")),
       sample_requests_(api::gauge_family(registry, "tcld_onboarding_sample_requests",
@@ -24,7 +24,7 @@ void OnboardingGauges::refresh() {
     return;
   }
   for (const registry::OnboardingCounts& c : *counts) {
-    const prometheus::Labels labels{{"platform", c.platform}};
+    const prometheus::Labels labels{{"platform", api::name_label(c.platform, names_)}};
     candidates_.Add(labels).Set(static_cast<double>(c.candidates));
     measurements_.Add(labels).Set(static_cast<double>(c.measurements));
     sample_requests_.Add(labels).Set(static_cast<double>(c.sample_requests));

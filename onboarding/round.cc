@@ -71,6 +71,7 @@ Result<std::vector<sampler::Pick>> select_round(const RoundPool& p, std::int64_t
   so.seed = options.seed;
   so.min_per_task = options.min_per_task;
   so.random_share = options.random_share;
+  so.cancel = options.cancel;
   return sampler::select(pool, so);
 }
 

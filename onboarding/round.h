@@ -20,6 +20,7 @@
 // Not thread-safe (one round per object); torch-free header.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -46,7 +47,8 @@ struct RoundOptions {
   sampler::Weights weights;
   std::uint64_t seed = 0;  // the sampler's tie-breaks and random draws
   int min_per_task = 2;
-  double random_share = 0.0;  // sampler::SampleOptions::random_share, in [0, 1]
+  double random_share = 0.0;                  // sampler::SampleOptions::random_share, in [0, 1]
+  const std::atomic<bool>* cancel = nullptr;  // sampler::SampleOptions::cancel (not owned)
 };
 
 class RoundPool {

@@ -33,6 +33,18 @@ WHERE s.id = $1 AND s.status = 'open'
   AND NOT EXISTS (SELECT 1 FROM sample_request_items i WHERE i.sample_request_id = s.id AND NOT i.measured)
 )sql";
 
+// The round pool's size per task (pool_task_sizes): as read_round_pool in
+// api/handlers/sample_requests.cc filters it, counted instead of read.
+constexpr const char* kPoolTaskSizesSql = R"sql(
+SELECT count(*)
+FROM candidates c JOIN programs p ON p.id = c.program_id
+WHERE c.platform_id = $1
+  AND NOT EXISTS (SELECT FROM measurements m WHERE m.platform_id = $1 AND m.program_id = c.program_id)
+  AND NOT EXISTS (SELECT FROM sample_requests s JOIN sample_request_items i ON i.sample_request_id = s.id
+                  WHERE s.platform_id = $1 AND s.status = 'open' AND NOT i.measured AND i.program_id = c.program_id)
+GROUP BY p.task_id
+)sql";
+
 // Pool and measurement counts come from the uploads' reports (rows each
 // upload inserted; uploads are all-or-nothing), so no scrape counts rows of
 // the bulk tables. Items to measure use the flag refresh() maintains.
@@ -222,6 +234,17 @@ Result<std::unordered_set<std::string>> SampleStore::pending_programs(std::int64
         }
         return out;
       });
+}
+
+Result<std::vector<std::int64_t>> SampleStore::pool_task_sizes(std::int64_t platform_id) {
+  return internal::with_transaction(pool_, "sizing the round pool",
+                                    [&](pqxx::work& tx) -> Result<std::vector<std::int64_t>> {
+                                      std::vector<std::int64_t> out;
+                                      for (const pqxx::row& row : tx.exec_params(kPoolTaskSizesSql, platform_id)) {
+                                        out.push_back(row[0].as<std::int64_t>());
+                                      }
+                                      return out;
+                                    });
 }
 
 Result<std::vector<OnboardingCounts>> SampleStore::onboarding_counts() {

@@ -90,6 +90,13 @@ class SampleStore {
   // Programs picked by the platform's open requests and not measured yet: a
   // new request leaves them out, so two rounds never ask for one program.
   Result<std::unordered_set<std::string>> pending_programs(std::int64_t platform_id);
+  // How many of the platform's candidates a new round could pick, by task:
+  // those with no measurement on it and not pending in an open request. One
+  // aggregate over ids (no record is read or parsed), so a request that the
+  // sizes alone refuse is refused before the long work (issue 45, finding 6).
+  // Grouped by stored task: a round's pool, grouped by its records' workload
+  // keys, has at least as many tasks, so a minimum from these is a lower bound.
+  Result<std::vector<std::int64_t>> pool_task_sizes(std::int64_t platform_id);
   // Every platform's onboarding progress, by name, in one statement that
   // reads the small tables only (uploads' reports, sample requests and their
   // items), never the measurements: cheap enough for every scrape.

@@ -45,9 +45,11 @@ using internal::put_be64;
 // add() formats each row as a line of COPY text for its table (measurements
 // or candidates) into a Slice, in the caller's thread. A full slice goes to
 // the writer's thread, which writes it while the caller fills the next one
-// (at most one slice waits, so memory stays at ~3 slices: ~15 MB). Holding
-// the upload lock, a slice is written straight into the tables
-// (write_direct):
+// (at most one slice waits, so memory stays at ~3 slices: ~15 MB). Every
+// full slice is COPied into a temporary staging table (stage), without the
+// upload lock; commit() takes the lock, moves the staged rows with INSERT ...
+// SELECT ... ON CONFLICT (move_staged), and writes the last, partial slice
+// straight into the tables (write_direct):
 //   1. repeats within the slice are dropped (a hash set; first one wins);
 //   2. new tasks (once per upload and workload key: cached), then the
 //      slice's programs, then its rows, each with one COPY. Rows or programs
@@ -61,9 +63,10 @@ using internal::put_be64;
 //      platform_programs row (COPY, or ON CONFLICT as above); the tasks of
 //      both go into platform_tasks (ON CONFLICT), which tells how many
 //      tasks are new to the platform.
-// Without the lock the slice is COPied into a temporary staging table, and
-// moved with INSERT ... SELECT ... ON CONFLICT (the pre-0004 way) once the
-// lock is ours. commit() adds the upload's totals to platform_counts.
+// commit() adds the upload's totals to platform_counts. Slices used to be
+// written straight in once a try of the lock succeeded; but the lock, once
+// taken, is held to the commit, so one slow upload stalled every other
+// upload's commit for its whole life (issue 45, finding 5).
 //
 // Measured (PostgreSQL backend CPU, 50k real x86 records of new programs,
 // into small tables): COPY straight into measurements 0.46 s, against 0.23 s
@@ -657,18 +660,12 @@ struct UploadWriter::Impl {
   // The functions below use the transaction: only one thread at a time runs
   // them (the writer's thread, or commit() after drain()). They throw.
 
-  void write_slice(Slice& s) {
-    if (!locked) {
-      locked = tx->exec_params1("SELECT pg_try_advisory_xact_lock($1, $2)", kUploadLockClass, kUploadLockObject)[0]
-                   .as<bool>();
-      if (locked) move_staged();
-    }
-    if (locked) {
-      write_direct(s);
-    } else {
-      stage(s);
-    }
-  }
+  // Every slice before commit() is staged: the upload lock is a
+  // transaction-level lock, held from the moment it is taken to the commit,
+  // so taking it here let one slow upload (a slow link, a trickling client)
+  // hold every other upload's commit for its whole life (issue 45, finding
+  // 5). Only commit() takes it, for the merge.
+  void write_slice(Slice& s) { stage(s); }
 
   // Without the lock: into the staging table, with each row's workload key.
   void stage(const Slice& s) {

@@ -15,16 +15,17 @@
 // indexes, the slice's COPY is rolled back to a savepoint and the slice
 // asks which of its keys are stored, then writes the others.
 //
-// Concurrency: writing rows straight into the tables needs the *upload
-// lock*, a transaction-level advisory lock shared by all platforms: its
-// holder is the only transaction inserting into tasks, programs,
-// measurements or candidates, so deduplication cannot race and two uploads
-// never wait for each other's rows (no deadlock). A writer tries
-// the lock at each slice without waiting; while another upload holds it, its
-// slices go to a temporary staging table instead, moved into the tables once
-// it gets the lock. commit() waits for the lock. So concurrent uploads
-// stream at full speed, but their commits (and direct writes) run one at a
-// time: an upload's commit may wait for a whole other upload to finish.
+// Concurrency: writing rows into the tables needs the *upload lock*, a
+// transaction-level advisory lock shared by all platforms: its holder is the
+// only transaction inserting into tasks, programs, measurements or
+// candidates, so deduplication cannot race and two uploads never wait for
+// each other's rows (no deadlock). While the body streams, a writer's slices
+// go to a temporary staging table and no lock is taken; commit() waits for
+// the lock and moves them into the tables (the last, partial slice straight
+// in). So concurrent uploads stream at full speed, their commits run one at
+// a time, and an upload's commit waits only for other commits, never for an
+// upload that is still streaming (a slow client holds no lock; issue 45,
+// finding 5).
 //
 // Idempotency: an upload is recorded with its Idempotency-Key (if any) and
 // the SHA-256 of its body. find_previous() returns the stored report of an

@@ -367,6 +367,10 @@ int64_t random_share_of(int64_t quota, double share) {
 
 // Greedy R/D/U selection inside one task, after its random share; appends
 // `quota` picks.
+bool cancelled(const SampleOptions& options) {
+  return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed);
+}
+
 void select_task(const Pool& pool, const Groups& cands, const Groups& measured, int32_t task, int64_t quota,
                  const Weights& w, const SampleOptions& options, Workspace& ws, std::vector<Pick>& picks) {
   const int64_t n = cands.size(task);
@@ -421,6 +425,7 @@ void select_task(const Pool& pool, const Groups& cands, const Groups& measured, 
   }
 
   for (int64_t p = random_picks; p < quota; ++p) {
+    if (cancelled(options)) return;  // select() reports it
     // D normalized over the remaining candidates (1 for all before any pick).
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
     if (any_selected) {
@@ -611,6 +616,7 @@ Result<std::vector<Pick>> select(const Pool& pool, const SampleOptions& options)
   for (int32_t t = 0; t < pool.num_tasks; ++t) {
     if ((*quotas)[t] == 0) continue;
     select_task(pool, cands, measured, t, (*quotas)[t], w, options, ws, picks);
+    if (cancelled(options)) return Status::cancelled("sample selection cancelled at task " + std::to_string(t));
   }
   return picks;
 }

@@ -39,6 +39,7 @@
 // Thread-safety: pure functions; concurrent calls are safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -107,6 +108,9 @@ struct SampleOptions {
   // them (they count as selected for D). 0: all greedy; 1: kRandom's picks.
   // Why: the greedy alone leans to a task's slow outliers (docs/benchmarks.md).
   double random_share = 0.0;
+  // Not owned; null: never. Read between tasks and between a task's picks:
+  // once true, select() stops with kCancelled (the client that asked left).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct Pick {
@@ -127,7 +131,8 @@ struct Pick {
 // uncertainty, non-finite embeddings, budget < 1 or > count, negative
 // min_per_task or knn, random_share outside [0, 1], negative or non-finite weights or all-zero weights for
 // kRdu, an unknown strategy, and a budget smaller than the sum of per-task
-// minimums (the message gives the minimum budget needed).
+// minimums (the message gives the minimum budget needed). kCancelled when
+// options.cancel became true.
 Result<std::vector<Pick>> select(const Pool& pool, const SampleOptions& options);
 
 // The per-task quotas select() uses (exposed for tests and for the API's

@@ -15,6 +15,8 @@ void add_health_routes(Router& router, HealthDeps deps) {
   inline_open.lane = Lane::kInline;
   RouteOptions open = inline_open;
   open.lane = Lane::kProbe;
+  RouteOptions scrape = inline_open;
+  scrape.lane = Lane::kMetrics;
 
   router.add(
       http::verb::get, "/healthz",
@@ -61,7 +63,7 @@ void add_health_routes(Router& router, HealthDeps deps) {
         res.body = prometheus::TextSerializer().Serialize(families);
         return res;
       },
-      open);
+      scrape);
 
   router.add(
       http::verb::get, "/v1/openapi.yaml",

@@ -1,7 +1,8 @@
 // api/handlers/health.h — GET /healthz, /readyz, /metrics, /v1/openapi.yaml.
 // All open (no token). /healthz and the document run on the I/O thread
-// (Lane::kInline), /readyz and /metrics on the probe pool (Lane::kProbe):
-// none of them queues behind handlers. Does not own anything it is given; all of it must
+// (Lane::kInline), /readyz on the probe pool (Lane::kProbe), /metrics on a
+// pool of its own (Lane::kMetrics): none of them queues behind handlers, and
+// readiness never queues behind a scrape flood. Does not own anything it is given; all of it must
 // outlive the router.
 #pragma once
 
@@ -27,7 +28,9 @@ struct HealthDeps {
   // Runs every readiness check; ready when all pass.
   std::function<std::vector<ReadinessCheck>()> readiness;
   // The registries /metrics serializes, and a hook that refreshes gauges
-  // that are sampled at scrape time (pool sizes, ...).
+  // that are sampled at scrape time. It must be cheap and must not ask the
+  // database (a scrape is open to anyone): SQL-backed gauges are refreshed
+  // on a timer instead (daemon/gauge_refresher.h).
   std::vector<const prometheus::Registry*> metric_registries;
   std::function<void()> before_scrape;
   std::string_view openapi_yaml;

@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "api/handlers/platforms.h"
 #include "api/http_error.h"
@@ -194,6 +196,8 @@ onboarding::RoundOptions round_options(const SampleParams& p) {
   return o;
 }
 
+Status client_left() { return Status::cancelled("the client left before the sample request was computed"); }
+
 // What read_round_pool found besides the pool: the candidates' ids and task
 // keys in pool order, and how many programs are measured on the platform.
 struct PoolRead {
@@ -207,13 +211,14 @@ struct PoolRead {
 // numbered in order of first appearance), then the measured programs of the
 // pool's tasks.
 Result<PoolRead> read_round_pool(registry::UploadStore& uploads, registry::SampleStore& samples,
-                                 std::int64_t platform_id, onboarding::RoundPool* pool) {
+                                 std::int64_t platform_id, const Request& req, onboarding::RoundPool* pool) {
   std::unordered_set<std::string> measured;
   std::vector<std::pair<std::string, std::vector<core::Step>>> measured_programs;
   core::RecordParser parser;
   core::Record record;
   Status read =
       uploads.for_each_record(platform_id, registry::UploadKind::kMeasurements, [&](const registry::StoredRecord& r) {
+        if (req.gone()) return false;
         if (!measured.insert(r.program_id).second) return true;
         if (pool->embedded() && parser.parse(r.record, &record).is_ok()) {
           measured_programs.emplace_back(record.workload_key, record.steps);
@@ -221,6 +226,7 @@ Result<PoolRead> read_round_pool(registry::UploadStore& uploads, registry::Sampl
         return true;
       });
   if (!read) return read;
+  if (req.gone()) return client_left();
   auto pending = samples.pending_programs(platform_id);
   if (!pending) return pending.status();
 
@@ -229,6 +235,7 @@ Result<PoolRead> read_round_pool(registry::UploadStore& uploads, registry::Sampl
   std::unordered_map<std::string, std::int32_t> task_index;
   Status failure;
   read = uploads.for_each_record(platform_id, registry::UploadKind::kCandidates, [&](const registry::StoredRecord& r) {
+    if (req.gone()) return false;  // embedding is the long part: stop between records
     if (measured.count(r.program_id) || pending->count(r.program_id)) return true;
     if (!parser.parse(r.record, &record).is_ok()) return true;  // checked at upload
     auto [it, added] = task_index.try_emplace(record.workload_key, static_cast<std::int32_t>(out.task_keys.size()));
@@ -239,6 +246,7 @@ Result<PoolRead> read_round_pool(registry::UploadStore& uploads, registry::Sampl
   });
   if (!read) return read;
   if (!failure) return failure;
+  if (req.gone()) return client_left();
   for (const auto& [key, steps] : measured_programs) {
     auto it = task_index.find(key);
     if (it == task_index.end()) continue;
@@ -313,10 +321,73 @@ Result<json::array> answer_items(registry::SampleStore& samples, std::int64_t id
   return items;
 }
 
+// One of the max_concurrent places to compute a sample request; take() is
+// empty when none is free (the request is answered 503, never queued).
+class ComputeSlot {
+ public:
+  static std::optional<ComputeSlot> take(std::atomic<int>& in_use, int max) {
+    if (in_use.fetch_add(1) >= max) {
+      in_use.fetch_sub(1);
+      return std::nullopt;
+    }
+    return ComputeSlot(in_use);
+  }
+  ComputeSlot(ComputeSlot&& o) noexcept : in_use_(std::exchange(o.in_use_, nullptr)) {}
+  ComputeSlot(const ComputeSlot&) = delete;
+  ComputeSlot& operator=(const ComputeSlot&) = delete;
+  ComputeSlot& operator=(ComputeSlot&&) = delete;
+  ~ComputeSlot() {
+    if (in_use_ != nullptr) in_use_->fetch_sub(1);
+  }
+
+ private:
+  explicit ComputeSlot(std::atomic<int>& in_use) : in_use_(&in_use) {}
+  std::atomic<int>* in_use_;
+};
+
+Response busy_response(int max) {
+  Response r =
+      error_response(http::status::service_unavailable, "BUSY",
+                     "all " + std::to_string(max) + " places for computing sample requests are taken; retry shortly");
+  r.headers["Retry-After"] = "1";
+  return r;
+}
+
+// The checks the pool's task sizes alone decide, from one aggregate and
+// before any record is read or scored (the same answers the full pool would
+// give; the sizes are a lower bound on its tasks, see pool_task_sizes).
+std::optional<Response> refuse_by_sizes(const std::string& name, const SampleParams& params,
+                                        const std::vector<std::int64_t>& sizes) {
+  std::int64_t n = 0;
+  for (std::int64_t size : sizes) n += size;
+  if (n == 0) {
+    return error_response(Status::invalid_argument("platform '" + name +
+                                                   "' has no unmeasured candidates left: upload a pool first "
+                                                   "(POST /v1/platforms/" +
+                                                   name + "/candidates)"),
+                          json::object{{"pool_size", 0}});
+  }
+  const std::int64_t budget = params.budget ? *params.budget : onboarding::budget_of_fraction(*params.fraction, n);
+  if (budget > n) {
+    return error_response(
+        Status::invalid_argument("budget " + std::to_string(budget) + " is larger than the unmeasured pool (" +
+                                 std::to_string(n) + " candidates)"),
+        json::object{{"field", "budget"}, {"pool_size", n}});
+  }
+  if (auto quotas = sampler::task_quotas(sizes, budget, params.min_per_task); !quotas) {
+    return error_response(quotas.status(),
+                          json::object{{"field", "budget"}, {"pool_size", n}, {"tasks", sizes.size()}});
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void add_sample_request_routes(Router& router, registry::PlatformStore& platforms, registry::UploadStore& uploads,
-                               registry::SampleStore& samples, ModelCache& models, prometheus::Registry& metrics) {
+                               registry::SampleStore& samples, ModelCache& models, prometheus::Registry& metrics,
+                               SampleRequestRouteOptions options) {
+  auto computing = std::make_shared<std::atomic<int>>(0);
+  const int max_concurrent = std::max(1, options.max_concurrent);
   auto& requests_total = counter_family(metrics, "tcld_sample_requests_total", "Sample requests created, by strategy.");
   auto& items_total = counter_family(metrics, "tcld_sample_request_items_total",
                                      "Programs picked for measurement by sample requests, by strategy.");
@@ -326,7 +397,7 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
   static const prometheus::Histogram::BucketBoundaries kBuckets = {0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60};
   router.add(
       http::verb::post, "/v1/platforms/{name}/sample-requests",
-      [&](const Request& req) -> Response {
+      [&, computing, max_concurrent](const Request& req) -> Response {
         const auto t0 = std::chrono::steady_clock::now();
         const std::string& name = req.param("name");
         if (!valid_platform_name(name))
@@ -339,13 +410,19 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
           return error_response(params.status(),
                                 field.empty() ? json::value(nullptr) : json::value(json::object{{"field", field}}));
         }
+        auto slot = ComputeSlot::take(*computing, max_concurrent);
+        if (!slot) return busy_response(max_concurrent);
         auto platform = platforms.find(name);
         if (!platform) return error_response(platform.status());
         auto scorers = round_models(*params, body->contains("model"), *platform, platforms, models);
         if (!scorers) return error_response(scorers.status());
+        auto sizes = samples.pool_task_sizes(platform->id);
+        if (!sizes) return error_response(sizes.status());
+        if (auto refused = refuse_by_sizes(name, *params, *sizes)) return std::move(*refused);
+        spdlog::info("sample_request: platform={} reading and scoring a pool of {} tasks", name, sizes->size());
 
         onboarding::RoundPool pool(scorers->models, trainer::PoolEmbeddingOptions{params->mc_samples, params->seed});
-        auto read = read_round_pool(uploads, samples, platform->id, &pool);
+        auto read = read_round_pool(uploads, samples, platform->id, req, &pool);
         if (!read) return error_response(read.status());
         const std::int64_t n = pool.size();
         if (n == 0) {
@@ -364,7 +441,9 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
               json::object{{"field", "budget"}, {"pool_size", n}});
         }
         const auto t_embedded = std::chrono::steady_clock::now();
-        auto picks = onboarding::select_round(pool, budget, round_options(*params));
+        onboarding::RoundOptions how = round_options(*params);
+        how.cancel = req.client_gone;  // stops the selection when the client leaves
+        auto picks = onboarding::select_round(pool, budget, how);
         if (!picks) {
           return error_response(picks.status(), json::object{{"pool_size", n}, {"tasks", read->task_keys.size()}});
         }

@@ -24,6 +24,13 @@
 // onboarding/round.h (as bench_onboarding's); this file parses, reads the
 // pool from the registry, stores and answers.
 //
+// Abuse (issue 45, finding 6): what the pool's task sizes alone refuse (an
+// empty pool, a budget over the pool or under the per-task minimums) is
+// answered 400 from one aggregate (SampleStore::pool_task_sizes) before any
+// record is read or scored; and at most `max_concurrent` requests are
+// computed at once (one more is answered 503 + Retry-After at once), so
+// the handler threads that GETs and predict need stay free.
+//
 // Does not own what it is given; all of it must outlive the router.
 #pragma once
 
@@ -37,9 +44,14 @@
 
 namespace tcl::api {
 
+struct SampleRequestRouteOptions {
+  int max_concurrent = 1;  // POST .../sample-requests computed at once (>= 1)
+};
+
 // Metrics: tcld_sample_requests_total{strategy}, tcld_sample_request_items_total
 // {strategy} (programs picked) and tcld_sample_request_seconds{phase="embed"|"select"}.
 void add_sample_request_routes(Router& router, registry::PlatformStore& platforms, registry::UploadStore& uploads,
-                               registry::SampleStore& samples, ModelCache& models, prometheus::Registry& metrics);
+                               registry::SampleStore& samples, ModelCache& models, prometheus::Registry& metrics,
+                               SampleRequestRouteOptions options = {});
 
 }  // namespace tcl::api

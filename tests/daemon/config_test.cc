@@ -53,6 +53,24 @@ TEST(ConfigTest, ThePoolCoversStreamsAndHandlers) {
   EXPECT_FALSE(parse({"serve", "--max-streams", "0"}));
 }
 
+// Issue 45: the sample-request cap leaves worker threads to other routes;
+// /metrics' database gauges refresh on a timer; names on /metrics are opt-in.
+TEST(ConfigTest, AbuseLimitsAndMetricsOptions) {
+  auto c = parse({"serve"}, {"TCLD_METRICS_NAMES=true", "TCLD_MAX_SAMPLE_REQUESTS=2"});
+  ASSERT_TRUE(c) << c.status().to_string();
+  EXPECT_TRUE(c->metrics_names);
+  EXPECT_EQ(c->max_sample_requests, 2);
+  EXPECT_EQ(c->metrics_refresh.count(), 5000);
+  auto d = parse({"serve", "--metrics-names", "--metrics-refresh-ms", "250"});
+  ASSERT_TRUE(d) << d.status().to_string();
+  EXPECT_TRUE(d->metrics_names);
+  EXPECT_EQ(d->metrics_refresh.count(), 250);
+  EXPECT_FALSE(parse({"serve"})->metrics_names);
+  EXPECT_FALSE(parse({"serve", "--max-sample-requests", "4"}));  // as many as --worker-threads
+  EXPECT_FALSE(parse({"serve", "--max-sample-requests", "0"}));
+  EXPECT_FALSE(parse({"serve", "--metrics-refresh-ms", "0"}));
+}
+
 TEST(ConfigTest, TokenSubcommandArguments) {
   auto c = parse({"token", "create", "--name", "ci", "--scope", "admin"});
   ASSERT_TRUE(c) << c.status().to_string();

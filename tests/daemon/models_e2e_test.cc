@@ -185,8 +185,13 @@ TEST_F(ModelsTest, JobsAreQueuedReadAndCancelled) {
   EXPECT_EQ(call("GET", "/v1/jobs/424242", "", writer_).status, 404);
   EXPECT_EQ(call("GET", "/v1/jobs/abc", "", writer_).status, 404);
 
-  auto metrics = http_get(tcld_->port(), "/metrics");
-  EXPECT_NE(metrics.body.find("tcld_jobs{state=\"cancelled\"} 1"), std::string::npos) << metrics.body;
+  // tcld_jobs is read from the database every --metrics-refresh-ms (5 s), not per scrape.
+  std::string metrics;
+  for (int i = 0; i < 200 && metrics.find("tcld_jobs{state=\"cancelled\"} 1") == std::string::npos; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    metrics = http_get(tcld_->port(), "/metrics").body;
+  }
+  EXPECT_NE(metrics.find("tcld_jobs{state=\"cancelled\"} 1"), std::string::npos) << metrics;
 }
 
 TEST_F(ModelsTest, AnEndedJobCannotBeCancelled) {

@@ -50,7 +50,7 @@ std::vector<float> expected_scores(const std::string& weights, const std::vector
 
 class PredictTest : public ServingTest {
  protected:
-  void SetUp() override { start(700); }  // more than one 512-program pass
+  void SetUp() override { start(700, {"--metrics-names"}); }  // more than one 512-program pass
   // {"platform": "x16", <model>, "records": [the lines as objects]}.
   std::string records_body(const std::string& model_field, std::size_t n) {
     std::string body = R"({"platform": "x16", )" + model_field + R"("records": [)";

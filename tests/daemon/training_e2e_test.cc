@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include <chrono>
 #include <thread>
 
 #include "core/line_reader.h"
@@ -69,7 +70,7 @@ class TrainingTest : public TcldEnvTest {
 bool state_is(const json::value& j, const char* s) { return j.at("state").as_string() == s; }
 
 TEST_F(TrainingTest, TrainJobCreatesTheFirstVersionAsProduction) {
-  start({"--train-workers", "1", "--train-threads", "1"});
+  start({"--train-workers", "1", "--train-threads", "1", "--metrics-names", "--metrics-refresh-ms", "100"});
   auto created = call("POST", "/v1/platforms/x16/jobs",
                       R"({"kind": "train", "epochs": 2, "max_records": 2000, "eval_fraction": 0.25, "seed": 1})");
   ASSERT_EQ(created.status, 202) << created.body;
@@ -97,9 +98,14 @@ TEST_F(TrainingTest, TrainJobCreatesTheFirstVersionAsProduction) {
   ASSERT_EQ(weights.status, 200);
   EXPECT_EQ(sha256_hex(weights.body), m.at("weights_sha256").as_string());
 
-  auto metrics = http_get(tcld_->port(), "/metrics");
-  EXPECT_NE(metrics.body.find("tcld_training_epoch{platform=\"x16\"} 2"), std::string::npos);
-  EXPECT_NE(metrics.body.find("tcld_jobs{state=\"succeeded\"} 1"), std::string::npos);
+  // tcld_jobs is read from the database every --metrics-refresh-ms, not per scrape.
+  std::string metrics;
+  for (int i = 0; i < 100 && metrics.find("tcld_jobs{state=\"succeeded\"} 1") == std::string::npos; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    metrics = http_get(tcld_->port(), "/metrics").body;
+  }
+  EXPECT_NE(metrics.find("tcld_training_epoch{platform=\"x16\"} 2"), std::string::npos);
+  EXPECT_NE(metrics.find("tcld_jobs{state=\"succeeded\"} 1"), std::string::npos);
 }
 
 // Bad options are refused before a job exists: 400 naming the option, and

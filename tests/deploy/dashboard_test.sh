@@ -31,7 +31,10 @@ TCL_STACK_HTTP_PORT=$(free_port)
 TCL_STACK_WORKER_PORT=$(free_port)
 TCL_STACK_PROM_PORT=$(free_port)
 export TCL_STACK_DIR TCL_STACK_PG_PORT TCL_STACK_HTTP_PORT TCL_STACK_WORKER_PORT TCL_STACK_PROM_PORT
-export TCL_BUILD_DIR=$build TCL_STACK_SCRAPE_INTERVAL=1s TCL_STACK_WORKER_FLAGS="--train-threads 1 --job-lease-ms 10000"
+# Names as label values (the checks below name platform x16 and alias production); the
+# database-backed gauges read every 0.5 s so that they keep up with 1 s scrapes.
+export TCL_BUILD_DIR=$build TCL_STACK_SCRAPE_INTERVAL=1s TCL_STACK_SERVE_FLAGS="--metrics-names --metrics-refresh-ms 500"
+export TCL_STACK_WORKER_FLAGS="--train-threads 1 --job-lease-ms 10000 --metrics-names"
 [[ $(id -u) -eq 0 ]] && chmod 755 "$TCL_STACK_DIR"
 cleanup() {
   local rc=$?

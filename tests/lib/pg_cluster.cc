@@ -1,7 +1,9 @@
 #include "tests/lib/pg_cluster.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -40,6 +42,30 @@ void run_pg(const std::string& cmd, const std::string& log) {
   }
 }
 
+// An initialized data directory made once per machine and user, which each
+// cluster copies: ctest runs every test case as a process of its own, so a
+// suite starts hundreds of clusters, and a copy costs a third of an initdb
+// (~0.7 s against ~2 s on two cores). Made under a lock, moved into place
+// whole, so a reader never sees half of one.
+std::string template_data_dir() {
+  const std::string dir = "/tmp/tcl-test-pg-template-15-" + std::to_string(::geteuid());
+  const int lock = ::open((dir + ".lock").c_str(), O_CREAT | O_RDWR, 0600);
+  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) throw std::runtime_error("cannot lock " + dir + ".lock");
+  std::error_code ec;
+  if (!std::filesystem::exists(dir + "/data/PG_VERSION", ec)) {
+    char tmpl[] = "/tmp/tcl-test-pg-template-new-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+    const std::string fresh = tmpl;
+    if (::geteuid() == 0) std::system(("chown postgres:postgres " + fresh).c_str());
+    run_pg(std::string(kPgBin) + "/initdb -D " + fresh + "/data -U postgres -A trust --no-sync -E UTF8",
+           fresh + "/setup.log");
+    std::filesystem::remove_all(dir, ec);
+    std::filesystem::rename(fresh, dir);
+  }
+  ::close(lock);  // releases the lock
+  return dir + "/data";
+}
+
 }  // namespace
 
 PgCluster& PgCluster::shared() {
@@ -55,7 +81,9 @@ PgCluster::PgCluster(int first_port) {
     std::system(("chown postgres:postgres " + dir_).c_str());
   }
   const std::string log = dir_ + "/setup.log";
-  run_pg(std::string(kPgBin) + "/initdb -D " + dir_ + "/data -U postgres -A trust --no-sync -E UTF8", log);
+  // cp -a keeps the owner (postgres) and the 0700 mode PostgreSQL insists on.
+  const std::string copy = "cp -a " + template_data_dir() + " " + dir_ + "/data >>" + log + " 2>&1";
+  if (std::system(copy.c_str()) != 0) throw std::runtime_error("command failed: " + copy);
   for (int attempt = 1;; ++attempt) {
     port_ = attempt == 1 && first_port > 0 ? first_port : free_loopback_port();
     try {

@@ -24,6 +24,7 @@ using namespace std::chrono_literals;
 using tcl::testing::PgCluster;
 using testing::exec_sql;
 using testing::query_text;
+using testing::UploadLockHolder;
 
 NewPlatform new_platform(const std::string& name) {
   NewPlatform p;
@@ -435,16 +436,20 @@ std::int64_t failed_in(int first, int last) {
 }
 
 TEST_F(PlatformCountsTest, ConcurrentUploadsToOnePlatformAddUp) {
-  // A holds the upload lock while B (candidates) and C (measurements) of
-  // the same platform stage rows that overlap A's programs and each other's
-  // (their first 4352 rows are staged, the rest written at commit); B's and
-  // C's commits wait for A's, then all three commit. Programs 4000..5999
-  // were stored before, by gpu.
+  // Another commit holds the upload lock (the test's, here) while A, B
+  // (candidates) and C (measurements) of the same platform stage rows that
+  // overlap each other's programs (their first 4352 rows are staged, the
+  // rest written at commit); A's commit waits for the lock first, then B's
+  // and C's, then all three commit. Programs 4000..5999 were stored before,
+  // by gpu.
   upload(gpu_, UploadKind::kMeasurements, range_rows(4000, 6000, 3), "", "gpu first");
+  UploadLockHolder committing(url_);
   auto a = uploads_->begin(cpu_, UploadKind::kMeasurements);
   ASSERT_TRUE(a.is_ok());
   for (const UploadRow& r : range_rows(0, 3000, 1)) ASSERT_TRUE((*a)->add(r).is_ok());
-  ASSERT_TRUE(eventually([&] { return upload_locks(url_, true) == "1"; })) << "writer A never took the upload lock";
+  std::optional<Result<CommittedUpload>> a_done;
+  std::thread a_commit([&] { a_done.emplace((*a)->commit("", sha256_hex("a"), no_report())); });
+  ASSERT_TRUE(eventually([&] { return upload_locks(url_, false) == "1"; })) << "A's commit did not wait for the lock";
 
   auto b = uploads_->begin(cpu_, UploadKind::kCandidates);
   auto c = uploads_->begin(cpu_, UploadKind::kMeasurements);
@@ -457,12 +462,13 @@ TEST_F(PlatformCountsTest, ConcurrentUploadsToOnePlatformAddUp) {
   std::optional<Result<CommittedUpload>> b_done, c_done;
   std::thread b_commit([&] { b_done.emplace((*b)->commit("", sha256_hex("b"), no_report())); });
   std::thread c_commit([&] { c_done.emplace((*c)->commit("", sha256_hex("c"), no_report())); });
-  EXPECT_TRUE(eventually([&] { return upload_locks(url_, false) == "2"; }))
+  EXPECT_TRUE(eventually([&] { return upload_locks(url_, false) == "3"; }))
       << "B's and C's commits did not wait for the lock";
-  auto a_done = (*a)->commit("", sha256_hex("a"), no_report());
+  committing.release();
+  a_commit.join();
   b_commit.join();
   c_commit.join();
-  ASSERT_TRUE(a_done.is_ok()) << a_done.status().to_string();
+  ASSERT_TRUE(a_done->is_ok()) << a_done->status().to_string();
   ASSERT_TRUE(b_done->is_ok()) << b_done->status().to_string();
   ASSERT_TRUE(c_done->is_ok()) << c_done->status().to_string();
 
@@ -543,18 +549,20 @@ TEST_F(PlatformCountsTest, KilledWriterProcessAddsNothing) {
   EXPECT_EQ(status, 'k');
   close(pipe_fds[0]);
   close(pipe_fds[1]);
-  // Its slices are in the tables (it holds the lock, idle in its transaction).
-  EXPECT_TRUE(eventually([&] {
+  // Its slices are staged in its transaction (idle in it; no upload lock
+  // taken before commit).
+  const auto open_transactions = [&] {
     return query_text(url_,
                       "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                      "AND state = 'idle in transaction'") == "1";
-  }));
-  EXPECT_EQ(upload_locks(url_, true), "1");
+                      "AND state = 'idle in transaction'");
+  };
+  EXPECT_TRUE(eventually([&] { return open_transactions() == "1"; }));
+  EXPECT_EQ(upload_locks(url_, true), "0");
   ASSERT_EQ(kill(child, SIGKILL), 0);
   int wstatus = 0;
   ASSERT_EQ(waitpid(child, &wstatus, 0), child);
   EXPECT_TRUE(WIFSIGNALED(wstatus));
-  ASSERT_TRUE(eventually([&] { return upload_locks(url_, true) == "0"; }))
+  ASSERT_TRUE(eventually([&] { return open_transactions() == "0"; }))
       << "the killed writer's transaction is still open";
   EXPECT_EQ(kept("cpu"), before);
 

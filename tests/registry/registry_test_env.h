@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "registry/migrations.h"
@@ -50,6 +51,21 @@ class MigratedDbTest : public ::testing::Test {
 
   std::string url_;
   std::unique_ptr<PgPool> pool_;
+};
+
+// Holds the upload lock (the advisory key of registry/upload_store.cc:
+// class "TCLU", object 1) on a connection of its own, as an upload that is
+// committing does, until release() or destruction.
+class UploadLockHolder {
+ public:
+  explicit UploadLockHolder(const std::string& url) : conn_(std::in_place, url) {
+    pqxx::nontransaction tx(*conn_);
+    tx.exec("SELECT pg_advisory_lock(1413696597, 1)");  // 0x54434c55
+  }
+  void release() { conn_.reset(); }  // the session ends, and its lock with it
+
+ private:
+  std::optional<pqxx::connection> conn_;
 };
 
 // Restarts the shared cluster when it goes out of scope, so a failing

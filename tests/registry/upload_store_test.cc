@@ -22,6 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::exec_sql;
 using testing::query_text;
+using testing::UploadLockHolder;
 
 // A measurement row of task `task`, program `program` (its steps depend on
 // the number only, so equal numbers give equal programs).
@@ -858,18 +859,23 @@ TEST_F(UploadStoreTest, DedupKeyIsTheSqlFunctionOfProgramTimestampAndCosts) {
 }
 
 TEST_F(UploadStoreTest, UploadWaitingForTheLockIsStagedAndMovedAtCommit) {
-  // Writer A streams first and holds the upload lock; writer B (the other
-  // platform, sharing some programs and tasks with A) stages its slices,
-  // and its commit waits for A's.
+  // Another commit holds the upload lock (the test's, here). Writers A and
+  // B (the other platform, sharing some programs and tasks with A) stream
+  // into their staging tables; their commits wait for the lock, then move
+  // their rows one after the other.
+  UploadLockHolder committing(url_);
   auto a = store_->begin(cpu_, UploadKind::kMeasurements);
   ASSERT_TRUE(a.is_ok()) << a.status().to_string();
   for (const UploadRow& r : many_rows(0, 5000)) ASSERT_TRUE((*a)->add(r).is_ok());
-  bool locked = false;
-  for (int i = 0; i < 500 && !locked; ++i) {
-    locked = upload_locks(url_, true) == "1";
-    if (!locked) std::this_thread::sleep_for(10ms);
+  ReportSpy a_spy;
+  std::optional<Result<CommittedUpload>> a_done;
+  std::thread a_commit([&] { a_done.emplace((*a)->commit("", body_hash("a"), a_spy.fn())); });
+  bool a_waiting = false;
+  for (int i = 0; i < 500 && !a_waiting; ++i) {
+    a_waiting = upload_locks(url_, false) == "1";
+    if (!a_waiting) std::this_thread::sleep_for(10ms);
   }
-  ASSERT_TRUE(locked) << "writer A never took the upload lock";
+  EXPECT_TRUE(a_waiting) << "writer A's commit did not wait for the lock";
 
   std::vector<UploadRow> b_rows = many_rows(2000, 2000 + kManyRows);
   b_rows.push_back(b_rows.front());  // a repeat across slices
@@ -881,15 +887,15 @@ TEST_F(UploadStoreTest, UploadWaitingForTheLockIsStagedAndMovedAtCommit) {
   std::thread b_commit([&] { b_done.emplace((*b)->commit("", body_hash("b"), b_spy.fn())); });
   bool waiting = false;
   for (int i = 0; i < 500 && !waiting; ++i) {
-    waiting = upload_locks(url_, false) == "1";
+    waiting = upload_locks(url_, false) == "2";
     if (!waiting) std::this_thread::sleep_for(10ms);
   }
   EXPECT_TRUE(waiting) << "writer B's commit did not wait for the lock";
   EXPECT_EQ(count("measurements"), "0");  // nothing committed yet
-  ReportSpy a_spy;
-  auto a_done = (*a)->commit("", body_hash("a"), a_spy.fn());
-  ASSERT_TRUE(a_done.is_ok()) << a_done.status().to_string();
+  committing.release();
+  a_commit.join();
   b_commit.join();
+  ASSERT_TRUE(a_done->is_ok()) << a_done->status().to_string();
   ASSERT_TRUE(b_done->is_ok()) << b_done->status().to_string();
 
   EXPECT_EQ(a_spy.counts.inserted, 5000);
@@ -908,6 +914,50 @@ TEST_F(UploadStoreTest, UploadWaitingForTheLockIsStagedAndMovedAtCommit) {
                        "SELECT count(*) FROM measurements "
                        "WHERE dedup_key <> tcl_measurement_dedup_key(platform_id, program_id, timestamp, costs)"),
             "0");
+  expect_no_orphans(url_);
+}
+
+// Issue 45, finding 5: a writer that has streamed slices (a slow client's
+// upload, left open) holds no upload lock, so another platform's upload
+// commits meanwhile. Before, the first slice took the lock and held it to
+// the writer's commit: B's commit waited for A's whole life.
+TEST_F(UploadStoreTest, AnOpenUploadDoesNotHoldUpAnotherUploadsCommit) {
+  auto a = store_->begin(cpu_, UploadKind::kMeasurements);
+  ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+  for (const UploadRow& r : many_rows(0, 5000)) ASSERT_TRUE((*a)->add(r).is_ok());
+  // A's slices reach the database (its connection goes idle in its transaction).
+  bool written = false;
+  for (int i = 0; i < 1000 && !written; ++i) {
+    written = query_text(url_,
+                         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                         "AND state = 'idle in transaction'") == "1";
+    if (!written) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(written) << "writer A's slices never reached the database";
+  EXPECT_EQ(upload_locks(url_, true), "0");
+
+  std::atomic<bool> b_finished{false};
+  std::optional<Result<CommittedUpload>> b_done;
+  std::thread b_commit([&] {
+    auto b = store_->begin(gpu_, UploadKind::kMeasurements);
+    if (!b) {
+      b_done.emplace(b.status());
+    } else {
+      for (const UploadRow& r : many_rows(0, 10)) (void)(*b)->add(r);
+      ReportSpy spy;
+      b_done.emplace((*b)->commit("", body_hash("b"), spy.fn()));
+    }
+    b_finished = true;
+  });
+  for (int i = 0; i < 1000 && !b_finished; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(b_finished) << "B's commit waited for A, which is still streaming";
+  ReportSpy a_spy;
+  auto a_done = (*a)->commit("", body_hash("a"), a_spy.fn());  // unblocks B when the lock was A's
+  b_commit.join();
+  ASSERT_TRUE(a_done.is_ok()) << a_done.status().to_string();
+  ASSERT_TRUE(b_done->is_ok()) << b_done->status().to_string();
+  EXPECT_EQ(a_spy.counts.inserted, 5000);
+  EXPECT_EQ(count("measurements"), "5010");
   expect_no_orphans(url_);
 }
 
