@@ -318,7 +318,7 @@ class Peak:
         if g is None:
             return "peak RSS: give --pid"
         how = "" if self.reset else " (VmHWM not reset: increase of the old peak)"
-        return f"tcld peak RSS {g[0]:.0f} MiB, +{g[1]:.0f} MiB over {self.base / 1024:.0f} MiB before{how}"
+        return f"tcld peak RSS {g[0]:.0f} MiB, +{g[1]:.1f} MiB over {self.base / 1024:.0f} MiB before{how}"
 
 
 def blast(s, piece, total, seconds):
@@ -667,7 +667,7 @@ def check45_upload_lock(t, slow_platform, quick_platform, lines):
     th.join()
     s.close()
     report(status in (200, 201) and wait < 5, "45/5. a small upload beside one at 500 B/s",
-           f"{status} after {wait:.2f} s (the slow one still open)")
+           f"{status} after {wait * 1e3:.0f} ms (the slow one still open)")
     return wait
 
 
