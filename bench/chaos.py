@@ -6,8 +6,8 @@
                    [--database-stop-cmd CMD --database-start-cmd CMD]
 
 Issue 18's checks are numbered 1-8, issue 45's 45/1-45/19 (its finding numbers). Bounded: every loop
-has a count and a deadline; the whole run takes a few minutes (a --flood of 20000 adds about a
-minute). Talks only to the given loopback tcld, from source addresses in 127.0.0.0/8: 127.0.0.1 for
+has a count and a deadline; the whole run takes about three minutes (a --flood of 20000 adds
+seconds). Talks only to the given loopback tcld, from source addresses in 127.0.0.0/8: 127.0.0.1 for
 ordinary calls, 127.0.1.x for the connection flood (at most 5,000 from one address), 127.0.0.2-8
 for attackers that must not count against 127.0.0.1, and 127.0.0.19/20 for the failed-token
 throttle, which must not throttle the others. It creates platforms named chaos-<pid>[-...] (the
