@@ -14,7 +14,8 @@ throttle, which must not throttle the others. It creates platforms named chaos-<
 measurements of --records, 6,000 lines, go to chaos-<pid>) and leaves them behind; when no model is
 in production it queues one small train job (mlp, 1 epoch) for the checks that need a model.
 --pid (tcld's pid) reports tcld's peak RSS (VmHWM, reset through /proc/PID/clear_refs where allowed)
-for findings 2, 3 and 8 and its CPU during the flood. --sigterm runs last and ends tcld: SIGTERM to
+for findings 2, 3 and 8, and its CPU during the flood and after a sample request's client
+left (finding 6; that check is skipped without --pid). --sigterm runs last and ends tcld: SIGTERM to
 --pid with a stalled upload in flight. --database-stop-cmd/--database-start-cmd (shell commands)
 replay finding 12; without them that check is skipped. --only runs issue 45's findings listed
 (its setup included) and none of issue 18's, e.g. to read one finding's peak RSS on a fresh tcld.
