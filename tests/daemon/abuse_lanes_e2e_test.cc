@@ -106,7 +106,8 @@ class AbuseLanesTest : public ServingTest {
   void upload_pool(std::size_t n) {
     std::string pool;
     for (std::size_t i = 0; i < n && i < lines_.size(); ++i) pool += as_candidate(lines_[i]) + "\n";
-    auto up = call("POST", "/v1/platforms/x16/candidates", pool, admin_);
+    // JSON lines, not one JSON document: no application/json (the contract proxy would parse it whole).
+    auto up = http_call(tcld_->port(), HttpCall{"POST", "/v1/platforms/x16/candidates", pool, admin_, {}, 60s});
     ASSERT_EQ(up.status, 201) << up.body;
   }
   std::size_t log_count(const std::string& what) const {
