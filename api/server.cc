@@ -30,6 +30,7 @@
 #include "api/auth.h"
 #include "api/chunk_channel.h"
 #include "api/http_error.h"
+#include "api/rate_rules.h"
 #include "core/mutex.h"
 
 namespace tcl::api {
@@ -166,11 +167,6 @@ std::string shown(std::string_view text) {
   for (char c : text.substr(0, kMost)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
   if (text.size() > kMost) out += "... (" + std::to_string(text.size()) + " bytes)";
   return out;
-}
-
-// The time `bytes` take at `rate` bytes/s.
-Clock::duration time_at_rate(std::uint64_t bytes, std::size_t rate) {
-  return to_clock(std::chrono::duration<double>(static_cast<double>(bytes) / static_cast<double>(rate)));
 }
 
 }  // namespace
@@ -795,47 +791,22 @@ class Session {
     do_read();
   }
 
-  // The rate rules. A read may wait until the body's average rate since it
-  // began (pauses excluded) would fall under the minimum, and never longer
-  // than read_timeout; a write until the answer's average rate over the time
-  // spent writing would, and never longer than write_timeout. The grace lets
-  // a connection start slowly (TCP slow start, a TLS handshake).
+  // The rate rules (api/rate_rules.h).
   void arm_read_deadline() {
-    const auto now = Clock::now();
-    auto deadline = now + to_clock(options().read_timeout);
-    cut_reason_ = "read_timeout";
-    if (const std::size_t rate = options().min_request_body_rate; rate > 0) {
-      const auto allowed =
-          body_started_ + body_paused_ + std::max(to_clock(options().min_rate_grace), time_at_rate(body_bytes_, rate));
-      if (allowed < deadline) {
-        deadline = allowed;
-        cut_reason_ = "min_request_body_rate";
-      }
-    }
-    lowest().expires_at(deadline);
+    const RateRule rule{options().min_request_body_rate, to_clock(options().min_rate_grace),
+                        to_clock(options().read_timeout)};
+    const RateDeadline d = read_deadline(rule, Clock::now(), body_started_ + body_paused_, body_bytes_);
+    cut_reason_ = d.reason;
+    lowest().expires_at(d.at);
   }
 
-  // One write of `bytes` may take write_timeout, or as long as the minimum
-  // rate needs for it when that is longer (a 64 KiB piece at 240 B/s takes
-  // 273 s): so the documented floor holds for a steady reader.
   void arm_write_deadline(std::size_t bytes) {
-    const auto now = Clock::now();
-    auto one_write = to_clock(options().write_timeout);
-    if (const std::size_t rate = options().min_response_rate; rate > 0) {
-      one_write = std::max(one_write, time_at_rate(bytes, rate));
-    }
-    auto deadline = now + one_write;
-    cut_reason_ = "write_timeout";
-    if (const std::size_t rate = options().min_response_rate; rate > 0) {
-      const auto allowed = now - answer_active_ +
-                           std::max(to_clock(options().min_rate_grace), time_at_rate(answer_bytes_ + bytes, rate));
-      if (allowed < deadline) {
-        deadline = allowed;
-        cut_reason_ = "min_response_rate";
-      }
-    }
-    write_started_ = now;
-    lowest().expires_at(deadline);
+    const RateRule rule{options().min_response_rate, to_clock(options().min_rate_grace),
+                        to_clock(options().write_timeout)};
+    write_started_ = Clock::now();
+    const RateDeadline d = write_deadline(rule, write_started_, answer_bytes_, answer_active_, bytes);
+    cut_reason_ = d.reason;
+    lowest().expires_at(d.at);
   }
 
   void wrote(std::size_t bytes) {

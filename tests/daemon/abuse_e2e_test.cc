@@ -271,11 +271,10 @@ TEST_F(AbuseTest, FailedTokensFromOneAddressAreThrottled) {
   EXPECT_NE(metrics().find("tcld_http_auth_throttled_total 1"), std::string::npos);
 }
 
-// Finding 18: the documented 240 B/s answer floor was ~20-60 KB/s in
-// practice: each write had write_timeout to finish, however long the rate
-// floor allowed it. Now a write may take as long as the floor needs for it, so
-// a steady reader above the floor (here ~40 KB/s against a 200 ms write
-// timeout, 64 KiB chunks of a ~300 KB download) reads the whole answer.
+// Finding 18, end to end: a steady reader above the floor (here ~40 KB/s
+// against a 200 ms write timeout) reads a whole streamed download. Loopback
+// socket buffers absorb this much, so the old tcld passed too; the rule
+// itself, which failed before the fix, is tests/api/rate_rules_test.cc.
 TEST_F(AbuseTest, ASteadyReaderAboveTheRateFloorIsNeverCut) {
   start({"--write-timeout-ms", "200", "--min-rate-grace-ms", "500"});
   ASSERT_EQ(http_call(port(), HttpCall{"POST",
