@@ -29,7 +29,7 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 namespace tcl::api {
 namespace {
 
-std::string array_body(std::string_view field, std::size_t items) {
+[[maybe_unused]] std::string array_body(std::string_view field, std::size_t items) {
   std::string body = "{\"platform\": \"x\", \"" + std::string(field) + "\": [";
   for (std::size_t i = 0; i < items; ++i) body += i == 0 ? "0" : ",0";
   return body + "]}";
