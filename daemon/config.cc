@@ -118,6 +118,71 @@ unsigned short Config::port() const {
   return static_cast<unsigned short>(std::stoul(listen.substr(listen.rfind(':') + 1)));
 }
 
+namespace {
+
+// The numeric limits of `c` checked against each other, and the durations
+// copied from `ms` into `c`.
+Status check_limits(Config& c, const Millis& ms) {
+  if (c.io_threads < 1 || c.worker_threads < 1 || c.db_pool_size < 1) {
+    return Status::invalid_argument("--io-threads, --worker-threads and --db-pool-size must be >= 1");
+  }
+  if (c.tls_cert.empty() != c.tls_key.empty()) {
+    return Status::invalid_argument("--tls-cert and --tls-key go together");
+  }
+  if (c.train_workers < 0 || c.train_threads < 0) {
+    return Status::invalid_argument("--train-workers and --train-threads must be >= 0");
+  }
+  if (c.max_upload_inflated_bytes < 1 || !(c.max_upload_inflation_ratio >= 1)) {
+    return Status::invalid_argument("--max-upload-inflated-bytes must be >= 1 and --max-upload-inflation-ratio >= 1");
+  }
+  if (c.train_device != "auto" && c.train_device != "cpu" && c.train_device != "cuda") {
+    return Status::invalid_argument("--train-device must be auto, cpu or cuda");
+  }
+  if (c.predict_threads < 0 || c.max_loaded_models < 1) {
+    return Status::invalid_argument("--predict-threads must be >= 0 and --max-loaded-models >= 1");
+  }
+  if (ms.lease < 1000) return Status::invalid_argument("--job-lease-ms must be at least 1000");
+  if (ms.metrics_refresh < 10) return Status::invalid_argument("--metrics-refresh-ms must be at least 10");
+  c.metrics_refresh = std::chrono::milliseconds(ms.metrics_refresh);
+  // The cap keeps worker threads free for every other route.
+  if (c.max_sample_requests < 1 || (c.command == "serve" && c.max_sample_requests >= c.worker_threads)) {
+    return Status::invalid_argument("--max-sample-requests must be >= 1 and below --worker-threads");
+  }
+  c.job_lease = std::chrono::milliseconds(ms.lease);
+  if (ms.read <= 0 || ms.write <= 0 || ms.idle <= 0 || ms.grace < 0 || ms.token_ttl < 0 || ms.token_stale < 0 ||
+      ms.rate_grace < 0) {
+    return Status::invalid_argument("timeouts must be positive");
+  }
+  if (c.max_streams < 1) return Status::invalid_argument("--max-streams must be >= 1");
+  if (c.max_streams_per_client < 1 || c.max_connections < 0 || c.max_connections_per_address < 0 ||
+      c.auth_failures_per_window < 0) {
+    return Status::invalid_argument(
+        "--max-streams-per-client must be >= 1; --max-connections, --max-connections-per-address and "
+        "--auth-failures-per-window >= 0");
+  }
+  // An upload or download that waits on a slow client holds a database
+  // connection all along; the pool must still serve every other thread.
+  if (const int needed =
+          c.max_streams + c.worker_threads + kProbeThreads + kMetricsRefreshConnections + c.train_workers;
+      c.command == "serve" && c.db_pool_size < needed) {
+    return Status::invalid_argument(
+        "--db-pool-size " + std::to_string(c.db_pool_size) + " is too small: streams (" +
+        std::to_string(c.max_streams) + ") + worker threads (" + std::to_string(c.worker_threads) + ") + probes (" +
+        std::to_string(kProbeThreads) + ") + metrics refresh (" + std::to_string(kMetricsRefreshConnections) +
+        ") + train workers (" + std::to_string(c.train_workers) + ") need " + std::to_string(needed));
+  }
+  c.read_timeout = std::chrono::milliseconds(ms.read);
+  c.write_timeout = std::chrono::milliseconds(ms.write);
+  c.idle_timeout = std::chrono::milliseconds(ms.idle);
+  c.shutdown_grace = std::chrono::milliseconds(ms.grace);
+  c.token_cache_ttl = std::chrono::milliseconds(ms.token_ttl);
+  c.token_cache_stale = std::chrono::milliseconds(ms.token_stale);
+  c.min_rate_grace = std::chrono::milliseconds(ms.rate_grace);
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<Config> parse_config(int argc, const char* const* argv, const std::vector<std::string>& env, std::string* help) {
   Config c;
   Millis ms;
@@ -177,61 +242,7 @@ Result<Config> parse_config(int argc, const char* const* argv, const std::vector
       return Status::invalid_argument("--metrics-listen must be host:port, got '" + c.metrics_listen + "'");
     }
   }
-  if (c.io_threads < 1 || c.worker_threads < 1 || c.db_pool_size < 1) {
-    return Status::invalid_argument("--io-threads, --worker-threads and --db-pool-size must be >= 1");
-  }
-  if (c.tls_cert.empty() != c.tls_key.empty()) {
-    return Status::invalid_argument("--tls-cert and --tls-key go together");
-  }
-  if (c.train_workers < 0 || c.train_threads < 0) {
-    return Status::invalid_argument("--train-workers and --train-threads must be >= 0");
-  }
-  if (c.max_upload_inflated_bytes < 1 || !(c.max_upload_inflation_ratio >= 1)) {
-    return Status::invalid_argument("--max-upload-inflated-bytes must be >= 1 and --max-upload-inflation-ratio >= 1");
-  }
-  if (c.train_device != "auto" && c.train_device != "cpu" && c.train_device != "cuda") {
-    return Status::invalid_argument("--train-device must be auto, cpu or cuda");
-  }
-  if (c.predict_threads < 0 || c.max_loaded_models < 1) {
-    return Status::invalid_argument("--predict-threads must be >= 0 and --max-loaded-models >= 1");
-  }
-  if (ms.lease < 1000) return Status::invalid_argument("--job-lease-ms must be at least 1000");
-  if (ms.metrics_refresh < 10) return Status::invalid_argument("--metrics-refresh-ms must be at least 10");
-  c.metrics_refresh = std::chrono::milliseconds(ms.metrics_refresh);
-  // The cap keeps worker threads free for every other route.
-  if (c.max_sample_requests < 1 || (c.command == "serve" && c.max_sample_requests >= c.worker_threads)) {
-    return Status::invalid_argument("--max-sample-requests must be >= 1 and below --worker-threads");
-  }
-  c.job_lease = std::chrono::milliseconds(ms.lease);
-  if (ms.read <= 0 || ms.write <= 0 || ms.idle <= 0 || ms.grace < 0 || ms.token_ttl < 0 || ms.token_stale < 0 ||
-      ms.rate_grace < 0) {
-    return Status::invalid_argument("timeouts must be positive");
-  }
-  if (c.max_streams < 1) return Status::invalid_argument("--max-streams must be >= 1");
-  if (c.max_streams_per_client < 1 || c.max_connections < 0 || c.max_connections_per_address < 0 ||
-      c.auth_failures_per_window < 0) {
-    return Status::invalid_argument(
-        "--max-streams-per-client must be >= 1; --max-connections, --max-connections-per-address and "
-        "--auth-failures-per-window >= 0");
-  }
-  // An upload or download that waits on a slow client holds a database
-  // connection all along; the pool must still serve every other thread.
-  if (const int needed =
-          c.max_streams + c.worker_threads + kProbeThreads + kMetricsRefreshConnections + c.train_workers;
-      c.command == "serve" && c.db_pool_size < needed) {
-    return Status::invalid_argument(
-        "--db-pool-size " + std::to_string(c.db_pool_size) + " is too small: streams (" +
-        std::to_string(c.max_streams) + ") + worker threads (" + std::to_string(c.worker_threads) + ") + probes (" +
-        std::to_string(kProbeThreads) + ") + metrics refresh (" + std::to_string(kMetricsRefreshConnections) +
-        ") + train workers (" + std::to_string(c.train_workers) + ") need " + std::to_string(needed));
-  }
-  c.read_timeout = std::chrono::milliseconds(ms.read);
-  c.write_timeout = std::chrono::milliseconds(ms.write);
-  c.idle_timeout = std::chrono::milliseconds(ms.idle);
-  c.shutdown_grace = std::chrono::milliseconds(ms.grace);
-  c.token_cache_ttl = std::chrono::milliseconds(ms.token_ttl);
-  c.token_cache_stale = std::chrono::milliseconds(ms.token_stale);
-  c.min_rate_grace = std::chrono::milliseconds(ms.rate_grace);
+  if (Status limits = check_limits(c, ms); !limits.is_ok()) return limits;
   if (c.log_level != "trace" && c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&
       c.log_level != "error") {
     return Status::invalid_argument("--log-level must be trace, debug, info, warn or error");
