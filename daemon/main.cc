@@ -256,6 +256,42 @@ api::ServerOptions server_options(const Config& c) {
   return so;
 }
 
+// /readyz: accepting, the database, its schema, the production model.
+std::vector<api::ReadinessCheck> readiness_checks(registry::PgPool& pool, const api::Server& server,
+                                                  const api::ModelCache& model_cache) {
+  std::vector<api::ReadinessCheck> checks;
+  checks.push_back({"accepting", !server.draining(), server.draining() ? "shutting down" : "", ""});
+  Status db = pool.ping();
+  checks.push_back(database_check(db));
+  // With the database down the schema is unknown, not wrong: say so (issue 45 finding 17).
+  Status mig =
+      db ? registry::check_migrations(pool, registry::embedded_migrations()) : Status::unavailable("database down");
+  const char* why = mig ? "" : db ? "the database schema is not this build's" : "not checked: the database is down";
+  checks.push_back({"migrations", mig.is_ok(), why, mig.message()});
+  const bool model_ok = model_cache.production_ready();
+  checks.push_back({"model", model_ok, model_ok ? "" : "the production model version is not loaded", ""});
+  return checks;
+}
+
+api::UploadRouteOptions upload_route_options(const Config& c) {
+  api::UploadRouteOptions o;
+  o.max_upload_bytes = c.max_upload_bytes;
+  o.inflate.max_bytes_out = c.max_upload_inflated_bytes;
+  o.inflate.max_ratio = c.max_upload_inflation_ratio;
+  return o;
+}
+
+// Alias moves from any replica or tclctl arrive by NOTIFY; the model cache
+// reloads here, off the request path, until `stopping`.
+void follow_aliases(const Config& c, api::ModelCache& model_cache, const std::atomic<bool>& stopping) {
+  registry::AliasListener listener(
+      {.url = c.database_url}, [&](const registry::AliasChange& change) { model_cache.on_alias_change(change); },
+      [&] {
+        if (Status s = model_cache.resync(); !s) spdlog::warn("model_cache: resync failed: {}", s.to_string());
+      });
+  while (!stopping) (void)listener.wait(std::chrono::milliseconds(500));
+}
+
 int run_serve(const Config& c) {
   prometheus::Registry metrics;
   register_build_info(metrics);
@@ -298,20 +334,7 @@ int run_serve(const Config& c) {
       http_metrics);
 
   api::HealthDeps health;
-  health.readiness = [&pool, &server, &model_cache] {
-    std::vector<api::ReadinessCheck> checks;
-    checks.push_back({"accepting", !server.draining(), server.draining() ? "shutting down" : "", ""});
-    Status db = pool.ping();
-    checks.push_back(database_check(db));
-    // With the database down the schema is unknown, not wrong: say so (issue 45 finding 17).
-    Status mig =
-        db ? registry::check_migrations(pool, registry::embedded_migrations()) : Status::unavailable("database down");
-    const char* why = mig ? "" : db ? "the database schema is not this build's" : "not checked: the database is down";
-    checks.push_back({"migrations", mig.is_ok(), why, mig.message()});
-    const bool model_ok = model_cache.production_ready();
-    checks.push_back({"model", model_ok, model_ok ? "" : "the production model version is not loaded", ""});
-    return checks;
-  };
+  health.readiness = [&pool, &server, &model_cache] { return readiness_checks(pool, server, model_cache); };
   health.metric_registries = {&metrics};
   health.before_scrape = [&] {
     const registry::PgPoolStats st = pool.stats();
@@ -336,11 +359,7 @@ int run_serve(const Config& c) {
   api::add_inference_v2_routes(router, platforms, models, model_cache, metrics, {.readiness = health.readiness});
   api::add_health_routes(router, std::move(health));
   api::add_platform_routes(router, platforms);
-  api::UploadRouteOptions upload_options;
-  upload_options.max_upload_bytes = c.max_upload_bytes;
-  upload_options.inflate.max_bytes_out = c.max_upload_inflated_bytes;
-  upload_options.inflate.max_ratio = c.max_upload_inflation_ratio;
-  api::add_upload_routes(router, platforms, uploads, upload_options, metrics);
+  api::add_upload_routes(router, platforms, uploads, upload_route_options(c), metrics);
   api::add_job_routes(router, platforms, jobs);
   api::add_model_routes(router, models);
   api::add_predict_routes(router, platforms, model_cache, metrics);
@@ -357,17 +376,8 @@ int run_serve(const Config& c) {
     worker = std::make_unique<JobWorker>(worker_options(c, c.train_workers), jobs, platforms, uploads, models, metrics);
     worker->start();
   }
-  // Alias moves from any replica or tclctl arrive by NOTIFY; reloads run here,
-  // off the request path.
   std::atomic<bool> stopping{false};
-  std::thread alias_thread([&] {
-    registry::AliasListener listener(
-        {.url = c.database_url}, [&](const registry::AliasChange& change) { model_cache.on_alias_change(change); },
-        [&] {
-          if (Status s = model_cache.resync(); !s) spdlog::warn("model_cache: resync failed: {}", s.to_string());
-        });
-    while (!stopping) (void)listener.wait(std::chrono::milliseconds(500));
-  });
+  std::thread alias_thread([&] { follow_aliases(c, model_cache, stopping); });
   {
     // Signals on their own small loop, so a busy I/O pool cannot delay them.
     SignalWaiter signals([&server] { server.shutdown(); });
