@@ -356,10 +356,10 @@ Response busy_response(int max) {
 // The checks the pool's task sizes alone decide, from one aggregate and
 // before any record is read or scored (the same answers the full pool would
 // give; the sizes are a lower bound on its tasks, see pool_task_sizes).
-std::optional<Response> refuse_by_sizes(const std::string& name, const SampleParams& params,
-                                        const std::vector<std::int64_t>& sizes) {
-  std::int64_t n = 0;
-  for (std::int64_t size : sizes) n += size;
+// The budget for a pool of `n` unmeasured candidates, or why there is none
+// (an empty pool, a budget larger than the pool).
+std::optional<Response> refuse_budget(const std::string& name, const SampleParams& params, std::int64_t n,
+                                      std::int64_t* budget) {
   if (n == 0) {
     return error_response(Status::invalid_argument("platform '" + name +
                                                    "' has no unmeasured candidates left: upload a pool first "
@@ -367,18 +367,64 @@ std::optional<Response> refuse_by_sizes(const std::string& name, const SamplePar
                                                    name + "/candidates)"),
                           json::object{{"pool_size", 0}});
   }
-  const std::int64_t budget = params.budget ? *params.budget : onboarding::budget_of_fraction(*params.fraction, n);
-  if (budget > n) {
+  *budget = params.budget ? *params.budget : onboarding::budget_of_fraction(*params.fraction, n);
+  if (*budget > n) {
     return error_response(
-        Status::invalid_argument("budget " + std::to_string(budget) + " is larger than the unmeasured pool (" +
+        Status::invalid_argument("budget " + std::to_string(*budget) + " is larger than the unmeasured pool (" +
                                  std::to_string(n) + " candidates)"),
         json::object{{"field", "budget"}, {"pool_size", n}});
   }
+  return std::nullopt;
+}
+
+std::optional<Response> refuse_by_sizes(const std::string& name, const SampleParams& params,
+                                        const std::vector<std::int64_t>& sizes) {
+  std::int64_t n = 0;
+  for (std::int64_t size : sizes) n += size;
+  std::int64_t budget = 0;
+  if (auto refused = refuse_budget(name, params, n, &budget)) return refused;
   if (auto quotas = sampler::task_quotas(sizes, budget, params.min_per_task); !quotas) {
     return error_response(quotas.status(),
                           json::object{{"field", "budget"}, {"pool_size", n}, {"tasks", sizes.size()}});
   }
   return std::nullopt;
+}
+
+// GET /v1/sample-requests/{id}: the request and its items as JSON, or (Accept:
+// application/x-ndjson) the records to measure as TVM log lines.
+Response handle_get_sample_request(registry::SampleStore& samples, const Request& req) {
+  auto id = request_id(req);
+  if (!id) return error_response(id.status());
+  if (wants_ndjson(req)) {
+    std::string body;
+    Status s = samples.for_each_record_to_measure(*id, [&body](const std::string& line) {
+      body += line;
+      body.push_back('\n');
+    });
+    if (!s) return error_response(s);
+    Response res;
+    res.content_type = "application/x-ndjson";
+    res.body = std::move(body);
+    return res;
+  }
+  auto s = samples.get(*id);
+  if (!s) return error_response(s.status());
+  auto items = samples.items(*id);
+  if (!items) return error_response(items.status());
+  json::object out = request_json(*s);
+  json::array list;
+  list.reserve(items->size());
+  for (const auto& it : *items) {
+    list.push_back(json::object{{"rank", it.rank},
+                                {"program_id", it.program_id},
+                                {"r", number_or_null(it.r)},
+                                {"d", number_or_null(it.d)},
+                                {"u", number_or_null(it.u)},
+                                {"score", number_or_null(it.score)},
+                                {"measured", it.measured}});
+  }
+  out["items"] = std::move(list);
+  return json_response(http::status::ok, out);
 }
 
 }  // namespace
@@ -425,21 +471,8 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
         auto read = read_round_pool(uploads, samples, platform->id, req, &pool);
         if (!read) return error_response(read.status());
         const std::int64_t n = pool.size();
-        if (n == 0) {
-          return error_response(Status::invalid_argument("platform '" + name +
-                                                         "' has no unmeasured candidates left: upload a pool first "
-                                                         "(POST /v1/platforms/" +
-                                                         name + "/candidates)"),
-                                json::object{{"pool_size", 0}});
-        }
-        const std::int64_t budget =
-            params->budget ? *params->budget : onboarding::budget_of_fraction(*params->fraction, n);
-        if (budget > n) {
-          return error_response(
-              Status::invalid_argument("budget " + std::to_string(budget) + " is larger than the unmeasured pool (" +
-                                       std::to_string(n) + " candidates)"),
-              json::object{{"field", "budget"}, {"pool_size", n}});
-        }
+        std::int64_t budget = 0;
+        if (auto refused = refuse_budget(name, *params, n, &budget)) return std::move(*refused);
         const auto t_embedded = std::chrono::steady_clock::now();
         onboarding::RoundOptions how = round_options(*params);
         how.cancel = req.client_gone;  // stops the selection when the client leaves
@@ -471,40 +504,8 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
       },
       RouteOptions{Access::kWrite, std::size_t{64 << 10}});
 
-  router.add(http::verb::get, "/v1/sample-requests/{id}", [&samples](const Request& req) -> Response {
-    auto id = request_id(req);
-    if (!id) return error_response(id.status());
-    if (wants_ndjson(req)) {
-      std::string body;
-      Status s = samples.for_each_record_to_measure(*id, [&body](const std::string& line) {
-        body += line;
-        body.push_back('\n');
-      });
-      if (!s) return error_response(s);
-      Response res;
-      res.content_type = "application/x-ndjson";
-      res.body = std::move(body);
-      return res;
-    }
-    auto s = samples.get(*id);
-    if (!s) return error_response(s.status());
-    auto items = samples.items(*id);
-    if (!items) return error_response(items.status());
-    json::object out = request_json(*s);
-    json::array list;
-    list.reserve(items->size());
-    for (const auto& it : *items) {
-      list.push_back(json::object{{"rank", it.rank},
-                                  {"program_id", it.program_id},
-                                  {"r", number_or_null(it.r)},
-                                  {"d", number_or_null(it.d)},
-                                  {"u", number_or_null(it.u)},
-                                  {"score", number_or_null(it.score)},
-                                  {"measured", it.measured}});
-    }
-    out["items"] = std::move(list);
-    return json_response(http::status::ok, out);
-  });
+  router.add(http::verb::get, "/v1/sample-requests/{id}",
+             [&samples](const Request& req) { return handle_get_sample_request(samples, req); });
 
   router.add(
       http::verb::post, "/v1/sample-requests/{id}/cancel",
