@@ -240,6 +240,25 @@ struct JobWorker::Distill {
   trainer::DistillTargets targets;
 };
 
+// A version that store_version() did not store: the database was away (it
+// was stored with the job's finish, or neither, and then the lease lapses and
+// the job runs again), the job is no longer ours, it was cancelled meanwhile,
+// or it failed.
+void JobWorker::settle_unstored(const registry::Job& job, const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kUnavailable: spdlog::warn("job id={}: storing its version: {}", job.id, s.to_string()); return;
+    case StatusCode::kFailedPrecondition:
+      spdlog::warn("job id={}: no longer ours, no version stored: {}", job.id, s.to_string());
+      return;
+    case StatusCode::kCancelled:
+      // finish() records a job with a cancel request as cancelled.
+      (void)jobs_.finish(job.id, job.worker, registry::JobOutcome::failure(s.message()));
+      spdlog::info("job id={}: cancelled before its version was stored", job.id);
+      return;
+    default: fail_job(job, s);
+  }
+}
+
 void JobWorker::run_job(const registry::Job& job) {
   const auto started = Clock::now();
   const bool distill = job.kind == registry::JobKind::kDistill;
@@ -328,23 +347,7 @@ void JobWorker::run_job(const registry::Job& job) {
   v.training_summary_json = training_summary_json(job, *trained, fine_tune_scheduled, started);
   if (heartbeat.cancel) return;  // cancelled or lost the lease: no version
   auto version = store_version(job, v, gate, *start);
-  if (!version && version.status().code() == StatusCode::kUnavailable) {
-    // Stored with the job's finish, or neither: if not, the lease lapses and
-    // the job runs again; if so, the job is done.
-    spdlog::warn("job id={}: storing its version: {}", job.id, version.status().to_string());
-    return;
-  }
-  if (!version && version.status().code() == StatusCode::kFailedPrecondition) {
-    spdlog::warn("job id={}: no longer ours, no version stored: {}", job.id, version.status().to_string());
-    return;
-  }
-  if (!version && version.status().code() == StatusCode::kCancelled) {
-    // finish() records a job with a cancel request as cancelled.
-    (void)jobs_.finish(job.id, job.worker, registry::JobOutcome::failure(version.status().message()));
-    spdlog::info("job id={}: cancelled before its version was stored", job.id);
-    return;
-  }
-  if (!version) return fail(version.status());
+  if (!version) return settle_unstored(job, version.status());
   metrics_->finished.Add({{"kind", std::string(registry::job_kind_name(job.kind))}, {"outcome", "succeeded"}})
       .Increment();
   spdlog::info("job id={} kind={} platform={}: version {} in {:.1f} s, top1={:.3f}{}", job.id,

@@ -136,6 +136,7 @@ class JobWorker {
   struct Start;
   struct Distill;
   void fail_job(const registry::Job& job, const Status& s);
+  void settle_unstored(const registry::Job& job, const Status& s);
   Result<Start> read_start(const std::string& name, bool distill);
   // An adapter distill's version (trainer::attach_adapter): production's
   // checkpoint with `adapter` kept for `platform`, and production's Fisher,
