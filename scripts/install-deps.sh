@@ -9,7 +9,7 @@ set -euo pipefail
 
 runtime_packages=(
   libboost-json1.81.0 libboost-program-options1.81.0
-  libtorch1.13 libopenblas0-pthread
+  libtorch1.13 libopenblas0-pthread libxgboost0
   libpqxx-6.4 libprometheus-cpp-core1.0 libssl3 libspdlog1.10 zlib1g
   curl ca-certificates
 )
@@ -18,6 +18,7 @@ build_packages=(
   build-essential cmake ninja-build ccache pkg-config git curl
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libtorch-dev libopenblas0-pthread
+  libxgboost-dev  # the tuner's online cost model (tuner/cost_model.h), as Ansor's
   libpqxx-dev postgresql
   prometheus-cpp-dev prometheus
   libssl-dev zlib1g-dev libspdlog-dev

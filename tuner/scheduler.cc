@@ -1,0 +1,58 @@
+#include "tuner/scheduler.h"
+
+#include <cmath>
+#include <string>
+
+namespace tcl::tuner {
+namespace {
+
+constexpr double kAlpha = 0.2;   // Ansor's alpha
+constexpr std::size_t kWindow = 3;  // Ansor's backward_window_size
+constexpr std::size_t kFailedRoundsBeforeGivingUp = 3;
+
+}  // namespace
+
+Result<SchedulerRule> scheduler_rule(std::string_view name) {
+  if (name == "gradient") return SchedulerRule::kGradient;
+  if (name == "round-robin") return SchedulerRule::kRoundRobin;
+  return Status::invalid_argument("unknown scheduler '" + std::string(name) + "' (gradient, round-robin)");
+}
+
+std::string_view scheduler_rule_name(SchedulerRule rule) {
+  return rule == SchedulerRule::kGradient ? "gradient" : "round-robin";
+}
+
+TaskScheduler::TaskScheduler(SchedulerRule rule, std::vector<int> weights)
+    : rule_(rule), weights_(std::move(weights)), history_(weights_.size()) {}
+
+void TaskScheduler::record(std::size_t task, double best) {
+  history_[task].push_back(best);
+  ++total_rounds_;
+}
+
+double TaskScheduler::expected_gain(std::size_t task) const {
+  const std::vector<double>& h = history_[task];
+  const double best = h.back();
+  // No valid program yet: first, for a few rounds; then it stops taking rounds.
+  if (!std::isfinite(best)) return h.size() < kFailedRoundsBeforeGivingUp ? INFINITY : 0.0;
+  const std::size_t t = h.size();
+  const double backward = t > kWindow ? (best - h[t - 1 - kWindow]) / static_cast<double>(kWindow) : 0.0;
+  const double forward = -best / static_cast<double>(t);
+  return weights_[task] * -(kAlpha * backward + (1 - kAlpha) * forward);
+}
+
+std::size_t TaskScheduler::next() const {
+  for (std::size_t i = 0; i < history_.size(); ++i) {
+    if (history_[i].empty()) return i;  // warm-up: one round each
+  }
+  if (rule_ == SchedulerRule::kRoundRobin) return total_rounds_ % history_.size();
+  std::size_t pick = 0;
+  double most = -INFINITY;
+  for (std::size_t i = 0; i < history_.size(); ++i) {
+    const double g = expected_gain(i);
+    if (g > most) most = g, pick = i;
+  }
+  return pick;
+}
+
+}  // namespace tcl::tuner
