@@ -67,4 +67,18 @@ int sample_command(ApiClient& api, const Args& a);
 //   resumes where it stopped.
 int onboard_command(ApiClient& api, const Args& a);
 
+// tune (--network resnet50|mobilenet_v2|bert | --task KEY[*WEIGHT]...) [--platform P]
+//      [--model lineage|lineage+online|online|random] [--budget N] [--per-round N]
+//      [--scheduler gradient|round-robin] [--seed N] [--population N] [--dir DIR]
+//      [--lineage-model ALIAS|VERSION] [--upload 0]
+//   Tunes the network on this machine (tools/tune.cc over tuner/tuner.h):
+//   registers the machine as P unless it exists, scores candidates with the
+//   lineage's model for P (POST /v1/predict) when the model says lineage,
+//   measures each round here and uploads it to P. One progress line on
+//   stderr; at the end the network latency, each task's best program and the
+//   curve; the run folder (--dir, default tcl-tune-NETWORK-MODEL-sSEED) keeps
+//   best.jsonl (TVM records), rounds.csv and curve.svg, and a rerun with the
+//   same folder resumes.
+int tune_command(ApiClient& api, const Args& a);
+
 }  // namespace tcl::tools

@@ -9,6 +9,7 @@
 
 #include "tools/api_client.h"
 #include "tools/commands.h"
+#include "tools/local_lab.h"
 
 namespace tcl::tools {
 
@@ -25,5 +26,9 @@ void print_body(const ApiResponse& r);
 // POST a sample request with a's --budget/--fraction/--strategy/--seed/--model;
 // the parsed answer, or nullopt after printing the failure.
 std::optional<boost::json::value> create_sample_request(ApiClient& api, const Args& a, const std::string& platform);
+
+// Registers this machine (`hw`) as `platform` unless it exists; 0, or 1
+// after printing why it could not.
+int ensure_local_platform(ApiClient& api, const std::string& platform, const LocalHardware& hw);
 
 }  // namespace tcl::tools

@@ -299,6 +299,18 @@ bool has_production(ApiClient& api) {
   return r && r->status == 200;
 }
 
+int usage() {
+  std::fputs(
+      "usage: tclctl onboard --platform P (--candidates FILE (--answers FILE | --lab-command CMD [--lab-timeout-s S])\n"
+      "                      | --measure-local [--models M,..] [--per-task N])\n"
+      "                      [--rounds N] [--fraction F | --budget N] [--strategy S] [--seed N]\n"
+      "                      [--finetune-epochs E] [--distill] [--epochs N] [--state FILE]\n",
+      stderr);
+  return 2;
+}
+
+}  // namespace
+
 // Registers the local machine as `platform` unless it exists.
 int ensure_local_platform(ApiClient& api, const std::string& platform, const LocalHardware& hw) {
   auto got = api.call("GET", "/v1/platforms/" + platform);
@@ -317,18 +329,6 @@ int ensure_local_platform(ApiClient& api, const std::string& platform, const Loc
   std::fprintf(stderr, "tclctl: registered %s (%s)\n", platform.c_str(), hw.target.c_str());
   return 0;
 }
-
-int usage() {
-  std::fputs(
-      "usage: tclctl onboard --platform P (--candidates FILE (--answers FILE | --lab-command CMD [--lab-timeout-s S])\n"
-      "                      | --measure-local [--models M,..] [--per-task N])\n"
-      "                      [--rounds N] [--fraction F | --budget N] [--strategy S] [--seed N]\n"
-      "                      [--finetune-epochs E] [--distill] [--epochs N] [--state FILE]\n",
-      stderr);
-  return 2;
-}
-
-}  // namespace
 
 // The lab that measures the picks: this machine (registered first, and its
 // candidate pool generated into `candidates` when none is given), a command,

@@ -40,6 +40,9 @@ constexpr const char* kUsage =
     "          a command measures each chunk of picks (e.g. tcl-measure run {in} -o {out} on a GPU box)\n"
     "  onboard --platform P --measure-local [--models resnet50,mobilenet_v2,bert] [--per-task N] [--rounds N]\n"
     "          [--fraction F | --budget N] [--epochs N] [--state FILE]   measure this machine, then distill\n"
+    "  tune (--network resnet50|mobilenet_v2|bert | --task KEY[*W]...) [--platform P] [--model lineage|\n"
+    "          lineage+online|online|random] [--budget N] [--per-round N] [--scheduler gradient|round-robin]\n"
+    "          [--seed N] [--dir DIR] [--upload 0]   tune a network on this machine, uploading its measurements\n"
     "  job start --platform P [--kind train|distill] [--epochs N] [--max-records N] [--time-budget-s S]\n"
     "          [--model mamba|attention|mlp] [--init VERSION] [--method adapter|student] [--adapter-rank R] [--wait]\n"
     "  job show|wait|cancel ID\n"
@@ -135,6 +138,7 @@ int main(int argc, char** argv) {
   if (a.words[0] == "job") return tcl::tools::job_command(api, a);
   if (a.words[0] == "sample") return tcl::tools::sample_command(api, a);
   if (a.words[0] == "onboard") return tcl::tools::onboard_command(api, a);
+  if (a.words[0] == "tune") return tcl::tools::tune_command(api, a);
   if (a.words[0] == "upload") {
     tcl::tools::UploadCommand cmd;
     cmd.platform = a.flag("platform");

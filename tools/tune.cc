@@ -1,0 +1,216 @@
+// tools/tune.cc — `tclctl tune`: tunes a network on this machine with the
+// tuner (tuner/tuner.h), the lineage's model served by tcld (POST
+// /v1/predict) and every round's measurements uploaded to the platform.
+#include <unistd.h>
+
+#include <boost/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/record.h"
+#include "measure/hardware.h"
+#include "measure/measurer.h"
+#include "measure/operators.h"
+#include "tools/commands.h"
+#include "tools/commands_internal.h"
+#include "tools/local_lab.h"
+#include "tuner/tuner.h"
+
+namespace tcl::tools {
+namespace json = boost::json;
+namespace {
+
+constexpr std::size_t kPredictBatch = 4096;
+
+// --network NAME, or --task KEY[*WEIGHT] given once per task.
+Result<std::vector<measure::Task>> network_tasks(const Args& a, std::string* name) {
+  std::vector<measure::Task> tasks;
+  for (const auto& [flag, value] : a.flags) {
+    if (flag != "task") continue;
+    const std::size_t star = value.rfind('*');
+    auto w = measure::decode_workload_key(value.substr(0, star == std::string::npos ? value.size() : star));
+    if (!w) return Status::invalid_argument("--task " + value + ": " + w.status().message());
+    int weight = 1;
+    if (star != std::string::npos) {
+      try {
+        weight = std::stoi(value.substr(star + 1));
+      } catch (const std::exception&) {
+        weight = 0;
+      }
+      if (weight < 1) return Status::invalid_argument("--task " + value + ": the weight after * must be ≥ 1");
+    }
+    tasks.push_back({*w, weight});
+  }
+  if (!tasks.empty()) {
+    *name = a.flag("network", "custom");
+    return tasks;
+  }
+  *name = a.flag("network");
+  if (name->empty()) return Status::invalid_argument("give --network resnet50|mobilenet_v2|bert or --task KEY[*W]...");
+  return measure::model_tasks(*name);
+}
+
+// The lineage's scores through POST /v1/predict.
+tuner::LineageScorer predict_scorer(ApiClient& api, const std::string& platform, const std::string& model) {
+  return [&api, platform, model](std::span<const core::Record> records) -> Result<std::vector<double>> {
+    std::vector<double> scores;
+    for (std::size_t begin = 0; begin < records.size(); begin += kPredictBatch) {
+      json::array lines;
+      std::string line;
+      for (std::size_t i = begin; i < std::min(records.size(), begin + kPredictBatch); ++i) {
+        line.clear();
+        core::write_record(records[i], &line);
+        lines.emplace_back(line);
+      }
+      const json::object body{{"platform", platform}, {"model", model}, {"records", std::move(lines)}};
+      auto r = api.call("POST", "/v1/predict", json::serialize(body));
+      if (!r) return r.status();
+      if (r->status != 200) return Status::unavailable("predict: " + r->error_text());
+      for (const auto& s : r->json().at("scores").as_array()) scores.push_back(s.to_number<double>());
+    }
+    return scores;
+  };
+}
+
+// A round's records to POST /v1/platforms/P/measurements, under the tuner's key.
+auto measurement_uploader(ApiClient& api, const std::string& platform) {
+  return [&api, platform](std::span<const core::Record> records, const std::string& key) -> Status {
+    std::string body;
+    for (const core::Record& r : records) {
+      core::write_record(r, &body);
+      body.push_back('\n');
+    }
+    auto r = api.call("POST", "/v1/platforms/" + platform + "/measurements", body,
+                      {{"Content-Type", "application/x-ndjson"}, {"Idempotency-Key", key}});
+    if (!r) return r.status();
+    if (r->status != 201 && r->status != 200) return Status::unavailable("upload: " + r->error_text());
+    return Status::ok();
+  };
+}
+
+std::string ms(double seconds) {
+  if (std::isnan(seconds)) return "-";
+  if (std::isinf(seconds)) return "failed";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g ms", seconds * 1e3);
+  return buf;
+}
+
+std::string clock_text(double s) {
+  char buf[32];
+  const long t = std::lround(s);
+  if (t >= 3600)
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, t / 60 % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  return buf;
+}
+
+// One progress line on stderr, redrawn in place on a terminal.
+struct ProgressLine {
+  const tuner::TuneOptions& o;
+  bool tty = ::isatty(2) != 0;
+  void operator()(const tuner::RoundReport& r, bool replayed) const {
+    const double round = r.search_seconds + r.learn_seconds + r.measure_seconds + r.upload_seconds;
+    const double search_share = round > 0 ? 100 * (r.search_seconds + r.learn_seconds) / round : 0;
+    std::fprintf(stderr, "%stune %s (%s): round %d%s  task %zu/%zu  measured %d/%d  network %s  search %.0f%%  %s%s",
+                 tty ? "\r\033[K" : "", o.network.c_str(), o.model.c_str(), r.round + 1, replayed ? " (resumed)" : "",
+                 r.task + 1, o.tasks.size(), r.measured, o.budget, ms(r.network_seconds).c_str(), search_share,
+                 clock_text(r.wall_seconds).c_str(), tty ? "" : "\n");
+    std::fflush(stderr);
+  }
+};
+
+void print_summary(const tuner::TuneOptions& o, const tuner::TuneResult& r) {
+  std::printf("network       %s (%zu tasks) on %s\n", o.network.c_str(), o.tasks.size(), o.hardware.target.c_str());
+  std::printf("model         %s, scheduler %s, seed %llu\n", o.model.c_str(),
+              std::string(tuner::scheduler_rule_name(o.scheduler)).c_str(), static_cast<unsigned long long>(o.seed));
+  std::printf("measured      %d in %d rounds%s\n", r.measured, r.rounds,
+              r.resumed_rounds ? (" (" + std::to_string(r.resumed_rounds) + " resumed)").c_str() : "");
+  std::printf("latency       %s\n\n", ms(r.network_seconds).c_str());
+  std::printf("%-4s %-44s %6s %12s %10s\n", "TASK", "WORKLOAD", "WEIGHT", "BEST", "GFLOP/S");
+  for (std::size_t i = 0; i < o.tasks.size(); ++i) {
+    const double best = r.task_best_seconds[i];
+    const double gflops = std::isfinite(best) ? 2 * measure::flop_count(o.tasks[i].workload) / best / 1e9 : 0;
+    std::printf("%-4zu %-44s %6d %12s %10.1f\n", i + 1, measure::encode_workload_key(o.tasks[i].workload).c_str(),
+                o.tasks[i].weight, ms(best).c_str(), gflops);
+  }
+  std::printf("\nfiles         %s/{best.jsonl,rounds.csv,curve.svg,measurements.jsonl}\n", o.dir.c_str());
+  if (r.pending_upload > 0)
+    std::printf("uploads       %d rounds not yet accepted (%s); a rerun sends them\n", r.pending_upload,
+                r.last_upload_error.c_str());
+}
+
+// The curve as text: network latency at ten points of the run.
+void print_curve(const std::string& dir) {
+  std::FILE* f = std::fopen((dir + "/rounds.csv").c_str(), "r");
+  if (!f) return;
+  std::vector<std::pair<int, double>> points;
+  char line[1024];
+  while (std::fgets(line, sizeof line, f)) {
+    std::stringstream in(line);
+    std::vector<std::string> cells;
+    for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
+    if (cells.size() < 6 || cells[0] == "round" || cells[5].empty()) continue;
+    points.emplace_back(std::stoi(cells[3]), std::stod(cells[5]));
+  }
+  std::fclose(f);
+  if (points.empty()) return;
+  std::printf("\n%-13s %s\n", "MEASUREMENTS", "NETWORK LATENCY");
+  const std::size_t step = std::max<std::size_t>(1, points.size() / 10);
+  for (std::size_t i = 0; i < points.size(); i += step) {
+    if (i + step >= points.size()) i = points.size() - 1;
+    std::printf("%-13d %s\n", points[i].first, ms(points[i].second).c_str());
+  }
+}
+
+int parse_numbers(const Args& a, tuner::TuneOptions* o) {
+  try {
+    o->budget = std::stoi(a.flag("budget", "1000"));
+    o->per_round = std::stoi(a.flag("per-round", "16"));
+    o->seed = std::stoull(a.flag("seed", "1"));
+    o->search.population = std::stoi(a.flag("population", "512"));
+  } catch (const std::exception&) {
+    return fail("--budget, --per-round, --seed and --population take numbers");
+  }
+  return 0;
+}
+
+}  // namespace
+
+int tune_command(ApiClient& api, const Args& a) {
+  tuner::TuneOptions o;
+  auto tasks = network_tasks(a, &o.network);
+  if (!tasks) return fail(tasks.status().message());
+  o.tasks = std::move(*tasks);
+  o.hardware = measure::local_hardware();
+  o.model = a.flag("model", "lineage");
+  auto rule = tuner::scheduler_rule(a.flag("scheduler", "gradient"));
+  if (!rule) return fail(rule.status().message());
+  o.scheduler = *rule;
+  if (parse_numbers(a, &o) != 0) return 1;
+  const std::string platform = a.flag("platform");
+  const bool upload = a.flag("upload", "1") != "0";
+  const bool needs_lineage = o.model == "lineage" || o.model == "lineage+online";
+  if (platform.empty() && (upload || needs_lineage))
+    return fail("--platform P is needed to upload (or give --upload 0) and by the lineage's models");
+  o.dir = a.flag("dir", "tcl-tune-" + o.network + "-" + o.model + "-s" + std::to_string(o.seed));
+  if (!platform.empty() && ensure_local_platform(api, platform, local_hardware()) != 0) return 1;
+
+  tuner::TuneHooks hooks;
+  if (needs_lineage) hooks.lineage = predict_scorer(api, platform, a.flag("lineage-model", "production"));
+  if (upload) hooks.upload = measurement_uploader(api, platform);
+  hooks.progress = ProgressLine{o};
+  auto result = tuner::tune(o, hooks);
+  if (ProgressLine{o}.tty) std::fputc('\n', stderr);
+  if (!result) return fail(result.status().message());
+  print_summary(o, *result);
+  print_curve(o.dir);
+  return 0;
+}
+
+}  // namespace tcl::tools
