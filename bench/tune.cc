@@ -1,0 +1,188 @@
+// bench_tune — issue 47's study: tunes a network with each cost model and
+// seed (tuner/tuner.h, the call `tclctl tune` makes), on this CPU or on a
+// CUDA GPU, with the lineage's model read from a checkpoint file through the
+// student's fast path (what tcld serves for the platform) instead of tcld's
+// predict: the GPU machine has no tcld. Nothing is uploaded.
+//
+//   bench_tune --network resnet50|mobilenet_v2|bert [--first-tasks N]
+//              [--models lineage,lineage+online,online,random] [--seeds 1,2,3]
+//              [--budget N] [--per-round N] [--scheduler gradient|round-robin]
+//              [--population N] [--target cpu|cuda] [--device N]
+//              [--checkpoint FILE] [--checkpoint-platform NAME] [--threads T]
+//              [--repeat N] [--out DIR]
+//   Each run's folder is DIR/NETWORK-MODEL-sSEED (run_dir.h: rounds.csv is
+//   the curve; a rerun resumes). bench/tune_summary.py reads the folders.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/lib/flags.h"
+#include "core/features.h"
+#include "core/files.h"
+#include "measure/cpu_backend.h"
+#include "measure/hardware.h"
+#include "measure/measurer.h"
+#include "trainer/cost_model.h"
+#include "trainer/fast_inference.h"
+#include "tuner/tuner.h"
+#if TCL_HAVE_CUDA
+#include "measure/cuda_backend.h"
+#endif
+
+namespace {
+
+using namespace tcl;  // NOLINT(google-build-using-namespace): a bench's main file
+
+struct Args {
+  std::string network = "resnet50";
+  int first_tasks = 0;
+  std::vector<std::string> models{"lineage", "lineage+online", "online", "random"};
+  std::vector<std::string> seeds{"1", "2", "3"};
+  int budget = 1000, per_round = 16, population = 512, device = 0, threads = 1, repeat = 0;
+  std::string scheduler = "gradient", target = "cpu", checkpoint, checkpoint_platform, out = "tune-study";
+};
+
+bool parse(int argc, char** argv, Args* a) {
+  std::string models, seeds;
+  bench::Flags flags;
+  flags.value("network", &a->network)
+      .value("first-tasks", &a->first_tasks)
+      .value("models", &models)
+      .value("seeds", &seeds)
+      .value("budget", &a->budget)
+      .value("per-round", &a->per_round)
+      .value("population", &a->population)
+      .value("scheduler", &a->scheduler)
+      .value("target", &a->target)
+      .value("device", &a->device)
+      .value("checkpoint", &a->checkpoint)
+      .value("checkpoint-platform", &a->checkpoint_platform)
+      .value("threads", &a->threads)
+      .value("repeat", &a->repeat)
+      .value("out", &a->out);
+  if (!flags.parse(argc, argv)) return false;
+  if (!models.empty()) a->models = bench::split_list(models);
+  if (!seeds.empty()) a->seeds = bench::split_list(seeds);
+  if (a->target != "cpu" && a->target != "cuda") {
+    std::fprintf(stderr, "--target is cpu or cuda\n");
+    return false;
+  }
+  return true;
+}
+
+// The lineage's scores from a checkpoint: the fast path, as tcld's predict.
+Result<tuner::LineageScorer> checkpoint_scorer(const Args& a) {
+  std::string bytes;
+  if (!core::read_file(a.checkpoint, &bytes)) return Status::not_found("cannot read " + a.checkpoint);
+  auto model = trainer::CostModel::load_for_platform(bytes, a.checkpoint_platform);
+  if (!model) return model.status();
+  auto fast = trainer::StudentInference::create(**model, {.threads = a.threads});
+  if (!fast) return fast.status();
+  std::shared_ptr<trainer::StudentInference> shared(std::move(*fast));
+  const int L = static_cast<int>(shared->config().max_len);
+  return tuner::LineageScorer([shared, L](std::span<const core::Record> records) -> Result<std::vector<double>> {
+    const std::size_t n = records.size();
+    std::vector<float> tokens(n * static_cast<std::size_t>(L) * core::kTokenDim), descriptor(core::kHardwareDim);
+    std::vector<std::int32_t> lengths(n);
+    core::encode_tokens_batch(records, L, tokens.data(), nullptr, lengths.data());
+    if (n > 0) core::encode_hardware(records[0].hardware_params, records[0].target, descriptor.data());
+    std::vector<float> scores(n);
+    const trainer::FeatureBatch batch{static_cast<int64_t>(n), L, tokens, lengths, descriptor};
+    if (Status s = shared->predict(batch, scores); !s) return s;
+    return std::vector<double>(scores.begin(), scores.end());
+  });
+}
+
+Result<measure::HardwareInfo> hardware(const Args& a) {
+  if (a.target == "cpu") return measure::local_hardware();
+#if TCL_HAVE_CUDA
+  auto facts = measure::query_cuda_device(a.device);
+  if (!facts) return facts.status();
+  std::fprintf(stderr, "bench_tune: %s\n", measure::describe(*facts).c_str());
+  return measure::cuda_hardware(*facts);
+#else
+  return Status::unavailable("built without the CUDA backend (TCL_CUDA_MEASURE)");
+#endif
+}
+
+std::unique_ptr<measure::Backend> backend(const Args& a, const measure::HardwareInfo& hw) {
+#if TCL_HAVE_CUDA
+  if (hw.is_cuda()) {
+    measure::CudaBackendOptions options;
+    options.device = a.device;
+    options.arch = hw.target.substr(hw.target.find("-arch=") + 6, hw.target.find(' ', hw.target.find("-arch=")) -
+                                                                     hw.target.find("-arch=") - 6);
+    return std::make_unique<measure::CudaBackend>(options);
+  }
+#endif
+  (void)a;
+  (void)hw;
+  return nullptr;  // the Measurer's CPU backend
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!parse(argc, argv, &a)) return 2;
+  auto tasks = measure::model_tasks(a.network);
+  auto hw = hardware(a);
+  if (!tasks || !hw) {
+    std::fprintf(stderr, "bench_tune: %s\n", (!tasks ? tasks.status() : hw.status()).message().c_str());
+    return 2;
+  }
+  std::vector<measure::Task> kept;
+  for (const measure::Task& t : *tasks) {
+    if (hw->is_cuda() && !measure::gpu_supported(t.workload)) continue;  // softmax has no GPU sketch
+    if (a.first_tasks > 0 && static_cast<int>(kept.size()) >= a.first_tasks) break;
+    kept.push_back(t);
+  }
+  tuner::TuneHooks hooks;
+  if (!a.checkpoint.empty()) {
+    auto scorer = checkpoint_scorer(a);
+    if (!scorer) {
+      std::fprintf(stderr, "bench_tune: %s\n", scorer.status().message().c_str());
+      return 1;
+    }
+    hooks.lineage = *scorer;
+  }
+  hooks.measure = [&](std::span<const core::Record> records) {
+    measure::MeasureOptions m;
+    m.programs_per_unit = hw->is_cuda() ? 16 : 8;
+    if (a.repeat > 0) m.runner.timing.repeat = a.repeat;
+    measure::Measurer measurer(m, backend(a, *hw));
+    return measurer.measure(records);
+  };
+  for (const std::string& model : a.models) {
+    for (const std::string& seed : a.seeds) {
+      tuner::TuneOptions o;
+      o.network = a.network;
+      o.tasks = kept;
+      o.hardware = *hw;
+      o.model = model;
+      o.budget = a.budget;
+      o.per_round = a.per_round;
+      o.seed = std::stoull(seed);
+      o.search.population = a.population;
+      auto rule = tuner::scheduler_rule(a.scheduler);
+      if (!rule) return 2;
+      o.scheduler = *rule;
+      o.dir = a.out + "/" + a.network + "-" + model + "-s" + seed;
+      hooks.progress = [&](const tuner::RoundReport& r, bool replayed) {
+        if (replayed) return;
+        std::fprintf(stderr, "\r%s %s s%s: %d/%d measured, network %.4f ms   ", a.network.c_str(), model.c_str(),
+                     seed.c_str(), r.measured, a.budget, r.network_seconds * 1e3);
+      };
+      auto result = tuner::tune(o, hooks);
+      if (!result) {
+        std::fprintf(stderr, "\nbench_tune: %s: %s\n", o.dir.c_str(), result.status().message().c_str());
+        return 1;
+      }
+      std::printf("%s %s seed %s: %d measured, network %.6f ms\n", a.network.c_str(), model.c_str(), seed.c_str(),
+                  result->measured, result->network_seconds * 1e3);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
