@@ -39,7 +39,7 @@ struct Args {
   int first_tasks = 0;
   std::vector<std::string> models{"lineage", "lineage+online", "online", "random"};
   std::vector<std::string> seeds{"1", "2", "3"};
-  int budget = 1000, per_round = 16, population = 512, device = 0, threads = 1, repeat = 0;
+  int budget = 1000, per_round = 16, population = 2048, device = 0, threads = 1, repeat = 0;
   std::string scheduler = "gradient", target = "cpu", checkpoint, checkpoint_platform, out = "tune-study";
 };
 
@@ -111,8 +111,8 @@ std::unique_ptr<measure::Backend> backend(const Args& a, const measure::Hardware
   if (hw.is_cuda()) {
     measure::CudaBackendOptions options;
     options.device = a.device;
-    options.arch = hw.target.substr(hw.target.find("-arch=") + 6, hw.target.find(' ', hw.target.find("-arch=")) -
-                                                                     hw.target.find("-arch=") - 6);
+    options.arch = hw.target.substr(hw.target.find("-arch=") + 6,
+                                    hw.target.find(' ', hw.target.find("-arch=")) - hw.target.find("-arch=") - 6);
     return std::make_unique<measure::CudaBackend>(options);
   }
 #endif

@@ -18,8 +18,14 @@ namespace {
 // thread, so that a seed gives the same model everywhere.
 constexpr int kBoostRounds = 40;
 constexpr const char* kBoosterParams[][2] = {
-    {"objective", "reg:squarederror"}, {"max_depth", "10"}, {"gamma", "0.001"}, {"min_child_weight", "0"},
-    {"eta", "0.2"},                    {"nthread", "1"},    {"seed", "0"},      {"verbosity", "0"},
+    {"objective", "reg:squarederror"},
+    {"max_depth", "10"},
+    {"gamma", "0.001"},
+    {"min_child_weight", "0"},
+    {"eta", "0.2"},
+    {"nthread", "1"},
+    {"seed", "0"},
+    {"verbosity", "0"},
 };
 
 Status xgb_status(int rc, std::string_view what) {
@@ -198,7 +204,8 @@ std::vector<std::string_view> cost_model_names() { return {"random", "lineage", 
 
 Result<std::unique_ptr<CostModel>> make_cost_model(std::string_view name, LineageScorer lineage, std::uint64_t seed) {
   const bool needs_lineage = name == "lineage" || name == "lineage+online";
-  if (needs_lineage && !lineage) return Status::invalid_argument("the " + std::string(name) + " model needs the lineage");
+  if (needs_lineage && !lineage)
+    return Status::invalid_argument("the " + std::string(name) + " model needs the lineage");
   if (name == "random") return std::unique_ptr<CostModel>(new RandomModel(seed));
   if (name == "lineage") return std::unique_ptr<CostModel>(new LineageModel(std::move(lineage)));
   if (name == "online") return std::unique_ptr<CostModel>(new OnlineModel(nullptr, seed));

@@ -109,8 +109,7 @@ Result<std::unique_ptr<RunDir>> RunDir::open(const std::string& dir, std::string
   std::string stored;
   if (core::read_file(settings_path, &stored)) {
     if (stored != settings)
-      return Status::failed_precondition(dir + " holds another run (its run.json: " + stored +
-                                         "); use another folder");
+      return Status::failed_precondition(dir + " holds another run (its run.json: " + stored + "); use another folder");
   } else if (!core::write_file_atomic(settings_path, settings)) {
     return Status::unavailable("cannot write " + settings_path);
   }
@@ -136,8 +135,8 @@ Result<std::vector<RoundRow>> RunDir::read(std::vector<core::Record>* records) {
   const std::size_t wanted = rows_.empty() ? 0 : static_cast<std::size_t>(rows_.back().measured);
   std::vector<std::string> lines = lines_of(log);
   if (lines.size() < wanted)
-    return Status::data_loss("measurements.jsonl holds " + std::to_string(lines.size()) + " records; rounds.csv counts " +
-                             std::to_string(wanted));
+    return Status::data_loss("measurements.jsonl holds " + std::to_string(lines.size()) +
+                             " records; rounds.csv counts " + std::to_string(wanted));
   records->clear();
   std::string kept;
   for (std::size_t i = 0; i < wanted; ++i) {
@@ -235,14 +234,13 @@ std::string curve_svg(std::span<const CurveSeries> series, std::string_view titl
     << py(y1) << "\" stroke=\"black\"/>\n";
   for (int i = 0; i <= 4; ++i) {
     const double x = x0 + (x1 - x0) * i / 4, y = y0 + (y1 - y0) * i / 4;
-    o << "<text x=\"" << px(x) << "\" y=\"" << kH - kBottom + 16 << "\" text-anchor=\"middle\">" << number(std::round(x))
-      << "</text>\n<text x=\"" << kLeft - 6 << "\" y=\"" << py(y) + 4 << "\" text-anchor=\"end\">"
-      << number(std::round(y * 1000) / 1000) << "</text>\n";
+    o << "<text x=\"" << px(x) << "\" y=\"" << kH - kBottom + 16 << "\" text-anchor=\"middle\">"
+      << number(std::round(x)) << "</text>\n<text x=\"" << kLeft - 6 << "\" y=\"" << py(y) + 4
+      << "\" text-anchor=\"end\">" << number(std::round(y * 1000) / 1000) << "</text>\n";
   }
   o << "<text x=\"" << (kLeft + kW - kRight) / 2 << "\" y=\"" << kH - 12 << "\" text-anchor=\"middle\">"
-    << escape(x_label) << "</text>\n<text x=\"16\" y=\"" << (kTop + kH - kBottom) / 2
-    << "\" transform=\"rotate(-90 16 " << (kTop + kH - kBottom) / 2
-    << ")\" text-anchor=\"middle\">network latency (ms)</text>\n";
+    << escape(x_label) << "</text>\n<text x=\"16\" y=\"" << (kTop + kH - kBottom) / 2 << "\" transform=\"rotate(-90 16 "
+    << (kTop + kH - kBottom) / 2 << ")\" text-anchor=\"middle\">network latency (ms)</text>\n";
   for (std::size_t k = 0; k < series.size(); ++k) {
     const char* color = kColors[k % std::size(kColors)];
     o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.5\" points=\"";

@@ -37,7 +37,7 @@ struct RoundRow {
   int round = 0;
   std::size_t task = 0;
   std::string task_name;  // measure::Workload as kind_arg1xarg2x... (no commas)
-  int measured = 0;  // measurements so far, this round's included
+  int measured = 0;       // measurements so far, this round's included
   int valid = 0;
   double network_seconds = 0;  // NaN: not every task has a valid program yet
   double task_best_seconds = 0;

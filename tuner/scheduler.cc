@@ -6,7 +6,7 @@
 namespace tcl::tuner {
 namespace {
 
-constexpr double kAlpha = 0.2;   // Ansor's alpha
+constexpr double kAlpha = 0.2;      // Ansor's alpha
 constexpr std::size_t kWindow = 3;  // Ansor's backward_window_size
 constexpr std::size_t kFailedRoundsBeforeGivingUp = 3;
 

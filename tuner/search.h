@@ -32,8 +32,8 @@
 namespace tcl::tuner {
 
 struct SearchOptions {
-  int population = 512;  // Ansor: 2048 (here rounds are smaller: 16 picks, not 64)
-  int generations = 4;   // Ansor: 4
+  int population = 2048;  // as Ansor
+  int generations = 4;    // Ansor: 4
   double elite_share = 0.1;
   int measured_seeds = 32;  // best measured programs in the first population
   double epsilon = 0.05;    // Ansor: eps_greedy 0.05

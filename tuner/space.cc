@@ -15,10 +15,10 @@ using measure::GpuSchedule;
 using measure::OpKind;
 using measure::Schedule;
 
-constexpr int kCpuUnroll[] = {0, 16, 64, 512};         // measure/schedule.cc's choices
-constexpr int kGpuUnroll[] = {0, 16, 64, 512, 1024};   // measure/schedule_gpu.cc's choices
+constexpr int kCpuUnroll[] = {0, 16, 64, 512};        // measure/schedule.cc's choices
+constexpr int kGpuUnroll[] = {0, 16, 64, 512, 1024};  // measure/schedule_gpu.cc's choices
 constexpr int kParallelLevels[] = {0, 1, 2};
-constexpr std::int64_t kMaxInnermost = 64;             // Ansor's max_innermost_split_factor
+constexpr std::int64_t kMaxInnermost = 64;  // Ansor's max_innermost_split_factor
 constexpr int kMutationAttempts = 16;
 
 float log2f1(double x) { return static_cast<float>(std::log2(1.0 + std::max(0.0, x))); }
@@ -212,10 +212,10 @@ void gpu_features(const measure::Workload& w, const GpuSchedule& s, std::vector<
   }
   for (std::int64_t v : s.fetch_vector) f->push_back(log2f1(static_cast<double>(v)));
   const measure::GpuShape g = measure::gpu_shape(w, s);
-  f->insert(f->end(), {log2f1(static_cast<double>(g.blocks)), log2f1(static_cast<double>(g.threads)),
-                       log2f1(static_cast<double>(g.vthreads)), log2f1(static_cast<double>(g.local_floats)),
-                       log2f1(static_cast<double>(g.shared_floats[0] + g.shared_floats[1])),
-                       g.threads % 32 == 0 ? 1.f : 0.f});
+  f->insert(f->end(),
+            {log2f1(static_cast<double>(g.blocks)), log2f1(static_cast<double>(g.threads)),
+             log2f1(static_cast<double>(g.vthreads)), log2f1(static_cast<double>(g.local_floats)),
+             log2f1(static_cast<double>(g.shared_floats[0] + g.shared_floats[1])), g.threads % 32 == 0 ? 1.f : 0.f});
 }
 
 }  // namespace

@@ -24,8 +24,8 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 // What the run knows of one task.
 struct TaskState {
   Space space;
-  std::vector<Point> points;      // measured, in order
-  std::vector<double> seconds;    // mean cost, or −1 when the measurement failed
+  std::vector<Point> points;    // measured, in order
+  std::vector<double> seconds;  // mean cost, or −1 when the measurement failed
   std::unordered_set<std::string> keys;
   std::optional<core::Record> best;
   double best_seconds = INFINITY;
@@ -117,8 +117,8 @@ class Run {
   CostModel& model_;
   std::vector<TaskState> tasks_;
   TaskScheduler scheduler_;
-  std::vector<core::Record> log_;         // every measured record, in order
-  std::vector<int> round_end_;            // per round: log_.size() after it
+  std::vector<core::Record> log_;  // every measured record, in order
+  std::vector<int> round_end_;     // per round: log_.size() after it
   int rounds_ = 0, measured_ = 0, resumed_ = 0;
   double wall_offset_ = 0;
   Clock::time_point started_ = Clock::now();
@@ -139,10 +139,11 @@ Status Run::replay(const std::vector<RoundRow>& rows, const std::vector<core::Re
     round_end_.push_back(static_cast<int>(log_.size()));
     scheduler_.record(row.task, tasks_[row.task].best_seconds);
     wall_offset_ = row.wall_seconds;
-    if (h_.progress) h_.progress(RoundReport{row.round, row.task, row.measured, row.valid, row.network_seconds,
-                                             row.task_best_seconds, row.wall_seconds, row.search_seconds,
-                                             row.learn_seconds, row.measure_seconds, row.upload_seconds},
-                                 true);
+    if (h_.progress)
+      h_.progress(
+          RoundReport{row.round, row.task, row.measured, row.valid, row.network_seconds, row.task_best_seconds,
+                      row.wall_seconds, row.search_seconds, row.learn_seconds, row.measure_seconds, row.upload_seconds},
+          true);
   }
   rounds_ = resumed_ = static_cast<int>(rows.size());
   measured_ = static_cast<int>(log_.size());
@@ -160,11 +161,13 @@ void Run::upload_pending(RoundRow& row) {
   const Clock::time_point t0 = Clock::now();
   const int first = from == 0 ? 0 : round_end_[static_cast<std::size_t>(from - 1)];
   const std::span<const core::Record> pending(log_.data() + first, log_.size() - static_cast<std::size_t>(first));
-  const std::string key = "tune-" + sha256_hex(settings_json(o_)).substr(0, 16) + "-rounds-" + std::to_string(from) + "-" +
-                          std::to_string(rounds_ - 1);
+  const std::string key = "tune-" + sha256_hex(settings_json(o_)).substr(0, 16) + "-rounds-" + std::to_string(from) +
+                          "-" + std::to_string(rounds_ - 1);
   if (Status s = h_.upload(pending, key); s) {
-    if (Status w = dir_.set_uploaded_rounds(rounds_); !w) upload_error_ = w.message();
-    else upload_error_.clear();
+    if (Status w = dir_.set_uploaded_rounds(rounds_); !w)
+      upload_error_ = w.message();
+    else
+      upload_error_.clear();
   } else {
     upload_error_ = s.message();
   }
@@ -218,10 +221,10 @@ Status Run::run_round() {
   if (Status s = dir_.write_best(best); !s) return s;
   if (Status s = dir_.write_curve_svg(o_.network + " (" + o_.model + ")"); !s) return s;
   if (h_.progress) {
-    h_.progress(RoundReport{row.round, row.task, row.measured, row.valid, row.network_seconds, row.task_best_seconds,
-                            row.wall_seconds, row.search_seconds, row.learn_seconds, row.measure_seconds,
-                            row.upload_seconds},
-                false);
+    h_.progress(
+        RoundReport{row.round, row.task, row.measured, row.valid, row.network_seconds, row.task_best_seconds,
+                    row.wall_seconds, row.search_seconds, row.learn_seconds, row.measure_seconds, row.upload_seconds},
+        false);
   }
   return Status::ok();
 }

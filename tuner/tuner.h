@@ -57,10 +57,10 @@ struct TuneOptions {
 };
 
 struct RoundReport {
-  int round = 0;             // 0-based
-  std::size_t task = 0;      // index in TuneOptions::tasks
-  int measured = 0;          // measurements so far, this round's included
-  int valid = 0;             // this round's programs that ran correctly
+  int round = 0;                 // 0-based
+  std::size_t task = 0;          // index in TuneOptions::tasks
+  int measured = 0;              // measurements so far, this round's included
+  int valid = 0;                 // this round's programs that ran correctly
   double network_seconds = NAN;  // NaN until every task has a valid program
   double task_best_seconds = INFINITY;
   double wall_seconds = 0;     // since the run started (resumed runs continue the count)

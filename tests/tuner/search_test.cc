@@ -1,0 +1,151 @@
+// The search and the cost models: a seed gives the same picks; measured
+// programs are never picked again; an online model learns a planted latency
+// and then picks faster programs than random sampling does; the lineage's
+// prior, calibrated, guides lineage+online before it has learned anything.
+#include "tuner/search.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "tests/tuner/planted.h"
+
+namespace tcl::tuner {
+namespace {
+
+using testing::planted_seconds;
+
+Space matmul_space() {
+  return *Space::create({measure::OpKind::kMatmul, {128, 256, 256}}, measure::local_hardware());
+}
+
+// `n` random programs of `space`, measured by the planted latency.
+void measure_random(const Space& space, int n, std::uint64_t seed, std::vector<Point>* points,
+                    std::vector<double>* seconds) {
+  core::SplitMix64 rng(seed);
+  for (int i = 0; i < n; ++i) {
+    points->push_back(space.sample(rng));
+    seconds->push_back(planted_seconds(space, points->back()));
+  }
+}
+
+double mean_planted(const Space& space, const std::vector<Point>& picks) {
+  double sum = 0;
+  for (const Point& p : picks) sum += planted_seconds(space, p);
+  return sum / static_cast<double>(picks.size());
+}
+
+TEST(SearchTest, TheSameSeedGivesTheSamePicks) {
+  const Space space = matmul_space();
+  std::vector<Point> points;
+  std::vector<double> seconds;
+  measure_random(space, 32, 1, &points, &seconds);
+  auto run = [&](std::uint64_t seed) {
+    auto model = make_cost_model("online", nullptr, 5);
+    EXPECT_TRUE((*model)->learn(0, space, points, seconds));
+    core::SplitMix64 rng(seed);
+    SearchOptions options;
+    options.population = 128;
+    auto picks = search_round(space, 0, **model, {}, points, 16, options, rng);
+    EXPECT_TRUE(picks);
+    std::vector<std::string> keys;
+    for (const Point& p : *picks) keys.push_back(space.key(p));
+    return keys;
+  };
+  const auto a = run(9), b = run(9), c = run(10);
+  ASSERT_EQ(a.size(), 16u);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
+TEST(SearchTest, MeasuredProgramsAreNeverPickedAgain) {
+  const Space space = matmul_space();
+  std::vector<Point> points;
+  std::vector<double> seconds;
+  measure_random(space, 64, 2, &points, &seconds);
+  std::unordered_set<std::string> measured;
+  for (const Point& p : points) measured.insert(space.key(p));
+  auto model = make_cost_model("online", nullptr, 5);
+  ASSERT_TRUE((*model)->learn(0, space, points, seconds));
+  core::SplitMix64 rng(4);
+  SearchOptions options;
+  options.population = 128;
+  // The measured programs seed the population, so the search meets them again.
+  auto picks = search_round(space, 0, **model, measured, points, 32, options, rng);
+  ASSERT_TRUE(picks);
+  EXPECT_EQ(picks->size(), 32u);
+  std::unordered_set<std::string> keys;
+  for (const Point& p : *picks) {
+    EXPECT_FALSE(measured.contains(space.key(p)));
+    EXPECT_TRUE(keys.insert(space.key(p)).second) << "a program picked twice";
+  }
+}
+
+TEST(SearchTest, AnOnlineModelPicksFasterProgramsThanRandomSampling) {
+  const Space space = matmul_space();
+  std::vector<Point> points;
+  std::vector<double> seconds;
+  measure_random(space, 96, 3, &points, &seconds);
+  auto online = make_cost_model("online", nullptr, 5);
+  auto random = make_cost_model("random", nullptr, 5);
+  ASSERT_TRUE((*online)->learn(0, space, points, seconds));
+  SearchOptions options;
+  options.population = 1024;
+  core::SplitMix64 rng_a(6), rng_b(6);
+  auto smart = search_round(space, 0, **online, {}, points, 16, options, rng_a);
+  auto blind = search_round(space, 0, **random, {}, points, 16, options, rng_b);
+  ASSERT_TRUE(smart && blind);
+  // Planted minimum 1e-4 s; random programs average several times that.
+  EXPECT_LT(mean_planted(space, *smart), 0.6 * mean_planted(space, *blind))
+      << mean_planted(space, *smart) << " vs " << mean_planted(space, *blind);
+}
+
+TEST(SearchTest, LineageOnlineFollowsAnInformativePriorBeforeLearning) {
+  const Space space = matmul_space();
+  // A lineage that knows the planted latency exactly (scores: higher = faster).
+  LineageScorer oracle = [&space](std::span<const core::Record> records) -> Result<std::vector<double>> {
+    std::vector<double> out;
+    for (const core::Record& r : records) out.push_back(-planted_seconds(space, *space.decode(r.steps)));
+    return out;
+  };
+  auto model = make_cost_model("lineage+online", oracle, 5);
+  ASSERT_TRUE(model);
+  SearchOptions options;
+  options.population = 256;
+  core::SplitMix64 rng(8);
+  auto picks = search_round(space, 0, **model, {}, {}, 16, options, rng);
+  ASSERT_TRUE(picks);
+  // All but the ε share of random picks are near the planted minimum.
+  std::vector<double> s;
+  for (const Point& p : *picks) s.push_back(planted_seconds(space, p));
+  std::sort(s.begin(), s.end());
+  EXPECT_LE(s[s.size() / 2], 1.5e-4);
+  EXPECT_EQ(make_cost_model("lineage", nullptr, 1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(make_cost_model("xgb", nullptr, 1).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(SearchTest, AnOnlineModelRanksUnseenProgramsByThePlantedLatency) {
+  const Space space = matmul_space();
+  std::vector<Point> train, test;
+  std::vector<double> train_s, test_s;
+  measure_random(space, 128, 11, &train, &train_s);
+  measure_random(space, 200, 12, &test, &test_s);
+  auto model = make_cost_model("online", nullptr, 5);
+  ASSERT_TRUE((*model)->learn(0, space, train, train_s));
+  auto scores = (*model)->score(0, space, test);
+  ASSERT_TRUE(scores);
+  // Pairwise accuracy over pairs with different latencies: well above a coin's 0.5.
+  int right = 0, pairs = 0;
+  for (std::size_t i = 0; i < test.size(); ++i) {
+    for (std::size_t j = i + 1; j < test.size(); ++j) {
+      if (test_s[i] == test_s[j]) continue;
+      ++pairs;
+      right += ((*scores)[i] > (*scores)[j]) == (test_s[i] < test_s[j]);
+    }
+  }
+  EXPECT_GT(static_cast<double>(right) / pairs, 0.8) << right << "/" << pairs;
+}
+
+}  // namespace
+}  // namespace tcl::tuner
