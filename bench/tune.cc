@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
   }
   hooks.measure = [&](std::span<const core::Record> records) {
     measure::MeasureOptions m;
-    m.programs_per_unit = hw->is_cuda() ? 16 : 8;
+    m.programs_per_unit = hw->is_cuda() ? 4 : 8;  // NVRTC compiles units in parallel, one per CPU
     if (a.repeat > 0) m.runner.timing.repeat = a.repeat;
     measure::Measurer measurer(m, backend(a, *hw));
     return measurer.measure(records);

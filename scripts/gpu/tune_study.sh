@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# scripts/gpu/tune_study.sh STEP... — issue 47's tuning study on the GPU machine (bench_tune; the
+# figures and their reading: docs/tuning.md). Steps, in order:
+#   stage    (on the dev machine) what the GPU machine lacks, into .gpu/ (ignored; carry it):
+#            Debian's XGBoost and Boost.Program_options, and x86-24c's records
+#   build    bench_train and bench_tune (TCL_TRAINER_ONLY, tcl-measure's CUDA backend)
+#   lineage  the lineage's models, trained as tcld's default train job (bench_train, CUDA):
+#            gpu-h100 (tests/data/gpu-h100: the H100 this project measured, ResNet-50 and BERT-base
+#            tasks) and x86-24c; into $OUT/lineage-*/checkpoint
+#   smoke    every model for 2 rounds on 2 ResNet-50 tasks on GPU 0
+#   gpu NETWORK BUDGET SEEDS
+#            the four models on NETWORK, BUDGET measurements each, seeds SEEDS (comma list): one
+#            model per GPU side by side (CUDA_VISIBLE_DEVICES), its seeds in turn; the lineage is
+#            the gpu-h100 model. Runs land in $OUT/tune/NETWORK-MODEL-sSEED (resumable).
+#
+#   scripts/gpu/tune_study.sh stage        # here; then on the GPU machine, from the repository root:
+#   run(carry=[".gpu"], command="bash scripts/gpu/tune_study.sh build lineage smoke")
+#   run(command="bash scripts/gpu/tune_study.sh gpu resnet50 1000 1,2,3")
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+OUT=${OUT:-/tmp/tcl-tune-out}
+BUILD=${BUILD:-/tmp/tcl-gpu-build}
+LOGS=$OUT/logs
+mkdir -p "$OUT" "$LOGS"
+export LD_LIBRARY_PATH="$root/.gpu/xgboost/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
+LINEAGE=/tmp/tcl-tune-lineage  # kept between calls on one machine
+
+stage() {
+  mkdir -p .gpu/xgboost/lib .gpu/xgboost/include .gpu/shared/data/x86-24c .gpu/program_options/lib \
+    .gpu/program_options/include/boost
+  cp -L /usr/lib/x86_64-linux-gnu/libxgboost.so.0 .gpu/xgboost/lib/libxgboost.so.0
+  ln -sf libxgboost.so.0 .gpu/xgboost/lib/libxgboost.so
+  cp -L /usr/lib/x86_64-linux-gnu/libdmlc.so.0 .gpu/xgboost/lib/
+  cp -r /usr/include/xgboost .gpu/xgboost/include/
+  cp /usr/lib/x86_64-linux-gnu/libboost_program_options.a .gpu/program_options/lib/
+  cp -r /usr/include/boost/program_options /usr/include/boost/program_options.hpp .gpu/program_options/include/boost/
+  cp ../shared/data/x86-24c/records.jsonl.gz .gpu/shared/data/x86-24c/
+  du -sh .gpu
+}
+
+build() {
+  local prefix t0=$SECONDS
+  prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+  { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCL_TRAINER_ONLY=ON -DTCL_BUILD_TESTS=OFF \
+      -DCMAKE_PREFIX_PATH="$prefix" -DTCL_PROGRAM_OPTIONS_ROOT="$root/.gpu/program_options" \
+      -DTCL_XGBOOST_ROOT="$root/.gpu/xgboost" -DTCL_CUDA_MEASURE=ON &&
+    cmake --build "$BUILD" --target bench_train bench_tune -j "$(nproc)"; } >"$LOGS/build.log" 2>&1 ||
+    { tail -n 40 "$LOGS/build.log"; return 1; }
+  echo "== build: $((SECONDS - t0)) s"
+}
+
+lineage() {
+  local name data
+  for name in gpu-h100 x86-24c; do
+    data=$root/tests/data/gpu-h100
+    [ "$name" = x86-24c ] && data=$root/.gpu/shared/data/x86-24c
+    [ -s "$LINEAGE/$name/checkpoint" ] && continue
+    "$BUILD/bench/bench_train" --data "$data" --device cuda --out "$LINEAGE/$name" >"$LOGS/lineage-$name.log" 2>&1 ||
+      { tail -n 20 "$LOGS/lineage-$name.log"; return 1; }
+    tail -n 3 "$LOGS/lineage-$name.log"
+  done
+  mkdir -p "$OUT/lineage"
+  for name in gpu-h100 x86-24c; do cp "$LINEAGE/$name/checkpoint" "$OUT/lineage/$name.checkpoint"; done
+}
+
+smoke() {
+  "$BUILD/bench/bench_tune" --target cuda --network resnet50 --first-tasks 2 --budget 32 --seeds 1 \
+    --checkpoint "$LINEAGE/gpu-h100/checkpoint" --out "$OUT/smoke" 2>"$LOGS/smoke.err" || { tail -n 20 "$LOGS/smoke.err"; return 1; }
+}
+
+gpu() {
+  local network=$1 budget=$2 seeds=$3 gpus models=(lineage lineage+online online random) i=0 pids=()
+  gpus=$(nvidia-smi -L | wc -l)
+  for model in "${models[@]}"; do
+    CUDA_VISIBLE_DEVICES=$((i % gpus)) "$BUILD/bench/bench_tune" --target cuda --network "$network" --budget "$budget" \
+      --seeds "$seeds" --models "$model" --checkpoint "$LINEAGE/gpu-h100/checkpoint" --out "$OUT/tune" \
+      >"$LOGS/$network-$model.out" 2>"$LOGS/$network-$model.err" &
+    pids+=($!)
+    i=$((i + 1))
+    # More models than GPUs: the extra ones wait for a GPU's first model.
+    if [ $((i % gpus)) -eq 0 ] && [ "$i" -lt ${#models[@]} ]; then wait "${pids[@]}"; pids=(); fi
+  done
+  wait "${pids[@]}"
+  cat "$LOGS/$network"-*.out
+}
+
+while [ $# -gt 0 ]; do
+  step=$1
+  shift
+  case $step in
+    stage | build | lineage | smoke) "$step" || exit 1 ;;
+    gpu) gpu "$1" "$2" "$3" || exit 1; shift 3 ;;
+    *) echo "unknown step $step" >&2; exit 2 ;;
+  esac
+done
