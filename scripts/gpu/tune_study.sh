@@ -9,13 +9,14 @@
 #            tasks) and x86-24c; into $OUT/lineage-*/checkpoint
 #   smoke    every model for 2 rounds on 2 ResNet-50 tasks on GPU 0
 #   gpu NETWORK BUDGET SEEDS
-#            the four models on NETWORK, BUDGET measurements each, seeds SEEDS (comma list): one
-#            model per GPU side by side (CUDA_VISIBLE_DEVICES), its seeds in turn; the lineage is
-#            the gpu-h100 model. Runs land in $OUT/tune/NETWORK-MODEL-sSEED (resumable).
+#            the four models on NETWORK, BUDGET measurements each, seeds SEEDS (comma list), one run
+#            at a time on GPU 0; the lineage is the gpu-h100 model. Runs live in /tmp/tcl-tune-runs
+#            (resumable while the machine stays warm) and are copied to $OUT/tune at the end.
+# BUDGET_S (default 570): seconds for all steps of one call.
 #
 #   scripts/gpu/tune_study.sh stage        # here; then on the GPU machine, from the repository root:
 #   run(carry=[".gpu"], command="bash scripts/gpu/tune_study.sh build lineage smoke")
-#   run(command="bash scripts/gpu/tune_study.sh gpu resnet50 1000 1,2,3")
+#   run(carry=[".gpu"], command="bash scripts/gpu/tune_study.sh gpu resnet50 500 1,2,3")  # within 30 s: warm
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -26,12 +27,15 @@ mkdir -p "$OUT" "$LOGS"
 export LD_LIBRARY_PATH="$root/.gpu/xgboost/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
 LINEAGE=/tmp/tcl-tune-lineage  # kept between calls on one machine
+RUNS=/tmp/tcl-tune-runs
+deadline=$((SECONDS + ${BUDGET_S:-570}))
+left() { echo $((deadline - SECONDS)); }
 
 stage() {
   mkdir -p .gpu/xgboost/lib .gpu/xgboost/include .gpu/shared/data/x86-24c .gpu/program_options/lib \
     .gpu/program_options/include/boost
   cp -L /usr/lib/x86_64-linux-gnu/libxgboost.so.0 .gpu/xgboost/lib/libxgboost.so.0
-  ln -sf libxgboost.so.0 .gpu/xgboost/lib/libxgboost.so
+  cp .gpu/xgboost/lib/libxgboost.so.0 .gpu/xgboost/lib/libxgboost.so  # no links: a carried folder keeps files
   cp -L /usr/lib/x86_64-linux-gnu/libdmlc.so.0 .gpu/xgboost/lib/
   cp -r /usr/include/xgboost .gpu/xgboost/include/
   cp /usr/lib/x86_64-linux-gnu/libboost_program_options.a .gpu/program_options/lib/
@@ -70,28 +74,33 @@ smoke() {
     --checkpoint "$LINEAGE/gpu-h100/checkpoint" --out "$OUT/smoke" 2>"$LOGS/smoke.err" || { tail -n 20 "$LOGS/smoke.err"; return 1; }
 }
 
+# gpu NETWORK BUDGET SEEDS: seed by seed, the four models in turn on GPU 0 (one run at a time: runs
+# side by side on one GPU would time each other's kernels), each under what is left of BUDGET_S; a
+# run cut short resumes at the next call on a warm machine (its folder stays in $RUNS).
 gpu() {
-  local network=$1 budget=$2 seeds=$3 gpus models=(lineage lineage+online online random) i=0 pids=()
-  gpus=$(nvidia-smi -L | wc -l)
-  for model in "${models[@]}"; do
-    CUDA_VISIBLE_DEVICES=$((i % gpus)) "$BUILD/bench/bench_tune" --target cuda --network "$network" --budget "$budget" \
-      --seeds "$seeds" --models "$model" --checkpoint "$LINEAGE/gpu-h100/checkpoint" --out "$OUT/tune" \
-      >"$LOGS/$network-$model.out" 2>"$LOGS/$network-$model.err" &
-    pids+=($!)
-    i=$((i + 1))
-    # More models than GPUs: the extra ones wait for a GPU's first model.
-    if [ $((i % gpus)) -eq 0 ] && [ "$i" -lt ${#models[@]} ]; then wait "${pids[@]}"; pids=(); fi
+  local network=$1 budget=$2 seeds=$3 seed model
+  for seed in ${seeds//,/ }; do
+    for model in lineage lineage+online online random; do
+      [ "$(left)" -le 20 ] && { echo "== $network $model s$seed: no time left"; continue; }
+      timeout "$(left)" "$BUILD/bench/bench_tune" --target cuda --network "$network" --budget "$budget" \
+        --seeds "$seed" --models "$model" --threads 4 --checkpoint "$LINEAGE/gpu-h100/checkpoint" --out "$RUNS" \
+        >>"$LOGS/$network.out" 2>"$LOGS/$network-$model-s$seed.err"
+      echo "== $network $model s$seed: rc $? at $SECONDS s"
+    done
   done
-  wait "${pids[@]}"
-  cat "$LOGS/$network"-*.out
+  cat "$LOGS/$network.out"
 }
+
+# The runs' folders, without the measured records, into $OUT (the records too: small).
+collect() { mkdir -p "$OUT/tune" && cp -r "$RUNS"/. "$OUT/tune/" 2>/dev/null; rm -f "$OUT"/tune/*/.lock; }
 
 while [ $# -gt 0 ]; do
   step=$1
   shift
   case $step in
     stage | build | lineage | smoke) "$step" || exit 1 ;;
-    gpu) gpu "$1" "$2" "$3" || exit 1; shift 3 ;;
+    gpu) gpu "$1" "$2" "$3"; shift 3 ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done
+collect
