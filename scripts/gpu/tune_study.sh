@@ -47,7 +47,7 @@ stage() {
 build() {
   local prefix t0=$SECONDS
   prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-  { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCL_TRAINER_ONLY=ON -DTCL_BUILD_TESTS=OFF \
+  { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTCL_TRAINER_ONLY=ON -DTCL_BUILD_TESTS=OFF \
       -DCMAKE_PREFIX_PATH="$prefix" -DTCL_PROGRAM_OPTIONS_ROOT="$root/.gpu/program_options" \
       -DTCL_XGBOOST_ROOT="$root/.gpu/xgboost" -DTCL_CUDA_MEASURE=ON &&
     cmake --build "$BUILD" --target bench_train bench_tune -j "$(nproc)"; } >"$LOGS/build.log" 2>&1 ||
@@ -69,9 +69,17 @@ lineage() {
   for name in gpu-h100 x86-24c; do cp "$LINEAGE/$name/checkpoint" "$OUT/lineage/$name.checkpoint"; done
 }
 
+# smoke: each model for 2 rounds of 2 tasks, on the GPU and (the lineage's fast path alone) on the CPU;
+# a crash shows its backtrace (gdb, where the machine has it).
 smoke() {
-  "$BUILD/bench/bench_tune" --target cuda --network resnet50 --first-tasks 2 --budget 32 --seeds 1 \
-    --checkpoint "$LINEAGE/gpu-h100/checkpoint" --out "$OUT/smoke" 2>"$LOGS/smoke.err" || { tail -n 20 "$LOGS/smoke.err"; return 1; }
+  local debug=() rc=0 run
+  command -v gdb >/dev/null && debug=(gdb -q -batch -ex run -ex bt --args)
+  for run in "cuda random" "cpu lineage" "cuda lineage" "cuda online"; do
+    set -- $run
+    "${debug[@]}" "$BUILD/bench/bench_tune" --target "$1" --models "$2" --network resnet50 --first-tasks 2 --budget 32 \
+      --seeds 1 --checkpoint "$LINEAGE/gpu-h100/checkpoint" --out "$OUT/smoke-$1" >"$LOGS/smoke-$1-$2.log" 2>&1
+    echo "== smoke $run: rc $?"; tail -n 12 "$LOGS/smoke-$1-$2.log"
+  done
 }
 
 # gpu NETWORK BUDGET SEEDS: seed by seed, the four models in turn on GPU 0 (one run at a time: runs
@@ -98,7 +106,8 @@ while [ $# -gt 0 ]; do
   step=$1
   shift
   case $step in
-    stage | build | lineage | smoke) "$step" || exit 1 ;;
+    stage | build | lineage) "$step" || exit 1 ;;
+    smoke) smoke ;;
     gpu) gpu "$1" "$2" "$3"; shift 3 ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
   esac
