@@ -12,6 +12,10 @@
 //              [--repeat N] [--out DIR]
 //   Each run's folder is DIR/NETWORK-MODEL-sSEED (run_dir.h: rounds.csv is
 //   the curve; a rerun resumes). bench/tune_summary.py reads the folders.
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -121,9 +125,20 @@ std::unique_ptr<measure::Backend> backend(const Args& a, const measure::Hardware
   return nullptr;  // the Measurer's CPU backend
 }
 
+// A crash prints its stack (names with -rdynamic): the GPU machine has no debugger.
+void print_stack_and_die(int sig) {
+  void* frames[64];
+  const int n = backtrace(frames, 64);
+  backtrace_symbols_fd(frames, n, 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  signal(SIGSEGV, print_stack_and_die);
+  signal(SIGABRT, print_stack_and_die);
   Args a;
   if (!parse(argc, argv, &a)) return 2;
   auto tasks = measure::model_tasks(a.network);
