@@ -9,7 +9,7 @@
 //              [--budget N] [--per-round N] [--scheduler gradient|round-robin]
 //              [--population N] [--target cpu|cuda] [--device N]
 //              [--checkpoint FILE] [--checkpoint-platform NAME] [--threads T]
-//              [--repeat N] [--out DIR]
+//              [--repeat N] [--out DIR] [--trace]
 //   Each run's folder is DIR/NETWORK-MODEL-sSEED (run_dir.h: rounds.csv is
 //   the curve; a rerun resumes). bench/tune_summary.py reads the folders.
 #include <execinfo.h>
@@ -44,6 +44,7 @@ struct Args {
   std::vector<std::string> models{"lineage", "lineage+online", "online", "random"};
   std::vector<std::string> seeds{"1", "2", "3"};
   int budget = 1000, per_round = 16, population = 2048, device = 0, threads = 1, repeat = 0;
+  bool trace = false;  // a line per step of a round on stderr
   std::string scheduler = "gradient", target = "cpu", checkpoint, checkpoint_platform, out = "tune-study";
 };
 
@@ -64,7 +65,8 @@ bool parse(int argc, char** argv, Args* a) {
       .value("checkpoint-platform", &a->checkpoint_platform)
       .value("threads", &a->threads)
       .value("repeat", &a->repeat)
-      .value("out", &a->out);
+      .value("out", &a->out)
+      .flag("trace", &a->trace);
   if (!flags.parse(argc, argv)) return false;
   if (!models.empty()) a->models = bench::split_list(models);
   if (!seeds.empty()) a->seeds = bench::split_list(seeds);
@@ -85,8 +87,9 @@ Result<tuner::LineageScorer> checkpoint_scorer(const Args& a) {
   if (!fast) return fast.status();
   std::shared_ptr<trainer::StudentInference> shared(std::move(*fast));
   const int L = static_cast<int>(shared->config().max_len);
-  return tuner::LineageScorer([shared, L](std::span<const core::Record> records) -> Result<std::vector<double>> {
+  return tuner::LineageScorer([shared, L, trace = a.trace](std::span<const core::Record> records) -> Result<std::vector<double>> {
     const std::size_t n = records.size();
+    if (trace) std::fprintf(stderr, "bench_tune: scoring %zu\n", n);
     std::vector<float> tokens(n * static_cast<std::size_t>(L) * core::kTokenDim), descriptor(core::kHardwareDim);
     std::vector<std::int32_t> lengths(n);
     core::encode_tokens_batch(records, L, tokens.data(), nullptr, lengths.data());
@@ -163,11 +166,14 @@ int main(int argc, char** argv) {
     hooks.lineage = *scorer;
   }
   hooks.measure = [&](std::span<const core::Record> records) {
+    if (a.trace) std::fprintf(stderr, "bench_tune: measuring %zu\n", records.size());
     measure::MeasureOptions m;
     m.programs_per_unit = hw->is_cuda() ? 4 : 8;  // NVRTC compiles units in parallel, one per CPU
     if (a.repeat > 0) m.runner.timing.repeat = a.repeat;
     measure::Measurer measurer(m, backend(a, *hw));
-    return measurer.measure(records);
+    auto measured = measurer.measure(records);
+    if (a.trace) std::fprintf(stderr, "bench_tune: measured\n");
+    return measured;
   };
   for (const std::string& model : a.models) {
     for (const std::string& seed : a.seeds) {
@@ -185,6 +191,7 @@ int main(int argc, char** argv) {
       o.scheduler = *rule;
       o.dir = a.out + "/" + a.network + "-" + model + "-s" + seed;
       hooks.progress = [&](const tuner::RoundReport& r, bool replayed) {
+        if (a.trace) std::fprintf(stderr, "bench_tune: round %d done\n", r.round);
         if (replayed) return;
         std::fprintf(stderr, "\r%s %s s%s: %d/%d measured, network %.4f ms   ", a.network.c_str(), model.c_str(),
                      seed.c_str(), r.measured, a.budget, r.network_seconds * 1e3);

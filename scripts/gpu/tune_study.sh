@@ -77,10 +77,12 @@ lineage() {
 smoke() {
   local debug=() rc=0 run
   command -v gdb >/dev/null && debug=(gdb -q -batch -ex run -ex bt --args)
-  for run in "cuda random" "cpu lineage" "cuda lineage" "cuda online"; do
+  for run in "cpu random none" "cpu random gpu-h100" "cuda random none" "cuda lineage gpu-h100"; do
     set -- $run
+    local ckpt=()
+    [ "$3" != none ] && ckpt=(--checkpoint "$LINEAGE/$3/checkpoint")
     "${debug[@]}" "$BUILD/bench/bench_tune" --target "$1" --models "$2" --network resnet50 --first-tasks 2 --budget 32 \
-      --seeds 1 --checkpoint "$LINEAGE/gpu-h100/checkpoint" --out "$OUT/smoke-$1" >"$LOGS/smoke-$1-$2.log" 2>&1
+      --seeds 1 "${ckpt[@]}" --trace --out "$OUT/smoke-$1-$3" >"$LOGS/smoke-$1-$2-$3.log" 2>&1
     echo "== smoke $run: rc $?"; tail -n 12 "$LOGS/smoke-$1-$2.log"
   done
 }
