@@ -9,7 +9,10 @@
 //              [--budget N] [--per-round N] [--scheduler gradient|round-robin]
 //              [--population N] [--target cpu|cuda] [--device N]
 //              [--checkpoint FILE] [--checkpoint-platform NAME] [--threads T]
-//              [--repeat N] [--out DIR] [--trace]
+//              [--repeat N] [--out DIR] [--measure-command TCL_MEASURE] [--trace]
+//   --measure-command: each round measured by `TCL_MEASURE run` in its own
+//   process (on the GPU machine: a process that has loaded PyTorch's LibTorch
+//   crashed in the measurer; tcl-measure itself does not load it).
 //   Each run's folder is DIR/NETWORK-MODEL-sSEED (run_dir.h: rounds.csv is
 //   the curve; a rerun resumes). bench/tune_summary.py reads the folders.
 #include <execinfo.h>
@@ -27,6 +30,7 @@
 #include "measure/cpu_backend.h"
 #include "measure/hardware.h"
 #include "measure/measurer.h"
+#include "measure/process.h"
 #include "trainer/cost_model.h"
 #include "trainer/fast_inference.h"
 #include "tuner/tuner.h"
@@ -46,6 +50,7 @@ struct Args {
   int budget = 1000, per_round = 16, population = 2048, device = 0, threads = 1, repeat = 0;
   bool trace = false;  // a line per step of a round on stderr
   std::string scheduler = "gradient", target = "cpu", checkpoint, checkpoint_platform, out = "tune-study";
+  std::string measure_command;  // a tcl-measure binary: measure in it, not in this process
 };
 
 bool parse(int argc, char** argv, Args* a) {
@@ -66,6 +71,7 @@ bool parse(int argc, char** argv, Args* a) {
       .value("threads", &a->threads)
       .value("repeat", &a->repeat)
       .value("out", &a->out)
+      .value("measure-command", &a->measure_command)
       .flag("trace", &a->trace);
   if (!flags.parse(argc, argv)) return false;
   if (!models.empty()) a->models = bench::split_list(models);
@@ -137,6 +143,31 @@ void print_stack_and_die(int sig) {
   raise(sig);
 }
 
+// One round through `tcl-measure run IN -o OUT` (records in and out as files).
+std::vector<core::Record> measure_in_child(const Args& a, std::span<const core::Record> records) {
+  const std::string in = a.out + "/.round-in.jsonl", out = a.out + "/.round-out.jsonl";
+  std::string text;
+  for (const core::Record& r : records) {
+    core::write_record(r, &text);
+    text.push_back('\n');
+  }
+  std::vector<core::Record> measured;
+  if (!core::write_file_atomic(in, text)) return measured;
+  std::vector<std::string> argv{a.measure_command, "run", in, "-o", out, "--per-unit", "4", "--device",
+                                std::to_string(a.device)};
+  if (a.repeat > 0) argv.insert(argv.end(), {"--repeat", std::to_string(a.repeat)});
+  const measure::CommandResult r = measure::run_command(argv, 3600);
+  if (r.exit_code != 0) std::fprintf(stderr, "bench_tune: tcl-measure: %s\n", r.output.c_str());
+  std::string lines;
+  core::read_file(out, &lines);
+  std::size_t start = 0;
+  for (std::size_t end; (end = lines.find('\n', start)) != std::string::npos; start = end + 1) {
+    auto rec = core::parse_record(std::string_view(lines).substr(start, end - start));
+    if (rec) measured.push_back(std::move(*rec));
+  }
+  return measured;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -167,6 +198,7 @@ int main(int argc, char** argv) {
   }
   hooks.measure = [&](std::span<const core::Record> records) {
     if (a.trace) std::fprintf(stderr, "bench_tune: measuring %zu\n", records.size());
+    if (!a.measure_command.empty()) return measure_in_child(a, records);
     measure::MeasureOptions m;
     m.programs_per_unit = hw->is_cuda() ? 4 : 8;  // NVRTC compiles units in parallel, one per CPU
     if (a.repeat > 0) m.runner.timing.repeat = a.repeat;

@@ -50,7 +50,7 @@ build() {
   { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTCL_TRAINER_ONLY=ON -DTCL_BUILD_TESTS=OFF \
       -DCMAKE_PREFIX_PATH="$prefix" -DTCL_PROGRAM_OPTIONS_ROOT="$root/.gpu/program_options" \
       -DTCL_XGBOOST_ROOT="$root/.gpu/xgboost" -DTCL_CUDA_MEASURE=ON &&
-    cmake --build "$BUILD" --target bench_train bench_tune -j "$(nproc)"; } >"$LOGS/build.log" 2>&1 ||
+    cmake --build "$BUILD" --target bench_train bench_tune tcl-measure -j "$(nproc)"; } >"$LOGS/build.log" 2>&1 ||
     { tail -n 40 "$LOGS/build.log"; return 1; }
   echo "== build: $((SECONDS - t0)) s"
 }
@@ -72,17 +72,19 @@ lineage() {
   for name in gpu-h100 x86-24c; do cp "$LINEAGE/$name/checkpoint" "$OUT/lineage/$name.checkpoint"; done
 }
 
-# smoke: each model for 2 rounds of 2 tasks, on the GPU and (the lineage's fast path alone) on the CPU;
-# a crash shows its backtrace (gdb, where the machine has it).
+# smoke: the lineage model for 2 rounds of 2 tasks on the GPU, measured by tcl-measure in its own
+# process (bench_tune --measure-command: measuring inside a process that loaded PyTorch's LibTorch
+# crashed on this machine, on the CPU and the GPU alike); a crash shows its stack.
 smoke() {
   local debug=() rc=0 run
   command -v gdb >/dev/null && debug=(gdb -q -batch -ex run -ex bt --args)
-  for run in "cpu random none" "cpu random gpu-h100" "cuda random none" "cuda lineage gpu-h100"; do
+  for run in "cuda lineage gpu-h100"; do
     set -- $run
     local ckpt=()
     [ "$3" != none ] && ckpt=(--checkpoint "$LINEAGE/$3/checkpoint")
     "${debug[@]}" "$BUILD/bench/bench_tune" --target "$1" --models "$2" --network resnet50 --first-tasks 2 --budget 32 \
-      --seeds 1 "${ckpt[@]}" --trace --out "$OUT/smoke-$1-$3" >"$LOGS/smoke-$1-$2-$3.log" 2>&1
+      --seeds 1 "${ckpt[@]}" --measure-command "$BUILD/measure/tcl-measure" --out "$OUT/smoke-$1-$3" \
+      >"$LOGS/smoke-$1-$2-$3.log" 2>&1
     echo "== smoke $run: rc $?"; tail -n 12 "$LOGS/smoke-$1-$2.log"
   done
 }
@@ -97,6 +99,7 @@ gpu() {
       [ "$(left)" -le 20 ] && { echo "== $network $model s$seed: no time left"; continue; }
       timeout "$(left)" "$BUILD/bench/bench_tune" --target cuda --network "$network" --budget "$budget" \
         --seeds "$seed" --models "$model" --threads 4 --checkpoint "$LINEAGE/gpu-h100/checkpoint" --out "$RUNS" \
+        --measure-command "$BUILD/measure/tcl-measure" \
         >>"$LOGS/$network.out" 2>"$LOGS/$network-$model-s$seed.err"
       echo "== $network $model s$seed: rc $? at $SECONDS s"
     done
@@ -112,7 +115,7 @@ while [ $# -gt 0 ]; do
   shift
   case $step in
     stage | build | lineage) "$step" || exit 1 ;;
-    smoke) smoke ;;
+    smoke) smoke || exit 1 ;;
     gpu) gpu "$1" "$2" "$3"; shift 3 ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
   esac
