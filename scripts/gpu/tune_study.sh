@@ -85,7 +85,9 @@ smoke() {
     "${debug[@]}" "$BUILD/bench/bench_tune" --target "$1" --models "$2" --network resnet50 --first-tasks 2 --budget 32 \
       --seeds 1 "${ckpt[@]}" --measure-command "$BUILD/measure/tcl-measure" --out "$OUT/smoke-$1-$3" \
       >"$LOGS/smoke-$1-$2-$3.log" 2>&1
-    echo "== smoke $run: rc $?"; tail -n 12 "$LOGS/smoke-$1-$2.log"
+    rc=$?
+    echo "== smoke $run: rc $rc"; tail -n 3 "$LOGS/smoke-$1-$2-$3.log"
+    [ $rc -eq 0 ] || return 1
   done
 }
 
