@@ -70,7 +70,17 @@ tuner::LineageScorer predict_scorer(ApiClient& api, const std::string& platform,
       auto r = api.call("POST", "/v1/predict", json::serialize(body));
       if (!r) return r.status();
       if (r->status != 200) return Status::unavailable("predict: " + r->error_text());
-      for (const auto& s : r->json().at("scores").as_array()) scores.push_back(s.to_number<double>());
+      const json::value answer = r->json();
+      const json::array* got =
+          answer.is_object() && answer.as_object().contains("scores") && answer.at("scores").is_array()
+              ? &answer.at("scores").as_array()
+              : nullptr;
+      if (got == nullptr) return Status::internal("predict answered without scores: " + r->body.substr(0, 300));
+      for (const json::value& s : *got) {
+        if (!s.is_number())
+          return Status::internal("predict answered a score that is not a number: " + r->body.substr(0, 300));
+        scores.push_back(s.to_number<double>());
+      }
     }
     return scores;
   };

@@ -1,5 +1,6 @@
 // tclctl, the binary, against a real tcld: platform commands, a batched and
-// retried upload (idempotent), predict (plain and --top), lineage and jobs;
+// retried upload (idempotent), predict (plain and --top), lineage and jobs,
+// onboarding and tuning a network on this machine;
 // text for people by default, the API's JSON with --json.
 #include <gtest/gtest.h>
 
@@ -56,6 +57,11 @@ std::string value_of(const std::string& text, const std::string& label) {
 std::string as_line(std::string body) {
   while (!body.empty() && body.back() == '\n') body.pop_back();
   return body + "\n";
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -409,6 +415,51 @@ TEST_F(TclctlTest, OnboardMeasuresThroughALabCommand) {
 // What a person reads: platform show and upload as aligned text, a sample
 // request's summary and picks, a job's progress as one line per change when
 // piped; and with --json, the API's JSON byte for byte (what scripts read).
+TEST_F(TclctlTest, TuneATwoTaskNetworkUploadsEveryRoundResumesAndUsesTheLineage) {
+  // A network of two small operators (the second twice), tuned on this machine: every round is
+  // measured here and uploaded to the platform, which tclctl registers from the machine.
+  const std::string network =
+      "--task '[\"tcl.matmul\", 16, 32, 16]' --task '[\"tcl.conv2d_nhwc\", 1, 8, 8, 8, 8, 3, 3, 1, 1]*2' "
+      "--per-round 6 --population 64 --platform tuned";
+  const std::string dir = (dir_ / "tune-online").string();
+  const CliRun first = tclctl("tune " + network + " --model online --budget 24 --dir " + dir);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_NE(first.out.find("measured      24 in 4 rounds"), std::string::npos) << first.out;
+  EXPECT_NE(first.err.find("round 4"), std::string::npos) << first.err;  // the progress line
+  auto answered = [&] {
+    const json::value shown = json::parse(tclctl("--json platform show tuned").out);
+    return shown.at("counts").at("measurements").as_int64() + shown.at("counts").at("failed").as_int64();
+  };
+  EXPECT_EQ(answered(), 24);
+  // The curve: the network latency once both tasks have a program, never rising after.
+  std::vector<double> curve;
+  for (const std::string& row : lines_of(read_text(dir + "/rounds.csv"))) {
+    std::vector<std::string> cells;
+    std::istringstream in(row);
+    for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
+    if (cells.size() > 5 && cells[0] != "round" && !cells[5].empty()) curve.push_back(std::stod(cells[5]));
+  }
+  ASSERT_GE(curve.size(), 2u);
+  for (std::size_t i = 1; i < curve.size(); ++i) EXPECT_LE(curve[i], curve[i - 1]);
+  EXPECT_EQ(lines_of(read_text(dir + "/best.jsonl")).size(), 2u);  // one TVM record per task
+
+  // The same command with a larger budget resumes: 2 more rounds, 12 more uploads, nothing measured twice.
+  const CliRun more = tclctl("tune " + network + " --model online --budget 36 --dir " + dir);
+  ASSERT_EQ(more.exit_code, 0) << more.out << more.err;
+  EXPECT_NE(more.out.find("measured      36 in 6 rounds (4 resumed)"), std::string::npos) << more.out;
+  EXPECT_EQ(answered(), 36);
+
+  // The lineage's first version, trained on what the tuner uploaded, then scores the next run.
+  ASSERT_EQ(tclctl("job start --platform tuned --epochs 1 --wait").exit_code, 0);
+  const CliRun lineage = tclctl("tune " + network + " --model lineage+online --budget 12 --dir " + dir + "-lineage");
+  ASSERT_EQ(lineage.exit_code, 0) << lineage.out << lineage.err;
+  EXPECT_NE(lineage.out.find("model         lineage+online"), std::string::npos) << lineage.out;
+  EXPECT_GT(answered(), 36);  // new programs (some may repeat the first run's: uploads dedupe them)
+  // Without a server for the lineage, the lineage models are refused before anything is measured.
+  EXPECT_NE(
+      tclctl("tune --task '[\"tcl.matmul\", 16, 32, 16]' --model lineage --upload 0 --dir " + dir + "-x").exit_code, 0);
+}
+
 TEST_F(TclctlTest, TextForPeopleAndJsonForScripts) {
   // A short lease: the worker's heartbeat (lease/4) carries each epoch's progress.
   tcld_ = std::make_unique<TcldProcess>(url_, std::vector<std::string>{"--job-lease-ms", "2000"});
