@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -93,18 +94,19 @@ Result<tuner::LineageScorer> checkpoint_scorer(const Args& a) {
   if (!fast) return fast.status();
   std::shared_ptr<trainer::StudentInference> shared(std::move(*fast));
   const int L = static_cast<int>(shared->config().max_len);
-  return tuner::LineageScorer([shared, L, trace = a.trace](std::span<const core::Record> records) -> Result<std::vector<double>> {
-    const std::size_t n = records.size();
-    if (trace) std::fprintf(stderr, "bench_tune: scoring %zu\n", n);
-    std::vector<float> tokens(n * static_cast<std::size_t>(L) * core::kTokenDim), descriptor(core::kHardwareDim);
-    std::vector<std::int32_t> lengths(n);
-    core::encode_tokens_batch(records, L, tokens.data(), nullptr, lengths.data());
-    if (n > 0) core::encode_hardware(records[0].hardware_params, records[0].target, descriptor.data());
-    std::vector<float> scores(n);
-    const trainer::FeatureBatch batch{static_cast<int64_t>(n), L, tokens, lengths, descriptor};
-    if (Status s = shared->predict(batch, scores); !s) return s;
-    return std::vector<double>(scores.begin(), scores.end());
-  });
+  return tuner::LineageScorer(
+      [shared, L, trace = a.trace](std::span<const core::Record> records) -> Result<std::vector<double>> {
+        const std::size_t n = records.size();
+        if (trace) std::fprintf(stderr, "bench_tune: scoring %zu\n", n);
+        std::vector<float> tokens(n * static_cast<std::size_t>(L) * core::kTokenDim), descriptor(core::kHardwareDim);
+        std::vector<std::int32_t> lengths(n);
+        core::encode_tokens_batch(records, L, tokens.data(), nullptr, lengths.data());
+        if (n > 0) core::encode_hardware(records[0].hardware_params, records[0].target, descriptor.data());
+        std::vector<float> scores(n);
+        const trainer::FeatureBatch batch{static_cast<int64_t>(n), L, tokens, lengths, descriptor};
+        if (Status s = shared->predict(batch, scores); !s) return s;
+        return std::vector<double>(scores.begin(), scores.end());
+      });
 }
 
 Result<measure::HardwareInfo> hardware(const Args& a) {
@@ -153,7 +155,7 @@ std::vector<core::Record> measure_in_child(const Args& a, std::span<const core::
   }
   std::vector<core::Record> measured;
   if (!core::write_file_atomic(in, text)) return measured;
-  std::vector<std::string> argv{a.measure_command, "run", in, "-o", out, "--per-unit", "4", "--device",
+  std::vector<std::string> argv{a.measure_command,       "run", in, "-o", out, "--per-unit", "4", "--device",
                                 std::to_string(a.device)};
   if (a.repeat > 0) argv.insert(argv.end(), {"--repeat", std::to_string(a.repeat)});
   const measure::CommandResult r = measure::run_command(argv, 3600);
@@ -221,7 +223,9 @@ int main(int argc, char** argv) {
       auto rule = tuner::scheduler_rule(a.scheduler);
       if (!rule) return 2;
       o.scheduler = *rule;
-      o.dir = a.out + "/" + a.network + "-" + model + "-s" + seed;
+      std::string folder = model;  // "lineage+online" → "lineage-online": no '+' in file names
+      std::replace(folder.begin(), folder.end(), '+', '-');
+      o.dir = a.out + "/" + a.network + "-" + folder + "-s" + seed;
       hooks.progress = [&](const tuner::RoundReport& r, bool replayed) {
         if (a.trace) std::fprintf(stderr, "bench_tune: round %d done\n", r.round);
         if (replayed) return;

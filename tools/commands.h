@@ -76,7 +76,8 @@ int onboard_command(ApiClient& api, const Args& a);
 //   lineage's model for P (POST /v1/predict) when the model says lineage,
 //   measures each round here and uploads it to P. One progress line on
 //   stderr; at the end the network latency, each task's best program and the
-//   curve; the run folder (--dir, default tcl-tune-NETWORK-MODEL-sSEED) keeps
+//   curve; the run folder (--dir, default tcl-tune-NETWORK-MODEL-sSEED, a + in
+//   MODEL written -) keeps
 //   best.jsonl (TVM records), rounds.csv and curve.svg, and a rerun with the
 //   same folder resumes.
 int tune_command(ApiClient& api, const Args& a);

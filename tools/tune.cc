@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -208,7 +209,9 @@ int tune_command(ApiClient& api, const Args& a) {
   const bool needs_lineage = o.model == "lineage" || o.model == "lineage+online";
   if (platform.empty() && (upload || needs_lineage))
     return fail("--platform P is needed to upload (or give --upload 0) and by the lineage's models");
-  o.dir = a.flag("dir", "tcl-tune-" + o.network + "-" + o.model + "-s" + std::to_string(o.seed));
+  std::string model_word = o.model;  // no '+' in the default folder's name
+  std::replace(model_word.begin(), model_word.end(), '+', '-');
+  o.dir = a.flag("dir", "tcl-tune-" + o.network + "-" + model_word + "-s" + std::to_string(o.seed));
   if (!platform.empty() && ensure_local_platform(api, platform, local_hardware()) != 0) return 1;
 
   tuner::TuneHooks hooks;

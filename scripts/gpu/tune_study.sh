@@ -83,10 +83,10 @@ smoke() {
     local ckpt=()
     [ "$3" != none ] && ckpt=(--checkpoint "$LINEAGE/$3/checkpoint")
     "${debug[@]}" "$BUILD/bench/bench_tune" --target "$1" --models "$2" --network resnet50 --first-tasks 2 --budget 32 \
-      --seeds 1 "${ckpt[@]}" --measure-command "$BUILD/measure/tcl-measure" --out "$OUT/smoke-$1-$3" \
-      >"$LOGS/smoke-$1-$2-$3.log" 2>&1
+      --seeds 1 "${ckpt[@]}" --measure-command "$BUILD/measure/tcl-measure" --out "$RUNS/smoke" \
+      >"$LOGS/smoke.log" 2>&1
     rc=$?
-    echo "== smoke $run: rc $rc"; tail -n 3 "$LOGS/smoke-$1-$2-$3.log"
+    echo "== smoke $run: rc $rc"; tail -n 3 "$LOGS/smoke.log"
     [ $rc -eq 0 ] || return 1
   done
 }
@@ -102,15 +102,16 @@ gpu() {
       timeout "$(left)" "$BUILD/bench/bench_tune" --target cuda --network "$network" --budget "$budget" \
         --seeds "$seed" --models "$model" --threads 4 --checkpoint "$LINEAGE/gpu-h100/checkpoint" --out "$RUNS" \
         --measure-command "$BUILD/measure/tcl-measure" \
-        >>"$LOGS/$network.out" 2>"$LOGS/$network-$model-s$seed.err"
+        >>"$LOGS/$network.out" 2>"$LOGS/$network-${model//+/-}-s$seed.err"
       echo "== $network $model s$seed: rc $? at $SECONDS s"
     done
   done
   cat "$LOGS/$network.out"
 }
 
-# The runs' folders, without the measured records, into $OUT (the records too: small).
-collect() { mkdir -p "$OUT/tune" && cp -r "$RUNS"/. "$OUT/tune/" 2>/dev/null; rm -f "$OUT"/tune/*/.lock; }
+# The runs' folders as one archive in $OUT: the device tool brings back a bounded number of files,
+# none with a '+' in its name.
+collect() { [ -d "$RUNS" ] && tar -czf "$OUT/tune-runs.tar.gz" -C "$RUNS" --exclude=.lock . ; }
 
 while [ $# -gt 0 ]; do
   step=$1

@@ -43,7 +43,7 @@ TEST(SchedulerTest, GradientGivesTheRoundToTheLargestExpectedCut) {
   // A task that just improved fast gets credit for its slope too.
   TaskScheduler g(SchedulerRule::kGradient, {1, 1});
   for (double best : {10e-3, 8e-3, 4e-3, 2e-3}) g.record(0, best);  // 4 rounds: slope (2 − 10)/3 ms per round
-  for (int k = 0; k < 4; ++k) g.record(1, 3e-3);                   // flat, but slower now
+  for (int k = 0; k < 4; ++k) g.record(1, 3e-3);                    // flat, but slower now
   // Task 0: 0.2 · 8e-3/3 + 0.8 · 2e-3/4 = 0.93e-3; task 1: 0.8 · 3e-3/4 = 0.6e-3.
   EXPECT_EQ(g.next(), 0u);
 }

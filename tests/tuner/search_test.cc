@@ -16,9 +16,7 @@ namespace {
 
 using testing::planted_seconds;
 
-Space matmul_space() {
-  return *Space::create({measure::OpKind::kMatmul, {128, 256, 256}}, measure::local_hardware());
-}
+Space matmul_space() { return *Space::create({measure::OpKind::kMatmul, {128, 256, 256}}, measure::local_hardware()); }
 
 // `n` random programs of `space`, measured by the planted latency.
 void measure_random(const Space& space, int n, std::uint64_t seed, std::vector<Point>* points,
