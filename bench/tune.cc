@@ -10,6 +10,9 @@
 //              [--population N] [--target cpu|cuda] [--device N]
 //              [--checkpoint FILE] [--checkpoint-platform NAME] [--threads T]
 //              [--repeat N] [--out DIR] [--measure-command TCL_MEASURE] [--trace]
+//   --anchors: no tuning; per task of the network, the best program of each
+//   run in --out against LibTorch doing the same operator here and against
+//   the roofline (bench/tune_anchors.h).
 //   --measure-command: each round measured by `TCL_MEASURE run` in its own
 //   process (on the GPU machine: a process that has loaded PyTorch's LibTorch
 //   crashed in the measurer; tcl-measure itself does not load it).
@@ -32,6 +35,7 @@
 #include "measure/hardware.h"
 #include "measure/measurer.h"
 #include "measure/process.h"
+#include "bench/tune_anchors.h"
 #include "trainer/cost_model.h"
 #include "trainer/fast_inference.h"
 #include "tuner/tuner.h"
@@ -49,7 +53,8 @@ struct Args {
   std::vector<std::string> models{"lineage", "lineage+online", "online", "random"};
   std::vector<std::string> seeds{"1", "2", "3"};
   int budget = 1000, per_round = 16, population = 2048, device = 0, threads = 1, repeat = 0;
-  bool trace = false;  // a line per step of a round on stderr
+  bool trace = false;    // a line per step of a round on stderr
+  bool anchors = false;  // print the physical anchors of the runs in --out instead of tuning
   std::string scheduler = "gradient", target = "cpu", checkpoint, checkpoint_platform, out = "tune-study";
   std::string measure_command;  // a tcl-measure binary: measure in it, not in this process
 };
@@ -73,7 +78,8 @@ bool parse(int argc, char** argv, Args* a) {
       .value("repeat", &a->repeat)
       .value("out", &a->out)
       .value("measure-command", &a->measure_command)
-      .flag("trace", &a->trace);
+      .flag("trace", &a->trace)
+      .flag("anchors", &a->anchors);
   if (!flags.parse(argc, argv)) return false;
   if (!models.empty()) a->models = bench::split_list(models);
   if (!seeds.empty()) a->seeds = bench::split_list(seeds);
@@ -189,6 +195,7 @@ int main(int argc, char** argv) {
     if (a.first_tasks > 0 && static_cast<int>(kept.size()) >= a.first_tasks) break;
     kept.push_back(t);
   }
+  if (a.anchors) return bench::print_anchors(a.network, kept, a.out) ? 0 : 1;
   tuner::TuneHooks hooks;
   if (!a.checkpoint.empty()) {
     auto scorer = checkpoint_scorer(a);

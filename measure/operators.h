@@ -57,7 +57,8 @@ LoopExtents loop_extents(const Workload& w);
 // Buffer sizes in floats: inputs (1 or 2) and the output.
 std::vector<std::int64_t> input_sizes(const Workload& w);
 std::int64_t output_size(const Workload& w);
-// Multiply-adds (or elementwise operations for softmax), for GFLOP/s figures.
+// Floating-point operations: 2 per multiply-add (4 per element for softmax:
+// max, exp, sum, divide), for GFLOP/s figures.
 double flop_count(const Workload& w);
 
 // One tuning task of a network: a workload and how often it occurs.

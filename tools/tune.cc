@@ -146,7 +146,7 @@ void print_summary(const tuner::TuneOptions& o, const tuner::TuneResult& r) {
   std::printf("%-4s %-44s %6s %12s %10s\n", "TASK", "WORKLOAD", "WEIGHT", "BEST", "GFLOP/S");
   for (std::size_t i = 0; i < o.tasks.size(); ++i) {
     const double best = r.task_best_seconds[i];
-    const double gflops = std::isfinite(best) ? 2 * measure::flop_count(o.tasks[i].workload) / best / 1e9 : 0;
+    const double gflops = std::isfinite(best) ? measure::flop_count(o.tasks[i].workload) / best / 1e9 : 0;
     std::printf("%-4zu %-44s %6d %12s %10.1f\n", i + 1, measure::encode_workload_key(o.tasks[i].workload).c_str(),
                 o.tasks[i].weight, ms(best).c_str(), gflops);
   }

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""bench/tune_summary.py DIR [--baseline-of MODEL] — issue 47's tables from bench_tune's run folders
+(DIR/NETWORK-MODEL-sSEED/rounds.csv, tuner/run_dir.h):
+
+  final     each model's network latency after its budget: mean and 95% t-interval over seeds
+  speedup   the search-time speedup as TLP and TCL define it: for each baseline B and seed, the
+            measurements (and the wall seconds) B needs to reach its own final network latency,
+            divided by what `lineage` needs to reach that latency (a run that never reaches it
+            counts as its whole budget, and the ratio is marked as a lower bound: ">=")
+  overhead  search + learning as a share of each round's wall time (mean over rounds)
+
+Network latency is known from the round where every task has a valid program; before it a run has
+no latency to compare, so "reach" is measured from there on."""
+import csv
+import math
+import os
+import re
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
+from intervals import t95  # noqa: E402
+
+RUN = re.compile(r"^(?P<net>[a-z0-9_]+)-(?P<model>lineage-online|lineage|online|random)-s(?P<seed>\d+)$")
+
+
+def read_run(path):
+    rows = []
+    with open(os.path.join(path, "rounds.csv")) as f:
+        for r in csv.DictReader(f):
+            rows.append({"measured": int(r["measured"]),
+                         "latency": float(r["network_seconds"]) if r["network_seconds"] else math.nan,
+                         "wall": float(r["wall_seconds"]),
+                         "search": float(r["search_seconds"]) + float(r["learn_seconds"]),
+                         "round": float(r["search_seconds"]) + float(r["learn_seconds"]) +
+                                  float(r["measure_seconds"]) + float(r["upload_seconds"])})
+    return rows
+
+
+def reach(rows, target):
+    """(measurements, wall seconds) at the first round whose latency is <= target; None when never."""
+    for r in rows:
+        if not math.isnan(r["latency"]) and r["latency"] <= target * (1 + 1e-12):
+            return r["measured"], r["wall"]
+    return None
+
+
+def mean_ci(values):
+    m = statistics.mean(values)
+    if len(values) < 2:
+        return f"{m:.4g}"
+    h = t95(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return f"{m:.4g} ± {h:.2g}"
+
+
+def main():
+    root = sys.argv[1]
+    runs = {}
+    for name in sorted(os.listdir(root)):
+        m = RUN.match(name)
+        if m and os.path.exists(os.path.join(root, name, "rounds.csv")):
+            rows = read_run(os.path.join(root, name))
+            if rows:
+                runs.setdefault(m["net"], {}).setdefault(m["model"].replace("lineage-online", "lineage+online"),
+                                                         {})[int(m["seed"])] = rows
+    for net, models in runs.items():
+        print(f"## {net}\n")
+        print("| model | seeds | measurements | final network latency (ms) | search share of a round |")
+        print("|---|---|---|---|---|")
+        for model, seeds in models.items():
+            finals = [rows[-1]["latency"] * 1e3 for rows in seeds.values()]
+            share = [statistics.mean(r["search"] / r["round"] for r in rows if r["round"] > 0) for rows in seeds.values()]
+            budget = max(rows[-1]["measured"] for rows in seeds.values())
+            print(f"| {model} | {len(seeds)} | {budget} | {mean_ci(finals)} | {mean_ci([100 * s for s in share])}% |")
+        if "lineage" not in models:
+            continue
+        print("\n| baseline | seeds | measurements: baseline ÷ lineage to reach the baseline's final latency | wall time: same |")
+        print("|---|---|---|---|")
+        for base, seeds in models.items():
+            if base == "lineage":
+                continue
+            by_count, by_wall, bound = [], [], False
+            for seed, rows in seeds.items():
+                if seed not in models["lineage"]:
+                    continue
+                target = rows[-1]["latency"]
+                b = reach(rows, target)
+                lin = models["lineage"][seed]
+                got = reach(lin, target)
+                if got is None:
+                    got, bound = (lin[-1]["measured"], lin[-1]["wall"]), True
+                by_count.append(b[0] / got[0])
+                by_wall.append(b[1] / got[1])
+            if by_count:
+                mark = "<= " if bound else ""
+                print(f"| {base} | {len(by_count)} | {mark}{mean_ci(by_count)}x | {mark}{mean_ci(by_wall)}x |")
+        print()
+
+
+if __name__ == "__main__":
+    main()
