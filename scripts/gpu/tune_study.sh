@@ -8,6 +8,9 @@
 #            gpu-h100 (tests/data/gpu-h100: the H100 this project measured, ResNet-50 and BERT-base
 #            tasks) and x86-24c; into $OUT/lineage-*/checkpoint
 #   smoke    every model for 2 rounds on 2 ResNet-50 tasks on GPU 0
+#   anchors NETWORK
+#            the GPU's physical anchors of the runs so far (scripts/gpu/tune_anchors.py: PyTorch's
+#            cuBLAS/cuDNN, FP32 without TF32, and the roofline)
 #   gpu NETWORK BUDGET SEEDS
 #            the four models on NETWORK, BUDGET measurements each, seeds SEEDS (comma list), one run
 #            at a time on GPU 0; the lineage is the gpu-h100 model. Runs live in /tmp/tcl-tune-runs
@@ -120,6 +123,7 @@ while [ $# -gt 0 ]; do
     stage | build | lineage) "$step" || exit 1 ;;
     smoke) smoke || exit 1 ;;
     gpu) gpu "$1" "$2" "$3"; shift 3 ;;
+    anchors) python3 scripts/gpu/tune_anchors.py "$RUNS" "$1" | tee "$OUT/anchors-$1.md"; shift ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done
