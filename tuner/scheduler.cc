@@ -23,7 +23,7 @@ std::string_view scheduler_rule_name(SchedulerRule rule) {
 }
 
 TaskScheduler::TaskScheduler(SchedulerRule rule, std::vector<int> weights)
-    : rule_(rule), weights_(std::move(weights)), history_(weights_.size()) {}
+    : rule_(rule), weights_(std::move(weights)), history_(weights_.size()), exhausted_(weights_.size(), false) {}
 
 void TaskScheduler::record(std::size_t task, double best) {
   history_[task].push_back(best);
@@ -42,13 +42,21 @@ double TaskScheduler::expected_gain(std::size_t task) const {
 }
 
 std::size_t TaskScheduler::next() const {
-  for (std::size_t i = 0; i < history_.size(); ++i) {
-    if (history_[i].empty()) return i;  // warm-up: one round each
+  const std::size_t n = history_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (history_[i].empty() && !exhausted_[i]) return i;  // warm-up: one round each
   }
-  if (rule_ == SchedulerRule::kRoundRobin) return total_rounds_ % history_.size();
-  std::size_t pick = 0;
+  if (rule_ == SchedulerRule::kRoundRobin) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = (total_rounds_ + k) % n;
+      if (!exhausted_[i]) return i;
+    }
+    return kNone;
+  }
+  std::size_t pick = kNone;
   double most = -INFINITY;
-  for (std::size_t i = 0; i < history_.size(); ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (exhausted_[i]) continue;
     const double g = expected_gain(i);
     if (g > most) most = g, pick = i;
   }

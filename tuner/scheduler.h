@@ -37,8 +37,11 @@ class TaskScheduler {
  public:
   TaskScheduler(SchedulerRule rule, std::vector<int> weights);
 
-  // The task of the next round.
+  // The task of the next round; kNone when every task is exhausted.
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   std::size_t next() const;
+  // Task `task` has no program left to measure: it gets no more rounds.
+  void exhaust(std::size_t task) { exhausted_[task] = true; }
   // Task `task` finished a round; its best latency (seconds, +inf when it has
   // no valid program yet) is now `best`.
   void record(std::size_t task, double best);
@@ -51,6 +54,7 @@ class TaskScheduler {
   SchedulerRule rule_;
   std::vector<int> weights_;
   std::vector<std::vector<double>> history_;  // per task: its best after each of its rounds
+  std::vector<bool> exhausted_;
   std::size_t total_rounds_ = 0;
 };
 

@@ -100,7 +100,7 @@ class Run {
 
   Status replay(const std::vector<RoundRow>& rows, const std::vector<core::Record>& records);
   Status run_round();
-  bool done() const { return measured_ >= o_.budget; }
+  bool done() const { return measured_ >= o_.budget || scheduler_.next() == TaskScheduler::kNone; }
   TuneResult result() const;
 
  private:
@@ -187,6 +187,10 @@ Status Run::run_round() {
   Clock::time_point t0 = Clock::now();
   auto picks = search_round(task.space, t, model_, task.keys, task.best_first(), count, o_.search, rng);
   if (!picks) return picks.status();
+  if (picks->empty()) {  // every program of a small space measured: the task is done
+    scheduler_.exhaust(t);
+    return Status::ok();
+  }
   row.search_seconds = since(t0);
   std::vector<core::Record> records;
   for (const Point& p : *picks) records.push_back(task.space.record(p));

@@ -60,6 +60,18 @@ TEST(SchedulerTest, ATaskWithoutAValidProgramGoesFirstForThreeRoundsThenStops) {
   EXPECT_EQ(s.rounds(1), 3u);
 }
 
+TEST(SchedulerTest, AnExhaustedTaskGetsNoMoreRounds) {
+  for (SchedulerRule rule : {SchedulerRule::kGradient, SchedulerRule::kRoundRobin}) {
+    TaskScheduler s(rule, {1, 5});
+    s.exhaust(0);
+    EXPECT_EQ(s.next(), 1u);
+    s.record(1, 1e-3);
+    EXPECT_EQ(s.next(), 1u);
+    s.exhaust(1);
+    EXPECT_EQ(s.next(), TaskScheduler::kNone);
+  }
+}
+
 TEST(SchedulerTest, RulesByName) {
   EXPECT_EQ(*scheduler_rule("gradient"), SchedulerRule::kGradient);
   EXPECT_EQ(*scheduler_rule("round-robin"), SchedulerRule::kRoundRobin);

@@ -170,6 +170,20 @@ TEST_F(TunerTest, AFailedUploadIsSentAgainWithTheNextRound) {
   EXPECT_TRUE(calls.empty());
 }
 
+TEST_F(TunerTest, ATaskWhoseSpaceIsMeasuredWholeEndsInsteadOfLooping) {
+  TuneOptions o = at("small", 100000);
+  o.tasks = {{{measure::OpKind::kMatmul, {1, 2, 1}}, 1}};
+  TuneHooks hooks = hooks_;
+  hooks.measure = testing::planted_measurer({*Space::create(o.tasks[0].workload, o.hardware)}, {1.0});
+  auto r = tune(o, hooks);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_LT(r->measured, 100000);
+  EXPECT_GT(r->measured, 8);
+  auto p = programs(o.dir);
+  std::sort(p.begin(), p.end());
+  EXPECT_EQ(std::adjacent_find(p.begin(), p.end()), p.end());
+}
+
 TEST_F(TunerTest, RandomSearchNeedsNoModelAndStillMeasuresNothingTwice) {
   TuneOptions o = at("random", 64);
   o.model = "random";
