@@ -150,7 +150,7 @@ void print_summary(const tuner::TuneOptions& o, const tuner::TuneResult& r) {
     std::printf("%-4zu %-44s %6d %12s %10.1f\n", i + 1, measure::encode_workload_key(o.tasks[i].workload).c_str(),
                 o.tasks[i].weight, ms(best).c_str(), gflops);
   }
-  std::printf("\nfiles         %s/{best.jsonl,rounds.csv,curve.svg,measurements.jsonl}\n", o.dir.c_str());
+  std::printf("\nfiles         %s/{best.jsonl,rounds.csv,curve.svg,curve-time.svg,measurements.jsonl}\n", o.dir.c_str());
   if (r.pending_upload > 0)
     std::printf("uploads       %d rounds not yet accepted (%s); a rerun sends them\n", r.pending_upload,
                 r.last_upload_error.c_str());

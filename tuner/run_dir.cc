@@ -176,15 +176,18 @@ Status RunDir::write_best(std::span<const core::Record> best) {
 }
 
 Status RunDir::write_curve_svg(std::string_view title) {
-  CurveSeries s;
+  CurveSeries by_count, by_time;
   for (const RoundRow& r : rows_) {
     if (std::isnan(r.network_seconds)) continue;
-    s.x.push_back(r.measured);
-    s.y.push_back(r.network_seconds * 1e3);
+    by_count.x.push_back(r.measured);
+    by_time.x.push_back(r.wall_seconds);
+    by_count.y.push_back(r.network_seconds * 1e3);
+    by_time.y.push_back(r.network_seconds * 1e3);
   }
-  const CurveSeries all[] = {s};
-  if (!core::write_file_atomic(dir_ + "/curve.svg", curve_svg(all, title, "measurements")))
-    return Status::unavailable("cannot write curve.svg");
+  const CurveSeries count[] = {by_count}, time[] = {by_time};
+  if (!core::write_file_atomic(dir_ + "/curve.svg", curve_svg(count, title, "measurements")) ||
+      !core::write_file_atomic(dir_ + "/curve-time.svg", curve_svg(time, title, "wall seconds")))
+    return Status::unavailable("cannot write curve.svg or curve-time.svg");
   return Status::ok();
 }
 

@@ -11,6 +11,7 @@
 //   best.jsonl          the fastest valid program of each task, as TVM
 //                       records: a log TVM's ApplyHistoryBest reads
 //   curve.svg           network latency against measurements
+//   curve-time.svg      network latency against wall seconds
 //   uploaded            how many rounds the lineage has accepted
 //   .lock               held (flock) while a run uses the folder
 //
@@ -72,7 +73,7 @@ class RunDir {
   std::vector<RoundRow> rows_;  // for the SVG
 };
 
-// The SVG of one or more curves (x: measurements, y: network latency in ms).
+// The SVG of one or more curves (x: `x_label`'s quantity, y: network latency in ms).
 struct CurveSeries {
   std::string name;
   std::vector<double> x, y;

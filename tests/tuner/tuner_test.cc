@@ -98,6 +98,7 @@ TEST_F(TunerTest, TheNetworkLatencyIsTheWeightedSumOfTheTasksBestsAndFalls) {
   for (std::size_t i = 1; i < curve.size(); ++i) EXPECT_LE(curve[i], curve[i - 1]);
   EXPECT_LT(curve.back(), curve.front());
   EXPECT_TRUE(fs::exists(o.dir + "/curve.svg"));
+  EXPECT_TRUE(fs::exists(o.dir + "/curve-time.svg"));
 }
 
 TEST_F(TunerTest, AResumedRunMakesTheRoundsOfAnUninterruptedOne) {
