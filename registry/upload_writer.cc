@@ -31,7 +31,7 @@ UploadWriter::Impl::~Impl() {
   // transaction (rolls back unless committed; swallows errors of a dead
   // connection), then the lease.
   {
-    std::lock_guard<std::mutex> lock(mu);
+    core::MutexLock lock(mu);
     stop = true;
   }
   cv.notify_all();
@@ -56,7 +56,7 @@ Status UploadWriter::Impl::fail(std::string_view what_failed) {
 }
 
 Status UploadWriter::Impl::record(Status s) {
-  std::lock_guard<std::mutex> lock(mu);
+  core::MutexLock lock(mu);
   if (error.is_ok()) {
     error = std::move(s);
     dead = true;
@@ -66,7 +66,7 @@ Status UploadWriter::Impl::record(Status s) {
 
 Status UploadWriter::Impl::usable(std::string_view op) {
   if (dead.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(mu);
+    core::MutexLock lock(mu);
     return error;
   }
   if (finished) return Status::failed_precondition(std::string(op) + ": upload already committed");
@@ -77,7 +77,8 @@ Status UploadWriter::Impl::usable(std::string_view op) {
 
 Status UploadWriter::Impl::add(const UploadRow& row) {
   Slice& s = *filling;
-  auto [task, new_task] = s.task_index.try_emplace(row.workload_key, static_cast<std::uint32_t>(s.workload_keys.size()));
+  auto [task, new_task] =
+      s.task_index.try_emplace(row.workload_key, static_cast<std::uint32_t>(s.workload_keys.size()));
   if (new_task) s.workload_keys.push_back(&task->first);
   auto [program, new_program] =
       s.program_index.try_emplace(row.program_id, static_cast<std::uint32_t>(s.program_ids.size()));
@@ -114,16 +115,17 @@ Status UploadWriter::Impl::add(const UploadRow& row) {
 }
 
 Status UploadWriter::Impl::submit() {
-  std::unique_lock<std::mutex> lock(mu);
+  // The thread is the caller's to start and join (only the hand-over is
+  // shared), so it starts before the lock is taken.
   if (!worker.joinable()) {
     try {
       worker = std::thread([this] { run(); });
     } catch (const std::system_error& e) {
-      lock.unlock();
       return record(Status::internal(std::string("cannot start the upload's writer thread: ") + e.what()));
     }
   }
-  cv.wait(lock, [this] { return queued == nullptr || dead; });
+  core::MutexLock lock(mu);
+  while (queued != nullptr && !dead) cv.wait(mu);
   if (dead) return error;
   queued = std::move(filling);
   ++submitted;
@@ -138,23 +140,26 @@ Status UploadWriter::Impl::submit() {
 }
 
 Status UploadWriter::Impl::drain() {
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait(lock, [this] { return queued == nullptr && !busy; });
+  core::MutexLock lock(mu);
+  while (queued != nullptr || busy) cv.wait(mu);
   return error;
 }
 
 // --- the writer's thread -------------------------------------------------------
 
 void UploadWriter::Impl::run() {
-  std::unique_lock<std::mutex> lock(mu);
   for (;;) {
-    cv.wait(lock, [this] { return stop || queued != nullptr; });
-    if (stop) return;
-    std::unique_ptr<Slice> slice = std::move(queued);
-    busy = true;
-    cv.notify_all();  // room for the next slice
-    const bool skip = dead;
-    lock.unlock();
+    std::unique_ptr<Slice> slice;
+    bool skip = false;
+    {
+      core::MutexLock lock(mu);
+      while (!stop && queued == nullptr) cv.wait(mu);
+      if (stop) return;
+      slice = std::move(queued);
+      busy = true;
+      cv.notify_all();  // room for the next slice
+      skip = dead;
+    }
     Status failure;
     if (!skip) {
       try {
@@ -164,7 +169,7 @@ void UploadWriter::Impl::run() {
       }
     }
     slice->clear();
-    lock.lock();
+    core::MutexLock lock(mu);
     busy = false;
     spare.push_back(std::move(slice));
     if (!failure.is_ok() && error.is_ok()) {

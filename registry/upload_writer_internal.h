@@ -39,7 +39,8 @@
 //
 // Thread-safety: an Impl is used by its writer's caller thread and by its
 // writer thread; which members each may touch is said where they are
-// declared.
+// declared (the hand-over's are GUARDED_BY its mutex, checked by
+// scripts/thread_safety.sh).
 #pragma once
 
 #include <pqxx/pqxx>
@@ -47,11 +48,9 @@
 #include <array>
 #include <atomic>
 #include <charconv>
-#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <span>
@@ -61,8 +60,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/sha256.h"
 #include "core/status.h"
+#include "core/thread_annotations.h"
 #include "registry/pg_pool.h"
 #include "registry/upload_store.h"
 
@@ -192,23 +193,23 @@ struct UploadWriter::Impl {
   // connection is discarded when it is gone. Does not record it (record()).
   Status fail(std::string_view what_failed);
   // Makes `s` the writer's error (the first one wins) and returns it.
-  Status record(Status s);
+  Status record(Status s) EXCLUDES(mu);
   // OK while rows may still be added / committed.
-  Status usable(std::string_view op);
+  Status usable(std::string_view op) EXCLUDES(mu);
 
   // --- the caller's thread (upload_writer.cc) ---
   // Formats `row` into the filling slice; hands the slice over when full.
-  Status add(const UploadRow& row);
+  Status add(const UploadRow& row) EXCLUDES(mu);
   // Hands the filling slice to the writer's thread (started on first use),
   // waiting while the one before is still queued.
-  Status submit();
+  Status submit() EXCLUDES(mu);
   // Waits until the writer's thread has written everything handed to it;
   // after that, the calling thread may use the transaction. The error, if any.
-  Status drain();
+  Status drain() EXCLUDES(mu);
 
   // --- the writer's thread (upload_writer.cc) ---
   // Writes the slices handed over, one at a time, until `stop`.
-  void run();
+  void run() EXCLUDES(mu);
 
   // The functions below use the transaction: only one thread at a time runs
   // them (the writer's thread, or commit() after drain()). They throw.
@@ -230,8 +231,7 @@ struct UploadWriter::Impl {
   void write_direct(const Slice& s);
   // The used programs of the slice that are not stored yet, with this
   // platform as their first; sets the standing of every used program.
-  void write_programs(const Slice& s, const std::vector<std::uint8_t>& used,
-                      std::vector<internal::Standing>& standing);
+  void write_programs(const Slice& s, const std::vector<std::uint8_t>& used, std::vector<internal::Standing>& standing);
   // Clears keep[i] for the rows whose dedup key is stored; returns how many.
   std::size_t drop_stored(const Slice& s, std::vector<std::uint8_t>& keep);
   // The tuples of the kept rows (the slice's own bytes when all are kept,
@@ -291,14 +291,14 @@ struct UploadWriter::Impl {
   bool ask_members_first = false;   // add_others(): insert members with ON CONFLICT
 
   // Hand-over between the caller and the writer's thread.
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unique_ptr<Slice> queued;              // guarded by mu: the next slice to write
-  std::vector<std::unique_ptr<Slice>> spare;  // guarded by mu: written slices, for reuse
-  bool busy = false;                          // guarded by mu: the thread is writing a slice
-  bool stop = false;                          // guarded by mu
-  Status error;                               // guarded by mu: the first failure; not OK = dead
-  std::atomic<bool> dead{false};              // error is set
+  core::Mutex mu;
+  core::CondVar cv;
+  std::unique_ptr<Slice> queued GUARDED_BY(mu);              // the next slice to write
+  std::vector<std::unique_ptr<Slice>> spare GUARDED_BY(mu);  // written slices, for reuse
+  bool busy GUARDED_BY(mu) = false;                          // the thread is writing a slice
+  bool stop GUARDED_BY(mu) = false;
+  Status error GUARDED_BY(mu);    // the first failure; not OK = dead
+  std::atomic<bool> dead{false};  // error is set (usable() reads it without mu)
 };
 
 }  // namespace tcl::registry
