@@ -103,10 +103,9 @@ void append_array_element(std::string& out, std::string_view s) {
 
 bool uuid_to_key(std::string_view text, DedupKey* key) {
   std::size_t n = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '-') continue;
+  for (const char c : text) {
+    if (c == '-') continue;
     if (n == 32) return false;
-    const char c = text[i];
     const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
     if (v < 0) return false;
     (*key)[n / 2] = static_cast<std::uint8_t>(n % 2 == 0 ? v << 4 : (*key)[n / 2] | v);
