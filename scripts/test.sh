@@ -47,7 +47,7 @@ stage build cmake --build "$build_dir" -j "$jobs"
 stage thread-safety scripts/thread_safety.sh "$build_dir"
 # clang-tidy over the product (.clang-tidy; scripts/clang_tidy.sh fails on any finding that
 # scripts/clang_tidy_baseline.txt does not list) needs only the build's compile database. It is
-# about 400 s of CPU, so it runs beside the tests and the fuzzer at the lowest priority, in the CPU
+# about 440 s of CPU, so it runs beside the tests and the fuzzer at the lowest priority, in the CPU
 # they leave idle (PostgreSQL round trips, sleeps, Prism, libFuzzer's one core), in a process group
 # of its own; its stage waits for it after them, and that wait is what it adds. TCL_TIDY=0 skips it.
 wait_tidy() {
