@@ -7,14 +7,14 @@
 
 namespace tcl::api {
 
-std::optional<std::string_view> parse_bearer(std::string_view h) {
+std::optional<std::string_view> parse_bearer(std::string_view authorization) {
   constexpr std::string_view kScheme = "bearer";
-  if (h.size() <= kScheme.size() + 1) return std::nullopt;
+  if (authorization.size() <= kScheme.size() + 1) return std::nullopt;
   for (std::size_t i = 0; i < kScheme.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(h[i])) != kScheme[i]) return std::nullopt;
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i]) return std::nullopt;
   }
-  if (h[kScheme.size()] != ' ') return std::nullopt;
-  std::string_view token = h.substr(kScheme.size() + 1);
+  if (authorization[kScheme.size()] != ' ') return std::nullopt;
+  std::string_view token = authorization.substr(kScheme.size() + 1);
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
   while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
   if (token.empty() || token.find(' ') != std::string_view::npos) return std::nullopt;

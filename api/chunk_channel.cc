@@ -9,7 +9,7 @@ std::function<void()> ChunkChannel::take_ready() {
 }
 
 // Outside the lock: the callback may call back into the channel.
-void ChunkChannel::wake(std::function<void()> ready) {
+void ChunkChannel::wake(const std::function<void()>& ready) {
   cv_.notify_all();
   if (ready) ready();
 }
@@ -21,7 +21,7 @@ bool ChunkChannel::push_wait(std::string chunk) {
   chunks_.push_back(std::move(chunk));
   std::function<void()> ready = take_ready();
   lock.unlock();
-  wake(std::move(ready));
+  wake(ready);
   return true;
 }
 
@@ -33,7 +33,7 @@ bool ChunkChannel::pop_wait(std::string* chunk) {
     chunks_.pop_front();
     std::function<void()> ready = take_ready();
     lock.unlock();
-    wake(std::move(ready));
+    wake(ready);
     return true;
   }
   return false;
@@ -86,7 +86,7 @@ void ChunkChannel::close(Status status) {
   if (!status_.is_ok()) chunks_.clear();
   std::function<void()> ready = take_ready();
   lock.unlock();
-  wake(std::move(ready));
+  wake(ready);
 }
 
 bool ChunkChannel::closed() const {

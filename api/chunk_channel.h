@@ -54,7 +54,7 @@ class ChunkChannel {
   // The waiting callback, taken (one-shot); the caller runs it through
   // wake() after unlocking.
   std::function<void()> take_ready() REQUIRES(mu_);
-  void wake(std::function<void()> ready) EXCLUDES(mu_);
+  void wake(const std::function<void()>& ready) EXCLUDES(mu_);
 
   const std::size_t capacity_;
   mutable core::Mutex mu_;

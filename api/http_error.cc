@@ -9,14 +9,14 @@ http::status http_status_for(StatusCode code) {
     case StatusCode::kOk: return http::status::ok;
     case StatusCode::kInvalidArgument: return http::status::bad_request;
     case StatusCode::kNotFound: return http::status::not_found;
-    case StatusCode::kAlreadyExists: return http::status::conflict;
+    case StatusCode::kAlreadyExists:
     case StatusCode::kFailedPrecondition: return http::status::conflict;
     case StatusCode::kPermissionDenied: return http::status::forbidden;
     case StatusCode::kUnauthenticated: return http::status::unauthorized;
     case StatusCode::kResourceExhausted: return http::status::payload_too_large;
     case StatusCode::kUnavailable: return http::status::service_unavailable;
     case StatusCode::kCancelled: return http::status::conflict;
-    case StatusCode::kDataLoss: return http::status::internal_server_error;
+    case StatusCode::kDataLoss:
     case StatusCode::kInternal: return http::status::internal_server_error;
   }
   return http::status::internal_server_error;

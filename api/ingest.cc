@@ -16,8 +16,8 @@ namespace tcl::api {
 namespace json = boost::json;
 
 std::string platform_mismatch(const registry::PlatformRow& platform, const std::string& record_target,
-                              const std::int64_t* hw) {
-  if (hw != nullptr) {
+                              const std::int64_t* hardware_params) {
+  if (hardware_params != nullptr) {
     static constexpr const char* kNames[8] = {"num_cores",
                                               "vector_unit_bytes",
                                               "cache_line_bytes",
@@ -27,9 +27,10 @@ std::string platform_mismatch(const registry::PlatformRow& platform, const std::
                                               "max_vthread_extent",
                                               "warp_size"};
     for (int i = 0; i < 8; ++i) {
-      if (hw[i] != platform.hardware_params[static_cast<std::size_t>(i)]) {
-        return std::string("hardware_params.") + kNames[i] + " is " + std::to_string(hw[i]) + " but platform '" +
-               platform.name + "' has " + std::to_string(platform.hardware_params[static_cast<std::size_t>(i)]);
+      if (hardware_params[i] != platform.hardware_params[static_cast<std::size_t>(i)]) {
+        return std::string("hardware_params.") + kNames[i] + " is " + std::to_string(hardware_params[i]) +
+               " but platform '" + platform.name + "' has " +
+               std::to_string(platform.hardware_params[static_cast<std::size_t>(i)]);
       }
     }
   }

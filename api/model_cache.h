@@ -105,7 +105,9 @@ class ModelCache {
   struct Key {
     std::int64_t version = 0;
     std::string platform;
-    auto operator<=>(const Key&) const = default;
+    // clang-tidy 14 takes the 0 that a defaulted <=> compares with for a
+    // null pointer (llvm/llvm-project#53961; fixed in 18).
+    auto operator<=>(const Key&) const = default;  // NOLINT(modernize-use-nullptr)
   };
   Result<std::shared_ptr<const LoadedModel>> load(const Key& key) EXCLUDES(mu_);
   Result<std::shared_ptr<const LoadedModel>> get_loaded(const Key& key) EXCLUDES(mu_);

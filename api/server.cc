@@ -557,7 +557,7 @@ class Session {
   }
 
   // Runs the handler on its lane; the answer comes back to the strand.
-  void dispatch(std::shared_ptr<BeastRequest> req, std::shared_ptr<ChunkChannel> body,
+  void dispatch(const std::shared_ptr<BeastRequest>& req, std::shared_ptr<ChunkChannel> body,
                 std::shared_ptr<StreamSlot> slot) {
     auto gone = std::make_shared<std::atomic<bool>>(false);
     if (!body && lane_ == Lane::kDefault) watch_client(gone);
@@ -575,7 +575,7 @@ class Session {
   // Sets `gone` when the peer closes while the handler runs: one wait for
   // the socket to turn readable, then a peek (nothing is consumed): EOF or a
   // reset is a client that left; bytes (a pipelined request, TLS data) are not.
-  void watch_client(std::shared_ptr<std::atomic<bool>> gone) {
+  void watch_client(const std::shared_ptr<std::atomic<bool>>& gone) {
     lowest().socket().async_wait(
         tcp::socket::wait_read, [self = derived().shared_from_this(), gone](beast::error_code ec) {
           if (ec == asio::error::operation_aborted) return;

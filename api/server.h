@@ -128,7 +128,7 @@ class Server {
   // `request_id` is the session's (generated when empty); `peer` is the
   // client's address (failed-token throttling; empty: none); `client_gone`
   // becomes Request::client_gone.
-  Response handle(const BeastRequest& req, ChunkChannel* body = nullptr, std::string_view request_id = {},
+  Response handle(const BeastRequest& raw, ChunkChannel* body = nullptr, std::string_view request_id = {},
                   const std::string& peer = {}, const std::atomic<bool>* client_gone = nullptr);
   // What can be refused from the header alone, before any body byte is
   // read: no route (404/405), the token and its scope (401/403/429), the

@@ -232,10 +232,11 @@ void encode_workload(std::string_view workload_key, float* out) {
   std::vector<std::vector<double>> tensors;
   std::vector<double> scalars, dims;
   for (std::size_t i = 1; i < args.size(); ++i) {
-    if (shape_of(args[i], &dims))
+    if (shape_of(args[i], &dims)) {
       tensors.push_back(dims);
-    else if (args[i].is_number())
+    } else if (args[i].is_number()) {
       scalars.push_back(args[i].to_number<double>());
+    }
   }
   using namespace workload_slot;
   out[kTensors] = static_cast<float>(tensors.size()) / 8.0f;
@@ -330,7 +331,7 @@ int encode_tlp(std::span<const Step> steps, const TlpConfig& c, float* out) {
   for (int i = 0; i < n; ++i) {
     const Step& s = steps[static_cast<std::size_t>(i)];
     float* row = out + static_cast<std::size_t>(i) * static_cast<std::size_t>(c.emb_size);
-    const int slot = vocab[static_cast<std::size_t>(s.kind)];
+    const std::int8_t slot = vocab[static_cast<std::size_t>(s.kind)];
     if (slot >= 0) row[slot] = 1.0f;
     TlpRow r{row, kTlpKindSlots, c.emb_size};
     r.push(s.stage_id);
@@ -405,10 +406,11 @@ bool any_of_names(std::string_view s, std::initializer_list<std::string_view> na
 bool has_attr(const TargetInfo& t, std::string_view prefix) {
   for (const std::string& a : t.mattr) {
     std::string_view v(a);
-    if (!v.empty() && v.front() == '+')
+    if (!v.empty() && v.front() == '+') {
       v.remove_prefix(1);
-    else if (!v.empty() && v.front() == '-')
+    } else if (!v.empty() && v.front() == '-') {
       continue;  // disabled feature
+    }
     if (starts_with(v, prefix)) return true;
   }
   return false;

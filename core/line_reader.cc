@@ -8,7 +8,14 @@ namespace tcl::core {
 
 namespace {
 constexpr std::size_t kChunk = 256 * 1024;
+
+// Closes `gz` and says why reading `path` failed (`msg`: gzerror's text).
+Status close_with_read_error(gzFile gz, const std::string& path, const char* msg) {
+  std::string m = msg ? msg : "gzip error";
+  gzclose(gz);
+  return Status::data_loss("reading '" + path + "': " + m);
 }
+}  // namespace
 
 Result<std::unique_ptr<LineReader>> LineReader::open(const std::string& path, std::size_t max_line_bytes) {
   gzFile gz = gzopen(path.c_str(), "rb");
@@ -105,20 +112,14 @@ Result<std::string> read_file_decompressed(const std::string& path) {
         gzread(gz, out.data() + size, static_cast<unsigned>(std::min<std::size_t>(out.size() - size, 1u << 30)));
     if (n < 0) {
       int errnum = 0;
-      std::string msg = gzerror(gz, &errnum);
-      gzclose(gz);
-      return Status::data_loss("reading '" + path + "': " + msg);
+      return close_with_read_error(gz, path, gzerror(gz, &errnum));
     }
     if (n == 0) break;
     size += static_cast<std::size_t>(n);
   }
   int errnum = 0;
   const char* msg = gzerror(gz, &errnum);
-  if (errnum != Z_OK && errnum != Z_STREAM_END) {
-    std::string m = msg ? msg : "gzip error";
-    gzclose(gz);
-    return Status::data_loss("reading '" + path + "': " + m);
-  }
+  if (errnum != Z_OK && errnum != Z_STREAM_END) return close_with_read_error(gz, path, msg);
   gzclose(gz);
   out.resize(size);
   return out;

@@ -4,12 +4,12 @@
 
 namespace tcl::core {
 
-std::string canonical_workload_key(std::string_view wk) {
+std::string canonical_workload_key(std::string_view workload_key) {
   std::string out;
-  out.reserve(wk.size());
+  out.reserve(workload_key.size());
   bool in_string = false;
   bool escaped = false;
-  for (char c : wk) {
+  for (char c : workload_key) {
     if (in_string) {
       out.push_back(c);
       if (escaped) {

@@ -128,8 +128,8 @@ class JobWorker {
   // A student and its teacher on one platform, on what the gate judges
   // (onboarding/distill.h: every task of an old platform, the standing
   // split of the new one, kJudgedProgramsPerTask programs each at most).
-  Result<onboarding::PairedScores> evaluate_platform(const std::string& platform, bool is_new,
-                                                     const std::string& student, const std::string& teacher);
+  Result<onboarding::PairedScores> evaluate_platform(const std::string& name, bool is_new, const std::string& student,
+                                                     const std::string& teacher);
 
   // run_job's steps (job_worker.cc says what each does).
   class Heartbeat;

@@ -10,10 +10,8 @@
 #include <prometheus/registry.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <functional>
-#include <mutex>
 #include <iostream>
 #include <thread>
 
@@ -34,6 +32,8 @@
 #include "api/openapi.h"
 #include "api/router.h"
 #include "api/server.h"
+#include "core/mutex.h"
+#include "core/thread_annotations.h"
 #include "daemon/config.h"
 #include "daemon/gauge_refresher.h"
 #include "daemon/job_worker.h"
@@ -211,20 +211,22 @@ int run_worker(const Config& c) {
     }
     spdlog::info("worker: /metrics on {}:{}", so.host, server->port());
   }
-  std::mutex mu;
-  std::condition_variable cv;
-  bool stop = false;
+  struct Stopping {
+    core::Mutex mu;
+    core::CondVar cv;
+    bool stop GUARDED_BY(mu) = false;
+  } stopping;
   SignalWaiter signals([&] {
     if (server) server->shutdown();
-    std::lock_guard lock(mu);
-    stop = true;
-    cv.notify_all();
+    core::MutexLock lock(stopping.mu);
+    stopping.stop = true;
+    stopping.cv.notify_all();
   });
   worker.start();
   spdlog::info("worker: running {} job thread(s)", std::max(1, c.train_workers));
   if (server) server->run();  // until the signal has drained it
-  std::unique_lock lock(mu);
-  cv.wait(lock, [&] { return stop; });
+  core::MutexLock lock(stopping.mu);
+  while (!stopping.stop) stopping.cv.wait(stopping.mu);
   worker.stop();
   spdlog::info("worker stopped");
   return 0;

@@ -98,7 +98,7 @@ struct AliasListener::Impl {
 
   // Forgets the connection without talking to the server (which may be gone):
   // disconnecting first keeps pqxx from sending UNLISTEN or reconnecting.
-  void drop(Status why) {
+  void drop(const Status& why) {
     last_error = Status::unavailable(why.message());
     if (conn) conn->disconnect();
     receiver.reset();

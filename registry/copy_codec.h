@@ -1,8 +1,9 @@
 // registry/copy_codec.h — PostgreSQL's binary COPY format (COPY ... FROM
 // STDIN (FORMAT binary)): the file header and trailer, and tuples of fields
-// in each type's binary send/recv form, big-endian. Encoding is what
-// upload_store.cc streams; decoding reads the same bytes back (tests,
-// diagnostics). Plain C++: no libpq here; the transport is upload_store.cc's.
+// in each type's binary send/recv form, big-endian. Encoding is what an
+// upload streams (upload_writer.cc, upload_staging.cc); decoding reads the
+// same bytes back (tests, diagnostics). Plain C++: no libpq here; the
+// transport is upload_copy.cc's.
 // Thread-safety: pure functions; a CopyReader is a value over borrowed bytes.
 #pragma once
 

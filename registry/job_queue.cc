@@ -368,6 +368,7 @@ Result<std::vector<Job>> JobQueue::list(std::optional<std::int64_t> platform_id,
 Result<std::vector<JobStateCount>> JobQueue::counts_by_state() {
   return internal::with_transaction(pool_, "counting jobs", [&](pqxx::work& tx) -> Result<std::vector<JobStateCount>> {
     std::vector<JobStateCount> out;
+    out.reserve(kAllJobStates.size());
     for (JobState s : kAllJobStates) out.push_back({s, 0});
     for (const pqxx::row& row : tx.exec("SELECT state, count(*) FROM training_jobs GROUP BY state")) {
       const auto state = parse_job_state(row[0].as<std::string>());

@@ -46,7 +46,7 @@ Status status_from_current_exception(std::string_view what, bool* connection_los
     return with_what(StatusCode::kUnavailable, what,
                      std::string("database connection lost during COMMIT; outcome unknown: ") + e.what());
   } catch (const pqxx::sql_error& e) {
-    const std::string state = e.sqlstate();
+    const std::string& state = e.sqlstate();
     if (starts_with(state, "08") || starts_with(state, "57P0")) {  // connection exception, shutdown
       *connection_lost = true;
       return with_what(StatusCode::kUnavailable, what, e.what());

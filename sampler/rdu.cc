@@ -61,8 +61,9 @@ void partial_shuffle(std::vector<T>& items, int64_t take, SplitMix64& rng) {
 // register (baseline x86-64). Each output lane sums q[c] · x[c] over c in
 // order with IEEE mul and add and no contraction (-ffp-contract=off, no FMA
 // in the target list), so both clones give bit-identical results.
-typedef float V4 __attribute__((vector_size(16)));
-typedef float V8 __attribute__((vector_size(32)));
+using V4 = float __attribute__((vector_size(16)));
+using V8 = float __attribute__((vector_size(32)));
+static_assert(sizeof(V4) == 16 && sizeof(V8) == 32, "vector_size must hold (GCC drops it from some aliases)");
 
 // out[j] = Σ_c q[c] · xt[c·ld + j0 + j] for j < kBlock. The kBlock / lanes
 // accumulators stay in registers; no vector crosses a call (the ABI differs

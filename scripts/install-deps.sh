@@ -24,6 +24,7 @@ build_packages=(
   libssl-dev zlib1g-dev libspdlog-dev
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev clang-format-14
+  clang-tidy-14  # scripts/clang_tidy.sh (the version is part of what its baseline means)
   wrk python3
   python3-yaml  # tests/deploy/container_files_test.py reads compose.yaml and the Prometheus/Grafana files
 )

@@ -25,7 +25,13 @@ print_stages() {
   printf '  %s\n' "${stage_log[@]}"
   if ((SECONDS > 2700)); then echo "== WARNING: this run took over 45 minutes (docs/operations.md, \"CI's time\")"; fi
 }
-trap print_stages EXIT
+# clang-tidy runs in the background (below); a run that stops early takes it down too.
+tidy_pid=
+on_exit() {
+  if [[ -n "$tidy_pid" ]]; then kill -- -"$tidy_pid" 2>/dev/null || true; fi
+  print_stages
+}
+trap on_exit EXIT
 
 stage install-deps scripts/install-deps.sh
 stage contract-npm scripts/contract/setup.sh   # pinned Redocly and Prism from npm (package-lock.json)
@@ -39,6 +45,22 @@ stage configure cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDe
 stage build cmake --build "$build_dir" -j "$jobs"
 # Clang's thread-safety analysis (GUARDED_BY, core/thread_annotations.h) over the concurrent folders.
 stage thread-safety scripts/thread_safety.sh "$build_dir"
+# clang-tidy over the product (.clang-tidy; scripts/clang_tidy.sh fails on any finding that
+# scripts/clang_tidy_baseline.txt does not list) needs only the build's compile database. It is
+# about 440 s of CPU, so it runs beside the tests and the fuzzer at the lowest priority, in the CPU
+# they leave idle (PostgreSQL round trips, sleeps, Prism, libFuzzer's one core), in a process group
+# of its own; its stage waits for it after them, and that wait is what it adds. TCL_TIDY=0 skips it.
+wait_tidy() {
+  local rc=0
+  wait "$tidy_pid" || rc=$?
+  tidy_pid=
+  cat "$build_dir/clang-tidy.out"
+  return $rc
+}
+if [[ "${TCL_TIDY:-1}" != 0 && $# -eq 0 ]]; then
+  setsid nice -n 19 scripts/clang_tidy.sh "$build_dir" > "$build_dir/clang-tidy.out" 2>&1 &
+  tidy_pid=$!
+fi
 # With no arguments each test runs once: everything but the end-to-end tests, then the end-to-end
 # tests with every request and response through Prism's validating proxy against api/openapi.yaml
 # (tests/lib/tcld_process.h, contract mode). Those that check what Prism cannot carry
@@ -54,6 +76,7 @@ fi
 if [[ "${TCL_FUZZ_SECONDS:-60}" != 0 && $# -eq 0 ]]; then
   stage fuzz scripts/fuzz.sh "${TCL_FUZZ_SECONDS:-60}"
 fi
+if [[ -n "$tidy_pid" ]]; then stage clang-tidy wait_tidy; fi
 # ThreadSanitizer over the registry, api and daemon tests that exercise threads (a second
 # build folder, build-tsan). TCL_TSAN=0 skips it locally.
 if [[ "${TCL_TSAN:-1}" != 0 && $# -eq 0 ]]; then

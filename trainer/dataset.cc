@@ -255,10 +255,11 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
                                                                                                           : rest)
           .push_back(t);
     }
-    if (rest.empty())
+    if (rest.empty()) {
       validation.clear();  // every task drawn: no validation
-    else
+    } else {
       train = std::move(rest);
+    }
   } else {
     validation_tasks =
         split_validation(train, options.validation_fraction, options.sample_seed ^ 0x7A11DA7E7A11DA7EULL);

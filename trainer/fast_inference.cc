@@ -9,14 +9,15 @@
 #include <atomic>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <new>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/random.h"
+#include "core/thread_annotations.h"
 #include "trainer/adapter.h"
 #include "trainer/fast_inference_internal.h"
 #include "trainer/score_model.h"
@@ -300,13 +301,13 @@ struct StudentInference::Impl {
   int64_t chunk_tokens = 0;
   int64_t scratch_rows = 0;  // max(chunk_tokens, max_len): a chunk always fits
 
-  mutable std::mutex pool_mu;
-  mutable std::vector<std::unique_ptr<fast::Scratch>> pool;  // guarded by pool_mu
+  mutable core::Mutex pool_mu;
+  mutable std::vector<std::unique_ptr<fast::Scratch>> pool GUARDED_BY(pool_mu);
 
   // A scratch from the pool, or a new one; null when out of memory.
   std::unique_ptr<fast::Scratch> acquire() const {
     {
-      std::lock_guard<std::mutex> lock(pool_mu);
+      core::MutexLock lock(pool_mu);
       if (!pool.empty()) {
         std::unique_ptr<fast::Scratch> s = std::move(pool.back());
         pool.pop_back();
@@ -320,7 +321,7 @@ struct StudentInference::Impl {
     }
   }
   void release(std::unique_ptr<fast::Scratch> s) const {
-    std::lock_guard<std::mutex> lock(pool_mu);
+    core::MutexLock lock(pool_mu);
     pool.push_back(std::move(s));
   }
 

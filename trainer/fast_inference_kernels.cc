@@ -68,12 +68,16 @@ namespace {
 
 // W-float vectors. Fu is the unaligned, aliasing view used to load from and
 // store to float buffers.
+// typedef, not `using`: GCC 12 drops vector_size from an alias-declaration
+// of a dependent type (F would be a plain float), and clang its aligned(4).
+// NOLINTBEGIN(modernize-use-using)
 template <int W>
 struct Lanes {
   typedef float F __attribute__((vector_size(4 * W)));
   typedef int32_t I __attribute__((vector_size(4 * W)));
   typedef float Fu __attribute__((vector_size(4 * W), aligned(4), may_alias));
 };
+// NOLINTEND(modernize-use-using)
 
 template <int W>
 TCL_INLINE typename Lanes<W>::F load(const float* p) {
@@ -403,6 +407,8 @@ TCL_INLINE void head_dot_impl(int64_t P, int64_t hhp, const float* hidden, const
 
 // --- one kernel set per instruction set -------------------------------------
 
+// TARGET is an attribute (or nothing), which parentheses would break.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define TCL_KERNEL_SET(NAME, W, TARGET)                                                                                \
   struct NAME {                                                                                                        \
     TARGET static void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,              \
@@ -435,6 +441,7 @@ TCL_INLINE void head_dot_impl(int64_t P, int64_t hhp, const float* hidden, const
       head_dot_impl<W>(P, hhp, hidden, w, b, scores);                                                                  \
     }                                                                                                                  \
   }
+// NOLINTEND(bugprone-macro-parentheses)
 
 #if defined(__x86_64__) && defined(__GNUC__)
 TCL_KERNEL_SET(KernelsAvx512, 16, __attribute__((target("avx512f,avx2,fma"))));
