@@ -329,6 +329,18 @@ Response infer_answer(const std::string& model_name, const LoadedModel& lm, cons
   return json_response(http::status::ok, answer);
 }
 
+// What the routes share, alive as long as they are.
+struct SharedServices {
+  SharedServices(registry::PlatformStore& platforms, registry::ModelStore& store, ModelCache& models,
+                 prometheus::Registry& registry, InferenceV2Options opts)
+      : options(std::move(opts)), descriptors(platforms),
+        metrics(registry), svc{store, models, descriptors, metrics, options} {}
+  const InferenceV2Options options;
+  DescriptorCache descriptors;
+  InferMetrics metrics;
+  InferenceV2Services svc;
+};
+
 }  // namespace
 
 Response handle_v2_live(const Request&) { return health_answer(true); }
@@ -419,18 +431,7 @@ Response handle_v2_infer(const Request& req, InferenceV2Services& svc) {
 
 void add_inference_v2_routes(Router& router, registry::PlatformStore& platforms, registry::ModelStore& store,
                              ModelCache& models, prometheus::Registry& registry, InferenceV2Options options) {
-  // What the handlers share, alive as long as the routes.
-  struct Shared {
-    Shared(registry::PlatformStore& platforms, registry::ModelStore& store, ModelCache& models,
-           prometheus::Registry& registry, InferenceV2Options opts)
-        : options(std::move(opts)), descriptors(platforms),
-          metrics(registry), svc{store, models, descriptors, metrics, options} {}
-    const InferenceV2Options options;
-    DescriptorCache descriptors;
-    InferMetrics metrics;
-    InferenceV2Services svc;
-  };
-  auto shared = std::make_shared<Shared>(platforms, store, models, registry, std::move(options));
+  auto shared = std::make_shared<SharedServices>(platforms, store, models, registry, std::move(options));
   RouteOptions live{Access::kOpen, std::size_t{0}};
   live.lane = Lane::kInline;
   RouteOptions open{Access::kOpen, std::size_t{0}};
