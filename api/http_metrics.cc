@@ -37,4 +37,41 @@ void HttpMetrics::observe(const std::string& route, const std::string& method, i
   duration_.Add({{"route", route}, {"method", method}}, kBuckets).Observe(seconds);
 }
 
+PredictMetrics::PredictMetrics(prometheus::Registry& r)
+    : programs(counter(r, "tcld_predict_programs_total", "Programs scored by POST /v1/predict.")),
+      batch_size(histogram_family(r, "tcld_predict_batch_size", "Programs per POST /v1/predict request.")
+                     .Add({}, prometheus::Histogram::BucketBoundaries{1, 8, 64, 256, 1024, 4096, 16384, 65536})),
+      seconds(counter(r, "tcld_predict_model_seconds_total",
+                      "Seconds spent parsing, encoding and scoring in POST /v1/predict (throughput = programs / "
+                      "seconds).")) {}
+
+InferMetrics::InferMetrics(prometheus::Registry& r)
+    : programs(counter(r, "tcld_v2_infer_programs_total",
+                       "Programs scored by POST /v2/models/{name}[/versions/{v}]/infer.")),
+      seconds(counter(r, "tcld_v2_infer_model_seconds_total",
+                      "Seconds spent reading tensors and scoring in v2 infer (throughput = programs / seconds).")) {}
+
+UploadKindMetrics::UploadKindMetrics(prometheus::Registry& r, std::string_view kind) {
+  const std::string k(kind);
+  auto& uploads = counter_family(r, "tcld_uploads_total",
+                                 "Upload requests by kind and outcome (stored, replayed by idempotency, error).");
+  stored = &uploads.Add({{"kind", k}, {"outcome", "stored"}});
+  replayed = &uploads.Add({{"kind", k}, {"outcome", "replayed"}});
+  error = &uploads.Add({{"kind", k}, {"outcome", "error"}});
+  auto& lines = counter_family(r, "tcld_upload_lines_total",
+                               "Record lines of stored uploads by result (accepted, duplicate, rejected).");
+  accepted = &lines.Add({{"kind", k}, {"result", "accepted"}});
+  duplicate = &lines.Add({{"kind", k}, {"result", "duplicate"}});
+  rejected = &lines.Add({{"kind", k}, {"result", "rejected"}});
+  auto& reasons =
+      counter_family(r, "tcld_upload_rejected_lines_total", "Rejected record lines of stored uploads by reason class.");
+  for (int i = 0; i < core::kRejectReasons; ++i) {
+    const std::string reason(core::reject_reason_name(static_cast<core::RejectReason>(i)));
+    by_reason[i] = &reasons.Add({{"kind", k}, {"reason", reason}});
+  }
+  bytes =
+      &counter_family(r, "tcld_upload_bytes_total", "Body bytes of stored uploads, as received (compressed when gzip).")
+           .Add({{"kind", k}});
+}
+
 }  // namespace tcl::api

@@ -1,5 +1,8 @@
-// api/http_metrics.h — request metrics of the HTTP server, by route template
-// (never by raw path, so a scan of random URLs cannot grow the series).
+// api/http_metrics.h — the metric families api/ defines, in one place (names
+// and help in http_metrics.cc; api/metrics.h has the registration helpers).
+//
+// The server's (HttpMetrics), by route template (never by raw path, so a scan
+// of random URLs cannot grow the series):
 //   tcld_http_requests_total{route,method,code}
 //   tcld_http_request_duration_seconds{route,method}  (histogram)
 //   tcld_http_requests_in_flight
@@ -9,7 +12,15 @@
 //   tcld_http_connections_open                connections held now
 //   tcld_http_connections_refused_total{reason}  closed at accept (api/admission.h)
 //   tcld_http_auth_throttled_total            answered 429: too many failed tokens from one address
-// Thread-safe. Does not own the registry; it must outlive this object.
+// The handlers' (each registers its families once, at route set-up):
+//   tcld_predict_programs_total, tcld_predict_batch_size (histogram),
+//   tcld_predict_model_seconds_total                       PredictMetrics
+//   tcld_v2_infer_programs_total, tcld_v2_infer_model_seconds_total   InferMetrics
+//   tcld_uploads_total{kind,outcome}, tcld_upload_lines_total{kind,result},
+//   tcld_upload_rejected_lines_total{kind,reason}, tcld_upload_bytes_total{kind}
+//                                                          UploadKindMetrics
+// (The sample-request families are still defined in handlers/sample_requests.cc.)
+// Thread-safe. Does not own the registry; it must outlive these objects.
 #pragma once
 
 #include <prometheus/counter.h>
@@ -19,6 +30,9 @@
 #include <prometheus/registry.h>
 
 #include <string>
+#include <string_view>
+
+#include "core/ingest_rules.h"
 
 namespace tcl::api {
 
@@ -47,6 +61,33 @@ class HttpMetrics {
   prometheus::Gauge& connections_open_;
   prometheus::Family<prometheus::Counter>& refused_;
   prometheus::Counter& auth_throttled_;
+};
+
+// POST /v1/predict.
+struct PredictMetrics {
+  explicit PredictMetrics(prometheus::Registry& registry);
+  prometheus::Counter& programs;      // programs scored
+  prometheus::Histogram& batch_size;  // programs per request
+  prometheus::Counter& seconds;       // parsing, encoding and scoring
+};
+
+// POST /v2/models/{name}[/versions/{v}]/infer.
+struct InferMetrics {
+  explicit InferMetrics(prometheus::Registry& registry);
+  prometheus::Counter& programs;  // programs scored
+  prometheus::Counter& seconds;   // reading tensors and scoring
+};
+
+// The upload counters of one kind ("measurements", "candidates"), resolved
+// once so that an upload adds to them without a label lookup.
+struct UploadKindMetrics {
+  UploadKindMetrics(prometheus::Registry& registry, std::string_view kind);
+  // tcld_uploads_total by outcome
+  prometheus::Counter *stored, *replayed, *error;
+  // tcld_upload_lines_total by result; tcld_upload_bytes_total
+  prometheus::Counter *accepted, *duplicate, *rejected, *bytes;
+  // tcld_upload_rejected_lines_total by reason, indexed by core::RejectReason
+  prometheus::Counter* by_reason[core::kRejectReasons];
 };
 
 }  // namespace tcl::api

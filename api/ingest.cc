@@ -4,79 +4,29 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/byte_stream.h"
+#include "core/ingest_rules.h"
 #include "core/json_write.h"
 #include "core/program_id.h"
 #include "core/record.h"
 #include "core/sha256.h"
-#include "core/target.h"
 
 namespace tcl::api {
 namespace json = boost::json;
 
 std::string platform_mismatch(const registry::PlatformRow& platform, const std::string& record_target,
-                              const std::int64_t* hardware_params) {
-  if (hardware_params != nullptr) {
-    static constexpr const char* kNames[8] = {"num_cores",
-                                              "vector_unit_bytes",
-                                              "cache_line_bytes",
-                                              "max_shared_memory_per_block",
-                                              "max_local_memory_per_block",
-                                              "max_threads_per_block",
-                                              "max_vthread_extent",
-                                              "warp_size"};
-    for (int i = 0; i < 8; ++i) {
-      if (hardware_params[i] != platform.hardware_params[static_cast<std::size_t>(i)]) {
-        return std::string("hardware_params.") + kNames[i] + " is " + std::to_string(hardware_params[i]) +
-               " but platform '" + platform.name + "' has " +
-               std::to_string(platform.hardware_params[static_cast<std::size_t>(i)]);
-      }
-    }
+                              const std::int64_t* hw) {
+  const core::Platform p = registry::core_platform(platform);
+  if (hw != nullptr) {
+    const core::HardwareParams record{hw[0], hw[1], hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]};
+    if (std::string why = core::hardware_mismatch(p, platform.name, record); !why.empty()) return why;
   }
-  if (record_target.empty()) return {};
-  const core::TargetInfo mine = core::parse_target(platform.target);
-  const core::TargetInfo theirs = core::parse_target(record_target);
-  if (mine.kind != theirs.kind) {
-    return "target kind '" + theirs.kind + "' does not match platform '" + platform.name + "' (" + mine.kind + ")";
-  }
-  if (!mine.mcpu.empty() && !theirs.mcpu.empty() && mine.mcpu != theirs.mcpu) {
-    return "target -mcpu=" + theirs.mcpu + " does not match platform '" + platform.name + "' (-mcpu=" + mine.mcpu + ")";
-  }
-  if (!mine.arch.empty() && !theirs.arch.empty() && mine.arch != theirs.arch) {
-    return "target -arch=" + theirs.arch + " does not match platform '" + platform.name + "' (-arch=" + mine.arch + ")";
-  }
-  return {};
-}
-
-std::string_view reject_reason_name(RejectReason r) {
-  switch (r) {
-    case RejectReason::kLineTooLong: return "line_too_long";
-    case RejectReason::kInvalidRecord: return "invalid_record";
-    case RejectReason::kUnmeasured: return "unmeasured";
-    case RejectReason::kHardwareMismatch: return "hardware_mismatch";
-    case RejectReason::kTargetMismatch: return "target_mismatch";
-  }
-  return "invalid_record";
+  return core::target_mismatch(p, platform.name, record_target);
 }
 
 namespace {
-
-// Why a parsed record cannot be stored as the schema stands (migrations/:
-// tasks.workload_key is 1..kMaxWorkloadKeyBytes octets, measurements.timestamp
-// a bigint), or empty when it can. Checked per line so that one such record
-// is rejected alone, in our words (issue 45 #10). NUL and other control
-// characters in a record's strings are the parser's to refuse (core/record.h).
-std::string unstorable(const core::Record& r, std::string_view canonical_key) {
-  if (canonical_key.empty()) return "workload_key is empty once whitespace outside its strings is removed";
-  if (canonical_key.size() > kMaxWorkloadKeyBytes) {
-    return "workload_key is " + std::to_string(canonical_key.size()) + " bytes; at most " +
-           std::to_string(kMaxWorkloadKeyBytes) + " are stored";
-  }
-  // 2^63 is the first double past int64 (whose max is not a double).
-  if (!(std::fabs(r.timestamp) < 9223372036854775808.0)) return "timestamp is out of range";
-  return {};
-}
 
 // A row the database refused although the checks above let it through is our
 // bug, not the client's: 500 in our words, PostgreSQL's text (table,
@@ -94,7 +44,8 @@ Status from_database(Status s) {
 class Ingest {
  public:
   Ingest(const registry::PlatformRow& platform, registry::UploadWriter& writer, const UploadOptions& options)
-      : platform_(platform), writer_(writer), options_(options) {}
+      : platform_(registry::core_platform(platform)), platform_name_(platform.name), writer_(writer),
+        options_(options) {}
 
   void line(std::string_view text, std::uint64_t number, bool too_long) {
     if (!status_.is_ok()) return;
@@ -105,30 +56,19 @@ class Ingest {
     if (core::is_skippable_line(text)) return;
     ++lines_;
     if (Status s = parser_.parse(text, &record_); !s) return reject(number, RejectReason::kInvalidRecord, s.message());
-    const bool measurements = options_.kind == registry::UploadKind::kMeasurements;
-    const core::RecordClass cls = core::classify(record_);
-    if (measurements && cls == core::RecordClass::kCandidate) {
-      return reject(number, RejectReason::kUnmeasured,
-                    "record is unmeasured (no costs, or all costs 0); upload it as a candidate");
+    if (options_.kind == registry::UploadKind::kMeasurements) {
+      if (std::string why = core::unmeasured_measurement(record_); !why.empty()) {
+        return reject(number, RejectReason::kUnmeasured, std::move(why));
+      }
     }
-    std::int64_t hw[8];
-    const std::int64_t* hw_ptr = nullptr;
     if (record_.hardware_params) {
-      const auto& h = *record_.hardware_params;
-      const std::int64_t v[8] = {h.num_cores,
-                                 h.vector_unit_bytes,
-                                 h.cache_line_bytes,
-                                 h.max_shared_memory_per_block,
-                                 h.max_local_memory_per_block,
-                                 h.max_threads_per_block,
-                                 h.max_vthread_extent,
-                                 h.warp_size};
-      std::copy(v, v + 8, hw);
-      hw_ptr = hw;
+      if (std::string why = core::hardware_mismatch(platform_, platform_name_, *record_.hardware_params);
+          !why.empty()) {
+        return reject(number, RejectReason::kHardwareMismatch, std::move(why));
+      }
     }
-    RejectReason why_class = RejectReason::kTargetMismatch;
-    if (std::string why = mismatch(record_.target, hw_ptr, &why_class); !why.empty()) {
-      return reject(number, why_class, why);
+    if (std::string why = target_mismatch(record_.target); !why.empty()) {
+      return reject(number, RejectReason::kTargetMismatch, std::move(why));
     }
 
     // The steps are not stored apart from the line (migrations/0004): only
@@ -140,7 +80,7 @@ class Ingest {
       row_.workload_key = core::canonical_workload_key(record_.workload_key);
     }
     // What the schema would refuse is this line's problem, not the upload's.
-    if (std::string why = unstorable(record_, row_.workload_key); !why.empty()) {
+    if (std::string why = core::unstorable(record_, row_.workload_key); !why.empty()) {
       return reject(number, RejectReason::kInvalidRecord, why);
     }
     row_.program_id = core::program_id(record_);
@@ -162,18 +102,10 @@ class Ingest {
 
   // The target check depends only on the target string: remember the last
   // answer, since a log repeats the same target on every line.
-  std::string mismatch(const std::string& target, const std::int64_t* hw, RejectReason* reason_class) {
-    if (hw != nullptr) {
-      std::string why = platform_mismatch(platform_, "", hw);
-      if (!why.empty()) {
-        *reason_class = RejectReason::kHardwareMismatch;
-        return why;
-      }
-    }
-    *reason_class = RejectReason::kTargetMismatch;
+  const std::string& target_mismatch(const std::string& target) {
     if (target != last_target_) {
       last_target_ = target;
-      last_target_why_ = platform_mismatch(platform_, target, nullptr);
+      last_target_why_ = core::target_mismatch(platform_, platform_name_, target);
     }
     return last_target_why_;
   }
@@ -197,7 +129,8 @@ class Ingest {
   const std::int64_t* rejected_by_reason() const { return rejected_by_reason_; }
 
  private:
-  const registry::PlatformRow& platform_;
+  const core::Platform platform_;
+  const std::string platform_name_;
   registry::UploadWriter& writer_;
   const UploadOptions& options_;
   core::RecordParser parser_;

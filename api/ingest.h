@@ -1,7 +1,7 @@
 // api/ingest.h — turns a streamed JSON-lines body into one upload.
 //
 // Bytes (optionally gzip) → lines → RecordParser → checks against the
-// platform → registry::UploadWriter (COPY, one transaction). Every line ends
+// platform (core/ingest_rules.h) → registry::UploadWriter (COPY, one transaction). Every line ends
 // up accepted, a duplicate, or rejected with its number and reason; the
 // report's counts are exact even when the list of rejected lines is capped.
 // Nothing is stored unless the whole body arrived and the commit succeeded.
@@ -16,15 +16,18 @@
 
 #include "api/chunk_channel.h"
 #include "core/byte_stream.h"
+#include "core/ingest_rules.h"
 #include "core/status.h"
 #include "registry/platform_store.h"
 #include "registry/upload_store.h"
 
 namespace tcl::api {
 
-// The longest (canonical) workload key a task may have: migrations/0001's
-// CHECK, which keeps its unique index entry within PostgreSQL's limit.
-inline constexpr std::size_t kMaxWorkloadKeyBytes = 2000;
+// The domain rules a line must pass (core/ingest_rules.h), by their names here.
+using core::kMaxWorkloadKeyBytes;
+using core::kRejectReasons;
+using core::reject_reason_name;
+using core::RejectReason;
 
 struct UploadOptions {
   registry::UploadKind kind = registry::UploadKind::kMeasurements;
@@ -34,19 +37,6 @@ struct UploadOptions {
   std::size_t max_rejected_listed = 1000;  // rejected lines listed in the report
   core::InflateLimits inflate;             // a gzip body past these is refused (413)
 };
-
-// Why a line was rejected, as a small closed set (a metric label; the report
-// carries the full wording). Values are never renumbered.
-enum class RejectReason : int {
-  kLineTooLong = 0,       // over max_line_bytes
-  kInvalidRecord = 1,     // not JSON, not a TVM record (the parser's message), or not storable (a
-                          // workload_key over kMaxWorkloadKeyBytes, NUL in a string, ...)
-  kUnmeasured = 2,        // a candidate sent as a measurement
-  kHardwareMismatch = 3,  // hardware_params differ from the platform's
-  kTargetMismatch = 4,    // another target kind, -mcpu or -arch
-};
-inline constexpr int kRejectReasons = 5;
-std::string_view reject_reason_name(RejectReason r);  // "line_too_long", ...
 
 // What one stored upload added, for metrics (zero for a replay).
 struct UploadTally {
@@ -73,8 +63,7 @@ Result<UploadOutcome> run_upload(registry::UploadStore& uploads, const registry:
                                  ChunkChannel& body, const UploadOptions& options);
 
 // Why a parsed record cannot belong to `platform`, or empty when it can:
-// hardware_params that differ from the platform's, or a target of another
-// kind (llvm vs cuda) or another -mcpu/-arch.
+// core::hardware_mismatch, then core::target_mismatch, for a stored platform.
 std::string platform_mismatch(const registry::PlatformRow& platform, const std::string& record_target,
                               const std::int64_t* hardware_params /* 8 values or null */);
 

@@ -28,42 +28,39 @@ std::string size_text(size_t got, int64_t want) {
 
 }  // namespace
 
+Status check_batch(const FeatureBatch& b, const ModelConfig& c) {
+  if (b.count < 0) return Status::invalid_argument("batch: negative count");
+  if (b.seq_len < 1 || b.seq_len > c.max_len) {
+    return Status::invalid_argument("batch: seq_len " + std::to_string(b.seq_len) + " outside [1, " +
+                                    std::to_string(c.max_len) + "]");
+  }
+  if (static_cast<int64_t>(b.tokens.size()) != b.count * b.seq_len * c.token_dim) {
+    return Status::invalid_argument("batch: tokens: " + size_text(b.tokens.size(), b.count * b.seq_len * c.token_dim));
+  }
+  if (static_cast<int64_t>(b.lengths.size()) != b.count) {
+    return Status::invalid_argument("batch: lengths: " + size_text(b.lengths.size(), b.count));
+  }
+  const int64_t nd = static_cast<int64_t>(b.descriptors.size());
+  if (nd != c.descriptor_dim && nd != b.count * c.descriptor_dim) {
+    return Status::invalid_argument("batch: descriptors: " +
+                                    size_text(b.descriptors.size(), b.count * c.descriptor_dim));
+  }
+  for (int64_t i = 0; i < b.count; ++i) {
+    if (b.lengths[i] < 0 || b.lengths[i] > b.seq_len) {
+      return Status::invalid_argument("batch: program " + std::to_string(i) + " has length " +
+                                      std::to_string(b.lengths[i]) + " outside [0, " + std::to_string(b.seq_len) + "]");
+    }
+  }
+  return Status::ok();
+}
+
 struct CostModel::Impl {
   std::shared_ptr<ScoreModel> model;
-
-  Status check(const FeatureBatch& b) const {
-    const ModelConfig& c = model->config();
-    if (b.count < 0) return Status::invalid_argument("batch: negative count");
-    if (b.seq_len < 1 || b.seq_len > c.max_len) {
-      return Status::invalid_argument("batch: seq_len " + std::to_string(b.seq_len) + " outside [1, " +
-                                      std::to_string(c.max_len) + "]");
-    }
-    if (static_cast<int64_t>(b.tokens.size()) != b.count * b.seq_len * c.token_dim) {
-      return Status::invalid_argument("batch: tokens: " +
-                                      size_text(b.tokens.size(), b.count * b.seq_len * c.token_dim));
-    }
-    if (static_cast<int64_t>(b.lengths.size()) != b.count) {
-      return Status::invalid_argument("batch: lengths: " + size_text(b.lengths.size(), b.count));
-    }
-    const int64_t nd = static_cast<int64_t>(b.descriptors.size());
-    if (nd != c.descriptor_dim && nd != b.count * c.descriptor_dim) {
-      return Status::invalid_argument("batch: descriptors: " +
-                                      size_text(b.descriptors.size(), b.count * c.descriptor_dim));
-    }
-    for (int64_t i = 0; i < b.count; ++i) {
-      if (b.lengths[i] < 0 || b.lengths[i] > b.seq_len) {
-        return Status::invalid_argument("batch: program " + std::to_string(i) + " has length " +
-                                        std::to_string(b.lengths[i]) + " outside [0, " + std::to_string(b.seq_len) +
-                                        "]");
-      }
-    }
-    return Status::ok();
-  }
 
   // Calls fn(tokens, lengths, descriptors, begin, size) per chunk of programs.
   template <typename Fn>
   Status for_chunks(const FeatureBatch& b, Fn&& fn) const {
-    if (Status s = check(b); !s) return s;
+    if (Status s = check_batch(b, model->config()); !s) return s;
     const ModelConfig& c = model->config();
     try {
       torch::NoGradGuard no_grad;

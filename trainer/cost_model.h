@@ -33,6 +33,11 @@ struct FeatureBatch {
   std::span<const float> descriptors;  // n · descriptor_dim, or descriptor_dim (one for all)
 };
 
+// Whether `batch` fits a model of `config`: the sizes above, every length in
+// [0, seq_len]. kInvalidArgument naming the first mismatch ("batch: ...").
+// The one check every inference path runs (CostModel, StudentInference).
+Status check_batch(const FeatureBatch& batch, const ModelConfig& config);
+
 class CostModel {
  public:
   // A freshly initialised model; kInvalidArgument when the config does not validate.

@@ -325,35 +325,6 @@ struct StudentInference::Impl {
     pool.push_back(std::move(s));
   }
 
-  Status check(const FeatureBatch& b) const {
-    const ModelConfig& c = config;
-    if (b.count < 0) return Status::invalid_argument("batch: negative count");
-    if (b.seq_len < 1 || b.seq_len > c.max_len) {
-      return Status::invalid_argument("batch: seq_len " + std::to_string(b.seq_len) + " outside [1, " +
-                                      std::to_string(c.max_len) + "]");
-    }
-    if (static_cast<int64_t>(b.tokens.size()) != b.count * b.seq_len * c.token_dim) {
-      return Status::invalid_argument("batch: tokens: " +
-                                      size_text(b.tokens.size(), b.count * b.seq_len * c.token_dim));
-    }
-    if (static_cast<int64_t>(b.lengths.size()) != b.count) {
-      return Status::invalid_argument("batch: lengths: " + size_text(b.lengths.size(), b.count));
-    }
-    const int64_t nd = static_cast<int64_t>(b.descriptors.size());
-    if (nd != c.descriptor_dim && nd != b.count * c.descriptor_dim) {
-      return Status::invalid_argument("batch: descriptors: " +
-                                      size_text(b.descriptors.size(), b.count * c.descriptor_dim));
-    }
-    for (int64_t i = 0; i < b.count; ++i) {
-      if (b.lengths[i] < 0 || b.lengths[i] > b.seq_len) {
-        return Status::invalid_argument("batch: program " + std::to_string(i) + " has length " +
-                                        std::to_string(b.lengths[i]) + " outside [0, " + std::to_string(b.seq_len) +
-                                        "]");
-      }
-    }
-    return Status::ok();
-  }
-
   // Scores or embeddings (exactly one non-null) for a checked batch.
   Status run(const FeatureBatch& b, float* scores, float* embeddings) const {
     if (b.count == 0) return Status::ok();
@@ -479,7 +450,7 @@ Status StudentInference::predict(const FeatureBatch& batch, std::span<float> sco
   if (static_cast<int64_t>(scores.size()) != batch.count) {
     return Status::invalid_argument("predict: scores: " + size_text(scores.size(), batch.count));
   }
-  if (Status s = impl_->check(batch); !s) return s;
+  if (Status s = check_batch(batch, impl_->config); !s) return s;
   try {
     return impl_->run(batch, scores.data(), nullptr);
   } catch (const std::bad_alloc&) {
@@ -492,7 +463,7 @@ Status StudentInference::embed(const FeatureBatch& batch, std::span<float> embed
   if (static_cast<int64_t>(embeddings.size()) != batch.count * d_model) {
     return Status::invalid_argument("embed: embeddings: " + size_text(embeddings.size(), batch.count * d_model));
   }
-  if (Status s = impl_->check(batch); !s) return s;
+  if (Status s = check_batch(batch, impl_->config); !s) return s;
   try {
     return impl_->run(batch, nullptr, embeddings.data());
   } catch (const std::bad_alloc&) {

@@ -36,6 +36,17 @@ struct HealthDeps {
   std::string_view openapi_yaml;
 };
 
+// GET /healthz: 200 {"status": "ok"}, always.
+Response handle_healthz(const Request& req);
+// GET /readyz: 200 {"status": "ready", "checks": {name: {"ok"}}} when every
+// check passes, else 503 NOT_READY with the checks (their messages, never
+// their causes: those go to the log line) and Retry-After: 1.
+Response handle_readyz(const Request& req, const HealthDeps& deps);
+// GET /metrics: every registry in the Prometheus text format (0.0.4).
+Response handle_metrics(const Request& req, const HealthDeps& deps);
+// GET /v1/openapi.yaml: the API document.
+Response handle_openapi(const Request& req, const HealthDeps& deps);
+
 void add_health_routes(Router& router, HealthDeps deps);
 
 }  // namespace tcl::api

@@ -1,7 +1,5 @@
 #include "api/handlers/inference_v2.h"
 
-#include <prometheus/counter.h>
-
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -12,13 +10,12 @@
 #include <limits>
 #include <memory>
 #include <optional>
-#include <shared_mutex>
 #include <span>
-#include <unordered_map>
+#include <vector>
 
 #include "api/descriptor_cache.h"
 #include "api/http_error.h"
-#include "api/metrics.h"
+#include "api/scoring.h"
 #include "api/json_body.h"
 #include "core/features.h"
 #include "trainer/model_config.h"
@@ -27,16 +24,6 @@ namespace tcl::api {
 namespace json = boost::json;
 
 namespace {
-
-struct InferMetrics {
-  explicit InferMetrics(prometheus::Registry& r)
-      : programs(counter(r, "tcld_v2_infer_programs_total",
-                         "Programs scored by POST /v2/models/{name}[/versions/{v}]/infer.")),
-        seconds(counter(r, "tcld_v2_infer_model_seconds_total",
-                        "Seconds spent reading tensors and scoring in v2 infer (throughput = programs / seconds).")) {}
-  prometheus::Counter& programs;
-  prometheus::Counter& seconds;
-};
 
 // The request's tensors, row-major. Allocated per request: the JSON body
 // they come from costs far more.
@@ -325,143 +312,147 @@ Status read_infer_request(const json::object& body, const trainer::ModelConfig& 
   return Status::ok();
 }
 
+// The answer to an infer request scored by `pm` (the platform's model of
+// version `lm`).
+Response infer_answer(const std::string& model_name, const LoadedModel& lm, const LoadedModel& pm, const InferInput& in,
+                      const std::vector<float>& scores) {
+  json::array data;
+  data.reserve(scores.size());
+  for (float v : scores) data.emplace_back(static_cast<double>(v));
+  json::object answer{{"model_name", model_name}, {"model_version", std::to_string(lm.version)}};
+  if (in.id) answer["id"] = *in.id;
+  answer["parameters"] = json::object{{"platform", in.platform},
+                                      {"platform_covered", platform_covered(lm, in.platform)},
+                                      {"platform_adapter", !pm.adapter_platform.empty()}};
+  answer["outputs"] = json::array{json::object{
+      {"name", "scores"}, {"datatype", "FP32"}, {"shape", json::array{in.count}}, {"data", std::move(data)}}};
+  return json_response(http::status::ok, answer);
+}
+
+// What the routes share, alive as long as they are.
+struct SharedServices {
+  SharedServices(registry::PlatformStore& platforms, registry::ModelStore& store, ModelCache& models,
+                 prometheus::Registry& registry, InferenceV2Options opts)
+      : options(std::move(opts)), descriptors(platforms),
+        metrics(registry), svc{store, models, descriptors, metrics, options} {}
+  const InferenceV2Options options;
+  DescriptorCache descriptors;
+  InferMetrics metrics;
+  InferenceV2Services svc;
+};
+
 }  // namespace
+
+Response handle_v2_live(const Request&) { return health_answer(true); }
+
+Response handle_v2_ready(const Request&, const InferenceV2Options& options) {
+  bool ready = true;
+  if (options.readiness) {
+    for (const ReadinessCheck& c : options.readiness()) ready = ready && c.ok;
+  }
+  return health_answer(ready);
+}
+
+Response handle_v2_server_metadata(const Request&) {
+  return json_response(http::status::ok,
+                       json::object{{"name", "tcld"}, {"version", TCL_VERSION}, {"extensions", json::array{}}});
+}
+
+Response handle_v2_model_metadata(const Request& req, InferenceV2Services& svc) {
+  const std::string& model_name = svc.options.model_name;
+  auto m = resolve(req, svc.models, model_name);
+  if (!m) return v2_error(m.status());
+  const LoadedModel& lm = **m;
+  const trainer::ModelConfig& c = lm.model->config();
+  auto lineage = svc.store.lineage();
+  if (!lineage) return v2_error(lineage.status());
+  json::array versions, covered;
+  for (const registry::VersionInfo& v : *lineage) versions.emplace_back(std::to_string(v.version));
+  for (const std::string& p : lm.platforms) covered.emplace_back(p);
+  json::array inputs{tensor_metadata("tokens", "FP32", json::array{-1, -1, c.token_dim}),
+                     tensor_metadata("lengths", "INT64", json::array{-1})};
+  json::array outputs{tensor_metadata("scores", "FP32", json::array{-1})};
+  // "parameters" is tcld's addition: what the shapes above leave open.
+  return json_response(http::status::ok,
+                       json::object{{"name", model_name},
+                                    {"versions", std::move(versions)},
+                                    {"platform", "tcl_" + std::string(trainer::model_kind_name(c.kind))},
+                                    {"inputs", std::move(inputs)},
+                                    {"outputs", std::move(outputs)},
+                                    {"parameters", json::object{{"version", std::to_string(lm.version)},
+                                                                {"max_len", c.max_len},
+                                                                {"token_dim", c.token_dim},
+                                                                {"descriptor_dim", c.descriptor_dim},
+                                                                {"feature_version", core::kFeatureVersion},
+                                                                {"platforms", std::move(covered)}}}});
+}
+
+Response handle_v2_model_ready(const Request& req, InferenceV2Services& svc) {
+  auto m = resolve(req, svc.models, svc.options.model_name);
+  if (!m && m.status().code() == StatusCode::kNotFound) return v2_error(m.status());
+  return health_answer(m.is_ok());
+}
+
+Response handle_v2_infer(const Request& req, InferenceV2Services& svc) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const InferenceV2Options& opts = svc.options;
+  if (Status s = check_name(req, opts.model_name); !s) return v2_error(s);
+  auto body = parse_json_object(req.body());
+  if (!body) return v2_error(body.status());
+  auto m = resolve(req, svc.models, opts.model_name);
+  if (!m) return v2_error(m.status());
+  const LoadedModel& lm = **m;
+  const trainer::ModelConfig& config = lm.model->config();
+  if (config.descriptor_dim != core::kHardwareDim) {
+    return v2_error(Status::failed_precondition("model version " + std::to_string(lm.version) +
+                                                " reads another hardware descriptor (descriptor_dim " +
+                                                std::to_string(config.descriptor_dim) + ")"));
+  }
+
+  Tensors s;
+  InferInput in;
+  if (Status st = read_infer_request(*body, config, lm.version, opts.max_programs, &in, s); !st) return v2_error(st);
+  auto descriptor = svc.descriptors.get(in.platform);
+  if (!descriptor) return v2_error(descriptor.status());
+  // The platform's own model: the trunk with its adapter, when the version keeps one (same config).
+  auto own = svc.models.get(std::to_string(lm.version), in.platform);
+  if (!own) return v2_error(own.status());
+  const LoadedModel& pm = **own;
+
+  s.scores.resize(static_cast<std::size_t>(in.count));
+  const trainer::FeatureBatch batch{in.count, in.seq_len, s.tokens, s.lengths,
+                                    std::span<const float>(descriptor->data(), descriptor->size())};
+  if (Status scored = score_batch(pm, batch, s.scores); !scored) return v2_error(scored);
+  if (Status finite = check_scores(lm, s.scores); !finite) return v2_error(finite);
+  svc.metrics.programs.Increment(static_cast<double>(in.count));
+  svc.metrics.seconds.Increment(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return infer_answer(opts.model_name, lm, pm, in, s.scores);
+}
 
 void add_inference_v2_routes(Router& router, registry::PlatformStore& platforms, registry::ModelStore& store,
                              ModelCache& models, prometheus::Registry& registry, InferenceV2Options options) {
-  auto opts = std::make_shared<const InferenceV2Options>(std::move(options));
-  auto descriptors = std::make_shared<DescriptorCache>(platforms);
-  auto metrics = std::make_shared<InferMetrics>(registry);
+  auto shared = std::make_shared<SharedServices>(platforms, store, models, registry, std::move(options));
   RouteOptions live{Access::kOpen, std::size_t{0}};
   live.lane = Lane::kInline;
   RouteOptions open{Access::kOpen, std::size_t{0}};
   open.lane = Lane::kProbe;
   const RouteOptions read{Access::kRead, std::size_t{0}};
+  const RouteOptions infer{Access::kRead, shared->options.body_limit};
+  const auto route = [shared](Response (*handle)(const Request&, InferenceV2Services&)) {
+    return [shared, handle](const Request& req) { return handle(req, shared->svc); };
+  };
 
-  router.add(
-      http::verb::get, "/v2/health/live", [](const Request&) { return health_answer(true); }, live);
+  router.add(http::verb::get, "/v2/health/live", handle_v2_live, live);
   router.add(
       http::verb::get, "/v2/health/ready",
-      [opts](const Request&) {
-        bool ready = true;
-        if (opts->readiness) {
-          for (const ReadinessCheck& c : opts->readiness()) ready = ready && c.ok;
-        }
-        return health_answer(ready);
-      },
-      open);
-
-  router.add(
-      http::verb::get, "/v2",
-      [](const Request&) {
-        return json_response(http::status::ok,
-                             json::object{{"name", "tcld"}, {"version", TCL_VERSION}, {"extensions", json::array{}}});
-      },
-      read);
-
-  // Model metadata: the version's input and output tensors.
-  auto metadata = [opts, &models, &store](const Request& req) -> Response {
-    auto m = resolve(req, models, opts->model_name);
-    if (!m) return v2_error(m.status());
-    const LoadedModel& lm = **m;
-    const trainer::ModelConfig& c = lm.model->config();
-    auto lineage = store.lineage();
-    if (!lineage) return v2_error(lineage.status());
-    json::array versions, covered;
-    for (const registry::VersionInfo& v : *lineage) versions.emplace_back(std::to_string(v.version));
-    for (const std::string& p : lm.platforms) covered.emplace_back(p);
-    json::array inputs{tensor_metadata("tokens", "FP32", json::array{-1, -1, c.token_dim}),
-                       tensor_metadata("lengths", "INT64", json::array{-1})};
-    json::array outputs{tensor_metadata("scores", "FP32", json::array{-1})};
-    // "parameters" is tcld's addition: what the shapes above leave open.
-    return json_response(http::status::ok,
-                         json::object{{"name", opts->model_name},
-                                      {"versions", std::move(versions)},
-                                      {"platform", "tcl_" + std::string(trainer::model_kind_name(c.kind))},
-                                      {"inputs", std::move(inputs)},
-                                      {"outputs", std::move(outputs)},
-                                      {"parameters", json::object{{"version", std::to_string(lm.version)},
-                                                                  {"max_len", c.max_len},
-                                                                  {"token_dim", c.token_dim},
-                                                                  {"descriptor_dim", c.descriptor_dim},
-                                                                  {"feature_version", core::kFeatureVersion},
-                                                                  {"platforms", std::move(covered)}}}});
-  };
-  router.add(http::verb::get, "/v2/models/{name}", metadata, read);
-  router.add(http::verb::get, "/v2/models/{name}/versions/{version}", metadata, read);
-
-  // Model ready: 200 once the version is loaded (this loads it); 404 with an
-  // error for an unknown model or version; 400 when it does not load.
-  auto model_ready = [opts, &models](const Request& req) -> Response {
-    auto m = resolve(req, models, opts->model_name);
-    if (!m && m.status().code() == StatusCode::kNotFound) return v2_error(m.status());
-    return health_answer(m.is_ok());
-  };
-  router.add(http::verb::get, "/v2/models/{name}/ready", model_ready, read);
-  router.add(http::verb::get, "/v2/models/{name}/versions/{version}/ready", model_ready, read);
-
-  auto infer = [opts, &models, descriptors, metrics](const Request& req) -> Response {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (Status s = check_name(req, opts->model_name); !s) return v2_error(s);
-    auto body = parse_json_object(req.body());
-    if (!body) return v2_error(body.status());
-    auto m = resolve(req, models, opts->model_name);
-    if (!m) return v2_error(m.status());
-    const LoadedModel& lm = **m;
-    const trainer::ModelConfig& config = lm.model->config();
-    if (config.descriptor_dim != core::kHardwareDim) {
-      return v2_error(Status::failed_precondition("model version " + std::to_string(lm.version) +
-                                                  " reads another hardware descriptor (descriptor_dim " +
-                                                  std::to_string(config.descriptor_dim) + ")"));
-    }
-
-    Tensors s;
-    InferInput in;
-    if (Status st = read_infer_request(*body, config, lm.version, opts->max_programs, &in, s); !st) return v2_error(st);
-    auto descriptor = descriptors->get(in.platform);
-    if (!descriptor) return v2_error(descriptor.status());
-    // The platform's own model: the trunk with its adapter, when the version keeps one (same config).
-    auto own = models.get(std::to_string(lm.version), in.platform);
-    if (!own) return v2_error(own.status());
-    const LoadedModel& pm = **own;
-
-    const auto n = static_cast<std::size_t>(in.count);
-    s.scores.resize(n);
-    if (n > 0) {
-      trainer::FeatureBatch batch;
-      batch.count = in.count;
-      batch.seq_len = in.seq_len;
-      batch.tokens = s.tokens;
-      batch.lengths = s.lengths;
-      batch.descriptors = std::span<const float>(descriptor->data(), descriptor->size());
-      std::span<float> out(s.scores.data(), n);
-      Status scored = pm.fast ? pm.fast->predict(batch, out) : pm.model->predict(batch, out);
-      if (!scored) return v2_error(scored);
-    }
-    json::array data;
-    data.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!std::isfinite(s.scores[i])) {
-        return v2_error(Status::internal("model version " + std::to_string(lm.version) +
-                                         " gave a non-finite score for program " + std::to_string(i)));
-      }
-      data.emplace_back(static_cast<double>(s.scores[i]));
-    }
-    metrics->programs.Increment(static_cast<double>(n));
-    metrics->seconds.Increment(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-
-    const bool covered = std::find(lm.platforms.begin(), lm.platforms.end(), in.platform) != lm.platforms.end();
-    json::object answer{{"model_name", opts->model_name}, {"model_version", std::to_string(lm.version)}};
-    if (in.id) answer["id"] = *in.id;
-    answer["parameters"] = json::object{
-        {"platform", in.platform}, {"platform_covered", covered}, {"platform_adapter", !pm.adapter_platform.empty()}};
-    answer["outputs"] = json::array{json::object{
-        {"name", "scores"}, {"datatype", "FP32"}, {"shape", json::array{in.count}}, {"data", std::move(data)}}};
-    return json_response(http::status::ok, answer);
-  };
-  const RouteOptions infer_options{Access::kRead, opts->body_limit};
-  router.add(http::verb::post, "/v2/models/{name}/infer", infer, infer_options);
-  router.add(http::verb::post, "/v2/models/{name}/versions/{version}/infer", infer, infer_options);
+      [shared](const Request& req) { return handle_v2_ready(req, shared->options); }, open);
+  router.add(http::verb::get, "/v2", handle_v2_server_metadata, read);
+  router.add(http::verb::get, "/v2/models/{name}", route(handle_v2_model_metadata), read);
+  router.add(http::verb::get, "/v2/models/{name}/versions/{version}", route(handle_v2_model_metadata), read);
+  router.add(http::verb::get, "/v2/models/{name}/ready", route(handle_v2_model_ready), read);
+  router.add(http::verb::get, "/v2/models/{name}/versions/{version}/ready", route(handle_v2_model_ready), read);
+  router.add(http::verb::post, "/v2/models/{name}/infer", route(handle_v2_infer), infer);
+  router.add(http::verb::post, "/v2/models/{name}/versions/{version}/infer", route(handle_v2_infer), infer);
 }
 
 }  // namespace tcl::api

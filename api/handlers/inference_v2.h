@@ -35,8 +35,9 @@
 // 405, a body over the limit) keep tcld's {"error": {"code", ...}} shape.
 //
 // Access: the health routes are open; everything else needs a read token,
-// like /v1/predict. Metrics: tcld_v2_infer_programs_total and
-// tcld_v2_infer_model_seconds_total.
+// like /v1/predict. Metrics: InferMetrics (api/http_metrics.h),
+// tcld_v2_infer_programs_total and tcld_v2_infer_model_seconds_total.
+// Scoring is api/scoring.h's, as /v1/predict's.
 //
 // Thread-safe; does not own what it is given, which must outlive the router.
 #pragma once
@@ -48,7 +49,9 @@
 #include <string>
 #include <vector>
 
+#include "api/descriptor_cache.h"
 #include "api/handlers/health.h"
+#include "api/http_metrics.h"
 #include "api/model_cache.h"
 #include "api/router.h"
 #include "registry/model_store.h"
@@ -68,6 +71,24 @@ struct InferenceV2Options {
   // float, most are 0): 64 MB holds a few thousand programs of 72 steps.
   std::size_t body_limit = 64u << 20;
 };
+
+// What the model routes use; none owned.
+struct InferenceV2Services {
+  registry::ModelStore& store;  // the lineage, for the metadata's "versions"
+  ModelCache& models;
+  DescriptorCache& descriptors;
+  InferMetrics& metrics;  // counts the programs of every answered infer
+  const InferenceV2Options& options;
+};
+
+// One route each, as listed above. Path parameters "name" and, for the
+// routes under /versions/{version}, "version".
+Response handle_v2_live(const Request& req);
+Response handle_v2_ready(const Request& req, const InferenceV2Options& options);
+Response handle_v2_server_metadata(const Request& req);
+Response handle_v2_model_metadata(const Request& req, InferenceV2Services& svc);
+Response handle_v2_model_ready(const Request& req, InferenceV2Services& svc);
+Response handle_v2_infer(const Request& req, InferenceV2Services& svc);
 
 void add_inference_v2_routes(Router& router, registry::PlatformStore& platforms, registry::ModelStore& store,
                              ModelCache& models, prometheus::Registry& metrics, InferenceV2Options options = {});

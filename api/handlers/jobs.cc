@@ -58,8 +58,7 @@ void add_job_routes(Router& router, registry::PlatformStore& platforms, registry
       http::verb::post, "/v1/platforms/{name}/jobs",
       [&platforms, &jobs](const Request& req) {
         const std::string& name = req.param("name");
-        if (!valid_platform_name(name))
-          return error_response(Status::not_found("platform '" + name + "' does not exist"));
+        if (Status s = check_platform_name(name); !s) return error_response(s);
         auto body = parse_json_object(req.body());
         if (!body) return error_response(body.status());
         auto kind_text = required_string(*body, "kind");
@@ -69,7 +68,7 @@ void add_job_routes(Router& router, registry::PlatformStore& platforms, registry
           return error_response(Status::invalid_argument("field 'kind' must be \"train\" or \"distill\""),
                                 json::object{{"field", "kind"}});
         }
-        auto platform = platforms.find(name);
+        auto platform = find_platform(platforms, name);
         if (!platform) return error_response(platform.status());
         json::object options = *body;
         options.erase("kind");
@@ -90,9 +89,7 @@ void add_job_routes(Router& router, registry::PlatformStore& platforms, registry
       RouteOptions{Access::kWrite, std::size_t{64 << 10}});
 
   router.add(http::verb::get, "/v1/platforms/{name}/jobs", [&platforms, &jobs](const Request& req) {
-    const std::string& name = req.param("name");
-    if (!valid_platform_name(name)) return error_response(Status::not_found("platform '" + name + "' does not exist"));
-    auto platform = platforms.find(name);
+    auto platform = find_platform(platforms, req.param("name"));
     if (!platform) return error_response(platform.status());
     auto list = jobs.list(platform->id, 100);
     if (!list) return error_response(list.status());

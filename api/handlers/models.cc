@@ -55,83 +55,90 @@ json::object move_json(const registry::AliasMove& m) {
 
 }  // namespace
 
+Response handle_list_models(const Request&, registry::ModelStore& models) {
+  auto all = models.lineage();
+  if (!all) return error_response(all.status());
+  json::array versions;
+  for (const auto& v : *all) versions.push_back(version_json(v));
+  return json_response(http::status::ok, json::object{{"versions", std::move(versions)}});
+}
+
+Response handle_get_model(const Request& req, registry::ModelStore& models) {
+  auto id = models.resolve(req.param("version"));
+  if (!id) return error_response(id.status());
+  auto v = models.get(*id);
+  if (!v) return error_response(v.status());
+  return json_response(http::status::ok, version_json(*v));
+}
+
+Response handle_get_model_weights(const Request& req, registry::ModelStore& models) {
+  auto id = models.resolve(req.param("version"));
+  if (!id) return error_response(id.status());
+  auto blob = models.weights(*id);
+  if (!blob) return error_response(blob.status());
+  Response res;
+  res.content_type = "application/octet-stream";
+  res.body = std::move(blob->bytes);
+  res.headers["ETag"] = "\"" + blob->sha256 + "\"";
+  res.headers["X-Weights-SHA256"] = blob->sha256;
+  res.headers["Content-Disposition"] = "attachment; filename=\"tcl-v" + std::to_string(*id) + ".pt\"";
+  return res;
+}
+
+Response handle_get_alias(const Request& req, registry::ModelStore& models) {
+  auto a = models.get_alias(req.param("alias"));
+  if (!a) return error_response(a.status());
+  return json_response(http::status::ok,
+                       json::object{{"alias", a->name}, {"version", a->version}, {"updated_at", a->updated_at}});
+}
+
+Response handle_put_alias(const Request& req, registry::ModelStore& models) {
+  const std::string& name = req.param("alias");
+  if (!valid_new_alias_name(name)) {
+    return error_response(Status::invalid_argument("alias names start with a letter and match "
+                                                   "[a-z][a-z0-9._-]{0,63} (a name of digits would "
+                                                   "read as a version number)"),
+                          json::object{{"field", "alias"}});
+  }
+  auto body = parse_json_object(req.body());
+  if (!body) return error_response(body.status());
+  auto version = optional_int(*body, "version");
+  if (!version) return error_response(version.status(), json::object{{"field", "version"}});
+  if (!*version) {
+    return error_response(Status::invalid_argument("field 'version' is required"), json::object{{"field", "version"}});
+  }
+  auto reason = optional_string(*body, "reason");
+  if (!reason) return error_response(reason.status(), json::object{{"field", "reason"}});
+  const std::string actor = req.principal ? req.principal->name : "unknown";
+  auto moved = models.set_alias(name, **version, actor, reason->value_or("moved by hand"));
+  if (!moved) return error_response(moved.status());
+  json::object out{{"alias", moved->alias.name},
+                   {"version", moved->alias.version},
+                   {"updated_at", moved->alias.updated_at},
+                   {"changed", moved->changed}};
+  if (moved->move) out["move"] = move_json(*moved->move);
+  return json_response(http::status::ok, out);
+}
+
+Response handle_alias_history(const Request& req, registry::ModelStore& models) {
+  auto h = models.alias_history(req.param("alias"));
+  if (!h) return error_response(h.status());
+  json::array moves;
+  for (const auto& m : *h) moves.push_back(move_json(m));
+  return json_response(http::status::ok, json::object{{"alias", req.param("alias")}, {"history", std::move(moves)}});
+}
+
 void add_model_routes(Router& router, registry::ModelStore& models) {
-  router.add(http::verb::get, "/v1/models", [&models](const Request&) {
-    auto all = models.lineage();
-    if (!all) return error_response(all.status());
-    json::array versions;
-    for (const auto& v : *all) versions.push_back(version_json(v));
-    return json_response(http::status::ok, json::object{{"versions", std::move(versions)}});
-  });
-
-  router.add(http::verb::get, "/v1/models/{version}", [&models](const Request& req) {
-    auto id = models.resolve(req.param("version"));
-    if (!id) return error_response(id.status());
-    auto v = models.get(*id);
-    if (!v) return error_response(v.status());
-    return json_response(http::status::ok, version_json(*v));
-  });
-
-  router.add(http::verb::get, "/v1/models/{version}/weights", [&models](const Request& req) {
-    auto id = models.resolve(req.param("version"));
-    if (!id) return error_response(id.status());
-    auto blob = models.weights(*id);
-    if (!blob) return error_response(blob.status());
-    Response res;
-    res.content_type = "application/octet-stream";
-    res.body = std::move(blob->bytes);
-    res.headers["ETag"] = "\"" + blob->sha256 + "\"";
-    res.headers["X-Weights-SHA256"] = blob->sha256;
-    res.headers["Content-Disposition"] = "attachment; filename=\"tcl-v" + std::to_string(*id) + ".pt\"";
-    return res;
-  });
-
-  router.add(http::verb::get, "/v1/aliases/{alias}", [&models](const Request& req) {
-    auto a = models.get_alias(req.param("alias"));
-    if (!a) return error_response(a.status());
-    return json_response(http::status::ok,
-                         json::object{{"alias", a->name}, {"version", a->version}, {"updated_at", a->updated_at}});
-  });
-
-  router.add(
-      http::verb::put, "/v1/aliases/{alias}",
-      [&models](const Request& req) {
-        const std::string& name = req.param("alias");
-        if (!valid_new_alias_name(name)) {
-          return error_response(Status::invalid_argument("alias names start with a letter and match "
-                                                         "[a-z][a-z0-9._-]{0,63} (a name of digits would "
-                                                         "read as a version number)"),
-                                json::object{{"field", "alias"}});
-        }
-        auto body = parse_json_object(req.body());
-        if (!body) return error_response(body.status());
-        auto version = optional_int(*body, "version");
-        if (!version) return error_response(version.status(), json::object{{"field", "version"}});
-        if (!*version) {
-          return error_response(Status::invalid_argument("field 'version' is required"),
-                                json::object{{"field", "version"}});
-        }
-        auto reason = optional_string(*body, "reason");
-        if (!reason) return error_response(reason.status(), json::object{{"field", "reason"}});
-        const std::string actor = req.principal ? req.principal->name : "unknown";
-        auto moved = models.set_alias(name, **version, actor, reason->value_or("moved by hand"));
-        if (!moved) return error_response(moved.status());
-        json::object out{{"alias", moved->alias.name},
-                         {"version", moved->alias.version},
-                         {"updated_at", moved->alias.updated_at},
-                         {"changed", moved->changed}};
-        if (moved->move) out["move"] = move_json(*moved->move);
-        return json_response(http::status::ok, out);
-      },
-      RouteOptions{Access::kAdmin, std::size_t{16 << 10}});
-
-  router.add(http::verb::get, "/v1/aliases/{alias}/history", [&models](const Request& req) {
-    auto h = models.alias_history(req.param("alias"));
-    if (!h) return error_response(h.status());
-    json::array moves;
-    for (const auto& m : *h) moves.push_back(move_json(m));
-    return json_response(http::status::ok, json::object{{"alias", req.param("alias")}, {"history", std::move(moves)}});
-  });
+  const auto route = [&models](Response (*handle)(const Request&, registry::ModelStore&)) {
+    return [&models, handle](const Request& req) { return handle(req, models); };
+  };
+  router.add(http::verb::get, "/v1/models", route(handle_list_models));
+  router.add(http::verb::get, "/v1/models/{version}", route(handle_get_model));
+  router.add(http::verb::get, "/v1/models/{version}/weights", route(handle_get_model_weights));
+  router.add(http::verb::get, "/v1/aliases/{alias}", route(handle_get_alias));
+  router.add(http::verb::put, "/v1/aliases/{alias}", route(handle_put_alias),
+             RouteOptions{Access::kAdmin, std::size_t{16 << 10}});
+  router.add(http::verb::get, "/v1/aliases/{alias}/history", route(handle_alias_history));
 }
 
 }  // namespace tcl::api

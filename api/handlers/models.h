@@ -14,6 +14,17 @@
 
 namespace tcl::api {
 
+// Each answers one route above; path parameters "version" (a number or an
+// alias) and "alias". Errors: 404 for an unknown version or alias, 400
+// naming the field of a bad PUT body, kDataLoss (500) for weights that fail
+// their checksum.
+Response handle_list_models(const Request& req, registry::ModelStore& models);
+Response handle_get_model(const Request& req, registry::ModelStore& models);
+Response handle_get_model_weights(const Request& req, registry::ModelStore& models);
+Response handle_get_alias(const Request& req, registry::ModelStore& models);
+Response handle_put_alias(const Request& req, registry::ModelStore& models);  // the actor is req.principal's name
+Response handle_alias_history(const Request& req, registry::ModelStore& models);
+
 void add_model_routes(Router& router, registry::ModelStore& models);
 
 }  // namespace tcl::api

@@ -92,37 +92,54 @@ Result<registry::NewPlatform> parse_new_platform(std::string_view body) {
 
 }  // namespace
 
+Status check_platform_name(const std::string& name) {
+  if (valid_platform_name(name)) return Status::ok();
+  return Status::not_found("platform '" + name + "' does not exist");
+}
+
+Result<registry::PlatformRow> find_platform(registry::PlatformStore& platforms, const std::string& name) {
+  if (Status s = check_platform_name(name); !s) return s;
+  return platforms.find(name);
+}
+
+Result<registry::PlatformRow> get_platform(registry::PlatformStore& platforms, const std::string& name) {
+  if (Status s = check_platform_name(name); !s) return s;
+  return platforms.get(name);
+}
+
+Response handle_create_platform(const Request& req, registry::PlatformStore& platforms) {
+  auto in = parse_new_platform(req.body());
+  if (!in) return invalid_field(in.status());
+  auto created = platforms.create(*in);
+  if (!created) return error_response(created.status());
+  Response res = json_response(http::status::created, platform_json(*created, false));
+  res.headers["Location"] = "/v1/platforms/" + created->name;
+  return res;
+}
+
+Response handle_list_platforms(const Request&, registry::PlatformStore& platforms) {
+  auto all = platforms.list();
+  if (!all) return error_response(all.status());
+  json::array items;
+  for (const auto& p : *all) items.push_back(platform_json(p, false));
+  return json_response(http::status::ok, json::object{{"platforms", std::move(items)}});
+}
+
+Response handle_get_platform(const Request& req, registry::PlatformStore& platforms) {
+  auto p = get_platform(platforms, req.param("name"));
+  if (!p) return error_response(p.status());
+  return json_response(http::status::ok, platform_json(*p, true));
+}
+
 void add_platform_routes(Router& router, registry::PlatformStore& platforms) {
   router.add(
       http::verb::post, "/v1/platforms",
-      [&platforms](const Request& req) {
-        auto in = parse_new_platform(req.body());
-        if (!in) return invalid_field(in.status());
-        auto created = platforms.create(*in);
-        if (!created) return error_response(created.status());
-        Response res = json_response(http::status::created, platform_json(*created, false));
-        res.headers["Location"] = "/v1/platforms/" + created->name;
-        return res;
-      },
+      [&platforms](const Request& req) { return handle_create_platform(req, platforms); },
       RouteOptions{Access::kWrite, std::size_t{64 << 10}});
-
-  router.add(http::verb::get, "/v1/platforms", [&platforms](const Request&) {
-    auto all = platforms.list();
-    if (!all) return error_response(all.status());
-    json::array items;
-    for (const auto& p : *all) items.push_back(platform_json(p, false));
-    return json_response(http::status::ok, json::object{{"platforms", std::move(items)}});
-  });
-
-  router.add(http::verb::get, "/v1/platforms/{name}", [&platforms](const Request& req) {
-    const std::string& name = req.param("name");
-    if (!valid_platform_name(name)) {
-      return error_response(Status::not_found("platform '" + name + "' does not exist"));
-    }
-    auto p = platforms.get(name);
-    if (!p) return error_response(p.status());
-    return json_response(http::status::ok, platform_json(*p, true));
-  });
+  router.add(http::verb::get, "/v1/platforms",
+             [&platforms](const Request& req) { return handle_list_platforms(req, platforms); });
+  router.add(http::verb::get, "/v1/platforms/{name}",
+             [&platforms](const Request& req) { return handle_get_platform(req, platforms); });
 }
 
 }  // namespace tcl::api

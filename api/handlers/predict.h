@@ -15,8 +15,9 @@
 // the reason), 404 for an unknown platform, alias or version, 413 for more
 // programs than `max_programs`.
 //
-// The platform's hardware descriptor is cached by name (platforms do not
-// change once created). Thread-safe; does not own what it is given, which
+// Scoring is api/scoring.h's. The platform's hardware descriptor is cached
+// by name (platforms do not change once created). Metrics: PredictMetrics
+// (api/http_metrics.h). Thread-safe; does not own what it is given, which
 // must outlive the router.
 #pragma once
 
@@ -24,6 +25,8 @@
 
 #include <cstddef>
 
+#include "api/descriptor_cache.h"
+#include "api/http_metrics.h"
 #include "api/model_cache.h"
 #include "api/router.h"
 #include "registry/platform_store.h"
@@ -34,6 +37,17 @@ struct PredictRouteOptions {
   std::size_t max_programs = 65'536;   // per request
   std::size_t body_limit = 64u << 20;  // bytes (a CPU record is ~1 KB)
 };
+
+// What handle_predict uses; none owned.
+struct PredictServices {
+  DescriptorCache& descriptors;
+  ModelCache& models;
+  PredictMetrics& metrics;  // counts the programs of every answered request
+  PredictRouteOptions options;
+};
+
+// POST /v1/predict: the answer above, or the error.
+Response handle_predict(const Request& req, PredictServices& svc);
 
 void add_predict_routes(Router& router, registry::PlatformStore& platforms, ModelCache& models,
                         prometheus::Registry& metrics, PredictRouteOptions options = {});

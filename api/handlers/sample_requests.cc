@@ -446,8 +446,7 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
       [&, computing, max_concurrent](const Request& req) -> Response {
         const auto t0 = std::chrono::steady_clock::now();
         const std::string& name = req.param("name");
-        if (!valid_platform_name(name))
-          return error_response(Status::not_found("platform '" + name + "' does not exist"));
+        if (Status s = check_platform_name(name); !s) return error_response(s);
         auto body = parse_json_object(req.body());
         if (!body) return error_response(body.status());
         auto params = parse_params(*body);
@@ -458,7 +457,7 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
         }
         auto slot = ComputeSlot::take(*computing, max_concurrent);
         if (!slot) return busy_response(max_concurrent);
-        auto platform = platforms.find(name);
+        auto platform = find_platform(platforms, name);
         if (!platform) return error_response(platform.status());
         auto scorers = round_models(*params, body->contains("model"), *platform, platforms, models);
         if (!scorers) return error_response(scorers.status());

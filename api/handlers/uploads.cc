@@ -2,8 +2,6 @@
 
 #include <boost/json.hpp>
 
-#include <prometheus/counter.h>
-
 #include <cstdio>
 #include <memory>
 
@@ -11,62 +9,31 @@
 #include "api/handlers/platforms.h"
 #include "api/http_error.h"
 #include "api/ingest.h"
-#include "api/metrics.h"
+#include "api/http_metrics.h"
 
 namespace tcl::api {
 namespace json = boost::json;
 
 namespace {
 
-// Counters of one upload kind, resolved once so an upload adds to them
-// without a label lookup.
-struct UploadKindMetrics {
-  UploadKindMetrics(prometheus::Registry& r, registry::UploadKind kind) {
-    const std::string k(registry::upload_kind_name(kind));
-    auto& uploads = counter_family(r, "tcld_uploads_total",
-                                   "Upload requests by kind and outcome (stored, replayed by idempotency, error).");
-    stored = &uploads.Add({{"kind", k}, {"outcome", "stored"}});
-    replayed = &uploads.Add({{"kind", k}, {"outcome", "replayed"}});
-    error = &uploads.Add({{"kind", k}, {"outcome", "error"}});
-    auto& lines = counter_family(r, "tcld_upload_lines_total",
-                                 "Record lines of stored uploads by result (accepted, duplicate, rejected).");
-    accepted = &lines.Add({{"kind", k}, {"result", "accepted"}});
-    duplicate = &lines.Add({{"kind", k}, {"result", "duplicate"}});
-    rejected = &lines.Add({{"kind", k}, {"result", "rejected"}});
-    auto& reasons = counter_family(r, "tcld_upload_rejected_lines_total",
-                                   "Rejected record lines of stored uploads by reason class.");
-    for (int i = 0; i < kRejectReasons; ++i) {
-      by_reason[i] =
-          &reasons.Add({{"kind", k}, {"reason", std::string(reject_reason_name(static_cast<RejectReason>(i)))}});
-    }
-    bytes = &counter_family(r, "tcld_upload_bytes_total",
-                            "Body bytes of stored uploads, as received (compressed when gzip).")
-                 .Add({{"kind", k}});
+void observe(UploadKindMetrics& metrics, const Result<UploadOutcome>& outcome) {
+  if (!outcome) return metrics.error->Increment();
+  if (outcome->replayed) return metrics.replayed->Increment();
+  const UploadTally& t = outcome->tally;
+  metrics.stored->Increment();
+  metrics.accepted->Increment(static_cast<double>(t.accepted));
+  metrics.duplicate->Increment(static_cast<double>(t.duplicates));
+  for (int i = 0; i < kRejectReasons; ++i) {
+    metrics.rejected->Increment(static_cast<double>(t.rejected[i]));
+    metrics.by_reason[i]->Increment(static_cast<double>(t.rejected[i]));
   }
-  void observe(const Result<UploadOutcome>& outcome) {
-    if (!outcome) return error->Increment();
-    if (outcome->replayed) return replayed->Increment();
-    const UploadTally& t = outcome->tally;
-    stored->Increment();
-    accepted->Increment(static_cast<double>(t.accepted));
-    duplicate->Increment(static_cast<double>(t.duplicates));
-    for (int i = 0; i < kRejectReasons; ++i) {
-      rejected->Increment(static_cast<double>(t.rejected[i]));
-      by_reason[i]->Increment(static_cast<double>(t.rejected[i]));
-    }
-    bytes->Increment(static_cast<double>(t.body_bytes));
-  }
-  prometheus::Counter *stored, *replayed, *error, *accepted, *duplicate, *rejected, *bytes;
-  prometheus::Counter* by_reason[kRejectReasons];
-};
-
-Result<registry::PlatformRow> find_platform(registry::PlatformStore& platforms, const std::string& name) {
-  if (!valid_platform_name(name)) return Status::not_found("platform '" + name + "' does not exist");
-  return platforms.find(name);
+  metrics.bytes->Increment(static_cast<double>(t.body_bytes));
 }
 
-Response upload(const Request& req, registry::PlatformStore& platforms, registry::UploadStore& uploads,
-                registry::UploadKind kind, const UploadRouteOptions& limits, UploadKindMetrics& metrics) {
+}  // namespace
+
+Response handle_upload(const Request& req, registry::PlatformStore& platforms, registry::UploadStore& uploads,
+                       registry::UploadKind kind, const UploadRouteOptions& limits, UploadKindMetrics& metrics) {
   UploadOptions options;
   options.kind = kind;
   options.max_line_bytes = limits.max_line_bytes;
@@ -89,7 +56,7 @@ Response upload(const Request& req, registry::PlatformStore& platforms, registry
   // answer however it was sent.
   if (req.body_stream == nullptr) return error_response(Status::internal("upload route without a body stream"));
   auto outcome = run_upload(uploads, *platform, *req.body_stream, options);
-  metrics.observe(outcome);
+  observe(metrics, outcome);
   if (!outcome) return error_response(outcome.status());
   Response res;
   res.status = outcome->replayed ? http::status::ok : http::status::created;
@@ -99,8 +66,8 @@ Response upload(const Request& req, registry::PlatformStore& platforms, registry
   return res;
 }
 
-Response download(const Request& req, registry::PlatformStore& platforms, registry::UploadStore& uploads,
-                  registry::UploadKind kind) {
+Response handle_download(const Request& req, registry::PlatformStore& platforms, registry::UploadStore& uploads,
+                         registry::UploadKind kind) {
   auto platform = find_platform(platforms, req.param("name"));
   if (!platform) return error_response(platform.status());
   Response res;
@@ -132,8 +99,6 @@ Response download(const Request& req, registry::PlatformStore& platforms, regist
   return res;
 }
 
-}  // namespace
-
 Status check_idempotency_key(std::string_view key) {
   if (key.size() > 255) {
     return Status::invalid_argument("Idempotency-Key is " + std::to_string(key.size()) +
@@ -158,16 +123,17 @@ void add_upload_routes(Router& router, registry::PlatformStore& platforms, regis
   get.lane = Lane::kStream;
   for (const UploadKind kind : {UploadKind::kMeasurements, UploadKind::kCandidates}) {
     const std::string path = "/v1/platforms/{name}/" + std::string(registry::upload_kind_name(kind));
-    auto kind_metrics = std::make_shared<UploadKindMetrics>(metrics, kind);
+    auto kind_metrics = std::make_shared<UploadKindMetrics>(metrics, registry::upload_kind_name(kind));
     router.add(
         http::verb::post, path,
         [&platforms, &uploads, kind, options, kind_metrics](const Request& req) {
-          return upload(req, platforms, uploads, kind, options, *kind_metrics);
+          return handle_upload(req, platforms, uploads, kind, options, *kind_metrics);
         },
         post);
     router.add(
         http::verb::get, path,
-        [&platforms, &uploads, kind](const Request& req) { return download(req, platforms, uploads, kind); }, get);
+        [&platforms, &uploads, kind](const Request& req) { return handle_download(req, platforms, uploads, kind); },
+        get);
   }
 }
 

@@ -6,10 +6,10 @@
 //     413: the body over max_upload_bytes, or gzip inflating past `inflate`.
 //   GET  /v1/platforms/{name}/measurements   JSON lines out (streamed)
 //   GET  /v1/platforms/{name}/candidates     JSON lines out (streamed)
-// Metrics (registered in `metrics`):
+// Metrics (api/http_metrics.h UploadKindMetrics, registered in `metrics`):
 //   tcld_uploads_total{kind,outcome}               outcome: stored | replayed | error
 //   tcld_upload_lines_total{kind,result}           result: accepted | duplicate | rejected
-//   tcld_upload_rejected_lines_total{kind,reason}  reason: api/ingest.h RejectReason names
+//   tcld_upload_rejected_lines_total{kind,reason}  reason: core/ingest_rules.h RejectReason names
 //   tcld_upload_bytes_total{kind}                  body bytes of stored uploads, as received
 // Does not own the stores or the registry; they must outlive the router.
 #pragma once
@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <string_view>
 
+#include "api/http_metrics.h"
 #include "api/router.h"
 #include "core/byte_stream.h"
 #include "core/status.h"
@@ -37,6 +38,17 @@ struct UploadRouteOptions {
 // visible ASCII characters (0x21-0x7E). kInvalidArgument naming the header
 // and the first bad byte otherwise.
 Status check_idempotency_key(std::string_view key);
+
+// POST: path parameter "name", headers Idempotency-Key and Content-Encoding,
+// the body in req.body_stream (the server gives every stream_body route one;
+// null is a 500). 201 + the report for a stored upload, 200 + the first
+// report with Idempotent-Replayed: true for a replay; `metrics` counts it.
+Response handle_upload(const Request& req, registry::PlatformStore& platforms, registry::UploadStore& uploads,
+                       registry::UploadKind kind, const UploadRouteOptions& limits, UploadKindMetrics& metrics);
+// GET: path parameter "name". 200 whose Response::stream writes the stored
+// lines (application/x-ndjson) in 64 KiB chunks; 404 for an unknown platform.
+Response handle_download(const Request& req, registry::PlatformStore& platforms, registry::UploadStore& uploads,
+                         registry::UploadKind kind);
 
 void add_upload_routes(Router& router, registry::PlatformStore& platforms, registry::UploadStore& uploads,
                        UploadRouteOptions options, prometheus::Registry& metrics);

@@ -1,0 +1,131 @@
+// tests/api/models_test.cc — the lineage and alias handlers
+// (api/handlers/models.h) called directly, against a real PostgreSQL: the
+// lineage, one version by number or alias, its weights with their checksum
+// headers, and moving an alias (who and why recorded, bad names and bodies
+// refused naming the field).
+#include "api/handlers/models.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "core/sha256.h"
+#include "registry/model_store.h"
+#include "tests/api/handler_test_env.h"
+
+namespace tcl::api {
+namespace {
+
+namespace json = boost::json;
+using testing::body_json;
+using testing::error_code;
+using testing::HandlerRequest;
+
+class ModelHandlersTest : public testing::HandlerDbTest {
+ protected:
+  void SetUp() override {
+    HandlerDbTest::SetUp();
+    models_ = std::make_unique<registry::ModelStore>(*pool_);
+  }
+  std::int64_t add_version(const std::string& weights) {
+    registry::NewVersion v;
+    v.platforms = {"x16"};
+    v.weights = weights;
+    v.metrics_json = R"({"x16": {"top1": 0.5}})";
+    registry::CreateVersionOptions o;
+    o.make_production_if_unset = true;
+    auto created = models_->create_version(v, o);
+    EXPECT_TRUE(created) << created.status().to_string();
+    return created ? created->version : 0;
+  }
+  std::unique_ptr<registry::ModelStore> models_;
+};
+
+TEST_F(ModelHandlersTest, LineageListsEveryVersionOldestFirst) {
+  const std::int64_t v1 = add_version("weights one"), v2 = add_version("weights two");
+  HandlerRequest list;
+  const Response r = handle_list_models(list, *models_);
+  ASSERT_EQ(r.status, http::status::ok) << r.body;
+  const json::object versions_body = body_json(r);
+  const json::array& versions = versions_body.at("versions").as_array();
+  ASSERT_EQ(versions.size(), 2u);
+  EXPECT_EQ(versions[0].at("version").as_int64(), v1);
+  EXPECT_EQ(versions[1].at("version").as_int64(), v2);
+  EXPECT_EQ(versions[0].at("aliases").as_array().at(0).as_string(), "production");  // the first version
+  EXPECT_TRUE(versions[1].at("aliases").as_array().empty());
+  EXPECT_EQ(versions[0].at("metrics").at("x16").at("top1").as_double(), 0.5);  // stored JSON goes out as JSON
+  EXPECT_EQ(versions[0].at("weights_size").as_int64(), 11);
+}
+
+TEST_F(ModelHandlersTest, OneVersionByNumberOrAliasAndItsWeights) {
+  const std::int64_t v1 = add_version("the weights");
+  HandlerRequest by_alias({}, {{"version", "production"}});
+  const Response r = handle_get_model(by_alias, *models_);
+  ASSERT_EQ(r.status, http::status::ok) << r.body;
+  EXPECT_EQ(body_json(r).at("version").as_int64(), v1);
+
+  HandlerRequest weights({}, {{"version", std::to_string(v1)}});
+  const Response w = handle_get_model_weights(weights, *models_);
+  ASSERT_EQ(w.status, http::status::ok) << w.body;
+  EXPECT_EQ(w.body, "the weights");
+  EXPECT_EQ(w.content_type, "application/octet-stream");
+  const std::string sha = sha256_hex("the weights");
+  EXPECT_EQ(w.headers.at("ETag"), "\"" + sha + "\"");
+  EXPECT_EQ(w.headers.at("X-Weights-SHA256"), sha);
+  EXPECT_EQ(w.headers.at("Content-Disposition"), "attachment; filename=\"tcl-v" + std::to_string(v1) + ".pt\"");
+
+  HandlerRequest unknown({}, {{"version", "99"}});
+  EXPECT_EQ(handle_get_model(unknown, *models_).status, http::status::not_found);
+  EXPECT_EQ(handle_get_model_weights(unknown, *models_).status, http::status::not_found);
+}
+
+TEST_F(ModelHandlersTest, PutAliasRecordsWhoAndWhy) {
+  const std::int64_t v1 = add_version("one"), v2 = add_version("two");
+  HandlerRequest put(R"({"version": )" + std::to_string(v2) + "}", {{"alias", "staging"}});
+  put.principal("ops");
+  const Response r = handle_put_alias(put, *models_);
+  ASSERT_EQ(r.status, http::status::ok) << r.body;
+  const json::object o = body_json(r);
+  EXPECT_EQ(o.at("version").as_int64(), v2);
+  EXPECT_TRUE(o.at("changed").as_bool());
+  EXPECT_EQ(o.at("move").at("actor").as_string(), "ops");
+  EXPECT_EQ(o.at("move").at("reason").as_string(), "moved by hand");
+  EXPECT_TRUE(o.at("move").at("from_version").is_null());
+
+  HandlerRequest back(R"({"version": )" + std::to_string(v1) + R"(, "reason": "rollback"})", {{"alias", "staging"}});
+  ASSERT_EQ(handle_put_alias(back, *models_).status, http::status::ok);  // no principal: "unknown"
+  HandlerRequest history({}, {{"alias", "staging"}});
+  const Response h = handle_alias_history(history, *models_);
+  ASSERT_EQ(h.status, http::status::ok) << h.body;
+  const json::object moves_body = body_json(h);
+  const json::array& moves = moves_body.at("history").as_array();
+  ASSERT_EQ(moves.size(), 2u);
+  EXPECT_EQ(moves[1].at("from_version").as_int64(), v2);
+  EXPECT_EQ(moves[1].at("actor").as_string(), "unknown");
+  EXPECT_EQ(moves[1].at("reason").as_string(), "rollback");
+
+  HandlerRequest get({}, {{"alias", "staging"}});
+  EXPECT_EQ(body_json(handle_get_alias(get, *models_)).at("version").as_int64(), v1);
+}
+
+TEST_F(ModelHandlersTest, PutAliasRefusesBadNamesAndBodiesNamingTheField) {
+  add_version("one");
+  HandlerRequest digits(R"({"version": 1})", {{"alias", "7up"}});  // would read as a version number
+  Response r = handle_put_alias(digits, *models_);
+  EXPECT_EQ(r.status, http::status::bad_request);
+  EXPECT_EQ(body_json(r).at("error").at("details").at("field").as_string(), "alias");
+
+  HandlerRequest no_version(R"({"reason": "x"})", {{"alias", "staging"}});
+  r = handle_put_alias(no_version, *models_);
+  EXPECT_EQ(r.status, http::status::bad_request);
+  EXPECT_EQ(body_json(r).at("error").at("details").at("field").as_string(), "version");
+
+  HandlerRequest unknown_version(R"({"version": 42})", {{"alias", "staging"}});
+  EXPECT_EQ(handle_put_alias(unknown_version, *models_).status, http::status::not_found);
+  HandlerRequest no_alias({}, {{"alias", "staging"}});
+  EXPECT_EQ(error_code(handle_get_alias(no_alias, *models_)), "NOT_FOUND");
+}
+
+}  // namespace
+}  // namespace tcl::api
