@@ -17,9 +17,10 @@ namespace tcl::api {
 namespace json = boost::json;
 
 std::string platform_mismatch(const registry::PlatformRow& platform, const std::string& record_target,
-                              const std::int64_t* hw) {
+                              const std::int64_t* hardware_params) {
   const core::Platform p = registry::core_platform(platform);
-  if (hw != nullptr) {
+  if (hardware_params != nullptr) {
+    const std::int64_t* hw = hardware_params;
     const core::HardwareParams record{hw[0], hw[1], hw[2], hw[3], hw[4], hw[5], hw[6], hw[7]};
     if (std::string why = core::hardware_mismatch(p, platform.name, record); !why.empty()) return why;
   }
