@@ -1,4 +1,4 @@
-#include "api/job_options.h"
+#include "onboarding/job_options.h"
 
 #include <boost/json.hpp>
 
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-namespace tcl::api {
+namespace tcl::onboarding {
 namespace json = boost::json;
 
 namespace {
@@ -170,4 +170,26 @@ std::int64_t effective_max_records(const JobOptions& o, trainer::Device train_de
   return trainer::default_max_records(train_device);
 }
 
-}  // namespace tcl::api
+trainer::TrainRequest train_request(const JobOptions& o, const trainer::Platform& platform,
+                                    std::span<const core::Record> records) {
+  trainer::TrainRequest request;
+  request.data.records = records;
+  request.data.platform = platform;
+  request.data.options.eval_fraction = o.eval_fraction;
+  request.data.options.max_records = o.max_records;
+  request.model.kind = o.model == "attention" ? trainer::ModelKind::kAttention
+                       : o.model == "mlp"     ? trainer::ModelKind::kMlp
+                                              : trainer::ModelKind::kMamba;
+  request.optimisation.epochs = o.epochs;
+  request.optimisation.learning_rate = o.learning_rate;
+  request.optimisation.min_steps = o.min_steps;
+  request.data.options.validation_fraction = o.validation_fraction;
+  if (o.validation_by_tasks) request.data.options.validation_split = trainer::ValidationSplit::kTasks;
+  request.optimisation.patience = o.patience;
+  request.data.refit = o.refit;
+  request.optimisation.seed = o.seed;
+  request.resources.time_budget_s = o.time_budget_s;
+  return request;
+}
+
+}  // namespace tcl::onboarding
