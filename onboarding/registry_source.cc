@@ -9,6 +9,30 @@ namespace tcl::onboarding {
 
 namespace {
 
+// A stored line, parsed on first need.
+class StoredLine : public SourceRecord {
+ public:
+  explicit StoredLine(core::RecordParser& parser) : parser_(parser) {}
+  void reset(const std::string& line) {
+    line_ = &line;
+    parsed_ = false;
+    ok_ = false;
+  }
+  const core::Record* get() override {
+    if (!parsed_) {
+      parsed_ = true;
+      ok_ = parser_.parse(*line_, &record_).is_ok();
+    }
+    return ok_ ? &record_ : nullptr;
+  }
+
+ private:
+  core::RecordParser& parser_;
+  const std::string* line_ = nullptr;
+  bool parsed_ = false, ok_ = false;
+  core::Record record_;
+};
+
 SourcePlatform source_platform(const registry::PlatformRow& row) {
   return SourcePlatform{.id = row.id,
                         .name = row.name,
@@ -129,6 +153,34 @@ Result<std::string> RegistrySource::fisher(std::int64_t version) {
   auto blob = models_.fisher(version);
   if (!blob) return blob.status();
   return std::move(blob->bytes);
+}
+
+RegistryRoundSource::RegistryRoundSource(registry::UploadStore& uploads, registry::SampleStore& samples,
+                                         std::int64_t platform_id)
+    : uploads_(uploads), samples_(samples), platform_id_(platform_id) {}
+
+Status RegistryRoundSource::stream(
+    registry::UploadKind kind, const std::function<bool(const std::string& program_id, SourceRecord& record)>& sink) {
+  core::RecordParser parser;
+  StoredLine line(parser);
+  return uploads_.for_each_record(platform_id_, kind, [&](const registry::StoredRecord& r) {
+    line.reset(r.record);
+    return sink(r.program_id, line);
+  });
+}
+
+Status RegistryRoundSource::measured(
+    const std::function<bool(const std::string& program_id, SourceRecord& record)>& sink) {
+  return stream(registry::UploadKind::kMeasurements, sink);
+}
+
+Result<std::unordered_set<std::string>> RegistryRoundSource::pending() {
+  return samples_.pending_programs(platform_id_);
+}
+
+Status RegistryRoundSource::candidates(
+    const std::function<bool(const std::string& program_id, SourceRecord& record)>& sink) {
+  return stream(registry::UploadKind::kCandidates, sink);
 }
 
 }  // namespace tcl::onboarding

@@ -1,5 +1,7 @@
-// onboarding/registry_source.h — the job workflows' records (record_source.h)
-// as tcld keeps them: platforms, uploads and model versions in the registry.
+// onboarding/registry_source.h — the workflows' records as tcld keeps them
+// in the registry: a job's (record_source.h: platforms, uploads and model
+// versions) and a sample-request round's (round.h: a platform's uploads
+// and the programs pending in open rounds).
 // Records are streamed through registry::UploadStore::for_each_record and
 // parsed as they come; a read stops early (the records read so far are
 // returned) once `stop` turns true.
@@ -11,8 +13,10 @@
 #include <atomic>
 
 #include "onboarding/record_source.h"
+#include "onboarding/round.h"
 #include "registry/model_store.h"
 #include "registry/platform_store.h"
+#include "registry/sample_store.h"
 #include "registry/upload_store.h"
 
 namespace tcl::onboarding {
@@ -42,6 +46,24 @@ class RegistrySource : public RecordSource {
   registry::UploadStore& uploads_;
   registry::ModelStore& models_;
   const std::atomic<bool>& stop_;
+};
+
+// One platform's round pool (RoundSource) in the registry. Does not own the stores.
+class RegistryRoundSource : public RoundSource {
+ public:
+  RegistryRoundSource(registry::UploadStore& uploads, registry::SampleStore& samples, std::int64_t platform_id);
+
+  Status measured(const std::function<bool(const std::string& program_id, SourceRecord& record)>& sink) override;
+  Result<std::unordered_set<std::string>> pending() override;
+  Status candidates(const std::function<bool(const std::string& program_id, SourceRecord& record)>& sink) override;
+
+ private:
+  Status stream(registry::UploadKind kind,
+                const std::function<bool(const std::string& program_id, SourceRecord& record)>& sink);
+
+  registry::UploadStore& uploads_;
+  registry::SampleStore& samples_;
+  const std::int64_t platform_id_;
 };
 
 }  // namespace tcl::onboarding
