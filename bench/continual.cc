@@ -24,7 +24,8 @@
 //      daemon's sample request does (trainer::PoolEmbedder with the current
 //      production model = the distill lineage's student, fast path, k's
 //      descriptor, others = descriptors of the platforms covered so far,
-//      --mc-samples, seed --seed; sampler::select budget ceil(fraction·pool),
+//      --mc-samples, seed --seed; sampler::select budget
+//      onboarding::budget_of_fraction(fraction, pool),
 //      default weights and min_per_task, seed --seed). Every method trains on
 //      that same set (an extra distill lineage selects with its own student).
 //      Methods, each from its own previous model:
@@ -139,6 +140,7 @@
 #include "trainer/fast_inference.h"
 #include "bench/lib/platform_data.h"
 #include "onboarding/distill.h"
+#include "onboarding/job_options.h"
 #include "onboarding/platform_data.h"
 #include "onboarding/round.h"
 #include "trainer/pool_embedding.h"
@@ -513,20 +515,22 @@ Result<Trained> train_cached(const Args& a, const std::string& what, const std::
   return t;
 }
 
+// A job's training request (onboarding::train_request) with the bench's
+// options: no evaluation split (it is scored outside and its tasks are not
+// in `records`), --base-max-records, no time budget; then the bench's own
+// settings (platform slots, threads, device, no per-epoch evaluation).
 tr::TrainRequest make_request(const Args& a, const SequencePlatform& p, std::span<const core::Record> records,
                               int epochs) {
-  tr::TrainRequest req;
-  req.data.records = records;
-  req.data.platform = p.platform;
-  req.data.options = tr::TrainRequest::default_data_options();
+  ob::JobOptions o;
+  o.eval_fraction = 0;
+  o.max_records = a.base_max_records;
+  o.epochs = epochs;
+  o.seed = a.seed;
+  o.time_budget_s = 0;
+  tr::TrainRequest req = ob::train_request(o, p.platform, records);
   req.data.options.descriptor_extra = platform_slot(a, p.name);
-  req.data.options.eval_fraction = 0;  // the evaluation split is scored outside and its tasks are not in `records`
-  req.data.options.max_records = a.base_max_records;
-  req.optimisation.epochs = epochs;
-  req.optimisation.seed = a.seed;
   req.resources.threads = a.threads;
   req.resources.device = a.device;
-  req.resources.time_budget_s = 0;
   req.resources.eval_each_epoch = false;
   return req;
 }
@@ -609,7 +613,7 @@ std::string picks_digest(const std::vector<std::int64_t>& picks) {
 
 Result<Selection> select_cached(const Args& a, const SequencePlatform& p, const std::string& model,
                                 const std::vector<std::vector<float>>& covered) {
-  const auto budget = static_cast<std::int64_t>(std::ceil(a.fraction * static_cast<double>(p.split.pool.size())));
+  const std::int64_t budget = ob::budget_of_fraction(a.fraction, static_cast<std::int64_t>(p.split.pool.size()));
   const std::string key =
       "select|" + p.name + "|" + tcl::sha256_hex(model) + "|covered " + std::to_string(covered.size()) + "|budget " +
       std::to_string(budget) + "|mc " + std::to_string(a.mc_samples) + "|seed " + std::to_string(a.seed) + "|weights " +

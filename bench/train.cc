@@ -1,7 +1,6 @@
 // bench_train — tcld's default training jobs without a database (issue 19
-// item 2): the call the daemon's job worker makes (trainer::train_platform,
-// daemon/job_worker.cc) with the options of a job that sets none
-// (api::JobOptions), on records files, on the CPU or on CUDA. Prints wall
+// item 2): the call a job makes (trainer::train_platform, onboarding/jobs.h) with the options of a job that sets none
+// (onboarding::JobOptions, onboarding::train_request), on records files, on the CPU or on CUDA. Prints wall
 // times and the evaluation split's top-1.
 //
 //   bench_train --data DIR|FILE [--device auto|cpu|cuda] [--threads T] [--time-budget S] [--seed N] [--out DIR]
@@ -88,6 +87,7 @@
 #include "bench/lib/platform_data.h"
 #include "bench/lib/records.h"
 #include "onboarding/distill.h"
+#include "onboarding/job_options.h"
 #include "onboarding/platform_data.h"
 #include "trainer/device.h"
 #include "trainer/train_job.h"
@@ -242,20 +242,22 @@ tr::ProgressCallback progress_printer(const char* what, Clock::time_point t0) {
   };
 }
 
-// A job's request as the worker's make_request() builds it from default options.
+// A job's request from default options (onboarding::train_request), with
+// the flags' budget, seed and split salt, on the flags' device and threads.
 tr::TrainRequest default_request(const Args& a, const std::vector<core::Record>& records,
                                  const tr::Platform& platform) {
-  tr::TrainRequest r;
-  r.data.records = records;
-  r.data.platform = platform;
+  onboarding::JobOptions o;
+  o.time_budget_s = a.time_budget_s;
+  o.seed = a.seed;
+  if (auto device = tr::resolve_device(a.device); device) {
+    o.max_records = onboarding::effective_max_records(o, *device);  // as a job's
+  } else {
+    o.max_records = tr::TrainRequest::default_data_options().max_records;
+  }
+  tr::TrainRequest r = onboarding::train_request(o, platform, records);
   r.resources.device = a.device;
   r.resources.threads = a.threads;
-  r.resources.time_budget_s = a.time_budget_s;
-  r.optimisation.seed = a.seed;
   r.data.options.split_salt = a.split_salt;
-  if (auto device = tr::resolve_device(a.device); device) {
-    r.data.options.max_records = tr::default_max_records(*device);  // as the worker (api::effective_max_records)
-  }
   return r;
 }
 
