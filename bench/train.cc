@@ -32,16 +32,16 @@
 //       costs dropped, an equal share of max_old_bank each (the worker takes
 //       a share by program id and keeps each program once; --old-bank-ratio,
 //       default the job's, 0 = none). --feature-weight W: the feature term
-//       on the bank (DistillTargets::feature_weight; default the job's).
+//       on the bank (DistillLevers::feature_weight; default the job's).
 //       --student-lr LR: the student's peak learning rate (default the job's,
 //       trainer::kDistillStudentLearningRate; the column keeps fine-tuning's).
 //       --teacher-mix M: the student mixed back with the teacher in weight
-//       space after training (DistillTargets::teacher_mix; default the job's).
+//       space after training (DistillLevers::teacher_mix; default the job's).
 //       --old-weight W, --ewc E, --column-weight C: the old platforms' KD
 //       weight, EWC's and the column's per old platform (DistillTargets::
 //       old_weight, ewc_weight, the job's column_weight; default the job's).
 //       --old-weight-on-new F: every old platform's KD on the new platform's
-//       own programs at F x its weight (DistillTargets::old_weight_on_new_programs;
+//       own programs at F x its weight (DistillLevers::old_weight_on_new_programs;
 //       0 = the old terms read the bank only, none without a bank; default
 //       1, the job's).
 //       --target / --hardware-params: the platform of --data registered with
@@ -83,6 +83,7 @@
 #include "core/record.h"
 #include "core/task_split.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/distill_levers.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/platform_data.h"
 #include "bench/lib/records.h"
@@ -110,9 +111,9 @@ struct Args {
   int threads = 0;
   std::string out;
   double old_bank_ratio = tr::DistillTargets{}.old_bank_ratio;
-  double feature_weight = tr::DistillTargets{}.feature_weight;
+  double feature_weight = tr::DistillLevers{}.feature_weight;
   double student_lr = tr::kDistillStudentLearningRate;
-  double teacher_mix = tr::DistillTargets{}.teacher_mix;
+  double teacher_mix = tr::DistillLevers{}.teacher_mix;
   double old_weight = tr::DistillTargets{}.old_weight;
   double ewc = tr::DistillTargets{}.ewc_weight;
   double column_weight = tr::DistillTargets{}.column_weight;  // per old platform, as the job's option
@@ -357,8 +358,6 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   }
   tr::DistillTargets weights;  // the job's defaults but the flags'
   weights.old_bank_ratio = a.old_bank_ratio;
-  weights.feature_weight = a.feature_weight;
-  weights.teacher_mix = a.teacher_mix;
   weights.old_weight = a.old_weight;
   weights.ewc_weight = a.ewc;
   weights.column_weight = a.column_weight;
@@ -390,10 +389,14 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   request.optimisation.epochs = tr::kDistillStudentEpochs;
   request.optimisation.learning_rate = a.student_lr;
   tr::DistillTargets targets = onboarding::plan_distillation(weights, std::move(sources));
-  // One factor for every old platform, whatever its kind (empty at 1, as the job).
-  targets.old_weight_on_new_programs = onboarding::old_weight_on_new_programs(
+  // The bench's levers (bench/lib/distill_levers.h): one factor for every
+  // old platform, whatever its kind (empty at 1, as the job).
+  tr::DistillLevers levers;
+  levers.feature_weight = a.feature_weight;
+  levers.teacher_mix = a.teacher_mix;
+  levers.old_weight_on_new_programs = tcl::bench::old_weight_on_new_programs(
       onboarding::descriptor_vector(platform), targets.old_descriptors, a.old_weight_on_new, a.old_weight_on_new);
-  request.start = tr::Distill{.teacher = {.init_checkpoint = teacher}, .targets = targets};
+  request.start = tr::Distill{.teacher = {.init_checkpoint = teacher}, .targets = targets, .levers = levers};
   const Clock::time_point t1 = Clock::now();
   auto student = tr::train_platform(request, progress_printer("distill", t1));
   if (!student) {

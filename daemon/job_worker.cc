@@ -151,8 +151,8 @@ class JobWorker::Heartbeat {
 class JobWorker::Observer : public onboarding::JobObserver {
  public:
   Observer(JobWorker& worker, const registry::Job& job, Heartbeat& heartbeat)
-      : metrics_(*worker.metrics_), job_(job), heartbeat_(heartbeat),
-        labels_{{"platform", api::name_label(job.platform, worker.options_.metrics_names)}} {}
+      : metrics_(*worker.metrics_), job_(job),
+        heartbeat_(heartbeat), labels_{{"platform", api::name_label(job.platform, worker.options_.metrics_names)}} {}
 
   void progress(const json::object& p) override { heartbeat_.set(p); }
   void training(int epochs) override {

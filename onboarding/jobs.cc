@@ -71,7 +71,7 @@ Result<Start> read_start(RecordSource& source, const std::string& name, bool dis
 // This platform's measurements, and nothing else (DESIGN §5.3): a
 // deterministic share when there are far more than the job trains on.
 Result<std::vector<core::Record>> read_measured(Job& job, const SourcePlatform& platform,
-                                               std::unordered_set<std::string>* program_ids) {
+                                                std::unordered_set<std::string>* program_ids) {
   const double keep = share_to_keep(static_cast<double>(job.o.max_records), platform.measured + platform.failed,
                                     1.0 - job.o.eval_fraction);
   return job.source.measured_share(platform, keep, program_ids);
@@ -179,7 +179,8 @@ Result<std::unique_ptr<Plan>> plan_student(Job& job, const SourcePlatform& platf
   }
   const trainer::DistillTargets weights = option_weights(job.o);
   if (wants_unlabeled(weights)) {
-    job.observer.progress(json::object{{"phase", "reading the candidate pool"}, {"records", request.data.records.size()}});
+    job.observer.progress(
+        json::object{{"phase", "reading the candidate pool"}, {"records", request.data.records.size()}});
     auto pool = read_unmeasured(job, platform, measured);
     if (!pool) return pool.status();
     d->unlabeled = std::move(*pool);
@@ -205,8 +206,8 @@ Result<std::unique_ptr<Plan>> plan_student(Job& job, const SourcePlatform& platf
 // `*plan` receives what it views). `*init` receives the checkpoint bytes
 // `request` views.
 Status set_start(Job& job, const SourcePlatform& platform, const Start& start,
-                 const std::unordered_set<std::string>& measured, std::string* init,
-                 std::unique_ptr<Plan>* plan, trainer::TrainRequest* request) {
+                 const std::unordered_set<std::string>& measured, std::string* init, std::unique_ptr<Plan>* plan,
+                 trainer::TrainRequest* request) {
   if (job.distill() && job.o.method == JobOptions::DistillMethod::kAdapter) {
     const trainer::FineTune tune{.auto_schedule = job.o.auto_schedule,
                                  .adapter = {.rank = job.o.adapter_rank, .layers = job.o.adapter_layers}};
@@ -329,9 +330,8 @@ JobOutcome describe_version(Job& job, const Start& start, const Plan* plan, trai
   }
   // No evaluation split (eval_fraction 0, e.g. an active column trained on a
   // few measured programs): no numbers rather than zeros.
-  json::object metrics{{job.run.platform, trained.metrics.tasks > 0
-                                              ? json::value(metrics_json(trained.metrics))
-                                              : json::value(json::object{{"eval_tasks", 0}})}};
+  json::object metrics{{job.run.platform, trained.metrics.tasks > 0 ? json::value(metrics_json(trained.metrics))
+                                                                    : json::value(json::object{{"eval_tasks", 0}})}};
   if (job.distill()) {
     job.observer.progress(json::object{{"phase", "evaluating"}, {"platforms", v.platforms.size()}});
     auto decision = judge_distilled(job, v.platforms, start, v.weights, &metrics);

@@ -125,8 +125,8 @@ struct RoundRequest {
   // The budget for a pool of `pool_size` candidates (budget_of_fraction for
   // a fraction), or nullopt to refuse the round (the caller says why).
   std::function<std::optional<std::int64_t>(std::int64_t pool_size)> budget;
-  RoundOptions options;                        // options.cancel also stops the read
-  trainer::PoolEmbeddingOptions embedding;     // MC samples and seed (unused without a student)
+  RoundOptions options;                     // options.cancel also stops the read
+  trainer::PoolEmbeddingOptions embedding;  // MC samples and seed (unused without a student)
 };
 
 // A round as run: what was read, and the picks.

@@ -28,7 +28,7 @@ boost::json::object versus_json(const PlatformComparison& c);
 
 // What a student distill trained with, in the version's config.
 struct DistillConfig {
-  const trainer::DistillTargets* targets = nullptr;  // the plan's (column weight per term)
+  const trainer::DistillTargets* targets = nullptr;   // the plan's (column weight per term)
   std::size_t unlabeled_read = 0, old_bank_read = 0;  // records read for each
   bool ewc = false;                                   // the teacher's Fisher was there
 };
