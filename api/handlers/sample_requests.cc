@@ -331,6 +331,33 @@ std::optional<Response> refuse_by_sizes(const std::string& name, const SamplePar
   return std::nullopt;
 }
 
+// The round (onboarding::run_round over the platform's pool in the
+// registry) into *round, or the answer to send instead: a budget the pool
+// refuses, or an error.
+std::optional<Response> run_sample_round(const Request& req, const SampleParams& params, const Scorers& scorers,
+                                         const registry::PlatformRow& platform, registry::UploadStore& uploads,
+                                         registry::SampleStore& samples, onboarding::Round* round) {
+  onboarding::RoundRequest ask;
+  std::optional<Response> refused;
+  ask.budget = [&](std::int64_t pool_size) -> std::optional<std::int64_t> {
+    std::int64_t budget = 0;
+    refused = refuse_budget(platform.name, params, pool_size, &budget);
+    return refused ? std::nullopt : std::optional<std::int64_t>(budget);
+  };
+  ask.options = round_options(params);
+  ask.options.cancel = req.client_gone;  // stops the read and the selection when the client leaves
+  ask.embedding = trainer::PoolEmbeddingOptions{params.mc_samples, params.seed};
+  onboarding::RegistryRoundSource source(uploads, samples, platform.id);
+  const Status ran = onboarding::run_round(source, scorers.models, ask, round);
+  if (refused) return refused;
+  if (!ran) {
+    if (round->budget == 0) return error_response(ran);  // reading or embedding the pool
+    return error_response(ran, json::object{{"pool_size", static_cast<std::int64_t>(round->program_ids.size())},
+                                            {"tasks", round->task_keys.size()}});
+  }
+  return std::nullopt;
+}
+
 // GET /v1/sample-requests/{id}: the request and its items as JSON, or (Accept:
 // application/x-ndjson) the records to measure as TVM log lines.
 Response handle_get_sample_request(registry::SampleStore& samples, const Request& req) {
@@ -408,25 +435,11 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
         if (auto refused = refuse_by_sizes(name, *params, *sizes)) return std::move(*refused);
         spdlog::info("sample_request: platform={} reading and scoring a pool of {} tasks", name, sizes->size());
 
-        onboarding::RoundRequest ask;
-        std::optional<Response> refused;
-        ask.budget = [&](std::int64_t pool_size) -> std::optional<std::int64_t> {
-          std::int64_t budget = 0;
-          refused = refuse_budget(name, *params, pool_size, &budget);
-          return refused ? std::nullopt : std::optional<std::int64_t>(budget);
-        };
-        ask.options = round_options(*params);
-        ask.options.cancel = req.client_gone;  // stops the read and the selection when the client leaves
-        ask.embedding = trainer::PoolEmbeddingOptions{params->mc_samples, params->seed};
-        onboarding::RegistryRoundSource source(uploads, samples, platform->id);
         onboarding::Round round;
-        const Status ran = onboarding::run_round(source, scorers->models, ask, &round);
-        const auto n = static_cast<std::int64_t>(round.program_ids.size());
-        if (refused) return std::move(*refused);
-        if (!ran) {
-          if (round.budget == 0) return error_response(ran);  // reading or embedding the pool
-          return error_response(ran, json::object{{"pool_size", n}, {"tasks", round.task_keys.size()}});
+        if (auto answer = run_sample_round(req, *params, *scorers, *platform, uploads, samples, &round)) {
+          return std::move(*answer);
         }
+        const auto n = static_cast<std::int64_t>(round.program_ids.size());
 
         const auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
         const RoundTimes times{seconds(t0, round.embedded_at), seconds(round.embedded_at, round.selected_at)};
