@@ -24,7 +24,8 @@
 //      daemon's sample request does (trainer::PoolEmbedder with the current
 //      production model = the distill lineage's student, fast path, k's
 //      descriptor, others = descriptors of the platforms covered so far,
-//      --mc-samples, seed --seed; sampler::select budget ceil(fraction·pool),
+//      --mc-samples, seed --seed; sampler::select budget
+//      onboarding::budget_of_fraction(fraction, pool),
 //      default weights and min_per_task, seed --seed). Every method trains on
 //      that same set (an extra distill lineage selects with its own student).
 //      Methods, each from its own previous model:
@@ -44,11 +45,11 @@
 //                 term; with --old-weight-other-kind F the main lineage's
 //                 old KD on k's programs at F x --old-weight for an old
 //                 platform of another target kind (--old-weight-same-kind
-//                 F: of k's kind), as onboarding::old_weight_on_new_programs; with
+//                 F: of k's kind), as bench::old_weight_on_new_programs; with
 //                 --student-from-column the main lineage's student starts
 //                 from the column, EWC still anchored at the teacher; with
 //                 --teacher-mix M its student is mixed back with the teacher
-//                 in weight space, DistillTargets::teacher_mix}, --epochs);
+//                 in weight space, DistillLevers::teacher_mix}, --epochs);
 //                 its Fisher is the next teacher's.
 //        ft       plain fine-tuning: train_platform(init = previous, selected,
 //                 --epochs), no distillation.
@@ -132,6 +133,7 @@
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/distill_levers.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/records.h"
 #include "trainer/device.h"
@@ -139,6 +141,7 @@
 #include "trainer/fast_inference.h"
 #include "bench/lib/platform_data.h"
 #include "onboarding/distill.h"
+#include "onboarding/job_options.h"
 #include "onboarding/platform_data.h"
 #include "onboarding/round.h"
 #include "trainer/pool_embedding.h"
@@ -187,8 +190,8 @@ using tcl::core::write_file_atomic;
 // The distill job's bank ratio: a lineage at it is named as before the flag
 // existed (its name, cache key and header).
 const double kJobBankRatio = tr::DistillTargets{}.old_bank_ratio;
-const double kJobFeatureWeight = tr::DistillTargets{}.feature_weight;  // the same, for --feature-weight
-const double kJobTeacherMix = tr::DistillTargets{}.teacher_mix;        // the same, for --teacher-mix
+const double kJobFeatureWeight = tr::DistillLevers{}.feature_weight;  // the same, for --feature-weight
+const double kJobTeacherMix = tr::DistillLevers{}.teacher_mix;        // the same, for --teacher-mix
 // The student's learning rate of every cached student and log before --student-lr: a student at
 // it (the job's default) is named as before (cache key, lineage), one at any other rate by its rate.
 const double kUnnamedStudentLr = 2e-3;
@@ -210,20 +213,20 @@ struct Args {
   bool column_weight_constant = false;
   // --old-weight-other-kind F: the main lineage's old KD on the new
   // platform's programs weighs F times old_weight for an old platform of
-  // another target kind (onboarding::old_weight_on_new_programs); 1 = as the job.
+  // another target kind (bench::old_weight_on_new_programs); 1 = as the job.
   double old_weight_other_kind = 1;
   // --old-weight-same-kind F: the same for an old platform of the new one's
   // target kind (issue 19's lever of session 27: 0 = its KD on the bank
   // only, none without --old-bank).
   double old_weight_same_kind = 1;
   // --student-from-column: the main lineage's students start from their
-  // active column, not the teacher (DistillTargets::student_from_column).
+  // active column, not the teacher (DistillLevers::student_from_column).
   bool student_from_column = false;
   // --old-bank-ratio R: the main lineage's bank batches per measured batch
   // (DistillTargets::old_bank_ratio; issue 19's lever of session 24).
   double old_bank_ratio = kJobBankRatio;
   // --feature-weight W: the main lineage's feature KD on the bank
-  // (DistillTargets::feature_weight; issue 19's lever of session 25).
+  // (DistillLevers::feature_weight; issue 19's lever of session 25).
   double feature_weight = kJobFeatureWeight;
   // --student-lr LR: the main lineage's student's AdamW peak learning rate
   // (issue 19's lever of session 26; default the job's). Every column trains
@@ -231,7 +234,7 @@ struct Args {
   // the extra lineage's student at 2e-3, as before the flag.
   double student_lr = tr::kDistillStudentLearningRate;
   // --teacher-mix M: the main lineage's students mixed back with their
-  // teacher in weight space (DistillTargets::teacher_mix; issue 19's lever
+  // teacher in weight space (DistillLevers::teacher_mix; issue 19's lever
   // of session 27).
   double teacher_mix = kJobTeacherMix;
   std::int64_t old_bank = 0;  // --old-bank N: programs per old platform as the distills' bank (0 = none)
@@ -513,20 +516,22 @@ Result<Trained> train_cached(const Args& a, const std::string& what, const std::
   return t;
 }
 
+// A job's training request (onboarding::train_request) with the bench's
+// options: no evaluation split (it is scored outside and its tasks are not
+// in `records`), --base-max-records, no time budget; then the bench's own
+// settings (platform slots, threads, device, no per-epoch evaluation).
 tr::TrainRequest make_request(const Args& a, const SequencePlatform& p, std::span<const core::Record> records,
                               int epochs) {
-  tr::TrainRequest req;
-  req.data.records = records;
-  req.data.platform = p.platform;
-  req.data.options = tr::TrainRequest::default_data_options();
+  ob::JobOptions o;
+  o.eval_fraction = 0;
+  o.max_records = a.base_max_records;
+  o.epochs = epochs;
+  o.seed = a.seed;
+  o.time_budget_s = 0;
+  tr::TrainRequest req = ob::train_request(o, p.platform, records);
   req.data.options.descriptor_extra = platform_slot(a, p.name);
-  req.data.options.eval_fraction = 0;  // the evaluation split is scored outside and its tasks are not in `records`
-  req.data.options.max_records = a.base_max_records;
-  req.optimisation.epochs = epochs;
-  req.optimisation.seed = a.seed;
   req.resources.threads = a.threads;
   req.resources.device = a.device;
-  req.resources.time_budget_s = 0;
   req.resources.eval_each_epoch = false;
   return req;
 }
@@ -609,7 +614,7 @@ std::string picks_digest(const std::vector<std::int64_t>& picks) {
 
 Result<Selection> select_cached(const Args& a, const SequencePlatform& p, const std::string& model,
                                 const std::vector<std::vector<float>>& covered) {
-  const auto budget = static_cast<std::int64_t>(std::ceil(a.fraction * static_cast<double>(p.split.pool.size())));
+  const std::int64_t budget = ob::budget_of_fraction(a.fraction, static_cast<std::int64_t>(p.split.pool.size()));
   const std::string key =
       "select|" + p.name + "|" + tcl::sha256_hex(model) + "|covered " + std::to_string(covered.size()) + "|budget " +
       std::to_string(budget) + "|mc " + std::to_string(a.mc_samples) + "|seed " + std::to_string(a.seed) + "|weights " +
@@ -1087,8 +1092,8 @@ class StepSelections {
   std::map<std::string, Selection> by_model_;  // model sha → selection
 };
 
-// The factors of DistillTargets::old_weight_on_new_programs, for a cache key.
-std::string join_factors(const tr::DistillTargets& t) {
+// The factors of DistillLevers::old_weight_on_new_programs, for a cache key.
+std::string join_factors(const tr::DistillLevers& t) {
   std::string out;
   for (double f : t.old_weight_on_new_programs) out += (out.empty() ? "" : ",") + fmt("%g", f);
   return out;
@@ -1117,17 +1122,14 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   if (!column_score) return fail(l.name, column_score.status());
   print_score("column of " + l.name, p.name, *column_score);
   // Student: the distill job's plan (onboarding::plan_distillation) of the
-  // lineage's weights, then the two settings the job does not take — a
-  // constant column weight (the runs before session 19), the target-kind
-  // factors (issue 19's lever, not adopted) and the student's start.
+  // lineage's weights, then what the job does not take: a constant column
+  // weight, and the bench's levers (trainer::DistillLevers).
   tr::DistillTargets weights;
   weights.old_weight = l.old_weight;
   weights.ewc_weight = l.ewc;
   weights.unlabeled_ratio = l.unlabeled_ratio;
   weights.column_weight = l.column_weight;
   weights.old_bank_ratio = l.old_bank_ratio;
-  weights.feature_weight = l.feature_weight;
-  weights.teacher_mix = l.teacher_mix;
   const std::vector<core::Record> unlabeled =
       l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
   tr::DistillTargets targets = tcl::onboarding::plan_distillation(weights, {.column_checkpoint = column->checkpoint,
@@ -1136,12 +1138,15 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
                                                                             .unlabeled = unlabeled,
                                                                             .old_bank = old_bank});
   if (l.column_weight_constant) targets.column_weight = l.column_weight;
-  targets.old_weight_on_new_programs = tcl::onboarding::old_weight_on_new_programs(
-      p.descriptor, covered, l.old_weight_other_kind, l.old_weight_same_kind);
-  targets.student_from_column = l.student_from_column;
+  tr::DistillLevers levers;  // the bench's levers (bench/lib/distill_levers.h)
+  levers.feature_weight = l.feature_weight;
+  levers.teacher_mix = l.teacher_mix;
+  levers.old_weight_on_new_programs =
+      tcl::bench::old_weight_on_new_programs(p.descriptor, covered, l.old_weight_other_kind, l.old_weight_same_kind);
+  levers.student_from_column = l.student_from_column;
   tr::TrainRequest req = make_request(a, p, records, a.epochs);
   req.optimisation.learning_rate = l.student_lr;
-  req.start = tr::Distill{.teacher = {.init_checkpoint = l.model}, .targets = targets};
+  req.start = tr::Distill{.teacher = {.init_checkpoint = l.model}, .targets = targets, .levers = levers};
   const std::string key =
       "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(l.fisher) + "|column " +
       tcl::sha256_hex(column->checkpoint) + "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) +
@@ -1150,8 +1155,8 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       (targets.column_weight == kUnnamedColumnWeight ? std::string()
                                                      : "|column_weight " + fmt("%g", targets.column_weight)) +
       // Named only where a factor is not 1, so that a step with every old platform of k's kind is shared.
-      (targets.old_weight_on_new_programs.empty() ? std::string() : "|old on k " + join_factors(targets)) +
-      (targets.student_from_column ? "|from column" : "") +
+      (levers.old_weight_on_new_programs.empty() ? std::string() : "|old on k " + join_factors(levers)) +
+      (levers.student_from_column ? "|from column" : "") +
       (l.unlabeled_ratio > 0 ? "|unlabeled " + fmt("%g", l.unlabeled_ratio) + " of " +
                                    std::to_string(unlabeled.size()) + " max " + std::to_string(targets.max_unlabeled)
                              : std::string()) +
@@ -1159,9 +1164,9 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
       // Named only where it is not the job's, so that earlier caches still serve the default.
       (l.old_bank_ratio == kJobBankRatio ? std::string() : "|bank ratio " + fmt("%g", l.old_bank_ratio)) +
       // Named only where the term trains (a weight and a bank), so that the job's students are shared.
-      (targets.feature_weight == kJobFeatureWeight || targets.old_bank.empty()
+      (levers.feature_weight == kJobFeatureWeight || targets.old_bank.empty()
            ? std::string()
-           : "|feature " + fmt("%g", targets.feature_weight)) +
+           : "|feature " + fmt("%g", levers.feature_weight)) +
       (l.student_lr == kUnnamedStudentLr ? std::string() : "|lr " + fmt("%g", l.student_lr)) +
       (l.teacher_mix == kJobTeacherMix ? std::string() : "|teacher mix " + fmt("%g", l.teacher_mix)) + "|epochs " +
       std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);

@@ -23,7 +23,7 @@
 //      with the base (fast path), this platform's descriptor, others =
 //      the base platforms' descriptors, --mc-samples, seed = the run's seed.
 //   4. Per fraction f and strategy (rdu, random, r, d, u): onboarding::select_round
-//      with budget ceil(f·pool), min_per_task 2, --weights (rdu); then the
+//      with budget onboarding::budget_of_fraction(f, pool), min_per_task 2, --weights (rdu); then the
 //      base is fine-tuned on the picked records only (init_checkpoint = base,
 //      no eval split, --ft-epochs (more when --ft-min-steps asks), --ft-lr,
 //      seed) and scored on the held-out
@@ -957,7 +957,8 @@ int run_timing(const Args& a, const std::string& base) {
     std::fprintf(stderr, "embed: %s\n", e.status().to_string().c_str());
     return 1;
   }
-  const auto budget = static_cast<std::int64_t>(std::ceil(a.timing_fraction * static_cast<double>(all.size()) - 1e-9));
+  const std::int64_t budget =
+      tcl::onboarding::budget_of_fraction(a.timing_fraction, static_cast<std::int64_t>(all.size()));
   std::printf(
       "embed (PoolEmbedder: embeddings dim %lld + %d MC-dropout samples + 1 other conditioning, %d threads): "
       "%.2f s\n\n| strategy | budget | select s |\n|---|---|---|\n",
@@ -1150,8 +1151,7 @@ class PlatformRun {
 
   // One strategy at one fraction: its rounds of picks, then the fine-tune.
   int run_selection(std::uint64_t seed, double f, sampler::Strategy strategy, std::optional<Embedded>* base_emb) {
-    const auto budget =
-        std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(f * static_cast<double>(n) - 1e-9)));
+    const std::int64_t budget = tcl::onboarding::budget_of_fraction(f, static_cast<std::int64_t>(n));
     const std::string_view sname = sampler::strategy_name(strategy);
     const std::string key = run_key(name, seed, sname, f, tags.of(strategy));
     const std::string label =

@@ -1,7 +1,6 @@
 // bench_train — tcld's default training jobs without a database (issue 19
-// item 2): the call the daemon's job worker makes (trainer::train_platform,
-// daemon/job_worker.cc) with the options of a job that sets none
-// (api::JobOptions), on records files, on the CPU or on CUDA. Prints wall
+// item 2): the call a job makes (trainer::train_platform, onboarding/jobs.h) with the options of a job that sets none
+// (onboarding::JobOptions, onboarding::train_request), on records files, on the CPU or on CUDA. Prints wall
 // times and the evaluation split's top-1.
 //
 //   bench_train --data DIR|FILE [--device auto|cpu|cuda] [--threads T] [--time-budget S] [--seed N] [--out DIR]
@@ -33,16 +32,16 @@
 //       costs dropped, an equal share of max_old_bank each (the worker takes
 //       a share by program id and keeps each program once; --old-bank-ratio,
 //       default the job's, 0 = none). --feature-weight W: the feature term
-//       on the bank (DistillTargets::feature_weight; default the job's).
+//       on the bank (DistillLevers::feature_weight; default the job's).
 //       --student-lr LR: the student's peak learning rate (default the job's,
 //       trainer::kDistillStudentLearningRate; the column keeps fine-tuning's).
 //       --teacher-mix M: the student mixed back with the teacher in weight
-//       space after training (DistillTargets::teacher_mix; default the job's).
+//       space after training (DistillLevers::teacher_mix; default the job's).
 //       --old-weight W, --ewc E, --column-weight C: the old platforms' KD
 //       weight, EWC's and the column's per old platform (DistillTargets::
 //       old_weight, ewc_weight, the job's column_weight; default the job's).
 //       --old-weight-on-new F: every old platform's KD on the new platform's
-//       own programs at F x its weight (DistillTargets::old_weight_on_new_programs;
+//       own programs at F x its weight (DistillLevers::old_weight_on_new_programs;
 //       0 = the old terms read the bank only, none without a bank; default
 //       1, the job's).
 //       --target / --hardware-params: the platform of --data registered with
@@ -84,10 +83,12 @@
 #include "core/record.h"
 #include "core/task_split.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/distill_levers.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/platform_data.h"
 #include "bench/lib/records.h"
 #include "onboarding/distill.h"
+#include "onboarding/job_options.h"
 #include "onboarding/platform_data.h"
 #include "trainer/device.h"
 #include "trainer/train_job.h"
@@ -110,9 +111,9 @@ struct Args {
   int threads = 0;
   std::string out;
   double old_bank_ratio = tr::DistillTargets{}.old_bank_ratio;
-  double feature_weight = tr::DistillTargets{}.feature_weight;
+  double feature_weight = tr::DistillLevers{}.feature_weight;
   double student_lr = tr::kDistillStudentLearningRate;
-  double teacher_mix = tr::DistillTargets{}.teacher_mix;
+  double teacher_mix = tr::DistillLevers{}.teacher_mix;
   double old_weight = tr::DistillTargets{}.old_weight;
   double ewc = tr::DistillTargets{}.ewc_weight;
   double column_weight = tr::DistillTargets{}.column_weight;  // per old platform, as the job's option
@@ -242,20 +243,22 @@ tr::ProgressCallback progress_printer(const char* what, Clock::time_point t0) {
   };
 }
 
-// A job's request as the worker's make_request() builds it from default options.
+// A job's request from default options (onboarding::train_request), with
+// the flags' budget, seed and split salt, on the flags' device and threads.
 tr::TrainRequest default_request(const Args& a, const std::vector<core::Record>& records,
                                  const tr::Platform& platform) {
-  tr::TrainRequest r;
-  r.data.records = records;
-  r.data.platform = platform;
+  onboarding::JobOptions o;
+  o.time_budget_s = a.time_budget_s;
+  o.seed = a.seed;
+  if (auto device = tr::resolve_device(a.device); device) {
+    o.max_records = onboarding::effective_max_records(o, *device);  // as a job's
+  } else {
+    o.max_records = tr::TrainRequest::default_data_options().max_records;
+  }
+  tr::TrainRequest r = onboarding::train_request(o, platform, records);
   r.resources.device = a.device;
   r.resources.threads = a.threads;
-  r.resources.time_budget_s = a.time_budget_s;
-  r.optimisation.seed = a.seed;
   r.data.options.split_salt = a.split_salt;
-  if (auto device = tr::resolve_device(a.device); device) {
-    r.data.options.max_records = tr::default_max_records(*device);  // as the worker (api::effective_max_records)
-  }
   return r;
 }
 
@@ -355,8 +358,6 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   }
   tr::DistillTargets weights;  // the job's defaults but the flags'
   weights.old_bank_ratio = a.old_bank_ratio;
-  weights.feature_weight = a.feature_weight;
-  weights.teacher_mix = a.teacher_mix;
   weights.old_weight = a.old_weight;
   weights.ewc_weight = a.ewc;
   weights.column_weight = a.column_weight;
@@ -388,10 +389,14 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   request.optimisation.epochs = tr::kDistillStudentEpochs;
   request.optimisation.learning_rate = a.student_lr;
   tr::DistillTargets targets = onboarding::plan_distillation(weights, std::move(sources));
-  // One factor for every old platform, whatever its kind (empty at 1, as the job).
-  targets.old_weight_on_new_programs = onboarding::old_weight_on_new_programs(
+  // The bench's levers (bench/lib/distill_levers.h): one factor for every
+  // old platform, whatever its kind (empty at 1, as the job).
+  tr::DistillLevers levers;
+  levers.feature_weight = a.feature_weight;
+  levers.teacher_mix = a.teacher_mix;
+  levers.old_weight_on_new_programs = tcl::bench::old_weight_on_new_programs(
       onboarding::descriptor_vector(platform), targets.old_descriptors, a.old_weight_on_new, a.old_weight_on_new);
-  request.start = tr::Distill{.teacher = {.init_checkpoint = teacher}, .targets = targets};
+  request.start = tr::Distill{.teacher = {.init_checkpoint = teacher}, .targets = targets, .levers = levers};
   const Clock::time_point t1 = Clock::now();
   auto student = tr::train_platform(request, progress_printer("distill", t1));
   if (!student) {

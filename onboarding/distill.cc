@@ -47,16 +47,6 @@ double column_term_weight(double per_old_platform, std::size_t old_platforms) {
   return per_old_platform * static_cast<double>(std::max<std::size_t>(old_platforms, 1));
 }
 
-std::vector<double> old_weight_on_new_programs(std::span<const float> new_descriptor,
-                                               const std::vector<std::vector<float>>& old_descriptors,
-                                               double other_kind, double same_kind) {
-  std::vector<double> factors;
-  for (const auto& h : old_descriptors)
-    factors.push_back(core::same_target_kind(h, new_descriptor) ? same_kind : other_kind);
-  if (std::all_of(factors.begin(), factors.end(), [](double f) { return f == 1.0; })) factors.clear();
-  return factors;
-}
-
 bool wants_unlabeled(const trainer::DistillTargets& weights) {
   return weights.unlabeled_ratio > 0 && weights.max_unlabeled > 0;
 }
@@ -80,8 +70,6 @@ trainer::DistillTargets plan_distillation(const trainer::DistillTargets& weights
   if (wants_unlabeled(weights)) t.unlabeled = sources.unlabeled;
   t.old_bank_ratio = weights.old_bank_ratio;
   t.max_old_bank = weights.max_old_bank;
-  t.feature_weight = weights.feature_weight;
-  t.teacher_mix = weights.teacher_mix;
   if (wants_old_bank(weights, t.old_descriptors.size())) t.old_bank = sources.old_bank;
   return t;
 }

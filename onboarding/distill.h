@@ -2,9 +2,9 @@
 // the plan of a distill job (what the student learns from besides the
 // platform's measurements) and the evaluation of the distilled version
 // against its teacher on each platform it covers, which the promotion gate
-// (promotion_gate.h) then reads. The job worker (daemon/job_worker.cc) reads
-// the data through registry/ and trains through trainer/; these are the
-// steps between, plain functions over that data.
+// (promotion_gate.h) then reads. run_distill (jobs.h) reads the data through
+// a record source and trains through trainer/; these are the steps between,
+// plain functions over that data.
 //
 // Pure functions (evaluate_against_teacher runs the models on the CPU); thread-safe.
 // Torch-free header.
@@ -29,8 +29,8 @@ namespace tcl::onboarding {
 // low-rank adapter trained on production's trunk with every trunk weight
 // frozen; the version is production's checkpoint with that adapter kept for
 // the platform (trainer::attach_adapter: every other platform's model stays
-// production's, bit for bit) and production's Fisher. The job worker and
-// the benches start it here; the epochs and learning rate are the caller's
+// production's, bit for bit) and production's Fisher. run_distill and the
+// benches start it here; the epochs and learning rate are the caller's
 // (trainer::kDistillAdapterEpochs, kDistillAdapterLearningRate by default).
 //
 // Sets `request` to train the adapter: `tune` (its `adapter` and
@@ -67,28 +67,8 @@ struct DistillSources {
 // times their count, at least once. The old platforms' KD is a sum, old_weight
 // each, so a constant weight would give the new platform's teacher a smaller
 // share at every step; scaled, the column keeps old_weight : column_weight
-// against each old platform. Issue 19 chose it on a validation split (session
-// 19, docs/continual.md): the far platform's student (gpu-v100, third step)
-// +0.085 ± 0.057 top-1 over the constant weight's, no old platform's top-1
-// more than 0.001 below it.
+// against each old platform (docs/continual.md).
 double column_term_weight(double per_old_platform, std::size_t old_platforms);
-
-// The factors of old_weight each old platform's KD term takes on platform
-// k's own programs (DistillTargets::old_weight_on_new_programs): `same_kind`
-// for an old platform of k's target kind (core::same_target_kind),
-// `other_kind` for one of another kind. The teacher learned an old platform's order on
-// that platform's kind of programs; on another kind's (a CPU's order of GPU
-// schedules) its targets hold the student's shared trunk to an order nobody
-// measured, while the bank still carries the platform's own programs.
-// Empty when every factor is 1 (the trainer's default). Issue 19's lever
-// for the middle platform's gap to fine-tuning (docs/continual.md); not a
-// job default: session 21's validation split could not tell it from factor 1.
-// `same_kind` is session 27's: at 10% from a near GPU, the old KD on k's own
-// programs asked for the old order under a descriptor two floats from k's,
-// and cost the new platform most of what the old terms cost it.
-std::vector<double> old_weight_on_new_programs(std::span<const float> new_descriptor,
-                                               const std::vector<std::vector<float>>& old_descriptors,
-                                               double other_kind, double same_kind = 1.0);
 
 // Whether the unmeasured pool is read at all: `weights` ask for unlabeled inputs.
 bool wants_unlabeled(const trainer::DistillTargets& weights);
@@ -98,7 +78,8 @@ bool wants_unlabeled(const trainer::DistillTargets& weights);
 bool wants_old_bank(const trainer::DistillTargets& weights, std::size_t old_platforms);
 
 // The targets of the student: the loss weights, temperature, and the
-// unlabeled pool's and the bank's ratio and cap of `weights`, with the sources.
+// unlabeled pool's and the bank's ratio and cap of `weights`, with the
+// sources (a bench's levers, trainer::DistillLevers, are set beside them).
 // `weights.column_weight` is per old platform (the job's option); the plan's
 // is the term's, column_term_weight() of it and the sources' old platforms.
 trainer::DistillTargets plan_distillation(const trainer::DistillTargets& weights, DistillSources sources);
@@ -110,9 +91,9 @@ trainer::DistillTargets plan_distillation(const trainer::DistillTargets& weights
 // no Fisher (the column is never distilled from), no per-epoch evaluation.
 trainer::TrainRequest column_request(trainer::TrainRequest request, const trainer::FineTune& teacher, int epochs);
 
-// What the promotion gate judges a platform on (issue 19: a 0.01 loss must
-// show). An old platform: ALL its measured tasks — the lineage must keep
-// every one, the teacher and the student have both trained on most of them
+// What the promotion gate judges a platform on (a 0.01 loss must show).
+// An old platform: ALL its measured tasks — the lineage must keep every
+// one, the teacher and the student have both trained on most of them
 // (forgetting shows there too: the distillation never reads their
 // measurements), and 388 judged tasks of x86-24c resolve what its 36-task
 // standing split cannot; the standing split's tasks are reported apart
@@ -120,8 +101,8 @@ trainer::TrainRequest column_request(trainer::TrainRequest request, const traine
 // student trained on the rest, and the teacher's zero-shot is judged on
 // held-out tasks. Each task at most kJudgedProgramsPerTask measured
 // programs (the lowest program ids: uniform, independent of upload order).
-// 256: x86-24c is judged on 95k programs (1.6 GB, ~30 s on 2 busy cores);
-// 512 cost twice that for an se 5% lower (docs/benchmarks.md).
+// 256: x86-24c is judged on 95k programs (1.6 GB, ~30 s on 2 busy cores;
+// docs/benchmarks.md).
 inline constexpr std::int64_t kJudgedProgramsPerTask = 256;
 
 // A task's top-1 is one argmax: which program a model puts first flips
@@ -173,7 +154,7 @@ struct PairedScores {
 };
 
 // Student and teacher (checkpoint bytes) on `records` of one platform, all
-// of them (the caller picks the tasks and caps them: daemon/job_worker.cc
+// of them (the caller picks the tasks and caps them: jobs.h's run_distill
 // reads every task of an old platform, the standing split of the new one),
 // through trainer::score_checkpoints; per task, the values averaged over
 // its sets of programs (kProgramsPerSet above). Errors: its errors.

@@ -1,5 +1,5 @@
 // onboarding/promotion_gate.h — whether a distilled version takes over
-// `production` (DESIGN §5, issues "promotion gate" and 19).
+// `production` (DESIGN §5).
 //
 // What is compared: per platform the version (student) and its teacher on
 // the SAME tasks and programs (a paired comparison), task by task
@@ -27,7 +27,7 @@
 //
 // Why point estimates with a fixed margin, not a significance test: a
 // test on a small split lets a large loss through for want of evidence
-// (issue 19: a version 0.10 worse on 319 unseen tasks was promoted on 36).
+// (a version 0.10 worse on 319 unseen tasks passes on a 36-task split).
 // The gate judges enough tasks instead (onboarding/distill.h: all of an old
 // platform's, with top-1 averaged over sets of programs) that the task-mean
 // and the proxy resolve their margins. Measured on x86-24c's 388 tasks
@@ -39,7 +39,8 @@
 // 0.01 would refuse about one version in four that lost nothing; a sum
 // fall counts beyond 2 se. Default tuning_margin 0.10: the proxy's paired
 // se is 1.3–2.4% (relative) on those tasks, so 10% is 4–8 se — a real rise,
-// never noise — while the forgetting issue 19 saw moved it by 26–98%.
+// never noise — while forgetting along the continual sequence moved it by
+// 26–98% (docs/continual.md).
 //
 // Pure functions; thread-safe.
 #pragma once

@@ -1,6 +1,8 @@
 #include "onboarding/round.h"
 
 #include <cmath>
+#include <unordered_map>
+#include <utility>
 
 namespace tcl::onboarding {
 
@@ -73,6 +75,71 @@ Result<std::vector<sampler::Pick>> select_round(const RoundPool& p, std::int64_t
   so.random_share = options.random_share;
   so.cancel = options.cancel;
   return sampler::select(pool, so);
+}
+
+namespace {
+
+bool cancelled(const std::atomic<bool>* cancel) { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
+
+Status stopped() { return Status::cancelled("the round was cancelled before it was computed"); }
+
+// The pool: every unmeasured, not pending candidate, then the measured
+// programs of the pool's tasks.
+Status read_pool(RoundSource& source, const std::atomic<bool>* cancel, RoundPool* pool, Round* round) {
+  std::unordered_set<std::string> measured;
+  std::vector<std::pair<std::string, std::vector<core::Step>>> measured_programs;
+  Status read = source.measured([&](const std::string& program_id, SourceRecord& r) {
+    if (cancelled(cancel)) return false;
+    if (!measured.insert(program_id).second) return true;
+    if (pool->embedded()) {
+      if (const core::Record* record = r.get()) measured_programs.emplace_back(record->workload_key, record->steps);
+    }
+    return true;
+  });
+  if (!read) return read;
+  if (cancelled(cancel)) return stopped();
+  auto pending = source.pending();
+  if (!pending) return pending.status();
+
+  round->measured = measured.size();
+  std::unordered_map<std::string, std::int32_t> task_index;
+  Status failure;
+  read = source.candidates([&](const std::string& program_id, SourceRecord& r) {
+    if (cancelled(cancel)) return false;  // embedding is the long part: stop between records
+    if (measured.count(program_id) || pending->count(program_id)) return true;
+    const core::Record* record = r.get();
+    if (record == nullptr) return true;
+    auto [it, added] = task_index.try_emplace(record->workload_key, static_cast<std::int32_t>(round->task_keys.size()));
+    if (added) round->task_keys.push_back(record->workload_key);
+    round->program_ids.push_back(program_id);
+    failure = pool->add_candidate(it->second, record->steps);
+    return failure.is_ok();
+  });
+  if (!read) return read;
+  if (!failure) return failure;
+  if (cancelled(cancel)) return stopped();
+  for (const auto& [key, steps] : measured_programs) {
+    auto it = task_index.find(key);
+    if (it == task_index.end()) continue;
+    if (Status s = pool->add_measured(it->second, steps); !s) return s;
+  }
+  return pool->finish(static_cast<std::int32_t>(round->task_keys.size()));
+}
+
+}  // namespace
+
+Status run_round(RoundSource& source, const RoundModels& models, const RoundRequest& request, Round* round) {
+  RoundPool pool(models, request.embedding);
+  if (Status s = read_pool(source, request.options.cancel, &pool, round); !s) return s;
+  const std::optional<std::int64_t> budget = request.budget(pool.size());
+  if (!budget) return Status::ok();
+  round->budget = *budget;
+  round->embedded_at = std::chrono::steady_clock::now();
+  auto picks = select_round(pool, *budget, request.options);
+  if (!picks) return picks.status();
+  round->picks = std::move(*picks);
+  round->selected_at = std::chrono::steady_clock::now();
+  return Status::ok();
 }
 
 }  // namespace tcl::onboarding

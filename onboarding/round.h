@@ -1,9 +1,12 @@
 // onboarding/round.h — one sample-request round (DESIGN §6): which of a
 // platform's unmeasured candidates to measure next, with the R/D/U terms of
 // each pick. The one implementation behind POST /v1/platforms/{name}/
-// sample-requests (api/handlers/sample_requests.cc) and bench_onboarding.
+// sample-requests (api/handlers/sample_requests.cc) and the benches.
 //
-// A round is built in two calls:
+// run_round() is the workflow: it reads the platform's pool through a
+// RoundSource (tcld's: registry_source.h), embeds it, asks the caller for
+// the budget and picks. Underneath, a round is built in two calls (a bench
+// that picks several budgets from one embedded pool calls them itself):
 //   1. RoundPool: the candidates, then the measured programs of the same
 //      tasks, streamed in (programs are embedded pass by pass, so a large
 //      pool is never held as records). With a student, each candidate gets
@@ -21,9 +24,13 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
+#include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/record.h"
@@ -88,5 +95,60 @@ std::int64_t budget_of_fraction(double fraction, std::int64_t pool);
 // (kInvalidArgument naming the parameter), e.g. budget > pool.size().
 Result<std::vector<sampler::Pick>> select_round(const RoundPool& pool, std::int64_t budget,
                                                 const RoundOptions& options);
+
+// A record a source streams, parsed on first need (most of a pool's
+// records are only counted or skipped).
+class SourceRecord {
+ public:
+  virtual ~SourceRecord() = default;
+  // The record; nullptr when it does not parse (a source's upload checks
+  // make that rare; such a record is skipped).
+  virtual const core::Record* get() = 0;
+};
+
+// What a round reads of one platform.
+class RoundSource {
+ public:
+  virtual ~RoundSource() = default;
+  // Every measurement of the platform (failed ones too) with its program
+  // id; `sink` returning false stops the read (OK).
+  virtual Status measured(const std::function<bool(const std::string& program_id, SourceRecord& record)>& sink) = 0;
+  // Programs picked by open rounds and not measured yet: not offered again.
+  virtual Result<std::unordered_set<std::string>> pending() = 0;
+  // Every candidate of the platform with its program id (measured ones
+  // too); `sink` returning false stops the read (OK).
+  virtual Status candidates(const std::function<bool(const std::string& program_id, SourceRecord& record)>& sink) = 0;
+};
+
+// A round as asked.
+struct RoundRequest {
+  // The budget for a pool of `pool_size` candidates (budget_of_fraction for
+  // a fraction), or nullopt to refuse the round (the caller says why).
+  std::function<std::optional<std::int64_t>(std::int64_t pool_size)> budget;
+  RoundOptions options;                     // options.cancel also stops the read
+  trainer::PoolEmbeddingOptions embedding;  // MC samples and seed (unused without a student)
+};
+
+// A round as run: what was read, and the picks.
+struct Round {
+  // The pool in pick-index order: each candidate's program id, and the task
+  // keys (workload keys, numbered in order of first appearance).
+  std::vector<std::string> program_ids;
+  std::vector<std::string> task_keys;
+  std::size_t measured = 0;  // distinct programs measured on the platform
+  std::int64_t budget = 0;   // 0: refused by RoundRequest::budget (no picks)
+  std::vector<sampler::Pick> picks;
+  std::chrono::steady_clock::time_point embedded_at, selected_at;  // when the pool was ready; picked
+};
+
+// One round (DESIGN §6): the platform's candidates that are neither
+// measured nor pending in another round, embedded as RoundPool does (tasks
+// numbered in order of first appearance), then the measured programs of the
+// pool's tasks (Diversity), then the budget and select_round. `*round` is
+// filled as the steps go, so that an error can be reported with what was
+// read (the pool's size and tasks). kCancelled when options.cancel turned
+// true during the read; the source's, the embedder's and select_round's
+// errors.
+Status run_round(RoundSource& source, const RoundModels& models, const RoundRequest& request, Round* round);
 
 }  // namespace tcl::onboarding

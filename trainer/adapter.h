@@ -1,4 +1,4 @@
-// trainer/adapter.h — a per-platform adapter (issue 19 item 4): a low-rank
+// trainer/adapter.h — a per-platform adapter: a low-rank
 // delta on chosen Dense layers of a trained Mamba model, every other weight
 // frozen (LoRA):
 //   W  →  W + B·A      A [rank, in] ~ U(±1/√in), B [out, rank] = 0

@@ -43,7 +43,7 @@ enum class TokenEncoding : std::uint8_t {
   kTlp,    // core::encode_tlp: TLP's step-kind one-hot + raw arguments (baselines);
            // kTlpGpu for targets with the "gpu" key, else kTlpCpu
   // core::encode_workload's token, then the steps' tokens (at most max_len - 1
-  // of them): issue 19 item 5's workload lever. Benchmarks only (bench_quality
+  // of them). Benchmarks only (bench_quality
   // "mamba:workload"): the daemon's jobs, predict and distillation encode kSteps.
   kStepsWorkload,
 };
@@ -96,8 +96,8 @@ struct DatasetOptions {
   ValidationSplit validation_split = ValidationSplit::kPrograms;
   // Appended to the platform's descriptor (core::kHardwareDim floats), so the
   // model reads kHardwareDim + size() (bench_continual --platform-slots: a
-  // one-hot per platform, the cheapest per-platform adapter; measured and not
-  // adopted, docs/continual.md). The jobs, the API and predict leave it empty.
+  // one-hot per platform, the cheapest per-platform adapter;
+  // docs/continual.md). The jobs, the API and predict leave it empty.
   std::vector<float> descriptor_extra;
 };
 

@@ -44,11 +44,11 @@ Status check_targets(const Distill& d, const Dataset& ds) {
   if (kd.max_unlabeled < 0) return Status::invalid_argument("train: max_unlabeled must be >= 0");
   if (!(kd.old_bank_ratio >= 0)) return Status::invalid_argument("train: old_bank_ratio must be >= 0");
   if (kd.max_old_bank < 0) return Status::invalid_argument("train: max_old_bank must be >= 0");
-  if (!(kd.feature_weight >= 0) || !std::isfinite(kd.feature_weight))
+  if (!(d.levers.feature_weight >= 0) || !std::isfinite(d.levers.feature_weight))
     return Status::invalid_argument("train: feature_weight must be finite and >= 0");
-  if (!(kd.teacher_mix >= 0 && kd.teacher_mix <= 1))
+  if (!(d.levers.teacher_mix >= 0 && d.levers.teacher_mix <= 1))
     return Status::invalid_argument("train: teacher_mix must be in [0, 1]");
-  const std::vector<double>& on_new = kd.old_weight_on_new_programs;
+  const std::vector<double>& on_new = d.levers.old_weight_on_new_programs;
   if (!on_new.empty() && on_new.size() != kd.old_descriptors.size()) {
     return Status::invalid_argument("train: old_weight_on_new_programs has " + std::to_string(on_new.size()) +
                                     " factors for " + std::to_string(kd.old_descriptors.size()) + " old platforms");
@@ -133,7 +133,8 @@ Status fill_targets(const DistillSetup& s, const CostModel& teacher, const CostM
     }
     const DistillTargets& kd = s.distill->targets;
     for (std::size_t j = 0; j < kd.old_descriptors.size(); ++j) {
-      if (!(old_term_weight(kd, j, src.old_bank) > 0)) {  // a term that weighs nothing here reads no target
+      if (!(old_term_weight(kd, s.distill->levers, j, src.old_bank) >
+            0)) {  // a term that weighs nothing here reads no target
         src.old_targets.emplace_back();
         continue;
       }
@@ -159,12 +160,12 @@ Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& mod
     if (!c) return c.status().with_context("train: active column");
     column = std::move(*c);
   }
-  if (kd.student_from_column && !same_layout((*teacher)->config(), column->config())) {
+  if (s.distill->levers.student_from_column && !same_layout((*teacher)->config(), column->config())) {
     // The student has the column's weights and EWC the teacher's: one layout.
     return Status::invalid_argument(
         "train: student_from_column needs a column of the teacher's config (its fine-tune)");
   }
-  DistillTerms terms{.weights = kd};
+  DistillTerms terms{.weights = kd, .levers = s.distill->levers};
   for (const auto& h : kd.old_descriptors) {
     if (static_cast<std::int64_t>(h.size()) != s.config->descriptor_dim) {
       return Status::invalid_argument("train: an old platform's descriptor has " + std::to_string(h.size()) +
@@ -175,7 +176,7 @@ Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& mod
   // KD-only batches of platform k's pool need a KD term that reads them.
   bool kd_term = column && kd.column_weight > 0;
   for (std::size_t j = 0; j < terms.old_descriptors.size(); ++j) {
-    kd_term = kd_term || old_term_weight(kd, j, /*old_bank=*/false) > 0;
+    kd_term = kd_term || old_term_weight(kd, s.distill->levers, j, /*old_bank=*/false) > 0;
   }
   // The ratios count measured batches only.
   std::int64_t measured = 0;
@@ -210,7 +211,7 @@ Result<DistillTerms> prepare_distillation(const DistillSetup& s, ScoreModel& mod
     for (const torch::Tensor& p : (*teacher)->score_model()->parameters())
       terms.anchor.push_back(p.detach().to(s.device).clone());
   }
-  if (kd.feature_weight > 0 && inputs->old_bank) {
+  if (s.distill->levers.feature_weight > 0 && inputs->old_bank) {
     // The feature term's targets come from T at each bank batch (a d_model
     // row per program and old platform would not fit beside the bank).
     terms.teacher = (*teacher)->score_model();

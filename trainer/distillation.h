@@ -15,7 +15,7 @@
 // (DistillTargets::old_bank) is a source of its own the same way, read by
 // the old-platform KD terms only (no column target), when old_weight > 0 and
 // there are old platforms; none of its tasks is left out (they are not
-// platform k's). With feature_weight > 0 and a bank, the teacher itself is
+// platform k's). With DistillLevers::feature_weight > 0 and a bank, the teacher itself is
 // kept on the device (DistillTerms::teacher) for the feature term's targets;
 // without a bank the weight is unused.
 //
@@ -61,7 +61,7 @@ struct DistillInputs {
 Result<DistillTerms> prepare_distillation(const DistillSetup& setup, ScoreModel& model,
                                           std::vector<BatchSource>* sources, DistillInputs* inputs);
 
-// DistillTargets::teacher_mix after training: every floating parameter and
+// DistillLevers::teacher_mix after training: every floating parameter and
 // buffer of `student` becomes (1 - teacher_mix) · its own + teacher_mix ·
 // the teacher's, in place on the student's device. 0 leaves it as it is.
 // kInvalidArgument: teacher_mix outside [0, 1] or a teacher of another

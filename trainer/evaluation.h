@@ -139,7 +139,7 @@ TuningProxy tuning_proxy(std::span<const std::int64_t> groups, std::span<const d
 TuningProxy random_tuning_proxy(std::span<const std::int64_t> groups, std::span<const double> latencies,
                                 int draws = kRandomOrderDraws, std::uint64_t seed = 0x5eed);
 
-// An ensemble of rankers (issue 19 item 5's lever): the mean of the members'
+// An ensemble of rankers (a lever bench_quality measures): the mean of the members'
 // scores after standardising each member within each task (z = (s - mean) /
 // sd over the task's programs; a task where a member gives every program the
 // same score contributes 0 for it), since a ranking model's scores carry an

@@ -18,9 +18,9 @@ torch::Tensor label_loss(const torch::Tensor& scores, const Batch& batch, const 
   return lambda_rank_loss(scores, batch.labels, batch.groups, options.lambda_rank);
 }
 
-double old_term_weight(const DistillTargets& w, std::size_t j, bool old_bank) {
-  if (old_bank || w.old_weight_on_new_programs.empty()) return w.old_weight;
-  return w.old_weight * w.old_weight_on_new_programs.at(j);
+double old_term_weight(const DistillTargets& w, const DistillLevers& levers, std::size_t j, bool old_bank) {
+  if (old_bank || levers.old_weight_on_new_programs.empty()) return w.old_weight;
+  return w.old_weight * levers.old_weight_on_new_programs.at(j);
 }
 
 namespace {
@@ -50,7 +50,7 @@ torch::Tensor old_platform_terms(ScoreModel& model, const BatchSource& src, cons
            listwise_kd(model.forward(batch.tokens, batch.lengths, hb), target, batch.chunk_sizes, w.temperature);
   }
   const torch::Tensor embedding = model.embed(batch.tokens, batch.lengths, hb);
-  return w.feature_weight * feature_kd(embedding, *teacher_embedding) +
+  return distill.levers.feature_weight * feature_kd(embedding, *teacher_embedding) +
          weight * listwise_kd(model.score_embedding(embedding), target, batch.chunk_sizes, w.temperature);
 }
 
@@ -74,11 +74,11 @@ torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch&
     loss = loss + w.column_weight * listwise_kd(scores, gather_rows(src.column_target, batch, device),
                                                 batch.chunk_sizes, w.temperature);
   }
-  const bool feature_term = src.old_bank && distill->teacher != nullptr && w.feature_weight > 0;
+  const bool feature_term = src.old_bank && distill->teacher != nullptr && distill->levers.feature_weight > 0;
   const std::vector<torch::Tensor> teacher =
       feature_term ? teacher_embeddings(*distill, batch) : std::vector<torch::Tensor>{};
   for (std::size_t j = 0; j < src.old_targets.size(); ++j) {
-    const double weight = old_term_weight(w, j, src.old_bank);
+    const double weight = old_term_weight(w, distill->levers, j, src.old_bank);
     if (!(weight > 0)) continue;  // no forward pass for a term that weighs nothing
     loss = loss + old_platform_terms(model, src, batch, *distill, j, weight, feature_term ? &teacher[j] : nullptr);
   }

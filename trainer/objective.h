@@ -57,6 +57,7 @@ struct DistillTerms {
   std::vector<torch::Tensor> old_descriptors = {};      // [1, D] each, in DistillTargets order
   std::vector<torch::Tensor> fisher = {}, anchor = {};  // EWC: the teacher's F and θ_T; empty = no EWC
   std::shared_ptr<ScoreModel> teacher = {};             // T on the device, eval mode: feature KD's targets; null = none
+  DistillLevers levers = {};                            // the factors on k's programs, the feature weight
 };
 
 struct LabelLossOptions {
@@ -72,7 +73,7 @@ torch::Tensor label_loss(const torch::Tensor& scores, const Batch& batch, const 
 // The weight of old platform j's KD term on a batch of a source: old_weight
 // on the bank (old_bank), old_weight times old_weight_on_new_programs[j] on
 // platform k's programs (its factors given).
-double old_term_weight(const DistillTargets& w, std::size_t j, bool old_bank);
+double old_term_weight(const DistillTargets& w, const DistillLevers& levers, std::size_t j, bool old_bank);
 
 // The loss of `batch` (gathered from src.train); `distill` null = the label loss only.
 torch::Tensor batch_loss(ScoreModel& model, const BatchSource& src, const Batch& batch, const DistillTerms* distill,

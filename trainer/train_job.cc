@@ -92,7 +92,7 @@ FineTune* fine_tune_of(TrainStart& start) {
 
 Status check_start(const TrainStart& start) {
   const auto* distill = std::get_if<Distill>(&start);
-  if (distill != nullptr && distill->targets.student_from_column && distill->targets.column_checkpoint.empty())
+  if (distill != nullptr && distill->levers.student_from_column && distill->targets.column_checkpoint.empty())
     return Status::invalid_argument("train: student_from_column needs the column's checkpoint");
   const FineTune* tune = fine_tune_of(start);
   if (tune == nullptr) return Status::ok();
@@ -148,7 +148,7 @@ RunInput input_of(const TrainRequest& r) {
   }
   in.joint = std::get_if<JointTraining>(&r.start);
   in.distill = std::get_if<Distill>(&r.start);
-  if (in.distill != nullptr && in.distill->targets.student_from_column) {
+  if (in.distill != nullptr && in.distill->levers.student_from_column) {
     in.init_checkpoint = in.distill->targets.column_checkpoint;  // check_start: not empty
   }
   return in;
@@ -337,7 +337,7 @@ Result<TrainResult> run(const RunInput& in, const ProgressCallback& progress, Cl
   }
   if (in.distill != nullptr) {
     const Distill& d = *in.distill;
-    if (Status s = mix_with_teacher(model, d.teacher.init_checkpoint, d.targets.teacher_mix); !s) return s;
+    if (Status s = mix_with_teacher(model, d.teacher.init_checkpoint, d.levers.teacher_mix); !s) return s;
   }
   if (Status s = finish(*made, sources.front(), eval, in, &out); !s) return s;
   out.wall_s = seconds_since(start);

@@ -106,11 +106,10 @@ struct TrainData {
   }
 };
 
-// Training programs at most when a job names none, by where it trains
-// (issue 19 items 5 and 7): on CUDA every program (0, no cap) — all of
-// x86-24c trains in about a minute on an H100 and scores better on held-out
-// tasks than any cap (docs/benchmarks.md, the setting chosen on a validation
-// split); on the CPU TrainData::default_options()'s 100,000, which fit the
+// Training programs at most when a job names none, by where it trains: on
+// CUDA every program (0, no cap) — all of x86-24c trains in about a minute
+// on an H100 and scores better on held-out tasks than any cap
+// (docs/benchmarks.md); on the CPU TrainData::default_options()'s 100,000, which fit the
 // default time budget. `device` is a resolved one (resolve_device).
 std::int64_t default_max_records(Device device);
 
@@ -241,7 +240,7 @@ struct JointTraining {
 
 // What the student is distilled towards while it learns platform k (the
 // records of TrainRequest), starting from the teacher T (Distill; or from
-// the column C: student_from_column):
+// the column C: DistillLevers::student_from_column):
 //   loss = label_weight  · LambdaRank(S(x, h_k), labels)
 //        + column_weight · KD(S(x, h_k), C(x, h_k))        the active column
 //        + old_weight    · Σ_j KD(S(x, h_j), T(x, h_j))    every old platform j
@@ -269,11 +268,7 @@ struct DistillTargets {
   // order on the old platforms' own programs is kept, not only on platform
   // k's. Empty, old_bank_ratio 0 or max_old_bank 0 = none. Read during the call.
   std::span<const core::Record> old_bank{};
-  // Bank batches per measured batch, per epoch (docs/continual.md). At 4, a 10%
-  // distill from one old platform kept it (session 24), but along the continual
-  // sequence no old platform forgot less and gpu-v100 learned 0.048 less
-  // (session 25, 18 seeds), so 1 stays.
-  double old_bank_ratio = 1.0;
+  double old_bank_ratio = 1.0;         // bank batches per measured batch, per epoch (docs/continual.md)
   std::int64_t max_old_bank = 50'000;  // programs kept (a seeded share of every task, at least 2 each)
   // About this many programs of `unlabeled` kept (the same seeded share of
   // every task, at least 2 each); 0 = none. Their tokens take L · 200 bytes
@@ -283,92 +278,71 @@ struct DistillTargets {
   // The column term's weight as given. A distill job's option is per old
   // platform: onboarding::column_term_weight() turns it into this.
   double column_weight = 1.0;
-  // Issue 19's continual study (docs/continual.md): with 12 student epochs
-  // and the bank, old KD 2 and EWC 0.2 lost at most 0.007 of x86-24c's
-  // top-1 task-mean per step (9 seeds); 1 and 0.05 lost 0.012-0.018, 4 and
-  // 0.5 cost gpu-v100 0.06 against fine-tuning.
-  double old_weight = 2.0;
+  double old_weight = 2.0;  // each old platform's KD term (docs/continual.md)
+  double ewc_weight = 0.2;
+  double temperature = 1.0;
+};
+
+// Settings of a distillation that no job sets: the benches' levers
+// (bench/lib/distill_levers.h reads them from flags; docs/continual.md
+// tells what each measured). The defaults leave the distillation as
+// DistillTargets alone makes it.
+struct DistillLevers {
   // Each old platform's KD weight on platform k's own programs (measured and
   // unmeasured) as a factor of old_weight, in old_descriptors order; empty =
   // 1 each. The bank's inputs always weigh old_weight. 0 leaves an old
-  // platform's KD to its own programs (the bank): the teacher never learned
-  // its order of another kind's programs (onboarding::
-  // old_weight_on_new_programs). Each >= 0.
+  // platform's KD to its own programs (the bank). Each >= 0.
   std::vector<double> old_weight_on_new_programs{};
-  double ewc_weight = 0.2;
-  double temperature = 1.0;
   // Where the student's weights start: the teacher T's (false), or the
   // column's (true; needs column_checkpoint, a fine-tune of T with T's
   // config): then the student begins as platform k's best ranker and the
   // old-platform terms pull it back towards T's order. EWC's anchor is T's
-  // weights either way, and auto_schedule's zero-shot fit still judges T. Issue 19's lever for
-  // the student's gap to its column (bench_continual --student-from-column);
-  // not adopted: on the validation split (session 22, 18 seeds) both GPUs
-  // gained ~0.025 top-1 inside the noise and x86-24c lost 0.005.
+  // weights either way, and auto_schedule's zero-shot fit still judges T.
   bool student_from_column = false;
   // Feature KD on the old platforms' bank: feature_weight · FD(E_S(x, h_j),
   // E_T(x, h_j)) beside each old platform's listwise KD there, E = the
   // embedding after FiLM (ScoreModel::embed), FD = distill_loss.h's relative
   // squared distance. It holds the shared representation the old scores
   // are read from, not only their order. 0 = none; unused where no bank is
-  // (see old_bank). Issue 19's named lever (bench_continual
-  // --feature-weight); not adopted: at 2 (session 26, 18 seeds on the
-  // validation split) gpu-2080ti forgot 0.030 less at the third step but was
-  // learned 0.019 worse at its own.
+  // (see DistillTargets::old_bank).
   double feature_weight = 0.0;
   // The teacher's share when the trained student is mixed back with it in
   // weight space: the result is (1 - teacher_mix) · S + teacher_mix · T,
   // parameter by parameter (WiSE-FT's interpolation, Wortsman et al. 2022,
-  // with T as the init). The student starts from T, so the two lie in one
-  // basin and the mix trades platform k's gain for T's order on the old
-  // platforms without any old measurement. The mix is with T also when the
-  // student started from the column (student_from_column). 0 = the student
-  // as trained; in [0, 1]. The eval metrics, eval scores and the Fisher are
-  // the mix's; the per-epoch validation and the best epoch are the
-  // student's as it trained. Issue 19's lever of session 27 (bench_continual
-  // --teacher-mix); not adopted: along the sequence it cost gpu-v100's
-  // student 0.058 at 0.25 and bought x86-24c 0.003 (docs/continual.md).
+  // with T as the init). The mix is with T also when the student started
+  // from the column. 0 = the student as trained; in [0, 1]. The eval
+  // metrics, eval scores and the Fisher are the mix's; the per-epoch
+  // validation and the best epoch are the student's as it trained.
   double teacher_mix = 0.0;
 };
 
 // The epochs of a distill (the job's defaults, bench_train's and
-// bench_continual's): the active column's fine-tune, then the student. At 6
-// student epochs a far platform (gpu-v100) stayed 0.06-0.10 under plain
-// fine-tuning; at 12 within 0.012. The column is the student's teacher for
-// the new platform, so it gets fine-tuning's 12 epochs too: at 6 it held
-// gpu-2080ti's student 0.026 lower (docs/continual.md).
+// bench_continual's): the active column's fine-tune, then the student
+// (docs/continual.md).
 inline constexpr int kDistillColumnEpochs = 12;
 inline constexpr int kDistillStudentEpochs = 12;
 
 // The student's AdamW peak learning rate in a distill (the job's default,
 // its option learning_rate; the column fine-tunes at Optimisation's 2e-3
-// whatever this is, column_request). Issue 19's lever of session 26, kept
-// at the column's: 4e-3 passed its rule on bench_continual's validation
-// split (18 seeds: gpu-v100's student +0.062 ± 0.028 top-1, gpu-2080ti
-// after the third step +0.066 ± 0.034, x86-24c -0.004 ± 0.007), but where
-// a 10% distill from one old platform is judged by the promotion gate
-// (bench/gate_check.sh, the job worker's path, four subsets) it lost
-// 0.0125 ± 0.0072 more of gpu-v100's top-1 and kept none of four; on
-// held-out tasks its gains were inside the noise (docs/continual.md).
+// whatever this is, onboarding::column_request; docs/continual.md).
 inline constexpr double kDistillStudentLearningRate = 2e-3;
 
 // A distill job's adapter (its "method": "adapter", the default; trainer/
 // adapter.h): rank 4 on every Dense layer (8,860 parameters a platform for
-// the default student), learning rate 0.01, 24 epochs. Chosen by a rule
-// fixed before the deciding run (draws 1-8 of three onboarding cases choose,
-// 9-16 report): within 0.02 of fine-tuning on the same 10% in the mean on
-// gpu-v100 and gpu-2080ti, every old platform unchanged by construction
-// (docs/continual.md, "The per-platform adapter").
+// the default student), learning rate 0.01, 24 epochs (docs/continual.md,
+// "The per-platform adapter").
 inline constexpr AdapterOptions kDistillAdapter{.rank = 4, .layers = AdapterLayers::kAll};
 inline constexpr int kDistillAdapterEpochs = 24;
 inline constexpr double kDistillAdapterLearningRate = 0.01;
 
 // Continual distillation (DESIGN §5 "Compress"): a fine-tune of the teacher
 // T (teacher.init_checkpoint; auto_schedule as for any fine-tune) distilled
-// towards `targets`. Needs the steps encoding (kInvalidArgument otherwise).
+// towards `targets`, with the benches' `levers` (none by default). Needs
+// the steps encoding (kInvalidArgument otherwise).
 struct Distill {
   FineTune teacher{};
   DistillTargets targets{};
+  DistillLevers levers{};
 };
 
 using TrainStart = std::variant<FreshModel, FineTune, JointTraining, Distill>;

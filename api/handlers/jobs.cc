@@ -6,8 +6,8 @@
 
 #include "api/handlers/platforms.h"
 #include "api/http_error.h"
-#include "api/job_options.h"
 #include "api/json_body.h"
+#include "onboarding/job_options.h"
 
 namespace tcl::api {
 namespace json = boost::json;
@@ -73,12 +73,12 @@ void add_job_routes(Router& router, registry::PlatformStore& platforms, registry
         json::object options = *body;
         options.erase("kind");
         // Bad options fail here, before a job exists (the worker reads them again).
-        auto checked = parse_job_options(json::serialize(options), *kind);
+        auto checked = onboarding::parse_job_options(json::serialize(options), *kind);
         if (!checked) return error_response(checked.status());
         // A distill's method is stored as resolved, so that the job runs as
         // queued whatever a later build's default is.
         if (*kind == registry::JobKind::kDistill && !options.contains("method")) {
-          options["method"] = distill_method_name(checked->method);
+          options["method"] = onboarding::distill_method_name(checked->method);
         }
         auto job = jobs.enqueue(platform->id, *kind, json::serialize(options));
         if (!job) return error_response(job.status());

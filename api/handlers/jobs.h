@@ -1,6 +1,6 @@
 // api/handlers/jobs.h — training and distillation jobs:
 //   POST /v1/platforms/{name}/jobs   {"kind": "train"|"distill", ...options} → 202, the job;
-//                                    400 naming a bad option (api/job_options.h), nothing queued
+//                                    400 naming a bad option (onboarding/job_options.h), nothing queued
 //   GET  /v1/platforms/{name}/jobs   the platform's recent jobs
 //   GET  /v1/jobs/{id}               state, progress, error, result version
 //   POST /v1/jobs/{id}/cancel        queued → cancelled now; running → stops at its next heartbeat

@@ -4,6 +4,7 @@
 
 #include "api/http_error.h"
 #include "api/json_body.h"
+#include "onboarding/onboarding_state.h"
 
 namespace tcl::api {
 namespace json = boost::json;
@@ -34,11 +35,7 @@ json::object platform_json(const registry::PlatformRow& p, bool with_counts) {
                                {"measurements", p.counts.measurements},
                                {"failed", p.counts.failed},
                                {"candidates", p.counts.candidates}};
-    // Onboarding state follows from the counts until the lineage tracks it.
-    std::string state = "registered";
-    if (p.counts.candidates > 0) state = "pool_uploaded";
-    if (p.counts.measurements > 0) state = "measuring";
-    o["onboarding"] = json::object{{"state", state}};
+    o["onboarding"] = json::object{{"state", onboarding::onboarding_state(p.counts)}};
   }
   return o;
 }

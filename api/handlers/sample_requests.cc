@@ -13,7 +13,6 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -23,6 +22,7 @@
 #include "api/metrics.h"
 #include "core/features.h"
 #include "core/record.h"
+#include "onboarding/registry_source.h"
 #include "onboarding/round.h"
 #include "sampler/rdu.h"
 #include "trainer/pool_embedding.h"
@@ -196,75 +196,15 @@ onboarding::RoundOptions round_options(const SampleParams& p) {
   return o;
 }
 
-Status client_left() { return Status::cancelled("the client left before the sample request was computed"); }
-
-// What read_round_pool found besides the pool: the candidates' ids and task
-// keys in pool order, and how many programs are measured on the platform.
-struct PoolRead {
-  std::vector<std::string> program_ids;
-  std::vector<std::string> task_keys;
-  std::size_t measured = 0;
-};
-
-// The round's pool from the registry: the platform's candidates that have
-// no measurement on it and are not pending in another open request (tasks
-// numbered in order of first appearance), then the measured programs of the
-// pool's tasks.
-Result<PoolRead> read_round_pool(registry::UploadStore& uploads, registry::SampleStore& samples,
-                                 std::int64_t platform_id, const Request& req, onboarding::RoundPool* pool) {
-  std::unordered_set<std::string> measured;
-  std::vector<std::pair<std::string, std::vector<core::Step>>> measured_programs;
-  core::RecordParser parser;
-  core::Record record;
-  Status read =
-      uploads.for_each_record(platform_id, registry::UploadKind::kMeasurements, [&](const registry::StoredRecord& r) {
-        if (req.gone()) return false;
-        if (!measured.insert(r.program_id).second) return true;
-        if (pool->embedded() && parser.parse(r.record, &record).is_ok()) {
-          measured_programs.emplace_back(record.workload_key, record.steps);
-        }
-        return true;
-      });
-  if (!read) return read;
-  if (req.gone()) return client_left();
-  auto pending = samples.pending_programs(platform_id);
-  if (!pending) return pending.status();
-
-  PoolRead out;
-  out.measured = measured.size();
-  std::unordered_map<std::string, std::int32_t> task_index;
-  Status failure;
-  read = uploads.for_each_record(platform_id, registry::UploadKind::kCandidates, [&](const registry::StoredRecord& r) {
-    if (req.gone()) return false;  // embedding is the long part: stop between records
-    if (measured.count(r.program_id) || pending->count(r.program_id)) return true;
-    if (!parser.parse(r.record, &record).is_ok()) return true;  // checked at upload
-    auto [it, added] = task_index.try_emplace(record.workload_key, static_cast<std::int32_t>(out.task_keys.size()));
-    if (added) out.task_keys.push_back(record.workload_key);
-    out.program_ids.push_back(r.program_id);
-    failure = pool->add_candidate(it->second, record.steps);
-    return failure.is_ok();
-  });
-  if (!read) return read;
-  if (!failure) return failure;
-  if (req.gone()) return client_left();
-  for (const auto& [key, steps] : measured_programs) {
-    auto it = task_index.find(key);
-    if (it == task_index.end()) continue;
-    if (Status s = pool->add_measured(it->second, steps); !s) return s;
-  }
-  if (Status s = pool->finish(static_cast<std::int32_t>(out.task_keys.size())); !s) return s;
-  return out;
-}
-
 struct RoundTimes {
   double embed = 0, select = 0;
 };
 
 // The request to store: the picks with their terms and the parameters as resolved.
 registry::NewSampleRequest new_request(const SampleParams& params, const registry::PlatformRow& platform,
-                                       const Scorers& scorers, const PoolRead& read,
-                                       const std::vector<sampler::Pick>& picks, std::int64_t budget,
+                                       const Scorers& scorers, const onboarding::Round& round,
                                        const RoundTimes& times) {
+  const std::vector<sampler::Pick>& picks = round.picks;
   registry::NewSampleRequest nr;
   nr.platform_id = platform.id;
   nr.strategy = std::string(sampler::strategy_name(params.strategy));
@@ -272,7 +212,7 @@ registry::NewSampleRequest new_request(const SampleParams& params, const registr
   nr.items.reserve(picks.size());
   for (const auto& p : picks) {
     registry::SampleItem it;
-    it.program_id = read.program_ids[static_cast<std::size_t>(p.index)];
+    it.program_id = round.program_ids[static_cast<std::size_t>(p.index)];
     it.r = p.r;
     it.d = p.d;
     it.u = p.u;
@@ -280,7 +220,7 @@ registry::NewSampleRequest new_request(const SampleParams& params, const registr
     nr.items.push_back(std::move(it));
   }
   nr.params_json = json::serialize(
-      json::object{{"budget", budget},
+      json::object{{"budget", round.budget},
                    {"fraction", params.fraction ? json::value(*params.fraction) : json::value(nullptr)},
                    {"weights", json::object{{"r", params.weights.r}, {"d", params.weights.d}, {"u", params.weights.u}}},
                    {"seed", params.seed},
@@ -289,16 +229,17 @@ registry::NewSampleRequest new_request(const SampleParams& params, const registr
                    {"random_share", params.random_share},
                    {"model", scorers.student ? json::value(params.model) : json::value(nullptr)},
                    {"active_column", scorers.column ? json::value(scorers.column->version) : json::value(nullptr)},
-                   {"pool_size", static_cast<std::int64_t>(read.program_ids.size())},
-                   {"pool_tasks", read.task_keys.size()},
-                   {"measured_programs", read.measured},
+                   {"pool_size", static_cast<std::int64_t>(round.program_ids.size())},
+                   {"pool_tasks", round.task_keys.size()},
+                   {"measured_programs", round.measured},
                    {"seconds", json::object{{"embed", times.embed}, {"select", times.select}}}});
   return nr;
 }
 
 // The answer's items: every pick with its record, in pick order.
 Result<json::array> answer_items(registry::SampleStore& samples, std::int64_t id, const registry::NewSampleRequest& nr,
-                                 const PoolRead& read, const std::vector<sampler::Pick>& picks) {
+                                 const onboarding::Round& round) {
+  const std::vector<sampler::Pick>& picks = round.picks;
   json::array items;
   items.reserve(picks.size());
   std::size_t k = 0;
@@ -309,7 +250,7 @@ Result<json::array> answer_items(registry::SampleStore& samples, std::int64_t id
     json::value rec = json::parse(line, ec);
     items.push_back(json::object{{"rank", k},
                                  {"program_id", nr.items[k].program_id},
-                                 {"task", read.task_keys[static_cast<std::size_t>(p.task)]},
+                                 {"task", round.task_keys[static_cast<std::size_t>(p.task)]},
                                  {"r", number_or_null(p.r)},
                                  {"d", number_or_null(p.d)},
                                  {"u", number_or_null(p.u)},
@@ -390,6 +331,33 @@ std::optional<Response> refuse_by_sizes(const std::string& name, const SamplePar
   return std::nullopt;
 }
 
+// The round (onboarding::run_round over the platform's pool in the
+// registry) into *round, or the answer to send instead: a budget the pool
+// refuses, or an error.
+std::optional<Response> run_sample_round(const Request& req, const SampleParams& params, const Scorers& scorers,
+                                         const registry::PlatformRow& platform, registry::UploadStore& uploads,
+                                         registry::SampleStore& samples, onboarding::Round* round) {
+  onboarding::RoundRequest ask;
+  std::optional<Response> refused;
+  ask.budget = [&](std::int64_t pool_size) -> std::optional<std::int64_t> {
+    std::int64_t budget = 0;
+    refused = refuse_budget(platform.name, params, pool_size, &budget);
+    return refused ? std::nullopt : std::optional<std::int64_t>(budget);
+  };
+  ask.options = round_options(params);
+  ask.options.cancel = req.client_gone;  // stops the read and the selection when the client leaves
+  ask.embedding = trainer::PoolEmbeddingOptions{params.mc_samples, params.seed};
+  onboarding::RegistryRoundSource source(uploads, samples, platform.id);
+  const Status ran = onboarding::run_round(source, scorers.models, ask, round);
+  if (refused) return refused;
+  if (!ran) {
+    if (round->budget == 0) return error_response(ran);  // reading or embedding the pool
+    return error_response(ran, json::object{{"pool_size", static_cast<std::int64_t>(round->program_ids.size())},
+                                            {"tasks", round->task_keys.size()}});
+  }
+  return std::nullopt;
+}
+
 // GET /v1/sample-requests/{id}: the request and its items as JSON, or (Accept:
 // application/x-ndjson) the records to measure as TVM log lines.
 Response handle_get_sample_request(registry::SampleStore& samples, const Request& req) {
@@ -466,27 +434,18 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
         if (auto refused = refuse_by_sizes(name, *params, *sizes)) return std::move(*refused);
         spdlog::info("sample_request: platform={} reading and scoring a pool of {} tasks", name, sizes->size());
 
-        onboarding::RoundPool pool(scorers->models, trainer::PoolEmbeddingOptions{params->mc_samples, params->seed});
-        auto read = read_round_pool(uploads, samples, platform->id, req, &pool);
-        if (!read) return error_response(read.status());
-        const std::int64_t n = pool.size();
-        std::int64_t budget = 0;
-        if (auto refused = refuse_budget(name, *params, n, &budget)) return std::move(*refused);
-        const auto t_embedded = std::chrono::steady_clock::now();
-        onboarding::RoundOptions how = round_options(*params);
-        how.cancel = req.client_gone;  // stops the selection when the client leaves
-        auto picks = onboarding::select_round(pool, budget, how);
-        if (!picks) {
-          return error_response(picks.status(), json::object{{"pool_size", n}, {"tasks", read->task_keys.size()}});
+        onboarding::Round round;
+        if (auto answer = run_sample_round(req, *params, *scorers, *platform, uploads, samples, &round)) {
+          return std::move(*answer);
         }
-        const auto t_selected = std::chrono::steady_clock::now();
+        const auto n = static_cast<std::int64_t>(round.program_ids.size());
 
         const auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-        const RoundTimes times{seconds(t0, t_embedded), seconds(t_embedded, t_selected)};
-        registry::NewSampleRequest nr = new_request(*params, *platform, *scorers, *read, *picks, budget, times);
+        const RoundTimes times{seconds(t0, round.embedded_at), seconds(round.embedded_at, round.selected_at)};
+        registry::NewSampleRequest nr = new_request(*params, *platform, *scorers, round, times);
         auto stored = samples.create(nr);
         if (!stored) return error_response(stored.status());
-        auto items = answer_items(samples, stored->id, nr, *read, *picks);
+        auto items = answer_items(samples, stored->id, nr, round);
         if (!items) return error_response(items.status());
         requests_total.Add({{"strategy", nr.strategy}}).Increment();
         items_total.Add({{"strategy", nr.strategy}}).Increment(static_cast<double>(nr.items.size()));
@@ -494,7 +453,7 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
         phase_seconds.Add({{"phase", "select"}}, kBuckets).Observe(times.select);
         spdlog::info(
             "sample_request: id={} platform={} strategy={} pool={} tasks={} budget={} embed_s={:.2f} select_s={:.2f}",
-            stored->id, name, nr.strategy, n, read->task_keys.size(), budget, times.embed, times.select);
+            stored->id, name, nr.strategy, n, round.task_keys.size(), round.budget, times.embed, times.select);
         json::object out = request_json(*stored);
         out["items"] = std::move(*items);
         Response res = json_response(http::status::created, out);

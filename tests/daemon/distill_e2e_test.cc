@@ -399,7 +399,7 @@ TEST_F(DistillTest, DistillOptionsAreChecked) {
   EXPECT_EQ(v4.at("training_summary").at("best_epoch").as_int64() > 0, pairwise <= 0.5);
   EXPECT_TRUE(v4.at("config").at("auto_schedule").as_bool());
   EXPECT_TRUE(v1.at("training_summary").at("schedule").is_null());  // not asked
-  // Bad options are refused at once, naming the option (api/job_options.h; every case in its unit test).
+  // Bad options are refused at once, naming the option (onboarding/job_options.h; every case in its unit test).
   for (const auto& [platform, options, named] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"x16", R"({"kind": "train", "auto_schedule": "yes"})", "auto_schedule"},
            {"x16", R"({"kind": "train", "validation_by": "rows"})", "validation_by"},

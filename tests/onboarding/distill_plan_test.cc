@@ -35,8 +35,6 @@ TEST(DistillPlanTest, PassesTheSourcesTheWeightsAskFor) {
   trainer::DistillTargets w;
   w.old_bank_ratio = 0.5;
   w.max_old_bank = 1234;
-  w.feature_weight = 0.25;
-  w.teacher_mix = 0.125;
   const auto plan = [&](const trainer::DistillTargets& weights, std::size_t old_platforms) {
     DistillSources s;
     s.old_descriptors.assign(old_platforms, std::vector<float>(core::kHardwareDim, 0.f));
@@ -49,8 +47,6 @@ TEST(DistillPlanTest, PassesTheSourcesTheWeightsAskFor) {
   EXPECT_EQ(t.unlabeled.size(), pool.size());
   EXPECT_EQ(t.old_bank_ratio, 0.5);
   EXPECT_EQ(t.max_old_bank, 1234);
-  EXPECT_EQ(t.feature_weight, 0.25);
-  EXPECT_EQ(t.teacher_mix, 0.125);
   EXPECT_EQ(t.old_descriptors.size(), 2u);
   EXPECT_TRUE(plan(w, 0).old_bank.empty());  // no old platform
   w.old_weight = 0;
@@ -71,28 +67,6 @@ TEST(DistillPlanTest, TheColumnWeightIsPerOldPlatform) {
   const trainer::DistillTargets t = plan_distillation(w, std::move(s));
   EXPECT_EQ(t.column_weight, 6.0);  // against old_weight on each of the 3 old platforms
   EXPECT_EQ(t.old_weight, w.old_weight);
-}
-
-// The old KD on the new platform's programs by target kind: CPUs keep it
-// when a CPU arrives, lose it to `other_kind` when a GPU does, and the GPU
-// old platform keeps it when a second GPU arrives.
-TEST(DistillPlanTest, OldWeightOnNewProgramsByTargetKind) {
-  const auto descriptor = [](const char* target) {
-    std::vector<float> d(core::kHardwareDim);
-    core::encode_hardware(std::nullopt, target, d.data());
-    return d;
-  };
-  const std::vector<float> x86 = descriptor("llvm -keys=cpu -mcpu=core-avx2 -num-cores=24");
-  const std::vector<float> x86_16 = descriptor("llvm -keys=cpu -mcpu=skylake-avx512 -num-cores=16");
-  const std::vector<float> ti = descriptor("cuda -keys=cuda,gpu -arch=sm_75 -model=2080ti");
-  const std::vector<float> v100 = descriptor("cuda -keys=cuda,gpu -max_num_threads=1024");
-  EXPECT_TRUE(old_weight_on_new_programs(x86_16, {x86}, 0.0).empty());  // all 1: nothing to say
-  EXPECT_EQ(old_weight_on_new_programs(ti, {x86, x86_16}, 0.0), (std::vector<double>{0.0, 0.0}));
-  EXPECT_EQ(old_weight_on_new_programs(v100, {x86, x86_16, ti}, 0.25), (std::vector<double>{0.25, 0.25, 1.0}));
-  EXPECT_TRUE(old_weight_on_new_programs(v100, {x86, ti}, 1.0).empty());  // 1: as the job
-  // The same kind's factor: the old GPU's KD leaves the new GPU's programs, the CPUs' stays.
-  EXPECT_EQ(old_weight_on_new_programs(v100, {x86, ti}, 1.0, 0.0), (std::vector<double>{1.0, 0.0}));
-  EXPECT_EQ(old_weight_on_new_programs(v100, {x86, ti}, 0.5, 0.0), (std::vector<double>{0.5, 0.0}));
 }
 
 // The column fine-tunes at fine-tuning's learning rate whatever the job's

@@ -100,13 +100,14 @@ TEST(LabelLossTest, LambdaRankIsTheDefault) {
 // programs, never on the old platforms' bank (the platform's own programs).
 TEST(OldTermWeightTest, TheFactorScalesTheNewPlatformsProgramsOnly) {
   DistillTargets w;
+  DistillLevers l;
   w.old_weight = 2;
-  EXPECT_EQ(old_term_weight(w, 0, /*old_bank=*/false), 2.0);  // no factors: 1 each
-  w.old_weight_on_new_programs = {0.0, 0.5};
-  EXPECT_EQ(old_term_weight(w, 0, false), 0.0);
-  EXPECT_EQ(old_term_weight(w, 1, false), 1.0);
-  EXPECT_EQ(old_term_weight(w, 0, /*old_bank=*/true), 2.0);
-  EXPECT_EQ(old_term_weight(w, 1, true), 2.0);
+  EXPECT_EQ(old_term_weight(w, l, 0, /*old_bank=*/false), 2.0);  // no factors: 1 each
+  l.old_weight_on_new_programs = {0.0, 0.5};
+  EXPECT_EQ(old_term_weight(w, l, 0, false), 0.0);
+  EXPECT_EQ(old_term_weight(w, l, 1, false), 1.0);
+  EXPECT_EQ(old_term_weight(w, l, 0, /*old_bank=*/true), 2.0);
+  EXPECT_EQ(old_term_weight(w, l, 1, true), 2.0);
 }
 
 // What the old-term tests of batch_loss share: a small student's config, and
@@ -159,7 +160,7 @@ TEST(BatchLossTest, OldPlatformFactorsScaleEachTermOnTheNewPlatformsProgramsOnly
   BatchSource& src = o.src;
   DistillTerms& terms = o.terms;
   const auto loss = [&](std::vector<double> factors, bool old_bank) {
-    terms.weights.old_weight_on_new_programs = std::move(factors);
+    terms.levers.old_weight_on_new_programs = std::move(factors);
     src.old_bank = old_bank;
     return batch_loss(**model, src, batch, &terms, {}).item<double>();
   };
@@ -183,7 +184,7 @@ TEST(BatchLossTest, OldPlatformFactorsScaleEachTermOnTheNewPlatformsProgramsOnly
   EXPECT_EQ(loss({0.0, 1.0}, true), both);
 }
 
-// The feature term (DistillTargets::feature_weight): on the bank only, per
+// The feature term (DistillLevers::feature_weight): on the bank only, per
 // old platform the relative squared distance of the student's embedding from
 // the teacher's, weighted; nothing when the teacher is the student.
 TEST(BatchLossTest, FeatureTermAddsTheEmbeddingDistanceOnTheBankOnly) {
@@ -197,7 +198,7 @@ TEST(BatchLossTest, FeatureTermAddsTheEmbeddingDistanceOnTheBankOnly) {
   BatchSource& src = o.src;
   DistillTerms& terms = o.terms;
   const auto loss = [&](double feature_weight, std::shared_ptr<ScoreModel> teacher, bool old_bank) {
-    terms.weights.feature_weight = feature_weight;
+    terms.levers.feature_weight = feature_weight;
     terms.teacher = std::move(teacher);
     src.old_bank = old_bank;
     return batch_loss(**student, src, batch, &terms, {}).item<double>();

@@ -644,14 +644,14 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
   core::encode_hardware(std::nullopt, kTarget, old_descriptor.data());
   core::encode_hardware(std::nullopt, new_target, new_descriptor.data());
 
-  const auto onboard = [&](const DistillTargets* kd) {  // null: a plain fine-tune
+  const auto onboard = [&](const DistillTargets* kd, const DistillLevers& levers = {}) {  // kd null: a plain fine-tune
     TrainRequest r = small_request(new_records);
     r.data.platform = Platform{new_target, std::nullopt};
     r.optimisation.epochs = 12;
     if (kd == nullptr) {
       r.start = FineTune{.init_checkpoint = teacher->checkpoint};
     } else {
-      r.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = *kd};
+      r.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = *kd, .levers = levers};
     }
     auto out = train_platform(r, nullptr);
     EXPECT_TRUE(out.is_ok()) << out.status().to_string();
@@ -693,8 +693,7 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
   const auto with = [&](double old_weight, std::vector<double> factors) {
     DistillTargets w = kd;
     w.old_weight = old_weight;
-    w.old_weight_on_new_programs = std::move(factors);
-    auto out = onboard(&w);
+    auto out = onboard(&w, DistillLevers{.old_weight_on_new_programs = std::move(factors)});
     return out.is_ok() ? out->checkpoint : std::string();
   };
   const std::string none = with(2, {0.0});
@@ -702,13 +701,12 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
   EXPECT_NE(none, distilled->checkpoint);
   EXPECT_EQ(with(2, {0.5}), with(1, {}));
   EXPECT_EQ(with(kd.old_weight, {1.0}), distilled->checkpoint);
-  DistillTargets wrong_size = kd;
-  wrong_size.old_weight_on_new_programs = {1.0, 1.0};  // one old platform
+  DistillLevers wrong_size{.old_weight_on_new_programs = {1.0, 1.0}};  // one old platform
   TrainRequest refused = small_request(new_records);
-  refused.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = wrong_size};
+  refused.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = kd, .levers = wrong_size};
   EXPECT_EQ(train_platform(refused, nullptr).status().code(), StatusCode::kInvalidArgument);
   wrong_size.old_weight_on_new_programs = {-1.0};
-  refused.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = wrong_size};
+  refused.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = kd, .levers = wrong_size};
   EXPECT_EQ(train_platform(refused, nullptr).status().code(), StatusCode::kInvalidArgument);
 
   // student_from_column: the student starts at the column's weights (here
@@ -717,11 +715,12 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
   // not learn the reversed rule at all.
   DistillTargets from_column = kd;
   from_column.column_checkpoint = plain->checkpoint;
-  from_column.student_from_column = true;
+  const DistillLevers start_at_column{.student_from_column = true};
   TrainRequest still = small_request(new_records);
   still.data.platform = Platform{new_target, std::nullopt};
   still.optimisation.learning_rate = 1e-20;
-  still.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = from_column};
+  still.start =
+      Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = from_column, .levers = start_at_column};
   auto at_column = train_platform(still, nullptr);
   ASSERT_TRUE(at_column.is_ok()) << at_column.status().to_string();
   EXPECT_NEAR(at_column->metrics.pairwise_accuracy, plain->metrics.pairwise_accuracy, 1e-6);
@@ -733,7 +732,7 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
   from_column.column_weight = 0;
   from_column.old_weight = 0;
   from_column.ewc_weight = 1;
-  auto pulled_back = onboard(&from_column);
+  auto pulled_back = onboard(&from_column, start_at_column);
   ASSERT_TRUE(pulled_back.is_ok());
   const double back_old = old_metrics(pulled_back->checkpoint);
   std::printf("[ distill ] from the column, EWC alone: old platform pairwise %.3f (column %.3f, teacher %.3f)\n",
@@ -741,7 +740,8 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
   EXPECT_GT(back_old, p_old + 0.1);
   DistillTargets no_column = from_column;
   no_column.column_checkpoint = {};
-  refused.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = no_column};
+  refused.start =
+      Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = no_column, .levers = start_at_column};
   EXPECT_EQ(train_platform(refused, nullptr).status().code(), StatusCode::kInvalidArgument);
   // A column of another config is refused, even without EWC: the lineage's
   // student keeps the teacher's layout.
@@ -755,7 +755,8 @@ TEST(TrainJobTest, DistillationKeepsTheOldPlatform) {
   other_config.teacher_fisher = {};
   other_config.ewc_weight = 0;
   other_config.label_weight = 1;
-  refused.start = Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = other_config};
+  refused.start =
+      Distill{.teacher = {.init_checkpoint = teacher->checkpoint}, .targets = other_config, .levers = start_at_column};
   const Status other = train_platform(refused, nullptr).status();
   EXPECT_EQ(other.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(other.message().find("teacher's config"), std::string::npos) << other.to_string();
@@ -913,13 +914,13 @@ class DistillInputsTest : public ::testing::Test {
 
   // `measured` distilled from the teacher towards `kd` (its old descriptor set here).
   Result<TrainResult> distill(const std::vector<core::Record>& measured, DistillTargets kd,
-                              bool validation_by_tasks = false) const {
+                              bool validation_by_tasks = false, const DistillLevers& levers = {}) const {
     kd.old_descriptors = {old_descriptor()};
     TrainRequest r = small_request(measured);
     r.data.platform = new_platform;
     r.optimisation.epochs = 24;
     r.optimisation.learning_rate = 1e-2;
-    r.start = Distill{.teacher = {.init_checkpoint = teacher()}, .targets = kd};
+    r.start = Distill{.teacher = {.init_checkpoint = teacher()}, .targets = kd, .levers = levers};
     if (validation_by_tasks) {
       r.data.options.validation_fraction = 0.3;
       r.data.options.validation_split = ValidationSplit::kTasks;
@@ -958,10 +959,11 @@ class DistillInputsTest : public ::testing::Test {
   }
 
   // A distill of `measured` towards `kd` is refused, naming `field`.
-  void expect_refused(const std::vector<core::Record>& measured, DistillTargets kd, const char* field) const {
+  void expect_refused(const std::vector<core::Record>& measured, DistillTargets kd, const char* field,
+                      const DistillLevers& levers = {}) const {
     kd.old_descriptors = {old_descriptor()};
     TrainRequest bad = small_request(measured);
-    bad.start = Distill{.teacher = {.init_checkpoint = teacher()}, .targets = kd};
+    bad.start = Distill{.teacher = {.init_checkpoint = teacher()}, .targets = kd, .levers = levers};
     auto refused = train_platform(bad, nullptr);
     ASSERT_FALSE(refused.is_ok()) << field;
     EXPECT_NE(refused.status().message().find(field), std::string::npos) << refused.status().to_string();
@@ -1068,14 +1070,14 @@ TEST_F(DistillInputsTest, DistillationKeepsTheOldOrderOnTheOldPlatformsBank) {
   EXPECT_GT(agree_with, agree_without + 0.02);
 }
 
-// Feature KD on the bank (DistillTargets::feature_weight): besides the old
+// Feature KD on the bank (DistillLevers::feature_weight): besides the old
 // order, the student keeps the teacher's embedding of the old platform's
 // programs, at no extra step.
 TEST_F(DistillInputsTest, FeatureKdKeepsTheOldEmbeddingOnTheBank) {
   const std::vector<core::Record> measured = few_measured();
   const std::vector<core::Record> bank = old_bank();
   auto plain = distill(measured, {.old_bank = bank, .old_bank_ratio = 1});
-  auto feature = distill(measured, {.old_bank = bank, .old_bank_ratio = 1, .feature_weight = 5});
+  auto feature = distill(measured, {.old_bank = bank, .old_bank_ratio = 1}, false, {.feature_weight = 5});
   ASSERT_TRUE(plain.is_ok() && feature.is_ok());
   EXPECT_EQ(feature->steps, plain->steps);
   const double d_plain = old_embedding_distance(plain->checkpoint, bank);
@@ -1084,17 +1086,17 @@ TEST_F(DistillInputsTest, FeatureKdKeepsTheOldEmbeddingOnTheBank) {
               d_plain, d_feature);
   EXPECT_LT(d_feature, 0.5 * d_plain);
   // A weight below 0, or not a number, is refused, naming the field.
-  for (double w : {-1.0, std::nan("")}) expect_refused(measured, {.feature_weight = w}, "feature_weight");
+  for (double w : {-1.0, std::nan("")}) expect_refused(measured, {}, "feature_weight", {.feature_weight = w});
 }
 
-// DistillTargets::teacher_mix: the student as trained, mixed back with its
+// DistillLevers::teacher_mix: the student as trained, mixed back with its
 // teacher in weight space (WiSE-FT) — at 0.5 the two checkpoints' midpoint,
 // at 1 the teacher itself, with the same training steps either way.
 TEST_F(DistillInputsTest, TeacherMixIsTheStudentMixedBackWithTheTeacher) {
   const std::vector<core::Record> measured = few_measured();
   auto plain = distill(measured, {});
-  auto half = distill(measured, {.teacher_mix = 0.5});
-  auto whole = distill(measured, {.teacher_mix = 1});
+  auto half = distill(measured, {}, false, {.teacher_mix = 0.5});
+  auto whole = distill(measured, {}, false, {.teacher_mix = 1});
   ASSERT_TRUE(plain.is_ok() && half.is_ok() && whole.is_ok());
   EXPECT_EQ(half->steps, plain->steps);
   auto midpoint = interpolate_checkpoints(teacher(), plain->checkpoint, 0.5);
@@ -1114,7 +1116,7 @@ TEST_F(DistillInputsTest, TeacherMixIsTheStudentMixedBackWithTheTeacher) {
   }
   EXPECT_GT(moved, 1e-2);  // the student did move from its teacher: the mix is not trivially either end
   // Outside [0, 1], or not a number, is refused, naming the field.
-  for (double m : {-0.1, 1.5, std::nan("")}) expect_refused(measured, {.teacher_mix = m}, "teacher_mix");
+  for (double m : {-0.1, 1.5, std::nan("")}) expect_refused(measured, {}, "teacher_mix", {.teacher_mix = m});
 }
 
 }  // namespace

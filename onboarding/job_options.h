@@ -1,11 +1,11 @@
-// api/job_options.h — the options of a train or distill job: the body of
-// POST /v1/platforms/{name}/jobs less "kind", stored as the job's
-// options_json. One parser for both readers: the handler checks a job's
-// options before queueing it (400 naming the option), and the worker
-// (daemon/job_worker.cc) reads them again when it runs the job.
+// onboarding/job_options.h — the options of a train or distill job, the
+// knobs of the workflows in jobs.h: the body of POST /v1/platforms/{name}/jobs
+// less "kind", stored as the job's options_json. One parser for both
+// readers: the handler checks a job's options before queueing it (400 naming
+// the option), and run_train/run_distill (jobs.h) read them again when the
+// job runs.
 //
-// Defaults are TrainRequest's and DistillTargets' (what bench_quality --job
-// and bench_continual measured). A distill's "method" is "adapter" by
+// Defaults are TrainRequest's and DistillTargets'. A distill's "method" is "adapter" by
 // default: a per-platform adapter (trainer::kDistillAdapter, its rank and
 // layers the options adapter_rank and adapter_layers) at 24 epochs and
 // learning rate 0.01 (kDistillAdapterEpochs, kDistillAdapterLearningRate).
@@ -20,15 +20,17 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
+#include "core/record.h"
 #include "core/status.h"
 #include "registry/job_queue.h"
 #include "trainer/device.h"
 #include "trainer/train_job.h"
 
-namespace tcl::api {
+namespace tcl::onboarding {
 
 struct JobOptions {
   int epochs = trainer::TrainRequest{}.optimisation.epochs;
@@ -91,4 +93,11 @@ Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind ki
 // on the CPU).
 std::int64_t effective_max_records(const JobOptions& o, trainer::Device train_device);
 
-}  // namespace tcl::api
+// The training request of a job's options on `records` of `platform`: the
+// one builder, for the job workflows (jobs.h) and the benches that train as
+// a job does. Device, threads, cancel and start are the caller's to set;
+// `records` must outlive the request.
+trainer::TrainRequest train_request(const JobOptions& o, const trainer::Platform& platform,
+                                    std::span<const core::Record> records);
+
+}  // namespace tcl::onboarding

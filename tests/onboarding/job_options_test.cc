@@ -1,14 +1,14 @@
-// tests/api/job_options_test.cc — the options of a train or distill job, as
+// tests/onboarding/job_options_test.cc — the options of a train or distill job, as
 // POST /v1/platforms/{name}/jobs checks them and the worker reads them:
 // defaults by kind and distill method, every value kept, bounds, types, unknown and wrong-kind
 // keys refused with the option named.
-#include "api/job_options.h"
+#include "onboarding/job_options.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace tcl::api {
+namespace tcl::onboarding {
 namespace {
 
 using registry::JobKind;
@@ -158,4 +158,4 @@ TEST(JobOptionsTest, RefusesBadOptionsNamingThem) {
 }
 
 }  // namespace
-}  // namespace tcl::api
+}  // namespace tcl::onboarding

@@ -1,0 +1,414 @@
+#include "onboarding/jobs.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "core/features.h"
+#include "onboarding/distill.h"
+#include "onboarding/version_json.h"
+#include "trainer/cost_model.h"
+
+namespace tcl::onboarding {
+namespace json = boost::json;
+
+namespace {
+
+// A job's starting point: a version to fine-tune ("init"), or for a distill
+// the teacher (production); empty for a fresh model.
+struct Start {
+  std::optional<std::int64_t> version;
+  std::string weights;
+  std::vector<std::string> platforms;  // the version's
+};
+
+// What a student distill learns from besides the platform's measurements;
+// owns what `targets` views (held by pointer, so the views stay put).
+struct Plan {
+  std::string fisher, column;
+  std::vector<core::Record> unlabeled, old_bank;
+  std::size_t unlabeled_read = 0, old_bank_read = 0;  // as read (kept after the records are freed)
+  trainer::DistillTargets targets;
+};
+
+// One job's run: what every step reads.
+struct Job {
+  const JobRun& run;
+  const JobOptions& o;
+  RecordSource& source;
+  JobObserver& observer;
+  bool distill() const { return run.kind == registry::JobKind::kDistill; }
+  bool cancelled() const { return run.cancel != nullptr && run.cancel->load(); }
+  bool stopping() const { return run.stopping != nullptr && run.stopping->load(); }
+};
+
+Result<Start> read_start(RecordSource& source, const std::string& name, bool distill) {
+  Start s;
+  if (name.empty()) return s;
+  auto id = source.resolve(name);
+  if (!id) {
+    if (distill) {
+      return Status::failed_precondition("distill needs a production version to distill into: " +
+                                         id.status().message());
+    }
+    return id.status().with_context("option 'init'");
+  }
+  auto weights = source.weights(*id);
+  if (!weights) return weights.status();
+  auto info = source.version(*id);
+  if (!info) return info.status();
+  s.version = *id;
+  s.weights = std::move(*weights);
+  s.platforms = info->platforms;
+  return s;
+}
+
+// This platform's measurements, and nothing else (DESIGN §5.3): a
+// deterministic share when there are far more than the job trains on.
+Result<std::vector<core::Record>> read_measured(Job& job, const SourcePlatform& platform,
+                                                std::unordered_set<std::string>* program_ids) {
+  const double keep = share_to_keep(static_cast<double>(job.o.max_records), platform.measured + platform.failed,
+                                    1.0 - job.o.eval_fraction);
+  return job.source.measured_share(platform, keep, program_ids);
+}
+
+// The platform's candidates that are not measured (a distill's inputs
+// without labels, DESIGN §5.2): about max_unlabeled of them, a deterministic
+// share by program id when the pool is larger (the trainer caps it further).
+Result<std::vector<core::Record>> read_unmeasured(Job& job, const SourcePlatform& platform,
+                                                  const std::unordered_set<std::string>& measured) {
+  const double keep = share_to_keep(static_cast<double>(job.o.max_unlabeled), platform.candidates);
+  auto pool = job.source.unmeasured_pool(platform, measured, keep);
+  if (!pool) return pool.status().with_context("reading the candidate pool");
+  return pool;
+}
+
+// The old platforms' bank (DistillTargets::old_bank): programs of
+// `old_platforms`' tasks, about max_old_bank in all (an equal share each).
+Result<std::vector<core::Record>> read_old_bank(Job& job, const std::vector<std::string>& old_platforms) {
+  std::vector<core::Record> bank;
+  if (old_platforms.empty()) return bank;
+  const double per_platform = static_cast<double>(job.o.max_old_bank) / static_cast<double>(old_platforms.size());
+  for (const std::string& name : old_platforms) {
+    auto old = job.source.platform(name);
+    if (!old) return old.status().with_context("old platforms' bank");
+    const double keep = share_to_keep(per_platform, old->measured + old->failed + old->candidates);
+    auto programs = job.source.old_programs(*old, keep);
+    if (!programs) return programs.status().with_context("reading the old platforms' bank");
+    bank.insert(bank.end(), std::make_move_iterator(programs->begin()), std::make_move_iterator(programs->end()));
+  }
+  return bank;
+}
+
+// kFailedPrecondition when the teacher keeps per-platform adapters: one
+// distilled student cannot replace its platforms' models.
+Status refuse_adapted_teacher(const Start& teacher) {
+  auto adapted = trainer::adapter_platforms(teacher.weights);
+  if (!adapted) return adapted.status().with_context("production");
+  if (adapted->empty()) return Status::ok();
+  std::string names;
+  for (const std::string& a : *adapted) names += (names.empty() ? "" : ", ") + a;
+  return Status::failed_precondition("production (version " + std::to_string(*teacher.version) +
+                                     ") keeps per-platform adapters (" + names +
+                                     "): one distilled student cannot replace its platforms' models; distill "
+                                     "with \"method\": \"adapter\"");
+}
+
+// The active column: the platform's fine-tuned copy of this teacher (a
+// train job with "init", alias active.<platform>), or fine-tuned here.
+Result<std::string> active_column(Job& job, const Start& teacher, const trainer::TrainRequest& request) {
+  if (auto a = job.source.alias("active." + job.run.platform); a) {
+    if (auto info = job.source.version(*a); info && info->parent == teacher.version) {
+      auto weights = job.source.weights(*a);
+      if (!weights) return weights.status();
+      // An alias moved by hand may keep adapters.
+      auto own = trainer::platform_checkpoint(*weights, job.run.platform);
+      if (!own) return own.status().with_context("active." + job.run.platform);
+      return std::move(*own);
+    }
+  }
+  job.observer.progress(json::object{{"phase", "active column"}, {"records", request.data.records.size()}});
+  const trainer::FineTune from_teacher{.init_checkpoint = teacher.weights, .auto_schedule = job.o.auto_schedule};
+  auto tuned = trainer::train_platform(column_request(request, from_teacher, job.o.column_epochs), nullptr);
+  if (!tuned) return tuned.status().with_context("active column");
+  return std::move(tuned->checkpoint);
+}
+
+// The student's loss weights as the job's options give them.
+trainer::DistillTargets option_weights(const JobOptions& o) {
+  trainer::DistillTargets weights;
+  weights.label_weight = o.label_weight;
+  weights.column_weight = o.column_weight;
+  weights.old_weight = o.old_weight;
+  weights.ewc_weight = o.ewc_weight;
+  weights.temperature = o.temperature;
+  weights.unlabeled_ratio = o.unlabeled_ratio;
+  weights.max_unlabeled = o.max_unlabeled;
+  weights.old_bank_ratio = o.old_bank_ratio;
+  weights.max_old_bank = o.max_old_bank;
+  return weights;
+}
+
+// A student distill's plan (distill.h): the teacher's Fisher, the active
+// column, the old platforms' descriptors, the unmeasured pool and the bank.
+Result<std::unique_ptr<Plan>> plan_student(Job& job, const SourcePlatform& platform, const Start& teacher,
+                                           const trainer::TrainRequest& request,
+                                           const std::unordered_set<std::string>& measured) {
+  if (Status s = refuse_adapted_teacher(teacher); !s) return s;
+  auto d = std::make_unique<Plan>();
+  if (auto f = job.source.fisher(*teacher.version); f) {
+    d->fisher = std::move(*f);
+  } else if (f.status().code() != StatusCode::kNotFound) {
+    return f.status();
+  }
+  auto column = active_column(job, teacher, request);
+  if (!column) return column.status();
+  d->column = std::move(*column);
+  DistillSources sources;
+  const std::vector<std::string> old = old_platforms(teacher.platforms, job.run.platform);
+  for (const auto& name : old) {
+    auto p = job.source.find_platform(name);
+    if (!p) return p.status().with_context("teacher platform");
+    const auto h = core::descriptor_of(p->platform);
+    sources.old_descriptors.emplace_back(h.begin(), h.end());
+  }
+  const trainer::DistillTargets weights = option_weights(job.o);
+  if (wants_unlabeled(weights)) {
+    job.observer.progress(
+        json::object{{"phase", "reading the candidate pool"}, {"records", request.data.records.size()}});
+    auto pool = read_unmeasured(job, platform, measured);
+    if (!pool) return pool.status();
+    d->unlabeled = std::move(*pool);
+    d->unlabeled_read = d->unlabeled.size();
+  }
+  if (wants_old_bank(weights, old.size())) {
+    job.observer.progress(json::object{{"phase", "reading the old platforms' bank"}, {"platforms", old.size()}});
+    auto bank = read_old_bank(job, old);
+    if (!bank) return bank.status();
+    d->old_bank = std::move(*bank);
+    d->old_bank_read = d->old_bank.size();
+  }
+  sources.column_checkpoint = d->column;
+  sources.teacher_fisher = d->fisher;
+  sources.unlabeled = d->unlabeled;
+  sources.old_bank = d->old_bank;
+  d->targets = plan_distillation(weights, std::move(sources));
+  return d;
+}
+
+// Sets `request`'s start: a fresh model, a fine-tune of `start` ("init"),
+// the adapter on production's trunk, or the student's distillation (then
+// `*plan` receives what it views). `*init` receives the checkpoint bytes
+// `request` views.
+Status set_start(Job& job, const SourcePlatform& platform, const Start& start,
+                 const std::unordered_set<std::string>& measured, std::string* init, std::unique_ptr<Plan>* plan,
+                 trainer::TrainRequest* request) {
+  if (job.distill() && job.o.method == JobOptions::DistillMethod::kAdapter) {
+    const trainer::FineTune tune{.auto_schedule = job.o.auto_schedule,
+                                 .adapter = {.rank = job.o.adapter_rank, .layers = job.o.adapter_layers}};
+    if (Status s = start_adapter_distill(start.weights, tune, init, request); !s) {
+      return s.with_context("production (version " + std::to_string(*start.version) + ")");
+    }
+    return Status::ok();
+  }
+  if (!start.weights.empty()) {
+    // The version's model of this platform (its adapter folded in, when it keeps one).
+    auto own = trainer::platform_checkpoint(start.weights, job.run.platform);
+    if (!own) return own.status().with_context("version " + std::to_string(*start.version));
+    *init = std::move(*own);
+  }
+  trainer::FineTune tune{.init_checkpoint = *init, .auto_schedule = job.o.auto_schedule};
+  if (job.distill()) {
+    auto p = plan_student(job, platform, start, *request, measured);
+    if (!p) return p.status();
+    *plan = std::move(*p);
+    request->start = trainer::Distill{.teacher = tune, .targets = (*plan)->targets};
+  } else if (!init->empty()) {
+    request->start = tune;
+  }
+  return Status::ok();
+}
+
+Result<trainer::TrainResult> train(Job& job, const trainer::TrainRequest& request) {
+  const std::size_t records = request.data.records.size();
+  job.observer.progress(json::object{{"phase", "training"}, {"records", records}});
+  job.observer.training(job.o.epochs);
+  const auto on_epoch = [&](int epoch, int epochs_now, double loss, double val_top1) {
+    job.observer.epoch(epoch, epochs_now, loss, val_top1);
+    json::object p{
+        {"phase", "training"}, {"epoch", epoch}, {"epochs", epochs_now}, {"loss", loss}, {"records", records}};
+    if (!std::isnan(val_top1)) p["val_top1"] = val_top1;
+    job.observer.progress(p);
+    return !job.cancelled();
+  };
+  auto trained = trainer::train_platform(request, on_epoch);
+  job.observer.trained();
+  return trained;
+}
+
+// A student and its teacher on one platform, on what the gate judges
+// (distill.h: every task of an old platform, the standing split of the new
+// one, kJudgedProgramsPerTask programs each at most).
+Result<PairedScores> evaluate_platform(Job& job, const std::string& name, bool is_new, const std::string& student,
+                                       const std::string& teacher) {
+  auto platform = job.source.platform(name);
+  if (!platform) return platform.status();
+  JudgedRecords judged(is_new, kJudgedProgramsPerTask);
+  if (Status read = job.source.judged_records(*platform, &judged); !read) return read;
+  const std::vector<core::Record> records = judged.take();
+  // Each version's model of this platform (its adapter folded in, if any).
+  auto student_own = trainer::platform_checkpoint(student, name);
+  if (!student_own) return student_own.status();
+  auto teacher_own = trainer::platform_checkpoint(teacher, name);
+  if (!teacher_own) return teacher_own.status();
+  return evaluate_against_teacher(*student_own, *teacher_own, records, platform->platform, job.run.torch_threads);
+}
+
+// Every covered platform, the student against its teacher (read for
+// measuring only, after the weights are final): every task of an old
+// platform, the standing split of the new one. nullopt: cancelled (or the
+// lease lost) while evaluating.
+std::optional<GateDecision> judge_distilled(Job& job, const std::vector<std::string>& covered, const Start& teacher,
+                                            const std::string& student, json::object* metrics) {
+  std::vector<PlatformComparison> compared;
+  json::object versus_parent;
+  const double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
+  for (const auto& name : covered) {
+    const bool is_new = name == job.run.platform &&
+                        std::find(teacher.platforms.begin(), teacher.platforms.end(), name) == teacher.platforms.end();
+    auto scores = evaluate_platform(job, name, is_new, student, teacher.weights);
+    if (!scores) job.observer.warning("platform " + name + " not evaluated: " + scores.status().to_string());
+    compared.push_back(comparison_of(name, is_new, judged_on(is_new), scores ? &*scores : nullptr));
+    if (scores && compared.back().student) {
+      (*metrics)[name] = metrics_json(scores->student);
+      json::object versus = versus_json(compared.back());
+      if (!is_new) {
+        const auto split = standing_split_tasks(*scores, eval_fraction);
+        versus["standing_split"] = versus_json(paired_comparison(name, false, "standing split", split));
+      }
+      versus_parent[name] = std::move(versus);
+    }
+    if (job.cancelled()) return std::nullopt;
+  }
+  (*metrics)["versus_parent"] = std::move(versus_parent);
+  return promotion_decision(compared, job.o.margin);
+}
+
+// An adapter distill's version (trainer::attach_adapter): production's
+// checkpoint with `adapter` kept for the platform, and production's Fisher,
+// which is its trunk's.
+Status keep_adapter_version(Job& job, const Start& production, const std::string& adapter, registry::NewVersion* v) {
+  auto kept = trainer::attach_adapter(production.weights, job.run.platform, adapter);
+  if (!kept) return kept.status();
+  v->weights = std::move(*kept);
+  auto fisher = job.source.fisher(*production.version);  // the trunk's: production's
+  if (fisher) {
+    v->fisher = std::move(*fisher);
+  } else if (fisher.status().code() != StatusCode::kNotFound) {
+    return fisher.status();
+  }
+  return Status::ok();
+}
+
+// The version of a finished training: weights, Fisher, metrics (and a
+// distill's judgement against its teacher), config and summary. nullopt
+// when cancelled while judging.
+JobOutcome describe_version(Job& job, const Start& start, const Plan* plan, trainer::TrainResult& trained) {
+  JobVersion out;
+  registry::NewVersion& v = out.version;
+  v.parent = start.version;
+  v.platforms = covered_platforms(job.distill() ? start.platforms : std::vector<std::string>{}, job.run.platform);
+  v.weights = std::move(trained.checkpoint);
+  if (!trained.fisher.empty()) v.fisher = std::move(trained.fisher);
+  if (job.distill() && job.o.method == JobOptions::DistillMethod::kAdapter) {
+    if (Status kept = keep_adapter_version(job, start, trained.adapter, &v); !kept) return kept;
+  }
+  // No evaluation split (eval_fraction 0, e.g. an active column trained on a
+  // few measured programs): no numbers rather than zeros.
+  json::object metrics{{job.run.platform, trained.metrics.tasks > 0 ? json::value(metrics_json(trained.metrics))
+                                                                    : json::value(json::object{{"eval_tasks", 0}})}};
+  if (job.distill()) {
+    job.observer.progress(json::object{{"phase", "evaluating"}, {"platforms", v.platforms.size()}});
+    auto decision = judge_distilled(job, v.platforms, start, v.weights, &metrics);
+    if (!decision) return std::optional<JobVersion>();  // cancelled or lost the lease
+    out.gate = *decision;
+    v.status = out.gate->promote ? registry::VersionStatus::kPromoted : registry::VersionStatus::kCandidate;
+  }
+  v.metrics_json = json::serialize(metrics);
+  DistillConfig student;
+  if (plan) student = DistillConfig{&plan->targets, plan->unlabeled_read, plan->old_bank_read, !plan->fisher.empty()};
+  v.config_json = config_json(job.run.kind, job.o, trained, start.version, plan ? &student : nullptr);
+  const bool fine_tune_scheduled = job.o.auto_schedule && !start.weights.empty();
+  v.training_summary_json = training_summary_json(job.run.id, trained, fine_tune_scheduled, job.run.started);
+  out.top1 = trained.metrics.top1.mean_ratio;
+  return std::optional<JobVersion>(std::move(out));
+}
+
+// Both workflows: read, start, train, describe.
+JobOutcome run_job(Job& job) {
+  auto platform = job.source.platform(job.run.platform);
+  if (!platform) return platform.status();
+  std::unordered_set<std::string> measured_ids;  // what the distill's unlabeled inputs leave out
+  auto records = read_measured(job, *platform, job.distill() ? &measured_ids : nullptr);
+  if (!records) return records.status();
+  if (job.stopping()) return std::optional<JobVersion>();  // the lease lapses; another worker retries
+  auto start = read_start(job.source, job.distill() ? std::string("production") : job.o.init, job.distill());
+  if (!start) return start.status();
+
+  trainer::TrainRequest request = train_request(job.o, platform->platform, *records);
+  request.resources.device = job.run.train_device;
+  request.resources.cancel = job.run.cancel;
+  std::unique_ptr<Plan> plan;
+  std::string init;  // what a FineTune in `request` views
+  if (Status s = set_start(job, *platform, *start, measured_ids, &init, &plan, &request); !s) return s;
+  auto trained = train(job, request);
+  records->clear();
+  records->shrink_to_fit();
+  if (plan) plan->unlabeled = plan->old_bank = {};  // targets' views are not read after training
+  if (!trained) {
+    if (trained.status().code() == StatusCode::kCancelled && job.stopping()) {
+      return std::optional<JobVersion>();  // retried after the lease
+    }
+    return trained.status();
+  }
+  auto version = describe_version(job, *start, plan.get(), *trained);
+  if (version && *version && job.cancelled()) return std::optional<JobVersion>();  // no version
+  return version;
+}
+
+JobOutcome run_with(const JobRun& run, JobOptions options, RecordSource& source, JobObserver& observer) {
+  if (auto device = trainer::resolve_device(run.train_device); device) {
+    options.max_records = effective_max_records(options, *device);  // 0: every program (CUDA)
+  }
+  Job job{run, options, source, observer};
+  return run_job(job);
+}
+
+}  // namespace
+
+JobOutcome run_train(const JobRun& run, JobOptions options, RecordSource& source, JobObserver& observer) {
+  if (run.kind != registry::JobKind::kTrain) return Status::internal("run_train: not a train job");
+  return run_with(run, std::move(options), source, observer);
+}
+
+JobOutcome run_distill(const JobRun& run, JobOptions options, RecordSource& source, JobObserver& observer) {
+  if (run.kind != registry::JobKind::kDistill) return Status::internal("run_distill: not a distill job");
+  return run_with(run, std::move(options), source, observer);
+}
+
+double share_to_keep(double wanted, std::int64_t stored, double kept_fraction) {
+  if (wanted <= 0 || stored <= 0) return 1.0;
+  return std::min(1.0, 1.25 * wanted / kept_fraction / static_cast<double>(stored));
+}
+
+bool in_share(std::string_view program_id, double keep) {
+  if (keep >= 1.0) return true;
+  return static_cast<double>(std::stoul(std::string(program_id.substr(0, 8)), nullptr, 16)) / 4294967296.0 < keep;
+}
+
+}  // namespace tcl::onboarding
