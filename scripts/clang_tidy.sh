@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # clang-tidy (the checks of .clang-tidy) over the product: every .cc of
-# api/ core/ daemon/ measure/ onboarding/ registry/ sampler/ trainer/ tools/
+# api/ core/ daemon/ measure/ onboarding/ registry/ sampler/ trainer/ tools/ tuner/
 # that the build compiles, with the flags CMake recorded for it
 # (compile_commands.json of the gcc build), reporting findings in those
 # folders' .cc and .h files only. Fails on any finding that
@@ -24,7 +24,7 @@ db="$build_dir/compile_commands.json"
 tidy=${CLANG_TIDY:-/usr/bin/clang-tidy-14}
 jobs=${TCL_JOBS:-$(nproc)}
 out="$build_dir/clang-tidy"
-folders="api core daemon measure onboarding registry sampler trainer tools"
+folders="api core daemon measure onboarding registry sampler trainer tools tuner"
 baseline=scripts/clang_tidy_baseline.txt
 start=$SECONDS
 mkdir -p "$out"

@@ -114,10 +114,11 @@ std::string ms(double seconds) {
 std::string clock_text(double s) {
   char buf[32];
   const long t = std::lround(s);
-  if (t >= 3600)
+  if (t >= 3600) {
     std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, t / 60 % 60);
-  else
+  } else {
     std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  }
   return buf;
 }
 
@@ -150,10 +151,12 @@ void print_summary(const tuner::TuneOptions& o, const tuner::TuneResult& r) {
     std::printf("%-4zu %-44s %6d %12s %10.1f\n", i + 1, measure::encode_workload_key(o.tasks[i].workload).c_str(),
                 o.tasks[i].weight, ms(best).c_str(), gflops);
   }
-  std::printf("\nfiles         %s/{best.jsonl,rounds.csv,curve.svg,curve-time.svg,measurements.jsonl}\n", o.dir.c_str());
-  if (r.pending_upload > 0)
+  std::printf("\nfiles         %s/{best.jsonl,rounds.csv,curve.svg,curve-time.svg,measurements.jsonl}\n",
+              o.dir.c_str());
+  if (r.pending_upload > 0) {
     std::printf("uploads       %d rounds not yet accepted (%s); a rerun sends them\n", r.pending_upload,
                 r.last_upload_error.c_str());
+  }
 }
 
 // The curve as text: network latency at ten points of the run.

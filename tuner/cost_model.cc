@@ -109,9 +109,10 @@ class LineageModel final : public CostModel {
     records.reserve(points.size());
     for (const Point& p : points) records.push_back(space.record(p));
     auto scores = lineage_(records);
-    if (scores && scores->size() != points.size())
+    if (scores && scores->size() != points.size()) {
       return Status::internal("the lineage answered " + std::to_string(scores->size()) + " scores for " +
                               std::to_string(points.size()) + " programs");
+    }
     return scores;
   }
   Status learn(std::size_t, const Space&, std::span<const Point>, std::span<const double>) override {
@@ -141,6 +142,7 @@ class OnlineModel final : public CostModel {
     }
     const TaskModel& tm = it->second;
     std::vector<float> margin;
+    margin.reserve(prior.size());
     for (double s : prior) margin.push_back(static_cast<float>(tm.a * s + tm.b));
     auto m = make_matrix(space, points, margin);
     if (!m) return m.status();

@@ -134,9 +134,10 @@ Result<std::vector<RoundRow>> RunDir::read(std::vector<core::Record>* records) {
   }
   const std::size_t wanted = rows_.empty() ? 0 : static_cast<std::size_t>(rows_.back().measured);
   std::vector<std::string> lines = lines_of(log);
-  if (lines.size() < wanted)
+  if (lines.size() < wanted) {
     return Status::data_loss("measurements.jsonl holds " + std::to_string(lines.size()) +
                              " records; rounds.csv counts " + std::to_string(wanted));
+  }
   records->clear();
   std::string kept;
   for (std::size_t i = 0; i < wanted; ++i) {
@@ -217,14 +218,12 @@ std::string curve_svg(std::span<const CurveSeries> series, std::string_view titl
   auto escape = [](std::string_view text) {
     std::string out;
     for (char c : text) {
-      if (c == '<')
-        out += "&lt;";
-      else if (c == '>')
-        out += "&gt;";
-      else if (c == '&')
-        out += "&amp;";
-      else
-        out += c;
+      switch (c) {
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '&': out += "&amp;"; break;
+        default: out += c;
+      }
     }
     return out;
   };

@@ -117,10 +117,11 @@ Schedule mutate_cpu(const measure::Workload& w, Schedule s, core::SplitMix64& rn
     case 3: s.parallel_levels = other_choice<int>(kParallelLevels, s.parallel_levels, rng); break;
     case 4: s.vectorize = !s.vectorize; break;
     case 5:
-      if (conv && rng.below(2) == 0)
+      if (conv && rng.below(2) == 0) {
         s.inline_pad = !s.inline_pad;
-      else
+      } else {
         s.cache_write = !s.cache_write;
+      }
       break;
     case 6: swap_two(s.spatial_order, rng); break;
     default: swap_two(s.reduce_order, rng); break;
@@ -186,7 +187,8 @@ void cpu_features(const measure::Workload& w, const Schedule& s, std::vector<flo
     local *= static_cast<double>(levels[2] * levels[3]);
   }
   for (std::size_t r = 0; r < ext.reduce.size(); ++r) {
-    f->push_back(log2f1(static_cast<double>(ext.reduce[r] / s.reduce_tiles[r])));
+    const std::int64_t outer = ext.reduce[r] / s.reduce_tiles[r];  // exact: the split divides the extent
+    f->push_back(log2f1(static_cast<double>(outer)));
     f->push_back(log2f1(static_cast<double>(s.reduce_tiles[r])));
   }
   for (std::size_t i = 0; i < s.spatial_order.size(); ++i) {
@@ -288,10 +290,11 @@ std::string Space::key(const Point& p) const {
 
 std::vector<float> Space::features(const Point& p) const {
   std::vector<float> f;
-  if (gpu_)
+  if (gpu_) {
     gpu_features(workload_, std::get<GpuSchedule>(p), &f);
-  else
+  } else {
     cpu_features(workload_, std::get<Schedule>(p), &f);
+  }
   return f;
 }
 

@@ -38,6 +38,7 @@ struct TaskState {
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return seconds[a] < seconds[b]; });
     std::vector<Point> out;
+    out.reserve(order.size());
     for (std::size_t i : order) out.push_back(points[i]);
     return out;
   }
@@ -83,6 +84,12 @@ double network_seconds(const TuneOptions& o, const std::vector<TaskState>& tasks
     sum += o.tasks[i].weight * tasks[i].best_seconds;
   }
   return sum;
+}
+
+RoundReport report_of(const RoundRow& r) {
+  return RoundReport{
+      r.round,        r.task,           r.measured,      r.valid,           r.network_seconds, r.task_best_seconds,
+      r.wall_seconds, r.search_seconds, r.learn_seconds, r.measure_seconds, r.upload_seconds};
 }
 
 std::vector<core::Record> measure_here(std::span<const core::Record> records) {
@@ -131,19 +138,16 @@ Status Run::replay(const std::vector<RoundRow>& rows, const std::vector<core::Re
     if (row.task >= tasks_.size()) return Status::data_loss("rounds.csv names task " + std::to_string(row.task));
     const std::size_t end = static_cast<std::size_t>(row.measured);
     for (; next < end; ++next) {
-      if (!tasks_[row.task].add(records[next]))
+      if (!tasks_[row.task].add(records[next])) {
         return Status::data_loss("measurements.jsonl: record " + std::to_string(next + 1) + " is not a program of " +
                                  row.task_name);
+      }
       log_.push_back(records[next]);
     }
     round_end_.push_back(static_cast<int>(log_.size()));
     scheduler_.record(row.task, tasks_[row.task].best_seconds);
     wall_offset_ = row.wall_seconds;
-    if (h_.progress)
-      h_.progress(
-          RoundReport{row.round, row.task, row.measured, row.valid, row.network_seconds, row.task_best_seconds,
-                      row.wall_seconds, row.search_seconds, row.learn_seconds, row.measure_seconds, row.upload_seconds},
-          true);
+    if (h_.progress) h_.progress(report_of(row), true);
   }
   rounds_ = resumed_ = static_cast<int>(rows.size());
   measured_ = static_cast<int>(log_.size());
@@ -164,10 +168,8 @@ void Run::upload_pending(RoundRow& row) {
   const std::string key = "tune-" + sha256_hex(settings_json(o_)).substr(0, 16) + "-rounds-" + std::to_string(from) +
                           "-" + std::to_string(rounds_ - 1);
   if (Status s = h_.upload(pending, key); s) {
-    if (Status w = dir_.set_uploaded_rounds(rounds_); !w)
-      upload_error_ = w.message();
-    else
-      upload_error_.clear();
+    const Status w = dir_.set_uploaded_rounds(rounds_);
+    upload_error_ = w ? "" : w.message();
   } else {
     upload_error_ = s.message();
   }
@@ -224,12 +226,7 @@ Status Run::run_round() {
   }
   if (Status s = dir_.write_best(best); !s) return s;
   if (Status s = dir_.write_curve_svg(o_.network + " (" + o_.model + ")"); !s) return s;
-  if (h_.progress) {
-    h_.progress(
-        RoundReport{row.round, row.task, row.measured, row.valid, row.network_seconds, row.task_best_seconds,
-                    row.wall_seconds, row.search_seconds, row.learn_seconds, row.measure_seconds, row.upload_seconds},
-        false);
-  }
+  if (h_.progress) h_.progress(report_of(row), false);
   return Status::ok();
 }
 
