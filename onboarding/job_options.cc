@@ -30,19 +30,28 @@ bool is_student_option(std::string_view key) {
 }
 bool is_adapter_option(std::string_view key) { return key == "adapter_rank" || key == "adapter_layers"; }
 
+// Refuses `key`, an option of the other distill method than o.method.
+Status refuse_other_method_option(std::string_view key, const JobOptions& o) {
+  const bool adapter = o.method == JobOptions::DistillMethod::kAdapter;
+  const std::string other(
+      distill_method_name(adapter ? JobOptions::DistillMethod::kStudent : JobOptions::DistillMethod::kAdapter));
+  std::string why = "option '";
+  why += key;
+  why += "' belongs to \"method\": \"" + other;
+  why += "\"; this distill's method is \"";
+  why += distill_method_name(o.method);
+  why += adapter ? "\" (the default)" : "\"";
+  why += ": add \"method\": \"" + other;
+  why += "\" or drop the option";
+  return Status::invalid_argument(why);
+}
+
 // The method's defaults for what the request left out (the settings
 // docs/continual.md measured), and the other method's options refused.
 Status apply_distill_method(JobOptions& o, const json::object& given) {
   const bool adapter = o.method == JobOptions::DistillMethod::kAdapter;
   for (const auto& [key, value] : given) {
-    if (adapter ? is_student_option(key) : is_adapter_option(key)) {
-      const std::string other(
-          distill_method_name(adapter ? JobOptions::DistillMethod::kStudent : JobOptions::DistillMethod::kAdapter));
-      return Status::invalid_argument("option '" + std::string(key) + "' belongs to \"method\": \"" + other +
-                                      "\"; this distill's method is \"" + std::string(distill_method_name(o.method)) +
-                                      "\"" + (adapter ? " (the default)" : "") + ": add \"method\": \"" + other +
-                                      "\" or drop the option");
-    }
+    if (adapter ? is_student_option(key) : is_adapter_option(key)) return refuse_other_method_option(key, o);
   }
   if (!given.contains("epochs")) o.epochs = adapter ? trainer::kDistillAdapterEpochs : trainer::kDistillStudentEpochs;
   if (!given.contains("learning_rate")) {
