@@ -9,7 +9,8 @@
 //              [--budget N] [--per-round N] [--scheduler gradient|round-robin]
 //              [--population N] [--target cpu|cuda] [--device N]
 //              [--checkpoint FILE] [--checkpoint-platform NAME] [--threads T]
-//              [--repeat N] [--out DIR] [--measure-command TCL_MEASURE] [--trace]
+//              [--repeat N] [--out DIR] [--measure-command TCL_MEASURE]
+//              [--measure-threads N] [--trace]
 //   --anchors: no tuning; per task of the network, the best program of each
 //   run in --out against LibTorch doing the same operator here and against
 //   the roofline (bench/tune_anchors.h).
@@ -53,6 +54,7 @@ struct Args {
   std::vector<std::string> models{"lineage", "lineage+online", "online", "random"};
   std::vector<std::string> seeds{"1", "2", "3"};
   int budget = 1000, per_round = 16, population = 2048, device = 0, threads = 1, repeat = 0;
+  int measure_threads = 0;  // tcl-measure's --threads on the CPU (0: every core online)
   bool trace = false;    // a line per step of a round on stderr
   bool anchors = false;  // print the physical anchors of the runs in --out instead of tuning
   std::string scheduler = "gradient", target = "cpu", checkpoint, checkpoint_platform, out = "tune-study";
@@ -78,6 +80,7 @@ bool parse(int argc, char** argv, Args* a) {
       .value("repeat", &a->repeat)
       .value("out", &a->out)
       .value("measure-command", &a->measure_command)
+      .value("measure-threads", &a->measure_threads)
       .flag("trace", &a->trace)
       .flag("anchors", &a->anchors);
   if (!flags.parse(argc, argv)) return false;
@@ -164,6 +167,7 @@ std::vector<core::Record> measure_in_child(const Args& a, std::span<const core::
   std::vector<std::string> argv{a.measure_command,       "run", in, "-o", out, "--per-unit", "4", "--device",
                                 std::to_string(a.device)};
   if (a.repeat > 0) argv.insert(argv.end(), {"--repeat", std::to_string(a.repeat)});
+  if (a.measure_threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(a.measure_threads)});
   const measure::CommandResult r = measure::run_command(argv, 3600);
   if (r.exit_code != 0) std::fprintf(stderr, "bench_tune: tcl-measure: %s\n", r.output.c_str());
   std::string lines;

@@ -15,6 +15,9 @@
 #            the four models on NETWORK, BUDGET measurements each, seeds SEEDS (comma list), one run
 #            at a time on GPU 0; the lineage is the gpu-h100 model. Runs live in /tmp/tcl-tune-runs
 #            (resumable while the machine stays warm) and are copied to $OUT/tune at the end.
+#   cpu NETWORK BUDGET SEEDS
+#            the same on this machine's CPU, in the background on the upper half of the cores (the gpu
+#            step keeps to the lower half), the lineage being the x86-24c model; the call waits for it
 # BUDGET_S (default 570): seconds for all steps of one call.
 #
 #   scripts/gpu/tune_study.sh stage        # here; then on the GPU machine, from the repository root:
@@ -31,6 +34,8 @@ export LD_LIBRARY_PATH="$root/.gpu/xgboost/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PA
 export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
 LINEAGE=/tmp/tcl-tune-lineage  # kept between calls on one machine
 RUNS=/tmp/tcl-tune-runs
+half=$(($(nproc) / 2))
+lower=0-$((half - 1)) upper=$half-$(($(nproc) - 1))
 deadline=$((SECONDS + ${BUDGET_S:-570}))
 left() { echo $((deadline - SECONDS)); }
 
@@ -102,7 +107,7 @@ gpu() {
   for seed in ${seeds//,/ }; do
     for model in lineage lineage+online online random; do
       [ "$(left)" -le 20 ] && { echo "== $network $model s$seed: no time left"; continue; }
-      timeout "$(left)" "$BUILD/bench/bench_tune" --target cuda --network "$network" --budget "$budget" \
+      timeout "$(left)" taskset -c "$lower" "$BUILD/bench/bench_tune" --target cuda --network "$network" --budget "$budget" \
         --seeds "$seed" --models "$model" --threads 4 --checkpoint "$LINEAGE/gpu-h100/checkpoint" --out "$RUNS" \
         --measure-command "$BUILD/measure/tcl-measure" \
         >>"$LOGS/$network.out" 2>"$LOGS/$network-${model//+/-}-s$seed.err"
@@ -110,6 +115,22 @@ gpu() {
     done
   done
   cat "$LOGS/$network.out"
+}
+
+# cpu NETWORK BUDGET SEEDS: as gpu, on the CPU's upper half (taskset; tcl-measure's threads as many),
+# in the background; the script waits for it before collecting.
+cpu() {
+  local network=$1 budget=$2 seeds=$3 seed model
+  for seed in ${seeds//,/ }; do
+    for model in lineage lineage+online online random; do
+      [ "$(left)" -le 20 ] && { echo "== cpu $network $model s$seed: no time left"; continue; }
+      timeout "$(left)" taskset -c "$upper" "$BUILD/bench/bench_tune" --target cpu --network "$network" \
+        --budget "$budget" --seeds "$seed" --models "$model" --threads 2 --measure-threads "$half" \
+        --checkpoint "$LINEAGE/x86-24c/checkpoint" --out "$RUNS/cpu" --measure-command "$BUILD/measure/tcl-measure" \
+        >>"$LOGS/cpu-$network.out" 2>"$LOGS/cpu-$network-${model//+/-}-s$seed.err"
+      echo "== cpu $network $model s$seed: rc $? at $SECONDS s"
+    done
+  done >"$LOGS/cpu-$network.log" 2>&1
 }
 
 # The runs' folders as one archive in $OUT: the device tool brings back a bounded number of files,
@@ -123,8 +144,11 @@ while [ $# -gt 0 ]; do
     stage | build | lineage) "$step" || exit 1 ;;
     smoke) smoke || exit 1 ;;
     gpu) gpu "$1" "$2" "$3"; shift 3 ;;
+    cpu) cpu "$1" "$2" "$3" & shift 3 ;;
     anchors) python3 scripts/gpu/tune_anchors.py "$RUNS" "$1" | tee "$OUT/anchors-$1.md"; shift ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done
+wait  # the cpu step
+cat "$LOGS"/cpu-*.log "$LOGS"/cpu-*.out 2>/dev/null
 collect
