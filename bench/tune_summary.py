@@ -60,7 +60,9 @@ def main():
         m = RUN.match(name)
         if m and os.path.exists(os.path.join(root, name, "rounds.csv")):
             rows = read_run(os.path.join(root, name))
-            if rows:
+            if rows and math.isnan(rows[-1]["latency"]):  # cut off before every task had a program
+                print(f"(left out: {name}, stopped at {rows[-1]['measured']} measurements with no network latency)\n")
+            elif rows:
                 runs.setdefault(m["net"], {}).setdefault(m["model"].replace("lineage-online", "lineage+online"),
                                                          {})[int(m["seed"])] = rows
     for net, models in runs.items():

@@ -449,9 +449,10 @@ TEST_F(TclctlTest, TuneATwoTaskNetworkUploadsEveryRoundResumesAndUsesTheLineage)
   EXPECT_NE(more.out.find("measured      36 in 6 rounds (4 resumed)"), std::string::npos) << more.out;
   EXPECT_EQ(answered(), 36);
 
-  // The lineage's first version, trained on what the tuner uploaded, then scores the next run.
+  // The lineage's first version, trained on what the tuner uploaded, then scores the next run
+  // (lineage+online: the default model).
   ASSERT_EQ(tclctl("job start --platform tuned --epochs 1 --wait").exit_code, 0);
-  const CliRun lineage = tclctl("tune " + network + " --model lineage+online --budget 12 --dir " + dir + "-lineage");
+  const CliRun lineage = tclctl("tune " + network + " --budget 12 --dir " + dir + "-lineage");
   ASSERT_EQ(lineage.exit_code, 0) << lineage.out << lineage.err;
   EXPECT_NE(lineage.out.find("model         lineage+online"), std::string::npos) << lineage.out;
   EXPECT_GT(answered(), 36);  // new programs (some may repeat the first run's: uploads dedupe them)
