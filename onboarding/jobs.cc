@@ -234,9 +234,14 @@ Status set_start(Job& job, const SourcePlatform& platform, const Start& start,
   return Status::ok();
 }
 
-Result<trainer::TrainResult> train(Job& job, const trainer::TrainRequest& request) {
+// The job's progress while it trains: "training" with the epoch, loss and
+// validation top-1; after the epochs each phase of the trainer
+// (trainer::PhaseProgress: "evaluating", "fisher", "saving") with its own
+// count (done of total, in unit), the last epoch's numbers kept beside it.
+Result<trainer::TrainResult> train(Job& job, trainer::TrainRequest& request) {
   const std::size_t records = request.data.records.size();
-  job.observer.progress(json::object{{"phase", "training"}, {"records", records}});
+  json::object last{{"phase", "training"}, {"records", records}};
+  job.observer.progress(last);
   job.observer.training(job.o.epochs);
   const auto on_epoch = [&](int epoch, int epochs_now, double loss, double val_top1) {
     job.observer.epoch(epoch, epochs_now, loss, val_top1);
@@ -244,9 +249,19 @@ Result<trainer::TrainResult> train(Job& job, const trainer::TrainRequest& reques
         {"phase", "training"}, {"epoch", epoch}, {"epochs", epochs_now}, {"loss", loss}, {"records", records}};
     if (!std::isnan(val_top1)) p["val_top1"] = val_top1;
     job.observer.progress(p);
+    last = std::move(p);
     return !job.cancelled();
   };
+  request.resources.phase = [&](const trainer::PhaseProgress& phase) {
+    json::object p = last;
+    p["phase"] = phase.phase;
+    p["done"] = phase.done;
+    p["total"] = phase.total;
+    p["unit"] = phase.unit;
+    job.observer.progress(p);
+  };
   auto trained = trainer::train_platform(request, on_epoch);
+  request.resources.phase = {};  // it views this frame
   job.observer.trained();
   return trained;
 }
@@ -278,7 +293,10 @@ std::optional<GateDecision> judge_distilled(Job& job, const std::vector<std::str
   std::vector<PlatformComparison> compared;
   json::object versus_parent;
   const double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
-  for (const auto& name : covered) {
+  for (std::size_t k = 0; k < covered.size(); ++k) {
+    const std::string& name = covered[k];
+    job.observer.progress(json::object{
+        {"phase", "judging"}, {"platform", name}, {"done", k}, {"total", covered.size()}, {"unit", "platforms"}});
     const bool is_new = name == job.run.platform &&
                         std::find(teacher.platforms.begin(), teacher.platforms.end(), name) == teacher.platforms.end();
     auto scores = evaluate_platform(job, name, is_new, student, teacher.weights);
@@ -333,7 +351,6 @@ JobOutcome describe_version(Job& job, const Start& start, const Plan* plan, trai
   json::object metrics{{job.run.platform, trained.metrics.tasks > 0 ? json::value(metrics_json(trained.metrics))
                                                                     : json::value(json::object{{"eval_tasks", 0}})}};
   if (job.distill()) {
-    job.observer.progress(json::object{{"phase", "evaluating"}, {"platforms", v.platforms.size()}});
     auto decision = judge_distilled(job, v.platforms, start, v.weights, &metrics);
     if (!decision) return std::optional<JobVersion>();  // cancelled or lost the lease
     out.gate = *decision;

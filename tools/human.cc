@@ -62,13 +62,33 @@ const json::value* tuning_proxy(const json::value* progress) {
   return nullptr;
 }
 
+// The phase's own count (the phases after training: evaluating, fisher,
+// saving, judging): "512/2450 programs (21%)"; "" when the progress has none.
+std::string phase_count(const json::value& p) {
+  const json::value* done = field(p, "done");
+  const json::value* total = field(p, "total");
+  if (done == nullptr || total == nullptr || !done->is_number() || !total->is_number()) return "";
+  std::string out = readable(done) + "/" + readable(total);
+  if (const json::value* unit = field(p, "unit"); unit != nullptr && unit->is_string()) out += " " + shown(unit);
+  if (const double t = total->to_number<double>(); t > 0) {
+    char pct[16];
+    std::snprintf(pct, sizeof pct, " (%.0f%%)", 100 * std::clamp(done->to_number<double>() / t, 0.0, 1.0));
+    out += pct;
+  }
+  return out;
+}
+
 // The progress's fields for reading: "training  epoch 2/5  steps 120  loss
-// 0.4123  val top-1 0.873  proxy 0.91", then any field not named here.
+// 0.4123  val top-1 0.873  proxy 0.91" (after the epochs a phase's count and
+// platform first: "fisher  12/43 batches (28%)  epoch 5/5 ..."), then any
+// field not named here.
 std::string progress_fields(const json::value* p, bool with_phase) {
   if (p == nullptr || !p->is_object()) return "";
   std::string out;
   const auto add = [&out](const std::string& part) { out += (out.empty() ? "" : "  ") + part; };
   if (with_phase && field(*p, "phase") != nullptr) add(shown(*p, "phase"));
+  if (const json::value* platform = field(*p, "platform")) add(shown(platform));
+  if (std::string count = phase_count(*p); !count.empty()) add(count);
   if (number_or(field(*p, "epoch"), 0) > 0 && number_or(field(*p, "epochs"), 0) > 0) {
     add("epoch " + readable(field(*p, "epoch")) + "/" + readable(field(*p, "epochs")));
   }
@@ -79,7 +99,8 @@ std::string progress_fields(const json::value* p, bool with_phase) {
   if (proxy != nullptr) add("proxy " + readable(proxy));
   if (!with_phase) return out;
   for (const auto& [k, x] : p->get_object()) {
-    static constexpr std::string_view kShown[] = {"phase", "epoch", "epochs", "steps", "loss", "val_top1"};
+    static constexpr std::string_view kShown[] = {"phase", "platform", "done",  "total", "unit",
+                                                  "epoch", "epochs",   "steps", "loss",  "val_top1"};
     if (&x == proxy || std::find(std::begin(kShown), std::end(kShown), std::string_view(k)) != std::end(kShown)) {
       continue;
     }

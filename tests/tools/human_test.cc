@@ -23,6 +23,20 @@ TEST(HumanTest, ProgressLineHasPhaseEpochStepsLossTop1ProxyElapsedAndEta) {
             "  eta 2m30s");
 }
 
+// After the last epoch a phase has its own count; the last epoch's numbers stay.
+TEST(HumanTest, APhaseAfterTrainingShowsItsOwnCount) {
+  const json::value job = json::parse(
+      R"({"id": 7, "state": "running", "progress": {"phase": "fisher", "done": 12, "total": 43, "unit": "batches",)"
+      R"( "epoch": 2, "epochs": 2, "loss": 0.5, "records": 4000}})");
+  EXPECT_EQ(progress_text(job, 400), "job 7 running: fisher  12/43 batches (28%)  epoch 2/2  loss 0.5  elapsed 6m40s");
+  const json::value judging = json::parse(R"({"id": 8, "state": "running", "progress": {"phase": "judging",)"
+                                          R"( "platform": "x86-16c", "done": 1, "total": 3, "unit": "platforms"}})");
+  EXPECT_EQ(progress_text(judging, 5), "job 8 running: judging  x86-16c  1/3 platforms (33%)  elapsed 5s");
+  EXPECT_NE(job_summary(job).find("\nprogress  fisher  12/43 batches (28%)  epoch 2/2  loss 0.5  records 4000\n"),
+            std::string::npos)
+      << job_summary(job);
+}
+
 TEST(HumanTest, AFinishedOrStartingJobHasNoEta) {
   EXPECT_EQ(progress_text(json::parse(R"({"id": 7, "state": "queued", "progress": {}})"), 0),
             "job 7 queued  elapsed 0s");
