@@ -259,9 +259,11 @@ Result<std::int64_t> JobWorker::store_version(const registry::Job& job, const on
   create.actor = "job " + std::to_string(job.id);
   create.job = registry::JobOwner{job.id, job.worker};
   if (gate) {
-    json::array reasons;
+    json::array reasons, blocking;
     for (const auto& r : gate->reasons) reasons.push_back(json::string(r));
-    create.status_reasons_json = json::serialize(json::object{{"promote", gate->promote}, {"reasons", reasons}});
+    for (const auto& b : gate->blocking) blocking.push_back(json::string(b));
+    create.status_reasons_json =
+        json::serialize(json::object{{"promote", gate->promote}, {"reasons", reasons}, {"blocking", blocking}});
     if (gate->promote) {
       create.aliases.push_back({"production", "promotion gate (job " + std::to_string(job.id) + ")",
                                 "distilled " + job.platform + " into version " + std::to_string(*parent)});

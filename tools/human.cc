@@ -236,6 +236,110 @@ std::string sample_summary(const json::value& r, bool with_picks) {
   return out;
 }
 
+namespace {
+
+// The reason lines are long (tasks, figures, se, verdict): a table's note keeps this many characters.
+constexpr std::size_t kReasonChars = 160;
+
+std::string shortened(std::string line) {
+  if (line.size() > kReasonChars) line = line.substr(0, kReasonChars - 3) + "...";
+  return line;
+}
+
+// Which marks a lineage table used (its notes say what each means).
+struct LineageMarks {
+  bool judged_set = false, trained_on = false, below_random = false;
+};
+
+// One platform's cell: "x86-16c=0.512", with a mark when the figure is not
+// on the standing split (*), its model trained on those tasks (+), or it is
+// below random order there (<).
+std::string top1_cell(const std::string& platform, const json::value& metrics, LineageMarks* marks) {
+  const json::value* figure = field(metrics, "standing_split");
+  const bool standing = figure != nullptr && field(*figure, "top1") != nullptr;
+  if (!standing) figure = &metrics;
+  const json::value* top1 = field(*figure, "top1");
+  if (top1 == nullptr || !top1->is_number()) return "";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "=%.3f", top1->to_number<double>());
+  std::string cell = platform + buf;
+  if (!standing) {
+    cell += "*";
+    marks->judged_set = true;
+  }
+  if (const json::value* h = field(*figure, "held_out"); h != nullptr && h->is_bool() && !h->get_bool()) {
+    cell += "+";
+    marks->trained_on = true;
+  }
+  if (const json::value* r = field(*figure, "random_top1");
+      standing && r != nullptr && r->is_number() && top1->to_number<double>() < r->to_number<double>()) {
+    cell += "<";
+    marks->below_random = true;
+  }
+  return cell;
+}
+
+// Why version `v` (a candidate) is one, in a line.
+std::string candidate_why(const json::value& v) {
+  const json::value* reasons = field(v, "status_reasons");
+  const std::string version = shown(v, "version");
+  if (reasons != nullptr) {
+    if (const json::value* b = field(*reasons, "blocking"); b != nullptr && b->is_array() && !b->get_array().empty()) {
+      const auto& all = b->get_array();
+      std::string line = "version " + version + " stays a candidate: " + shortened(shown(&all.front()));
+      if (all.size() > 1) line += " (and " + std::to_string(all.size() - 1) + " more: tclctl --json lineage)";
+      return line;
+    }
+    if (const json::value* r = field(*reasons, "reasons"); r != nullptr && r->is_array() && !r->get_array().empty()) {
+      return "version " + version + " stays a candidate: " + shortened(shown(&r->get_array().front()));
+    }
+  }
+  return "version " + version + " is a candidate: not judged by the promotion gate (a train job's version)";
+}
+
+}  // namespace
+
+std::string lineage_table(const json::value& models) {
+  std::string out;
+  char row[512];
+  std::snprintf(row, sizeof row, "%-8s %-8s %-10s %-20s %-24s %-21s %s\n", "VERSION", "PARENT", "STATUS", "ALIASES",
+                "PLATFORMS", "CREATED", "TOP-1 ON THE STANDING SPLIT (per platform)");
+  out += row;
+  LineageMarks marks;
+  std::vector<std::string> why;
+  const json::value* versions = field(models, "versions");
+  if (versions != nullptr && versions->is_array()) {
+    for (const auto& v : versions->get_array()) {
+      std::string aliases = joined(field(v, "aliases"), ","), platforms = joined(field(v, "platforms"), ",");
+      std::string top1;
+      const json::value* metrics = field(v, "metrics");
+      if (const json::value* names = field(v, "platforms"); names != nullptr && names->is_array() && metrics) {
+        for (const auto& name : names->get_array()) {
+          const json::value* m = name.is_string() ? field(*metrics, name.get_string()) : nullptr;
+          const std::string cell = m != nullptr ? top1_cell(shown(&name), *m, &marks) : "";
+          if (!cell.empty()) top1 += (top1.empty() ? "" : " ") + cell;
+        }
+      }
+      std::snprintf(row, sizeof row, "%-8s %-8s %-10s %-20s %-24s %-21s %s\n", shown(v, "version").c_str(),
+                    shown(v, "parent").c_str(), shown(v, "status").c_str(), aliases.empty() ? "-" : aliases.c_str(),
+                    platforms.c_str(), shown(v, "created_at").c_str(), top1.empty() ? "-" : top1.c_str());
+      out += row;
+      if (shown(v, "status") == "candidate") why.push_back(candidate_why(v));
+    }
+  }
+  out +=
+      "\nTOP-1: per platform, the mean over its standing split's tasks (10% of its tasks, held out by task hash;\n"
+      "at most 256 measured programs each, the lowest ids) of best latency / the top-ranked program's: the same\n"
+      "programs for every version while the platform's measurements stay the same.\n";
+  if (marks.judged_set)
+    out += "  * not on the standing split: on the set its job judged (not comparable across versions)\n";
+  if (marks.trained_on) out += "  + its model trained on those tasks (the job's eval_fraction was below 0.1)\n";
+  if (marks.below_random)
+    out += "  < below random order on those tasks (metrics.<platform>.standing_split.random_top1)\n";
+  for (const std::string& line : why) out += line + "\n";
+  return out;
+}
+
 std::string progress_text(const json::value& job, double elapsed_s) {
   const json::value* p = field(job, "progress");
   const std::string state = shown(job, "state");

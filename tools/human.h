@@ -39,6 +39,18 @@ std::string job_summary(const boost::json::value& job);
 // score, task) when `with_picks`.
 std::string sample_summary(const boost::json::value& request, bool with_picks);
 
+// GET /v1/models as a table: version, parent, status, aliases, platforms,
+// created, and per platform its top-1 on the platform's standing split
+// (metrics.<platform>.standing_split: the same programs for every version,
+// so a model that did not change reads the same figure on every row). Under
+// the table: why each candidate is one (its status_reasons' first
+// "blocking" line, or the first reason shortened, or "not judged by the
+// promotion gate"), and what the figures are on, with a note for each mark
+// used: "*" a figure not on the standing split (a version from before it,
+// or a platform without one), "+" a model trained on those tasks, "<" below
+// random order on them.
+std::string lineage_table(const boost::json::value& models);
+
 // The job's progress as one line: phase (or final state), epoch k/n, steps,
 // loss, validation top-1 and tuning proxy when the job reports them,
 // elapsed and ETA (from the time per epoch so far).
