@@ -340,6 +340,48 @@ std::string lineage_table(const json::value& models) {
   return out;
 }
 
+std::string onboard_verdict(const json::value& version, const json::value& platform, std::int64_t production) {
+  const std::string v = shown(version, "version"), name = shown(platform, "name");
+  const json::value* metrics = field(version, "metrics");
+  const json::value* own = metrics != nullptr ? field(*metrics, name) : nullptr;
+  const json::value* figure = own != nullptr ? field(*own, "standing_split") : nullptr;
+  // "its model of P scores top-1 0.410 on its standing split (3 held-out tasks, 19 measured programs), below
+  // random order's 0.452"
+  std::string scores;
+  bool below_random = false;
+  if (figure != nullptr && field(*figure, "top1") != nullptr) {
+    const double top1 = number_or(field(*figure, "top1"), 0), random = number_or(field(*figure, "random_top1"), 0);
+    below_random = top1 < random;
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "top-1 %.3f on its standing split (%s held-out tasks, %s measured programs), %s %.3f", top1,
+                  shown(*figure, "eval_tasks").c_str(), shown(*figure, "eval_programs").c_str(),
+                  below_random ? "below random order's" : "random order's", random);
+    scores = "its model of " + name + " scores " + buf;
+  }
+  const std::string status = shown(version, "status");
+  if (status != "candidate") {
+    std::string out = "version " + v + (std::to_string(production) == v ? " is production now" : " is " + status);
+    return out + (scores.empty() ? "" : ": " + scores) + "\n";
+  }
+  std::string out = "version " + v + " stays a candidate: production is still " +
+                    (production > 0 ? "version " + std::to_string(production) : std::string("unset")) +
+                    ", which keeps serving " + name + ".\n";
+  const json::value* reasons = field(version, "status_reasons");
+  const json::value* blocking = reasons != nullptr ? field(*reasons, "blocking") : nullptr;
+  if (blocking != nullptr && blocking->is_array() && !blocking->get_array().empty()) {
+    out += "  why: " + shortened(shown(&blocking->get_array().front())) + "\n";
+  }
+  if (!scores.empty()) out += "  " + scores + "\n";
+  const json::value* counts = field(platform, "counts");
+  const std::string measured = counts != nullptr ? shown(*counts, "measurements") : "-";
+  out += "  " + name + " has " + measured + " measurements: " +
+         (below_random ? "too few to learn its held-out tasks. " : "too few for the gate to see it learned. ") +
+         "Measure more, then onboard again with a new --state\n  (e.g. --budget 60 --rounds 2 --state " +
+         "tcl-onboard-" + name + "-2.state.json): another distill judges the new version.\n";
+  return out;
+}
+
 std::string progress_text(const json::value& job, double elapsed_s) {
   const json::value* p = field(job, "progress");
   const std::string state = shown(job, "state");

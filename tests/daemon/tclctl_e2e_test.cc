@@ -369,6 +369,8 @@ TEST_F(TclctlTest, OnboardMeasuresThisMachineEndToEnd) {
       "--rounds 1 --epochs 1 --state " +
       state);
   ASSERT_EQ(run.exit_code, 0) << run.out;
+  // It ends saying what the user got: the lineage's first version, production.
+  EXPECT_NE(run.out.find("\nversion 1 is production now"), std::string::npos) << run.out;
   EXPECT_TRUE(fs::exists(dir_ / "here.pool.jsonl"));
   const json::value shown = json::parse(tclctl("--json platform show here").out);
   EXPECT_NE(std::string(shown.at("target").as_string()).find("llvm -keys=cpu"), std::string::npos);

@@ -171,6 +171,36 @@ TEST(HumanTest, LineageComparesOnTheStandingSplitAndSaysWhyACandidateIsOne) {
   EXPECT_EQ(text.find("version 1 "), std::string::npos) << text;  // promoted: nothing to say
 }
 
+// The end of an onboarding in plain words: a candidate says so, why, how
+// its model scores beside random order, and what to do next.
+TEST(HumanTest, OnboardVerdictSaysPlainlyWhatTheUserGot) {
+  const json::value platform = json::parse(R"({"name": "here", "counts": {"measurements": 44}})");
+  const json::value candidate = json::parse(
+      R"({"version": 5, "status": "candidate", "status_reasons": {"promote": false, "reasons": ["long"],)"
+      R"( "blocking": ["here (new): top-1 mean 0.410 on 3 held-out tasks, not above the teacher's zero-shot 0.460"]},)"
+      R"( "metrics": {"here": {"top1": 0.41, "standing_split": {"top1": 0.41, "random_top1": 0.452,)"
+      R"( "eval_tasks": 3, "eval_programs": 19}}}})");
+  const std::string text = onboard_verdict(candidate, platform, 4);
+  EXPECT_EQ(text.rfind("version 5 stays a candidate: production is still version 4, which keeps serving here.\n", 0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("\n  why: here (new): top-1 mean 0.410 on 3 held-out tasks"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  its model of here scores top-1 0.410 on its standing split (3 held-out tasks, 19 measured "
+                      "programs), below random order's 0.452\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  here has 44 measurements: too few to learn its held-out tasks. Measure more"),
+            std::string::npos)
+      << text;
+
+  const json::value promoted =
+      json::parse(R"({"version": 5, "status": "promoted", "metrics": {"here": {"standing_split": {"top1": 0.61,)"
+                  R"( "random_top1": 0.452, "eval_tasks": 3, "eval_programs": 19}}}})");
+  EXPECT_EQ(onboard_verdict(promoted, platform, 5),
+            "version 5 is production now: its model of here scores top-1 0.610 on its standing split (3 held-out "
+            "tasks, 19 measured programs), random order's 0.452\n");
+}
+
 TEST(HumanTest, PlatformSummary) {
   const std::string text = platform_summary(json::parse(
       R"({"name": "x16", "target": "llvm -keys=cpu", "hardware_params": [16, 64, 64, 0, 0, 0, 0, 0], "description": "",)"
