@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 #include "core/mutex.h"
@@ -105,6 +106,17 @@ class JobWorker::Heartbeat {
     std::string text = json::serialize(p);
     core::MutexLock lock(mu_);
     progress_ = std::move(text);
+  }
+  // The last progress with its phase replaced by `phase` and the previous
+  // phase's count (done, total, unit, platform) dropped; the rest (the last
+  // epoch's numbers) stays.
+  void set_phase(std::string_view phase) EXCLUDES(mu_) {
+    boost::system::error_code ec;
+    json::value last = json::parse(progress(), ec);
+    json::object p = !ec && last.is_object() ? std::move(last.as_object()) : json::object{};
+    for (const char* key : {"done", "total", "unit", "platform"}) p.erase(key);
+    p["phase"] = phase;
+    set(p);
   }
   // The progress now, not at the next beat (the job shows where training ended).
   void send_now() EXCLUDES(mu_) { (void)jobs_.heartbeat(job_.id, job_.worker, lease_, progress()); }
@@ -216,6 +228,8 @@ void JobWorker::run_job(const registry::Job& job) {
   if (!made) return fail_job(job, made.status());
   if (!*made) return;  // cancelled, the lease lost or stopping: no version (a lapsed lease is retried)
   const onboarding::JobVersion& v = **made;
+  heartbeat.set_phase("storing");  // the version's weights, Fisher and metrics go to the database
+  heartbeat.send_now();
   auto version = store_version(job, v);
   if (!version) return settle_unstored(job, version.status());
   metrics_->finished.Add({{"kind", std::string(registry::job_kind_name(job.kind))}, {"outcome", "succeeded"}})
@@ -245,9 +259,11 @@ Result<std::int64_t> JobWorker::store_version(const registry::Job& job, const on
   create.actor = "job " + std::to_string(job.id);
   create.job = registry::JobOwner{job.id, job.worker};
   if (gate) {
-    json::array reasons;
+    json::array reasons, blocking;
     for (const auto& r : gate->reasons) reasons.push_back(json::string(r));
-    create.status_reasons_json = json::serialize(json::object{{"promote", gate->promote}, {"reasons", reasons}});
+    for (const auto& b : gate->blocking) blocking.push_back(json::string(b));
+    create.status_reasons_json =
+        json::serialize(json::object{{"promote", gate->promote}, {"reasons", reasons}, {"blocking", blocking}});
     if (gate->promote) {
       create.aliases.push_back({"production", "promotion gate (job " + std::to_string(job.id) + ")",
                                 "distilled " + job.platform + " into version " + std::to_string(*parent)});

@@ -145,6 +145,21 @@ std::vector<core::Record> JudgedRecords::take() {
   return out;
 }
 
+Result<trainer::RankingMetrics> evaluate_standing_split(std::string_view checkpoint,
+                                                        std::span<const core::Record> records,
+                                                        const trainer::Platform& platform, int threads) {
+  const double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
+  std::vector<core::Record> standing;
+  for (const core::Record& r : records) {
+    if (core::in_holdout(core::canonical_workload_key(r.workload_key), eval_fraction, 0)) standing.push_back(r);
+  }
+  if (standing.empty()) return Status::failed_precondition("no measured program of the standing split");
+  const std::string_view checkpoints[] = {checkpoint};
+  auto scored = trainer::score_checkpoints(checkpoints, standing, platform, threads);
+  if (!scored) return scored.status();
+  return trainer::evaluate_ranking(scored->groups, scored->latencies, scored->scores[0]);
+}
+
 std::vector<TaskPair> standing_split_tasks(const PairedScores& scores, double eval_fraction) {
   std::vector<TaskPair> out;
   for (std::size_t i = 0; i < scores.tasks.size(); ++i) {

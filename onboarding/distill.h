@@ -162,6 +162,21 @@ Result<PairedScores> evaluate_against_teacher(std::string_view student, std::str
                                               std::span<const core::Record> records, const trainer::Platform& platform,
                                               int threads);
 
+// One version's model of a platform on the platform's standing split: the
+// records of `records` whose task is in the standing split (core::in_holdout,
+// TrainRequest::default_data_options(), salt 0; other tasks are left out)
+// scored by `checkpoint` through trainer::score_checkpoints, each task's
+// programs ranked as one (trainer::evaluate_ranking: top-1, the random
+// floor, counts). Given JudgedRecords' records (any of them: every task, or
+// the standing split only, keep the same programs of those tasks), it is the
+// figure the lineage compares versions on, every version of every platform
+// (version_json's "standing_split"): the same programs for every version
+// while the platform's measurements stay the same. kFailedPrecondition when
+// no task of the standing split has 2 measured programs; else its errors.
+Result<trainer::RankingMetrics> evaluate_standing_split(std::string_view checkpoint,
+                                                        std::span<const core::Record> records,
+                                                        const trainer::Platform& platform, int threads);
+
 // The tasks of `scores` in the platform's standing evaluation split
 // (core::in_holdout with `eval_fraction`, salt 0): reported apart.
 std::vector<TaskPair> standing_split_tasks(const PairedScores& scores, double eval_fraction);

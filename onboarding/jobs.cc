@@ -234,9 +234,14 @@ Status set_start(Job& job, const SourcePlatform& platform, const Start& start,
   return Status::ok();
 }
 
-Result<trainer::TrainResult> train(Job& job, const trainer::TrainRequest& request) {
+// The job's progress while it trains: "training" with the epoch, loss and
+// validation top-1; after the epochs each phase of the trainer
+// (trainer::PhaseProgress: "evaluating", "fisher", "saving") with its own
+// count (done of total, in unit), the last epoch's numbers kept beside it.
+Result<trainer::TrainResult> train(Job& job, trainer::TrainRequest& request) {
   const std::size_t records = request.data.records.size();
-  job.observer.progress(json::object{{"phase", "training"}, {"records", records}});
+  json::object last{{"phase", "training"}, {"records", records}};
+  job.observer.progress(last);
   job.observer.training(job.o.epochs);
   const auto on_epoch = [&](int epoch, int epochs_now, double loss, double val_top1) {
     job.observer.epoch(epoch, epochs_now, loss, val_top1);
@@ -244,18 +249,54 @@ Result<trainer::TrainResult> train(Job& job, const trainer::TrainRequest& reques
         {"phase", "training"}, {"epoch", epoch}, {"epochs", epochs_now}, {"loss", loss}, {"records", records}};
     if (!std::isnan(val_top1)) p["val_top1"] = val_top1;
     job.observer.progress(p);
+    last = std::move(p);
     return !job.cancelled();
   };
+  request.resources.phase = [&](const trainer::PhaseProgress& phase) {
+    json::object p = last;
+    p["phase"] = phase.phase;
+    p["done"] = phase.done;
+    p["total"] = phase.total;
+    p["unit"] = phase.unit;
+    job.observer.progress(p);
+  };
   auto trained = trainer::train_platform(request, on_epoch);
+  request.resources.phase = {};  // it views this frame
   job.observer.trained();
   return trained;
 }
 
+// The figure the lineage compares versions on (distill.h's
+// evaluate_standing_split) as the version's metrics keep it:
+// metrics.<platform>.standing_split. `held_out`: whether the job trained
+// this platform's model without those tasks; nullopt for a model the job did
+// not train (an old platform's, the parent's).
+void put_standing_split(Job& job, const std::string& name, const std::string& own, const trainer::Platform& platform,
+                        const std::vector<core::Record>& records, std::optional<bool> held_out, json::object* metrics) {
+  auto standing = evaluate_standing_split(own, records, platform, job.run.torch_threads);
+  if (!standing) {
+    job.observer.warning("platform " + name + ": no standing split figure: " + standing.status().to_string());
+    return;
+  }
+  json::object figure = metrics_json(*standing);
+  if (held_out) figure["held_out"] = *held_out;
+  json::value& entry = (*metrics)[name];
+  if (!entry.is_object()) entry = json::object{};
+  entry.as_object()["standing_split"] = std::move(figure);
+}
+
+// Whether the job's model of its platform was trained without the standing
+// split's tasks (its eval split holds them all: core::in_holdout nests).
+bool job_holds_out_standing_split(const JobOptions& o) {
+  return o.eval_fraction >= trainer::TrainRequest::default_data_options().eval_fraction;
+}
+
 // A student and its teacher on one platform, on what the gate judges
 // (distill.h: every task of an old platform, the standing split of the new
-// one, kJudgedProgramsPerTask programs each at most).
+// one, kJudgedProgramsPerTask programs each at most), and the student's
+// standing split figure into `metrics` (put_standing_split).
 Result<PairedScores> evaluate_platform(Job& job, const std::string& name, bool is_new, const std::string& student,
-                                       const std::string& teacher) {
+                                       const std::string& teacher, json::object* metrics) {
   auto platform = job.source.platform(name);
   if (!platform) return platform.status();
   JudgedRecords judged(is_new, kJudgedProgramsPerTask);
@@ -266,7 +307,32 @@ Result<PairedScores> evaluate_platform(Job& job, const std::string& name, bool i
   if (!student_own) return student_own.status();
   auto teacher_own = trainer::platform_checkpoint(teacher, name);
   if (!teacher_own) return teacher_own.status();
-  return evaluate_against_teacher(*student_own, *teacher_own, records, platform->platform, job.run.torch_threads);
+  auto scores =
+      evaluate_against_teacher(*student_own, *teacher_own, records, platform->platform, job.run.torch_threads);
+  if (!scores) return scores;
+  const std::optional<bool> held_out =
+      name == job.run.platform ? std::optional<bool>(job_holds_out_standing_split(job.o)) : std::nullopt;
+  put_standing_split(job, name, *student_own, platform->platform, records, held_out, metrics);
+  return scores;
+}
+
+// A train job's model on its platform's standing split (put_standing_split),
+// so that its row of the lineage reads as every other version's.
+void judge_trained(Job& job, const std::string& weights, json::object* metrics) {
+  job.observer.progress(json::object{
+      {"phase", "judging"}, {"platform", job.run.platform}, {"done", 0}, {"total", 1}, {"unit", "platforms"}});
+  auto platform = job.source.platform(job.run.platform);
+  if (!platform) {
+    job.observer.warning("no standing split figure: " + platform.status().to_string());
+    return;
+  }
+  JudgedRecords judged(/*standing_split_only=*/true, kJudgedProgramsPerTask);
+  if (Status read = job.source.judged_records(*platform, &judged); !read) {
+    job.observer.warning("no standing split figure: " + read.to_string());
+    return;
+  }
+  put_standing_split(job, job.run.platform, weights, platform->platform, judged.take(),
+                     job_holds_out_standing_split(job.o), metrics);
 }
 
 // Every covered platform, the student against its teacher (read for
@@ -278,14 +344,22 @@ std::optional<GateDecision> judge_distilled(Job& job, const std::vector<std::str
   std::vector<PlatformComparison> compared;
   json::object versus_parent;
   const double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
-  for (const auto& name : covered) {
+  for (std::size_t k = 0; k < covered.size(); ++k) {
+    const std::string& name = covered[k];
+    job.observer.progress(json::object{
+        {"phase", "judging"}, {"platform", name}, {"done", k}, {"total", covered.size()}, {"unit", "platforms"}});
     const bool is_new = name == job.run.platform &&
                         std::find(teacher.platforms.begin(), teacher.platforms.end(), name) == teacher.platforms.end();
-    auto scores = evaluate_platform(job, name, is_new, student, teacher.weights);
+    json::object standing;  // put_standing_split's, kept beside the judged figures
+    auto scores = evaluate_platform(job, name, is_new, student, teacher.weights, &standing);
     if (!scores) job.observer.warning("platform " + name + " not evaluated: " + scores.status().to_string());
     compared.push_back(comparison_of(name, is_new, judged_on(is_new), scores ? &*scores : nullptr));
     if (scores && compared.back().student) {
-      (*metrics)[name] = metrics_json(scores->student);
+      json::object judged = metrics_json(scores->student);
+      judged["judged_on"] = judged_on(is_new);
+      if (const json::value* figure = standing.if_contains(name))
+        judged["standing_split"] = figure->at("standing_split");
+      (*metrics)[name] = std::move(judged);
       json::object versus = versus_json(compared.back());
       if (!is_new) {
         const auto split = standing_split_tasks(*scores, eval_fraction);
@@ -333,12 +407,12 @@ JobOutcome describe_version(Job& job, const Start& start, const Plan* plan, trai
   json::object metrics{{job.run.platform, trained.metrics.tasks > 0 ? json::value(metrics_json(trained.metrics))
                                                                     : json::value(json::object{{"eval_tasks", 0}})}};
   if (job.distill()) {
-    job.observer.progress(json::object{{"phase", "evaluating"}, {"platforms", v.platforms.size()}});
     auto decision = judge_distilled(job, v.platforms, start, v.weights, &metrics);
     if (!decision) return std::optional<JobVersion>();  // cancelled or lost the lease
     out.gate = *decision;
     v.status = out.gate->promote ? registry::VersionStatus::kPromoted : registry::VersionStatus::kCandidate;
   }
+  if (!job.distill()) judge_trained(job, v.weights, &metrics);
   v.metrics_json = json::serialize(metrics);
   DistillConfig student;
   if (plan) student = DistillConfig{&plan->targets, plan->unlabeled_read, plan->old_bank_read, !plan->fisher.empty()};

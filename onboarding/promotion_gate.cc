@@ -136,6 +136,7 @@ GateDecision promotion_decision(const std::vector<PlatformComparison>& platforms
       if (p.is_new) {
         d.promote = false;  // nothing shows the new platform was learned
         d.reasons.back() += " (the new platform must show it was learned)";
+        d.blocking.push_back(p.platform + " (new): not evaluated (no held-out task with 2 measured programs)");
       }
       continue;
     }
@@ -144,6 +145,12 @@ GateDecision promotion_decision(const std::vector<PlatformComparison>& platforms
       const bool ok = p.student->top1_mean > p.teacher->top1_mean;
       line += format("; against the teacher's zero-shot top-1 mean: %s", ok ? "learned" : "not better than zero-shot");
       d.promote &= ok;
+      if (!ok) {
+        d.blocking.push_back(
+            format("%s (new): top-1 mean %.3f on %lld held-out tasks, not above the teacher's "
+                   "zero-shot %.3f",
+                   p.platform.c_str(), p.student->top1_mean, static_cast<long long>(p.tasks), p.teacher->top1_mean));
+      }
     } else {
       const std::vector<std::string> lost = losses(p, margin, tuning_margin);
       line += format("; margins %.4f top-1, %.0f%% tuning proxy: %s", margin, 100 * tuning_margin,
@@ -153,12 +160,14 @@ GateDecision promotion_decision(const std::vector<PlatformComparison>& platforms
                        2 * p.top1_mean_se);
       }
       d.promote &= lost.empty();
+      if (!lost.empty()) d.blocking.push_back(p.platform + ": forgot (" + joined(lost) + ")");
     }
     d.reasons.push_back(std::move(line));
   }
   if (!saw_new) {
     d.promote = false;
     d.reasons.emplace_back("no new platform among the compared ones");
+    d.blocking.emplace_back("no new platform among the compared ones");
   }
   return d;
 }

@@ -99,6 +99,11 @@ struct GateDecision {
   // One line per compared platform: the tasks judged, what was measured
   // (teacher -> student, differences ± se) and the verdict.
   std::vector<std::string> reasons;
+  // Why the version is not promoted, short, one line per refusal in
+  // `platforms` order (empty when promoted): "x (new): top-1 mean 0.41 on 3
+  // held-out tasks, not above the teacher's zero-shot 0.46", "y: forgot
+  // (top-1 mean fell 0.0213)". What `tclctl lineage` shows for a candidate.
+  std::vector<std::string> blocking;
 };
 
 GateDecision promotion_decision(const std::vector<PlatformComparison>& platforms, double margin,

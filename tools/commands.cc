@@ -157,27 +157,7 @@ int lineage_command(ApiClient& api, const Args& a) {
     print_body(*r);
     return 0;
   }
-  const json::value lineage = r->json();
-  std::printf("%-8s %-8s %-10s %-20s %-24s %-32s %s\n", "VERSION", "PARENT", "STATUS", "ALIASES", "PLATFORMS",
-              "TOP-1 (per platform)", "CREATED");
-  for (const auto& v : lineage.at("versions").as_array()) {
-    std::string aliases, platforms, top1;
-    for (const auto& x : v.at("aliases").as_array()) aliases += (aliases.empty() ? "" : ",") + text(x);
-    for (const auto& x : v.at("platforms").as_array()) platforms += (platforms.empty() ? "" : ",") + text(x);
-    if (const json::object* m = v.at("metrics").if_object()) {
-      for (const auto& [platform, metrics] : *m) {
-        const json::value* t = metrics.is_object() ? metrics.as_object().if_contains("top1") : nullptr;
-        if (t == nullptr || !t->is_number()) continue;
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "%s%s=%.3f", top1.empty() ? "" : " ", std::string(platform).c_str(),
-                      t->to_number<double>());
-        top1 += buf;
-      }
-    }
-    std::printf("%-8s %-8s %-10s %-20s %-24s %-32s %s\n", text(v.at("version")).c_str(), text(v.at("parent")).c_str(),
-                text(v.at("status")).c_str(), aliases.empty() ? "-" : aliases.c_str(), platforms.c_str(),
-                top1.empty() ? "-" : top1.c_str(), text(v.at("created_at")).c_str());
-  }
+  std::fputs(lineage_table(r->json()).c_str(), stdout);
   return 0;
 }
 

@@ -62,13 +62,33 @@ const json::value* tuning_proxy(const json::value* progress) {
   return nullptr;
 }
 
+// The phase's own count (the phases after training: evaluating, fisher,
+// saving, judging): "512/2450 programs (21%)"; "" when the progress has none.
+std::string phase_count(const json::value& p) {
+  const json::value* done = field(p, "done");
+  const json::value* total = field(p, "total");
+  if (done == nullptr || total == nullptr || !done->is_number() || !total->is_number()) return "";
+  std::string out = readable(done) + "/" + readable(total);
+  if (const json::value* unit = field(p, "unit"); unit != nullptr && unit->is_string()) out += " " + shown(unit);
+  if (const double t = total->to_number<double>(); t > 0) {
+    char pct[16];
+    std::snprintf(pct, sizeof pct, " (%.0f%%)", 100 * std::clamp(done->to_number<double>() / t, 0.0, 1.0));
+    out += pct;
+  }
+  return out;
+}
+
 // The progress's fields for reading: "training  epoch 2/5  steps 120  loss
-// 0.4123  val top-1 0.873  proxy 0.91", then any field not named here.
+// 0.4123  val top-1 0.873  proxy 0.91" (after the epochs a phase's count and
+// platform first: "fisher  12/43 batches (28%)  epoch 5/5 ..."), then any
+// field not named here.
 std::string progress_fields(const json::value* p, bool with_phase) {
   if (p == nullptr || !p->is_object()) return "";
   std::string out;
   const auto add = [&out](const std::string& part) { out += (out.empty() ? "" : "  ") + part; };
   if (with_phase && field(*p, "phase") != nullptr) add(shown(*p, "phase"));
+  if (const json::value* platform = field(*p, "platform")) add(shown(platform));
+  if (std::string count = phase_count(*p); !count.empty()) add(count);
   if (number_or(field(*p, "epoch"), 0) > 0 && number_or(field(*p, "epochs"), 0) > 0) {
     add("epoch " + readable(field(*p, "epoch")) + "/" + readable(field(*p, "epochs")));
   }
@@ -79,7 +99,8 @@ std::string progress_fields(const json::value* p, bool with_phase) {
   if (proxy != nullptr) add("proxy " + readable(proxy));
   if (!with_phase) return out;
   for (const auto& [k, x] : p->get_object()) {
-    static constexpr std::string_view kShown[] = {"phase", "epoch", "epochs", "steps", "loss", "val_top1"};
+    static constexpr std::string_view kShown[] = {"phase", "platform", "done",  "total", "unit",
+                                                  "epoch", "epochs",   "steps", "loss",  "val_top1"};
     if (&x == proxy || std::find(std::begin(kShown), std::end(kShown), std::string_view(k)) != std::end(kShown)) {
       continue;
     }
@@ -212,6 +233,152 @@ std::string sample_summary(const json::value& r, bool with_picks) {
                   shown(it, "d").c_str(), shown(it, "u").c_str(), shown(it, "score").c_str());
     out += row + shown(it, "task") + "\n";
   }
+  return out;
+}
+
+namespace {
+
+// The reason lines are long (tasks, figures, se, verdict): a table's note keeps this many characters.
+constexpr std::size_t kReasonChars = 160;
+
+std::string shortened(std::string line) {
+  if (line.size() > kReasonChars) line = line.substr(0, kReasonChars - 3) + "...";
+  return line;
+}
+
+// Which marks a lineage table used (its notes say what each means).
+struct LineageMarks {
+  bool judged_set = false, trained_on = false, below_random = false;
+};
+
+// One platform's cell: "x86-16c=0.512", with a mark when the figure is not
+// on the standing split (*), its model trained on those tasks (+), or it is
+// below random order there (<).
+std::string top1_cell(const std::string& platform, const json::value& metrics, LineageMarks* marks) {
+  const json::value* figure = field(metrics, "standing_split");
+  const bool standing = figure != nullptr && field(*figure, "top1") != nullptr;
+  if (!standing) figure = &metrics;
+  const json::value* top1 = field(*figure, "top1");
+  if (top1 == nullptr || !top1->is_number()) return "";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "=%.3f", top1->to_number<double>());
+  std::string cell = platform + buf;
+  if (!standing) {
+    cell += "*";
+    marks->judged_set = true;
+  }
+  if (const json::value* h = field(*figure, "held_out"); h != nullptr && h->is_bool() && !h->get_bool()) {
+    cell += "+";
+    marks->trained_on = true;
+  }
+  if (const json::value* r = field(*figure, "random_top1");
+      standing && r != nullptr && r->is_number() && top1->to_number<double>() < r->to_number<double>()) {
+    cell += "<";
+    marks->below_random = true;
+  }
+  return cell;
+}
+
+// Why version `v` (a candidate) is one, in a line.
+std::string candidate_why(const json::value& v) {
+  const json::value* reasons = field(v, "status_reasons");
+  const std::string version = shown(v, "version");
+  if (reasons != nullptr) {
+    if (const json::value* b = field(*reasons, "blocking"); b != nullptr && b->is_array() && !b->get_array().empty()) {
+      const auto& all = b->get_array();
+      std::string line = "version " + version + " stays a candidate: " + shortened(shown(&all.front()));
+      if (all.size() > 1) line += " (and " + std::to_string(all.size() - 1) + " more: tclctl --json lineage)";
+      return line;
+    }
+    if (const json::value* r = field(*reasons, "reasons"); r != nullptr && r->is_array() && !r->get_array().empty()) {
+      return "version " + version + " stays a candidate: " + shortened(shown(&r->get_array().front()));
+    }
+  }
+  return "version " + version + " is a candidate: not judged by the promotion gate (a train job's version)";
+}
+
+}  // namespace
+
+std::string lineage_table(const json::value& models) {
+  std::string out;
+  char row[512];
+  std::snprintf(row, sizeof row, "%-8s %-8s %-10s %-20s %-24s %-21s %s\n", "VERSION", "PARENT", "STATUS", "ALIASES",
+                "PLATFORMS", "CREATED", "TOP-1 ON THE STANDING SPLIT (per platform)");
+  out += row;
+  LineageMarks marks;
+  std::vector<std::string> why;
+  const json::value* versions = field(models, "versions");
+  if (versions != nullptr && versions->is_array()) {
+    for (const auto& v : versions->get_array()) {
+      std::string aliases = joined(field(v, "aliases"), ","), platforms = joined(field(v, "platforms"), ",");
+      std::string top1;
+      const json::value* metrics = field(v, "metrics");
+      if (const json::value* names = field(v, "platforms"); names != nullptr && names->is_array() && metrics) {
+        for (const auto& name : names->get_array()) {
+          const json::value* m = name.is_string() ? field(*metrics, name.get_string()) : nullptr;
+          const std::string cell = m != nullptr ? top1_cell(shown(&name), *m, &marks) : "";
+          if (!cell.empty()) top1 += (top1.empty() ? "" : " ") + cell;
+        }
+      }
+      std::snprintf(row, sizeof row, "%-8s %-8s %-10s %-20s %-24s %-21s %s\n", shown(v, "version").c_str(),
+                    shown(v, "parent").c_str(), shown(v, "status").c_str(), aliases.empty() ? "-" : aliases.c_str(),
+                    platforms.c_str(), shown(v, "created_at").c_str(), top1.empty() ? "-" : top1.c_str());
+      out += row;
+      if (shown(v, "status") == "candidate") why.push_back(candidate_why(v));
+    }
+  }
+  out +=
+      "\nTOP-1: per platform, the mean over its standing split's tasks (10% of its tasks, held out by task hash;\n"
+      "at most 256 measured programs each, the lowest ids) of best latency / the top-ranked program's: the same\n"
+      "programs for every version while the platform's measurements stay the same.\n";
+  if (marks.judged_set)
+    out += "  * not on the standing split: on the set its job judged (not comparable across versions)\n";
+  if (marks.trained_on) out += "  + its model trained on those tasks (the job's eval_fraction was below 0.1)\n";
+  if (marks.below_random)
+    out += "  < below random order on those tasks (metrics.<platform>.standing_split.random_top1)\n";
+  for (const std::string& line : why) out += line + "\n";
+  return out;
+}
+
+std::string onboard_verdict(const json::value& version, const json::value& platform, std::int64_t production) {
+  const std::string v = shown(version, "version"), name = shown(platform, "name");
+  const json::value* metrics = field(version, "metrics");
+  const json::value* own = metrics != nullptr ? field(*metrics, name) : nullptr;
+  const json::value* figure = own != nullptr ? field(*own, "standing_split") : nullptr;
+  // "its model of P scores top-1 0.410 on its standing split (3 held-out tasks, 19 measured programs), below
+  // random order's 0.452"
+  std::string scores;
+  bool below_random = false;
+  if (figure != nullptr && field(*figure, "top1") != nullptr) {
+    const double top1 = number_or(field(*figure, "top1"), 0), random = number_or(field(*figure, "random_top1"), 0);
+    below_random = top1 < random;
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "top-1 %.3f on its standing split (%s held-out tasks, %s measured programs), %s %.3f", top1,
+                  shown(*figure, "eval_tasks").c_str(), shown(*figure, "eval_programs").c_str(),
+                  below_random ? "below random order's" : "random order's", random);
+    scores = "its model of " + name + " scores " + buf;
+  }
+  const std::string status = shown(version, "status");
+  if (status != "candidate") {
+    std::string out = "version " + v + (std::to_string(production) == v ? " is production now" : " is " + status);
+    return out + (scores.empty() ? "" : ": " + scores) + "\n";
+  }
+  std::string out = "version " + v + " stays a candidate: production is still " +
+                    (production > 0 ? "version " + std::to_string(production) : std::string("unset")) +
+                    ", which keeps serving " + name + ".\n";
+  const json::value* reasons = field(version, "status_reasons");
+  const json::value* blocking = reasons != nullptr ? field(*reasons, "blocking") : nullptr;
+  if (blocking != nullptr && blocking->is_array() && !blocking->get_array().empty()) {
+    out += "  why: " + shortened(shown(&blocking->get_array().front())) + "\n";
+  }
+  if (!scores.empty()) out += "  " + scores + "\n";
+  const json::value* counts = field(platform, "counts");
+  const std::string measured = counts != nullptr ? shown(*counts, "measurements") : "-";
+  out += "  " + name + " has " + measured + " measurements: " +
+         (below_random ? "too few to learn its held-out tasks. " : "too few for the gate to see it learned. ") +
+         "Measure more, then onboard again with a new --state\n  (e.g. --budget 60 --rounds 2 --state " +
+         "tcl-onboard-" + name + "-2.state.json): another distill judges the new version.\n";
   return out;
 }
 

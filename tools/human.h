@@ -7,6 +7,7 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -38,6 +39,28 @@ std::string job_summary(const boost::json::value& job);
 // picked, strategy, model, timings), then one row per pick (rank, R, D, U,
 // score, task) when `with_picks`.
 std::string sample_summary(const boost::json::value& request, bool with_picks);
+
+// GET /v1/models as a table: version, parent, status, aliases, platforms,
+// created, and per platform its top-1 on the platform's standing split
+// (metrics.<platform>.standing_split: the same programs for every version,
+// so a model that did not change reads the same figure on every row). Under
+// the table: why each candidate is one (its status_reasons' first
+// "blocking" line, or the first reason shortened, or "not judged by the
+// promotion gate"), and what the figures are on, with a note for each mark
+// used: "*" a figure not on the standing split (a version from before it,
+// or a platform without one), "+" a model trained on those tasks, "<" below
+// random order on them.
+std::string lineage_table(const boost::json::value& models);
+
+// What an onboarding ended with, for people: `version` (GET /v1/models/{v})
+// made for `platform` (GET /v1/platforms/{name}, its counts), production
+// now being version `production` (0: none). Promoted: that it serves the
+// platform now, with its model's top-1 on the platform's standing split
+// beside random order's. A candidate: that it stays one, why (the gate's
+// first blocking line), the same figures, below random said plainly, the
+// platform's measurements, and what to do (measure more, onboard again).
+std::string onboard_verdict(const boost::json::value& version, const boost::json::value& platform,
+                            std::int64_t production);
 
 // The job's progress as one line: phase (or final state), epoch k/n, steps,
 // loss, validation top-1 and tuning proxy when the job reports them,

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -26,6 +27,7 @@
 #include "core/record.h"
 #include "measure/process.h"
 #include "tools/commands_internal.h"
+#include "tools/human.h"
 #include "tools/local_lab.h"
 #include "tools/upload.h"
 
@@ -432,6 +434,30 @@ int onboard_round(ApiClient& api, Lab& lab, const Args& a, const Args& per_round
   return 0;
 }
 
+// What the final job `job` made, in plain words (human.h onboard_verdict):
+// production or a candidate, and why. Nothing when tcld cannot say.
+void print_verdict(ApiClient& api, const std::string& platform, const std::string& job) {
+  const auto get = [&api](const std::string& path) -> std::optional<json::value> {
+    auto r = api.call("GET", path);
+    if (!r || r->status != 200) return std::nullopt;
+    return r->json();
+  };
+  const auto finished = get("/v1/jobs/" + job);
+  const json::value* made =
+      finished && finished->is_object() ? finished->as_object().if_contains("result_version") : nullptr;
+  if (made == nullptr || !made->is_int64()) return;
+  const auto version = get("/v1/models/" + std::to_string(made->as_int64()));
+  const auto facts = get("/v1/platforms/" + platform);
+  if (!version || !facts) return;
+  std::int64_t production = 0;
+  if (const auto alias = get("/v1/aliases/production"); alias && alias->is_object()) {
+    if (const json::value* p = alias->as_object().if_contains("version"); p != nullptr && p->is_int64()) {
+      production = p->as_int64();
+    }
+  }
+  std::fputs(("\n" + onboard_verdict(*version, *facts, production)).c_str(), stdout);
+}
+
 // Fold the platform into the lineage: distillation from the production
 // model, or — with no model yet — the lineage's first training. Returns the
 // process exit code.
@@ -448,6 +474,7 @@ int fold_in_platform(ApiClient& api, const Args& a, const std::string& platform,
   }
   if (int rc = wait_job(api, state.pending_job, a.json()); rc != 0) return rc;
   if (int rc = lineage_command(api, a); rc != 0) return rc;
+  if (!a.json()) print_verdict(api, platform, state.pending_job);
   return 0;
 }
 

@@ -33,7 +33,8 @@ std::pair<torch::Tensor, torch::Tensor> trimmed_rows(const SplitTensors& t, std:
   return {t.tokens.narrow(0, first, n).narrow(1, 0, longest), t.lengths.narrow(0, first, n)};
 }
 
-std::vector<float> score_split(ScoreModel& model, const SplitTensors& t, const torch::Tensor& descriptor) {
+std::vector<float> score_split(ScoreModel& model, const SplitTensors& t, const torch::Tensor& descriptor,
+                               const std::function<void(std::int64_t scored)>& scored) {
   torch::NoGradGuard no_grad;
   model.eval();
   // Larger chunks on a GPU: fewer launches of the scan's per-step ops.
@@ -45,6 +46,7 @@ std::vector<float> score_split(ScoreModel& model, const SplitTensors& t, const t
     const torch::Tensor s =
         model.forward(tokens, lengths, descriptor.expand({n, descriptor.size(1)})).to(torch::kCPU).contiguous();
     std::copy_n(s.data_ptr<float>(), n, scores.begin() + first);
+    if (scored) scored(first + n);
   }
   return scores;
 }

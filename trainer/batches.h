@@ -16,6 +16,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -50,8 +51,10 @@ torch::Tensor descriptor_tensor(const std::vector<float>& d, const torch::Device
 std::pair<torch::Tensor, torch::Tensor> trimmed_rows(const SplitTensors& t, std::int64_t first, std::int64_t n);
 
 // Scores of every program of a split, eval mode, no gradients; and their
-// ranking metrics (all zero for an empty split).
-std::vector<float> score_split(ScoreModel& model, const SplitTensors& t, const torch::Tensor& descriptor);
+// ranking metrics (all zero for an empty split). `scored`, when given, is
+// told the programs scored so far after each chunk.
+std::vector<float> score_split(ScoreModel& model, const SplitTensors& t, const torch::Tensor& descriptor,
+                               const std::function<void(std::int64_t scored)>& scored = {});
 RankingMetrics evaluate(ScoreModel& model, const SplitTensors& t, const torch::Tensor& descriptor);
 
 // Each group's rows, groups in order of first appearance (contiguous in a

@@ -8,10 +8,12 @@ namespace tcl::trainer {
 
 std::vector<torch::Tensor> diagonal_fisher(ScoreModel& model, const SplitTensors& split,
                                            const torch::Tensor& descriptor, const std::vector<ChunkBatch>& batches,
-                                           const LabelLossOptions& loss_options) {
+                                           const LabelLossOptions& loss_options,
+                                           const std::function<void(std::size_t done)>& done) {
   if (batches.empty()) return {};
   std::vector<torch::Tensor> sum;
   for (const torch::Tensor& p : model.parameters()) sum.push_back(torch::zeros_like(p));
+  std::size_t batches_done = 0;
   for (const ChunkBatch& chunks : batches) {
     const Batch batch = gather_batch(chunks, split);
     const torch::Tensor scores =
@@ -24,6 +26,7 @@ std::vector<torch::Tensor> diagonal_fisher(ScoreModel& model, const SplitTensors
       if (p.grad().defined()) sum[i] += p.grad().detach().pow(2);
       ++i;
     }
+    if (done) done(++batches_done);
   }
   model.zero_grad();
   double total = 0;

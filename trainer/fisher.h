@@ -16,6 +16,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,9 +31,11 @@ namespace tcl::trainer {
 // F per parameter tensor (the model's parameter order, its device), over
 // `batches` of `split` scored under `descriptor` ([1, D]). Empty when
 // `batches` is empty. The model's mode (train/eval) is left as it is.
+// `done`, when given, is told the batches done so far after each one.
 std::vector<torch::Tensor> diagonal_fisher(ScoreModel& model, const SplitTensors& split,
                                            const torch::Tensor& descriptor, const std::vector<ChunkBatch>& batches,
-                                           const LabelLossOptions& loss);
+                                           const LabelLossOptions& loss,
+                                           const std::function<void(std::size_t done)>& done = {});
 
 // Float32 bytes of every tensor in order (TrainResult::fisher's format).
 std::string fisher_bytes(const std::vector<torch::Tensor>& fisher);

@@ -218,6 +218,12 @@ Status add_joint_sources(const JointTraining& joint, const TrainData& data, cons
   return Status::ok();
 }
 
+// Resources::phase, when set.
+void report_phase(const RunInput& in, std::string_view phase, std::int64_t done, std::int64_t total,
+                  std::string_view unit) {
+  if (in.resources->phase) in.resources->phase(PhaseProgress{phase, done, total, unit});
+}
+
 // The Fisher over the first `batches` batches of a seeded epoch of the training split.
 std::string fisher_of(ScoreModel& model, const BatchSource& primary, const RunInput& in) {
   const Optimisation& opt = *in.opt;
@@ -227,7 +233,11 @@ std::string fisher_of(ScoreModel& model, const BatchSource& primary, const RunIn
   if (static_cast<std::int64_t>(batches.size()) > in.fisher->batches) {
     batches.resize(static_cast<std::size_t>(in.fisher->batches));
   }
-  return fisher_bytes(diagonal_fisher(model, primary.train, primary.descriptor, batches, label_loss_options(opt)));
+  const auto total = static_cast<std::int64_t>(batches.size());
+  report_phase(in, "fisher", 0, total, "batches");
+  return fisher_bytes(diagonal_fisher(
+      model, primary.train, primary.descriptor, batches, label_loss_options(opt),
+      [&](std::size_t done) { report_phase(in, "fisher", static_cast<std::int64_t>(done), total, "batches"); }));
 }
 
 // After training: the eval split's scores and metrics, the Fisher, the checkpoint.
@@ -245,7 +255,10 @@ Status finish(std::shared_ptr<ScoreModel> made, const BatchSource& primary, cons
   ScoreModel& model = *made;
   const Clock::time_point eval_start = Clock::now();
   if (eval.count > 0) {
-    out->eval_scores = score_split(model, eval, primary.descriptor);
+    report_phase(in, "evaluating", 0, eval.count, "programs");
+    out->eval_scores = score_split(model, eval, primary.descriptor, [&](std::int64_t scored) {
+      report_phase(in, "evaluating", scored, eval.count, "programs");
+    });
     out->metrics = evaluate_ranking(eval.split->groups, eval.split->latencies, out->eval_scores);
   }
   out->eval_s = seconds_since(eval_start);
@@ -254,10 +267,12 @@ Status finish(std::shared_ptr<ScoreModel> made, const BatchSource& primary, cons
     out->fisher = fisher_of(model, primary, in);
     out->fisher_s = seconds_since(fisher_start);
   }
+  report_phase(in, "saving", 0, 1, "checkpoints");
   if (!eval.tokens.is_cpu()) model.to(torch::kCPU);  // checkpoints hold CPU tensors: they load anywhere
   Result<std::string> bytes = CostModel::wrap(std::move(made))->save();
   if (!bytes) return bytes.status().with_context("train");
   out->checkpoint = std::move(*bytes);
+  report_phase(in, "saving", 1, 1, "checkpoints");
   return Status::ok();
 }
 

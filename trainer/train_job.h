@@ -158,6 +158,23 @@ struct Optimisation {
 };
 
 // --- resources -----------------------------------------------------------------
+// Where a training call is after its epochs, for a job's progress: the
+// phase and how far it is, `done` of `total` in `unit`. The phases, in order:
+//   "evaluating"  the eval split scored (unit "programs")
+//   "fisher"      the Fisher information (fisher.h; unit "batches")
+//   "saving"      the checkpoint written (unit "checkpoints", 0 then 1)
+// Each phase reports done 0 as it starts, then as it advances, and done =
+// total as it ends; a phase with nothing to do is not reported. With a
+// refit the first run's phases come before the refit's epochs.
+struct PhaseProgress {
+  std::string_view phase;
+  std::int64_t done = 0;
+  std::int64_t total = 0;
+  std::string_view unit;
+};
+// Called on the training thread; must not throw.
+using PhaseCallback = std::function<void(const PhaseProgress&)>;
+
 struct Resources {
   int threads = 0;  // torch intra-op threads for the job; 0 = leave as is
   // Where the model trains (trainer/device.h): kAuto = CUDA when LibTorch
@@ -173,6 +190,8 @@ struct Resources {
   bool eval_each_epoch = true;  // val_top1 for the progress callback (NaN when false)
   // Polled every step; true = cancel (kCancelled). Not owned; may be null.
   const std::atomic<bool>* cancel = nullptr;
+  // The phases after the epochs (PhaseProgress above); empty = not told.
+  PhaseCallback phase = {};
 };
 
 // Diagonal Fisher information of the trained model (TrainResult::fisher),

@@ -300,6 +300,19 @@ TEST_F(DistillTest, DistillsByAdapterLeavingOldPlatformsUnchanged) {
   EXPECT_NE(std::string(reasons[0].as_string()).find(": kept"), std::string::npos) << reasons[0];
   const std::string status(version.at("status").as_string());
   EXPECT_EQ(call("GET", "/v1/aliases/production").json().at("version").as_int64(), status == "promoted" ? v2 : v1);
+  // Why not, short, for tclctl lineage: a line per refusal, none when promoted.
+  EXPECT_EQ(version.at("status_reasons").at("blocking").as_array().empty(), status == "promoted")
+      << json::serialize(version.at("status_reasons"));
+  // The lineage's figure of x16 (its standing split, the same programs for
+  // every version) reads the same on both versions: its model did not change.
+  const json::value& x16_v1 = v1_json.at("metrics").at("x16");
+  ASSERT_TRUE(x16_v1.as_object().contains("standing_split")) << json::serialize(x16_v1);
+  EXPECT_TRUE(x16_v1.at("standing_split").at("held_out").as_bool());
+  EXPECT_EQ(version.at("metrics").at("x16").at("standing_split").at("top1"), x16_v1.at("standing_split").at("top1"))
+      << json::serialize(version.at("metrics"));
+  EXPECT_EQ(version.at("metrics").at("x16").at("standing_split").at("eval_programs"),
+            x16_v1.at("standing_split").at("eval_programs"));
+  EXPECT_TRUE(version.at("metrics").at("t4").at("standing_split").at("top1").is_number());
 
   // Served per platform: x16 by the trunk (the parent's scores, bit for
   // bit), t4 by the trunk with its adapter.

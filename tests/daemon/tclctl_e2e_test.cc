@@ -204,10 +204,28 @@ TEST_F(TclctlTest, PredictLineageAndJobs) {
   EXPECT_GE(ranked, tasks);
   EXPECT_EQ(tclctl("predict --platform nope " + file).exit_code, 1);
 
+  // A distilled version the gate refused: the table says why, and the
+  // figures are each platform's standing split's.
+  registry::NewVersion refused;
+  refused.parent = 1;
+  refused.platforms = {"x16"};
+  refused.weights = fresh_checkpoint(4);
+  refused.status = registry::VersionStatus::kCandidate;
+  refused.metrics_json = R"({"x16": {"top1": 0.5, "standing_split": {"top1": 0.25, "random_top1": 0.5}}})";
+  registry::CreateVersionOptions gate;
+  gate.status_reasons_json =
+      R"({"promote": false, "reasons": ["x16 (new): 3 tasks ..."], "blocking": ["x16 (new): top-1 mean 0.250 on )"
+      R"(3 held-out tasks, not above the teacher's zero-shot 0.400"]})";
+  ASSERT_TRUE(models.create_version(refused, gate));
+
   const CliRun lineage = tclctl("lineage");
   ASSERT_EQ(lineage.exit_code, 0);
   EXPECT_NE(lineage.out.find("production"), std::string::npos) << lineage.out;
-  EXPECT_NE(lineage.out.find("x16=0.875"), std::string::npos) << lineage.out;
+  EXPECT_NE(lineage.out.find("x16=0.875*"), std::string::npos) << lineage.out;  // an old version's own set
+  EXPECT_NE(lineage.out.find("x16=0.250<"), std::string::npos) << lineage.out;
+  EXPECT_NE(lineage.out.find("\nversion 2 stays a candidate: x16 (new): top-1 mean 0.250 on 3 held-out tasks"),
+            std::string::npos)
+      << lineage.out;
 
   // A job started and cancelled from the command line, on a tcld without a
   // training worker: with one, the job (x16 has no measurements) could fail
@@ -351,6 +369,8 @@ TEST_F(TclctlTest, OnboardMeasuresThisMachineEndToEnd) {
       "--rounds 1 --epochs 1 --state " +
       state);
   ASSERT_EQ(run.exit_code, 0) << run.out;
+  // It ends saying what the user got: the lineage's first version, production.
+  EXPECT_NE(run.out.find("\nversion 1 is production now"), std::string::npos) << run.out;
   EXPECT_TRUE(fs::exists(dir_ / "here.pool.jsonl"));
   const json::value shown = json::parse(tclctl("--json platform show here").out);
   EXPECT_NE(std::string(shown.at("target").as_string()).find("llvm -keys=cpu"), std::string::npos);

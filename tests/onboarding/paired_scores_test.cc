@@ -11,6 +11,8 @@
 
 #include "core/features.h"
 #include "core/line_reader.h"
+#include "core/program_id.h"
+#include "core/task_split.h"
 #include "onboarding/distill.h"
 #include "trainer/cost_model.h"
 #include "tests/lib/shared_data.h"
@@ -91,6 +93,45 @@ TEST(PairedScoresTest, TopOneIsAveragedOverTheSetsOfEachTask) {
   EXPECT_EQ(c.student->top1_mean, c.teacher->top1_mean);
   EXPECT_EQ(c.top1_mean_se, 0);
   EXPECT_EQ(c.tasks, static_cast<std::int64_t>(tasks.size()));
+}
+
+// The lineage's per-platform figure (evaluate_standing_split): a model that
+// did not change reads the same whether its version judged the platform on
+// every task (an old platform in a distill) or on the standing split only
+// (a train job, the new platform of a distill) — issue 46's 0.351 and 0.515
+// of one unchanged model came from scoring it on two different sets.
+TEST(PairedScoresTest, AnUnchangedModelReadsTheSameStandingSplitFigureOnEitherJudgedSet) {
+  const std::vector<core::Record> rs = testing::shared_data_records("gpu-2080ti", 8000, 20);
+  auto platform = trainer::platform_of(rs);
+  ASSERT_TRUE(platform.is_ok());
+  JudgedRecords every_task(false), standing_only(true);
+  for (const auto& r : rs) {
+    every_task.add(core::program_id(r), r);
+    standing_only.add(core::program_id(r), r);
+  }
+  const std::vector<core::Record> old_platform = every_task.take(), train_job = standing_only.take();
+  ASSERT_GT(old_platform.size(), train_job.size());
+  const std::string model = checkpoint(1);
+  auto as_old = evaluate_standing_split(model, old_platform, *platform, 2);
+  auto as_trained = evaluate_standing_split(model, train_job, *platform, 2);
+  ASSERT_TRUE(as_old.is_ok()) << as_old.status().to_string();
+  ASSERT_TRUE(as_trained.is_ok()) << as_trained.status().to_string();
+  EXPECT_GT(as_old->tasks, 0);
+  EXPECT_EQ(as_old->tasks, as_trained->tasks);
+  EXPECT_EQ(as_old->programs, as_trained->programs);
+  EXPECT_EQ(as_old->top1.mean_ratio, as_trained->top1.mean_ratio);
+  EXPECT_EQ(as_old->random_top1.mean_ratio, as_trained->random_top1.mean_ratio);
+  // Every task's figure is another set's: not what the lineage compares.
+  auto paired = evaluate_against_teacher(model, model, old_platform, *platform, 2);
+  ASSERT_TRUE(paired.is_ok());
+  EXPECT_GT(paired->student.tasks, as_old->tasks);
+
+  // No task of the standing split measured: said, not a zero.
+  std::vector<core::Record> outside;
+  for (const auto& r : old_platform) {
+    if (!core::in_holdout(core::canonical_workload_key(r.workload_key), 0.1, 0)) outside.push_back(r);
+  }
+  EXPECT_EQ(evaluate_standing_split(model, outside, *platform, 2).status().code(), StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <variant>
 #include <cmath>
@@ -288,6 +289,49 @@ TEST(TrainJobTest, TimeBudgetStopsTraining) {
   EXPECT_GT(result->steps, 0);
   EXPECT_LT(result->wall_s, 5.0);
   EXPECT_FALSE(result->checkpoint.empty());
+}
+
+// After the last epoch the call says what it does, each phase with its own
+// count: the eval split scored, the Fisher's batches, the checkpoint.
+TEST(TrainJobTest, ReportsThePhasesAfterTheEpochs) {
+  const std::vector<core::Record> records = planted_platform(24, 48);
+  TrainRequest req = small_request(records);
+  req.optimisation.epochs = 2;
+  std::vector<std::string> trace;
+  req.resources.phase = [&](const PhaseProgress& p) {
+    trace.push_back(std::string(p.phase) + " " + std::to_string(p.done) + "/" + std::to_string(p.total) + " " +
+                    std::string(p.unit));
+  };
+  auto result = train_platform(req, [&](int epoch, int epochs, double, double) {
+    trace.push_back("epoch " + std::to_string(epoch) + "/" + std::to_string(epochs));
+    return true;
+  });
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  const std::int64_t eval = result->metrics.programs;
+  ASSERT_GT(eval, 256);  // more than one chunk: a step between 0 and the end
+  // Phases in order, each from 0 to its total, after the last epoch.
+  std::vector<std::string> kinds;
+  for (const std::string& t : trace) {
+    const std::string kind = t.substr(0, t.find(' '));
+    if (kinds.empty() || kinds.back() != kind) kinds.push_back(kind);
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"epoch", "evaluating", "fisher", "saving"}));
+  const auto at = [&](const std::string& line) { return std::find(trace.begin(), trace.end(), line) - trace.begin(); };
+  const std::string all_eval = std::to_string(eval) + "/" + std::to_string(eval);
+  EXPECT_LT(at("epoch 2/2"), at("evaluating 0/" + std::to_string(eval) + " programs"));
+  EXPECT_LT(at("evaluating 256/" + std::to_string(eval) + " programs"), at("evaluating " + all_eval + " programs"));
+  EXPECT_LT(at("evaluating " + all_eval + " programs"), static_cast<std::ptrdiff_t>(trace.size()));
+  std::int64_t fisher_total = 0;
+  for (const std::string& t : trace) {
+    if (t.rfind("fisher 0/", 0) == 0) fisher_total = std::stoll(t.substr(9));
+  }
+  ASSERT_GT(fisher_total, 1);
+  const std::string fisher_end =
+      "fisher " + std::to_string(fisher_total) + "/" + std::to_string(fisher_total) + " batches";
+  EXPECT_LT(at("fisher 1/" + std::to_string(fisher_total) + " batches"), at(fisher_end));
+  EXPECT_LT(at(fisher_end), at("saving 0/1 checkpoints"));
+  EXPECT_EQ(trace.back(), "saving 1/1 checkpoints");
+  EXPECT_FALSE(result->fisher.empty());
 }
 
 // min_steps: a small set trains for more epochs, reported to the callback.
