@@ -45,7 +45,18 @@ struct Job {
   bool distill() const { return run.kind == registry::JobKind::kDistill; }
   bool cancelled() const { return run.cancel != nullptr && run.cancel->load(); }
   bool stopping() const { return run.stopping != nullptr && run.stopping->load(); }
+  // The last epoch's progress (train()): the phases after it keep its numbers.
+  json::object last_epoch{};
 };
+
+// The job's progress in a phase after the epochs: the last epoch's numbers
+// with the phase and its own count (done, total, unit, ...).
+void phase_progress(Job& job, std::string_view phase, const json::object& count) {
+  json::object p = job.last_epoch;
+  p["phase"] = phase;
+  for (const auto& kv : count) p[kv.key()] = kv.value();
+  job.observer.progress(p);
+}
 
 Result<Start> read_start(RecordSource& source, const std::string& name, bool distill) {
   Start s;
@@ -240,8 +251,8 @@ Status set_start(Job& job, const SourcePlatform& platform, const Start& start,
 // count (done of total, in unit), the last epoch's numbers kept beside it.
 Result<trainer::TrainResult> train(Job& job, trainer::TrainRequest& request) {
   const std::size_t records = request.data.records.size();
-  json::object last{{"phase", "training"}, {"records", records}};
-  job.observer.progress(last);
+  job.last_epoch = json::object{{"phase", "training"}, {"records", records}};
+  job.observer.progress(job.last_epoch);
   job.observer.training(job.o.epochs);
   const auto on_epoch = [&](int epoch, int epochs_now, double loss, double val_top1) {
     job.observer.epoch(epoch, epochs_now, loss, val_top1);
@@ -249,16 +260,11 @@ Result<trainer::TrainResult> train(Job& job, trainer::TrainRequest& request) {
         {"phase", "training"}, {"epoch", epoch}, {"epochs", epochs_now}, {"loss", loss}, {"records", records}};
     if (!std::isnan(val_top1)) p["val_top1"] = val_top1;
     job.observer.progress(p);
-    last = std::move(p);
+    job.last_epoch = std::move(p);
     return !job.cancelled();
   };
   request.resources.phase = [&](const trainer::PhaseProgress& phase) {
-    json::object p = last;
-    p["phase"] = phase.phase;
-    p["done"] = phase.done;
-    p["total"] = phase.total;
-    p["unit"] = phase.unit;
-    job.observer.progress(p);
+    phase_progress(job, phase.phase, {{"done", phase.done}, {"total", phase.total}, {"unit", phase.unit}});
   };
   auto trained = trainer::train_platform(request, on_epoch);
   request.resources.phase = {};  // it views this frame
@@ -319,8 +325,7 @@ Result<PairedScores> evaluate_platform(Job& job, const std::string& name, bool i
 // A train job's model on its platform's standing split (put_standing_split),
 // so that its row of the lineage reads as every other version's.
 void judge_trained(Job& job, const std::string& weights, json::object* metrics) {
-  job.observer.progress(json::object{
-      {"phase", "judging"}, {"platform", job.run.platform}, {"done", 0}, {"total", 1}, {"unit", "platforms"}});
+  phase_progress(job, "judging", {{"platform", job.run.platform}, {"done", 0}, {"total", 1}, {"unit", "platforms"}});
   auto platform = job.source.platform(job.run.platform);
   if (!platform) {
     job.observer.warning("no standing split figure: " + platform.status().to_string());
@@ -346,8 +351,7 @@ std::optional<GateDecision> judge_distilled(Job& job, const std::vector<std::str
   const double eval_fraction = trainer::TrainRequest::default_data_options().eval_fraction;
   for (std::size_t k = 0; k < covered.size(); ++k) {
     const std::string& name = covered[k];
-    job.observer.progress(json::object{
-        {"phase", "judging"}, {"platform", name}, {"done", k}, {"total", covered.size()}, {"unit", "platforms"}});
+    phase_progress(job, "judging", {{"platform", name}, {"done", k}, {"total", covered.size()}, {"unit", "platforms"}});
     const bool is_new = name == job.run.platform &&
                         std::find(teacher.platforms.begin(), teacher.platforms.end(), name) == teacher.platforms.end();
     json::object standing;  // put_standing_split's, kept beside the judged figures
