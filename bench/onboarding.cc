@@ -59,7 +59,7 @@
 //   bench_onboarding --base-checkpoint PATH [--data DIR] [--out DIR]
 //       [--base-platforms x86-24c[,gpu-2080ti]] [--target T] [--hardware-params N,...(8)]
 //       [--platform x86-16c,gpu-2080ti] [--seeds 1] [--seed-base 1]
-//       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--no-full]
+//       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u,fast,uniform] [--no-full]
 //       [--base-max-records 40000] [--base-epochs 4] [--ft-epochs 6] [--ft-min-steps 0] [--ft-lr 0.002]
 //       [--ft-validation 0] [--ft-validation-by programs|tasks] [--ft-patience 0] [--ft-refit]
 //       [--ft-auto-schedule] [--pick-percentiles]
@@ -281,7 +281,7 @@ bool parse_args(int argc, char** argv, Args* a) {
   for (const std::string& s : split_list(strategies)) {
     auto st = sampler::parse_strategy(s);
     if (!st) {
-      std::fprintf(stderr, "unknown strategy '%s' (rdu, random, r, d, u)\n", s.c_str());
+      std::fprintf(stderr, "unknown strategy '%s' (rdu, random, r, d, u, fast, uniform)\n", s.c_str());
       return false;
     }
     a->strategies.push_back(*st);
@@ -401,7 +401,7 @@ struct Tags {
   std::string selection;       // + sampler settings (rdu's)
   std::string single, random;  // r/d/u's, random's
   const std::string& of(sampler::Strategy s) const {
-    return s == sampler::Strategy::kRdu ? selection : s == sampler::Strategy::kRandom ? random : single;
+    return s == sampler::Strategy::kRdu ? selection : !sampler::uses_model(s) ? random : single;
   }
   const std::string& of(std::string_view name) const { return of(*sampler::parse_strategy(name)); }
 };
@@ -1169,7 +1169,7 @@ class PlatformRun {
     }
     double select_s = 0;
     std::vector<std::int64_t> picked;
-    const int rounds = strategy == sampler::Strategy::kRandom ? 1 : a.rounds;
+    const int rounds = sampler::uses_model(strategy) ? a.rounds : 1;
     for (int round = 1; round <= rounds; ++round) {
       const std::int64_t target = budget * round / rounds;  // cumulative picks after this round
       const std::int64_t b = target - static_cast<std::int64_t>(picked.size());

@@ -7,7 +7,7 @@
 namespace tcl::onboarding {
 
 RoundPool::RoundPool(const RoundModels& models, trainer::PoolEmbeddingOptions embedding) {
-  if (models.student.model == nullptr) return;  // random: no embedding needed
+  if (models.student.model == nullptr) return;  // random, uniform: no embedding needed
   const bool column = models.column.model != nullptr;
   embedder_.emplace(column ? models.column : models.student, models.descriptor, models.others, embedding,
                     column ? models.student : trainer::ServedModel{});
@@ -28,7 +28,7 @@ Status RoundPool::end_candidates() {
     return Status::ok();
   }
   if (Status s = embedder_->flush(); !s) return s;
-  embedder_->take(&embeddings_, &uncertainty_);
+  embedder_->take(&embeddings_, &uncertainty_, &predicted_);
   return Status::ok();
 }
 
@@ -61,6 +61,7 @@ Result<std::vector<sampler::Pick>> select_round(const RoundPool& p, std::int64_t
   pool.dim = p.dim_;
   pool.embeddings = p.embeddings_;
   pool.uncertainty = p.uncertainty_;
+  pool.predicted = p.predicted_;
   pool.task = p.task_;
   pool.num_tasks = p.num_tasks_;
   pool.measured_count = static_cast<std::int64_t>(p.measured_task_.size());

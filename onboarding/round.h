@@ -84,7 +84,7 @@ class RoundPool {
   std::int64_t dim_ = 1;
   std::int32_t num_tasks_ = 0;
   std::vector<std::int32_t> task_, measured_task_;
-  std::vector<float> embeddings_, uncertainty_, measured_embeddings_;
+  std::vector<float> embeddings_, uncertainty_, predicted_, measured_embeddings_;
 };
 
 // ceil(fraction · pool), at least 1: the budget a "fraction" asks for.

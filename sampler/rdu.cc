@@ -213,6 +213,15 @@ Status validate(const Pool& pool, const SampleOptions& options) {
                  " must be finite and >= 0");
     }
   }
+  if (options.strategy == Strategy::kFast && pool.predicted.size() != n) {
+    return bad("strategy fast needs predicted scores for every candidate: predicted has " +
+               std::to_string(pool.predicted.size()) + " values, count is " + std::to_string(n));
+  }
+  for (std::size_t i = 0; i < pool.predicted.size(); ++i) {
+    if (!std::isfinite(pool.predicted[i])) {
+      return bad("predicted[" + std::to_string(i) + "] = " + std::to_string(pool.predicted[i]) + " must be finite");
+    }
+  }
   for (std::size_t i = 0; i < pool.embeddings.size(); ++i) {
     if (!std::isfinite(pool.embeddings[i])) {
       return bad("embeddings of candidate " + std::to_string(i / dim) + " has a non-finite value at column " +
@@ -462,6 +471,21 @@ void select_task(const Pool& pool, const Groups& cands, const Groups& measured, 
   }
 }
 
+// kUniform: a seeded shuffle of the whole pool, its first budget candidates,
+// ordered by task (stable: within a task in shuffle order).
+std::vector<Pick> uniform_picks(const Pool& pool, const SampleOptions& options) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  std::vector<int64_t> items(static_cast<std::size_t>(pool.count));
+  for (int64_t i = 0; i < pool.count; ++i) items[i] = i;
+  random_draw(items, options.budget, options.seed, -1);
+  items.resize(static_cast<std::size_t>(options.budget));
+  std::stable_sort(items.begin(), items.end(), [&](int64_t a, int64_t b) { return pool.task[a] < pool.task[b]; });
+  std::vector<Pick> picks;
+  picks.reserve(items.size());
+  for (const int64_t i : items) picks.push_back(Pick{i, pool.task[i], kNaN, kNaN, kNaN, kNaN});
+  return picks;
+}
+
 }  // namespace
 
 std::string_view strategy_name(Strategy strategy) {
@@ -471,12 +495,17 @@ std::string_view strategy_name(Strategy strategy) {
     case Strategy::kR: return "r";
     case Strategy::kD: return "d";
     case Strategy::kU: return "u";
+    case Strategy::kFast: return "fast";
+    case Strategy::kUniform: return "uniform";
   }
   return {};
 }
 
+bool uses_model(Strategy strategy) { return strategy != Strategy::kRandom && strategy != Strategy::kUniform; }
+
 std::optional<Strategy> parse_strategy(std::string_view name) {
-  for (const Strategy s : {Strategy::kRdu, Strategy::kRandom, Strategy::kR, Strategy::kD, Strategy::kU}) {
+  for (const Strategy s : {Strategy::kRdu, Strategy::kRandom, Strategy::kR, Strategy::kD, Strategy::kU, Strategy::kFast,
+                           Strategy::kUniform}) {
     if (strategy_name(s) == name) return s;
   }
   return std::nullopt;
@@ -556,6 +585,7 @@ Result<std::vector<int64_t>> task_quotas(std::span<const int64_t> task_sizes, in
 
 Result<std::vector<Pick>> select(const Pool& pool, const SampleOptions& options) {
   if (Status s = validate(pool, options); !s) return s;
+  if (options.strategy == Strategy::kUniform) return uniform_picks(pool, options);
 
   const Groups cands = group_by_task(pool.task, pool.num_tasks);
   std::vector<int64_t> sizes(static_cast<std::size_t>(pool.num_tasks));
@@ -584,8 +614,20 @@ Result<std::vector<Pick>> select(const Pool& pool, const SampleOptions& options)
     case Strategy::kR: w = {1, 0, 0}; break;
     case Strategy::kD: w = {0, 1, 0}; break;
     case Strategy::kU: w = {0, 0, 1}; break;
+    case Strategy::kFast: w = {0, 1, 1}; break;
     case Strategy::kRdu:
-    case Strategy::kRandom: break;
+    case Strategy::kRandom:
+    case Strategy::kUniform: break;
+  }
+  // kFast: the prediction in U's place, shifted to >= 0 (U is min-max
+  // normalized per task, so the shift changes nothing else).
+  std::vector<float> shifted;
+  Pool with_f = pool;
+  if (options.strategy == Strategy::kFast) {
+    const float lo = *std::min_element(pool.predicted.begin(), pool.predicted.end());
+    shifted.reserve(pool.predicted.size());
+    for (const float p : pool.predicted) shifted.push_back(p - lo);
+    with_f.uncertainty = shifted;
   }
 
   const Groups measured = group_by_task(pool.measured_task, pool.num_tasks);
@@ -616,7 +658,7 @@ Result<std::vector<Pick>> select(const Pool& pool, const SampleOptions& options)
 
   for (int32_t t = 0; t < pool.num_tasks; ++t) {
     if ((*quotas)[t] == 0) continue;
-    select_task(pool, cands, measured, t, (*quotas)[t], w, options, ws, picks);
+    select_task(with_f, cands, measured, t, (*quotas)[t], w, options, ws, picks);
     if (cancelled(options)) return Status::cancelled("sample selection cancelled at task " + std::to_string(t));
   }
   return picks;

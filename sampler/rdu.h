@@ -61,12 +61,23 @@ enum class Strategy {
   kR,       // Representativeness alone (ablation), weights (1, 0, 0)
   kD,       // Diversity alone, weights (0, 1, 0)
   kU,       // Uncertainty alone, weights (0, 0, 1)
+  // What a tuner would measure (issue 50): the base's predicted-fast programs
+  // spread by Diversity. The greedy of kRdu with Pool::predicted in U's place
+  // (shifted to >= 0, then min-max normalized in the task as U is) and
+  // weights (0, 1, 1): score = F + D.
+  kFast,
+  // A seeded uniform sample of the whole pool: no quotas, no minimum per task
+  // (the unstratified baseline; kRandom is stratified by task_quotas).
+  kUniform,
 };
 
-// "rdu", "random", "r", "d", "u".
+// "rdu", "random", "r", "d", "u", "fast", "uniform".
 std::string_view strategy_name(Strategy strategy);
 // The inverse of strategy_name(); nullopt for any other text (case-sensitive).
 std::optional<Strategy> parse_strategy(std::string_view name);
+// Whether the strategy reads a model's output (embeddings, uncertainty or
+// predictions): false for kRandom and kUniform, which need no model version.
+bool uses_model(Strategy strategy);
 
 // α, β, γ of DESIGN §6: finite and >= 0, not all zero (for kRdu).
 // Default r = 0: in the onboarding experiment (docs/benchmarks.md) weighting
@@ -85,6 +96,7 @@ struct Pool {
   int64_t dim = 0;                     // embedding width, >= 1
   std::span<const float> embeddings;   // n·dim, row-major, finite (the student's pooled state for this platform)
   std::span<const float> uncertainty;  // n values, finite and >= 0; or empty (then U = 0 for all)
+  std::span<const float> predicted;    // n finite scores of the base (higher: predicted faster); kFast only
   std::span<const int32_t> task;       // n task indices in [0, num_tasks)
   int32_t num_tasks = 0;               // >= 1; a task may have no candidate
   // Already-measured programs of the same tasks (optional): they count as
@@ -121,16 +133,18 @@ struct Pick {
 };
 
 // Picks options.budget distinct candidates. OK: exactly budget picks, task
-// quotas as task_quotas(sizes, budget, min_per_task) returns, ordered by task
-// index ascending and, within a task, in pick order (kRandom: all of them in
-// the order of the seeded shuffle; otherwise the random share so, its terms
-// NaN as kRandom's, then the greedy picks).
+// quotas as task_quotas(sizes, budget, min_per_task) returns (kUniform: as its
+// draw falls), ordered by task index ascending and, within a task, in pick
+// order (kRandom and kUniform: all of them in the order of the seeded
+// shuffle; otherwise the random share so, its terms NaN as kRandom's, then
+// the greedy picks; kFast's Pick::u is its normalized F).
 // kInvalidArgument, with a message naming the parameter and why, for: an empty
 // pool (count < 1), dim < 1, num_tasks < 1, spans whose sizes disagree with
 // count/dim/measured_count, a task index out of range, negative or non-finite
 // uncertainty, non-finite embeddings, budget < 1 or > count, negative
 // min_per_task or knn, random_share outside [0, 1], negative or non-finite weights or all-zero weights for
-// kRdu, an unknown strategy, and a budget smaller than the sum of per-task
+// kRdu, an unknown strategy, kFast without `predicted` (or non-finite values
+// in it), and a budget smaller than the sum of per-task
 // minimums (the message gives the minimum budget needed). kCancelled when
 // options.cancel became true.
 Result<std::vector<Pick>> select(const Pool& pool, const SampleOptions& options);

@@ -22,11 +22,14 @@ Status PoolEmbedder::add(std::span<const core::Step> steps, bool with_uncertaint
   return Status::ok();
 }
 
-void PoolEmbedder::take(std::vector<float>* embeddings, std::vector<float>* uncertainty) {
+void PoolEmbedder::take(std::vector<float>* embeddings, std::vector<float>* uncertainty,
+                        std::vector<float>* predicted) {
   *embeddings = std::move(embeddings_);
   *uncertainty = std::move(uncertainty_);
+  if (predicted != nullptr) *predicted = std::move(predicted_);
   embeddings_.clear();
   uncertainty_.clear();
+  predicted_.clear();
 }
 
 Status PoolEmbedder::score(const ServedModel& m, const FeatureBatch& batch, std::span<float> out) const {
@@ -69,10 +72,11 @@ Status PoolEmbedder::flush() {
     m1 /= S;
     u[i] = std::sqrt(std::max(0.0, m2 / S - m1 * m1));
   }
+  // The plain score (no dropout): the prediction kept for the "fast" rule, and
+  // the centre of the spread over other platforms and of the reference's distance.
   std::vector<float> own(static_cast<std::size_t>(n));
-  if (!others_.empty() || reference_.model != nullptr) {
-    if (s = score(model_, batch, own); !s) return s;
-  }
+  if (s = score(model_, batch, own); !s) return s;
+  predicted_.insert(predicted_.end(), own.begin(), own.end());
   if (!others_.empty()) {
     std::vector<double> m1(own.begin(), own.end()), m2(static_cast<std::size_t>(n));
     for (int64_t i = 0; i < n; ++i) m2[i] = double(own[i]) * own[i];

@@ -59,11 +59,14 @@ class PoolEmbedder {
   Status flush();
 
   // Row-major [count, dim()] and [count] (uncertainty only for the programs
-  // queued with it, in order).
+  // queued with it, in order). predicted(): for the same programs as
+  // uncertainty, the model's plain score (no dropout) under this platform's
+  // descriptor (what the sampler's "fast" rule ranks by).
   const std::vector<float>& embeddings() const { return embeddings_; }
   const std::vector<float>& uncertainty() const { return uncertainty_; }
+  const std::vector<float>& predicted() const { return predicted_; }
   // Moves the results out and starts empty (for a second set of programs).
-  void take(std::vector<float>* embeddings, std::vector<float>* uncertainty);
+  void take(std::vector<float>* embeddings, std::vector<float>* uncertainty, std::vector<float>* predicted = nullptr);
 
  private:
   Status score(const ServedModel& m, const FeatureBatch& batch, std::span<float> out) const;
@@ -75,7 +78,7 @@ class PoolEmbedder {
   bool pending_uncertainty_ = false;
   uint64_t passes_ = 0;
   std::vector<std::vector<core::Step>> pending_;
-  std::vector<float> tokens_, mc_, embeddings_, uncertainty_;
+  std::vector<float> tokens_, mc_, embeddings_, uncertainty_, predicted_;
   std::vector<int32_t> lengths_;
 };
 

@@ -70,7 +70,10 @@ Result<SampleParams> parse_params(const json::object& body) {
   if (!strategy) return strategy.status();
   if (strategy->has_value()) {
     auto s = sampler::parse_strategy(**strategy);
-    if (!s) return bad("strategy", "must be \"rdu\", \"random\", \"r\", \"d\" or \"u\", got \"" + **strategy + "\"");
+    if (!s) {
+      return bad("strategy", "must be \"rdu\", \"random\", \"r\", \"d\", \"u\", \"fast\" or \"uniform\", got \"" +
+                                 **strategy + "\"");
+    }
     p.strategy = *s;
   }
   if (const json::value* w = body.if_contains("weights")) {
@@ -157,7 +160,7 @@ struct Scorers {
 Result<Scorers> round_models(const SampleParams& params, bool model_named, const registry::PlatformRow& platform,
                              registry::PlatformStore& platforms, ModelCache& models) {
   Scorers s;
-  if (params.strategy == sampler::Strategy::kRandom) return s;
+  if (!sampler::uses_model(params.strategy)) return s;
   auto m = models.get(params.model, platform.name);  // the platform's adapter, when the version keeps one
   if (!m) {
     if (m.status().code() != StatusCode::kNotFound) return m.status();

@@ -20,7 +20,7 @@ namespace {
 struct PoolData {
   int64_t dim = 0;
   int32_t num_tasks = 0;
-  std::vector<float> embeddings, uncertainty, measured_embeddings;
+  std::vector<float> embeddings, uncertainty, predicted, measured_embeddings;
   std::vector<int32_t> task, measured_task;
 
   int64_t count() const { return static_cast<int64_t>(task.size()); }
@@ -30,6 +30,7 @@ struct PoolData {
     p.dim = dim;
     p.embeddings = embeddings;
     p.uncertainty = uncertainty;
+    p.predicted = predicted;
     p.task = task;
     p.num_tasks = num_tasks;
     p.measured_count = static_cast<int64_t>(measured_task.size());
@@ -119,6 +120,11 @@ TEST(RduTest, StrategyNamesRoundTrip) {
   for (const Strategy s : kAll) EXPECT_EQ(parse_strategy(strategy_name(s)), s);
   EXPECT_EQ(strategy_name(Strategy::kRdu), "rdu");
   EXPECT_EQ(strategy_name(Strategy::kRandom), "random");
+  EXPECT_EQ(parse_strategy("fast"), Strategy::kFast);
+  EXPECT_EQ(parse_strategy("uniform"), Strategy::kUniform);
+  EXPECT_FALSE(uses_model(Strategy::kRandom));
+  EXPECT_FALSE(uses_model(Strategy::kUniform));
+  EXPECT_TRUE(uses_model(Strategy::kFast));
   EXPECT_FALSE(parse_strategy("RDU").has_value());
   EXPECT_FALSE(parse_strategy("").has_value());
 }
@@ -501,6 +507,75 @@ TEST(RduTest, UncertaintyPicksTheHighestFirst) {
   EXPECT_EQ(indices(*p), std::vector<int64_t>(by_u.begin(), by_u.begin() + 6));
   EXPECT_EQ((*p)[0].u, 1.0);
   EXPECT_EQ((*p)[0].score, 1.0);
+}
+
+// Three clusters, predicted fast (cluster 0), middling (1), slow (2); the
+// uncertainty points the other way and must not matter. The first pick is
+// the predicted fastest; the second leaves cluster 0 for cluster 1: F + D
+// there (0.5 + 1) beats cluster 0's (1 + 0) and cluster 2's (0 + 1).
+TEST(RduTest, FastPicksThePredictedFastSpreadByDiversity) {
+  PoolData d = planted_clusters(3, 10);
+  for (int c = 0; c < 3; ++c) {
+    for (int j = 0; j < 10; ++j) {
+      d.predicted.push_back(-5.0f + 0.5f * static_cast<float>(2 - c) + 0.001f * static_cast<float>(j));
+      d.uncertainty.push_back(static_cast<float>(c));
+    }
+  }
+  auto p = run(d, 2, Strategy::kFast, 3);
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  ASSERT_EQ(p->size(), 2u);
+  EXPECT_EQ((*p)[0].index, 9);  // cluster 0's highest prediction
+  EXPECT_EQ((*p)[0].u, 1.0);    // Pick::u is F for kFast
+  EXPECT_EQ((*p)[1].index / 10, 1) << (*p)[1].index;
+  auto u = run(d, 2, Strategy::kU, 3);  // the same pool by uncertainty: cluster 2 first
+  ASSERT_TRUE(u.is_ok());
+  EXPECT_EQ((*u)[0].index / 10, 2);
+}
+
+TEST(RduTest, FastNeedsAFinitePredictionPerCandidate) {
+  PoolData d = planted_clusters(2, 4);
+  EXPECT_EQ(run(d, 2, Strategy::kFast).status().code(), StatusCode::kInvalidArgument);
+  d.predicted.assign(8, 0.0f);
+  d.predicted[3] = std::numeric_limits<float>::infinity();
+  auto bad = run(d, 2, Strategy::kFast);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("predicted[3]"), std::string::npos) << bad.status().message();
+  d.predicted[3] = -1.0f;  // negative predictions are fine (scores, not uncertainty)
+  EXPECT_TRUE(run(d, 2, Strategy::kFast).is_ok());
+}
+
+// uniform draws from the whole pool: a small task may get fewer than
+// min_per_task (random's quotas never allow it); about its share on average.
+TEST(RduTest, UniformIsUnstratifiedAndDeterministic) {
+  PoolData d = random_pool({90, 10}, 5);
+  int below_minimum = 0;
+  double small_share = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    auto p = run(d, 10, Strategy::kUniform, seed);
+    ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+    ASSERT_EQ(p->size(), 10u);
+    EXPECT_EQ(indices(*p), indices(*run(d, 10, Strategy::kUniform, seed)));
+    std::set<int64_t> distinct;
+    int small = 0;
+    for (std::size_t i = 0; i < p->size(); ++i) {
+      const Pick& k = (*p)[i];
+      distinct.insert(k.index);
+      EXPECT_EQ(k.task, d.task[static_cast<std::size_t>(k.index)]);
+      if (i > 0) {
+        EXPECT_LE((*p)[i - 1].task, k.task);
+      }
+      small += k.task == 1;
+    }
+    EXPECT_EQ(distinct.size(), 10u);
+    below_minimum += small < 2;
+    small_share += small / 10.0 / 60.0;
+    auto stratified = run(d, 10, Strategy::kRandom, seed);
+    ASSERT_TRUE(stratified.is_ok());
+    EXPECT_GE(std::count_if(stratified->begin(), stratified->end(), [](const Pick& k) { return k.task == 1; }), 2);
+  }
+  EXPECT_GT(below_minimum, 0);
+  EXPECT_GT(small_share, 0.04);
+  EXPECT_LT(small_share, 0.2);
 }
 
 TEST(RduTest, MeasuredProgramsPushDiversityAway) {

@@ -151,6 +151,26 @@ TEST(PoolEmbeddingTest, McUncertaintyIsDeterministicForASeedAndPositive) {
   for (float u : ua) EXPECT_TRUE(std::isfinite(u) && u > 0.0f);
 }
 
+// predicted() is the model's plain score, one per program with uncertainty,
+// in add order across passes; taken with the rest.
+TEST(PoolEmbeddingTest, PredictedIsThePlainScoreInAddOrder) {
+  auto model = make_model(3);
+  ASSERT_NE(model, nullptr);
+  auto fast = StudentInference::create(*model);
+  ASSERT_TRUE(fast);
+  const std::vector<float> desc = descriptor(0.1f);
+  PoolEmbedder e({model.get(), fast->get()}, desc, {}, {});
+  const std::size_t n = PoolEmbedder::kPass + 20;  // two passes
+  for (std::size_t i = 0; i < n; ++i) ASSERT_TRUE(e.add(programs()[i], true).is_ok());
+  ASSERT_TRUE(e.flush().is_ok());
+  std::vector<float> emb, u, predicted;
+  e.take(&emb, &u, &predicted);
+  ASSERT_EQ(predicted.size(), n);
+  EXPECT_TRUE(e.predicted().empty());  // taken
+  const std::vector<float> plain = scores(*model, n, desc);
+  for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(predicted[i], plain[i], 1e-4) << i;
+}
+
 // With the same MC seed, the only difference `others` makes is the standard
 // deviation of the scores under this platform's and the others' descriptors.
 TEST(PoolEmbeddingTest, OtherPlatformsAddTheSpreadOfTheirScores) {
