@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "bench/lib/flags.h"
+#include "bench/lib/timing.h"
 #include "bench/lib/records.h"
 #include "core/features.h"
 #include "core/line_reader.h"
@@ -50,6 +51,7 @@ namespace {
 namespace core = tcl::core;
 namespace trainer = tcl::trainer;
 using Clock = std::chrono::steady_clock;
+using tcl::bench::cpu_seconds;
 
 struct Args {
   std::string path = "../shared/data/x86-24c/records.jsonl.gz";
@@ -92,12 +94,6 @@ bool load(const Args& a, Data* d) {
   d->descriptor.resize(core::kHardwareDim);
   core::encode_hardware(records[0].hardware_params, records[0].target, d->descriptor.data());
   return true;
-}
-
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 struct Rate {
