@@ -55,8 +55,8 @@ struct Args {
   std::vector<std::string> seeds{"1", "2", "3"};
   int budget = 1000, per_round = 16, population = 2048, device = 0, threads = 1, repeat = 0;
   int measure_threads = 0;  // tcl-measure's --threads on the CPU (0: every core online)
-  bool trace = false;    // a line per step of a round on stderr
-  bool anchors = false;  // print the physical anchors of the runs in --out instead of tuning
+  bool trace = false;       // a line per step of a round on stderr
+  bool anchors = false;     // print the physical anchors of the runs in --out instead of tuning
   std::string scheduler = "gradient", target = "cpu", checkpoint, checkpoint_platform, out = "tune-study";
   std::string measure_command;  // a tcl-measure binary: measure in it, not in this process
 };
