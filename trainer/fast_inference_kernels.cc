@@ -100,16 +100,13 @@ TCL_INLINE float hsum(typename Lanes<W>::F v) {
 
 constexpr float kLog2e = 1.44269504088896341f;
 
-// 2^t for t ≤ 0; t below -126 gives 2^-126 (harmless where it is used: the
-// scan's decay factors and 1/(1 + e^x) terms). t = k + f, k = round(t),
-// |f| ≤ 1/2: 2^f from a degree-5 minimax polynomial (relative error 7.5e-8),
-// 2^k from the exponent bits. Branch-free.
+// 2^t for t in [-126, 126]: t = k + f, k = round(t), |f| ≤ 1/2: 2^f from a
+// degree-5 minimax polynomial (relative error 7.5e-8), 2^k from the
+// exponent bits. Branch-free; the callers clamp t.
 template <int W>
-TCL_INLINE typename Lanes<W>::F exp2_nonpositive(typename Lanes<W>::F t) {
+TCL_INLINE typename Lanes<W>::F exp2_in_range(typename Lanes<W>::F t) {
   using F = typename Lanes<W>::F;
   using I = typename Lanes<W>::I;
-  const F lo = splat<W>(-126.0f);
-  t = t > lo ? t : lo;
   // Adding 1.5·2^23 rounds to an integer: s = 1.5·2^23 + k with bits(s) =
   // bits(1.5·2^23) + k. The low 9 bits of bits(1.5·2^23) are 0, so
   // bits(s) << 23 is exactly k << 23 (mod 2^32).
@@ -126,26 +123,25 @@ TCL_INLINE typename Lanes<W>::F exp2_nonpositive(typename Lanes<W>::F t) {
   return p * (F)scale;
 }
 
+// 2^t for t ≤ 0; t below -126 gives 2^-126 (harmless where it is used: the
+// scan's decay factors and 1/(1 + e^x) terms).
+template <int W>
+TCL_INLINE typename Lanes<W>::F exp2_nonpositive(typename Lanes<W>::F t) {
+  using F = typename Lanes<W>::F;
+  const F lo = splat<W>(-126.0f);
+  t = t > lo ? t : lo;
+  return exp2_in_range<W>(t);
+}
+
 // e^x for any x (clamped to [-87.3, 87.3]).
 template <int W>
 TCL_INLINE typename Lanes<W>::F exp_any(typename Lanes<W>::F x) {
   using F = typename Lanes<W>::F;
-  using I = typename Lanes<W>::I;
   F t = x * kLog2e;
   const F lo = splat<W>(-126.0f), hi = splat<W>(126.0f);
   t = t > lo ? t : lo;
   t = t < hi ? t : hi;
-  const F shifter = splat<W>(12582912.0f);
-  const F s = t + shifter;
-  const F f = t - (s - shifter);
-  F p = splat<W>(1.3276466822e-3f);
-  p = p * f + 9.6755412916e-3f;
-  p = p * f + 5.5507132895e-2f;
-  p = p * f + 2.4022119725e-1f;
-  p = p * f + 6.9314696706e-1f;
-  p = p * f + 1.0000000717e+0f;
-  const I scale = ((I)s << 23) + 0x3F800000;
-  return p * (F)scale;
+  return exp2_in_range<W>(t);
 }
 
 // x / (1 + e^-x), as torch's silu.
