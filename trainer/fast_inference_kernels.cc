@@ -265,19 +265,26 @@ TCL_INLINE void gemm_impl(int64_t M, int64_t N, int64_t K, const float* A, int64
 
 // --- element-wise and per-program kernels ----------------------------------
 
+// 1 / sqrt(sum(x²) / d + eps) over a row's dp floats (d of them the
+// model's): RMSNorm's scale, for the per-token norm and the pooled one.
+template <int W>
+TCL_INLINE float rms_inverse(const float* x, int64_t d, int64_t dp) {
+  using F = typename Lanes<W>::F;
+  F ss{};
+  for (int64_t c = 0; c < dp; c += W) {
+    const F v = load<W>(x + c);
+    ss += v * v;
+  }
+  return 1.0f / std::sqrt(hsum<W>(ss) / static_cast<float>(d) + kRmsEps);
+}
+
 // out[t] = x[t] / sqrt(mean(x[t, :d]²) + eps) ⊙ w, rows of dp floats
 // (columns past d are 0 in x and w).
 template <int W>
 TCL_INLINE void rmsnorm_impl(int64_t T, int64_t d, int64_t dp, const float* x, const float* w, float* out) {
-  using F = typename Lanes<W>::F;
   for (int64_t t = 0; t < T; ++t) {
     const float* xt = x + t * dp;
-    F ss{};
-    for (int64_t c = 0; c < dp; c += W) {
-      const F v = load<W>(xt + c);
-      ss += v * v;
-    }
-    const float inv = 1.0f / std::sqrt(hsum<W>(ss) / static_cast<float>(d) + kRmsEps);
+    const float inv = rms_inverse<W>(xt, d, dp);
     for (int64_t c = 0; c < dp; c += W) {
       store<W>(out + t * dp + c, load<W>(xt + c) * inv * load<W>(w + c));
     }
@@ -355,19 +362,13 @@ TCL_INLINE void scan_gate_impl(int64_t P, const int64_t* offsets, int64_t dip, i
 template <int W>
 TCL_INLINE void pool_impl(int64_t P, const int64_t* offsets, int64_t d, int64_t dp, const float* h, const float* w,
                           float* pooled) {
-  using F = typename Lanes<W>::F;
   for (int64_t p = 0; p < P; ++p) {
     const int64_t first = offsets[p], n = offsets[p + 1] - first;
     float* out = pooled + p * dp;
     std::memset(out, 0, sizeof(float) * static_cast<size_t>(dp));
     for (int64_t t = first; t < first + n; ++t) {
       const float* xt = h + t * dp;
-      F ss{};
-      for (int64_t c = 0; c < dp; c += W) {
-        const F v = load<W>(xt + c);
-        ss += v * v;
-      }
-      const float inv = 1.0f / std::sqrt(hsum<W>(ss) / static_cast<float>(d) + kRmsEps);
+      const float inv = rms_inverse<W>(xt, d, dp);
       for (int64_t c = 0; c < dp; c += W) {
         store<W>(out + c, load<W>(out + c) + load<W>(xt + c) * inv * load<W>(w + c));
       }
