@@ -133,6 +133,7 @@
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/timing.h"
 #include "bench/lib/distill_levers.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/records.h"
@@ -156,6 +157,8 @@ namespace sampler = tcl::sampler;
 using tcl::Result;
 using tcl::Status;
 using Clock = std::chrono::steady_clock;
+using tcl::bench::cpu_seconds;
+using tcl::bench::seconds_since;
 
 constexpr double kHoldout = 0.3;
 // The column weight that lineage names, cache keys and scripts/gpu/
@@ -168,14 +171,6 @@ struct ScoredSplit {
   double fraction;
   std::uint64_t salt;
 };
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 std::string fmt(const char* f, double x) {
   char buf[64];
@@ -253,10 +248,28 @@ struct Args {
   std::string command;                    // the command line, for the tables
 };
 
-bool parse_args(int argc, char** argv, Args* a) {
-  a->command = "bench_continual";
-  for (int i = 1; i < argc; ++i) a->command += std::string(" ") + argv[i];
-  tcl::bench::Flags flags;
+// --extra-distill OLD,EWC[,UNLABELED_RATIO[,COLUMN_WEIGHT]] into a->extra*
+// (-1 for a weight not given: finish_args fills in the main lineage's).
+bool read_extra_distill(const std::string& v, Args* a) {
+  const auto w = split_list(v);
+  if (w.size() < 2 || w.size() > 4) {
+    std::fprintf(stderr, "--extra-distill needs OLD,EWC[,UNLABELED_RATIO[,COLUMN_WEIGHT]]\n");
+    return false;
+  }
+  a->extra = true;
+  a->extra_old = std::atof(w[0].c_str());
+  a->extra_ewc = std::atof(w[1].c_str());
+  a->extra_unlabeled = w.size() >= 3 ? std::atof(w[2].c_str()) : -1;  // -1: --unlabeled-ratio's
+  a->extra_column = w.size() == 4 ? std::atof(w[3].c_str()) : -1;     // -1: --column-weight's
+  if (a->extra_old < 0 || a->extra_ewc < 0 || (w.size() >= 3 && a->extra_unlabeled < 0) ||
+      (w.size() == 4 && a->extra_column < 0)) {
+    std::fprintf(stderr, "--extra-distill: weights are >= 0\n");
+    return false;
+  }
+  return true;
+}
+
+void declare_flags(tcl::bench::Flags& flags, Args* a) {
   flags.value("data", &a->data)
       .value("out", &a->out)
       .value("cache", &a->cache)
@@ -283,25 +296,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("student-lr", &a->student_lr)
       .value("teacher-mix", &a->teacher_mix)
       .value("old-bank", &a->old_bank)
-      .custom("extra-distill",
-              [a](const std::string& v) {
-                const auto w = split_list(v);
-                if (w.size() < 2 || w.size() > 4) {
-                  std::fprintf(stderr, "--extra-distill needs OLD,EWC[,UNLABELED_RATIO[,COLUMN_WEIGHT]]\n");
-                  return false;
-                }
-                a->extra = true;
-                a->extra_old = std::atof(w[0].c_str());
-                a->extra_ewc = std::atof(w[1].c_str());
-                a->extra_unlabeled = w.size() >= 3 ? std::atof(w[2].c_str()) : -1;  // -1: --unlabeled-ratio's
-                a->extra_column = w.size() == 4 ? std::atof(w[3].c_str()) : -1;     // -1: --column-weight's
-                if (a->extra_old < 0 || a->extra_ewc < 0 || (w.size() >= 3 && a->extra_unlabeled < 0) ||
-                    (w.size() == 4 && a->extra_column < 0)) {
-                  std::fprintf(stderr, "--extra-distill: weights are >= 0\n");
-                  return false;
-                }
-                return true;
-              })
+      .custom("extra-distill", [a](const std::string& v) { return read_extra_distill(v, a); })
       .value("seed", &a->seed)
       .value("base-seed", &a->base_seed)
       .value("fraction", &a->fraction)
@@ -311,18 +306,12 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("mc-samples", &a->mc_samples)
       .value("base-max-records", &a->base_max_records)
       .value("threads", &a->threads)
-      .custom("device", [a](const std::string& v) { return tcl::bench::read_device_arg(v.c_str(), &a->device); });
-  if (!flags.parse(argc, argv)) {
-    std::fprintf(stderr, "(see bench/continual.cc)\n");
-    return false;
-  }
-  // Resolved once: a GPU run is logged and cached apart from the CPU's.
-  auto device = tr::resolve_device(a->device);
-  if (!device) {
-    std::fprintf(stderr, "%s\n", device.status().to_string().c_str());
-    return false;
-  }
-  a->device = *device;
+      .custom("device", tcl::bench::device_arg(&a->device));
+}
+
+// What the flags leave to derive: the cache folder, the base seed and the
+// extra lineage's weights not given.
+void finish_args(Args* a) {
   if (a->cache.empty()) a->cache = a->out + "/cache";
   // Every pool, and so everything trained, differs with another split salt
   // or in validation mode: each has a cache folder of its own, which is what
@@ -333,42 +322,67 @@ bool parse_args(int argc, char** argv, Args* a) {
   if (a->base_seed == 0) a->base_seed = a->seed;
   if (a->extra && a->extra_unlabeled < 0) a->extra_unlabeled = a->unlabeled_ratio;
   if (a->extra && a->extra_column < 0) a->extra_column = a->column_weight;
-  if (a->platform_slots && a->methods.count("b")) {
+}
+
+// --methods: distill and known names only, and no joint training with
+// --platform-slots. False, with a message, otherwise.
+bool check_methods(const Args& a) {
+  if (a.platform_slots && a.methods.count("b")) {
     std::fprintf(stderr, "--platform-slots: joint training (b) would give every platform the same slot\n");
     return false;
   }
-  if (!a->methods.count("distill")) {
+  if (!a.methods.count("distill")) {
     std::fprintf(stderr, "--methods must include distill (its student is the production model rdu selects with)\n");
     return false;
   }
-  for (const std::string& m : a->methods) {
+  for (const std::string& m : a.methods) {
     if (m != "distill" && m != "ft" && m != "b" && m != "c1" && m != "c2" && m != "adapter") {
       std::fprintf(stderr, "unknown method %s (distill, ft, b, c1, c2, adapter)\n", m.c_str());
       return false;
     }
   }
-  if (a->platforms.size() < 2 || a->epochs < 1 || a->column_epochs < 1 || a->base_epochs < 1 || a->mc_samples < 2 ||
-      !(a->fraction > 0 && a->fraction <= 1) || !(a->validation >= 0 && a->validation < 1) || a->ewc < 0 ||
-      a->old_weight < 0 || a->unlabeled_ratio < 0 || a->column_weight < 0 ||
-      !(a->old_weight_other_kind >= 0 && std::isfinite(a->old_weight_other_kind)) ||
-      !(a->old_weight_same_kind >= 0 && std::isfinite(a->old_weight_same_kind)) ||
-      !(a->old_bank_ratio >= 0 && a->old_bank_ratio <= 100) ||
-      !(a->feature_weight >= 0 && std::isfinite(a->feature_weight)) || !(a->student_lr >= 1e-6 && a->student_lr <= 1) ||
-      !(a->teacher_mix >= 0 && a->teacher_mix <= 1)) {
+  return true;
+}
+
+// The numbers in range, and the bank levers only with a bank. False, with a
+// message, otherwise.
+bool check_numbers(const Args& a) {
+  if (a.platforms.size() < 2 || a.epochs < 1 || a.column_epochs < 1 || a.base_epochs < 1 || a.mc_samples < 2 ||
+      !(a.fraction > 0 && a.fraction <= 1) || !(a.validation >= 0 && a.validation < 1) || a.ewc < 0 ||
+      a.old_weight < 0 || a.unlabeled_ratio < 0 || a.column_weight < 0 ||
+      !(a.old_weight_other_kind >= 0 && std::isfinite(a.old_weight_other_kind)) ||
+      !(a.old_weight_same_kind >= 0 && std::isfinite(a.old_weight_same_kind)) ||
+      !(a.old_bank_ratio >= 0 && a.old_bank_ratio <= 100) ||
+      !(a.feature_weight >= 0 && std::isfinite(a.feature_weight)) || !(a.student_lr >= 1e-6 && a.student_lr <= 1) ||
+      !(a.teacher_mix >= 0 && a.teacher_mix <= 1)) {
     std::fprintf(stderr,
                  "bad --platforms, epochs, --mc-samples, --fraction, --validation, weights, --student-lr or "
                  "--teacher-mix\n");
     return false;
   }
-  if (a->old_bank_ratio != kJobBankRatio && a->old_bank <= 0) {
+  if (a.old_bank_ratio != kJobBankRatio && a.old_bank <= 0) {
     std::fprintf(stderr, "--old-bank-ratio weighs the bank: it needs --old-bank N\n");
     return false;
   }
-  if (a->feature_weight > 0 && a->old_bank <= 0) {
+  if (a.feature_weight > 0 && a.old_bank <= 0) {
     std::fprintf(stderr, "--feature-weight is a term on the bank: it needs --old-bank N\n");
     return false;
   }
   return true;
+}
+
+bool parse_args(int argc, char** argv, Args* a) {
+  a->command = "bench_continual";
+  for (int i = 1; i < argc; ++i) a->command += std::string(" ") + argv[i];
+  tcl::bench::Flags flags;
+  declare_flags(flags, a);
+  if (!flags.parse(argc, argv)) {
+    std::fprintf(stderr, "(see bench/continual.cc)\n");
+    return false;
+  }
+  if (!tcl::bench::resolve_device_arg(&a->device)) return false;
+  finish_args(a);
+  return check_methods(*a) && check_numbers(*a);
 }
 
 // ---------------------------------------------------------------------------

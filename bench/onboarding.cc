@@ -110,6 +110,7 @@
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/timing.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/records.h"
 #include "trainer/device.h"
@@ -130,13 +131,12 @@ namespace sampler = tcl::sampler;
 using Clock = std::chrono::steady_clock;
 using tcl::Result;
 using tcl::Status;
+using tcl::bench::seconds_since;
 using tcl::onboarding::descriptor_vector;
 using tcl::onboarding::PlatformData;
 
 constexpr const char* kBasePlatform = "x86-24c";
 constexpr std::uint64_t kBaseSeed = 1;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct Args {
   std::string data = "/work/shared/data";
@@ -187,12 +187,52 @@ struct Args {
 
 using tcl::bench::split_list;
 
-bool parse_args(int argc, char** argv, Args* a) {
-  std::string strategies;
-  bool no_full = false;
-  tcl::bench::Flags flags;
+// --weights R,D,U into *out; false, with a message, unless three values.
+bool read_weights(const std::string& v, sampler::Weights* out) {
+  std::vector<double> w;
+  for (const std::string& x : split_list(v)) w.push_back(std::atof(x.c_str()));
+  if (w.size() != 3) {
+    std::fprintf(stderr, "--weights takes R,D,U\n");
+    return false;
+  }
+  *out = {w[0], w[1], w[2]};
+  return true;
+}
+
+// --report S[,S...] appended to *salts; false, with a message, unless
+// whole numbers, at least one.
+bool read_report_salts(const std::string& v, std::vector<std::uint64_t>* salts) {
+  for (const std::string& x : split_list(v)) {
+    char* end = nullptr;
+    const std::uint64_t salt = std::strtoull(x.c_str(), &end, 10);
+    if (x.empty() || *end != '\0') {
+      std::fprintf(stderr, "--report takes split salts, e.g. 6,7,8,9 (got '%s')\n", v.c_str());
+      return false;
+    }
+    salts->push_back(salt);
+  }
+  if (salts->empty()) {
+    std::fprintf(stderr, "--report takes split salts, e.g. 6,7,8,9\n");
+    return false;
+  }
+  return true;
+}
+
+// --ft-validation-by tasks|programs into *tasks.
+bool read_validation_by(const std::string& v, bool* tasks) {
+  if (v != "tasks" && v != "programs") {
+    std::fprintf(stderr, "--ft-validation-by takes tasks or programs\n");
+    return false;
+  }
+  *tasks = v == "tasks";
+  return true;
+}
+
+// The flags into *a; --strategies and --no-full into the two locals that
+// finish_args reads.
+void declare_flags(tcl::bench::Flags& flags, Args* a, std::string* strategies, bool* no_full) {
   flags.flag("timing", &a->timing)
-      .flag("no-full", &no_full)
+      .flag("no-full", no_full)
       .flag("trace-epochs", &a->trace_epochs)
       .flag("ft-refit", &a->ft_refit)
       .flag("ft-auto-schedule", &a->ft_auto_schedule)
@@ -209,35 +249,17 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("seeds", &a->seeds)
       .value("seed-base", &a->seed_base)
       .list("fractions", &a->fractions)
-      .value("strategies", &strategies)
+      .value("strategies", strategies)
       .value("base-max-records", &a->base_max_records)
       .value("base-epochs", &a->base_epochs)
       .value("ft-epochs", &a->ft_epochs)
       .value("ft-min-steps", &a->ft_min_steps)
       .value("ft-validation", &a->ft_validation)
       .value("ft-patience", &a->ft_patience)
-      .custom("ft-validation-by",
-              [a](const std::string& v) {
-                if (v != "tasks" && v != "programs") {
-                  std::fprintf(stderr, "--ft-validation-by takes tasks or programs\n");
-                  return false;
-                }
-                a->ft_validation_tasks = v == "tasks";
-                return true;
-              })
+      .custom("ft-validation-by", [a](const std::string& v) { return read_validation_by(v, &a->ft_validation_tasks); })
       .list("wise", &a->wise)
       .value("ft-lr", &a->ft_lr)
-      .custom("weights",
-              [a](const std::string& v) {
-                std::vector<double> w;
-                for (const std::string& x : split_list(v)) w.push_back(std::atof(x.c_str()));
-                if (w.size() != 3) {
-                  std::fprintf(stderr, "--weights takes R,D,U\n");
-                  return false;
-                }
-                a->weights = {w[0], w[1], w[2]};
-                return true;
-              })
+      .custom("weights", [a](const std::string& v) { return read_weights(v, &a->weights); })
       .value("rounds", &a->rounds)
       .value("holdout", &a->holdout)
       .value("split-salt", &a->split_salt)
@@ -245,38 +267,15 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("min-per-task", &a->min_per_task)
       .value("random-share", &a->random_share)
       .value("threads", &a->threads)
-      .custom("device", [a](const std::string& v) { return tcl::bench::read_device_arg(v.c_str(), &a->device); })
+      .custom("device", tcl::bench::device_arg(&a->device))
       .value("timing-pool", &a->timing_pool)
       .value("timing-fraction", &a->timing_fraction)
-      .custom("report", [a](const std::string& v) {
-        for (const std::string& x : split_list(v)) {
-          char* end = nullptr;
-          const std::uint64_t salt = std::strtoull(x.c_str(), &end, 10);
-          if (x.empty() || *end != '\0') {
-            std::fprintf(stderr, "--report takes split salts, e.g. 6,7,8,9 (got '%s')\n", v.c_str());
-            return false;
-          }
-          a->report_salts.push_back(salt);
-        }
-        if (a->report_salts.empty()) {
-          std::fprintf(stderr, "--report takes split salts, e.g. 6,7,8,9\n");
-          return false;
-        }
-        return true;
-      });
-  if (!flags.parse(argc, argv)) return false;
-  a->full = !no_full;
-  if (!a->hardware_override.empty() && a->hardware_override.size() != 8) {
-    std::fprintf(stderr, "--hardware-params takes TVM's 8 hardware params (num_cores, ..., warp_size)\n");
-    return false;
-  }
-  // Resolved once: a GPU run is logged and cached apart from the CPU's.
-  auto device = tr::resolve_device(a->device);
-  if (!device) {
-    std::fprintf(stderr, "%s\n", device.status().to_string().c_str());
-    return false;
-  }
-  a->device = *device;
+      .custom("report", [a](const std::string& v) { return read_report_salts(v, &a->report_salts); });
+}
+
+// --strategies (default: every one, or rdu,random with --timing) into
+// a->strategies; false, with a message, on an unknown name.
+bool read_strategies(std::string strategies, Args* a) {
   if (strategies.empty()) strategies = a->timing ? "rdu,random" : "rdu,random,r,d,u";
   for (const std::string& s : split_list(strategies)) {
     auto st = sampler::parse_strategy(s);
@@ -286,7 +285,13 @@ bool parse_args(int argc, char** argv, Args* a) {
     }
     a->strategies.push_back(*st);
   }
-  if (a->base_checkpoint.empty() && !a->repeatability) {
+  return true;
+}
+
+// The checks across flags, once parsed; false, with a message (or the
+// usage), when they do not fit together.
+bool check_args(const Args& a) {
+  if (a.base_checkpoint.empty() && !a.repeatability) {
     std::fprintf(stderr,
                  "usage: bench_onboarding --base-checkpoint PATH [--platform x86-16c,gpu-2080ti] [--seeds 1]\n"
                  "       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--ft-epochs 6] ...\n"
@@ -295,17 +300,28 @@ bool parse_args(int argc, char** argv, Args* a) {
                  "       (see bench/onboarding.cc)\n");
     return false;
   }
-  if (!(a->random_share >= 0 && a->random_share <= 1)) {
+  if (!(a.random_share >= 0 && a.random_share <= 1)) {
     std::fprintf(stderr, "--random-share takes a share in [0, 1]\n");
     return false;
   }
-  if (a->rounds < 1 || a->rounds > 8 || a->seeds < 1 || a->ft_epochs < 1 || a->mc_samples < 2 ||
-      !(a->holdout > 0 && a->holdout < 1)) {
+  if (a.rounds < 1 || a.rounds > 8 || a.seeds < 1 || a.ft_epochs < 1 || a.mc_samples < 2 ||
+      !(a.holdout > 0 && a.holdout < 1)) {
     std::fprintf(stderr, "bad --rounds, --seeds, --ft-epochs, --mc-samples or --holdout\n");
     return false;
   }
-  if (a->column_auto && a->rounds < 2) std::fprintf(stderr, "note: --column-auto does nothing with one round\n");
+  if (a.column_auto && a.rounds < 2) std::fprintf(stderr, "note: --column-auto does nothing with one round\n");
   return true;
+}
+
+bool parse_args(int argc, char** argv, Args* a) {
+  std::string strategies;
+  bool no_full = false;
+  tcl::bench::Flags flags;
+  declare_flags(flags, a, &strategies, &no_full);
+  if (!flags.parse(argc, argv)) return false;
+  a->full = !no_full;
+  return tcl::bench::check_hardware_arg(a->hardware_override) && tcl::bench::resolve_device_arg(&a->device) &&
+         read_strategies(strategies, a) && check_args(*a);
 }
 
 std::string records_path(const Args& a, const std::string& platform) {

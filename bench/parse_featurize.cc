@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench/lib/flags.h"
+#include "bench/lib/timing.h"
 #include "core/features.h"
 #include "core/line_reader.h"
 #include "core/program_id.h"
@@ -22,9 +23,8 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using tcl::bench::seconds_since;
 namespace core = tcl::core;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct Pass {
   const char* name;

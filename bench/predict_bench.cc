@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "bench/lib/flags.h"
+#include "bench/lib/timing.h"
 #include "bench/lib/records.h"
 #include "core/features.h"
 #include "core/line_reader.h"
@@ -50,6 +51,7 @@ namespace {
 namespace core = tcl::core;
 namespace trainer = tcl::trainer;
 using Clock = std::chrono::steady_clock;
+using tcl::bench::cpu_seconds;
 
 struct Args {
   std::string path = "../shared/data/x86-24c/records.jsonl.gz";
@@ -92,12 +94,6 @@ bool load(const Args& a, Data* d) {
   d->descriptor.resize(core::kHardwareDim);
   core::encode_hardware(records[0].hardware_params, records[0].target, d->descriptor.data());
   return true;
-}
-
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 struct Rate {
@@ -177,44 +173,56 @@ bool parse_args(int argc, char** argv, Args* a) {
   return true;
 }
 
-}  // namespace
+// A model the bench builds, or exit(1) with the reason.
+std::shared_ptr<trainer::ScoreModel> model_of(const trainer::ModelConfig& config) {
+  auto m = trainer::make_score_model(config);
+  if (!m) fail(m.status());
+  return *m;
+}
 
-int main(int argc, char** argv) {
-  Args a;
-  if (!parse_args(argc, argv, &a)) return 2;
-  Data data;
-  if (!load(a, &data)) return 1;
-  int64_t tokens = 0;
-  for (int32_t l : data.lengths) tokens += l;
-  std::vector<int32_t> sorted = data.lengths;
-  std::sort(sorted.begin(), sorted.end());
+// What is timed: the student in torch, through the facade and on the fast
+// path (--threads and one thread), and the two attention baselines.
+struct Models {
+  trainer::ModelConfig config;
+  std::shared_ptr<trainer::ScoreModel> student, attention, attention_tlp;
+  std::unique_ptr<trainer::CostModel> facade;
+  std::unique_ptr<trainer::StudentInference> fast, fast1;
+};
 
-  const trainer::ModelConfig config = student_config(a);
-  auto student = trainer::make_score_model(config);
-  if (!student) fail(student.status());
-  trainer::ModelConfig att_config = config;
+Models build_models(const Args& a) {
+  Models m;
+  m.config = student_config(a);
+  m.student = model_of(m.config);
+  trainer::ModelConfig att_config = m.config;
   att_config.kind = trainer::ModelKind::kAttention;
-  auto attention = trainer::make_score_model(att_config);
-  if (!attention) fail(attention.status());
+  m.attention = model_of(att_config);
   trainer::ModelConfig tlp_config = att_config;
   tlp_config.token_dim = core::kTlpCpu.emb_size;
   tlp_config.max_len = core::kTlpCpu.seq_len;
-  auto attention_tlp = trainer::make_score_model(tlp_config);
-  if (!attention_tlp) fail(attention_tlp.status());
-  std::unique_ptr<trainer::CostModel> facade = trainer::CostModel::wrap(*student);
-
+  m.attention_tlp = model_of(tlp_config);
+  m.facade = trainer::CostModel::wrap(m.student);
   trainer::InferenceOptions options;
   options.threads = a.threads;
   options.chunk_tokens = a.chunk_tokens;
   options.simd = a.simd;
-  auto fast = trainer::StudentInference::create(**student, options);
+  auto fast = trainer::StudentInference::create(*m.student, options);
   if (!fast) fail(fast.status());
+  m.fast = std::move(*fast);
   options.threads = 1;
-  auto fast1 = trainer::StudentInference::create(**student, options);
+  auto fast1 = trainer::StudentInference::create(*m.student, options);
   if (!fast1) fail(fast1.status());
-  torch::set_num_threads(a.threads);
+  m.fast1 = std::move(*fast1);
+  return m;
+}
 
-  const int64_t n_params = (*student)->num_parameters();
+// The records' lengths, the student's shape and the fast path's settings.
+void print_setup(const Args& a, const Data& data, const Models& m) {
+  int64_t tokens = 0;
+  for (int32_t l : data.lengths) tokens += l;
+  std::vector<int32_t> sorted = data.lengths;
+  std::sort(sorted.begin(), sorted.end());
+  const trainer::ModelConfig& config = m.config;
+  const int64_t n_params = m.student->num_parameters();
   std::printf("records: %lld from %s; steps per program: mean %.1f, median %d, max %d\n",
               static_cast<long long>(data.n), a.path.c_str(), static_cast<double>(tokens) / static_cast<double>(data.n),
               sorted[sorted.size() / 2], sorted.back());
@@ -227,94 +235,119 @@ int main(int argc, char** argv) {
       static_cast<long long>(config.descriptor_dim), static_cast<long long>(config.max_len),
       static_cast<long long>(n_params), static_cast<double>(n_params) * 4 / 1e6);
   std::printf("fast path: %s kernels, chunk_tokens %d; threads %d (torch intra-op threads %d)\n",
-              std::string(trainer::simd_level_name((*fast)->simd_level())).c_str(), a.chunk_tokens, a.threads,
+              std::string(trainer::simd_level_name(m.fast->simd_level())).c_str(), a.chunk_tokens, a.threads,
               torch::get_num_threads());
+}
 
-  const int64_t kd = core::kHardwareDim;
-  const int64_t row = data.L * core::kTokenDim;
-  const auto batch_view = [&](int64_t first, int64_t count) {
-    return trainer::FeatureBatch{count, data.L, std::span<const float>(data.tokens).subspan(first * row, count * row),
-                                 std::span<const int32_t>(data.lengths).subspan(first, count), data.descriptor};
-  };
-  std::vector<float> scores(static_cast<size_t>(std::min<int64_t>(data.n, 4096)));
-  std::vector<float> emb(scores.size() * static_cast<size_t>(config.d_model));
-
-  std::printf(
-      "\nprograms/s (wall clock, best cycle) [programs per CPU-second, all threads];\n"
-      "torch rows: the first %lld records\n",
-      static_cast<long long>(std::min<int64_t>(data.n, 4096)));
-  std::printf("%-36s %24s %24s\n", "path", "batch 512", "batch 4096");
-  // Torch paths are ~50x slower: one cycle over the first 4096 records.
-  const auto report = [&](const char* name, const std::function<void(int64_t, int64_t)>& fn, bool slow = false) {
+// One table row per path: programs/s at batch 512 and 4096. Torch paths
+// (`slow`) are ~50x slower: one cycle over the first 4096 records.
+class Table {
+ public:
+  Table(const Args& a, const Data& data) : a_(a), data_(data) {
+    std::printf(
+        "\nprograms/s (wall clock, best cycle) [programs per CPU-second, all threads];\n"
+        "torch rows: the first %lld records\n",
+        static_cast<long long>(std::min<int64_t>(data.n, 4096)));
+    std::printf("%-36s %24s %24s\n", "path", "batch 512", "batch 4096");
+  }
+  void row(const char* name, const std::function<void(int64_t, int64_t)>& fn, bool slow = false) const {
     std::printf("%-36s", name);
-    const int64_t n = slow ? std::min<int64_t>(data.n, 4096) : data.n;
+    const int64_t n = slow ? std::min<int64_t>(data_.n, 4096) : data_.n;
     for (int64_t batch : {int64_t{512}, int64_t{4096}}) {
       if (batch > n) {
         std::printf(" %24s", "-");
         continue;
       }
-      const Rate r = measure(n, batch, slow ? 0.0 : a.seconds, slow ? 1 : 2, fn);
+      const Rate r = measure(n, batch, slow ? 0.0 : a_.seconds, slow ? 1 : 2, fn);
       std::printf(" %12.0f [%9.0f]", r.wall, r.cpu);
       std::fflush(stdout);
     }
     std::printf("\n");
-  };
+  }
 
-  report("fast predict", [&](int64_t f, int64_t c) {
-    if (auto s = (*fast)->predict(batch_view(f, c), std::span<float>(scores).first(c)); !s) fail(s);
-  });
-  report("fast predict, 1 thread", [&](int64_t f, int64_t c) {
-    if (auto s = (*fast1)->predict(batch_view(f, c), std::span<float>(scores).first(c)); !s) fail(s);
-  });
-  report("fast embed", [&](int64_t f, int64_t c) {
-    if (auto s = (*fast)->embed(batch_view(f, c), std::span<float>(emb).first(c * config.d_model)); !s) fail(s);
-  });
-  if (a.fast_only) return 0;
+ private:
+  const Args& a_;
+  const Data& data_;
+};
 
+// Records [first, first + count) as the fast path's and the facade's input.
+trainer::FeatureBatch batch_view(const Data& data, int64_t first, int64_t count) {
+  const int64_t row = data.L * core::kTokenDim;
+  return trainer::FeatureBatch{count, data.L, std::span<const float>(data.tokens).subspan(first * row, count * row),
+                               std::span<const int32_t>(data.lengths).subspan(first, count), data.descriptor};
+}
+
+void time_fast_paths(const Data& data, const Models& m, const Table& table) {
+  std::vector<float> scores(static_cast<size_t>(std::min<int64_t>(data.n, 4096)));
+  std::vector<float> emb(scores.size() * static_cast<size_t>(m.config.d_model));
+  table.row("fast predict", [&](int64_t f, int64_t c) {
+    if (auto s = m.fast->predict(batch_view(data, f, c), std::span<float>(scores).first(c)); !s) fail(s);
+  });
+  table.row("fast predict, 1 thread", [&](int64_t f, int64_t c) {
+    if (auto s = m.fast1->predict(batch_view(data, f, c), std::span<float>(scores).first(c)); !s) fail(s);
+  });
+  table.row("fast embed", [&](int64_t f, int64_t c) {
+    if (auto s = m.fast->embed(batch_view(data, f, c), std::span<float>(emb).first(c * m.config.d_model)); !s) fail(s);
+  });
+}
+
+void time_torch_paths(Data& data, const Models& m, const Table& table) {
   torch::NoGradGuard no_grad;
+  const int64_t kd = core::kHardwareDim;
+  const int64_t row = data.L * core::kTokenDim;
+  std::vector<float> scores(static_cast<size_t>(std::min<int64_t>(data.n, 4096)));
   const auto tensors = [&](int64_t f, int64_t c, int64_t L) {
     torch::Tensor t = torch::from_blob(data.tokens.data() + f * row, {c, data.L, core::kTokenDim});
     torch::Tensor l = torch::from_blob(data.lengths.data() + f, {c}, torch::kInt).to(torch::kLong);
     torch::Tensor d = torch::from_blob(data.descriptor.data(), {1, kd}).expand({c, kd});
     return std::make_tuple(t.narrow(1, 0, L), l, d);
   };
-  report(
-      "torch forward (L = 72)",
-      [&](int64_t f, int64_t c) {
-        auto [t, l, d] = tensors(f, c, data.L);
-        (*student)->forward(t, l, d);
-      },
-      true);
-  report(
+  const auto forward = [&](trainer::ScoreModel& model, int64_t f, int64_t c, int64_t L) {
+    auto [t, l, d] = tensors(f, c, L);
+    model.forward(t, l, d);
+  };
+  table.row(
+      "torch forward (L = 72)", [&](int64_t f, int64_t c) { forward(*m.student, f, c, data.L); }, true);
+  table.row(
       "torch forward (L = batch's longest)",
       [&](int64_t f, int64_t c) {
         const int32_t L = *std::max_element(data.lengths.begin() + f, data.lengths.begin() + f + c);
-        auto [t, l, d] = tensors(f, c, std::max(L, 1));
-        (*student)->forward(t, l, d);
+        forward(*m.student, f, c, std::max(L, 1));
       },
       true);
-  report(
+  table.row(
       "facade CostModel::predict",
       [&](int64_t f, int64_t c) {
-        if (auto s = facade->predict(batch_view(f, c), std::span<float>(scores).first(c)); !s) fail(s);
+        if (auto s = m.facade->predict(batch_view(data, f, c), std::span<float>(scores).first(c)); !s) fail(s);
       },
       true);
-  report(
-      "attention forward (L = 72)",
-      [&](int64_t f, int64_t c) {
-        auto [t, l, d] = tensors(f, c, data.L);
-        (*attention)->forward(t, l, d);
-      },
-      true);
-  report(
+  table.row(
+      "attention forward (L = 72)", [&](int64_t f, int64_t c) { forward(*m.attention, f, c, data.L); }, true);
+  table.row(
       "attention forward (TLP 25 x 22)",
       [&](int64_t f, int64_t c) {
         const int64_t tl = core::kTlpCpu.seq_len, te = core::kTlpCpu.emb_size;
         torch::Tensor t = torch::from_blob(data.tlp.data() + f * tl * te, {c, tl, te});
         torch::Tensor l = torch::from_blob(data.tlp_lengths.data() + f, {c}, torch::kInt).to(torch::kLong);
         torch::Tensor d = torch::from_blob(data.descriptor.data(), {1, kd}).expand({c, kd});
-        (*attention_tlp)->forward(t, l, d);
+        m.attention_tlp->forward(t, l, d);
       },
       true);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!parse_args(argc, argv, &a)) return 2;
+  Data data;
+  if (!load(a, &data)) return 1;
+  const Models models = build_models(a);
+  torch::set_num_threads(a.threads);
+  print_setup(a, data, models);
+  const Table table(a, data);
+  time_fast_paths(data, models, table);
+  if (a.fast_only) return 0;
+  time_torch_paths(data, models, table);
   return 0;
 }

@@ -57,6 +57,7 @@
 #include "core/task_split.h"
 #include "trainer/dataset.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/timing.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/records.h"
 #include "trainer/device.h"
@@ -68,16 +69,8 @@ namespace {
 namespace core = tcl::core;
 namespace tr = tcl::trainer;
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// CPU seconds of the whole process (all threads): on a shared box the wall
-// time depends on the neighbours, this much less.
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
+using tcl::bench::cpu_seconds;
+using tcl::bench::seconds_since;
 
 struct ModelSpec {
   tr::ModelKind kind;
@@ -157,7 +150,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       .value("epochs", &a->epochs)
       .value("time-budget", &a->time_budget)
       .value("threads", &a->threads)
-      .custom("device", [a](const std::string& v) { return tcl::bench::read_device_arg(v.c_str(), &a->device); })
+      .custom("device", tcl::bench::device_arg(&a->device))
       .value("lr", &a->lr)
       .value("weight-decay", &a->weight_decay)
       .value("dropout", &a->dropout)
@@ -190,13 +183,7 @@ bool parse_args(int argc, char** argv, Args* a) {
                  "       [--max-records N] [--epochs E] [--time-budget S] ... (see bench/quality.cc)\n");
     return false;
   }
-  // Resolved once: a GPU run is logged and cached apart from the CPU's.
-  auto device = tr::resolve_device(a->device);
-  if (!device) {
-    std::fprintf(stderr, "%s\n", device.status().to_string().c_str());
-    return false;
-  }
-  a->device = *device;
+  if (!tcl::bench::resolve_device_arg(&a->device)) return false;
   if (a->ensemble < 1 || (a->job && a->ensemble > 1)) {
     std::fprintf(stderr, "--ensemble: at least 1 member, and 1 with --job\n");
     return false;

@@ -83,6 +83,7 @@
 #include "core/record.h"
 #include "core/task_split.h"
 #include "bench/lib/device_arg.h"
+#include "bench/lib/timing.h"
 #include "bench/lib/distill_levers.h"
 #include "bench/lib/flags.h"
 #include "bench/lib/platform_data.h"
@@ -99,8 +100,7 @@ namespace core = tcl::core;
 namespace tr = tcl::trainer;
 namespace onboarding = tcl::onboarding;
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+using tcl::bench::seconds_since;
 
 struct Args {
   std::string data;
@@ -141,7 +141,7 @@ bool parse_args(int argc, char** argv, Args* a) {
                 a->teacher_data.insert(a->teacher_data.end(), items.begin(), items.end());
                 return true;
               })
-      .custom("device", [a](const std::string& v) { return tcl::bench::read_device_arg(v.c_str(), &a->device); })
+      .custom("device", tcl::bench::device_arg(&a->device))
       .value("threads", &a->threads)
       .value("old-bank-ratio", &a->old_bank_ratio)
       .value("feature-weight", &a->feature_weight)
@@ -185,10 +185,7 @@ bool parse_args(int argc, char** argv, Args* a) {
     std::fprintf(stderr, "bad weights, --teacher-mix (0..1), --student-lr, --adapter-lr or --adapter-epochs\n");
     return false;
   }
-  if (!a->hardware_override.empty() && a->hardware_override.size() != 8) {
-    std::fprintf(stderr, "--hardware-params takes TVM's 8 hardware params (num_cores, ..., warp_size)\n");
-    return false;
-  }
+  if (!tcl::bench::check_hardware_arg(a->hardware_override)) return false;
   if (!a->distill && (!a->adapter_ranks.empty() || a->column_only)) {
     std::fprintf(stderr, "--adapter-rank and --column-only go with --distill\n");
     return false;
@@ -262,6 +259,20 @@ tr::TrainRequest default_request(const Args& a, const std::vector<core::Record>&
   return r;
 }
 
+// --out DIR: the model's checkpoint and fisher as DIR/checkpoint and
+// DIR/fisher (nothing when `out` is empty). False, with a message, when
+// they cannot be written.
+bool write_model(const std::string& out, const tr::TrainResult& r) {
+  if (out.empty()) return true;
+  std::filesystem::create_directories(out);
+  if (!tcl::core::write_file_atomic(out + "/checkpoint", r.checkpoint) ||
+      !tcl::core::write_file_atomic(out + "/fisher", r.fisher)) {
+    std::fprintf(stderr, "cannot write %s/checkpoint and fisher\n", out.c_str());
+    return false;
+  }
+  return true;
+}
+
 int run_train(const Args& a, const std::vector<core::Record>& records, const tr::Platform& platform) {
   const Clock::time_point t0 = Clock::now();
   auto trained = tr::train_platform(default_request(a, records, platform), progress_printer("train", t0));
@@ -270,15 +281,7 @@ int run_train(const Args& a, const std::vector<core::Record>& records, const tr:
     return 1;
   }
   print_result("train", *trained);
-  if (!a.out.empty()) {
-    std::filesystem::create_directories(a.out);
-    if (!tcl::core::write_file_atomic(a.out + "/checkpoint", trained->checkpoint) ||
-        !tcl::core::write_file_atomic(a.out + "/fisher", trained->fisher)) {
-      std::fprintf(stderr, "cannot write %s/checkpoint and fisher\n", a.out.c_str());
-      return 1;
-    }
-  }
-  return 0;
+  return write_model(a.out, *trained) ? 0 : 1;
 }
 
 // The old platforms' bank: each file's successful measurements, every k-th
@@ -327,19 +330,17 @@ bool run_adapters(const Args& a, const std::vector<core::Record>& records, const
   return true;
 }
 
-int run_distill(const Args& a, const std::vector<core::Record>& records, const tr::Platform& platform) {
-  const std::string teacher = read_file(a.teacher + "/checkpoint");
-  const std::string fisher = read_file(a.teacher + "/fisher");
-  if (teacher.empty()) {
-    std::fprintf(stderr, "no checkpoint in %s\n", a.teacher.c_str());
-    return 1;
-  }
-  // The old platforms: their descriptors, and (as the worker reads them for
-  // its comparison) the records of their evaluation splits only.
-  const tr::DatasetOptions split = tr::TrainRequest::default_data_options();
-  std::vector<std::vector<core::Record>> old_eval(a.teacher_data.size());
-  std::vector<tr::Platform> old_platforms;
-  onboarding::DistillSources sources;
+// The old platforms (--teacher-data), as the worker reads them for its
+// comparison: each one's platform and descriptor, and the records of its
+// evaluation split only.
+struct OldPlatforms {
+  std::vector<tr::Platform> platforms;
+  std::vector<std::vector<float>> descriptors;
+  std::vector<std::vector<core::Record>> eval;
+};
+
+bool read_old_platforms(const Args& a, const tr::DatasetOptions& split, OldPlatforms* out) {
+  out->eval.resize(a.teacher_data.size());
   for (std::size_t i = 0; i < a.teacher_data.size(); ++i) {
     tr::Platform p;
     bool found = false;
@@ -350,19 +351,85 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
       }
       return core::in_holdout(core::canonical_workload_key(r.workload_key), split.eval_fraction, split.split_salt);
     };
-    if (!load_records(a.teacher_data[i], &old_eval[i], keep) || !found) return 1;
+    if (!load_records(a.teacher_data[i], &out->eval[i], keep) || !found) return false;
     std::vector<float> h(core::kHardwareDim);
     core::encode_hardware(p.hardware, p.target, h.data());
-    sources.old_descriptors.push_back(std::move(h));
-    old_platforms.push_back(p);
+    out->descriptors.push_back(std::move(h));
+    out->platforms.push_back(p);
   }
-  tr::DistillTargets weights;  // the job's defaults but the flags'
+  return true;
+}
+
+// The distill job's weights (its defaults) with the flags'.
+tr::DistillTargets distill_weights(const Args& a) {
+  tr::DistillTargets weights;
   weights.old_bank_ratio = a.old_bank_ratio;
   weights.old_weight = a.old_weight;
   weights.ewc_weight = a.ewc;
   weights.column_weight = a.column_weight;
+  return weights;
+}
+
+// The student's request, with the worker's plan (onboarding/distill.h) over
+// `sources` and the bench's levers (bench/lib/distill_levers.h): one factor
+// for every old platform, whatever its kind (empty at 1, as the job).
+tr::TrainRequest student_request(const Args& a, const std::vector<core::Record>& records, const tr::Platform& platform,
+                                 const std::string& teacher, onboarding::DistillSources sources) {
+  tr::TrainRequest request = default_request(a, records, platform);
+  request.optimisation.epochs = tr::kDistillStudentEpochs;
+  request.optimisation.learning_rate = a.student_lr;
+  tr::DistillTargets targets = onboarding::plan_distillation(distill_weights(a), std::move(sources));
+  tr::DistillLevers levers;
+  levers.feature_weight = a.feature_weight;
+  levers.teacher_mix = a.teacher_mix;
+  levers.old_weight_on_new_programs = tcl::bench::old_weight_on_new_programs(
+      onboarding::descriptor_vector(platform), targets.old_descriptors, a.old_weight_on_new, a.old_weight_on_new);
+  request.start = tr::Distill{.teacher = {.init_checkpoint = teacher}, .targets = targets, .levers = levers};
+  return request;
+}
+
+// Every covered platform (the old ones, then the new one): student against
+// teacher on its evaluation split. False, with a message, when one fails.
+bool compare_with_teacher(const Args& a, const std::vector<core::Record>& records, const tr::Platform& platform,
+                          const OldPlatforms& old, const std::string& student, const std::string& teacher) {
+  const tr::DatasetOptions split = tr::TrainRequest::default_data_options();
+  for (std::size_t i = 0; i <= old.platforms.size(); ++i) {
+    const bool fresh = i == old.platforms.size();
+    const std::vector<core::Record>& recs = fresh ? records : old.eval[i];
+    const tr::Platform& p = fresh ? platform : old.platforms[i];
+    const char* name = fresh ? a.data.c_str() : a.teacher_data[i].c_str();
+    tr::DatasetOptions judged = split;
+    if (fresh) judged.split_salt = a.split_salt;  // the tasks the distill held out (--split-salt)
+    auto s = tr::evaluate_checkpoint(student, recs, p, judged, a.threads);
+    auto t = tr::evaluate_checkpoint(teacher, recs, p, judged, a.threads);
+    if (!s || !t) {
+      std::fprintf(stderr, "evaluate %s: %s\n", name, (!s ? s.status() : t.status()).to_string().c_str());
+      return false;
+    }
+    std::printf(
+        "evaluate %s: student top-1 %.4f, teacher %.4f (change %+.4f); tuning proxy student %.4f, teacher %.4f "
+        "(random order %.4f)\n",
+        name, s->top1.mean_ratio, t->top1.mean_ratio, s->top1.mean_ratio - t->top1.mean_ratio, s->tuning.geomean_ratio,
+        t->tuning.geomean_ratio, s->random_tuning.geomean_ratio);
+  }
+  return true;
+}
+
+// The distill job's steps, timed: the active column (the new platform
+// fine-tuned from the teacher), the adapters asked for, the student, then
+// student against teacher on every platform.
+int run_distill(const Args& a, const std::vector<core::Record>& records, const tr::Platform& platform) {
+  const std::string teacher = read_file(a.teacher + "/checkpoint");
+  if (teacher.empty()) {
+    std::fprintf(stderr, "no checkpoint in %s\n", a.teacher.c_str());
+    return 1;
+  }
+  OldPlatforms old;
+  if (!read_old_platforms(a, tr::TrainRequest::default_data_options(), &old)) return 1;
+  onboarding::DistillSources sources;
+  sources.old_descriptors = old.descriptors;
   std::vector<core::Record> bank;
-  if (a.old_bank_ratio > 0 && !read_old_bank(a, weights.max_old_bank, &bank)) return 1;
+  if (a.old_bank_ratio > 0 && !read_old_bank(a, distill_weights(a).max_old_bank, &bank)) return 1;
   sources.old_bank = bank;
   std::printf(
       "distill settings: the old platforms' bank %zu programs read, ratio %g; feature weight %g; the student's "
@@ -371,7 +438,6 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
       bank.size(), a.old_bank_ratio, a.feature_weight, a.student_lr, a.teacher_mix, a.old_weight, a.ewc,
       a.column_weight, a.old_weight_on_new);
   const Clock::time_point t0 = Clock::now();
-  // The active column: the new platform fine-tuned from the teacher.
   const tr::TrainRequest column = onboarding::column_request(
       default_request(a, records, platform), tr::FineTune{.init_checkpoint = teacher}, tr::kDistillColumnEpochs);
   auto tuned = tr::train_platform(column, progress_printer("column", t0));
@@ -382,23 +448,10 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   print_result("column", *tuned);
   if (!run_adapters(a, records, platform, teacher)) return 1;
   if (a.column_only) return 0;
-  // The student, with the worker's plan (onboarding/distill.h).
   sources.column_checkpoint = tuned->checkpoint;
-  sources.teacher_fisher = fisher;
-  tr::TrainRequest request = default_request(a, records, platform);
-  request.optimisation.epochs = tr::kDistillStudentEpochs;
-  request.optimisation.learning_rate = a.student_lr;
-  tr::DistillTargets targets = onboarding::plan_distillation(weights, std::move(sources));
-  // The bench's levers (bench/lib/distill_levers.h): one factor for every
-  // old platform, whatever its kind (empty at 1, as the job).
-  tr::DistillLevers levers;
-  levers.feature_weight = a.feature_weight;
-  levers.teacher_mix = a.teacher_mix;
-  levers.old_weight_on_new_programs = tcl::bench::old_weight_on_new_programs(
-      onboarding::descriptor_vector(platform), targets.old_descriptors, a.old_weight_on_new, a.old_weight_on_new);
-  request.start = tr::Distill{.teacher = {.init_checkpoint = teacher}, .targets = targets, .levers = levers};
-  const Clock::time_point t1 = Clock::now();
-  auto student = tr::train_platform(request, progress_printer("distill", t1));
+  sources.teacher_fisher = read_file(a.teacher + "/fisher");
+  const tr::TrainRequest request = student_request(a, records, platform, teacher, std::move(sources));
+  auto student = tr::train_platform(request, progress_printer("distill", Clock::now()));
   if (!student) {
     std::fprintf(stderr, "distill: %s\n", student.status().to_string().c_str());
     return 1;
@@ -407,36 +460,9 @@ int run_distill(const Args& a, const std::vector<core::Record>& records, const t
   std::printf("distill: %lld programs of the old platforms' bank kept as KD inputs\n",
               static_cast<long long>(student->old_bank_programs));
   std::printf("distill job: column + student %.1f s\n", seconds_since(t0));
-  if (!a.out.empty()) {
-    std::filesystem::create_directories(a.out);
-    if (!tcl::core::write_file_atomic(a.out + "/checkpoint", student->checkpoint) ||
-        !tcl::core::write_file_atomic(a.out + "/fisher", student->fisher)) {
-      std::fprintf(stderr, "cannot write %s/checkpoint and fisher\n", a.out.c_str());
-      return 1;
-    }
-  }
-  // Every covered platform: student against teacher on its evaluation split.
+  if (!write_model(a.out, *student)) return 1;
   const Clock::time_point t2 = Clock::now();
-  for (std::size_t i = 0; i <= old_platforms.size(); ++i) {
-    const bool fresh = i == old_platforms.size();
-    const std::vector<core::Record>& recs = fresh ? records : old_eval[i];
-    const tr::Platform& p = fresh ? platform : old_platforms[i];
-    tr::DatasetOptions judged = split;
-    if (fresh) judged.split_salt = a.split_salt;  // the tasks the distill held out (--split-salt)
-    auto s = tr::evaluate_checkpoint(student->checkpoint, recs, p, judged, a.threads);
-    auto t = tr::evaluate_checkpoint(teacher, recs, p, judged, a.threads);
-    if (!s || !t) {
-      std::fprintf(stderr, "evaluate %s: %s\n", fresh ? a.data.c_str() : a.teacher_data[i].c_str(),
-                   (!s ? s.status() : t.status()).to_string().c_str());
-      return 1;
-    }
-    std::printf(
-        "evaluate %s: student top-1 %.4f, teacher %.4f (change %+.4f); tuning proxy student %.4f, teacher %.4f "
-        "(random order %.4f)\n",
-        fresh ? a.data.c_str() : a.teacher_data[i].c_str(), s->top1.mean_ratio, t->top1.mean_ratio,
-        s->top1.mean_ratio - t->top1.mean_ratio, s->tuning.geomean_ratio, t->tuning.geomean_ratio,
-        s->random_tuning.geomean_ratio);
-  }
+  if (!compare_with_teacher(a, records, platform, old, student->checkpoint, teacher)) return 1;
   std::printf("evaluation %.1f s\n", seconds_since(t2));
   return 0;
 }

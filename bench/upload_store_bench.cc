@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "bench/lib/flags.h"
+#include "bench/lib/timing.h"
 #include "core/line_reader.h"
 #include "core/program_id.h"
 #include "core/record.h"
@@ -43,9 +44,8 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using tcl::bench::seconds_since;
 namespace reg = tcl::registry;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // CPU seconds (user + system) of this process, all threads.
 double own_cpu() {

@@ -4,23 +4,10 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/hardware_order.h"
 #include "core/target.h"
 
 namespace tcl::core {
-namespace {
-
-std::array<std::int64_t, 8> tvm_order(const HardwareParams& h) {
-  return {h.num_cores,
-          h.vector_unit_bytes,
-          h.cache_line_bytes,
-          h.max_shared_memory_per_block,
-          h.max_local_memory_per_block,
-          h.max_threads_per_block,
-          h.max_vthread_extent,
-          h.warp_size};
-}
-
-}  // namespace
 
 std::string_view reject_reason_name(RejectReason r) {
   switch (r) {

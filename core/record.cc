@@ -10,6 +10,7 @@
 #include <limits>
 #include <new>
 
+#include "core/hardware_order.h"
 #include "core/json_text.h"
 #include "core/record_internal.h"
 
@@ -877,17 +878,9 @@ void write_record(const Record& r, std::string* out) {
   out->append(sep);
   append_json_string(out, r.target);
   if (r.hardware_params) {
-    const HardwareParams& h = *r.hardware_params;
-    const std::int64_t hw[8] = {h.num_cores,
-                                h.vector_unit_bytes,
-                                h.cache_line_bytes,
-                                h.max_shared_memory_per_block,
-                                h.max_local_memory_per_block,
-                                h.max_threads_per_block,
-                                h.max_vthread_extent,
-                                h.warp_size};
+    const std::array<std::int64_t, 8> hw = tvm_order(*r.hardware_params);
     out->append(", [");
-    for (int k = 0; k < 8; ++k) {
+    for (std::size_t k = 0; k < hw.size(); ++k) {
       if (k) out->append(sep);
       append_int(out, hw[k]);
     }

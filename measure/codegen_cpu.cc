@@ -114,31 +114,45 @@ void emit_pad_stage(const Workload& w, const Schedule& s, Emitter& em) {
   em.close(3);
 }
 
-std::string generate_tiled(const Workload& w, const Schedule& s, std::string_view symbol) {
+// The tiles of a schedule's loops: e[d][level], the extents of the 4 levels
+// of spatial loop d; f[q][level], of the 2 levels of reduction loop q.
+struct Tiling {
+  std::vector<std::array<int64_t, 4>> e;
+  std::vector<std::array<int64_t, 2>> f;
+};
+
+Tiling tiling_of(const Workload& w, const Schedule& s) {
   const LoopExtents ext = loop_extents(w);
-  const std::size_t S = ext.spatial.size(), R = ext.reduce.size();
-  // e[d][level]: extents of the 4 levels of spatial loop d; f[q][level] of reduction loop q.
-  std::vector<std::array<int64_t, 4>> e(S);
-  for (std::size_t d = 0; d < S; ++d) {
-    const auto& t = s.spatial_tiles[d];
-    e[d] = {ext.spatial[d] / (t[0] * t[1] * t[2]), t[0], t[1], t[2]};
+  Tiling t;
+  t.e.resize(ext.spatial.size());
+  for (std::size_t d = 0; d < t.e.size(); ++d) {
+    const auto& tile = s.spatial_tiles[d];
+    t.e[d] = {ext.spatial[d] / (tile[0] * tile[1] * tile[2]), tile[0], tile[1], tile[2]};
   }
-  std::vector<std::array<int64_t, 2>> f(R);
-  for (std::size_t q = 0; q < R; ++q) f[q] = {ext.reduce[q] / s.reduce_tiles[q], s.reduce_tiles[q]};
-  auto sv = [](std::size_t d, int level) { return "s" + to_string(d) + "_" + to_string(level); };
-  auto rv = [](std::size_t q, int level) { return "r" + to_string(q) + "_" + to_string(level); };
+  t.f.resize(ext.reduce.size());
+  for (std::size_t q = 0; q < t.f.size(); ++q) t.f[q] = {ext.reduce[q] / s.reduce_tiles[q], s.reduce_tiles[q]};
+  return t;
+}
 
-  Emitter em;
-  if ((w.kind == OpKind::kConv2d || w.kind == OpKind::kDepthwiseConv2d) && !s.inline_pad) emit_pad_stage(w, s, em);
+// The loop variables: level `level` of spatial loop d, of reduction loop q.
+std::string spatial_var(std::size_t d, int level) { return "s" + to_string(d) + "_" + to_string(level); }
+std::string reduce_var(std::size_t q, int level) { return "r" + to_string(q) + "_" + to_string(level); }
 
-  // Levels 0 and 1 of the (output) stage; the first parallel_levels * S fused.
+// Levels `level` of every spatial loop, in the schedule's order.
+void add_spatial_level(const Tiling& t, const Schedule& s, int level, std::vector<Loop>* loops) {
+  for (int p : s.spatial_order) {
+    const auto d = static_cast<std::size_t>(p);
+    loops->push_back({spatial_var(d, level), t.e[d][static_cast<std::size_t>(level)]});
+  }
+}
+
+// Opens levels 0 and 1 of the (output) stage, the first parallel_levels · S
+// fused into one parallel loop; returns the number of loops opened.
+int open_outer_loops(const Tiling& t, const Schedule& s, Emitter& em) {
   std::vector<Loop> outer;
-  for (int level = 0; level < 2; ++level) {
-    for (int p : s.spatial_order)
-      outer.push_back(
-          {sv(static_cast<std::size_t>(p), level), e[static_cast<std::size_t>(p)][static_cast<std::size_t>(level)]});
-  }
-  const std::size_t fused = static_cast<std::size_t>(s.parallel_levels) * S;
+  add_spatial_level(t, s, 0, &outer);
+  add_spatial_level(t, s, 1, &outer);
+  const std::size_t fused = static_cast<std::size_t>(s.parallel_levels) * t.e.size();
   int open_loops = 0;
   if (fused > 0) {
     int64_t total = 1;
@@ -157,76 +171,104 @@ std::string generate_tiled(const Workload& w, const Schedule& s, std::string_vie
     em.open(outer[i]);
     ++open_loops;
   }
+  return open_loops;
+}
 
-  // The compute nest under level 1: R0 S2 R1 S3.
+// The compute nest under level 1: R0 S2 R1 S3, annotated.
+std::vector<Loop> compute_nest(const Tiling& t, const Schedule& s) {
   std::vector<Loop> nest;
-  for (int q : s.reduce_order) nest.push_back({rv(static_cast<std::size_t>(q), 0), f[static_cast<std::size_t>(q)][0]});
-  for (int p : s.spatial_order) nest.push_back({sv(static_cast<std::size_t>(p), 2), e[static_cast<std::size_t>(p)][2]});
-  for (int q : s.reduce_order) nest.push_back({rv(static_cast<std::size_t>(q), 1), f[static_cast<std::size_t>(q)][1]});
-  for (int p : s.spatial_order) nest.push_back({sv(static_cast<std::size_t>(p), 3), e[static_cast<std::size_t>(p)][3]});
+  for (int q : s.reduce_order)
+    nest.push_back({reduce_var(static_cast<std::size_t>(q), 0), t.f[static_cast<std::size_t>(q)][0]});
+  add_spatial_level(t, s, 2, &nest);
+  for (int q : s.reduce_order)
+    nest.push_back({reduce_var(static_cast<std::size_t>(q), 1), t.f[static_cast<std::size_t>(q)][1]});
+  add_spatial_level(t, s, 3, &nest);
   annotate_nest(nest, s.vectorize, s.auto_unroll_max_step);
-  auto full_indices = [&](Emitter& out, bool with_reduce) {
-    for (std::size_t d = 0; d < S; ++d) {
-      out.line("const int64_t x" + to_string(d) + " = ((" + sv(d, 0) + " * " + to_string(e[d][1]) + " + " + sv(d, 1) +
-               ") * " + to_string(e[d][2]) + " + " + sv(d, 2) + ") * " + to_string(e[d][3]) + " + " + sv(d, 3) + ";");
-    }
-    if (!with_reduce) return;
-    for (std::size_t q = 0; q < R; ++q) {
-      out.line("const int64_t k" + to_string(q) + " = " + rv(q, 0) + " * " + to_string(f[q][1]) + " + " + rv(q, 1) +
-               ";");
-    }
-  };
+  return nest;
+}
 
+// The point's indices from the loop variables: x<d> for every spatial loop,
+// and k<q> for every reduction loop when with_reduce.
+void emit_indices(const Tiling& t, bool with_reduce, Emitter& em) {
+  for (std::size_t d = 0; d < t.e.size(); ++d) {
+    const auto& e = t.e[d];
+    em.line("const int64_t x" + to_string(d) + " = ((" + spatial_var(d, 0) + " * " + to_string(e[1]) + " + " +
+            spatial_var(d, 1) + ") * " + to_string(e[2]) + " + " + spatial_var(d, 2) + ") * " + to_string(e[3]) +
+            " + " + spatial_var(d, 3) + ";");
+  }
+  if (!with_reduce) return;
+  for (std::size_t q = 0; q < t.f.size(); ++q) {
+    em.line("const int64_t k" + to_string(q) + " = " + reduce_var(q, 0) + " * " + to_string(t.f[q][1]) + " + " +
+            reduce_var(q, 1) + ";");
+  }
+}
+
+// cache_write: the (level 2 × level 3) tile accumulates in a local array,
+// then is copied out (the output stage's level 2, FSP-fused).
+void emit_cached_tile(const Workload& w, const Schedule& s, const Tiling& t, const std::vector<Loop>& nest,
+                      Emitter& em) {
+  const std::size_t S = t.e.size();
+  int64_t tile = 1;
+  std::string lidx, oidx;
+  for (std::size_t d = 0; d < S; ++d) {
+    const int64_t size = t.e[d][2] * t.e[d][3];
+    tile *= size;
+    const std::string l = "(" + spatial_var(d, 2) + " * " + to_string(t.e[d][3]) + " + " + spatial_var(d, 3) + ")";
+    lidx = d == 0 ? l : "(" + lidx + ") * " + to_string(size) + " + " + l;
+    const std::string o = "o" + to_string(d);
+    oidx = d == 0 ? o : "(" + oidx + ") * " + to_string(size) + " + " + o;
+  }
+  em.line("float local[" + to_string(tile) + "];");
+  em.open({"i", tile, s.vectorize ? LoopPragma::kSimd : LoopPragma::kNone});
+  em.line("local[i] = 0.0f;");
+  em.close();
+  for (const Loop& l : nest) em.open(l);
+  emit_indices(t, true, em);
+  em.line("local[" + lidx + "] += " + product(w, s) + ";");
+  em.close(static_cast<int>(nest.size()));
+  std::vector<Loop> copy;
+  for (int p : s.spatial_order) {
+    const auto d = static_cast<std::size_t>(p);
+    copy.push_back({"o" + to_string(d), t.e[d][2] * t.e[d][3]});
+  }
+  annotate_nest(copy, s.vectorize, 0);
+  for (const Loop& l : copy) em.open(l);
+  for (std::size_t d = 0; d < S; ++d) {
+    em.line("const int64_t x" + to_string(d) + " = (" + spatial_var(d, 0) + " * " + to_string(t.e[d][1]) + " + " +
+            spatial_var(d, 1) + ") * " + to_string(t.e[d][2] * t.e[d][3]) + " + o" + to_string(d) + ";");
+  }
+  em.line("out[" + out_index(w) + "] = local[" + oidx + "];");
+  em.close(static_cast<int>(copy.size()));
+}
+
+// No cache: the output tile is zeroed before the reduction (TVM's init
+// nest), then accumulated into in place.
+void emit_direct_tile(const Workload& w, const Schedule& s, const Tiling& t, const std::vector<Loop>& nest,
+                      Emitter& em) {
+  std::vector<Loop> init;
+  add_spatial_level(t, s, 2, &init);
+  add_spatial_level(t, s, 3, &init);
+  annotate_nest(init, s.vectorize, 0);
+  for (const Loop& l : init) em.open(l);
+  emit_indices(t, false, em);
+  em.line("out[" + out_index(w) + "] = 0.0f;");
+  em.close(static_cast<int>(init.size()));
+  for (const Loop& l : nest) em.open(l);
+  emit_indices(t, true, em);
+  em.line("out[" + out_index(w) + "] += " + product(w, s) + ";");
+  em.close(static_cast<int>(nest.size()));
+}
+
+std::string generate_tiled(const Workload& w, const Schedule& s, std::string_view symbol) {
+  const Tiling t = tiling_of(w, s);
+  Emitter em;
+  if ((w.kind == OpKind::kConv2d || w.kind == OpKind::kDepthwiseConv2d) && !s.inline_pad) emit_pad_stage(w, s, em);
+  const int open_loops = open_outer_loops(t, s, em);
+  const std::vector<Loop> nest = compute_nest(t, s);
   if (s.cache_write) {
-    // Local tile: (level 2 x level 3) of every spatial loop, natural order.
-    int64_t tile = 1;
-    std::string lidx, oidx;
-    for (std::size_t d = 0; d < S; ++d) {
-      const int64_t size = e[d][2] * e[d][3];
-      tile *= size;
-      const std::string l = "(" + sv(d, 2) + " * " + to_string(e[d][3]) + " + " + sv(d, 3) + ")";
-      lidx = d == 0 ? l : "(" + lidx + ") * " + to_string(size) + " + " + l;
-      const std::string o = "o" + to_string(d);
-      oidx = d == 0 ? o : "(" + oidx + ") * " + to_string(size) + " + " + o;
-    }
-    em.line("float local[" + to_string(tile) + "];");
-    em.open({"i", tile, s.vectorize ? LoopPragma::kSimd : LoopPragma::kNone});
-    em.line("local[i] = 0.0f;");
-    em.close();
-    for (const Loop& l : nest) em.open(l);
-    full_indices(em, true);
-    em.line("local[" + lidx + "] += " + product(w, s) + ";");
-    em.close(static_cast<int>(nest.size()));
-    // Copy the tile out (the output stage's level 2, FSP-fused).
-    std::vector<Loop> copy;
-    for (int p : s.spatial_order) {
-      const auto d = static_cast<std::size_t>(p);
-      copy.push_back({"o" + to_string(d), e[d][2] * e[d][3]});
-    }
-    annotate_nest(copy, s.vectorize, 0);
-    for (const Loop& l : copy) em.open(l);
-    for (std::size_t d = 0; d < S; ++d) {
-      em.line("const int64_t x" + to_string(d) + " = (" + sv(d, 0) + " * " + to_string(e[d][1]) + " + " + sv(d, 1) +
-              ") * " + to_string(e[d][2] * e[d][3]) + " + o" + to_string(d) + ";");
-    }
-    em.line("out[" + out_index(w) + "] = local[" + oidx + "];");
-    em.close(static_cast<int>(copy.size()));
+    emit_cached_tile(w, s, t, nest, em);
   } else {
-    // Initialize the output tile before the reduction (TVM's init nest).
-    std::vector<Loop> init;
-    for (int p : s.spatial_order)
-      init.push_back({sv(static_cast<std::size_t>(p), 2), e[static_cast<std::size_t>(p)][2]});
-    for (int p : s.spatial_order)
-      init.push_back({sv(static_cast<std::size_t>(p), 3), e[static_cast<std::size_t>(p)][3]});
-    annotate_nest(init, s.vectorize, 0);
-    for (const Loop& l : init) em.open(l);
-    full_indices(em, false);
-    em.line("out[" + out_index(w) + "] = 0.0f;");
-    em.close(static_cast<int>(init.size()));
-    for (const Loop& l : nest) em.open(l);
-    full_indices(em, true);
-    em.line("out[" + out_index(w) + "] += " + product(w, s) + ";");
-    em.close(static_cast<int>(nest.size()));
+    emit_direct_tile(w, s, t, nest, em);
   }
   em.close(open_loops);
   return header(symbol) + em.str() + "}\n";

@@ -58,6 +58,10 @@ void phase_progress(Job& job, std::string_view phase, const json::object& count)
   job.observer.progress(p);
 }
 
+// A job that ends with no version and no error: cancelled, or stopped with
+// its lease left to lapse so that another worker retries it.
+JobOutcome no_version() { return std::optional<JobVersion>(); }
+
 Result<Start> read_start(RecordSource& source, const std::string& name, bool distill) {
   Start s;
   if (name.empty()) return s;
@@ -412,7 +416,7 @@ JobOutcome describe_version(Job& job, const Start& start, const Plan* plan, trai
                                                                     : json::value(json::object{{"eval_tasks", 0}})}};
   if (job.distill()) {
     auto decision = judge_distilled(job, v.platforms, start, v.weights, &metrics);
-    if (!decision) return std::optional<JobVersion>();  // cancelled or lost the lease
+    if (!decision) return no_version();  // cancelled or lost the lease
     out.gate = *decision;
     v.status = out.gate->promote ? registry::VersionStatus::kPromoted : registry::VersionStatus::kCandidate;
   }
@@ -434,7 +438,7 @@ JobOutcome run_job(Job& job) {
   std::unordered_set<std::string> measured_ids;  // what the distill's unlabeled inputs leave out
   auto records = read_measured(job, *platform, job.distill() ? &measured_ids : nullptr);
   if (!records) return records.status();
-  if (job.stopping()) return std::optional<JobVersion>();  // the lease lapses; another worker retries
+  if (job.stopping()) return no_version();  // the lease lapses; another worker retries
   auto start = read_start(job.source, job.distill() ? std::string("production") : job.o.init, job.distill());
   if (!start) return start.status();
 
@@ -450,12 +454,12 @@ JobOutcome run_job(Job& job) {
   if (plan) plan->unlabeled = plan->old_bank = {};  // targets' views are not read after training
   if (!trained) {
     if (trained.status().code() == StatusCode::kCancelled && job.stopping()) {
-      return std::optional<JobVersion>();  // retried after the lease
+      return no_version();  // retried after the lease
     }
     return trained.status();
   }
   auto version = describe_version(job, *start, plan.get(), *trained);
-  if (version && *version && job.cancelled()) return std::optional<JobVersion>();  // no version
+  if (version && *version && job.cancelled()) return no_version();  // cancelled meanwhile: nothing stored
   return version;
 }
 

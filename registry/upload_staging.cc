@@ -72,6 +72,24 @@ new_tasks AS (
 SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM new_tasks)
 )sql";
 
+// The tail both moves share, after their CTE `ins`: the programs of
+// `moved` (a row source with program_id, aliased i) that another platform
+// stored first become platform $1's, and so do their tasks new to it (as
+// add_others does for rows written directly). Plain literals: a raw string
+// inside a macro would keep its line splices.
+#define TCL_NEW_TO_PLATFORM(moved)                                                                              \
+  "new_programs AS (\n"                                                                                         \
+  "  INSERT INTO platform_programs (platform_id, program_id, task_id)\n"                                        \
+  "  SELECT $1, i.program_id, p.task_id FROM " moved                                                            \
+  " JOIN programs p ON p.id = i.program_id\n"                                                                   \
+  "  WHERE p.first_platform_id IS DISTINCT FROM $1\n"                                                           \
+  "  ON CONFLICT DO NOTHING\n"                                                                                  \
+  "  RETURNING task_id),\n"                                                                                     \
+  "new_tasks AS (\n"                                                                                            \
+  "  INSERT INTO platform_tasks (platform_id, task_id) SELECT DISTINCT $1::bigint, task_id FROM new_programs\n" \
+  "  ON CONFLICT DO NOTHING\n"                                                                                  \
+  "  RETURNING 1)\n"
+
 // Each returns: rows inserted, of those failed, and how many programs that
 // another platform stored first, and their tasks, are new to the platform
 // $1 (add_others' counts, here for the moved rows).
@@ -82,16 +100,7 @@ WITH ins AS (
   FROM tcl_upload_staging
   ON CONFLICT (dedup_key) DO NOTHING
   RETURNING program_id, failed),
-new_programs AS (
-  INSERT INTO platform_programs (platform_id, program_id, task_id)
-  SELECT $1, i.program_id, p.task_id FROM (SELECT DISTINCT program_id FROM ins) i JOIN programs p ON p.id = i.program_id
-  WHERE p.first_platform_id IS DISTINCT FROM $1
-  ON CONFLICT DO NOTHING
-  RETURNING task_id),
-new_tasks AS (
-  INSERT INTO platform_tasks (platform_id, task_id) SELECT DISTINCT $1::bigint, task_id FROM new_programs
-  ON CONFLICT DO NOTHING
-  RETURNING 1)
+)sql" TCL_NEW_TO_PLATFORM("(SELECT DISTINCT program_id FROM ins) i") R"sql(
 SELECT (SELECT count(*) FROM ins), (SELECT count(*) FILTER (WHERE failed) FROM ins),
        (SELECT count(*) FROM new_programs), (SELECT count(*) FROM new_tasks)
 )sql";
@@ -103,18 +112,11 @@ WITH ins AS (
   FROM tcl_upload_staging
   ON CONFLICT (platform_id, program_id) DO NOTHING
   RETURNING program_id),
-new_programs AS (
-  INSERT INTO platform_programs (platform_id, program_id, task_id)
-  SELECT $1, i.program_id, p.task_id FROM ins i JOIN programs p ON p.id = i.program_id
-  WHERE p.first_platform_id IS DISTINCT FROM $1
-  ON CONFLICT DO NOTHING
-  RETURNING task_id),
-new_tasks AS (
-  INSERT INTO platform_tasks (platform_id, task_id) SELECT DISTINCT $1::bigint, task_id FROM new_programs
-  ON CONFLICT DO NOTHING
-  RETURNING 1)
+)sql" TCL_NEW_TO_PLATFORM("ins i") R"sql(
 SELECT (SELECT count(*) FROM ins), 0, (SELECT count(*) FROM new_programs), (SELECT count(*) FROM new_tasks)
 )sql";
+
+#undef TCL_NEW_TO_PLATFORM
 
 }  // namespace
 

@@ -1,8 +1,10 @@
 #include "tools/local_lab.h"
 
+#include <array>
 #include <cstdio>
 #include <fstream>
 
+#include "core/hardware_order.h"
 #include "core/record.h"
 #include "measure/candidates.h"
 #include "measure/hardware.h"
@@ -12,17 +14,10 @@ namespace tcl::tools {
 
 LocalHardware local_hardware() {
   const measure::HardwareInfo hw = measure::local_hardware();
-  const core::HardwareParams& p = hw.params;
   LocalHardware out;
   out.target = hw.target;
-  out.hardware_params = {p.num_cores,
-                         p.vector_unit_bytes,
-                         p.cache_line_bytes,
-                         p.max_shared_memory_per_block,
-                         p.max_local_memory_per_block,
-                         p.max_threads_per_block,
-                         p.max_vthread_extent,
-                         p.warp_size};
+  const std::array<std::int64_t, 8> params = core::tvm_order(hw.params);
+  out.hardware_params.assign(params.begin(), params.end());
   out.description = std::to_string(hw.num_cores) + " cores, " + std::to_string(hw.vector_bytes * 8) + "-bit vectors, " +
                     std::to_string(hw.cache_line_bytes) + "-byte cache lines" + (hw.mcpu.empty() ? "" : ", " + hw.mcpu);
   return out;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <string>
 #include <unordered_map>
 
@@ -139,6 +140,138 @@ void fill_split(const std::vector<Task*>& tasks, std::span<const core::Record> r
   }
 }
 
+// kInvalidArgument naming the first option of build_dataset out of range.
+Status check_options(const DatasetOptions& options) {
+  if (!(options.eval_fraction >= 0.0 && options.eval_fraction < 1.0)) {
+    return Status::invalid_argument("dataset: eval_fraction must be in [0, 1), got " +
+                                    std::to_string(options.eval_fraction));
+  }
+  if (options.max_len < 1) {
+    return Status::invalid_argument("dataset: max_len must be >= 1, got " + std::to_string(options.max_len));
+  }
+  if (options.encoding == TokenEncoding::kStepsWorkload && options.max_len < 2) {
+    return Status::invalid_argument("dataset: the workload encoding needs max_len >= 2 (its token and a step), got " +
+                                    std::to_string(options.max_len));
+  }
+  if (options.max_records < 0 || options.max_eval_records < 0) {
+    return Status::invalid_argument("dataset: max_records and max_eval_records must be >= 0");
+  }
+  if (!(options.validation_fraction >= 0.0 && options.validation_fraction < 1.0)) {
+    return Status::invalid_argument("dataset: validation_fraction must be in [0, 1), got " +
+                                    std::to_string(options.validation_fraction));
+  }
+  return Status::ok();
+}
+
+// The measured records grouped by task (first appearance order), with each
+// record's task index and mean cost (0 for records that are not measured).
+struct MeasuredTasks {
+  std::vector<Task> tasks;
+  std::vector<std::uint64_t> group;  // [records], index into tasks
+  std::vector<double> mean_costs;    // [records]
+};
+
+// Classifies `records` (counted in *sum) and groups the measured ones by
+// canonical workload key.
+MeasuredTasks group_measured(std::span<const core::Record> records, DatasetSummary* sum) {
+  MeasuredTasks out;
+  out.group.assign(records.size(), 0);
+  out.mean_costs.assign(records.size(), 0.0);
+  std::unordered_map<std::string, std::size_t> task_index;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const core::Record& r = records[i];
+    switch (core::classify(r)) {
+      case core::RecordClass::kFailed: ++sum->failed; continue;
+      case core::RecordClass::kCandidate: ++sum->candidates; continue;
+      case core::RecordClass::kMeasured: ++sum->measured; break;
+    }
+    std::string key = core::canonical_workload_key(r.workload_key);
+    auto [it, fresh] = task_index.try_emplace(key, out.tasks.size());
+    if (fresh) out.tasks.push_back(Task{std::move(key), {}, false});
+    out.tasks[it->second].members.push_back(i);
+    out.group[i] = it->second;
+    out.mean_costs[i] = core::mean_cost(r);
+  }
+  return out;
+}
+
+// The tasks with a ranking signal (>= 2 programs; the rest counted in
+// sum->tasks_dropped), each marked eval or not, sorted by key.
+std::vector<Task*> keep_ranked_tasks(std::vector<Task>& tasks, const DatasetOptions& options, DatasetSummary* sum) {
+  std::vector<Task*> kept;
+  for (Task& t : tasks) {
+    if (t.members.size() < 2) {
+      ++sum->tasks_dropped;
+      continue;
+    }
+    t.eval = options.eval_fraction > 0 && core::in_holdout(t.key, options.eval_fraction, options.split_salt);
+    kept.push_back(&t);
+  }
+  std::sort(kept.begin(), kept.end(), [](const Task* a, const Task* b) { return a->key < b->key; });
+  return kept;
+}
+
+// Gives the sorted `kept` tasks their dense ids: appends their keys to
+// ds->task_keys and returns key → id.
+std::unordered_map<std::string, std::int64_t> number_tasks(const std::vector<Task*>& kept, Dataset* ds) {
+  std::unordered_map<std::string, std::int64_t> task_ids;
+  for (const Task* t : kept) {
+    task_ids.emplace(t->key, static_cast<std::int64_t>(ds->task_keys.size()));
+    ds->task_keys.push_back(t->key);
+  }
+  return task_ids;
+}
+
+// The validation split cut out of the training tasks. kPrograms owns the
+// cut-out shares in `owned` (`tasks` points into it); kTasks points at whole
+// training tasks.
+struct ValidationCut {
+  std::vector<Task> owned;
+  std::vector<Task*> tasks;
+};
+
+// Moves the validation split out of *train, as options.validation_split says.
+ValidationCut cut_validation(std::vector<Task*>* train, const DatasetOptions& options) {
+  constexpr std::uint64_t kValidationSalt = 0x7A11DA7E7A11DA7EULL;
+  ValidationCut cut;
+  if (options.validation_split == ValidationSplit::kTasks && options.validation_fraction > 0) {
+    std::vector<Task*> rest;
+    for (Task* t : *train) {
+      (core::in_holdout(t->key, options.validation_fraction, options.sample_seed ^ kValidationSalt) ? cut.tasks : rest)
+          .push_back(t);
+    }
+    if (rest.empty()) {
+      cut.tasks.clear();  // every task drawn: no validation
+    } else {
+      *train = std::move(rest);
+    }
+    return cut;
+  }
+  cut.owned = split_validation(*train, options.validation_fraction, options.sample_seed ^ kValidationSalt);
+  for (Task& t : cut.owned) cut.tasks.push_back(&t);
+  return cut;
+}
+
+// ds->seq_len and ds->token_dim: the TLP config's for kTlp, else the longest
+// kept program (plus the workload token) capped at options.max_len.
+void set_shape(std::span<const core::Record> records, std::initializer_list<const std::vector<Task*>*> splits,
+               const DatasetOptions& options, const core::TlpConfig& tlp, Dataset* ds) {
+  if (options.encoding == TokenEncoding::kTlp) {
+    ds->seq_len = tlp.seq_len;
+    ds->token_dim = tlp.emb_size;
+    return;
+  }
+  std::size_t longest = 1;
+  for (const auto* split : splits) {
+    for (const Task* t : *split) {
+      for (std::size_t i : t->members) longest = std::max(longest, records[i].steps.size());
+    }
+  }
+  if (options.encoding == TokenEncoding::kStepsWorkload) ++longest;  // the workload token
+  ds->seq_len = static_cast<std::int64_t>(std::min<std::size_t>(longest, static_cast<std::size_t>(options.max_len)));
+  ds->token_dim = core::kTokenDim;
+}
+
 // The platform's hardware descriptor, then options.descriptor_extra.
 std::vector<float> descriptor_of(const Platform& platform, const DatasetOptions& options) {
   std::vector<float> d(core::kHardwareDim);
@@ -167,73 +300,23 @@ std::optional<TokenEncoding> parse_token_encoding(std::string_view name) {
 
 Result<Dataset> build_dataset(std::span<const core::Record> records, const Platform& platform,
                               const DatasetOptions& options) {
-  if (!(options.eval_fraction >= 0.0 && options.eval_fraction < 1.0)) {
-    return Status::invalid_argument("dataset: eval_fraction must be in [0, 1), got " +
-                                    std::to_string(options.eval_fraction));
-  }
-  if (options.max_len < 1) {
-    return Status::invalid_argument("dataset: max_len must be >= 1, got " + std::to_string(options.max_len));
-  }
-  if (options.encoding == TokenEncoding::kStepsWorkload && options.max_len < 2) {
-    return Status::invalid_argument("dataset: the workload encoding needs max_len >= 2 (its token and a step), got " +
-                                    std::to_string(options.max_len));
-  }
-  if (options.max_records < 0 || options.max_eval_records < 0) {
-    return Status::invalid_argument("dataset: max_records and max_eval_records must be >= 0");
-  }
-  if (!(options.validation_fraction >= 0.0 && options.validation_fraction < 1.0)) {
-    return Status::invalid_argument("dataset: validation_fraction must be in [0, 1), got " +
-                                    std::to_string(options.validation_fraction));
-  }
-
+  if (Status s = check_options(options); !s) return s;
   Dataset ds;
   ds.encoding = options.encoding;
   DatasetSummary& sum = ds.summary;
   sum.records = static_cast<std::int64_t>(records.size());
 
-  // Classify, and group the measured programs by task.
-  std::unordered_map<std::string, std::size_t> task_index;
-  std::vector<Task> all_tasks;
-  std::vector<std::uint64_t> group(records.size(), 0);
-  std::vector<double> mean_costs(records.size(), 0.0);
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const core::Record& r = records[i];
-    switch (core::classify(r)) {
-      case core::RecordClass::kFailed: ++sum.failed; continue;
-      case core::RecordClass::kCandidate: ++sum.candidates; continue;
-      case core::RecordClass::kMeasured: ++sum.measured; break;
-    }
-    std::string key = core::canonical_workload_key(r.workload_key);
-    auto [it, fresh] = task_index.try_emplace(key, all_tasks.size());
-    if (fresh) all_tasks.push_back(Task{std::move(key), {}, false});
-    all_tasks[it->second].members.push_back(i);
-    group[i] = it->second;
-    mean_costs[i] = core::mean_cost(r);
-  }
+  MeasuredTasks measured = group_measured(records, &sum);
   // Labels from every measured program of the task, before any cap. Entries
   // that are not measured have cost 0 and get y = 0 (never used).
-  const std::vector<double> labels = core::labels_from_costs(group, mean_costs);
+  const std::vector<double> labels = core::labels_from_costs(measured.group, measured.mean_costs);
 
-  // Keep tasks with a ranking signal; ids in sorted key order.
-  std::vector<Task*> kept;
-  for (Task& t : all_tasks) {
-    if (t.members.size() < 2) {
-      ++sum.tasks_dropped;
-      continue;
-    }
-    t.eval = options.eval_fraction > 0 && core::in_holdout(t.key, options.eval_fraction, options.split_salt);
-    kept.push_back(&t);
-  }
+  std::vector<Task*> kept = keep_ranked_tasks(measured.tasks, options, &sum);
   if (kept.empty()) {
     return Status::failed_precondition("dataset: no task has two measured programs (" + std::to_string(sum.measured) +
                                        " measured of " + std::to_string(sum.records) + " records)");
   }
-  std::sort(kept.begin(), kept.end(), [](const Task* a, const Task* b) { return a->key < b->key; });
-  std::unordered_map<std::string, std::int64_t> task_ids;
-  for (const Task* t : kept) {
-    task_ids.emplace(t->key, static_cast<std::int64_t>(ds.task_keys.size()));
-    ds.task_keys.push_back(t->key);
-  }
+  const std::unordered_map<std::string, std::int64_t> task_ids = number_tasks(kept, &ds);
   sum.tasks = static_cast<std::int64_t>(kept.size());
 
   std::vector<Task*> train, eval;
@@ -246,47 +329,15 @@ Result<Dataset> build_dataset(std::span<const core::Record> records, const Platf
   sum.capped_records =
       apply_cap(train, options.max_records, options.sampling, options.sample_seed) +
       apply_cap(eval, options.max_eval_records, options.sampling, options.sample_seed ^ 0x5EED5EED5EED5EEDULL);
-  std::vector<Task> validation_tasks;  // kPrograms: the cut-out shares
-  std::vector<Task*> validation;
-  if (options.validation_split == ValidationSplit::kTasks && options.validation_fraction > 0) {
-    std::vector<Task*> rest;
-    for (Task* t : train) {
-      (core::in_holdout(t->key, options.validation_fraction, options.sample_seed ^ 0x7A11DA7E7A11DA7EULL) ? validation
-                                                                                                          : rest)
-          .push_back(t);
-    }
-    if (rest.empty()) {
-      validation.clear();  // every task drawn: no validation
-    } else {
-      train = std::move(rest);
-    }
-  } else {
-    validation_tasks =
-        split_validation(train, options.validation_fraction, options.sample_seed ^ 0x7A11DA7E7A11DA7EULL);
-    for (Task& t : validation_tasks) validation.push_back(&t);
-  }
+  const ValidationCut validation = cut_validation(&train, options);
 
-  // Shape.
   const core::TlpConfig tlp = core::parse_target(platform.target).has_key("gpu") ? core::kTlpGpu : core::kTlpCpu;
-  if (options.encoding == TokenEncoding::kTlp) {
-    ds.seq_len = tlp.seq_len;
-    ds.token_dim = tlp.emb_size;
-  } else {
-    std::size_t longest = 1;
-    for (const auto* split : {&train, &eval, &validation}) {
-      for (const Task* t : *split) {
-        for (std::size_t i : t->members) longest = std::max(longest, records[i].steps.size());
-      }
-    }
-    if (options.encoding == TokenEncoding::kStepsWorkload) ++longest;  // the workload token
-    ds.seq_len = static_cast<std::int64_t>(std::min<std::size_t>(longest, static_cast<std::size_t>(options.max_len)));
-    ds.token_dim = core::kTokenDim;
-  }
+  set_shape(records, {&train, &eval, &validation.tasks}, options, tlp, &ds);
   ds.descriptor = descriptor_of(platform, options);
 
-  fill_split(train, records, labels, mean_costs, task_ids, ds, tlp, &ds.train);
-  fill_split(eval, records, labels, mean_costs, task_ids, ds, tlp, &ds.eval);
-  fill_split(validation, records, labels, mean_costs, task_ids, ds, tlp, &ds.validation);
+  fill_split(train, records, labels, measured.mean_costs, task_ids, ds, tlp, &ds.train);
+  fill_split(eval, records, labels, measured.mean_costs, task_ids, ds, tlp, &ds.eval);
+  fill_split(validation.tasks, records, labels, measured.mean_costs, task_ids, ds, tlp, &ds.validation);
   sum.train_tasks = ds.train.tasks;
   sum.train_records = ds.train.count;
   sum.eval_tasks = ds.eval.tasks;
@@ -339,11 +390,7 @@ Result<Dataset> build_unlabeled_dataset(std::span<const core::Record> records, c
                                        std::to_string(records.size()) + " records)");
   }
   std::sort(kept.begin(), kept.end(), [](const Task* a, const Task* b) { return a->key < b->key; });
-  std::unordered_map<std::string, std::int64_t> task_ids;
-  for (const Task* t : kept) {
-    task_ids.emplace(t->key, static_cast<std::int64_t>(ds.task_keys.size()));
-    ds.task_keys.push_back(t->key);
-  }
+  const std::unordered_map<std::string, std::int64_t> task_ids = number_tasks(kept, &ds);
   ds.summary.tasks = static_cast<std::int64_t>(kept.size());
   ds.summary.capped_records = apply_cap(kept, options.max_records, RecordSampling::kRecords, options.sample_seed);
   std::size_t longest = 1;

@@ -134,126 +134,146 @@ int64_t arena_floats(const Dims& d) {
   return n;
 }
 
-// Builds the packed arena from the student's parameters (names as
-// registered by MambaStudent, MambaBlockImpl and ConditionedHeadImpl).
-Status pack_weights(const ScoreModel& model, Net* net) {
-  const Dims& d = net->dims;
-  const ParameterTable params(model);
-  net->arena = fast::AlignedFloats(arena_floats(d));
-  ArenaCursor cur(net->arena.data());
-
+// Looks up parameter `name` of shape {...} into `const float* var`; returns
+// its status from the enclosing function when missing or misshapen.
 #define TCL_PARAM(var, name, ...)                                 \
   Result<const float*> var##_r = params.get(name, {__VA_ARGS__}); \
   if (!var##_r) return var##_r.status();                          \
   const float* var = *var##_r
 
-  {
-    TCL_PARAM(w, "token_proj.weight", d.d, d.tok);
-    TCL_PARAM(b, "token_proj.bias", d.d);
-    float* wt = cur.take(d.tok * d.dp);
-    float* bt = cur.take(d.dp);
-    copy_transposed(w, d.d, d.tok, wt, d.dp);
-    copy_vector(b, d.d, bt);
-    net->tok_t = wt;
-    net->tok_b = bt;
-  }
-  for (int64_t i = 0; i < d.n_layers; ++i) {
-    const std::string pre = "blocks." + std::to_string(i) + ".";
-    fast::LayerWeights l;
-    TCL_PARAM(norm, pre + "norm.weight", d.d);
-    TCL_PARAM(in_w, pre + "in_proj.weight", 2 * d.di, d.d);
-    TCL_PARAM(conv_w, pre + "conv_weight", d.di, 1, d.dc);
-    TCL_PARAM(conv_b, pre + "conv_bias", d.di);
-    TCL_PARAM(x_w, pre + "x_proj.weight", d.r + 2 * d.ds, d.di);
-    TCL_PARAM(dt_w, pre + "dt_proj.weight", d.di, d.r);
-    TCL_PARAM(dt_b, pre + "dt_proj.bias", d.di);
-    TCL_PARAM(a_log, pre + "A_log", d.di, d.ds);
-    TCL_PARAM(skip, pre + "D", d.di);
-    TCL_PARAM(out_w, pre + "out_proj.weight", d.d, d.di);
+// The token projection, transposed to [tok, dp], and its bias.
+Status pack_token_proj(const ParameterTable& params, ArenaCursor* cur, Net* net) {
+  const Dims& d = net->dims;
+  TCL_PARAM(w, "token_proj.weight", d.d, d.tok);
+  TCL_PARAM(b, "token_proj.bias", d.d);
+  float* wt = cur->take(d.tok * d.dp);
+  float* bt = cur->take(d.dp);
+  copy_transposed(w, d.d, d.tok, wt, d.dp);
+  copy_vector(b, d.d, bt);
+  net->tok_t = wt;
+  net->tok_b = bt;
+  return Status::ok();
+}
 
-    float* norm_p = cur.take(d.dp);
-    copy_vector(norm, d.d, norm_p);
-    float* in_t = cur.take(d.d * 2 * d.dip);
-    copy_transposed(in_w, d.di, d.d, in_t, 2 * d.dip, 0);                   // x'
-    copy_transposed(in_w + d.di * d.d, d.di, d.d, in_t, 2 * d.dip, d.dip);  // z
-    float* conv_t = cur.take(d.dc * d.dip);
-    for (int64_t c = 0; c < d.di; ++c) {
-      for (int64_t j = 0; j < d.dc; ++j) conv_t[j * d.dip + c] = conv_w[c * d.dc + j];
+// Mamba block `i` (parameters "blocks.<i>.*"), appended to net->layers.
+Status pack_layer(const ParameterTable& params, int64_t i, ArenaCursor* cur, Net* net) {
+  const Dims& d = net->dims;
+  const std::string pre = "blocks." + std::to_string(i) + ".";
+  TCL_PARAM(norm, pre + "norm.weight", d.d);
+  TCL_PARAM(in_w, pre + "in_proj.weight", 2 * d.di, d.d);
+  TCL_PARAM(conv_w, pre + "conv_weight", d.di, 1, d.dc);
+  TCL_PARAM(conv_b, pre + "conv_bias", d.di);
+  TCL_PARAM(x_w, pre + "x_proj.weight", d.r + 2 * d.ds, d.di);
+  TCL_PARAM(dt_w, pre + "dt_proj.weight", d.di, d.r);
+  TCL_PARAM(dt_b, pre + "dt_proj.bias", d.di);
+  TCL_PARAM(a_log, pre + "A_log", d.di, d.ds);
+  TCL_PARAM(skip, pre + "D", d.di);
+  TCL_PARAM(out_w, pre + "out_proj.weight", d.d, d.di);
+
+  float* norm_p = cur->take(d.dp);
+  copy_vector(norm, d.d, norm_p);
+  float* in_t = cur->take(d.d * 2 * d.dip);
+  copy_transposed(in_w, d.di, d.d, in_t, 2 * d.dip, 0);                   // x'
+  copy_transposed(in_w + d.di * d.d, d.di, d.d, in_t, 2 * d.dip, d.dip);  // z
+  float* conv_t = cur->take(d.dc * d.dip);
+  for (int64_t c = 0; c < d.di; ++c) {
+    for (int64_t j = 0; j < d.dc; ++j) conv_t[j * d.dip + c] = conv_w[c * d.dc + j];
+  }
+  float* conv_bp = cur->take(d.dip);
+  copy_vector(conv_b, d.di, conv_bp);
+  float* x_t = cur->take(d.di * d.dbcp);
+  copy_transposed(x_w, d.r + 2 * d.ds, d.di, x_t, d.dbcp);
+  float* dt_t = cur->take(d.r * d.dip);
+  copy_transposed(dt_w, d.di, d.r, dt_t, d.dip);
+  float* dt_bp = cur->take(d.dip);
+  copy_vector(dt_b, d.di, dt_bp);
+  // A = -exp(A_log) as torch computes it in float, then scaled to base 2.
+  float* a2_t = cur->take(d.ds * d.dip);
+  for (int64_t c = 0; c < d.di; ++c) {
+    for (int64_t s = 0; s < d.ds; ++s) {
+      const float a = -std::exp(a_log[c * d.ds + s]);
+      a2_t[s * d.dip + c] = a * 1.44269504088896341f;
     }
-    float* conv_bp = cur.take(d.dip);
-    copy_vector(conv_b, d.di, conv_bp);
-    float* x_t = cur.take(d.di * d.dbcp);
-    copy_transposed(x_w, d.r + 2 * d.ds, d.di, x_t, d.dbcp);
-    float* dt_t = cur.take(d.r * d.dip);
-    copy_transposed(dt_w, d.di, d.r, dt_t, d.dip);
-    float* dt_bp = cur.take(d.dip);
-    copy_vector(dt_b, d.di, dt_bp);
-    // A = -exp(A_log) as torch computes it in float, then scaled to base 2.
-    float* a2_t = cur.take(d.ds * d.dip);
-    for (int64_t c = 0; c < d.di; ++c) {
-      for (int64_t s = 0; s < d.ds; ++s) {
-        const float a = -std::exp(a_log[c * d.ds + s]);
-        a2_t[s * d.dip + c] = a * 1.44269504088896341f;
-      }
-    }
-    float* skip_p = cur.take(d.dip);
-    copy_vector(skip, d.di, skip_p);
-    float* out_t = cur.take(d.di * d.dp);
-    copy_transposed(out_w, d.d, d.di, out_t, d.dp);
-
-    l.norm = norm_p;
-    l.in_t = in_t;
-    l.conv_t = conv_t;
-    l.conv_b = conv_bp;
-    l.x_t = x_t;
-    l.dt_t = dt_t;
-    l.dt_b = dt_bp;
-    l.a2_t = a2_t;
-    l.skip = skip_p;
-    l.out_t = out_t;
-    net->layers.push_back(l);
   }
-  {
-    TCL_PARAM(norm_f, "norm_f.weight", d.d);
-    TCL_PARAM(fi_w, "head.film_in.weight", d.fh, d.desc);
-    TCL_PARAM(fi_b, "head.film_in.bias", d.fh);
-    TCL_PARAM(fo_w, "head.film_out.weight", 2 * d.d, d.fh);
-    TCL_PARAM(fo_b, "head.film_out.bias", 2 * d.d);
-    TCL_PARAM(hi_w, "head.head_in.weight", d.hh, d.d);
-    TCL_PARAM(hi_b, "head.head_in.bias", d.hh);
-    TCL_PARAM(ho_w, "head.head_out.weight", 1, d.hh);
-    TCL_PARAM(ho_b, "head.head_out.bias", 1);
+  float* skip_p = cur->take(d.dip);
+  copy_vector(skip, d.di, skip_p);
+  float* out_t = cur->take(d.di * d.dp);
+  copy_transposed(out_w, d.d, d.di, out_t, d.dp);
 
-    float* norm_fp = cur.take(d.dp);
-    copy_vector(norm_f, d.d, norm_fp);
-    float* fi_t = cur.take(d.desc * d.fhp);
-    copy_transposed(fi_w, d.fh, d.desc, fi_t, d.fhp);
-    float* fi_bp = cur.take(d.fhp);
-    copy_vector(fi_b, d.fh, fi_bp);
-    float* fo_t = cur.take(d.fh * 2 * d.dp);
-    copy_transposed(fo_w, d.d, d.fh, fo_t, 2 * d.dp, 0);                  // γ
-    copy_transposed(fo_w + d.d * d.fh, d.d, d.fh, fo_t, 2 * d.dp, d.dp);  // β
-    float* fo_bp = cur.take(2 * d.dp);
-    copy_vector(fo_b, d.d, fo_bp);
-    copy_vector(fo_b + d.d, d.d, fo_bp + d.dp);
-    float* hi_t = cur.take(d.d * d.hhp);
-    copy_transposed(hi_w, d.hh, d.d, hi_t, d.hhp);
-    float* hi_bp = cur.take(d.hhp);
-    copy_vector(hi_b, d.hh, hi_bp);
-    float* ho_wp = cur.take(d.hhp);
-    copy_vector(ho_w, d.hh, ho_wp);
+  fast::LayerWeights l;
+  l.norm = norm_p;
+  l.in_t = in_t;
+  l.conv_t = conv_t;
+  l.conv_b = conv_bp;
+  l.x_t = x_t;
+  l.dt_t = dt_t;
+  l.dt_b = dt_bp;
+  l.a2_t = a2_t;
+  l.skip = skip_p;
+  l.out_t = out_t;
+  net->layers.push_back(l);
+  return Status::ok();
+}
 
-    net->norm_f = norm_fp;
-    net->film_in_t = fi_t;
-    net->film_in_b = fi_bp;
-    net->film_out_t = fo_t;
-    net->film_out_b = fo_bp;
-    net->head_in_t = hi_t;
-    net->head_in_b = hi_bp;
-    net->head_out_w = ho_wp;
-    net->head_out_b = ho_b[0];
-  }
+// The final norm and the conditioned head (FiLM from the descriptor, then
+// the two-layer scorer).
+Status pack_head(const ParameterTable& params, ArenaCursor* cur, Net* net) {
+  const Dims& d = net->dims;
+  TCL_PARAM(norm_f, "norm_f.weight", d.d);
+  TCL_PARAM(fi_w, "head.film_in.weight", d.fh, d.desc);
+  TCL_PARAM(fi_b, "head.film_in.bias", d.fh);
+  TCL_PARAM(fo_w, "head.film_out.weight", 2 * d.d, d.fh);
+  TCL_PARAM(fo_b, "head.film_out.bias", 2 * d.d);
+  TCL_PARAM(hi_w, "head.head_in.weight", d.hh, d.d);
+  TCL_PARAM(hi_b, "head.head_in.bias", d.hh);
+  TCL_PARAM(ho_w, "head.head_out.weight", 1, d.hh);
+  TCL_PARAM(ho_b, "head.head_out.bias", 1);
+
+  float* norm_fp = cur->take(d.dp);
+  copy_vector(norm_f, d.d, norm_fp);
+  float* fi_t = cur->take(d.desc * d.fhp);
+  copy_transposed(fi_w, d.fh, d.desc, fi_t, d.fhp);
+  float* fi_bp = cur->take(d.fhp);
+  copy_vector(fi_b, d.fh, fi_bp);
+  float* fo_t = cur->take(d.fh * 2 * d.dp);
+  copy_transposed(fo_w, d.d, d.fh, fo_t, 2 * d.dp, 0);                  // γ
+  copy_transposed(fo_w + d.d * d.fh, d.d, d.fh, fo_t, 2 * d.dp, d.dp);  // β
+  float* fo_bp = cur->take(2 * d.dp);
+  copy_vector(fo_b, d.d, fo_bp);
+  copy_vector(fo_b + d.d, d.d, fo_bp + d.dp);
+  float* hi_t = cur->take(d.d * d.hhp);
+  copy_transposed(hi_w, d.hh, d.d, hi_t, d.hhp);
+  float* hi_bp = cur->take(d.hhp);
+  copy_vector(hi_b, d.hh, hi_bp);
+  float* ho_wp = cur->take(d.hhp);
+  copy_vector(ho_w, d.hh, ho_wp);
+
+  net->norm_f = norm_fp;
+  net->film_in_t = fi_t;
+  net->film_in_b = fi_bp;
+  net->film_out_t = fo_t;
+  net->film_out_b = fo_bp;
+  net->head_in_t = hi_t;
+  net->head_in_b = hi_bp;
+  net->head_out_w = ho_wp;
+  net->head_out_b = ho_b[0];
+  return Status::ok();
+}
+
 #undef TCL_PARAM
+
+// Builds the packed arena from the student's parameters (names as
+// registered by MambaStudent, MambaBlockImpl and ConditionedHeadImpl), in
+// the order arena_floats counts them.
+Status pack_weights(const ScoreModel& model, Net* net) {
+  const ParameterTable params(model);
+  net->arena = fast::AlignedFloats(arena_floats(net->dims));
+  ArenaCursor cur(net->arena.data());
+  if (Status s = pack_token_proj(params, &cur, net); !s) return s;
+  for (int64_t i = 0; i < net->dims.n_layers; ++i) {
+    if (Status s = pack_layer(params, i, &cur, net); !s) return s;
+  }
+  if (Status s = pack_head(params, &cur, net); !s) return s;
   if (cur.used(net->arena.data()) != net->arena.size()) {
     return Status::internal("fast inference: weight arena size mismatch");  // a bug in arena_floats
   }

@@ -100,16 +100,13 @@ TCL_INLINE float hsum(typename Lanes<W>::F v) {
 
 constexpr float kLog2e = 1.44269504088896341f;
 
-// 2^t for t ≤ 0; t below -126 gives 2^-126 (harmless where it is used: the
-// scan's decay factors and 1/(1 + e^x) terms). t = k + f, k = round(t),
-// |f| ≤ 1/2: 2^f from a degree-5 minimax polynomial (relative error 7.5e-8),
-// 2^k from the exponent bits. Branch-free.
+// 2^t for t in [-126, 126]: t = k + f, k = round(t), |f| ≤ 1/2: 2^f from a
+// degree-5 minimax polynomial (relative error 7.5e-8), 2^k from the
+// exponent bits. Branch-free; the callers clamp t.
 template <int W>
-TCL_INLINE typename Lanes<W>::F exp2_nonpositive(typename Lanes<W>::F t) {
+TCL_INLINE typename Lanes<W>::F exp2_in_range(typename Lanes<W>::F t) {
   using F = typename Lanes<W>::F;
   using I = typename Lanes<W>::I;
-  const F lo = splat<W>(-126.0f);
-  t = t > lo ? t : lo;
   // Adding 1.5·2^23 rounds to an integer: s = 1.5·2^23 + k with bits(s) =
   // bits(1.5·2^23) + k. The low 9 bits of bits(1.5·2^23) are 0, so
   // bits(s) << 23 is exactly k << 23 (mod 2^32).
@@ -126,26 +123,25 @@ TCL_INLINE typename Lanes<W>::F exp2_nonpositive(typename Lanes<W>::F t) {
   return p * (F)scale;
 }
 
+// 2^t for t ≤ 0; t below -126 gives 2^-126 (harmless where it is used: the
+// scan's decay factors and 1/(1 + e^x) terms).
+template <int W>
+TCL_INLINE typename Lanes<W>::F exp2_nonpositive(typename Lanes<W>::F t) {
+  using F = typename Lanes<W>::F;
+  const F lo = splat<W>(-126.0f);
+  t = t > lo ? t : lo;
+  return exp2_in_range<W>(t);
+}
+
 // e^x for any x (clamped to [-87.3, 87.3]).
 template <int W>
 TCL_INLINE typename Lanes<W>::F exp_any(typename Lanes<W>::F x) {
   using F = typename Lanes<W>::F;
-  using I = typename Lanes<W>::I;
   F t = x * kLog2e;
   const F lo = splat<W>(-126.0f), hi = splat<W>(126.0f);
   t = t > lo ? t : lo;
   t = t < hi ? t : hi;
-  const F shifter = splat<W>(12582912.0f);
-  const F s = t + shifter;
-  const F f = t - (s - shifter);
-  F p = splat<W>(1.3276466822e-3f);
-  p = p * f + 9.6755412916e-3f;
-  p = p * f + 5.5507132895e-2f;
-  p = p * f + 2.4022119725e-1f;
-  p = p * f + 6.9314696706e-1f;
-  p = p * f + 1.0000000717e+0f;
-  const I scale = ((I)s << 23) + 0x3F800000;
-  return p * (F)scale;
+  return exp2_in_range<W>(t);
 }
 
 // x / (1 + e^-x), as torch's silu.
@@ -269,19 +265,26 @@ TCL_INLINE void gemm_impl(int64_t M, int64_t N, int64_t K, const float* A, int64
 
 // --- element-wise and per-program kernels ----------------------------------
 
+// 1 / sqrt(sum(x²) / d + eps) over a row's dp floats (d of them the
+// model's): RMSNorm's scale, for the per-token norm and the pooled one.
+template <int W>
+TCL_INLINE float rms_inverse(const float* x, int64_t d, int64_t dp) {
+  using F = typename Lanes<W>::F;
+  F ss{};
+  for (int64_t c = 0; c < dp; c += W) {
+    const F v = load<W>(x + c);
+    ss += v * v;
+  }
+  return 1.0f / std::sqrt(hsum<W>(ss) / static_cast<float>(d) + kRmsEps);
+}
+
 // out[t] = x[t] / sqrt(mean(x[t, :d]²) + eps) ⊙ w, rows of dp floats
 // (columns past d are 0 in x and w).
 template <int W>
 TCL_INLINE void rmsnorm_impl(int64_t T, int64_t d, int64_t dp, const float* x, const float* w, float* out) {
-  using F = typename Lanes<W>::F;
   for (int64_t t = 0; t < T; ++t) {
     const float* xt = x + t * dp;
-    F ss{};
-    for (int64_t c = 0; c < dp; c += W) {
-      const F v = load<W>(xt + c);
-      ss += v * v;
-    }
-    const float inv = 1.0f / std::sqrt(hsum<W>(ss) / static_cast<float>(d) + kRmsEps);
+    const float inv = rms_inverse<W>(xt, d, dp);
     for (int64_t c = 0; c < dp; c += W) {
       store<W>(out + t * dp + c, load<W>(xt + c) * inv * load<W>(w + c));
     }
@@ -359,19 +362,13 @@ TCL_INLINE void scan_gate_impl(int64_t P, const int64_t* offsets, int64_t dip, i
 template <int W>
 TCL_INLINE void pool_impl(int64_t P, const int64_t* offsets, int64_t d, int64_t dp, const float* h, const float* w,
                           float* pooled) {
-  using F = typename Lanes<W>::F;
   for (int64_t p = 0; p < P; ++p) {
     const int64_t first = offsets[p], n = offsets[p + 1] - first;
     float* out = pooled + p * dp;
     std::memset(out, 0, sizeof(float) * static_cast<size_t>(dp));
     for (int64_t t = first; t < first + n; ++t) {
       const float* xt = h + t * dp;
-      F ss{};
-      for (int64_t c = 0; c < dp; c += W) {
-        const F v = load<W>(xt + c);
-        ss += v * v;
-      }
-      const float inv = 1.0f / std::sqrt(hsum<W>(ss) / static_cast<float>(d) + kRmsEps);
+      const float inv = rms_inverse<W>(xt, d, dp);
       for (int64_t c = 0; c < dp; c += W) {
         store<W>(out + c, load<W>(out + c) + load<W>(xt + c) * inv * load<W>(w + c));
       }

@@ -7,18 +7,13 @@
 #include "api/handlers/platforms.h"
 #include "api/http_error.h"
 #include "api/json_body.h"
+#include "api/stored_json.h"
 #include "onboarding/job_options.h"
 
 namespace tcl::api {
 namespace json = boost::json;
 
 namespace {
-
-json::value embedded(const std::string& text) {
-  boost::system::error_code ec;
-  json::value v = json::parse(text.empty() ? std::string_view("{}") : std::string_view(text), ec);
-  return ec ? json::value(json::object{}) : v;
-}
 
 json::value text_or_null(const std::string& s) { return s.empty() ? json::value(nullptr) : json::value(s); }
 
@@ -28,8 +23,8 @@ json::object job_json(const registry::Job& j) {
                       {"platform", j.platform},
                       {"state", registry::job_state_name(j.state)},
                       {"cancel_requested", j.cancel_requested},
-                      {"options", embedded(j.options_json)},
-                      {"progress", embedded(j.progress_json)},
+                      {"options", embedded_json(j.options_json)},
+                      {"progress", embedded_json(j.progress_json)},
                       {"error", text_or_null(j.error)},
                       {"result_version", j.result_version ? json::value(*j.result_version) : json::value(nullptr)},
                       {"attempts", j.attempts},

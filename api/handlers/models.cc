@@ -4,18 +4,12 @@
 
 #include "api/http_error.h"
 #include "api/json_body.h"
+#include "api/stored_json.h"
 
 namespace tcl::api {
 namespace json = boost::json;
 
 namespace {
-
-// Stored JSON texts go out as JSON, not as strings.
-json::value embedded(const std::string& text) {
-  boost::system::error_code ec;
-  json::value v = json::parse(text.empty() ? std::string_view("{}") : std::string_view(text), ec);
-  return ec ? json::value(json::object{}) : v;
-}
 
 json::object version_json(const registry::VersionInfo& v) {
   json::array platforms, aliases;
@@ -25,11 +19,11 @@ json::object version_json(const registry::VersionInfo& v) {
                  {"parent", v.parent ? json::value(*v.parent) : json::value(nullptr)},
                  {"platforms", std::move(platforms)},
                  {"status", registry::version_status_name(v.status)},
-                 {"status_reasons", embedded(v.status_reasons_json)},
+                 {"status_reasons", embedded_json(v.status_reasons_json)},
                  {"aliases", std::move(aliases)},
-                 {"metrics", embedded(v.metrics_json)},
-                 {"config", embedded(v.config_json)},
-                 {"training_summary", embedded(v.training_summary_json)},
+                 {"metrics", embedded_json(v.metrics_json)},
+                 {"config", embedded_json(v.config_json)},
+                 {"training_summary", embedded_json(v.training_summary_json)},
                  {"weights_sha256", v.weights_sha256},
                  {"weights_size", v.weights_size},
                  {"has_fisher", v.fisher_sha256.has_value()},

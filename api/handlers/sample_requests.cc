@@ -37,12 +37,8 @@ using Descriptor = std::array<float, core::kHardwareDim>;
 struct SampleParams {
   std::optional<std::int64_t> budget;
   std::optional<double> fraction;
-  sampler::Strategy strategy = sampler::Strategy::kRdu;
-  sampler::Weights weights;
-  std::uint64_t seed = 0;
+  onboarding::RoundOptions round;  // strategy, weights, seed, min_per_task, random_share
   int mc_samples = 8;
-  int min_per_task = 2;
-  double random_share = 0;
   std::string model = "production";
 };
 
@@ -74,7 +70,7 @@ Result<SampleParams> parse_params(const json::object& body) {
       return bad("strategy", "must be \"rdu\", \"random\", \"r\", \"d\", \"u\", \"fast\" or \"uniform\", got \"" +
                                  **strategy + "\"");
     }
-    p.strategy = *s;
+    p.round.strategy = *s;
   }
   if (const json::value* w = body.if_contains("weights")) {
     if (!w->is_object()) return bad("weights", "must be an object {\"r\", \"d\", \"u\"}");
@@ -84,14 +80,14 @@ Result<SampleParams> parse_params(const json::object& body) {
       if (!kv.value().is_number()) return bad("weights." + key, "must be a number");
       const double x = kv.value().to_number<double>();
       if (!(x >= 0.0) || !std::isfinite(x)) return bad("weights." + key, "must be a finite number >= 0");
-      (key == "r" ? p.weights.r : key == "d" ? p.weights.d : p.weights.u) = x;
+      (key == "r" ? p.round.weights.r : key == "d" ? p.round.weights.d : p.round.weights.u) = x;
     }
   }
   auto seed = optional_int(body, "seed");
   if (!seed) return seed.status();
   if (seed->has_value()) {
     if (**seed < 0) return bad("seed", "must be >= 0");
-    p.seed = static_cast<std::uint64_t>(**seed);
+    p.round.seed = static_cast<std::uint64_t>(**seed);
   }
   auto mc = optional_int(body, "mc_samples");
   if (!mc) return mc.status();
@@ -103,13 +99,13 @@ Result<SampleParams> parse_params(const json::object& body) {
   if (!min_per_task) return min_per_task.status();
   if (min_per_task->has_value()) {
     if (**min_per_task < 0 || **min_per_task > 1000) return bad("min_per_task", "must be in [0, 1000]");
-    p.min_per_task = static_cast<int>(**min_per_task);
+    p.round.min_per_task = static_cast<int>(**min_per_task);
   }
   auto random_share = optional_number(body, "random_share");
   if (!random_share) return random_share.status();
   if (random_share->has_value()) {
     if (!(**random_share >= 0.0 && **random_share <= 1.0)) return bad("random_share", "must be in [0, 1]");
-    p.random_share = **random_share;
+    p.round.random_share = **random_share;
   }
   auto model = optional_string(body, "model");
   if (!model) return model.status();
@@ -160,11 +156,11 @@ struct Scorers {
 Result<Scorers> round_models(const SampleParams& params, bool model_named, const registry::PlatformRow& platform,
                              registry::PlatformStore& platforms, ModelCache& models) {
   Scorers s;
-  if (!sampler::uses_model(params.strategy)) return s;
+  if (!sampler::uses_model(params.round.strategy)) return s;
   auto m = models.get(params.model, platform.name);  // the platform's adapter, when the version keeps one
   if (!m) {
     if (m.status().code() != StatusCode::kNotFound) return m.status();
-    return Status::failed_precondition("strategy '" + std::string(sampler::strategy_name(params.strategy)) +
+    return Status::failed_precondition("strategy '" + std::string(sampler::strategy_name(params.round.strategy)) +
                                        "' needs a model version ('" + params.model + "': " + m.status().message() +
                                        "); train one first or use \"random\"");
   }
@@ -189,16 +185,6 @@ Result<Scorers> round_models(const SampleParams& params, bool model_named, const
   return s;
 }
 
-onboarding::RoundOptions round_options(const SampleParams& p) {
-  onboarding::RoundOptions o;
-  o.strategy = p.strategy;
-  o.weights = p.weights;
-  o.seed = p.seed;
-  o.min_per_task = p.min_per_task;
-  o.random_share = p.random_share;
-  return o;
-}
-
 struct RoundTimes {
   double embed = 0, select = 0;
 };
@@ -210,7 +196,7 @@ registry::NewSampleRequest new_request(const SampleParams& params, const registr
   const std::vector<sampler::Pick>& picks = round.picks;
   registry::NewSampleRequest nr;
   nr.platform_id = platform.id;
-  nr.strategy = std::string(sampler::strategy_name(params.strategy));
+  nr.strategy = std::string(sampler::strategy_name(params.round.strategy));
   if (scorers.student) nr.model_version = scorers.column ? scorers.column->version : scorers.student->version;
   nr.items.reserve(picks.size());
   for (const auto& p : picks) {
@@ -222,20 +208,21 @@ registry::NewSampleRequest new_request(const SampleParams& params, const registr
     it.score = p.score;
     nr.items.push_back(std::move(it));
   }
-  nr.params_json = json::serialize(
-      json::object{{"budget", round.budget},
-                   {"fraction", params.fraction ? json::value(*params.fraction) : json::value(nullptr)},
-                   {"weights", json::object{{"r", params.weights.r}, {"d", params.weights.d}, {"u", params.weights.u}}},
-                   {"seed", params.seed},
-                   {"mc_samples", params.mc_samples},
-                   {"min_per_task", params.min_per_task},
-                   {"random_share", params.random_share},
-                   {"model", scorers.student ? json::value(params.model) : json::value(nullptr)},
-                   {"active_column", scorers.column ? json::value(scorers.column->version) : json::value(nullptr)},
-                   {"pool_size", static_cast<std::int64_t>(round.program_ids.size())},
-                   {"pool_tasks", round.task_keys.size()},
-                   {"measured_programs", round.measured},
-                   {"seconds", json::object{{"embed", times.embed}, {"select", times.select}}}});
+  nr.params_json = json::serialize(json::object{
+      {"budget", round.budget},
+      {"fraction", params.fraction ? json::value(*params.fraction) : json::value(nullptr)},
+      {"weights",
+       json::object{{"r", params.round.weights.r}, {"d", params.round.weights.d}, {"u", params.round.weights.u}}},
+      {"seed", params.round.seed},
+      {"mc_samples", params.mc_samples},
+      {"min_per_task", params.round.min_per_task},
+      {"random_share", params.round.random_share},
+      {"model", scorers.student ? json::value(params.model) : json::value(nullptr)},
+      {"active_column", scorers.column ? json::value(scorers.column->version) : json::value(nullptr)},
+      {"pool_size", static_cast<std::int64_t>(round.program_ids.size())},
+      {"pool_tasks", round.task_keys.size()},
+      {"measured_programs", round.measured},
+      {"seconds", json::object{{"embed", times.embed}, {"select", times.select}}}});
   return nr;
 }
 
@@ -327,7 +314,7 @@ std::optional<Response> refuse_by_sizes(const std::string& name, const SamplePar
   for (std::int64_t size : sizes) n += size;
   std::int64_t budget = 0;
   if (auto refused = refuse_budget(name, params, n, &budget)) return refused;
-  if (auto quotas = sampler::task_quotas(sizes, budget, params.min_per_task); !quotas) {
+  if (auto quotas = sampler::task_quotas(sizes, budget, params.round.min_per_task); !quotas) {
     return error_response(quotas.status(),
                           json::object{{"field", "budget"}, {"pool_size", n}, {"tasks", sizes.size()}});
   }
@@ -347,9 +334,9 @@ std::optional<Response> run_sample_round(const Request& req, const SampleParams&
     refused = refuse_budget(platform.name, params, pool_size, &budget);
     return refused ? std::nullopt : std::optional<std::int64_t>(budget);
   };
-  ask.options = round_options(params);
+  ask.options = params.round;
   ask.options.cancel = req.client_gone;  // stops the read and the selection when the client leaves
-  ask.embedding = trainer::PoolEmbeddingOptions{params.mc_samples, params.seed};
+  ask.embedding = trainer::PoolEmbeddingOptions{params.mc_samples, params.round.seed};
   onboarding::RegistryRoundSource source(uploads, samples, platform.id);
   const Status ran = onboarding::run_round(source, scorers.models, ask, round);
   if (refused) return refused;

@@ -38,6 +38,16 @@ inline std::optional<onboarding::PlatformData> read_platform(const std::string& 
   return std::move(*data);
 }
 
+// --hardware-params as registered_as takes it: none, or TVM's 8. False,
+// with a message, otherwise.
+inline bool check_hardware_arg(const std::vector<double>& hardware) {
+  if (!hardware.empty() && hardware.size() != 8) {
+    std::fprintf(stderr, "--hardware-params takes TVM's 8 hardware params (num_cores, ..., warp_size)\n");
+    return false;
+  }
+  return true;
+}
+
 // The platform as a run registers it: a non-empty `target` and TVM's 8
 // hardware params `hardware` (num_cores, ..., warp_size; empty = none)
 // replace what the records carry. gpu-v100's and the H100's records hold

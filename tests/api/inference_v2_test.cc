@@ -18,6 +18,7 @@
 #include "registry/model_store.h"
 #include "tests/api/handler_test_env.h"
 #include "tests/lib/model_fixture.h"
+#include "tests/lib/model_versions.h"
 #include "tests/lib/shared_data.h"
 
 namespace tcl::api {
@@ -32,12 +33,7 @@ class InferenceV2HandlersTest : public testing::HandlerDbTest {
   void SetUp() override {
     HandlerDbTest::SetUp();
     store_ = std::make_unique<registry::ModelStore>(*pool_);
-    registry::NewVersion v;
-    v.platforms = {"x16"};
-    v.weights = tcl::testing::fresh_checkpoint(9);
-    registry::CreateVersionOptions o;
-    o.make_production_if_unset = true;
-    ASSERT_TRUE(store_->create_version(v, o).is_ok());
+    ASSERT_NE(tcl::testing::add_version(*store_, tcl::testing::fresh_checkpoint(9)), 0);
     cache_ = std::make_unique<ModelCache>(*store_, ModelCacheOptions{});
     descriptors_ = std::make_unique<DescriptorCache>(*platforms_);
     metrics_ = std::make_unique<InferMetrics>(registry_);

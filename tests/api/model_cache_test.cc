@@ -14,6 +14,7 @@
 #include "registry/platform_store.h"
 #include "tests/lib/adapted_checkpoint.h"
 #include "tests/lib/model_fixture.h"
+#include "tests/lib/model_versions.h"
 #include "tests/registry/registry_test_env.h"
 
 namespace tcl::api {
@@ -33,14 +34,7 @@ class ModelCacheTest : public registry::testing::MigratedDbTest {
   }
 
   std::int64_t add_version(const std::string& weights, bool production = false) {
-    registry::NewVersion v;
-    v.platforms = {"x16"};
-    v.weights = weights;
-    registry::CreateVersionOptions o;
-    o.make_production_if_unset = production;
-    auto created = store_->create_version(v, o);
-    EXPECT_TRUE(created) << created.status().to_string();
-    return created ? created->version : 0;
+    return tcl::testing::add_version(*store_, weights, {.production = production});
   }
 
   std::unique_ptr<registry::ModelStore> store_;

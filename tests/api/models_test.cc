@@ -13,6 +13,7 @@
 #include "core/sha256.h"
 #include "registry/model_store.h"
 #include "tests/api/handler_test_env.h"
+#include "tests/lib/model_versions.h"
 
 namespace tcl::api {
 namespace {
@@ -29,15 +30,7 @@ class ModelHandlersTest : public testing::HandlerDbTest {
     models_ = std::make_unique<registry::ModelStore>(*pool_);
   }
   std::int64_t add_version(const std::string& weights) {
-    registry::NewVersion v;
-    v.platforms = {"x16"};
-    v.weights = weights;
-    v.metrics_json = R"({"x16": {"top1": 0.5}})";
-    registry::CreateVersionOptions o;
-    o.make_production_if_unset = true;
-    auto created = models_->create_version(v, o);
-    EXPECT_TRUE(created) << created.status().to_string();
-    return created ? created->version : 0;
+    return tcl::testing::add_version(*models_, weights, {.metrics_json = R"({"x16": {"top1": 0.5}})"});
   }
   std::unique_ptr<registry::ModelStore> models_;
 };

@@ -18,6 +18,7 @@
 #include "registry/model_store.h"
 #include "tests/api/handler_test_env.h"
 #include "tests/lib/model_fixture.h"
+#include "tests/lib/model_versions.h"
 #include "tests/lib/shared_data.h"
 
 namespace tcl::api {
@@ -32,14 +33,8 @@ class PredictHandlerTest : public testing::HandlerDbTest {
   void SetUp() override {
     HandlerDbTest::SetUp();
     store_ = std::make_unique<registry::ModelStore>(*pool_);
-    registry::NewVersion v;
-    v.platforms = {"x16"};
-    v.weights = tcl::testing::fresh_checkpoint(5);
-    registry::CreateVersionOptions o;
-    o.make_production_if_unset = true;
-    auto created = store_->create_version(v, o);
-    ASSERT_TRUE(created) << created.status().to_string();
-    version_ = created->version;
+    version_ = tcl::testing::add_version(*store_, tcl::testing::fresh_checkpoint(5));
+    ASSERT_NE(version_, 0);
     cache_ = std::make_unique<ModelCache>(*store_, ModelCacheOptions{});
     descriptors_ = std::make_unique<DescriptorCache>(*platforms_);
     metrics_ = std::make_unique<PredictMetrics>(registry_);

@@ -12,6 +12,7 @@
 #include "registry/model_store.h"
 #include "registry/pg_pool.h"
 #include "tests/lib/http_client.h"
+#include "tests/lib/model_versions.h"
 #include "tests/lib/pg_cluster.h"
 #include "tests/lib/tcld_env.h"
 #include "tests/lib/tcld_process.h"
@@ -40,16 +41,8 @@ class ModelsTest : public TcldEnvTest {
     return http_call(tcld_->port(), HttpCall{method, target, body, token, {}, 30s});
   }
   std::int64_t add_version(const std::string& weights, std::optional<std::int64_t> parent) {
-    registry::NewVersion v;
-    v.parent = parent;
-    v.platforms = {"x86"};
-    v.weights = weights;
-    v.metrics_json = R"({"x86": {"top1": 0.9}})";
-    registry::CreateVersionOptions o;
-    o.make_production_if_unset = true;
-    auto created = models_->create_version(v, o);
-    EXPECT_TRUE(created) << created.status().to_string();
-    return created ? created->version : 0;
+    return tcl::testing::add_version(
+        *models_, weights, {.parent = parent, .platforms = {"x86"}, .metrics_json = R"({"x86": {"top1": 0.9}})"});
   }
 
   std::string admin_, writer_;

@@ -16,6 +16,7 @@
 #include "registry/pg_pool.h"
 #include "tests/lib/http_client.h"
 #include "tests/lib/model_fixture.h"
+#include "tests/lib/model_versions.h"
 #include "tests/lib/pg_cluster.h"
 #include "tests/lib/tcld_env.h"
 #include "tests/lib/tcld_process.h"
@@ -77,12 +78,7 @@ class SampleRequestsTest : public TcldEnvTest {
   void add_model() {
     registry::PgPool pool(registry::PgPoolOptions{url_, 1});
     registry::ModelStore models(pool);
-    registry::NewVersion v;
-    v.platforms = {"x16"};
-    v.weights = fresh_checkpoint(5);
-    registry::CreateVersionOptions o;
-    o.make_production_if_unset = true;
-    ASSERT_TRUE(models.create_version(v, o));
+    ASSERT_NE(tcl::testing::add_version(models, fresh_checkpoint(5)), 0);
   }
   // The measured record of a sampled item (the lab's answer).
   std::string measured_line(const json::value& item) {

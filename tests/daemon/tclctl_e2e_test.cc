@@ -21,6 +21,7 @@
 #include "registry/pg_pool.h"
 #include "tests/lib/http_client.h"
 #include "tests/lib/model_fixture.h"
+#include "tests/lib/model_versions.h"
 #include "tests/lib/pg_cluster.h"
 #include "tests/lib/shared_data.h"
 #include "tests/lib/tcld_env.h"
@@ -157,13 +158,7 @@ TEST_F(TclctlTest, PredictLineageAndJobs) {
   create_platform();
   registry::PgPool pool(registry::PgPoolOptions{url_, 1});
   registry::ModelStore models(pool);
-  registry::NewVersion v;
-  v.platforms = {"x16"};
-  v.weights = fresh_checkpoint(3);
-  v.metrics_json = R"({"x16": {"top1": 0.875}})";
-  registry::CreateVersionOptions o;
-  o.make_production_if_unset = true;
-  ASSERT_TRUE(models.create_version(v, o));
+  ASSERT_NE(tcl::testing::add_version(models, fresh_checkpoint(3), {.metrics_json = R"({"x16": {"top1": 0.875}})"}), 0);
 
   const std::string file = write_records(120);
   CliRun scores = tclctl("predict --platform x16 " + file);

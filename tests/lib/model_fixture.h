@@ -21,6 +21,7 @@
 #include "registry/model_store.h"
 #include "registry/pg_pool.h"
 #include "tests/lib/http_client.h"
+#include "tests/lib/model_versions.h"
 #include "tests/lib/pg_cluster.h"
 #include "tests/lib/shared_data.h"
 #include "tests/lib/tcld_env.h"
@@ -72,16 +73,7 @@ class ServingTest : public TcldEnvTest {
     return http_call(tcld_->port(), HttpCall{method, target, body, token, headers, std::chrono::seconds(60)});
   }
   // A version covering x16 with these weights; production when none is yet.
-  std::int64_t add_version(const std::string& weights) {
-    registry::NewVersion v;
-    v.platforms = {"x16"};
-    v.weights = weights;
-    registry::CreateVersionOptions o;
-    o.make_production_if_unset = true;
-    auto created = models_->create_version(v, o);
-    EXPECT_TRUE(created) << created.status().to_string();
-    return created ? created->version : 0;
-  }
+  std::int64_t add_version(const std::string& weights) { return tcl::testing::add_version(*models_, weights); }
 
   std::string admin_, reader_;
   std::unique_ptr<registry::PgPool> pool_;

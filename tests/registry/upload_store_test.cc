@@ -6,6 +6,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -41,6 +42,23 @@ UploadRow row(int task, int program, std::int64_t timestamp, std::vector<double>
 }
 
 std::string body_hash(const std::string& tag) { return sha256_hex(tag); }
+
+// Whether `done` turns true within `tries` polls 10 ms apart (the other
+// session's state is only seen through the database).
+bool eventually(const std::function<bool()>& done, int tries = 500) {
+  for (int i = 0; i < tries; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+// Sessions of this test's database waiting for a lock.
+std::string lock_waiters(const std::string& url) {
+  return query_text(url,
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND wait_event_type = 'Lock'");
+}
 
 // A make_report that records what it was given.
 struct ReportSpy {
@@ -507,14 +525,7 @@ void race_two_commits(const std::string& url, UploadStore& store, std::int64_t p
     });
   }
   // Wait until both commits are blocked (one on uploads, one on the other).
-  bool both_waiting = false;
-  for (int i = 0; i < 500 && !both_waiting; ++i) {
-    both_waiting = query_text(url,
-                              "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                              "AND wait_event_type = 'Lock'") == "2";
-    if (!both_waiting) std::this_thread::sleep_for(10ms);
-  }
-  EXPECT_TRUE(both_waiting);
+  EXPECT_TRUE(eventually([&] { return lock_waiters(url) == "2"; }));
   blocker.commit();
   for (auto& t : threads) t.join();
 
@@ -594,14 +605,7 @@ TEST_F(UploadStoreTest, ConcurrentCommitsOfBothKindsWithOneKeyStoreOne) {
           writers[i]->commit("shared-key", body_hash("b"), [](std::int64_t, const UploadCounts&) { return "{}"; }));
     });
   }
-  bool both_waiting = false;
-  for (int i = 0; i < 500 && !both_waiting; ++i) {
-    both_waiting = query_text(url_,
-                              "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                              "AND wait_event_type = 'Lock'") == "2";
-    if (!both_waiting) std::this_thread::sleep_for(10ms);
-  }
-  EXPECT_TRUE(both_waiting);
+  EXPECT_TRUE(eventually([&] { return lock_waiters(url_) == "2"; }));
   blocker.commit();
   for (auto& t : threads) t.join();
   const int ok = (results[0]->is_ok() ? 1 : 0) + (results[1]->is_ok() ? 1 : 0);
@@ -870,12 +874,8 @@ TEST_F(UploadStoreTest, UploadWaitingForTheLockIsStagedAndMovedAtCommit) {
   ReportSpy a_spy;
   std::optional<Result<CommittedUpload>> a_done;
   std::thread a_commit([&] { a_done.emplace((*a)->commit("", body_hash("a"), a_spy.fn())); });
-  bool a_waiting = false;
-  for (int i = 0; i < 500 && !a_waiting; ++i) {
-    a_waiting = upload_locks(url_, false) == "1";
-    if (!a_waiting) std::this_thread::sleep_for(10ms);
-  }
-  EXPECT_TRUE(a_waiting) << "writer A's commit did not wait for the lock";
+  EXPECT_TRUE(eventually([&] { return upload_locks(url_, false) == "1"; }))
+      << "writer A's commit did not wait for the lock";
 
   std::vector<UploadRow> b_rows = many_rows(2000, 2000 + kManyRows);
   b_rows.push_back(b_rows.front());  // a repeat across slices
@@ -885,12 +885,8 @@ TEST_F(UploadStoreTest, UploadWaitingForTheLockIsStagedAndMovedAtCommit) {
   ReportSpy b_spy;
   std::optional<Result<CommittedUpload>> b_done;
   std::thread b_commit([&] { b_done.emplace((*b)->commit("", body_hash("b"), b_spy.fn())); });
-  bool waiting = false;
-  for (int i = 0; i < 500 && !waiting; ++i) {
-    waiting = upload_locks(url_, false) == "2";
-    if (!waiting) std::this_thread::sleep_for(10ms);
-  }
-  EXPECT_TRUE(waiting) << "writer B's commit did not wait for the lock";
+  EXPECT_TRUE(eventually([&] { return upload_locks(url_, false) == "2"; }))
+      << "writer B's commit did not wait for the lock";
   EXPECT_EQ(count("measurements"), "0");  // nothing committed yet
   committing.release();
   a_commit.join();
@@ -926,14 +922,14 @@ TEST_F(UploadStoreTest, AnOpenUploadDoesNotHoldUpAnotherUploadsCommit) {
   ASSERT_TRUE(a.is_ok()) << a.status().to_string();
   for (const UploadRow& r : many_rows(0, 5000)) ASSERT_TRUE((*a)->add(r).is_ok());
   // A's slices reach the database (its connection goes idle in its transaction).
-  bool written = false;
-  for (int i = 0; i < 1000 && !written; ++i) {
-    written = query_text(url_,
-                         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                         "AND state = 'idle in transaction'") == "1";
-    if (!written) std::this_thread::sleep_for(10ms);
-  }
-  ASSERT_TRUE(written) << "writer A's slices never reached the database";
+  ASSERT_TRUE(eventually(
+      [&] {
+        return query_text(url_,
+                          "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                          "AND state = 'idle in transaction'") == "1";
+      },
+      1000))
+      << "writer A's slices never reached the database";
   EXPECT_EQ(upload_locks(url_, true), "0");
 
   std::atomic<bool> b_finished{false};
@@ -949,8 +945,8 @@ TEST_F(UploadStoreTest, AnOpenUploadDoesNotHoldUpAnotherUploadsCommit) {
     }
     b_finished = true;
   });
-  for (int i = 0; i < 1000 && !b_finished; ++i) std::this_thread::sleep_for(10ms);
-  EXPECT_TRUE(b_finished) << "B's commit waited for A, which is still streaming";
+  EXPECT_TRUE(eventually([&] { return b_finished.load(); }, 1000))
+      << "B's commit waited for A, which is still streaming";
   ReportSpy a_spy;
   auto a_done = (*a)->commit("", body_hash("a"), a_spy.fn());  // unblocks B when the lock was A's
   b_commit.join();
