@@ -32,7 +32,8 @@ from intervals import half_width  # noqa: E402
 SCORE = re.compile(r"^  (.+?)\s+on (\S+)\s+top-1 ([0-9.na-]+)/([0-9.na-]+) tuning ([0-9.na-]+)")
 SELECT = re.compile(r"^  rdu selection on (\S+):")
 CHOICE = re.compile(r"^  best-of choice on (\S+)\s+(.+?) \(")
-BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([0-9.]+)/([0-9.]+) tuning ([0-9.na-]+)")
+BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([0-9.]+)/([0-9.]+) \(mean/sum\) tuning ([0-9.na-]+)")
+PLATFORMS = re.compile(r"--platforms (\S+)")
 LINEAGES = ["distill", "(d) adapter", "(e) best-of"]
 NAMES = {"distill": "student", "(d) adapter": "adapter", "(e) best-of": "best-of", "column of distill": "fine-tune"}
 
@@ -43,17 +44,17 @@ def parse(path):
     step = 0
     with open(path, errors="replace") as f:
         for line in f:
+            if line.startswith("# bench_continual") and PLATFORMS.search(line):
+                order = PLATFORMS.search(line).group(1).split(",")
+                continue
             m = BASE.match(line)
             if m:
-                order = [m.group(1)]
                 for name in LINEAGES:
                     scores[0][name][m.group(1)] = (float(m.group(2)), float(m.group(4)))
                 continue
             m = SELECT.match(line)
-            if m:
-                if not order or order[-1] != m.group(1):
-                    order.append(m.group(1))
-                    step = len(order) - 1
+            if m and m.group(1) in order:
+                step = order.index(m.group(1))
                 continue
             m = CHOICE.match(line)
             if m:
@@ -74,7 +75,7 @@ def cell(values, digits=4):
         return "–"
     mean = sum(values) / len(values)
     hw = half_width(values)
-    return f"{mean:+.{digits}f}" if hw is None else f"{mean:.{digits}f} ± {hw:.{digits}f} (n {len(values)})"
+    return f"{mean:.{digits}f}" + ("" if hw is None else f" ± {hw:.{digits}f}") + f" (n {len(values)})"
 
 
 def diff_cell(values):
