@@ -85,6 +85,11 @@ TEST_F(ModelHandlersTest, OneVersionByNumberOrAliasAndItsWeights) {
 // from their kind.
 TEST_F(ModelHandlersTest, SaysPerPlatformWhichModelServesItAndWhy) {
   const std::int64_t v1 = add_version("trained");
+  registry::NewPlatform t4;
+  t4.name = "t4";
+  t4.target = "cuda -keys=cuda,gpu -arch=sm_75";
+  t4.hardware_params = {-1, 16, 64, 49152, 2147483647, 1024, 8, 32};
+  ASSERT_TRUE(platforms_->create(t4));
   const auto add = [&](const std::string& config, std::vector<std::string> platforms) {
     registry::NewVersion v;
     v.parent = v1;
@@ -107,21 +112,15 @@ TEST_F(ModelHandlersTest, SaysPerPlatformWhichModelServesItAndWhy) {
   EXPECT_EQ(a.at("t4").at("model").as_string(), "adapter");
   EXPECT_EQ(a.at("x16").at("from_version").as_int64(), v1);
   const std::int64_t best = add(
-      R"({"kind": "distill", "distill": {"method": "best-of"}, "serving": {"x16": {"model": "pinned",
-          "origin": "the parent's model (the trunk)", "from_version": 1, "reason": "old"
-}
-, "t4" : {
-  "model" : "pinned", "origin" : "fine-tune", "reason" : "best", "validation" : [
-    {"candidate" : "student", "top1" : 0.6}, {"candidate" : "fine-tune", "top1" : 0.7}
-  ]
-}
-}
-})",
+      R"j({"kind": "distill", "distill": {"method": "best-of"}, "serving": {"x16": {"model": "pinned",
+          "origin": "the parent's model, the trunk", "from_version": 1, "reason": "old"}, "t4": {"model": "pinned",
+          "origin": "fine-tune", "reason": "best", "validation": [{"candidate": "student", "top1": 0.6},
+          {"candidate": "fine-tune", "top1": 0.7}]}}})j",
       {"x16", "t4"});
-const json::object b = serving(best);
-EXPECT_EQ(b.at("t4").at("origin").as_string(), "fine-tune");
-EXPECT_EQ(b.at("t4").at("validation").as_array().size(), 2u);
-EXPECT_EQ(b.at("x16").at("model").as_string(), "pinned");
+  const json::object b = serving(best);
+  EXPECT_EQ(b.at("t4").at("origin").as_string(), "fine-tune");
+  EXPECT_EQ(b.at("t4").at("validation").as_array().size(), 2u);
+  EXPECT_EQ(b.at("x16").at("model").as_string(), "pinned");
 }
 
 TEST_F(ModelHandlersTest, PutAliasRecordsWhoAndWhy) {
