@@ -109,18 +109,18 @@ Result<std::vector<core::Record>> read_old_bank(Job& job, const std::vector<std:
   return bank;
 }
 
-// kFailedPrecondition when the teacher keeps per-platform adapters: one
-// distilled student cannot replace its platforms' models.
+// kFailedPrecondition when the teacher keeps per-platform adapters or pinned
+// models: one distilled student cannot replace its platforms' models.
 Status refuse_adapted_teacher(const Start& teacher) {
-  auto adapted = trainer::adapter_platforms(teacher.weights);
+  auto adapted = trainer::own_model_platforms(teacher.weights);
   if (!adapted) return adapted.status().with_context("production");
   if (adapted->empty()) return Status::ok();
   std::string names;
   for (const std::string& a : *adapted) names += (names.empty() ? "" : ", ") + a;
   return Status::failed_precondition("production (version " + std::to_string(*teacher.version) +
-                                     ") keeps per-platform adapters (" + names +
+                                     ") keeps per-platform adapters or pinned models (" + names +
                                      "): one distilled student cannot replace its platforms' models; distill "
-                                     "with \"method\": \"adapter\"");
+                                     "with \"method\": \"adapter\" or \"best-of\"");
 }
 
 // The active column: the platform's fine-tuned copy of this teacher (a
