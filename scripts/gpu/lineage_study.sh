@@ -3,7 +3,7 @@
 # adapter (tcld's default distill), the distilled student and best-of (onboarding/best_of.h)
 # along sequences where the new platform is far from the trunk and close to an earlier one, with
 # forward transfer (zero-shot on each platform before it is learned). bench_continual, one process
-# per (seed, split salt), side by side on GPU 0. (scripts/gpu/continual_study.sh is issue 19's study
+# per (seed, split salt), side by side (dealt round-robin over the machine's GPUs). (scripts/gpu/continual_study.sh is issue 19's study
 # of the student against fine-tuning and joint training; this one is modelled on tune_study.sh.)
 # Steps, in order:
 #   stage    (on the dev machine) into .gpu/ (ignored; carry it): Debian's Boost.Program_options
@@ -69,11 +69,11 @@ build() {
   bash scripts/gpu/build.sh "$BUILD" "$root/.gpu/program_options" "$LOGS/build.log" bench_continual
 }
 
-# One bench_continual run of sequence $1, seed $2, split salt $3, threads $4, in the background.
+# One bench_continual run of sequence $1, seed $2, split salt $3, threads $4, on GPU $5, in the background.
 one_run() {
-  local seq=$1 seed=$2 salt=$3 threads=$4 platforms
+  local seq=$1 seed=$2 salt=$3 threads=$4 gpu=$5 platforms
   platforms=$(sequence "$seq") || return 1
-  timeout "$(left)" "$BUILD/bench/bench_continual" --data "$DATA" --out "$LOGS/$seq-s$seed-t$salt" --cache "$CACHE" \
+  CUDA_VISIBLE_DEVICES=$gpu timeout "$(left)" "$BUILD/bench/bench_continual" --data "$DATA" --out "$LOGS/$seq-s$seed-t$salt" --cache "$CACHE" \
     --platforms "$platforms" --methods distill,adapter,best-of --seed "$seed" --split-salt "$salt" \
     --device cuda --threads "$threads" ${FLAGS:-} >"$LOGS/$seq-s$seed-t$salt.log" 2>&1 &
 }
@@ -86,11 +86,16 @@ smoke() {
 }
 
 run() {
-  local seq=$1 seeds=(${2//,/ }) salts=(${3//,/ }) seed salt n threads
+  local seq=$1 seeds=(${2//,/ }) salts=(${3//,/ }) seed salt n threads gpus i=0
   n=$((${#seeds[@]} * ${#salts[@]}))
   threads=${RUNS_THREADS:-$(($(nproc) / n > 0 ? $(nproc) / n : 1))}
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+  [ "$gpus" -ge 1 ] || gpus=1
   for salt in "${salts[@]}"; do
-    for seed in "${seeds[@]}"; do one_run "$seq" "$seed" "$salt" "$threads"; done
+    for seed in "${seeds[@]}"; do
+      one_run "$seq" "$seed" "$salt" "$threads" $((i % gpus))
+      i=$((i + 1))
+    done
   done
   wait
   for salt in "${salts[@]}"; do
