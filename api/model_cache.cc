@@ -33,7 +33,7 @@ Result<std::shared_ptr<const LoadedModel>> ModelCache::load(const Key& key) {
   if (!info) return info.status();
   auto blob = store_.weights(version);  // checks the SHA-256
   if (!blob) return blob.status();
-  auto adapted = trainer::adapter_platforms(blob->bytes);
+  auto adapted = trainer::own_model_platforms(blob->bytes);  // adapters and pinned models
   if (!adapted) return Status::internal(what + " does not load: " + adapted.status().message());
   auto model = trainer::CostModel::load_for_platform(blob->bytes, platform);  // "": the trunk
   if (!model) return Status::internal(what + " does not load: " + model.status().message());

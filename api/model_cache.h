@@ -17,9 +17,10 @@
 // know yet (a NOTIFY still in flight) is looked up in the database once.
 //
 // A version whose checkpoint keeps per-platform adapters (a distill with
-// "method": "adapter"; trainer/cost_model.h) has one model per adapted
-// platform besides its trunk. get(name, platform) gives the platform's
-// model: the trunk with that platform's adapter folded in, loaded once per
+// "method": "adapter"; trainer/cost_model.h) or pinned models ("method":
+// "best-of") has one model per such platform besides its trunk.
+// get(name, platform) gives the platform's model: its pinned model or the
+// trunk with that platform's adapter folded in, loaded once per
 // (version, platform) with its own fast path; the trunk for every platform
 // without an adapter. get(name) is the trunk (for what does not depend on
 // the platform: the config, the version's metadata).
@@ -55,9 +56,11 @@ namespace tcl::api {
 
 struct LoadedModel {
   std::int64_t version = 0;
-  std::vector<std::string> platforms;          // the platforms the version was trained on
-  std::vector<std::string> adapter_platforms;  // those it keeps an adapter for (sorted; empty for most)
-  std::string adapter_platform;                // whose adapter `model` has folded in; "" = the trunk
+  std::vector<std::string> platforms;  // the platforms the version was trained on
+  // Those it keeps a model of their own for: an adapter, or a pinned model
+  // (a best-of distill; trainer::own_model_platforms). Sorted; empty for most.
+  std::vector<std::string> adapter_platforms;
+  std::string adapter_platform;  // whose own model `model` is (adapter folded in, or pinned); "" = the trunk
   std::string weights_sha256;
   std::unique_ptr<trainer::CostModel> model;        // always set
   std::unique_ptr<trainer::StudentInference> fast;  // set for a Mamba student

@@ -141,6 +141,7 @@
 #include "trainer/evaluation.h"
 #include "trainer/fast_inference.h"
 #include "bench/lib/platform_data.h"
+#include "onboarding/best_of.h"
 #include "onboarding/distill.h"
 #include "onboarding/job_options.h"
 #include "onboarding/platform_data.h"
@@ -243,6 +244,8 @@ struct Args {
   bool platform_slots = false;   // --platform-slots: each platform's one-hot appended to its descriptor
   int mc_samples = 8;
   std::int64_t base_max_records = 40'000;
+  double choice_fraction = ob::kChoiceFraction;  // --choice-fraction: best-of's validation share of the selection
+  bool no_zero_shot = false;                     // --no-zero-shot: skip the forward-transfer scores
   int threads = 2;
   tr::Device device = tr::Device::kAuto;  // --device: where every model trains
   std::string command;                    // the command line, for the tables
@@ -305,6 +308,8 @@ void declare_flags(tcl::bench::Flags& flags, Args* a) {
       .flag("platform-slots", &a->platform_slots)
       .value("mc-samples", &a->mc_samples)
       .value("base-max-records", &a->base_max_records)
+      .value("choice-fraction", &a->choice_fraction)
+      .flag("no-zero-shot", &a->no_zero_shot)
       .value("threads", &a->threads)
       .custom("device", tcl::bench::device_arg(&a->device));
 }
@@ -336,8 +341,8 @@ bool check_methods(const Args& a) {
     return false;
   }
   for (const std::string& m : a.methods) {
-    if (m != "distill" && m != "ft" && m != "b" && m != "c1" && m != "c2" && m != "adapter") {
-      std::fprintf(stderr, "unknown method %s (distill, ft, b, c1, c2, adapter)\n", m.c_str());
+    if (m != "distill" && m != "ft" && m != "b" && m != "c1" && m != "c2" && m != "adapter" && m != "best-of") {
+      std::fprintf(stderr, "unknown method %s (distill, ft, b, c1, c2, adapter, best-of)\n", m.c_str());
       return false;
     }
   }
@@ -354,7 +359,7 @@ bool check_numbers(const Args& a) {
       !(a.old_weight_same_kind >= 0 && std::isfinite(a.old_weight_same_kind)) ||
       !(a.old_bank_ratio >= 0 && a.old_bank_ratio <= 100) ||
       !(a.feature_weight >= 0 && std::isfinite(a.feature_weight)) || !(a.student_lr >= 1e-6 && a.student_lr <= 1) ||
-      !(a.teacher_mix >= 0 && a.teacher_mix <= 1)) {
+      !(a.teacher_mix >= 0 && a.teacher_mix <= 1) || !(a.choice_fraction > 0 && a.choice_fraction < 1)) {
     std::fprintf(stderr,
                  "bad --platforms, epochs, --mc-samples, --fraction, --validation, weights, --student-lr or "
                  "--teacher-mix\n");
@@ -700,6 +705,10 @@ struct StepResult {
   std::int64_t pool = 0, selected = 0;
   std::map<std::string, std::map<std::string, Cell>> cells;  // method → platform → cell
   std::map<std::string, Score> floors;                       // platform → random floor
+  // Forward transfer: lineage → platform not learned yet → its zero-shot score
+  // (the lineage's model for a platform it has not learned: the trunk).
+  std::map<std::string, std::map<std::string, Score>> zero_shot;
+  std::map<std::string, std::string> choices;  // best-of lineage → the candidate chosen for this step's platform
   std::vector<Timing> timings;
   double embed_s = 0, select_s = 0;
 };
@@ -708,6 +717,7 @@ struct Lineage {
   std::string name;  // row label
   bool distill = false;
   bool adapter = false;  // (d): a per-platform adapter on the base's frozen trunk, the distill job's default
+  bool best_of = false;  // (e): the student as the trunk, per platform the model that serves it best (best_of.h)
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
   bool column_weight_constant = false;        // column_weight as given at every step, not per old platform (the job's)
   double old_weight_other_kind = 1;           // --old-weight-other-kind (the main lineage's)
@@ -896,7 +906,7 @@ void render_targets(const std::vector<StepResult>& steps, const std::vector<std:
   const std::string upper = have_joint ? "(b) joint" : "(c2) separate, whole pool";
   const std::string upper_tag = have_joint ? "(b)" : "(c2)";
   for (const std::string& m : order) {
-    if (m.rfind("distill", 0) != 0) continue;
+    if (m.rfind("distill", 0) != 0 && m != "(e) best-of") continue;
     double worst = 0;
     std::string worst_at = "none";
     std::set<std::int64_t> params;
@@ -943,6 +953,38 @@ void render_targets(const std::vector<StepResult>& steps, const std::vector<std:
   md << "\n";
 }
 
+// Forward transfer: each lineage's zero-shot score on the platforms it has
+// not learned, after each step (issue 48 item 2: it should rise as the lineage grows).
+void render_forward(const std::vector<StepResult>& steps, const Args& a, const std::vector<std::string>& order,
+                    std::ostringstream& md) {
+  bool any = false;
+  for (const StepResult& st : steps) any = any || !st.zero_shot.empty();
+  if (!any) return;
+  md << "## Forward transfer: zero-shot on platforms not yet learned\n\nEach lineage's model for an unknown platform "
+        "(its trunk) on each later platform's scored split, after each step: top-1 mean (tuning proxy).\n\n"
+        "| lineage | after step |";
+  for (std::size_t j = 1; j < a.platforms.size(); ++j) md << " " << a.platforms[j] << " |";
+  md << "\n|---|---|";
+  for (std::size_t j = 1; j < a.platforms.size(); ++j) md << "---|";
+  md << "\n";
+  for (const std::string& m : order) {
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      auto it = steps[s].zero_shot.find(m);
+      if (it == steps[s].zero_shot.end()) continue;
+      md << "| " << m << " | " << s << " (" << steps[s].platform << ") |";
+      for (std::size_t j = 1; j < a.platforms.size(); ++j) {
+        auto c = it->second.find(a.platforms[j]);
+        md << " "
+           << (c == it->second.end() ? std::string("–")
+                                     : fmt("%.4f", c->second.top1_mean) + " (" + fmt("%.3f", c->second.tuning) + ")")
+           << " |";
+      }
+      md << "\n";
+    }
+  }
+  md << "\n";
+}
+
 std::string render(const Args& a, const std::vector<StepResult>& steps, const std::vector<std::string>& order,
                    double total_s) {
   std::ostringstream md;
@@ -953,6 +995,12 @@ std::string render(const Args& a, const std::vector<StepResult>& steps, const st
     if (!steps[s].timings.empty()) render_timings(steps[s], s, md);
   }
   if (steps.size() > 1) render_targets(steps, order, md);
+  render_forward(steps, a, order, md);
+  for (std::size_t s = 1; s < steps.size(); ++s) {
+    for (const auto& [lineage, chosen] : steps[s].choices) {
+      md << "- " << lineage << " at step " << s << " (" << steps[s].platform << "): " << chosen << "\n";
+    }
+  }
   md << "Total wall time of this run: " << fmt("%.0f", total_s) << " s (cached steps count their load only).\n";
   return md.str();
 }
@@ -1000,6 +1048,14 @@ std::vector<Lineage> make_lineages(const Args& a) {
   }
   if (a.methods.count("ft")) lineages.push_back({.name = "(a) fine-tune"});
   if (a.methods.count("adapter")) lineages.push_back({.name = "(d) adapter", .adapter = true});
+  if (a.methods.count("best-of")) {
+    // The main distill lineage's settings: at step 1 its student and column are best-of's (one cache entry).
+    Lineage l = lineages.front();
+    l.name = "(e) best-of";
+    l.distill = false;
+    l.best_of = true;
+    lineages.push_back(l);
+  }
   return lineages;
 }
 
@@ -1113,28 +1169,28 @@ std::string join_factors(const tr::DistillLevers& t) {
   return out;
 }
 
-// A distill lineage's step: its own selection, the active column, then the
-// student from the lineage's model. Returns the process exit code (0 = go on).
-int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std::vector<float>>& covered,
-                 std::span<const core::Record> old_bank, StepSelections& selections, Lineage& l, StepResult* st) {
-  auto sel = selections.of(l.model);
-  if (!sel) return fail("selection", sel.status());
-  const std::vector<core::Record> records = selections.records_of(**sel);
-  const std::string teacher_sha = tcl::sha256_hex(l.model);
-  // Active column.
+// The active column: `teacher` (its model of p) fine-tuned on `records`
+// (whose selection `digest` names), --column-epochs, no Fisher.
+Result<Trained> column_cached(const Args& a, const SequencePlatform& p, const std::string& teacher,
+                              std::span<const core::Record> records, const std::string& digest) {
   tr::TrainRequest col = make_request(a, p, records, a.column_epochs);
-  col.start = tr::FineTune{.init_checkpoint = l.model};
+  col.start = tr::FineTune{.init_checkpoint = teacher};
   col.fisher.compute = false;
-  const std::string col_key = "column|" + p.name + "|teacher " + teacher_sha + "|sel " + (*sel)->digest + "|epochs " +
-                              std::to_string(a.column_epochs) + "|seed " + std::to_string(a.seed);
-  auto column = train_cached(a, "column", p.name, col_key, col);
-  if (!column) return fail(l.name, column.status());
-  // The student learns k from the column's KD and the selection's labels: the
-  // column's score on k is the reference it is compared with (printed beside
-  // the methods', in no table).
-  auto column_score = evaluate_cached(a, p, column->checkpoint);
-  if (!column_score) return fail(l.name, column_score.status());
-  print_score("column of " + l.name, p.name, *column_score);
+  const std::string col_key = "column|" + p.name + "|teacher " + tcl::sha256_hex(teacher) + "|sel " + digest +
+                              "|epochs " + std::to_string(a.column_epochs) + "|seed " + std::to_string(a.seed);
+  return train_cached(a, "column", p.name, col_key, col);
+}
+
+// A distill lineage's student from `teacher` (a plain checkpoint) and its
+// Fisher on `records` (selection `digest`) with `column` as the column; with
+// `old_teachers` (one per covered platform; best-of) each old platform's KD
+// target is its own model, named in the key where one differs from the teacher.
+Result<Trained> student_cached(const Args& a, const SequencePlatform& p, const std::vector<std::vector<float>>& covered,
+                               std::span<const core::Record> old_bank, const Lineage& l, const std::string& teacher,
+                               const std::string& fisher, const Trained& column, std::span<const core::Record> records,
+                               std::span<const core::Record> unlabeled, const std::string& digest,
+                               const std::vector<std::string>& old_teachers = {}) {
+  const std::string teacher_sha = tcl::sha256_hex(teacher);
   // Student: the distill job's plan (onboarding::plan_distillation) of the
   // lineage's weights, then what the job does not take: a constant column
   // weight, and the bench's levers (trainer::DistillLevers).
@@ -1144,14 +1200,18 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   weights.unlabeled_ratio = l.unlabeled_ratio;
   weights.column_weight = l.column_weight;
   weights.old_bank_ratio = l.old_bank_ratio;
-  const std::vector<core::Record> unlabeled =
-      l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
-  tr::DistillTargets targets = tcl::onboarding::plan_distillation(weights, {.column_checkpoint = column->checkpoint,
-                                                                            .teacher_fisher = l.fisher,
+  tr::DistillTargets targets = tcl::onboarding::plan_distillation(weights, {.column_checkpoint = column.checkpoint,
+                                                                            .teacher_fisher = fisher,
                                                                             .old_descriptors = covered,
                                                                             .unlabeled = unlabeled,
                                                                             .old_bank = old_bank});
   if (l.column_weight_constant) targets.column_weight = l.column_weight;
+  std::string old_teachers_key;
+  for (std::size_t j = 0; j < old_teachers.size(); ++j) {
+    targets.old_teachers.emplace_back(old_teachers[j]);
+    const std::string sha = tcl::sha256_hex(old_teachers[j]);
+    if (sha != teacher_sha) old_teachers_key += "|old " + std::to_string(j) + " from " + sha;
+  }
   tr::DistillLevers levers;  // the bench's levers (bench/lib/distill_levers.h)
   levers.feature_weight = l.feature_weight;
   levers.teacher_mix = l.teacher_mix;
@@ -1160,11 +1220,11 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
   levers.student_from_column = l.student_from_column;
   tr::TrainRequest req = make_request(a, p, records, a.epochs);
   req.optimisation.learning_rate = l.student_lr;
-  req.start = tr::Distill{.teacher = {.init_checkpoint = l.model}, .targets = targets, .levers = levers};
+  req.start = tr::Distill{.teacher = {.init_checkpoint = teacher}, .targets = targets, .levers = levers};
   const std::string key =
-      "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(l.fisher) + "|column " +
-      tcl::sha256_hex(column->checkpoint) + "|sel " + (*sel)->digest + "|old " + std::to_string(covered.size()) +
-      " w " + fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) +
+      "distill|" + p.name + "|teacher " + teacher_sha + "|fisher " + tcl::sha256_hex(fisher) + "|column " +
+      tcl::sha256_hex(column.checkpoint) + "|sel " + digest + "|old " + std::to_string(covered.size()) + " w " +
+      fmt("%g", l.old_weight) + "|ewc " + fmt("%g", l.ewc) +
       // The weight this step trains with: at step 1 a per-old lineage and a constant one share their student.
       (targets.column_weight == kUnnamedColumnWeight ? std::string()
                                                      : "|column_weight " + fmt("%g", targets.column_weight)) +
@@ -1182,9 +1242,30 @@ int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std
            ? std::string()
            : "|feature " + fmt("%g", levers.feature_weight)) +
       (l.student_lr == kUnnamedStudentLr ? std::string() : "|lr " + fmt("%g", l.student_lr)) +
-      (l.teacher_mix == kJobTeacherMix ? std::string() : "|teacher mix " + fmt("%g", l.teacher_mix)) + "|epochs " +
-      std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
-  auto student = train_cached(a, "distill", p.name, key, req);
+      (l.teacher_mix == kJobTeacherMix ? std::string() : "|teacher mix " + fmt("%g", l.teacher_mix)) +
+      old_teachers_key + "|epochs " + std::to_string(a.epochs) + "|seed " + std::to_string(a.seed);
+  return train_cached(a, "distill", p.name, key, req);
+}
+
+// A distill lineage's step: its own selection, the active column, then the
+// student from the lineage's model. Returns the process exit code (0 = go on).
+int distill_step(const Args& a, const SequencePlatform& p, const std::vector<std::vector<float>>& covered,
+                 std::span<const core::Record> old_bank, StepSelections& selections, Lineage& l, StepResult* st) {
+  auto sel = selections.of(l.model);
+  if (!sel) return fail("selection", sel.status());
+  const std::vector<core::Record> records = selections.records_of(**sel);
+  auto column = column_cached(a, p, l.model, records, (*sel)->digest);
+  if (!column) return fail(l.name, column.status());
+  // The student learns k from the column's KD and the selection's labels: the
+  // column's score on k is the reference it is compared with (printed beside
+  // the methods', in no table).
+  auto column_score = evaluate_cached(a, p, column->checkpoint);
+  if (!column_score) return fail(l.name, column_score.status());
+  print_score("column of " + l.name, p.name, *column_score);
+  const std::vector<core::Record> unlabeled =
+      l.unlabeled_ratio > 0 ? selections.unlabeled_of(**sel) : std::vector<core::Record>{};
+  auto student =
+      student_cached(a, p, covered, old_bank, l, l.model, l.fisher, *column, records, unlabeled, (*sel)->digest);
   if (!student) return fail(l.name, student.status());
   st->timings.push_back({l.name, "column", column->wall_s, column->cpu_s, column->programs, column->cached});
   st->timings.push_back({l.name, "student", student->wall_s, student->cpu_s, student->programs, student->cached});
@@ -1208,6 +1289,25 @@ int fine_tune_step(const Args& a, const SequencePlatform& p, const std::vector<c
   return 0;
 }
 
+// An adapter (the job's: trainer::kDistillAdapter, its epochs and learning
+// rate) on `model`'s trunk, trained on `records` (selection `digest`).
+Result<Trained> adapter_cached(const Args& a, const SequencePlatform& p, const std::string& model,
+                               std::span<const core::Record> records, const std::string& digest) {
+  // The job's method (onboarding/distill.h): the adapter on the model's trunk.
+  tr::TrainRequest req = make_request(a, p, records, tr::kDistillAdapterEpochs);
+  req.optimisation.learning_rate = tr::kDistillAdapterLearningRate;
+  std::string trunk;
+  if (Status s = ob::start_adapter_distill(model, tr::FineTune{.adapter = tr::kDistillAdapter}, &trunk, &req); !s) {
+    return s;
+  }
+  const std::string key = "adapter|" + p.name + "|trunk " + tcl::sha256_hex(trunk) + "|sel " + digest + "|rank " +
+                          std::to_string(tr::kDistillAdapter.rank) + " " +
+                          std::string(tr::adapter_layers_name(tr::kDistillAdapter.layers)) + "|lr " +
+                          fmt("%g", tr::kDistillAdapterLearningRate) + "|epochs " +
+                          std::to_string(tr::kDistillAdapterEpochs) + "|seed " + std::to_string(a.seed);
+  return train_cached(a, "adapter", p.name, key, req);
+}
+
 // An adapter lineage's step (d), as a distill job with "method": "adapter"
 // makes it: an adapter for this platform (trainer::kDistillAdapter, its
 // epochs and learning rate) fine-tuned on the lineage's trunk, which is the
@@ -1215,24 +1315,114 @@ int fine_tune_step(const Args& a, const SequencePlatform& p, const std::vector<c
 // lineage's checkpoint beside the earlier platforms' (attach_adapter).
 int adapter_step(const Args& a, const SequencePlatform& p, const std::vector<core::Record>& shared_records,
                  const Selection& shared, Lineage& l, StepResult* st) {
-  // The job's method (onboarding/distill.h): the adapter on the lineage's trunk.
-  tr::TrainRequest req = make_request(a, p, shared_records, tr::kDistillAdapterEpochs);
-  req.optimisation.learning_rate = tr::kDistillAdapterLearningRate;
-  std::string trunk;
-  if (Status s = ob::start_adapter_distill(l.model, tr::FineTune{.adapter = tr::kDistillAdapter}, &trunk, &req); !s) {
-    return fail(l.name, s);
-  }
-  const std::string key = "adapter|" + p.name + "|trunk " + tcl::sha256_hex(trunk) + "|sel " + shared.digest +
-                          "|rank " + std::to_string(tr::kDistillAdapter.rank) + " " +
-                          std::string(tr::adapter_layers_name(tr::kDistillAdapter.layers)) + "|lr " +
-                          fmt("%g", tr::kDistillAdapterLearningRate) + "|epochs " +
-                          std::to_string(tr::kDistillAdapterEpochs) + "|seed " + std::to_string(a.seed);
-  auto t = train_cached(a, "adapter", p.name, key, req);
+  auto t = adapter_cached(a, p, l.model, shared_records, shared.digest);
   if (!t) return fail(l.name, t.status());
   auto kept = tr::attach_adapter(l.model, p.name, t->adapter);
   if (!kept) return fail(l.name, kept.status());
   st->timings.push_back({l.name, "adapter", t->wall_s, t->cpu_s, t->programs, t->cached});
   l.model = std::move(*kept);
+  return 0;
+}
+
+// A best-of lineage's step (e), as a distill job with "method": "best-of"
+// makes it (onboarding/best_of.h), on the shared selection: the candidates
+// (the student with each old platform's KD from its model in the lineage,
+// an adapter on that student, an adapter on the lineage's trunk, the
+// fine-tune of the lineage's model of p) trained on the selection less
+// --choice-fraction of its tasks and scored there; then the column, the
+// student and the chosen one on the whole selection; the lineage's model
+// becomes the student with every old platform's model pinned and p's chosen one.
+int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std::string>& covered_names,
+                 const std::vector<std::vector<float>>& covered, std::span<const core::Record> old_bank,
+                 StepSelections& selections, const std::vector<core::Record>& records, const Selection& shared,
+                 Lineage& l, StepResult* st) {
+  auto trunk = tr::platform_checkpoint(l.model, "");
+  if (!trunk) return fail(l.name, trunk.status());
+  auto own = tr::platform_checkpoint(l.model, p.name);  // the trunk: p is not learned yet
+  if (!own) return fail(l.name, own.status());
+  auto old_models = ob::served_models(l.model, covered_names);
+  if (!old_models) return fail(l.name, old_models.status());
+  const std::vector<core::Record> unlabeled =
+      l.unlabeled_ratio > 0 ? selections.unlabeled_of(shared) : std::vector<core::Record>{};
+  const ob::ChoiceSplit choice = ob::choice_split(records, a.choice_fraction);
+  std::vector<ob::CandidateScore> scores;
+  double choice_wall = 0;
+  const auto score = [&](ob::Candidate c, const std::string& checkpoint) -> Status {
+    auto m = tr::evaluate_checkpoint(checkpoint, choice.validation, p.platform, ob::choice_options(a.choice_fraction),
+                                     a.threads);
+    if (!m) return m.status().with_context(std::string(ob::candidate_name(c)));
+    scores.push_back({c, *m});
+    return Status::ok();
+  };
+  const auto timing = [&](const std::string& what, const Trained& t) {
+    st->timings.push_back({l.name, what, t.wall_s, t.cpu_s, t.programs, t.cached});
+  };
+  if (!choice.validation.empty()) {
+    const std::string fit = shared.digest + " fit " + fmt("%g", a.choice_fraction);
+    auto column = column_cached(a, p, *own, choice.fit, fit);
+    if (!column) return fail(l.name, column.status());
+    auto student =
+        student_cached(a, p, covered, old_bank, l, *trunk, l.fisher, *column, choice.fit, unlabeled, fit, *old_models);
+    if (!student) return fail(l.name, student.status());
+    auto on_student = adapter_cached(a, p, student->checkpoint, choice.fit, fit);
+    if (!on_student) return fail(l.name, on_student.status());
+    auto on_trunk = adapter_cached(a, p, *trunk, choice.fit, fit);
+    if (!on_trunk) return fail(l.name, on_trunk.status());
+    for (const auto& [c, t] : {std::pair<ob::Candidate, const Trained*>{ob::Candidate::kStudent, &*student},
+                               {ob::Candidate::kAdapterOnStudent, &*on_student},
+                               {ob::Candidate::kAdapterOnTeacher, &*on_trunk},
+                               {ob::Candidate::kFineTune, &*column}}) {
+      if (Status s = score(c, t->checkpoint); !s) return fail(l.name, s);
+      choice_wall += t->wall_s;
+    }
+    timing("choice: column", *column);
+    timing("choice: student", *student);
+    timing("choice: adapters", *on_student);
+    timing("choice: adapters", *on_trunk);
+  }
+  const ob::Candidate chosen = ob::choose_candidate(scores);
+  std::printf("  best-of choice on %-10s %s (validation top-1 on %lld of %lld tasks:", p.name.c_str(),
+              std::string(ob::candidate_name(chosen)).c_str(), static_cast<long long>(choice.validation_tasks),
+              static_cast<long long>(choice.validation_tasks + choice.fit_tasks));
+  for (const ob::CandidateScore& c : scores) {
+    std::printf(" %s %.4f tuning %.4f;", std::string(ob::candidate_name(c.candidate)).c_str(),
+                c.validation.top1.mean_ratio, c.validation.tuning.geomean_ratio);
+  }
+  std::printf(" %.0f s)\n", choice_wall);
+  st->choices[l.name] = std::string(ob::candidate_name(chosen));
+
+  auto column = column_cached(a, p, *own, records, shared.digest);
+  if (!column) return fail(l.name, column.status());
+  auto column_score = evaluate_cached(a, p, column->checkpoint);
+  if (!column_score) return fail(l.name, column_score.status());
+  print_score("column of " + l.name, p.name, *column_score);
+  auto student = student_cached(a, p, covered, old_bank, l, *trunk, l.fisher, *column, records, unlabeled,
+                                shared.digest, *old_models);
+  if (!student) return fail(l.name, student.status());
+  auto student_score = evaluate_cached(a, p, student->checkpoint);
+  if (!student_score) return fail(l.name, student_score.status());
+  print_score("student of " + l.name, p.name, *student_score);
+  timing("column", *column);
+  timing("student", *student);
+  std::string chosen_model;
+  if (chosen == ob::Candidate::kFineTune) {
+    chosen_model = column->checkpoint;
+  } else if (chosen != ob::Candidate::kStudent) {
+    const bool on_student = chosen == ob::Candidate::kAdapterOnStudent;
+    auto t = adapter_cached(a, p, on_student ? student->checkpoint : *trunk, records, shared.digest);
+    if (!t) return fail(l.name, t.status());
+    timing("adapter", *t);
+    chosen_model = on_student ? t->adapter : t->checkpoint;
+  }
+  auto composed = ob::compose_best_of({.student = student->checkpoint,
+                                       .old_platforms = covered_names,
+                                       .old_models = *old_models,
+                                       .platform = p.name,
+                                       .chosen = chosen,
+                                       .chosen_model = chosen_model});
+  if (!composed) return fail(l.name, composed.status());
+  l.model = std::move(*composed);
+  l.fisher = std::move(student->fisher);
   return 0;
 }
 
@@ -1330,6 +1520,27 @@ int score_step(const Args& a, std::vector<SequencePlatform>& platforms, std::siz
   return 0;
 }
 
+// Forward transfer (issue 48 item 2): each lineage's model for a platform it
+// has not learned (the trunk: platform_checkpoint of an unknown name) scored
+// zero-shot on every platform after step k, already loaded (its held-out
+// split: main preloads them). Lines "  zero-shot LINEAGE on PLATFORM ...".
+int score_zero_shot(const Args& a, const std::vector<SequencePlatform>& platforms, std::size_t k,
+                    const std::vector<Lineage>& lineages, StepResult* st) {
+  if (a.no_zero_shot) return 0;
+  for (const Lineage& l : lineages) {
+    for (std::size_t j = k + 1; j < platforms.size(); ++j) {
+      auto own = tr::platform_checkpoint(l.model, platforms[j].name);
+      if (!own) return fail(l.name, own.status());
+      auto s = evaluate_cached(a, platforms[j], *own);
+      if (!s) return fail(l.name, s.status());
+      st->zero_shot[l.name][platforms[j].name] = *s;
+      print_score("zero-shot " + l.name, platforms[j].name, *s);
+    }
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
 // Step k ≥ 1: onboard platforms[k] into every row, then score. Returns the
 // process exit code (0 = go on).
 int run_step(const Args& a, std::vector<SequencePlatform>& platforms, std::size_t k, std::vector<Lineage>& lineages,
@@ -1355,10 +1566,13 @@ int run_step(const Args& a, std::vector<SequencePlatform>& platforms, std::size_
   st->embed_s = (*shared)->embed_s;
   st->select_s = (*shared)->select_s;
 
+  const std::vector<std::string> covered_names(a.platforms.begin(), a.platforms.begin() + static_cast<long>(k));
   for (Lineage& l : lineages) {
-    const int rc = l.distill   ? distill_step(a, p, covered, old_bank, selections, l, st)
-                   : l.adapter ? adapter_step(a, p, shared_records, **shared, l, st)
-                               : fine_tune_step(a, p, shared_records, **shared, l, st);
+    const int rc =
+        l.distill   ? distill_step(a, p, covered, old_bank, selections, l, st)
+        : l.adapter ? adapter_step(a, p, shared_records, **shared, l, st)
+        : l.best_of ? best_of_step(a, p, covered_names, covered, old_bank, selections, shared_records, **shared, l, st)
+                    : fine_tune_step(a, p, shared_records, **shared, l, st);
     if (rc != 0) return rc;
   }
   std::optional<Trained> joint_model;
@@ -1371,6 +1585,7 @@ int run_step(const Args& a, std::vector<SequencePlatform>& platforms, std::size_
   std::map<std::string, Trained> separate;
   if (const int rc = train_separate(a, p, shared_records, **shared, st, &separate); rc != 0) return rc;
   if (const int rc = score_step(a, platforms, k, lineages, joint_model, separate, previous, st); rc != 0) return rc;
+  if (const int rc = score_zero_shot(a, platforms, k, lineages, st); rc != 0) return rc;
   p.split.pool = {};  // selections are done; only the eval split (and the selection, for (b)) is needed from now on
   p.split.task = {};
   return 0;
@@ -1403,12 +1618,19 @@ int main(int argc, char** argv) {
   std::vector<Lineage> lineages = make_lineages(a);
   const std::vector<std::string> order = row_order(a, lineages);
   std::vector<SequencePlatform> platforms(a.platforms.size());
+  // Forward transfer scores every later platform's held-out split from step 0 on.
+  for (std::size_t k = 1; k < a.platforms.size() && !a.no_zero_shot; ++k) {
+    if (!load_platform(a, a.platforms[k], false, &platforms[k])) return 1;
+  }
   std::vector<StepResult> steps;
   for (std::size_t k = 0; k < a.platforms.size(); ++k) {
     StepResult st;
     const int rc =
         k == 0 ? run_base_step(a, platforms[0], lineages, &st) : run_step(a, platforms, k, lineages, steps.back(), &st);
     if (rc != 0) return rc;
+    if (k == 0) {
+      if (const int zrc = score_zero_shot(a, platforms, 0, lineages, &st); zrc != 0) return zrc;
+    }
     steps.push_back(std::move(st));
     if (!write_file_atomic(a.out + "/RESULTS.md", render(a, steps, order, seconds_since(t_start)))) {
       std::fprintf(stderr, "cannot write %s/RESULTS.md\n", a.out.c_str());

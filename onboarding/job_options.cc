@@ -50,7 +50,9 @@ Status refuse_other_method_option(std::string_view key, const JobOptions& o) {
 // docs/continual.md measured), and the other method's options refused.
 Status apply_distill_method(JobOptions& o, const json::object& given) {
   const bool adapter = o.method == JobOptions::DistillMethod::kAdapter;
+  // best-of trains the student and the adapters: it takes both methods' options.
   for (const auto& [key, value] : given) {
+    if (o.method == JobOptions::DistillMethod::kBestOf) break;
     if (adapter ? is_student_option(key) : is_adapter_option(key)) return refuse_other_method_option(key, o);
   }
   if (!given.contains("epochs")) o.epochs = adapter ? trainer::kDistillAdapterEpochs : trainer::kDistillStudentEpochs;
@@ -64,7 +66,12 @@ Status apply_distill_method(JobOptions& o, const json::object& given) {
 }  // namespace
 
 std::string_view distill_method_name(JobOptions::DistillMethod method) {
-  return method == JobOptions::DistillMethod::kAdapter ? "adapter" : "student";
+  switch (method) {
+    case JobOptions::DistillMethod::kAdapter: return "adapter";
+    case JobOptions::DistillMethod::kStudent: return "student";
+    case JobOptions::DistillMethod::kBestOf: return "best-of";
+  }
+  return "adapter";
 }
 
 namespace {
@@ -168,9 +175,13 @@ std::optional<Status> set_distill_option(std::string_view key, const OptionValue
   } else if (key == "column_epochs") {
     if (x = v.integer(1, 1000); x) o.column_epochs = static_cast<int>(*x);
   } else if (key == "method") {
-    const auto method = v.one_of({"adapter", "student"});
-    if (!method) return Status::invalid_argument("option 'method' must be \"adapter\" or \"student\"");
-    o.method = *method == "adapter" ? JobOptions::DistillMethod::kAdapter : JobOptions::DistillMethod::kStudent;
+    const auto method = v.one_of({"adapter", "student", "best-of"});
+    if (!method) {
+      return Status::invalid_argument("option 'method' must be \"adapter\", \"student\" or \"best-of\"");
+    }
+    o.method = *method == "adapter"   ? JobOptions::DistillMethod::kAdapter
+               : *method == "student" ? JobOptions::DistillMethod::kStudent
+                                      : JobOptions::DistillMethod::kBestOf;
   } else if (key == "adapter_rank") {
     if (x = v.integer(1, trainer::kMaxAdapterRank); x) o.adapter_rank = static_cast<int>(*x);
   } else if (key == "adapter_layers") {

@@ -13,7 +13,8 @@
 // (trainer::kDistillStudentEpochs, kDistillColumnEpochs), and the student's
 // learning rate at trainer::kDistillStudentLearningRate; the student's
 // options (the KD and EWC weights, the pool, the bank, column_epochs) are
-// refused with the adapter, and the adapter's with the student.
+// refused with the adapter, and the adapter's with the student; "method":
+// "best-of" takes both and the student's defaults.
 // Unknown keys and values out of bounds are kInvalidArgument naming the
 // option. "init" is only checked for form here:
 // the worker resolves the alias or version.
@@ -52,8 +53,15 @@ struct JobOptions {
   //             weights; the version is production plus the adapter, so
   //             every old platform's model stays as it was;
   //   kStudent  the distilled student: one model for every platform, with
-  //             KD from the column and the teacher and EWC (below).
-  enum class DistillMethod { kAdapter, kStudent };
+  //             KD from the column and the teacher and EWC (below);
+  //   kBestOf   the student as the trunk, and per platform the model that
+  //             serves it best (onboarding/best_of.h): the new platform's
+  //             chosen on a validation split of its selection among the
+  //             student, adapters and the fine-tune; every old platform's
+  //             kept as production had it. Takes both methods' options
+  //             (epochs and learning_rate are the student's; the adapters
+  //             train at kDistillAdapterEpochs, kDistillAdapterLearningRate).
+  enum class DistillMethod { kAdapter, kStudent, kBestOf };
   DistillMethod method = DistillMethod::kAdapter;
   int adapter_rank = trainer::kDistillAdapter.rank;
   trainer::AdapterLayers adapter_layers = trainer::kDistillAdapter.layers;
@@ -83,7 +91,7 @@ struct JobOptions {
   bool auto_schedule = false;
 };
 
-std::string_view distill_method_name(JobOptions::DistillMethod method);  // "adapter", "student"
+std::string_view distill_method_name(JobOptions::DistillMethod method);  // "adapter", "student", "best-of"
 
 // `text` is a JSON object of options (the request body less "kind").
 Result<JobOptions> parse_job_options(std::string_view text, registry::JobKind kind);

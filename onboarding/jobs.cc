@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "core/features.h"
+#include "core/program_id.h"
+#include "core/task_split.h"
+#include "onboarding/best_of.h"
 #include "onboarding/distill.h"
 #include "onboarding/version_json.h"
 #include "trainer/cost_model.h"
@@ -31,6 +34,7 @@ struct Start {
 // owns what `targets` views (held by pointer, so the views stay put).
 struct Plan {
   std::string fisher, column;
+  std::vector<std::string> old_models;  // best-of: each old platform's model in the teacher (KD targets)
   std::vector<core::Record> unlabeled, old_bank;
   std::size_t unlabeled_read = 0, old_bank_read = 0;  // as read (kept after the records are freed)
   trainer::DistillTargets targets;
@@ -120,18 +124,18 @@ Result<std::vector<core::Record>> read_old_bank(Job& job, const std::vector<std:
   return bank;
 }
 
-// kFailedPrecondition when the teacher keeps per-platform adapters: one
-// distilled student cannot replace its platforms' models.
+// kFailedPrecondition when the teacher keeps per-platform adapters or pinned
+// models: one distilled student cannot replace its platforms' models.
 Status refuse_adapted_teacher(const Start& teacher) {
-  auto adapted = trainer::adapter_platforms(teacher.weights);
+  auto adapted = trainer::own_model_platforms(teacher.weights);
   if (!adapted) return adapted.status().with_context("production");
   if (adapted->empty()) return Status::ok();
   std::string names;
   for (const std::string& a : *adapted) names += (names.empty() ? "" : ", ") + a;
   return Status::failed_precondition("production (version " + std::to_string(*teacher.version) +
-                                     ") keeps per-platform adapters (" + names +
+                                     ") keeps per-platform adapters or pinned models (" + names +
                                      "): one distilled student cannot replace its platforms' models; distill "
-                                     "with \"method\": \"adapter\"");
+                                     "with \"method\": \"adapter\" or \"best-of\"");
 }
 
 // The active column: the platform's fine-tuned copy of this teacher (a
@@ -171,19 +175,30 @@ trainer::DistillTargets option_weights(const JobOptions& o) {
 
 // A student distill's plan (distill.h): the teacher's Fisher, the active
 // column, the old platforms' descriptors, the unmeasured pool and the bank.
+// With `column` given, that is the active column (best-of trains its own);
+// with `old_models`, each old platform's KD target is its model there
+// (best-of: the teacher may keep per-platform models).
 Result<std::unique_ptr<Plan>> plan_student(Job& job, const SourcePlatform& platform, const Start& teacher,
                                            const trainer::TrainRequest& request,
-                                           const std::unordered_set<std::string>& measured) {
-  if (Status s = refuse_adapted_teacher(teacher); !s) return s;
+                                           const std::unordered_set<std::string>& measured,
+                                           const std::string* column_given = nullptr,
+                                           const std::vector<std::string>* old_models = nullptr) {
+  if (old_models == nullptr) {
+    if (Status s = refuse_adapted_teacher(teacher); !s) return s;
+  }
   auto d = std::make_unique<Plan>();
   if (auto f = job.source.fisher(*teacher.version); f) {
     d->fisher = std::move(*f);
   } else if (f.status().code() != StatusCode::kNotFound) {
     return f.status();
   }
-  auto column = active_column(job, teacher, request);
-  if (!column) return column.status();
-  d->column = std::move(*column);
+  if (column_given != nullptr) {
+    d->column = *column_given;
+  } else {
+    auto column = active_column(job, teacher, request);
+    if (!column) return column.status();
+    d->column = std::move(*column);
+  }
   DistillSources sources;
   const std::vector<std::string> old = old_platforms(teacher.platforms, job.run.platform);
   for (const auto& name : old) {
@@ -213,6 +228,10 @@ Result<std::unique_ptr<Plan>> plan_student(Job& job, const SourcePlatform& platf
   sources.unlabeled = d->unlabeled;
   sources.old_bank = d->old_bank;
   d->targets = plan_distillation(weights, std::move(sources));
+  if (old_models != nullptr) {
+    d->old_models = *old_models;
+    for (const std::string& m : d->old_models) d->targets.old_teachers.emplace_back(m);
+  }
   return d;
 }
 
@@ -400,12 +419,20 @@ Status keep_adapter_version(Job& job, const Start& production, const std::string
 // The version of a finished training: weights, Fisher, metrics (and a
 // distill's judgement against its teacher), config and summary. nullopt
 // when cancelled while judging.
-JobOutcome describe_version(Job& job, const Start& start, const Plan* plan, trainer::TrainResult& trained) {
+// A best-of distill's version: its composed checkpoint (best_of.h) and how
+// each platform is served.
+struct BestOfVersion {
+  std::string weights;
+  std::vector<Serving> serving;
+};
+
+JobOutcome describe_version(Job& job, const Start& start, const Plan* plan, trainer::TrainResult& trained,
+                            BestOfVersion* best_of = nullptr) {
   JobVersion out;
   registry::NewVersion& v = out.version;
   v.parent = start.version;
   v.platforms = covered_platforms(job.distill() ? start.platforms : std::vector<std::string>{}, job.run.platform);
-  v.weights = std::move(trained.checkpoint);
+  v.weights = best_of ? std::move(best_of->weights) : std::move(trained.checkpoint);
   if (!trained.fisher.empty()) v.fisher = std::move(trained.fisher);
   if (job.distill() && job.o.method == JobOptions::DistillMethod::kAdapter) {
     if (Status kept = keep_adapter_version(job, start, trained.adapter, &v); !kept) return kept;
@@ -425,10 +452,209 @@ JobOutcome describe_version(Job& job, const Start& start, const Plan* plan, trai
   DistillConfig student;
   if (plan) student = DistillConfig{&plan->targets, plan->unlabeled_read, plan->old_bank_read, !plan->fisher.empty()};
   v.config_json = config_json(job.run.kind, job.o, trained, start.version, plan ? &student : nullptr);
+  if (best_of) {
+    json::value config = json::parse(v.config_json);
+    config.as_object()["serving"] = serving_json(best_of->serving);
+    v.config_json = json::serialize(config);
+  }
   const bool fine_tune_scheduled = job.o.auto_schedule && !start.weights.empty();
   v.training_summary_json = training_summary_json(job.run.id, trained, fine_tune_scheduled, job.run.started);
   out.top1 = trained.metrics.top1.mean_ratio;
   return std::optional<JobVersion>(std::move(out));
+}
+
+// --- best-of (best_of.h) ---------------------------------------------------
+
+// The adapter's training on `trunk` (a plain checkpoint) as the adapter
+// method's: its rank, layers, epochs and learning rate.
+trainer::TrainRequest adapter_request(const Job& job, trainer::TrainRequest request, std::string_view trunk) {
+  request.start = trainer::FineTune{.init_checkpoint = trunk,
+                                    .auto_schedule = job.o.auto_schedule,
+                                    .adapter = {.rank = job.o.adapter_rank, .layers = job.o.adapter_layers}};
+  request.optimisation.epochs = trainer::kDistillAdapterEpochs;
+  request.optimisation.learning_rate = trainer::kDistillAdapterLearningRate;
+  request.fisher.compute = false;
+  return request;
+}
+
+// One training of the best-of workflow, its phase reported.
+Result<trainer::TrainResult> train_phase(Job& job, const std::string& phase, const trainer::TrainRequest& request) {
+  job.observer.progress(json::object{{"phase", phase}, {"records", request.data.records.size()}});
+  auto trained = trainer::train_platform(request, [&](int, int, double, double) { return !job.cancelled(); });
+  if (!trained) return trained.status().with_context(phase);
+  return trained;
+}
+
+// The teacher's pieces a best-of distill starts from: its trunk, its model
+// of the new platform (the trunk unless it has learned it), and each old
+// platform's model.
+struct TeacherPieces {
+  std::string trunk, own;
+  std::vector<std::string> old, old_models;
+};
+
+Result<TeacherPieces> teacher_pieces(const Start& teacher, const std::string& name) {
+  TeacherPieces t;
+  auto trunk = trainer::platform_checkpoint(teacher.weights, "");
+  if (!trunk) return trunk.status().with_context("production");
+  auto own = trainer::platform_checkpoint(teacher.weights, name);
+  if (!own) return own.status().with_context("production");
+  t.trunk = std::move(*trunk);
+  t.own = std::move(*own);
+  t.old = old_platforms(teacher.platforms, name);
+  auto old_models = served_models(teacher.weights, t.old);
+  if (!old_models) return old_models.status().with_context("production");
+  t.old_models = std::move(*old_models);
+  return t;
+}
+
+// The choice's split of `records`: the standing split's tasks (the gate's,
+// never trained on) stay out of the validation part.
+ChoiceSplit split_for_choice(const std::vector<core::Record>& records, const trainer::DatasetOptions& standing) {
+  std::vector<core::Record> standing_records, rest;
+  for (const core::Record& r : records) {
+    const bool held = standing.eval_fraction > 0 && core::in_holdout(core::canonical_workload_key(r.workload_key),
+                                                                     standing.eval_fraction, standing.split_salt);
+    (held ? standing_records : rest).push_back(r);
+  }
+  ChoiceSplit choice = choice_split(rest);
+  choice.fit.insert(choice.fit.end(), standing_records.begin(), standing_records.end());
+  return choice;
+}
+
+// The four candidates trained on the choice's fit part and scored on its
+// validation part (best_of.h), in candidate order.
+Result<std::vector<CandidateScore>> score_candidates(Job& job, const SourcePlatform& platform, const Start& teacher,
+                                                     const TeacherPieces& t, const ChoiceSplit& choice,
+                                                     const std::unordered_set<std::string>& measured,
+                                                     const trainer::TrainRequest& request) {
+  std::vector<CandidateScore> scores;
+  trainer::TrainRequest fit = request;
+  fit.data.records = choice.fit;
+  fit.resources.eval_each_epoch = false;
+  fit.fisher.compute = false;
+  const auto score = [&](Candidate c, const Result<trainer::TrainResult>& trained) -> Status {
+    if (!trained) return trained.status();
+    auto m = trainer::evaluate_checkpoint(trained->checkpoint, choice.validation, platform.platform, choice_options(),
+                                          job.run.torch_threads);
+    if (!m) return m.status().with_context("scoring " + std::string(candidate_name(c)));
+    scores.push_back({c, *m});
+    return Status::ok();
+  };
+  const trainer::FineTune from_own{.init_checkpoint = t.own, .auto_schedule = job.o.auto_schedule};
+  auto column = train_phase(job, "choice: fine-tune", column_request(fit, from_own, job.o.column_epochs));
+  if (Status s = score(Candidate::kFineTune, column); !s) return s;
+  auto plan = plan_student(job, platform, teacher, fit, measured, &column->checkpoint, &t.old_models);
+  if (!plan) return plan.status();
+  trainer::TrainRequest student_fit = fit;
+  student_fit.start = trainer::Distill{.teacher = {.init_checkpoint = t.trunk, .auto_schedule = job.o.auto_schedule},
+                                       .targets = (*plan)->targets};
+  auto student = train_phase(job, "choice: student", student_fit);
+  if (Status s = score(Candidate::kStudent, student); !s) return s;
+  auto on_student = train_phase(job, "choice: adapter on the student", adapter_request(job, fit, student->checkpoint));
+  if (Status s = score(Candidate::kAdapterOnStudent, on_student); !s) return s;
+  auto on_trunk = train_phase(job, "choice: adapter on the parent's trunk", adapter_request(job, fit, t.trunk));
+  if (Status s = score(Candidate::kAdapterOnTeacher, on_trunk); !s) return s;
+  return scores;
+}
+
+// How each platform of a best-of version is served, and why.
+Result<std::vector<Serving>> serving_of(const Start& teacher, const TeacherPieces& t, const std::string& name,
+                                        Candidate chosen, std::vector<CandidateScore> scores,
+                                        std::int64_t validation_tasks) {
+  auto teacher_own = trainer::own_model_platforms(teacher.weights);
+  if (!teacher_own) return teacher_own.status();
+  auto teacher_pinned = trainer::pinned_platforms(teacher.weights);
+  if (!teacher_pinned) return teacher_pinned.status();
+  const auto contains = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  std::vector<Serving> serving;
+  for (const std::string& o : t.old) {
+    const std::string there = contains(*teacher_pinned, o) ? "its pinned model"
+                              : contains(*teacher_own, o)  ? "its adapter on the trunk, folded"
+                                                           : "the trunk";
+    serving.push_back({.platform = o,
+                       .model = "pinned",
+                       .origin = "the parent's model (" + there + ")",
+                       .from_version = teacher.version,
+                       .reason = "an old platform keeps the model that served it in the parent: its scores "
+                                 "stay the parent's, bit for bit"});
+  }
+  Serving fresh{.platform = name};
+  fresh.model = chosen == Candidate::kStudent            ? "student"
+                : chosen == Candidate::kAdapterOnStudent ? "adapter"
+                                                         : "pinned";
+  fresh.origin = std::string(candidate_name(chosen));
+  fresh.reason = scores.empty()
+                     ? "no validation split (the selection has too few tasks): the student"
+                     : "the best validation top-1 (task mean) of the candidates on " +
+                           std::to_string(validation_tasks) + " tasks of the selection held out of their training";
+  fresh.scores = std::move(scores);
+  serving.push_back(std::move(fresh));
+  return serving;
+}
+
+// A best-of distill (best_of.h): the four candidates trained on the fit
+// part of the selection and scored on its validation part, the choice; then
+// the column, the student and the chosen one on the whole selection; the
+// version composed of the student, the old platforms' models pinned and the
+// new platform's chosen one.
+JobOutcome run_best_of(Job& job, const SourcePlatform& platform, const Start& teacher,
+                       std::vector<core::Record>& records, const std::unordered_set<std::string>& measured,
+                       trainer::TrainRequest request) {
+  const std::string& name = job.run.platform;
+  auto t = teacher_pieces(teacher, name);
+  if (!t) return t.status();
+  const ChoiceSplit choice = split_for_choice(records, request.data.options);
+  std::vector<CandidateScore> scores;
+  if (!choice.validation.empty()) {
+    auto scored = score_candidates(job, platform, teacher, *t, choice, measured, request);
+    if (!scored) return scored.status();
+    scores = std::move(*scored);
+    if (job.cancelled() || job.stopping()) return no_version();
+  }
+  const Candidate chosen = choose_candidate(scores);
+
+  // On the whole selection: the column, the student (the trunk), and the chosen one.
+  const trainer::FineTune from_own{.init_checkpoint = t->own, .auto_schedule = job.o.auto_schedule};
+  auto column = train_phase(job, "active column", column_request(request, from_own, job.o.column_epochs));
+  if (!column) return column.status();
+  auto plan = plan_student(job, platform, teacher, request, measured, &column->checkpoint, &t->old_models);
+  if (!plan) return plan.status();
+  trainer::TrainRequest student_request = request;
+  student_request.start = trainer::Distill{
+      .teacher = {.init_checkpoint = t->trunk, .auto_schedule = job.o.auto_schedule}, .targets = (*plan)->targets};
+  auto student = train(job, student_request);
+  if (!student) {
+    if (student.status().code() == StatusCode::kCancelled && job.stopping()) return no_version();
+    return student.status();
+  }
+  std::string chosen_model;
+  if (chosen == Candidate::kFineTune) {
+    chosen_model = column->checkpoint;
+  } else if (chosen == Candidate::kAdapterOnStudent || chosen == Candidate::kAdapterOnTeacher) {
+    const std::string& base = chosen == Candidate::kAdapterOnStudent ? student->checkpoint : t->trunk;
+    auto adapter = train_phase(job, std::string(candidate_name(chosen)), adapter_request(job, request, base));
+    if (!adapter) return adapter.status();
+    chosen_model = chosen == Candidate::kAdapterOnStudent ? adapter->adapter : adapter->checkpoint;
+  }
+  records.clear();
+  (*plan)->unlabeled = (*plan)->old_bank = {};
+  BestOfVersion version;
+  auto composed = compose_best_of({.student = student->checkpoint,
+                                   .old_platforms = t->old,
+                                   .old_models = t->old_models,
+                                   .platform = name,
+                                   .chosen = chosen,
+                                   .chosen_model = chosen_model});
+  if (!composed) return composed.status();
+  version.weights = std::move(*composed);
+  auto serving = serving_of(teacher, *t, name, chosen, std::move(scores), choice.validation_tasks);
+  if (!serving) return serving.status();
+  version.serving = std::move(*serving);
+  const Plan* p = plan->get();
+  return describe_version(job, teacher, p, *student, &version);
 }
 
 // Both workflows: read, start, train, describe.
@@ -445,6 +671,9 @@ JobOutcome run_job(Job& job) {
   trainer::TrainRequest request = train_request(job.o, platform->platform, *records);
   request.resources.device = job.run.train_device;
   request.resources.cancel = job.run.cancel;
+  if (job.distill() && job.o.method == JobOptions::DistillMethod::kBestOf) {
+    return run_best_of(job, *platform, *start, *records, measured_ids, request);
+  }
   std::unique_ptr<Plan> plan;
   std::string init;  // what a FineTune in `request` views
   if (Status s = set_start(job, *platform, *start, measured_ids, &init, &plan, &request); !s) return s;

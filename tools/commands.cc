@@ -226,7 +226,7 @@ int job_command(ApiClient& api, const Args& a) {
     }
     if (!a.flag("model").empty()) body["model"] = a.flag("model");
     if (!a.flag("init").empty()) body["init"] = a.flag("init");
-    if (!a.flag("method").empty()) body["method"] = a.flag("method");  // a distill's: adapter | student
+    if (!a.flag("method").empty()) body["method"] = a.flag("method");  // a distill's: adapter | student | best-of
     auto r = api.call("POST", "/v1/platforms/" + platform + "/jobs", json::serialize(body));
     if (!r) return fail(r.status().message());
     if (r->status != 202) return fail(r->error_text());
@@ -256,7 +256,7 @@ int job_command(ApiClient& api, const Args& a) {
   }
   std::fputs(
       "usage: tclctl job start --platform P [--kind train] [--epochs N] [--max-records N] [--time-budget-s S]\n"
-      "                        [--model mamba|attention|mlp] [--method adapter|student] [--adapter-rank R]\n"
+      "                        [--model mamba|attention|mlp] [--method adapter|student|best-of] [--adapter-rank R]\n"
       "                        [--init VERSION] [--wait]\n"
       "       tclctl job show|wait|cancel ID\n",
       stderr);

@@ -44,7 +44,8 @@ constexpr const char* kUsage =
     "          lineage|online|random] [--budget N] [--per-round N] [--scheduler gradient|round-robin]\n"
     "          [--seed N] [--dir DIR] [--upload 0]   tune a network on this machine, uploading its measurements\n"
     "  job start --platform P [--kind train|distill] [--epochs N] [--max-records N] [--time-budget-s S]\n"
-    "          [--model mamba|attention|mlp] [--init VERSION] [--method adapter|student] [--adapter-rank R] [--wait]\n"
+    "          [--model mamba|attention|mlp] [--init VERSION] [--method adapter|student|best-of]\n"
+    "          [--adapter-rank R] [--wait]\n"
     "  job show|wait|cancel ID\n"
     "Text for people by default; --json prints the API's JSON (for scripts).\n"
     "Environment: TCL_URL (default http://127.0.0.1:8080), TCL_TOKEN.\n";

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <utility>
 
 #include <torch/torch.h>
@@ -113,6 +114,13 @@ Result<std::unique_ptr<CostModel>> CostModel::load_for_platform(std::string_view
   try {
     Result<std::shared_ptr<ScoreModel>> trunk = load_trunk(checkpoint);
     if (!trunk) return trunk.status();
+    Result<CheckpointPinned> pinned = load_checkpoint_pinned(checkpoint);
+    if (!pinned) return pinned.status();
+    if (const auto own = pinned->find(platform); !platform.empty() && own != pinned->end()) {
+      Result<std::shared_ptr<ScoreModel>> model = load_score_model(own->second);
+      if (!model) return Status::data_loss("platform " + std::string(platform) + ": " + model.status().message());
+      return wrap(std::move(*model));
+    }
     Result<CheckpointAdapters> adapters = load_checkpoint_adapters(checkpoint);
     if (!adapters) return adapters.status();
     const auto it = adapters->find(platform);
@@ -208,14 +216,63 @@ Result<std::string> attach_adapter(std::string_view checkpoint, std::string_view
     if (!trunk) return trunk.status().with_context("attach_adapter");
     Result<CheckpointAdapters> adapters = load_checkpoint_adapters(checkpoint);
     if (!adapters) return adapters.status().with_context("attach_adapter");
+    Result<CheckpointPinned> pinned = load_checkpoint_pinned(checkpoint);
+    if (!pinned) return pinned.status().with_context("attach_adapter");
     // Kept only when it applies to this trunk: a version never holds one that does not load.
     if (Result<std::shared_ptr<ScoreModel>> applied = apply_adapter(**trunk, adapter); !applied)
       return applied.status().with_context("attach_adapter");
     (*adapters)[std::string(platform)] = std::string(adapter);
-    return save_score_model(**trunk, *adapters);
+    if (auto it = pinned->find(platform); it != pinned->end()) pinned->erase(it);  // the adapter serves it now
+    return save_score_model(**trunk, *adapters, *pinned);
   } catch (const std::exception& e) {
     return Status::internal(std::string("attach_adapter: ") + e.what());
   }
+}
+
+Result<std::string> pin_platform(std::string_view checkpoint, std::string_view platform, std::string_view model) {
+  if (platform.empty()) return Status::invalid_argument("pin_platform: no platform named");
+  try {
+    Result<std::shared_ptr<ScoreModel>> trunk = load_trunk(checkpoint);
+    if (!trunk) return trunk.status().with_context("pin_platform");
+    Result<CheckpointAdapters> adapters = load_checkpoint_adapters(checkpoint);
+    if (!adapters) return adapters.status().with_context("pin_platform");
+    Result<CheckpointPinned> pinned = load_checkpoint_pinned(checkpoint);
+    if (!pinned) return pinned.status().with_context("pin_platform");
+    // Kept only when it loads as a plain model that reads the trunk's inputs.
+    Result<std::shared_ptr<ScoreModel>> own = load_score_model(model);
+    if (!own) return own.status().with_context("pin_platform: the pinned model");
+    const ModelConfig &t = (*trunk)->config(), &o = (*own)->config();
+    if (t.token_dim != o.token_dim || t.descriptor_dim != o.descriptor_dim) {
+      return Status::invalid_argument("pin_platform: the pinned model reads other inputs than the trunk");
+    }
+    (*pinned)[std::string(platform)] = std::string(model);
+    if (auto it = adapters->find(platform); it != adapters->end()) adapters->erase(it);  // the pinned model serves it
+    return save_score_model(**trunk, *adapters, *pinned);
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("pin_platform: ") + e.what());
+  }
+}
+
+Result<std::vector<std::string>> pinned_platforms(std::string_view checkpoint) {
+  try {
+    Result<CheckpointPinned> pinned = load_checkpoint_pinned(checkpoint);
+    if (!pinned) return pinned.status();
+    std::vector<std::string> out;
+    for (const auto& entry : *pinned) out.push_back(entry.first);
+    return out;
+  } catch (const std::exception& e) {
+    return Status::data_loss(std::string("pinned_platforms: ") + e.what());
+  }
+}
+
+Result<std::vector<std::string>> own_model_platforms(std::string_view checkpoint) {
+  Result<std::vector<std::string>> adapted = adapter_platforms(checkpoint);
+  if (!adapted) return adapted;
+  Result<std::vector<std::string>> pinned = pinned_platforms(checkpoint);
+  if (!pinned) return pinned;
+  std::vector<std::string> out;
+  std::set_union(adapted->begin(), adapted->end(), pinned->begin(), pinned->end(), std::back_inserter(out));
+  return out;
 }
 
 Result<std::vector<std::string>> adapter_platforms(std::string_view checkpoint) {
@@ -231,9 +288,14 @@ Result<std::vector<std::string>> adapter_platforms(std::string_view checkpoint) 
 }
 
 Result<std::string> platform_checkpoint(std::string_view checkpoint, std::string_view platform) {
-  Result<std::vector<std::string>> adapted = adapter_platforms(checkpoint);
-  if (!adapted) return adapted.status();
-  if (adapted->empty()) return std::string(checkpoint);  // format 1: every platform's model already
+  Result<std::vector<std::string>> own = own_model_platforms(checkpoint);
+  if (!own) return own.status();
+  if (own->empty()) return std::string(checkpoint);  // format 1: every platform's model already
+  if (!platform.empty() && std::binary_search(own->begin(), own->end(), platform)) {
+    Result<CheckpointPinned> pinned = load_checkpoint_pinned(checkpoint);
+    if (!pinned) return pinned.status();
+    if (auto it = pinned->find(platform); it != pinned->end()) return it->second;  // as pinned, bit for bit
+  }
   auto model = CostModel::load_for_platform(checkpoint, platform);
   if (!model) return model.status();
   return (*model)->save();

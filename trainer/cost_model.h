@@ -46,9 +46,11 @@ class CostModel {
   // TCL checkpoint, kInvalidArgument when its config does not validate or
   // it keeps per-platform adapters (then load_for_platform).
   static Result<std::unique_ptr<CostModel>> load(std::string_view checkpoint);
-  // Platform `platform`'s model: the trunk with that platform's adapter
-  // folded in (attach_adapter), or the trunk when it has none. Errors as
-  // load(), and kDataLoss for an adapter that does not load.
+  // Platform `platform`'s model: its pinned model (pin_platform), else the
+  // trunk with that platform's adapter folded in (attach_adapter), else the
+  // trunk ("" and every platform the checkpoint keeps nothing for: a
+  // platform it has not learned is scored by the trunk). Errors as load(),
+  // and kDataLoss for an adapter or pinned model that does not load.
   static Result<std::unique_ptr<CostModel>> load_for_platform(std::string_view checkpoint, std::string_view platform);
   ~CostModel();
   CostModel(const CostModel&) = delete;
@@ -93,19 +95,32 @@ Result<std::string> interpolate_checkpoints(std::string_view a, std::string_view
 // Per-platform adapters (trainer/adapter.h; docs/continual.md, "The
 // per-platform adapter"). attach_adapter: `checkpoint` with `adapter` (a
 // TrainResult::adapter trained on this trunk) kept for `platform`, replacing
-// the one it had; every other platform's adapter and the trunk's weights
-// stay as they were. kInvalidArgument for an empty platform or an adapter of
-// another layout; kDataLoss when either does not load.
+// the adapter or pinned model it had; every other platform's entry and the
+// trunk's weights stay as they were. kInvalidArgument for an empty platform
+// or an adapter of another layout; kDataLoss when either does not load.
 Result<std::string> attach_adapter(std::string_view checkpoint, std::string_view platform, std::string_view adapter);
 // The platforms `checkpoint` keeps an adapter for, sorted. kDataLoss when it
 // is not a checkpoint.
 Result<std::vector<std::string>> adapter_platforms(std::string_view checkpoint);
+// Per-platform pinned models (a best-of distill, onboarding/best_of.h):
+// pin_platform: `checkpoint` with `model` (plain checkpoint bytes, e.g.
+// platform_checkpoint of the parent version) kept as `platform`'s whole
+// model, replacing the adapter or pinned model it had; every other entry
+// and the trunk stay as they were. The result is a format-3 checkpoint.
+// kInvalidArgument for an empty platform or a model that reads other token
+// or descriptor widths than the trunk; kInvalidArgument/kDataLoss when
+// `model` is not a plain checkpoint or `checkpoint` does not load.
+Result<std::string> pin_platform(std::string_view checkpoint, std::string_view platform, std::string_view model);
+// The platforms `checkpoint` keeps a pinned model for, sorted (kDataLoss when
+// it is not a checkpoint); own_model_platforms: those with an adapter or a
+// pinned model, sorted: every platform not among them is served by the trunk.
+Result<std::vector<std::string>> pinned_platforms(std::string_view checkpoint);
+Result<std::vector<std::string>> own_model_platforms(std::string_view checkpoint);
 // Platform `platform`'s model as plain (format 1) checkpoint bytes: what
 // load_for_platform gives, saved; the trunk alone for "" or a platform
-// without an adapter. A checkpoint without adapters comes back as it is,
-// unread. For readers of checkpoint bytes that score one platform (a
-// fine-tune's init, the promotion gate's paired scoring). Errors as
-// load_for_platform.
+// without an adapter or pinned model; a pinned model's bytes as they were
+// pinned. A checkpoint without either comes back as it is, unread. For readers of checkpoint bytes that score one
+// platform (a fine-tune's init, the promotion gate's paired scoring). Errors as load_for_platform.
 Result<std::string> platform_checkpoint(std::string_view checkpoint, std::string_view platform);
 
 }  // namespace tcl::trainer

@@ -57,6 +57,10 @@ Status check_targets(const Distill& d, const Dataset& ds) {
     if (!(f >= 0) || !std::isfinite(f))
       return Status::invalid_argument("train: old_weight_on_new_programs must be finite and >= 0");
   }
+  if (!kd.old_teachers.empty() && kd.old_teachers.size() != kd.old_descriptors.size()) {
+    return Status::invalid_argument("train: old_teachers has " + std::to_string(kd.old_teachers.size()) +
+                                    " checkpoints for " + std::to_string(kd.old_descriptors.size()) + " old platforms");
+  }
   return Status::ok();
 }
 
@@ -121,9 +125,41 @@ BatchSource unlabeled_source(const Dataset& ds, const torch::Tensor& descriptor,
   return src;
 }
 
-// Every source's targets: the column's under h_k, the teacher's under each h_j.
+// The model whose scores under h_j are old platform j's KD target: its own
+// teacher (DistillTargets::old_teachers), loaded once per distinct
+// checkpoint, else the teacher.
+class OldTeachers {
+ public:
+  OldTeachers(const DistillTargets& kd, const CostModel& teacher) : kd_(kd), teacher_(teacher) {}
+  Result<const CostModel*> of(std::size_t j) {
+    if (j >= kd_.old_teachers.size() || kd_.old_teachers[j].empty()) return &teacher_;
+    const std::string_view bytes = kd_.old_teachers[j];
+    for (const auto& [seen, model] : loaded_) {
+      if (seen == bytes) return model.get();
+    }
+    auto model = CostModel::load(bytes);
+    if (!model) return model.status().with_context("train: old platform " + std::to_string(j) + "'s teacher");
+    if ((*model)->config().token_dim != teacher_.config().token_dim ||
+        (*model)->config().descriptor_dim != teacher_.config().descriptor_dim ||
+        (*model)->config().max_len < teacher_.config().max_len) {
+      return Status::invalid_argument("train: old platform " + std::to_string(j) +
+                                      "'s teacher reads other inputs than the teacher");
+    }
+    loaded_.emplace_back(bytes, std::move(*model));
+    return loaded_.back().second.get();
+  }
+
+ private:
+  const DistillTargets& kd_;
+  const CostModel& teacher_;
+  std::vector<std::pair<std::string_view, std::unique_ptr<CostModel>>> loaded_;
+};
+
+// Every source's targets: the column's under h_k, each old platform's
+// teacher's (the teacher's, or old_teachers') under each h_j.
 Status fill_targets(const DistillSetup& s, const CostModel& teacher, const CostModel* column,
                     std::vector<BatchSource>* sources) {
+  OldTeachers old_teachers(s.distill->targets, teacher);
   for (BatchSource& src : *sources) {
     const DatasetSplit& split = src.ds->train;
     if (column != nullptr && !src.old_bank) {
@@ -138,7 +174,9 @@ Status fill_targets(const DistillSetup& s, const CostModel& teacher, const CostM
         src.old_targets.emplace_back();
         continue;
       }
-      auto t = frozen_scores(teacher, split, src.ds->seq_len, kd.old_descriptors[j]);
+      auto own = old_teachers.of(j);
+      if (!own) return own.status();
+      auto t = frozen_scores(**own, split, src.ds->seq_len, kd.old_descriptors[j]);
       if (!t) return t.status().with_context("train: teacher");
       src.old_targets.push_back(std::move(*t));
     }

@@ -16,9 +16,11 @@ namespace tcl::trainer {
 namespace {
 
 // Checkpoint layout version; bump when the archive's keys change meaning.
-// Format 2 is format 1 plus per-platform adapters.
+// Format 2 is format 1 plus per-platform adapters; format 3 is format 2 plus
+// per-platform pinned models (its adapter list may be empty).
 constexpr int64_t kCheckpointFormat = 1;
 constexpr int64_t kCheckpointFormatWithAdapters = 2;
+constexpr int64_t kCheckpointFormatWithPinned = 3;
 
 // `bytes` as a uint8 tensor (an archive's way to hold a blob), and back.
 torch::Tensor blob_tensor(const std::string& bytes) {
@@ -39,10 +41,10 @@ Result<int64_t> open_checkpoint(std::string_view bytes, torch::serialize::InputA
     if (!archive->try_read("format", format) || !format.isInt()) {
       return Status::data_loss("checkpoint: no format version (not a TCL checkpoint)");
     }
-    if (format.toInt() != kCheckpointFormat && format.toInt() != kCheckpointFormatWithAdapters) {
+    if (format.toInt() < kCheckpointFormat || format.toInt() > kCheckpointFormatWithPinned) {
       return Status::data_loss("checkpoint: format " + std::to_string(format.toInt()) + " is not supported (expected " +
-                               std::to_string(kCheckpointFormat) + " or " +
-                               std::to_string(kCheckpointFormatWithAdapters) + ")");
+                               std::to_string(kCheckpointFormat) + " to " +
+                               std::to_string(kCheckpointFormatWithPinned) + ")");
     }
     return format.toInt();
   } catch (const std::exception& e) {
@@ -155,7 +157,8 @@ Status mix_weights(ScoreModel& into, const ScoreModel& from, double share) {
   return Status::ok();
 }
 
-std::string save_score_model(const ScoreModel& model, const CheckpointAdapters& adapters) {
+std::string save_score_model(const ScoreModel& model, const CheckpointAdapters& adapters,
+                             const CheckpointPinned& pinned) {
   for (const auto& p : model.named_parameters()) {
     TORCH_CHECK(p.value().device().is_cpu(), "save_score_model: move the model to the CPU first (parameter on ",
                 p.value().device(), ")");
@@ -163,58 +166,82 @@ std::string save_score_model(const ScoreModel& model, const CheckpointAdapters& 
     TORCH_CHECK(p.key().find("lora_") == std::string::npos, "save_score_model: the model has an unfolded adapter");
   }
   torch::serialize::OutputArchive archive;
-  archive.write("format", c10::IValue(adapters.empty() ? kCheckpointFormat : kCheckpointFormatWithAdapters));
+  const int64_t format = !pinned.empty()     ? kCheckpointFormatWithPinned
+                         : !adapters.empty() ? kCheckpointFormatWithAdapters
+                                             : kCheckpointFormat;
+  archive.write("format", c10::IValue(format));
   archive.write("config", c10::IValue(config_to_text(model.config())));
   torch::serialize::OutputArchive weights(archive.compilation_unit());
   model.save(weights);
   archive.write("model", weights);
-  if (!adapters.empty()) {
+  // Each kind of per-platform entry: "<kind>_platforms" names, "<kind>_<i>" blobs.
+  const auto write_entries = [&archive](const std::string& kind,
+                                        const std::map<std::string, std::string, std::less<>>& entries) {
     c10::List<std::string> names;
     int i = 0;
-    for (const auto& [platform, bytes] : adapters) {
+    for (const auto& [platform, bytes] : entries) {
       names.push_back(platform);
-      archive.write("adapter_" + std::to_string(i++), blob_tensor(bytes), /*is_buffer=*/true);
+      archive.write(kind + "_" + std::to_string(i++), blob_tensor(bytes), /*is_buffer=*/true);
     }
-    archive.write("adapter_platforms", c10::IValue(names));
-  }
+    archive.write(kind + "_platforms", c10::IValue(names));
+  };
+  if (format >= kCheckpointFormatWithAdapters) write_entries("adapter", adapters);
+  if (format >= kCheckpointFormatWithPinned) write_entries("pinned", pinned);
   std::ostringstream out;
   archive.save_to(out);
   return std::move(out).str();
 }
 
-Result<CheckpointAdapters> load_checkpoint_adapters(std::string_view bytes) {
+namespace {
+
+// The "<kind>_platforms" / "<kind>_<i>" entries of a checkpoint of at least
+// `since` (fewer: none).
+Result<std::map<std::string, std::string, std::less<>>> load_entries(std::string_view bytes, const std::string& kind,
+                                                                     int64_t since) {
   torch::serialize::InputArchive archive;
   Result<int64_t> format = open_checkpoint(bytes, &archive);
   if (!format) return format.status();
-  CheckpointAdapters out;
-  if (*format == kCheckpointFormat) return out;
+  std::map<std::string, std::string, std::less<>> out;
+  if (*format < since) return out;
   try {
     c10::IValue names;
-    if (!archive.try_read("adapter_platforms", names) || !names.isList())
-      return Status::data_loss("checkpoint: format 2 without its adapters' platforms");
+    if (!archive.try_read(kind + "_platforms", names) || !names.isList())
+      return Status::data_loss("checkpoint: format " + std::to_string(*format) + " without its " + kind +
+                               "s' platforms");
     const c10::List<c10::IValue> list = names.toList();
     for (std::size_t i = 0; i < list.size(); ++i) {
       const c10::IValue name = list.get(i);
       torch::Tensor blob;
-      if (!name.isString() || !archive.try_read("adapter_" + std::to_string(i), blob) ||
+      if (!name.isString() || !archive.try_read(kind + "_" + std::to_string(i), blob) ||
           blob.scalar_type() != torch::kUInt8 || blob.dim() != 1) {
-        return Status::data_loss("checkpoint: adapter " + std::to_string(i) + " is malformed");
+        return Status::data_loss("checkpoint: " + kind + " " + std::to_string(i) + " is malformed");
       }
       out.emplace(name.toStringRef(), tensor_blob(blob));
     }
   } catch (const std::exception& e) {
-    return Status::data_loss(std::string("checkpoint: unreadable adapters: ") + e.what());
+    return Status::data_loss("checkpoint: unreadable " + kind + "s: " + e.what());
   }
   return out;
+}
+
+}  // namespace
+
+Result<CheckpointAdapters> load_checkpoint_adapters(std::string_view bytes) {
+  return load_entries(bytes, "adapter", kCheckpointFormatWithAdapters);
+}
+
+Result<CheckpointPinned> load_checkpoint_pinned(std::string_view bytes) {
+  return load_entries(bytes, "pinned", kCheckpointFormatWithPinned);
 }
 
 Result<std::shared_ptr<ScoreModel>> load_score_model(std::string_view bytes) {
   torch::serialize::InputArchive archive;
   Result<int64_t> format = open_checkpoint(bytes, &archive);
   if (!format) return format.status();
-  if (*format == kCheckpointFormatWithAdapters) {
+  if (*format != kCheckpointFormat) {
     return Status::invalid_argument(
-        "checkpoint: it keeps per-platform adapters; load a platform's model (CostModel::load_for_platform)");
+        "checkpoint: it keeps per-platform adapters or pinned models; load a platform's model "
+        "(CostModel::load_for_platform)");
   }
   return load_trunk(bytes);
 }

@@ -84,18 +84,26 @@ Result<std::shared_ptr<ScoreModel>> make_score_model(const ModelConfig& config);
 // Per-platform adapters kept in a checkpoint beside the trunk (trainer/
 // adapter.h): platform name → adapter bytes (save_adapter).
 using CheckpointAdapters = std::map<std::string, std::string, std::less<>>;
+// Per-platform pinned models kept in a checkpoint beside the trunk (a
+// best-of distill, onboarding/best_of.h): platform name → a plain (format 1)
+// checkpoint that is that platform's whole model.
+using CheckpointPinned = std::map<std::string, std::string, std::less<>>;
 
 // Checkpoint: a torch archive holding {format = 1, config = config_to_text(),
 // model = the module's parameters}; with adapters, format 2 and also
 // {adapter_platforms = the names, adapter_<i> = the i-th one's bytes as a
 // uint8 tensor}, so that a reader of format 1 only refuses it rather than
-// scoring an adapted platform with the trunk. The bytes go to a bytea
+// scoring an adapted platform with the trunk; with pinned models, format 3
+// and also {pinned_platforms = the names, pinned_<i> = the i-th one's plain
+// checkpoint as a uint8 tensor} (adapters as in format 2, the list maybe
+// empty), so that a reader of formats 1–2 refuses it. The bytes go to a bytea
 // column as is. The model must be on the CPU and hold no unfolded adapter
 // (c10::Error otherwise), so that every checkpoint loads on a machine
 // without a GPU and scores as the model did. Never fails for a CPU
 // model built by make_score_model (throws c10::Error on I/O failure of the
 // in-memory stream only).
-std::string save_score_model(const ScoreModel& model, const CheckpointAdapters& adapters = {});
+std::string save_score_model(const ScoreModel& model, const CheckpointAdapters& adapters = {},
+                             const CheckpointPinned& pinned = {});
 
 // Weight-space mix, in place: every floating parameter and buffer of `into`
 // becomes (1 - share) · its own + share · `from`'s (moved to into's
@@ -108,7 +116,7 @@ Status mix_weights(ScoreModel& into, const ScoreModel& from, double share);
 // every parameter's name and shape. kDataLoss when the bytes are not a TCL
 // checkpoint or do not match their config; kInvalidArgument when the stored
 // config does not validate, or the checkpoint keeps per-platform adapters
-// (a reader must then ask for a platform's model: CostModel::
+// or pinned models (a reader must then ask for a platform's model: CostModel::
 // load_for_platform), so that no reader scores an adapted platform with the
 // trunk by mistake. The model is returned in eval mode.
 Result<std::shared_ptr<ScoreModel>> load_score_model(std::string_view bytes);
@@ -119,5 +127,8 @@ Result<std::shared_ptr<ScoreModel>> load_trunk(std::string_view bytes);
 // The adapters a checkpoint holds (empty for format 1). kDataLoss as
 // load_score_model, or when the adapter entries are malformed.
 Result<CheckpointAdapters> load_checkpoint_adapters(std::string_view bytes);
+// The pinned models a checkpoint holds (empty for formats 1 and 2). kDataLoss
+// as load_score_model, or when the pinned entries are malformed.
+Result<CheckpointPinned> load_checkpoint_pinned(std::string_view bytes);
 
 }  // namespace tcl::trainer

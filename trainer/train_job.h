@@ -279,9 +279,16 @@ struct JointTraining {
 struct DistillTargets {
   std::string_view column_checkpoint{};  // C, fine-tuned on platform k; empty = none (column_weight unused)
   std::vector<std::vector<float>> old_descriptors{};  // h_j, core::kHardwareDim floats each
-  std::string_view teacher_fisher{};                  // TrainResult::fisher of T; empty = no EWC
-  std::span<const core::Record> unlabeled{};          // platform k's unmeasured programs; read during the call
-  double unlabeled_ratio = 1.0;                       // unlabeled batches per measured batch, per epoch
+  // Per old platform (old_descriptors' order), the checkpoint (plain bytes)
+  // whose scores under h_j are its KD target instead of the teacher's: the
+  // model that serves platform j in a version that keeps per-platform models
+  // (a best-of distill, onboarding/best_of.h), so that the student learns
+  // from every platform's best model. Empty, or an empty entry = the
+  // teacher T. Not owned; read during the call. EWC's anchor stays T.
+  std::vector<std::string_view> old_teachers{};
+  std::string_view teacher_fisher{};          // TrainResult::fisher of T; empty = no EWC
+  std::span<const core::Record> unlabeled{};  // platform k's unmeasured programs; read during the call
+  double unlabeled_ratio = 1.0;               // unlabeled batches per measured batch, per epoch
   // The old platforms' bank: programs of their tasks (no measurement is
   // read) as inputs of the old-platform KD terms only, so that the teacher's
   // order on the old platforms' own programs is kept, not only on platform

@@ -11,6 +11,50 @@ namespace json = boost::json;
 
 namespace {
 
+// Per platform, which model serves it and why ("serving"): what a best-of
+// distill wrote in the version's config (onboarding/best_of.h), else what
+// the version's kind says. A train job's model and the student method's
+// serve every platform alone; an adapter distill serves its new platform
+// (the last of its platforms) with the adapter and every other with the
+// parent's model of it.
+json::value serving_json(const registry::VersionInfo& v, const json::value& config) {
+  const json::object* c = config.if_object();
+  if (c != nullptr) {
+    if (const json::value* serving = c->if_contains("serving"); serving != nullptr && serving->is_object()) {
+      return *serving;
+    }
+  }
+  std::string method;
+  if (c != nullptr) {
+    if (const json::value* d = c->if_contains("distill"); d != nullptr && d->is_object()) {
+      if (const json::value* m = d->as_object().if_contains("method"); m != nullptr && m->is_string()) {
+        method = m->as_string().c_str();
+      }
+    }
+  }
+  json::object out;
+  for (std::size_t i = 0; i < v.platforms.size(); ++i) {
+    const std::string& p = v.platforms[i];
+    const bool fresh = i + 1 == v.platforms.size();
+    if (method == "adapter" && !fresh) {
+      json::object o{{"model", "parent's"},
+                     {"origin", "the parent's model of the platform"},
+                     {"reason", "an adapter distill keeps every old platform's model as the parent had it"}};
+      if (v.parent) o["from_version"] = *v.parent;
+      out[p] = std::move(o);
+    } else if (method == "adapter") {
+      out[p] = json::object{{"model", "adapter"},
+                            {"origin", "adapter on the parent's trunk"},
+                            {"reason", "an adapter distill trains one adapter for its platform"}};
+    } else {
+      out[p] = json::object{{"model", "student"},
+                            {"origin", method == "student" ? "the distilled student" : "the version's model"},
+                            {"reason", "one model serves every platform of this version"}};
+    }
+  }
+  return out;
+}
+
 json::object version_json(const registry::VersionInfo& v) {
   json::array platforms, aliases;
   for (const auto& p : v.platforms) platforms.push_back(json::string(p));
@@ -23,6 +67,7 @@ json::object version_json(const registry::VersionInfo& v) {
                  {"aliases", std::move(aliases)},
                  {"metrics", embedded_json(v.metrics_json)},
                  {"config", embedded_json(v.config_json)},
+                 {"serving", serving_json(v, embedded_json(v.config_json))},
                  {"training_summary", embedded_json(v.training_summary_json)},
                  {"weights_sha256", v.weights_sha256},
                  {"weights_size", v.weights_size},

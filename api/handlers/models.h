@@ -1,6 +1,8 @@
 // api/handlers/models.h — the lineage, model versions and aliases:
 //   GET /v1/models                       every version, oldest first (the lineage)
-//   GET /v1/models/{version}             one version (a number or an alias)
+//   GET /v1/models/{version}             one version (a number or an alias), with "serving":
+//                                        per platform, which model serves it and why (a best-of
+//                                        distill's choice and its validation scores)
 //   GET /v1/models/{version}/weights     its weights, checked against the stored SHA-256
 //   GET /v1/aliases/{alias}              which version an alias points at
 //   PUT /v1/aliases/{alias}              move it (admin): {"version", "reason"?};

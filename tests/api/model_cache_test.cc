@@ -272,5 +272,29 @@ TEST_F(ModelCacheTest, AVersionBeingLoadedForAnAliasKeepsEveryModel) {
   EXPECT_EQ(fresh.loaded_count(), 3u);
 }
 
+// A best-of version (onboarding/best_of.h): a pinned platform is served by
+// its pinned model, bit for bit as the version it came from, an unknown one
+// by the trunk, and production is ready only once the pinned model is loaded.
+TEST_F(ModelCacheTest, APinnedPlatformGetsItsPinnedModel) {
+  const std::string parent = tcl::testing::fresh_checkpoint(1);
+  const std::int64_t v1 = add_version(parent);
+  auto pinned = trainer::pin_platform(tcl::testing::fresh_checkpoint(2), "x16", parent);
+  ASSERT_TRUE(pinned) << pinned.status().to_string();
+  const std::int64_t v2 = add_version(*pinned, /*production=*/true);
+  ModelCache cache(*store_, {});
+  ASSERT_TRUE(cache.resync().is_ok());
+  EXPECT_TRUE(cache.production_ready());
+  auto x16 = cache.get("production", "x16");
+  ASSERT_TRUE(x16) << x16.status().to_string();
+  EXPECT_EQ((*x16)->adapter_platform, "x16");
+  auto old = cache.get(std::to_string(v1), "x16");
+  ASSERT_TRUE(old);
+  EXPECT_EQ(scores_of(**x16), scores_of(**old));  // the parent's model, bit for bit
+  auto unknown = cache.get(std::to_string(v2), "t4");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ((*unknown)->adapter_platform, "");
+  EXPECT_NE(scores_of(**unknown), scores_of(**x16));
+}
+
 }  // namespace
 }  // namespace tcl::api

@@ -73,6 +73,49 @@ TEST_F(ModelHandlersTest, OneVersionByNumberOrAliasAndItsWeights) {
   EXPECT_EQ(handle_get_model_weights(unknown, *models_).status, http::status::not_found);
 }
 
+// "serving": per platform, which model serves it and why — a best-of
+// version's as its job wrote it, an adapter version's and a train job's
+// from their kind.
+TEST_F(ModelHandlersTest, SaysPerPlatformWhichModelServesItAndWhy) {
+  const std::int64_t v1 = add_version("trained");
+  registry::NewPlatform t4;
+  t4.name = "t4";
+  t4.target = "cuda -keys=cuda,gpu -arch=sm_75";
+  t4.hardware_params = {-1, 16, 64, 49152, 2147483647, 1024, 8, 32};
+  ASSERT_TRUE(platforms_->create(t4));
+  const auto add = [&](const std::string& config, std::vector<std::string> platforms) {
+    registry::NewVersion v;
+    v.parent = v1;
+    v.platforms = std::move(platforms);
+    v.weights = "w" + config;
+    v.config_json = config;
+    auto created = models_->create_version(v, registry::CreateVersionOptions{});
+    EXPECT_TRUE(created) << created.status().to_string();
+    return created ? created->version : 0;
+  };
+  const auto serving = [&](std::int64_t v) {
+    HandlerRequest get({}, {{"version", std::to_string(v)}});
+    const Response r = handle_get_model(get, *models_);
+    EXPECT_EQ(r.status, http::status::ok) << r.body;
+    return body_json(r).at("serving").as_object();
+  };
+  EXPECT_EQ(serving(v1).at("x16").at("model").as_string(), "student");
+  const std::int64_t adapter = add(R"({"kind": "distill", "distill": {"method": "adapter"}})", {"x16", "t4"});
+  const json::object a = serving(adapter);
+  EXPECT_EQ(a.at("t4").at("model").as_string(), "adapter");
+  EXPECT_EQ(a.at("x16").at("from_version").as_int64(), v1);
+  const std::int64_t best = add(
+      R"j({"kind": "distill", "distill": {"method": "best-of"}, "serving": {"x16": {"model": "pinned",
+          "origin": "the parent's model, the trunk", "from_version": 1, "reason": "old"}, "t4": {"model": "pinned",
+          "origin": "fine-tune", "reason": "best", "validation": [{"candidate": "student", "top1": 0.6},
+          {"candidate": "fine-tune", "top1": 0.7}]}}})j",
+      {"x16", "t4"});
+  const json::object b = serving(best);
+  EXPECT_EQ(b.at("t4").at("origin").as_string(), "fine-tune");
+  EXPECT_EQ(b.at("t4").at("validation").as_array().size(), 2u);
+  EXPECT_EQ(b.at("x16").at("model").as_string(), "pinned");
+}
+
 TEST_F(ModelHandlersTest, PutAliasRecordsWhoAndWhy) {
   const std::int64_t v1 = add_version("one"), v2 = add_version("two");
   HandlerRequest put(R"({"version": )" + std::to_string(v2) + "}", {{"alias", "staging"}});

@@ -40,6 +40,15 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   EXPECT_EQ(distill->old_bank_ratio, trainer::DistillTargets{}.old_bank_ratio);  // the bank is on by default
   EXPECT_GT(distill->old_bank_ratio, 0);
   EXPECT_EQ(distill->max_old_bank, trainer::DistillTargets{}.max_old_bank);
+  // best-of (onboarding/best_of.h): the student's defaults, and both methods' options taken.
+  auto best_of = parse_job_options(R"({"method": "best-of", "adapter_rank": 8, "ewc_weight": 0.3})", JobKind::kDistill);
+  ASSERT_TRUE(best_of.is_ok()) << best_of.status().to_string();
+  EXPECT_EQ(best_of->method, JobOptions::DistillMethod::kBestOf);
+  EXPECT_EQ(distill_method_name(best_of->method), "best-of");
+  EXPECT_EQ(best_of->epochs, trainer::kDistillStudentEpochs);
+  EXPECT_EQ(best_of->learning_rate, trainer::kDistillStudentLearningRate);
+  EXPECT_EQ(best_of->adapter_rank, 8);
+  EXPECT_EQ(best_of->ewc_weight, 0.3);
 }
 
 TEST(JobOptionsTest, KeepsEveryValue) {

@@ -228,6 +228,68 @@ TEST(AdapterTest, CheckpointKeepsAnAdapterPerPlatform) {
   EXPECT_EQ(adapter_platforms("not a checkpoint").status().code(), StatusCode::kDataLoss);
 }
 
+// A checkpoint keeps a pinned model per platform (a best-of version): that
+// platform's model is the pinned one, bit for bit, beside adapters on the
+// trunk; a platform without either gets the trunk; a format-1 or 2 reader
+// is refused; a later adapter for the platform replaces its pinned model.
+TEST(AdapterTest, CheckpointKeepsAPinnedModelPerPlatform) {
+  const ModelConfig c = tiny();
+  auto trunk = make(c);
+  const Inputs in = inputs(c);
+  const std::string trunk_bytes = save_score_model(*trunk);
+  ModelConfig other = c;
+  other.seed = 11;
+  auto pinned_model = make(other);  // another model of the same inputs: an old platform's parent model
+  const std::string pinned_bytes = save_score_model(*pinned_model);
+  auto platform_scores = [&](const std::string& checkpoint, std::string_view platform) {
+    auto model = CostModel::load_for_platform(checkpoint, platform);
+    EXPECT_TRUE(model.is_ok()) << model.status().to_string();
+    return model.is_ok() ? scores(*(*model)->score_model(), in) : torch::zeros({1});
+  };
+  auto m = make(c);
+  ASSERT_TRUE(add_adapter(*m, {.rank = 1}, 1).is_ok());
+  perturb_adapter(*m, 1);
+  Result<std::string> adapter = save_adapter(*m);
+  Result<std::shared_ptr<ScoreModel>> folded = fold_adapter(*m);
+  ASSERT_TRUE(adapter.is_ok() && folded.is_ok());
+
+  Result<std::string> pinned = pin_platform(trunk_bytes, "x86-old", pinned_bytes);
+  ASSERT_TRUE(pinned.is_ok()) << pinned.status().to_string();
+  Result<std::string> both = attach_adapter(*pinned, "gpu-new", *adapter);
+  ASSERT_TRUE(both.is_ok()) << both.status().to_string();
+  EXPECT_EQ(*pinned_platforms(*both), std::vector<std::string>{"x86-old"});
+  EXPECT_EQ(*adapter_platforms(*both), std::vector<std::string>{"gpu-new"});
+  EXPECT_EQ(*own_model_platforms(*both), (std::vector<std::string>{"gpu-new", "x86-old"}));
+  EXPECT_TRUE(torch::equal(platform_scores(*both, "x86-old"), scores(*pinned_model, in)));
+  EXPECT_TRUE(torch::equal(platform_scores(*both, "gpu-new"), scores(**folded, in)));
+  EXPECT_TRUE(torch::equal(platform_scores(*both, "unknown"), scores(*trunk, in)));  // the trunk
+  EXPECT_TRUE(torch::equal(platform_scores(*both, ""), scores(*trunk, in)));
+  // The pinned model's bytes come back as they were pinned.
+  Result<std::string> own = platform_checkpoint(*both, "x86-old");
+  ASSERT_TRUE(own.is_ok());
+  EXPECT_EQ(*own, pinned_bytes);
+  // Readers of one model are refused, not handed the trunk.
+  EXPECT_EQ(CostModel::load(*both).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(load_score_model(*pinned).status().code(), StatusCode::kInvalidArgument);
+  // An adapter for the pinned platform replaces its pinned model, and pinning replaces an adapter.
+  Result<std::string> replaced = attach_adapter(*both, "x86-old", *adapter);
+  ASSERT_TRUE(replaced.is_ok());
+  EXPECT_TRUE(pinned_platforms(*replaced)->empty());
+  EXPECT_TRUE(torch::equal(platform_scores(*replaced, "x86-old"), scores(**folded, in)));
+  Result<std::string> repinned = pin_platform(*replaced, "gpu-new", pinned_bytes);
+  ASSERT_TRUE(repinned.is_ok());
+  EXPECT_EQ(*adapter_platforms(*repinned), std::vector<std::string>{"x86-old"});
+  EXPECT_TRUE(torch::equal(platform_scores(*repinned, "gpu-new"), scores(*pinned_model, in)));
+  // Bad uses.
+  EXPECT_EQ(pin_platform(trunk_bytes, "", pinned_bytes).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(pin_platform(trunk_bytes, "a", "garbage").is_ok());
+  EXPECT_FALSE(pin_platform(trunk_bytes, "a", *both).is_ok());  // not a plain model
+  ModelConfig wider = c;
+  wider.descriptor_dim = 6;
+  EXPECT_EQ(pin_platform(trunk_bytes, "a", save_score_model(*make(wider))).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 // A format-2 checkpoint whose adapter entry is missing: kDataLoss, never the trunk.
 TEST(AdapterTest, MalformedAdapterEntriesAreDataLoss) {
   const ModelConfig c = tiny();

@@ -1114,6 +1114,46 @@ TEST_F(DistillInputsTest, DistillationKeepsTheOldOrderOnTheOldPlatformsBank) {
   EXPECT_GT(agree_with, agree_without + 0.02);
 }
 
+// Per-old-platform KD targets (DistillTargets::old_teachers; a best-of
+// distill's): an old platform's teacher that is the teacher itself changes
+// nothing, bit for bit; another model makes the student follow that model's
+// order under the old descriptor; a count that does not match is refused.
+TEST_F(DistillInputsTest, EachOldPlatformLearnsFromItsOwnTeacher) {
+  const std::vector<core::Record> measured = few_measured();
+  const std::vector<core::Record> bank = old_bank();
+  auto t = CostModel::load(teacher());
+  ASSERT_TRUE(t.is_ok());
+  ModelConfig other_config = (*t)->config();
+  other_config.seed = 99;  // another init: another order of the old programs
+  auto other_model = CostModel::create(other_config);
+  ASSERT_TRUE(other_model.is_ok());
+  auto other_bytes = (*other_model)->save();
+  ASSERT_TRUE(other_bytes.is_ok());
+  const std::string other = *other_bytes;
+  const auto with_teachers = [&](std::vector<std::string_view> old_teachers) {
+    return distill(
+        measured,
+        {.old_descriptors = {}, .old_teachers = std::move(old_teachers), .old_bank = bank, .old_weight = 2.0});
+  };
+  auto plain = with_teachers({});
+  auto itself = with_teachers({teacher()});
+  auto own = with_teachers({other});
+  ASSERT_TRUE(plain.is_ok() && itself.is_ok() && own.is_ok());
+  EXPECT_EQ(itself->checkpoint, plain->checkpoint);
+  auto ds = build_unlabeled_dataset(bank, new_platform, DatasetOptions{});
+  ASSERT_TRUE(ds.is_ok());
+  const std::vector<float> target = scores_under(other, *ds, old_descriptor());
+  const double follows_own = agreement(target, scores_under(own->checkpoint, *ds, old_descriptor()), ds->train.groups);
+  const double follows_plain =
+      agreement(target, scores_under(plain->checkpoint, *ds, old_descriptor()), ds->train.groups);
+  std::printf("[ old teachers ] agreement with the old platform's own teacher: its KD %.3f, the teacher's KD %.3f\n",
+              follows_own, follows_plain);
+  EXPECT_GT(follows_own, follows_plain + 0.05);
+  DistillTargets two;
+  two.old_teachers = {teacher(), other};  // one old platform, two teachers
+  expect_refused(measured, two, "old_teachers");
+}
+
 // Feature KD on the bank (DistillLevers::feature_weight): besides the old
 // order, the student keeps the teacher's embedding of the old platform's
 // programs, at no extra step.

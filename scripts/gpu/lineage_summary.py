@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Issue 48's study (scripts/gpu/lineage_study.sh): bench_continual logs of one
+platform sequence, one per seed and split salt, summarised as mean ± 95%
+t-interval over the runs (each salt and seed a run; a salt's seeds share its
+held-out tasks, so the runs are not independent: the interval over the salts'
+means is printed beside where there are ≥ 2 salts).
+
+  scripts/gpu/lineage_summary.py LOG...
+
+Reads the per-step lines bench_continual prints (finished or cut runs alike):
+  "  rdu selection on PLATFORM: ..."           a step begins (PLATFORM is learned)
+  "  NAME on PLATFORM  top-1 MEAN/SUM tuning T ..."   NAME: distill, (d) adapter,
+        (e) best-of, "column of distill" (the fine-tune of the student lineage's
+        model on the same selection), "zero-shot LINEAGE" (forward transfer)
+  "  best-of choice on PLATFORM CANDIDATE (...)"
+and prints, per new platform: each method's top-1 task-mean and tuning proxy
+right after it is learned, best-of minus the best of {adapter, student,
+fine-tune} paired by run (item 1: ≥ −0.01); per old platform and later step,
+each method's top-1 now minus right after it was learned (item 1: ≥ −0.01);
+per platform not yet learned, each lineage's zero-shot top-1 and tuning proxy
+after each step (item 2: it should rise as the lineage grows); and the
+candidates best-of chose.
+"""
+import os
+import re
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../bench/lib"))
+from intervals import half_width  # noqa: E402
+
+SCORE = re.compile(r"^  (.+?)\s+on (\S+)\s+top-1 ([0-9.na-]+)/([0-9.na-]+) tuning ([0-9.na-]+)")
+SELECT = re.compile(r"^  rdu selection on (\S+):")
+CHOICE = re.compile(r"^  best-of choice on (\S+)\s+(.+?) \(")
+BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([0-9.]+)/([0-9.]+) \(mean/sum\) tuning ([0-9.na-]+)")
+PLATFORMS = re.compile(r"--platforms (\S+)")
+LINEAGES = ["distill", "(d) adapter", "(e) best-of"]
+NAMES = {"distill": "student", "(d) adapter": "adapter", "(e) best-of": "best-of", "column of distill": "fine-tune"}
+
+
+def parse(path):
+    """One run: its order of platforms, scores[step][name][platform] = (top1, tuning), choices."""
+    order, scores, choices = [], defaultdict(lambda: defaultdict(dict)), {}
+    step = 0
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("# bench_continual") and PLATFORMS.search(line):
+                order = PLATFORMS.search(line).group(1).split(",")
+                continue
+            m = BASE.match(line)
+            if m:
+                for name in LINEAGES:
+                    scores[0][name][m.group(1)] = (float(m.group(2)), float(m.group(4)))
+                continue
+            m = SELECT.match(line)
+            if m and m.group(1) in order:
+                step = order.index(m.group(1))
+                continue
+            m = CHOICE.match(line)
+            if m:
+                choices[m.group(1)] = m.group(2)
+                continue
+            m = SCORE.match(line)
+            if m:
+                name, platform = m.group(1).strip(), m.group(2)
+                try:
+                    scores[step][name][platform] = (float(m.group(3)), float(m.group(5)))
+                except ValueError:
+                    pass
+    return order, scores, choices
+
+
+def cell(values, digits=4):
+    if not values:
+        return "–"
+    mean = sum(values) / len(values)
+    hw = half_width(values)
+    return f"{mean:.{digits}f}" + ("" if hw is None else f" ± {hw:.{digits}f}") + f" (n {len(values)})"
+
+
+def diff_cell(values):
+    if not values:
+        return "–"
+    mean = sum(values) / len(values)
+    hw = half_width(values)
+    return f"{mean:+.4f}" + ("" if hw is None else f" ± {hw:.4f}") + f" (n {len(values)})"
+
+
+def main(paths):
+    runs = [parse(p) for p in paths]
+    runs = [r for r in runs if r[0]]
+    if not runs:
+        print("no runs")
+        return 1
+    order = max((r[0] for r in runs), key=len)
+    print(f"# Sequence {' → '.join(order)}: {len(runs)} runs\n")
+
+    print("## New platform, right after its step (top-1 task-mean; tuning proxy, lower is better)\n")
+    print("| platform | method | top-1 | tuning proxy |\n|---|---|---|---|")
+    gaps = defaultdict(list)
+    for k in range(1, len(order)):
+        p = order[k]
+        for name in ["distill", "(d) adapter", "column of distill", "(e) best-of"]:
+            top, tun = [], []
+            for o, s, _ in runs:
+                if k < len(o) and p in s[k].get(name, {}):
+                    top.append(s[k][name][p][0])
+                    tun.append(s[k][name][p][1])
+            print(f"| {p} | {NAMES[name]} | {cell(top)} | {cell(tun, 3)} |")
+        for o, s, _ in runs:
+            if k >= len(o):
+                continue
+            row = s[k]
+            others = [row[n][p][0] for n in ["distill", "(d) adapter", "column of distill"] if p in row.get(n, {})]
+            if p in row.get("(e) best-of", {}) and len(others) == 3:
+                gaps[p].append(row["(e) best-of"][p][0] - max(others))
+    print("\nbest-of − max(student, adapter, fine-tune) on the new platform, paired by run (item 1: ≥ −0.01):\n")
+    for p, v in gaps.items():
+        print(f"- {p}: {diff_cell(v)}")
+
+    print("\n## Forgetting: old platform's top-1 after a later step − right after it was learned\n")
+    print("| platform | after step | student | adapter | best-of |\n|---|---|---|---|---|")
+    for j in range(len(order)):
+        for k in range(j + 1, len(order)):
+            cells = []
+            for name in LINEAGES:
+                v = []
+                for o, s, _ in runs:
+                    if k < len(o) and order[j] in s[k].get(name, {}) and order[j] in s[j].get(name, {}):
+                        v.append(s[k][name][order[j]][0] - s[j][name][order[j]][0])
+                cells.append(diff_cell(v))
+            print(f"| {order[j]} | {k} ({order[k]}) | " + " | ".join(cells) + " |")
+
+    print("\n## Forward transfer: zero-shot on a platform not yet learned, after each step\n")
+    print("| platform | after step | lineage | top-1 | tuning proxy |\n|---|---|---|---|---|")
+    for j in range(1, len(order)):
+        for k in range(0, j):
+            for name in LINEAGES:
+                top, tun = [], []
+                for o, s, _ in runs:
+                    z = s[k].get("zero-shot " + name, {})
+                    if order[j] in z:
+                        top.append(z[order[j]][0])
+                        tun.append(z[order[j]][1])
+                if top:
+                    print(f"| {order[j]} | {k} ({order[k]}) | {NAMES[name]} | {cell(top)} | {cell(tun, 3)} |")
+
+    print("\n## Best-of's choices\n")
+    count = defaultdict(lambda: defaultdict(int))
+    for _, _, c in runs:
+        for p, chosen in c.items():
+            count[p][chosen] += 1
+    for p in order[1:]:
+        print(f"- {p}: " + ", ".join(f"{c} {n}" for c, n in sorted(count[p].items())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
