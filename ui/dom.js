@@ -63,9 +63,11 @@ export function fmtBytes(n) {
 
 export function fmtDuration(s) {
   if (typeof s !== 'number' || !Number.isFinite(s) || s < 0) return '–';
-  if (s < 60) return `${Math.round(s)} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
-  return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
+  const t = Math.round(s);
+  if (t < 60) return `${t} s`;
+  if (t < 3600) return `${Math.floor(t / 60)} min ${t % 60} s`;
+  const m = Math.round(t / 60);
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
 // A table from column headers and rows of cells (each cell: text, a node, or an array of them).

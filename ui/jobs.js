@@ -14,7 +14,7 @@ function seconds(from, to) {
 export function progressText(job) {
   const p = job.progress ?? {};
   const parts = [];
-  if (p.phase) parts.push(String(p.phase));
+  if (p.phase && (job.state === 'running' || job.state === 'queued')) parts.push(String(p.phase));
   if (p.epoch != null) parts.push(`epoch ${p.epoch}/${p.epochs ?? '?'}`);
   if (typeof p.loss === 'number') parts.push(`loss ${fmt(p.loss, 4)}`);
   if (typeof p.val_top1 === 'number') parts.push(`val top-1 ${fmt(p.val_top1)}`);

@@ -2,7 +2,7 @@
 // platforms it added, its method and size, and the promotion gate's verdict with its reasons.
 import { get } from './api.js';
 import { el, svg, link, fmtBytes, table } from './dom.js';
-import { layout, method, platformsAdded, verdict } from './lineage_model.js';
+import { layout, method, platformsAdded, trainedOn, verdict } from './lineage_model.js';
 
 const COL = 16;  // px per tree column
 const CY = 16;   // px from a row's top to its node
@@ -33,10 +33,16 @@ export function gateCell(v) {
   const why = g.blocking.length ? g.blocking : g.status === 'promoted' ? ['promoted by the gate'] : [];
   return el('td', { class: 'gate' },
     why.map((line) => el('div', { class: g.status === 'promoted' ? 'ok' : 'why' }, line)),
-    g.reasons.length
-      ? el('details', null, el('summary', null, `${g.reasons.length} reason${g.reasons.length > 1 ? 's' : ''}`),
-        el('ul', null, g.reasons.map((line) => el('li', null, line))))
-      : null);
+    g.reasons.length ? reasonsDetails(g.reasons) : null);
+}
+
+// The reasons behind a fold, built when first opened: a long lineage draws only what is seen.
+function reasonsDetails(reasons) {
+  const details = el('details', null, el('summary', null, `${reasons.length} reason${reasons.length > 1 ? 's' : ''}`));
+  details.addEventListener('toggle', () => {
+    if (details.open && details.childElementCount === 1) details.append(el('ul', null, reasons.map((line) => el('li', null, line))));
+  });
+  return details;
 }
 
 export function statusBadge(status) {
@@ -44,7 +50,7 @@ export function statusBadge(status) {
 }
 
 export async function render(main) {
-  const { versions } = await get('/v1/models');
+  const { versions } = await get('/v1/models?view=summary');
   if (!versions.length) {
     main.append(el('h1', null, 'Lineage'), el('p', { class: 'empty' },
       'No model version yet: start a train job (tclctl job start --platform NAME --wait).'));
@@ -53,9 +59,12 @@ export async function render(main) {
   const t = layout(versions);
   t.childRows = t.rows.map(() => []);
   t.rows.forEach((row, r) => { if (row.parentRow >= 0) t.childRows[row.parentRow].push(r); });
+  const treeWidth = t.columns * COL + 12;
   const rows = t.rows.map((row, r) => {
     const v = row.v;
     const added = platformsAdded(v, t.byVersion);
+    const trained = trainedOn(v, t.byVersion);
+    const again = v.parent != null && trained && !added.includes(trained) ? trained : null;
     return el('tr', { dataset: { version: v.version } },
       treeCell(t, r),
       el('td', { class: 'num' }, link(`v${v.version}`, 'version', v.version)),
@@ -63,6 +72,7 @@ export async function render(main) {
       el('td', null, (v.aliases ?? []).map((a) => el('span', { class: 'alias' }, a))),
       el('td', null, statusBadge(v.status)),
       el('td', null, added.map((p) => el('span', { class: 'added' }, `+${p}`)),
+        again ? el('span', { class: 'again' }, `${again} again`) : null,
         el('span', { class: 'muted' }, ` (${(v.platforms ?? []).length} in all)`)),
       el('td', null, method(v)),
       el('td', { class: 'num' }, fmtBytes(v.weights_size)),
@@ -74,6 +84,11 @@ export async function render(main) {
     el('p', { class: 'muted' }, `${versions.length} versions. Production: `,
       versions.filter((v) => (v.aliases ?? []).includes('production')).map((v) => link(`v${v.version}`, 'version', v.version)),
       '. Click a version for its platforms, metrics and the gate\'s comparison with its parent.'),
-    table(['', 'version', 'parent', 'aliases', 'status', 'platforms added', 'method', 'size', 'created', 'gate'], rows,
-      { class: 'lineage' }));
+    fixTreeColumn(table(['', 'version', 'parent', 'aliases', 'status', 'platforms added (or trained again)', 'method', 'size', 'created', 'gate'], rows,
+      { class: 'lineage' }), treeWidth));
+}
+
+function fixTreeColumn(tbl, width) {
+  tbl.querySelector('th').style.width = `${width}px`;
+  return tbl;
 }

@@ -17,6 +17,16 @@ export function platformsAdded(v, byVersion) {
   return (v.platforms ?? []).filter((p) => !old.has(p));
 }
 
+// The platform the version's job trained (a train job's, or the platform a distill folded in or
+// distilled again): the one whose standing-split figure says whether the job held it out
+// (metrics.<p>.standing_split.held_out, written for the job's own platform only); else the ones added.
+export function trainedOn(v, byVersion) {
+  for (const [p, m] of Object.entries(v.metrics ?? {})) {
+    if (p !== 'versus_parent' && m?.standing_split && 'held_out' in m.standing_split) return p;
+  }
+  return platformsAdded(v, byVersion)[0] ?? null;
+}
+
 // Which model serves `platform` in version `v`: an adapter keeps every other platform exactly as its
 // parent served it (api/openapi.yaml, startJob's `method`); a train job or a student distill serves
 // every platform from its own weights.
@@ -26,7 +36,7 @@ export function servedBy(v, platform, byVersion) {
     const c = cur.config ?? {};
     const adapter = c.kind === 'distill' && c.distill?.method === 'adapter';
     if (!adapter) return { version: cur.version, what: `${method(cur)} weights of v${cur.version}` };
-    if (platformsAdded(cur, byVersion).includes(platform) || cur.parent == null) {
+    if (trainedOn(cur, byVersion) === platform || cur.parent == null) {
       return {
         version: cur.version,
         what: `v${cur.version}'s adapter (rank ${c.distill?.adapter_rank ?? '?'}) on v${cur.parent}'s frozen trunk`,

@@ -17,7 +17,7 @@ function rounds(list) {
 }
 
 export async function render(main, only) {
-  const [{ platforms }, { versions }] = await Promise.all([get('/v1/platforms'), get('/v1/models')]);
+  const [{ platforms }, { versions }] = await Promise.all([get('/v1/platforms'), get('/v1/models?view=summary')]);
   const shown = only ? platforms.filter((p) => p.name === only) : platforms;
   const details = await Promise.all(shown.map((p) => Promise.all([
     get(`/v1/platforms/${seg(p.name)}`),

@@ -26,14 +26,14 @@ function plots(versions, platforms, choice) {
       if (randomKey) random.push({ x: v.version, y: Number(f[randomKey]), title: `random order ${Number(f[randomKey]).toFixed(3)}` });
     }
     return el('figure', { class: 'quality', dataset: { platform: p } },
-      el('figcaption', null, p, el('span', { class: 'muted' }, ` — ${mine.length} versions`)),
+      el('figcaption', null, p, el('span', { class: 'muted' }, ` — ${name}, ${mine.length} versions`)),
       mine.length ? linePlot([{ name: 'model', cls: 'model', points: mine }, { name: 'random', cls: 'random', points: random }],
-        { xLabel: 'version', yLabel: name }) : el('p', { class: 'empty' }, 'no figures yet'));
+        { xLabel: 'version' }) : el('p', { class: 'empty' }, 'no figures yet'));
   });
 }
 
 export async function render(main) {
-  const [{ versions }, { platforms }] = await Promise.all([get('/v1/models'), get('/v1/platforms')]);
+  const [{ versions }, { platforms }] = await Promise.all([get('/v1/models?view=summary'), get('/v1/platforms')]);
   const names = platforms.map((p) => p.name);
   const area = el('div', { class: 'plots' });
   const select = el('select', { id: 'metric', 'aria-label': 'figure' },

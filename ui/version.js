@@ -40,7 +40,7 @@ function comparison(vp) {
 }
 
 export async function render(main, version) {
-  const [{ versions }, v] = await Promise.all([get('/v1/models'), get(`/v1/models/${seg(version)}`)]);
+  const [{ versions }, v] = await Promise.all([get('/v1/models?view=summary'), get(`/v1/models/${seg(version)}`)]);
   const byVersion = new Map(versions.map((x) => [x.version, x]));
   const parent = v.parent != null ? byVersion.get(v.parent) : null;
   const children = versions.filter((x) => x.parent === v.version);

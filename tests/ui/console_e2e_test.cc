@@ -34,7 +34,8 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 
 const std::string kData = std::string(TCL_SOURCE_DIR) + "/../shared/data";
-constexpr const char* kHostile = R"(<img src=x onerror="window.pwned=1"><script>window.pwned=2</script><b class="pwned">&amp; 'x'</b>)";
+constexpr const char* kHostile =
+    R"(<img src=x onerror="window.pwned=1"><script>window.pwned=2</script><b class="pwned">&amp; 'x'</b>)";
 
 // Every `step`-th line of a platform's records, n at most.
 std::string lines_of(const std::string& platform, std::size_t step, std::size_t n) {
@@ -71,10 +72,8 @@ class ConsoleTest : public TcldEnvTest {
   }
   void create_platform(const std::string& name, const std::string& target, const std::string& hw,
                        const std::string& description) {
-    const json::object body{{"name", name},
-                            {"target", target},
-                            {"hardware_params", json::parse(hw)},
-                            {"description", description}};
+    const json::object body{
+        {"name", name}, {"target", target}, {"hardware_params", json::parse(hw)}, {"description", description}};
     const HttpResult r = call("POST", "/v1/platforms", json::serialize(body));
     ASSERT_EQ(r.status, 201) << r.body;
   }
@@ -152,14 +151,15 @@ TEST_F(ConsoleTest, EveryPageShowsARealLineageAndAJobsProgressMoves) {
   start();
   ASSERT_NO_FATAL_FAILURE(create_platform("x16", "llvm -keys=cpu -mtriple=x86_64-conda-linux-gnu",
                                           "[16, 64, 64, 0, 0, 0, 0, 0]", std::string("16-core server ") + kHostile));
-  ASSERT_NO_FATAL_FAILURE(
-      create_platform("t4", "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -thread_warp_size=32",
-                      "[-1, 16, 64, 49152, 2147483647, 1024, 8, 32]", "NVIDIA T4"));
+  ASSERT_NO_FATAL_FAILURE(create_platform("t4",
+                                          "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -thread_warp_size=32",
+                                          "[-1, 16, 64, 49152, 2147483647, 1024, 8, 32]", "NVIDIA T4"));
   ASSERT_EQ(call("POST", "/v1/platforms/x16/measurements", lines_of("x86-16c", 40, 600)).status, 201);
   ASSERT_EQ(call("POST", "/v1/platforms/t4/measurements", lines_of("gpu-2080ti", 60, 600)).status, 201);
   ASSERT_EQ(call("POST", "/v1/platforms/t4/candidates", lines_of("gpu-2080ti", 31, 300)).status, 201);
   // One onboarding round of t4 (random picks need no model).
-  const HttpResult round = call("POST", "/v1/platforms/t4/sample-requests", R"({"budget": 12, "strategy": "random", "min_per_task": 0})");
+  const HttpResult round =
+      call("POST", "/v1/platforms/t4/sample-requests", R"({"budget": 12, "strategy": "random", "min_per_task": 0})");
   ASSERT_EQ(round.status, 201) << round.body;
 
   // The lineage: v1 trained on x16; v2 folds t4 in (an adapter); v3 the same with a learning rate
@@ -168,8 +168,7 @@ TEST_F(ConsoleTest, EveryPageShowsARealLineageAndAJobsProgressMoves) {
   ASSERT_EQ(v1.at("state").as_string(), "succeeded") << json::serialize(v1);
   const json::value v2 = run_job("t4", R"({"kind": "distill", "epochs": 2, "seed": 1})");
   ASSERT_EQ(v2.at("state").as_string(), "succeeded") << json::serialize(v2);
-  const json::value v3 =
-      run_job("t4", R"({"kind": "distill", "epochs": 1, "seed": 2, "learning_rate": 0.000001})");
+  const json::value v3 = run_job("t4", R"({"kind": "distill", "epochs": 1, "seed": 2, "learning_rate": 0.000001})");
   ASSERT_EQ(v3.at("state").as_string(), "succeeded") << json::serialize(v3);
   const json::value refused = call("GET", "/v1/models/" + std::to_string(v3.at("result_version").as_int64())).json();
   ASSERT_EQ(refused.at("status").as_string(), "candidate") << json::serialize(refused);
