@@ -25,6 +25,7 @@
 #include "api/handlers/platforms.h"
 #include "api/handlers/predict.h"
 #include "api/handlers/sample_requests.h"
+#include "api/handlers/ui.h"
 #include "api/handlers/uploads.h"
 #include "api/http_metrics.h"
 #include "api/metrics.h"
@@ -367,6 +368,7 @@ int run_serve(const Config& c) {
   api::add_predict_routes(router, platforms, model_cache, metrics);
   api::add_sample_request_routes(router, platforms, uploads, samples, model_cache, metrics,
                                  {.max_concurrent = c.max_sample_requests});
+  api::add_ui_routes(router);  // the web console (ui/): static files; its data comes from the routes above
 
   if (Status s = server.start(); !s) {
     spdlog::error("start-up stopped: {}", s.to_string());

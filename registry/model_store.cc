@@ -29,6 +29,22 @@ constexpr const char* kVersionColumns =
         "mv.status_changed_at") ", " TCL_ISO_UTC("mv.created_at") ", "
                                 "coalesce((SELECT json_agg(a.name ORDER BY a.name) FROM aliases a "
                                 "WHERE a.version = mv.version)::text, '[]')";
+// kVersionColumns with config, metrics and training_summary projected (ModelStore::lineage_summary).
+constexpr const char* kVersionSummaryColumns =
+    "mv.version, mv.parent, array_to_json(mv.platforms)::text, "
+    "jsonb_strip_nulls(jsonb_build_object('kind', mv.config->'kind', 'model', mv.config->'model', "
+    "'init', mv.config->'init', 'distill', CASE WHEN jsonb_typeof(mv.config->'distill') = 'object' THEN "
+    "jsonb_strip_nulls(jsonb_build_object('method', mv.config#>'{distill,method}', "
+    "'adapter_rank', mv.config#>'{distill,adapter_rank}')) END))::text, "
+    "coalesce((SELECT jsonb_object_agg(e.key, CASE WHEN e.value ? 'standing_split' "
+    "THEN jsonb_build_object('standing_split', e.value->'standing_split') ELSE e.value END) "
+    "FROM jsonb_each(CASE WHEN jsonb_typeof(mv.metrics) = 'object' THEN mv.metrics ELSE '{}' END) e "
+    "WHERE e.key <> 'versus_parent' AND jsonb_typeof(e.value) = 'object'), '{}')::text, "
+    "'{}', mv.weights_sha256, mv.weights_size, mv.fisher_sha256, "
+    "coalesce(octet_length(mv.fisher), 0), mv.status, mv.status_reasons::text, " TCL_ISO_UTC(
+        "mv.status_changed_at") ", " TCL_ISO_UTC("mv.created_at") ", "
+                                "coalesce((SELECT json_agg(a.name ORDER BY a.name) FROM aliases a "
+                                "WHERE a.version = mv.version)::text, '[]')";
 constexpr const char* kAliasColumns = "name, version, " TCL_ISO_UTC("updated_at");
 constexpr const char* kMoveColumns = "id, alias, from_version, to_version, actor, reason, " TCL_ISO_UTC("moved_at");
 
@@ -361,6 +377,20 @@ Result<std::vector<VersionInfo>> ModelStore::lineage() {
         std::vector<VersionInfo> out;
         for (const pqxx::row& row :
              tx.exec(std::string("SELECT ") + kVersionColumns + " FROM model_versions mv ORDER BY mv.version")) {
+          auto v = row_to_version(row);
+          if (!v) return v.status();
+          out.push_back(std::move(*v));
+        }
+        return out;
+      });
+}
+
+Result<std::vector<VersionInfo>> ModelStore::lineage_summary() {
+  return internal::with_transaction(
+      pool_, "reading the lineage", [&](pqxx::work& tx) -> Result<std::vector<VersionInfo>> {
+        std::vector<VersionInfo> out;
+        for (const pqxx::row& row :
+             tx.exec(std::string("SELECT ") + kVersionSummaryColumns + " FROM model_versions mv ORDER BY mv.version")) {
           auto v = row_to_version(row);
           if (!v) return v.status();
           out.push_back(std::move(*v));

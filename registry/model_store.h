@@ -171,6 +171,12 @@ class ModelStore {
 
   // Every version, oldest first, with parent links and aliases.
   Result<std::vector<VersionInfo>> lineage();
+  // The same, lighter (what a view of a long lineage needs; the web console's): metrics_json keeps
+  // per platform only its standing split (`{"<p>": {"standing_split": {...}}}`; a platform without
+  // one keeps its figures; `versus_parent` left out), config_json only kind, model, init and the
+  // distill's method and adapter_rank, training_summary_json "{}". The projection runs in the
+  // database, so the full texts never leave it.
+  Result<std::vector<VersionInfo>> lineage_summary();
 
   // Records the promotion gate's verdict and why (`reasons_json`, any JSON;
   // "" means {}). kNotFound: no such version. kInvalidArgument: bad JSON.

@@ -2,6 +2,7 @@
 
 #include <pqxx/transaction>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -161,6 +162,28 @@ Result<SampleRequest> SampleStore::get(std::int64_t id) {
     refresh(tx, id);
     return read_request(tx, id);
   });
+}
+
+Result<std::vector<SampleRequest>> SampleStore::list(std::int64_t platform_id, int limit) {
+  limit = std::clamp(limit, 1, 1000);
+  return internal::with_transaction(
+      pool_, "listing sample requests", [&](pqxx::work& tx) -> Result<std::vector<SampleRequest>> {
+        std::vector<std::int64_t> ids;
+        for (const pqxx::row& row :
+             tx.exec_params("SELECT id, status FROM sample_requests WHERE platform_id = $1 ORDER BY id DESC LIMIT $2",
+                            platform_id, limit)) {
+          ids.push_back(row[0].as<std::int64_t>());
+          if (row[1].as<std::string>() == "open") refresh(tx, ids.back());
+        }
+        std::vector<SampleRequest> out;
+        out.reserve(ids.size());
+        for (std::int64_t id : ids) {
+          auto s = read_request(tx, id);
+          if (!s) return s.status();
+          out.push_back(std::move(*s));
+        }
+        return out;
+      });
 }
 
 Result<std::vector<SampleItem>> SampleStore::items(std::int64_t id) {

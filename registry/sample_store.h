@@ -78,6 +78,10 @@ class SampleStore {
   Result<SampleRequest> create(const NewSampleRequest& request);
   // The request, refreshed first (see top). kNotFound: no such request.
   Result<SampleRequest> get(std::int64_t id);
+  // The platform's requests newest first, at most `limit` (clamped to
+  // 1..1000), without their items; the open ones refreshed first (see top),
+  // so `measured` counts every upload so far. An unknown platform id: empty.
+  Result<std::vector<SampleRequest>> list(std::int64_t platform_id, int limit);
   // Its items in pick order (as of the last refresh).
   Result<std::vector<SampleItem>> items(std::int64_t id);
   // The candidate record lines of the items still to measure, in pick order

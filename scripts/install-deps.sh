@@ -27,6 +27,7 @@ build_packages=(
   clang-tidy-14  # scripts/clang_tidy.sh (the version is part of what its baseline means)
   wrk python3
   python3-yaml  # tests/deploy/container_files_test.py reads compose.yaml and the Prometheus/Grafana files
+  chromium  # the web console's browser tests (tests/ui/: headless, driven by the pinned playwright-core)
 )
 
 packages=("${build_packages[@]}")

@@ -35,6 +35,7 @@ trap on_exit EXIT
 
 stage install-deps scripts/install-deps.sh
 stage contract-npm scripts/contract/setup.sh   # pinned Redocly and Prism from npm (package-lock.json)
+stage console-npm tests/ui/setup.sh             # pinned playwright-core (drives Debian's chromium; no download)
 # Every .h and .cc as .clang-format writes it (scripts/format.sh --fix rewrites them).
 stage format scripts/format.sh
 # ccache hits across clones in other folders (CI builds a fresh clone).

@@ -48,6 +48,14 @@ Result<std::int64_t> job_id(const Request& req) {
 
 }  // namespace
 
+Response handle_list_jobs(const Request&, registry::JobQueue& jobs) {
+  auto list = jobs.list(std::nullopt, 100);
+  if (!list) return error_response(list.status());
+  json::array items;
+  for (const auto& j : *list) items.push_back(job_json(j));
+  return json_response(http::status::ok, json::object{{"jobs", std::move(items)}});
+}
+
 void add_job_routes(Router& router, registry::PlatformStore& platforms, registry::JobQueue& jobs) {
   router.add(
       http::verb::post, "/v1/platforms/{name}/jobs",
@@ -92,6 +100,8 @@ void add_job_routes(Router& router, registry::PlatformStore& platforms, registry
     for (const auto& j : *list) items.push_back(job_json(j));
     return json_response(http::status::ok, json::object{{"jobs", std::move(items)}});
   });
+
+  router.add(http::verb::get, "/v1/jobs", [&jobs](const Request& req) { return handle_list_jobs(req, jobs); });
 
   router.add(http::verb::get, "/v1/jobs/{id}", [&jobs](const Request& req) {
     auto id = job_id(req);

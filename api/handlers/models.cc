@@ -94,8 +94,14 @@ json::object move_json(const registry::AliasMove& m) {
 
 }  // namespace
 
-Response handle_list_models(const Request&, registry::ModelStore& models) {
-  auto all = models.lineage();
+Response handle_list_models(const Request& req, registry::ModelStore& models) {
+  const auto view = req.query.find("view");
+  if (view != req.query.end() && view->second != "full" && view->second != "summary") {
+    return error_response(Status::invalid_field("view", "must be \"full\" or \"summary\", got '" + view->second + "'"),
+                          json::object{{"field", "view"}});
+  }
+  const bool summary = view != req.query.end() && view->second == "summary";
+  auto all = summary ? models.lineage_summary() : models.lineage();
   if (!all) return error_response(all.status());
   json::array versions;
   for (const auto& v : *all) versions.push_back(version_json(v));

@@ -1,5 +1,6 @@
 // api/handlers/models.h — the lineage, model versions and aliases:
-//   GET /v1/models                       every version, oldest first (the lineage)
+//   GET /v1/models                       every version, oldest first (the lineage);
+//                                        ?view=summary: lighter (ModelStore::lineage_summary), 400 for another view
 //   GET /v1/models/{version}             one version (a number or an alias), with "serving":
 //                                        per platform, which model serves it and why (a best-of
 //                                        distill's choice and its validation scores)

@@ -387,6 +387,17 @@ Response handle_get_sample_request(registry::SampleStore& samples, const Request
 
 }  // namespace
 
+Response handle_list_sample_requests(const Request& req, registry::PlatformStore& platforms,
+                                     registry::SampleStore& samples) {
+  auto platform = find_platform(platforms, req.param("name"));
+  if (!platform) return error_response(platform.status());
+  auto list = samples.list(platform->id, 100);
+  if (!list) return error_response(list.status());
+  json::array items;
+  for (const auto& s : *list) items.push_back(request_json(s));
+  return json_response(http::status::ok, json::object{{"sample_requests", std::move(items)}});
+}
+
 void add_sample_request_routes(Router& router, registry::PlatformStore& platforms, registry::UploadStore& uploads,
                                registry::SampleStore& samples, ModelCache& models, prometheus::Registry& metrics,
                                SampleRequestRouteOptions options) {
@@ -451,6 +462,10 @@ void add_sample_request_routes(Router& router, registry::PlatformStore& platform
         return res;
       },
       RouteOptions{Access::kWrite, std::size_t{64 << 10}});
+
+  router.add(http::verb::get, "/v1/platforms/{name}/sample-requests", [&platforms, &samples](const Request& req) {
+    return handle_list_sample_requests(req, platforms, samples);
+  });
 
   router.add(http::verb::get, "/v1/sample-requests/{id}",
              [&samples](const Request& req) { return handle_get_sample_request(samples, req); });

@@ -5,6 +5,8 @@
 //        "weights": {"r", "d", "u"}, "seed", "model" (alias or version,
 //        default production), "mc_samples" (default 8), "min_per_task" (2),
 //        "random_share" (in [0, 1], default 0: sampler::SampleOptions::random_share)
+//   GET  /v1/platforms/{name}/sample-requests    the platform's 100 most recent
+//        requests (its onboarding rounds: picked, measured), without items
 //   GET  /v1/sample-requests/{id}               status, progress, items;
 //        with Accept: application/x-ndjson the records still to measure
 //   POST /v1/sample-requests/{id}/cancel
@@ -47,6 +49,11 @@ namespace tcl::api {
 struct SampleRequestRouteOptions {
   int max_concurrent = 1;  // POST .../sample-requests computed at once (>= 1)
 };
+
+// GET /v1/platforms/{name}/sample-requests: 200 {"sample_requests": [...]}
+// newest first (SampleStore::list), 404 for an unknown platform.
+Response handle_list_sample_requests(const Request& req, registry::PlatformStore& platforms,
+                                     registry::SampleStore& samples);
 
 // Metrics: tcld_sample_requests_total{strategy}, tcld_sample_request_items_total
 // {strategy} (programs picked) and tcld_sample_request_seconds{phase="embed"|"select"}.

@@ -51,6 +51,36 @@ TEST_F(ModelHandlersTest, LineageListsEveryVersionOldestFirst) {
   EXPECT_EQ(versions[0].at("weights_size").as_int64(), 11);
 }
 
+TEST_F(ModelHandlersTest, TheSummaryViewKeepsStandingSplitsAndTheDistillsMethodOnly) {
+  registry::NewVersion v;
+  v.platforms = {"x16"};
+  v.weights = "w";
+  v.metrics_json = R"({"x16": {"top1": 0.5, "standing_split": {"top1": 0.4, "held_out": true}},
+                      "versus_parent": {"x16": {"tasks": 3}}})";
+  v.config_json = R"({"kind": "distill", "model": "mamba", "init": null, "epochs": 24,
+                      "distill": {"method": "adapter", "adapter_rank": 4, "margin": 0.01}})";
+  v.training_summary_json = R"({"job": 7, "epoch_losses": [1, 2]})";
+  ASSERT_TRUE(models_->create_version(v));
+  HandlerRequest list;
+  list.get().query["view"] = "summary";
+  const Response r = handle_list_models(list, *models_);
+  ASSERT_EQ(r.status, http::status::ok) << r.body;
+  const json::object body = body_json(r);
+  const json::value& got = body.at("versions").as_array().at(0);
+  EXPECT_EQ(json::serialize(got.at("metrics")), R"({"x16":{"standing_split":{"top1":4E-1,"held_out":true}}})");
+  EXPECT_EQ(got.at("config").at("distill").at("method").as_string(), "adapter");
+  EXPECT_EQ(got.at("config").at("distill").at("adapter_rank").as_int64(), 4);
+  EXPECT_FALSE(got.at("config").as_object().contains("epochs"));
+  EXPECT_TRUE(got.at("training_summary").as_object().empty());
+  EXPECT_EQ(got.at("platforms").as_array().at(0).as_string(), "x16");
+
+  HandlerRequest bad;
+  bad.get().query["view"] = "tiny";
+  const Response refused = handle_list_models(bad, *models_);
+  EXPECT_EQ(refused.status, http::status::bad_request);
+  EXPECT_EQ(body_json(refused).at("error").at("details").at("field").as_string(), "view");
+}
+
 TEST_F(ModelHandlersTest, OneVersionByNumberOrAliasAndItsWeights) {
   const std::int64_t v1 = add_version("the weights");
   HandlerRequest by_alias({}, {{"version", "production"}});

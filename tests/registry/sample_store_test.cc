@@ -118,6 +118,28 @@ TEST_F(SampleStoreTest, StoresTheRequestWithItsItemsInPickOrder) {
   }
 }
 
+TEST_F(SampleStoreTest, ListGivesThePlatformsRequestsNewestFirstWithMeasuredCountsRefreshed) {
+  auto first = create({0, 1});
+  auto second = create({2, 3, 4});
+  ASSERT_TRUE(first && second);
+  // Program 2 measured by a later upload: the list counts it without a GET of the request first.
+  upload(UploadKind::kMeasurements, {row(2, {0.001})}, "measured-2");
+  auto list = samples_->list(platform_, 100);
+  ASSERT_TRUE(list) << list.status().to_string();
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].id, second->id);
+  EXPECT_EQ((*list)[0].items, 3);
+  EXPECT_EQ((*list)[0].measured, 1);
+  EXPECT_EQ((*list)[1].id, first->id);
+  EXPECT_EQ((*list)[1].measured, 0);
+  auto one = samples_->list(platform_, 1);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->size(), 1u);
+  auto none = samples_->list(platform_ + 1000, 100);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+}
+
 TEST_F(SampleStoreTest, NanScoresAreStoredAsNullAndReadBackAsNan) {
   auto created = create({0}, "random");
   ASSERT_TRUE(created) << created.status().to_string();
