@@ -97,13 +97,20 @@ int main(int argc, char** argv) {
       m["standing_split"] = std::move(standing);
       metrics[p] = std::move(m);
       if (k > 0) {
-        versus[p] = json::object{{"tasks", 24},         {"judged_on", "standing split"},
-                                 {"parent_top1", 0.7},  {"top1", p == judged ? (refused ? 0.69 : 0.74) : 0.7},
-                                 {"change", 0.0},       {"change_se", 0.01},
-                                 {"parent_top1_sum_ratio", 0.75}, {"top1_sum_ratio", 0.75},
-                                 {"sum_change", 0.0},   {"sum_change_se", 0.01},
-                                 {"parent_tuning_proxy", 0.5},    {"tuning_proxy", 0.5},
-                                 {"tuning_tasks", 24},  {"tuning_log_change_se", 0.02}};
+        versus[p] = json::object{{"tasks", 24},
+                                 {"judged_on", "standing split"},
+                                 {"parent_top1", 0.7},
+                                 {"top1", p == judged ? (refused ? 0.69 : 0.74) : 0.7},
+                                 {"change", 0.0},
+                                 {"change_se", 0.01},
+                                 {"parent_top1_sum_ratio", 0.75},
+                                 {"top1_sum_ratio", 0.75},
+                                 {"sum_change", 0.0},
+                                 {"sum_change_se", 0.01},
+                                 {"parent_tuning_proxy", 0.5},
+                                 {"tuning_proxy", 0.5},
+                                 {"tuning_tasks", 24},
+                                 {"tuning_log_change_se", 0.02}};
       }
     }
     if (k > 0) metrics["versus_parent"] = std::move(versus);
@@ -115,7 +122,8 @@ int main(int argc, char** argv) {
         {"init", nullptr},
         {"distill", k == 0 ? json::value(nullptr)
                            : json::value(json::object{{"method", "adapter"}, {"adapter_rank", 4}, {"margin", 0.01}})}});
-    v.training_summary_json = json::serialize(json::object{{"job", k + 1}, {"epochs_done", 24}, {"epochs_planned", 24}});
+    v.training_summary_json =
+        json::serialize(json::object{{"job", k + 1}, {"epochs_done", 24}, {"epochs_planned", 24}});
     v.weights = std::string(64, 'w');
     v.status = refused ? registry::VersionStatus::kCandidate : registry::VersionStatus::kPromoted;
     json::array reasons, blocking;
@@ -123,7 +131,8 @@ int main(int argc, char** argv) {
       reasons.push_back(json::string(p + ": 24 tasks (standing split); top-1 mean 0.7000 -> 0.7000; kept"));
     }
     if (refused) {
-      blocking.push_back(json::string(judged + " (new): top-1 mean 0.690 on 24 held-out tasks, not above the teacher's zero-shot 0.700"));
+      blocking.push_back(json::string(
+          judged + " (new): top-1 mean 0.690 on 24 held-out tasks, not above the teacher's zero-shot 0.700"));
     }
     registry::CreateVersionOptions options;
     options.status_reasons_json =
