@@ -7,6 +7,7 @@
 # extension, and its ETag from its SHA-256. Names must be [a-z0-9_-]+.(html|js|css|svg); README.md is
 # the folder's note, not served.
 cmake_minimum_required(VERSION 3.25)
+include("${CMAKE_CURRENT_LIST_DIR}/embed_common.cmake")
 
 if(NOT UI_DIR OR NOT OUTPUT)
   message(FATAL_ERROR "embed_ui.cmake needs -DUI_DIR=... -DOUTPUT=...")
@@ -35,18 +36,10 @@ foreach(file IN LISTS files)
   else()
     set(type "image/svg+xml")
   endif()
-  file(READ "${UI_DIR}/${file}" hex HEX)
   file(SHA256 "${UI_DIR}/${file}" sha)
   string(SUBSTRING "${sha}" 0 32 etag)
-  string(LENGTH "${hex}" hex_length)
-  if(hex_length EQUAL 0)
-    message(FATAL_ERROR "ui file '${file}' is empty")
-  endif()
-  math(EXPR size "${hex_length} / 2")
-  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
-  string(REPEAT "0x[0-9a-f][0-9a-f]," 20 row)  # CMake regexes have no {n}
-  string(REGEX REPLACE "(${row})" "\\1\n    " bytes "${bytes}")
-  string(APPEND arrays "// ${file}\nconstexpr unsigned char kFile${index}[${size}] = {\n    ${bytes}};\n\n")
+  tcl_embed_bytes("${UI_DIR}/${file}" "kFile${index}" "ui file '${file}'" array)
+  string(APPEND arrays "// ${file}\n${array}\n")
   string(APPEND entries
          "      {\"${file}\", \"${type}\", {reinterpret_cast<const char*>(kFile${index}), sizeof kFile${index}}, \"\\\"${etag}\\\"\"},\n")
   math(EXPR index "${index} + 1")
@@ -68,11 +61,4 @@ std::span<const UiAsset> ui_assets() { return kAssets; }
 }  // namespace tcl::api
 ")
 
-# Rewrite only when changed so an unchanged set does not force a recompile.
-if(EXISTS "${OUTPUT}")
-  file(READ "${OUTPUT}" old)
-  if(old STREQUAL content)
-    return()
-  endif()
-endif()
-file(WRITE "${OUTPUT}" "${content}")
+tcl_write_if_changed("${OUTPUT}" "${content}")

@@ -7,6 +7,7 @@
 # exactly the file's bytes whatever it contains (CRLF, `)"`, non-ASCII).
 # Names must be NNNN_[a-z0-9_]+.sql with unique numbers; files may not be empty.
 cmake_minimum_required(VERSION 3.25)
+include("${CMAKE_CURRENT_LIST_DIR}/../cmake/embed_common.cmake")
 
 if(NOT MIGRATIONS_DIR OR NOT OUTPUT)
   message(FATAL_ERROR "embed_migrations.cmake needs -DMIGRATIONS_DIR=... -DOUTPUT=...")
@@ -33,16 +34,8 @@ foreach(file IN LISTS files)
   list(APPEND seen_numbers "${number}")
   string(REGEX REPLACE "\\.sql$" "" stem "${file}")
 
-  file(READ "${MIGRATIONS_DIR}/${file}" hex HEX)
-  string(LENGTH "${hex}" hex_length)
-  if(hex_length EQUAL 0)
-    message(FATAL_ERROR "migration '${file}' is empty")
-  endif()
-  math(EXPR size "${hex_length} / 2")
-  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
-  string(REPEAT "0x[0-9a-f][0-9a-f]," 20 row)  # CMake regexes have no {n}
-  string(REGEX REPLACE "(${row})" "\\1\n    " bytes "${bytes}")
-  string(APPEND arrays "// ${file}\nconstexpr unsigned char k${stem}[${size}] = {\n    ${bytes}};\n\n")
+  tcl_embed_bytes("${MIGRATIONS_DIR}/${file}" "k${stem}" "migration '${file}'" array)
+  string(APPEND arrays "// ${file}\n${array}\n")
   string(APPEND entries "      {${number}, \"${stem}\", k${stem}, sizeof k${stem}},\n")
 endforeach()
 
@@ -62,11 +55,4 @@ ${entries}  };
 }  // namespace tcl::registry::internal
 ")
 
-# Rewrite only when changed so an unchanged set does not force a recompile.
-if(EXISTS "${OUTPUT}")
-  file(READ "${OUTPUT}" old)
-  if(old STREQUAL content)
-    return()
-  endif()
-endif()
-file(WRITE "${OUTPUT}" "${content}")
+tcl_write_if_changed("${OUTPUT}" "${content}")
