@@ -602,7 +602,7 @@ Result<std::vector<Serving>> serving_of(const Start& teacher, const TeacherPiece
 // new platform's chosen one.
 JobOutcome run_best_of(Job& job, const SourcePlatform& platform, const Start& teacher,
                        std::vector<core::Record>& records, const std::unordered_set<std::string>& measured,
-                       trainer::TrainRequest request) {
+                       const trainer::TrainRequest& request) {
   const std::string& name = job.run.platform;
   auto t = teacher_pieces(teacher, name);
   if (!t) return t.status();
