@@ -24,7 +24,7 @@ BENCH = os.environ.get("BENCH_CONTINUAL", "")
 DATA = os.environ.get("DATA", "")
 FLAGS = ["--platforms", "x86-16c,gpu-2080ti", "--methods", "distill", "--epochs", "1", "--column-epochs", "1",
          "--base-epochs", "1", "--base-max-records", "500", "--mc-samples", "2", "--fraction", "0.01",
-         "--old-bank", "100", "--unlabeled-ratio", "0", "--device", "cpu", "--threads", "2"]
+         "--old-bank", "100", "--unlabeled-ratio", "0", "--no-zero-shot", "--device", "cpu", "--threads", "2"]
 SELECTION = re.compile(r"^  rdu selection on (\S+): (\d+) of \d+ \(embed [\d.]+ s, select [\d.]+ s\) \[(\w+)\]$", re.M)
 SCORE = re.compile(r"^  .+ on \S+\s+top-1 .*$", re.M)
 
