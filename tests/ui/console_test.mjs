@@ -100,6 +100,7 @@ try {
     await open('jobs', 'jobs');
     check('no hostile script ran on jobs', (await page.evaluate(() => window.pwned)) === undefined);
     await open('quality', 'quality');
+    await page.waitForSelector('div.plots[data-plots="complete"]', { timeout: 20000 });
     check('quality shows each platform', (await page.locator('figure.quality').count()) === platforms.length);
     check('no hostile script ran on quality', (await page.evaluate(() => window.pwned)) === undefined);
   }
@@ -107,6 +108,7 @@ try {
   if (mode === 'lineage') {
     // Lineage: every version a row of the tree, its status, aliases, the platforms it added, the gate.
     let ms = await open('lineage', 'lineage');
+    await page.waitForSelector('table.lineage[data-rows="complete"]', { timeout: 20000 });  // the rows after the first screenful
     const rows = await page.locator('table.lineage tbody tr').count();
     check('lineage has a row per version', rows === versions.length, `${rows} rows, ${versions.length} versions`);
     for (const v of versions) {
@@ -145,6 +147,7 @@ try {
 
     // Quality over time: a plot per platform, a point per version that covers it.
     ms = await open('quality', 'quality');
+    await page.waitForSelector('div.plots[data-plots="complete"]', { timeout: 20000 });  // the plots after the first screenful
     for (const p of platforms) {
       const covering = versions.filter((v) => v.platforms.includes(p.name) && v.metrics?.[p.name]);
       const fig = page.locator(`figure.quality[data-platform="${p.name}"]`);
