@@ -176,6 +176,20 @@ try {
     }
     console.log(`render platforms ${ms} ms`);
     await shot('05-platforms.png');
+
+    // Tuning runs: each stored run a row, and its curve drawn (an SVG path through its rounds).
+    ms = await open('tuning', 'tuning');
+    const runs = (await Promise.all(platforms.map((p) => api(`/v1/platforms/${p.name}/tuning-runs`)))).flatMap((l) => l.runs);
+    check('a tuning run is stored', runs.length > 0);
+    for (const r of runs) {
+      const t = await page.locator(`table.tuning tr[data-run="${r.id}"][data-platform="${r.platform}"]`).textContent();
+      check(`tuning ${r.id} row`, t.includes(r.network) && t.includes(r.model) && t.includes(String(r.rounds.length)), t);
+      const d = await page.locator(`figure.tuning[data-run="${r.id}"] svg.plot path.series`).getAttribute('d');
+      const points = r.rounds.filter((x) => x.network_seconds !== null).length;
+      check(`tuning ${r.id} curve`, (d ?? '').split(/[ML]/).filter(Boolean).length === points, d);
+    }
+    console.log(`render tuning ${ms} ms`);
+    await shot('08-tuning.png');
   }
 
   if (mode === 'job') {
