@@ -20,4 +20,8 @@ stack_start "$build"
 read_token=$("$build/daemon/tcld" token create --name console-bench --scope read 2>/dev/null)
 models_bytes=$(curl -s -H "Authorization: Bearer $read_token" "$base_url/v1/models?view=summary" | wc -c)
 echo "console_render: GET /v1/models?view=summary is $models_bytes bytes"
+# What the Lineage page asks for (ui/lineage.js's FIELDS).
+fields=$(sed -n "s/^const FIELDS = '\(.*\)';/\1/p" ui/lineage.js)
+lineage_bytes=$(curl -s -H "Authorization: Bearer $read_token" "$base_url/v1/models?view=summary&fields=$fields" | wc -c)
+echo "console_render: the Lineage page's GET /v1/models?view=summary&fields=... is $lineage_bytes bytes"
 node bench/console_render.mjs --url "$base_url" --token "$read_token" --runs "$runs"

@@ -25,6 +25,7 @@
 #include "api/handlers/platforms.h"
 #include "api/handlers/predict.h"
 #include "api/handlers/sample_requests.h"
+#include "api/handlers/tuning_runs.h"
 #include "api/handlers/ui.h"
 #include "api/handlers/uploads.h"
 #include "api/http_metrics.h"
@@ -47,6 +48,7 @@
 #include "registry/platform_store.h"
 #include "registry/sample_store.h"
 #include "registry/token_store.h"
+#include "registry/tuning_run_store.h"
 #include "registry/upload_store.h"
 
 extern char** environ;
@@ -318,6 +320,7 @@ int run_serve(const Config& c) {
   registry::JobQueue jobs(pool);
   registry::ModelStore models(pool);
   registry::SampleStore samples(pool);
+  registry::TuningRunStore tuning_runs(pool);
   OnboardingGauges onboarding(metrics, samples, c.metrics_names);
   api::ModelCache model_cache(models,
                               api::ModelCacheOptions{c.predict_threads, static_cast<std::size_t>(c.max_loaded_models)});
@@ -365,6 +368,7 @@ int run_serve(const Config& c) {
   api::add_upload_routes(router, platforms, uploads, upload_route_options(c), metrics);
   api::add_job_routes(router, platforms, jobs);
   api::add_model_routes(router, models);
+  api::add_tuning_run_routes(router, platforms, tuning_runs);
   api::add_predict_routes(router, platforms, model_cache, metrics);
   api::add_sample_request_routes(router, platforms, uploads, samples, model_cache, metrics,
                                  {.max_concurrent = c.max_sample_requests});

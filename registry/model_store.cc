@@ -29,22 +29,42 @@ constexpr const char* kVersionColumns =
         "mv.status_changed_at") ", " TCL_ISO_UTC("mv.created_at") ", "
                                 "coalesce((SELECT json_agg(a.name ORDER BY a.name) FROM aliases a "
                                 "WHERE a.version = mv.version)::text, '[]')";
-// kVersionColumns with config, metrics and training_summary projected (ModelStore::lineage_summary).
-constexpr const char* kVersionSummaryColumns =
-    "mv.version, mv.parent, array_to_json(mv.platforms)::text, "
+// kVersionColumns with config, metrics and training_summary projected, and the
+// version's trained_on after them (ModelStore::lineage_summary).
+constexpr const char* kSummaryConfig =
     "jsonb_strip_nulls(jsonb_build_object('kind', mv.config->'kind', 'model', mv.config->'model', "
     "'init', mv.config->'init', 'distill', CASE WHEN jsonb_typeof(mv.config->'distill') = 'object' THEN "
     "jsonb_strip_nulls(jsonb_build_object('method', mv.config#>'{distill,method}', "
-    "'adapter_rank', mv.config#>'{distill,adapter_rank}')) END))::text, "
-    "coalesce((SELECT jsonb_object_agg(e.key, CASE WHEN e.value ? 'standing_split' "
+    "'adapter_rank', mv.config#>'{distill,adapter_rank}')) END))::text";
+constexpr const char* kSummaryMetrics =
+    "coalesce((SELECT jsonb_object_agg(e.key, CASE WHEN jsonb_typeof(e.value->'standing_split') = 'object' "
     "THEN jsonb_build_object('standing_split', e.value->'standing_split') ELSE e.value END) "
     "FROM jsonb_each(CASE WHEN jsonb_typeof(mv.metrics) = 'object' THEN mv.metrics ELSE '{}' END) e "
-    "WHERE e.key <> 'versus_parent' AND jsonb_typeof(e.value) = 'object'), '{}')::text, "
-    "'{}', mv.weights_sha256, mv.weights_size, mv.fisher_sha256, "
-    "coalesce(octet_length(mv.fisher), 0), mv.status, mv.status_reasons::text, " TCL_ISO_UTC(
-        "mv.status_changed_at") ", " TCL_ISO_UTC("mv.created_at") ", "
-                                "coalesce((SELECT json_agg(a.name ORDER BY a.name) FROM aliases a "
-                                "WHERE a.version = mv.version)::text, '[]')";
+    "WHERE e.key <> 'versus_parent' AND jsonb_typeof(e.value) = 'object'";
+constexpr const char* kSummaryMetricsFor =
+    " AND e.key = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb)))";  // metrics_for
+constexpr const char* kSummaryMetricsEnd = "), '{}')::text";
+// The first platform whose standing split says held_out (the one the version's job trained).
+constexpr const char* kTrainedOn =
+    "coalesce((SELECT e.key FROM jsonb_each(CASE WHEN jsonb_typeof(mv.metrics) = 'object' THEN mv.metrics "
+    "ELSE '{}' END) e WHERE e.key <> 'versus_parent' AND jsonb_typeof(e.value->'standing_split') = 'object' "
+    "AND e.value->'standing_split' ? 'held_out' LIMIT 1), '')";
+constexpr const char* kSummaryTail =
+    "mv.weights_sha256, mv.weights_size, mv.fisher_sha256, "
+    "coalesce(octet_length(mv.fisher), 0), mv.status, ";
+constexpr const char* kSummaryDates =
+    TCL_ISO_UTC("mv.status_changed_at") ", " TCL_ISO_UTC("mv.created_at") ", "
+                                        "coalesce((SELECT json_agg(a.name ORDER BY a.name) FROM aliases a "
+                                        "WHERE a.version = mv.version)::text, '[]')";
+
+std::string summary_columns(const SummaryParts& parts) {
+  return std::string("mv.version, mv.parent, array_to_json(mv.platforms)::text, ") + kSummaryConfig + ", " +
+         (parts.metrics ? std::string(kSummaryMetrics) + (parts.metrics_for.empty() ? "" : kSummaryMetricsFor) +
+                              kSummaryMetricsEnd
+                        : "'{}'") +
+         ", '{}', " + kSummaryTail + (parts.status_reasons ? "mv.status_reasons::text, " : "'{}', ") + kSummaryDates +
+         ", " + kTrainedOn;
+}
 constexpr const char* kAliasColumns = "name, version, " TCL_ISO_UTC("updated_at");
 constexpr const char* kMoveColumns = "id, alias, from_version, to_version, actor, reason, " TCL_ISO_UTC("moved_at");
 
@@ -385,14 +405,18 @@ Result<std::vector<VersionInfo>> ModelStore::lineage() {
       });
 }
 
-Result<std::vector<VersionInfo>> ModelStore::lineage_summary() {
+Result<std::vector<VersionInfo>> ModelStore::lineage_summary(const SummaryParts& parts) {
   return internal::with_transaction(
       pool_, "reading the lineage", [&](pqxx::work& tx) -> Result<std::vector<VersionInfo>> {
         std::vector<VersionInfo> out;
-        for (const pqxx::row& row :
-             tx.exec(std::string("SELECT ") + kVersionSummaryColumns + " FROM model_versions mv ORDER BY mv.version")) {
+        const std::string sql = "SELECT " + summary_columns(parts) + " FROM model_versions mv ORDER BY mv.version";
+        const pqxx::result rows = parts.metrics && !parts.metrics_for.empty()
+                                      ? tx.exec_params(sql, json_string_array(parts.metrics_for))
+                                      : tx.exec(sql);
+        for (const pqxx::row& row : rows) {
           auto v = row_to_version(row);
           if (!v) return v.status();
+          v->trained_on = row[15].as<std::string>();
           out.push_back(std::move(*v));
         }
         return out;

@@ -106,6 +106,17 @@ struct VersionInfo {
   std::string status_changed_at;     // ISO-8601 UTC; "" until set_status()
   std::string created_at;            // ISO-8601 UTC
   std::vector<std::string> aliases;  // names pointing at this version, sorted
+  // lineage_summary only: the platform the version's job trained (the first whose standing split
+  // says held_out); "" when none, and always "" from the other reads.
+  std::string trained_on;
+};
+
+// What ModelStore::lineage_summary reads of each version's larger JSON texts; a part left out comes
+// back as "{}".
+struct SummaryParts {
+  bool metrics = true;
+  bool status_reasons = true;
+  std::vector<std::string> metrics_for;  // metrics of these platforms only; empty: every platform's
 };
 
 // Bytes read back, with the checksum they were verified against.
@@ -174,9 +185,10 @@ class ModelStore {
   // The same, lighter (what a view of a long lineage needs; the web console's): metrics_json keeps
   // per platform only its standing split (`{"<p>": {"standing_split": {...}}}`; a platform without
   // one keeps its figures; `versus_parent` left out), config_json only kind, model, init and the
-  // distill's method and adapter_rank, training_summary_json "{}". The projection runs in the
-  // database, so the full texts never leave it.
-  Result<std::vector<VersionInfo>> lineage_summary();
+  // distill's method and adapter_rank, training_summary_json "{}"; trained_on is set; `parts`
+  // leaves out metrics or status reasons. The projection runs in the database, so the full texts
+  // never leave it.
+  Result<std::vector<VersionInfo>> lineage_summary(const SummaryParts& parts = {});
 
   // Records the promotion gate's verdict and why (`reasons_json`, any JSON;
   // "" means {}). kNotFound: no such version. kInvalidArgument: bad JSON.

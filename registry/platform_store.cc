@@ -110,18 +110,22 @@ Result<PlatformRow> PlatformStore::create(const NewPlatform& p) {
   });
 }
 
-Result<std::vector<PlatformRow>> PlatformStore::list() {
-  return internal::with_transaction(
-      pool_, "listing platforms", [&](pqxx::work& tx) -> Result<std::vector<PlatformRow>> {
-        std::vector<PlatformRow> out;
-        for (const pqxx::row& row :
-             tx.exec(std::string("SELECT ") + kPlatformColumns + " FROM platforms ORDER BY id")) {
-          auto p = row_to_platform(row);
-          if (!p) return p.status();
-          out.push_back(std::move(*p));
-        }
-        return out;
-      });
+Result<std::vector<PlatformRow>> PlatformStore::list(bool with_counts) {
+  const std::string sql = with_counts ? std::string("SELECT ") + kPlatformColumns + ", " + kKeptCounts +
+                                            " FROM platforms LEFT JOIN platform_counts c ON c.platform_id = "
+                                            "platforms.id ORDER BY platforms.id"
+                                      : std::string("SELECT ") + kPlatformColumns + " FROM platforms ORDER BY id";
+  return internal::with_transaction(pool_, "listing platforms",
+                                    [&](pqxx::work& tx) -> Result<std::vector<PlatformRow>> {
+                                      std::vector<PlatformRow> out;
+                                      for (const pqxx::row& row : tx.exec(sql)) {
+                                        auto p = row_to_platform(row);
+                                        if (!p) return p.status();
+                                        if (with_counts) p->counts = row_to_counts(row, 6);
+                                        out.push_back(std::move(*p));
+                                      }
+                                      return out;
+                                    });
 }
 
 Result<PlatformRow> PlatformStore::find(const std::string& name) { return read(name, /*with_counts=*/false); }

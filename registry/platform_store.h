@@ -33,7 +33,7 @@ struct PlatformRow {
   std::array<std::int64_t, 8> hardware_params{};
   std::string description;
   std::string created_at;  // ISO-8601 UTC
-  PlatformCounts counts;   // filled by get(); zero in list()
+  PlatformCounts counts;   // filled by get() and list(true); zero otherwise
 };
 
 // The platform's TVM HardwareParams, and its target and those as the one
@@ -54,7 +54,8 @@ class PlatformStore {
   explicit PlatformStore(PgPool& pool) : pool_(pool) {}
   // kAlreadyExists when the name is taken.
   Result<PlatformRow> create(const NewPlatform& p);
-  Result<std::vector<PlatformRow>> list();
+  // Every platform, oldest first; `with_counts`: each with its kept counts, as get() reads them.
+  Result<std::vector<PlatformRow>> list(bool with_counts = false);
   // With its counts, as kept by UploadStore (table platform_counts,
   // migrations/0007): one indexed read, whatever the platform holds.
   // kNotFound when unknown.

@@ -8,11 +8,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/files.h"
 #include "core/record.h"
+#include "core/sha256.h"
 #include "measure/hardware.h"
 #include "measure/measurer.h"
 #include "measure/operators.h"
@@ -102,6 +105,47 @@ auto measurement_uploader(ApiClient& api, const std::string& platform) {
     return Status::ok();
   };
 }
+
+// The run itself to PUT /v1/platforms/P/tuning-runs/ID after every round it uploads, so that the
+// console draws its curve. ID: "tune-" and the first 16 hex of run.json's SHA-256 (a resumed run
+// updates its row). A refused PUT is reported, never fatal: the run folder keeps the curve.
+class RunReporter {
+ public:
+  RunReporter(ApiClient& api, std::string platform, const tuner::TuneOptions& o)
+      : api_(api), platform_(std::move(platform)), o_(o) {}
+
+  void add(const tuner::RoundReport& r) {
+    rounds_.emplace_back(json::object{
+        {"measured", r.measured},
+        {"network_seconds", std::isfinite(r.network_seconds) ? json::value(r.network_seconds) : json::value(nullptr)},
+        {"wall_seconds", r.wall_seconds}});
+  }
+
+  void send() {
+    if (id_.empty()) {
+      std::string settings;
+      if (!core::read_file(o_.dir + "/run.json", &settings)) return warn("cannot read " + o_.dir + "/run.json");
+      id_ = "tune-" + sha256_hex(settings).substr(0, 16);
+    }
+    const json::object body{{"network", o_.network},
+                            {"model", o_.model},
+                            {"seed", static_cast<std::int64_t>(o_.seed)},
+                            {"rounds", rounds_}};
+    auto r = api_.call("PUT", "/v1/platforms/" + platform_ + "/tuning-runs/" + id_, json::serialize(body));
+    if (!r) return warn(r.status().message());
+    if (r->status != 200 && r->status != 201) return warn(r->error_text());
+  }
+
+ private:
+  void warn(const std::string& why) {
+    std::fprintf(stderr, "\ntune: the run's curve was not stored in tcld (%s); the run goes on\n", why.c_str());
+  }
+  ApiClient& api_;
+  const std::string platform_;
+  const tuner::TuneOptions& o_;
+  std::string id_;
+  json::array rounds_;
+};
 
 std::string ms(double seconds) {
   if (std::isnan(seconds)) return "-";
@@ -221,7 +265,14 @@ int tune_command(ApiClient& api, const Args& a) {
   tuner::TuneHooks hooks;
   if (needs_lineage) hooks.lineage = predict_scorer(api, platform, a.flag("lineage-model", "production"));
   if (upload) hooks.upload = measurement_uploader(api, platform);
-  hooks.progress = ProgressLine{o};
+  std::optional<RunReporter> reporter;
+  if (upload) reporter.emplace(api, platform, o);
+  hooks.progress = [&reporter, line = ProgressLine{o}](const tuner::RoundReport& r, bool replayed) {
+    line(r, replayed);
+    if (!reporter) return;
+    reporter->add(r);
+    if (!replayed) reporter->send();
+  };
   auto result = tuner::tune(o, hooks);
   if (ProgressLine{o}.tty) std::fputc('\n', stderr);
   if (!result) return fail(result.status().message());

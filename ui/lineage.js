@@ -49,8 +49,39 @@ export function statusBadge(status) {
   return el('span', { class: `badge ${status}` }, status);
 }
 
-export async function render(main) {
-  const { versions } = await get('/v1/models?view=summary');
+// What the page reads of each version (GET /v1/models's fields): no figures, no serving.
+const FIELDS = 'version,parent,platforms,status,status_reasons,aliases,config,weights_size,created_at,trained_on';
+const FIRST_ROWS = 40;   // drawn before the page says it is ready: more than a screenful
+const IDLE_ROWS = 150;   // then this many per idle callback, until every row is in
+
+function versionRow(t, r) {
+  const row = t.rows[r];
+  const v = row.v;
+  const added = platformsAdded(v, t.byVersion);
+  const trained = trainedOn(v, t.byVersion);
+  const again = v.parent != null && trained && !added.includes(trained) ? trained : null;
+  return el('tr', { dataset: { version: v.version } },
+    treeCell(t, r),
+    el('td', { class: 'num' }, link(`v${v.version}`, 'version', v.version)),
+    el('td', null, v.parent != null ? link(`v${v.parent}`, 'version', v.parent) : '–'),
+    el('td', null, (v.aliases ?? []).map((a) => el('span', { class: 'alias' }, a))),
+    el('td', null, statusBadge(v.status)),
+    el('td', null, added.map((p) => el('span', { class: 'added' }, `+${p}`)),
+      again ? el('span', { class: 'again' }, `${again} again`) : null,
+      el('span', { class: 'muted' }, ` (${(v.platforms ?? []).length} in all)`)),
+    el('td', null, method(v)),
+    el('td', { class: 'num' }, fmtBytes(v.weights_size)),
+    el('td', { class: 'muted' }, v.created_at),
+    gateCell(v));
+}
+
+const idle = window.requestIdleCallback ?? ((f) => setTimeout(f, 0));
+const cancelIdle = window.cancelIdleCallback ?? clearTimeout;
+
+// The table's first FIRST_ROWS rows are drawn, then ready() (the rendered marker), then the rest in
+// idle callbacks; <table data-rows=complete> once every version has its row. Returns the stop.
+export async function render(main, _unused, ready) {
+  const { versions } = await get(`/v1/models?view=summary&fields=${FIELDS}`);
   if (!versions.length) {
     main.append(el('h1', null, 'Lineage'), el('p', { class: 'empty' },
       'No model version yet: start a train job (tclctl job start --platform NAME --wait).'));
@@ -60,32 +91,32 @@ export async function render(main) {
   t.childRows = t.rows.map(() => []);
   t.rows.forEach((row, r) => { if (row.parentRow >= 0) t.childRows[row.parentRow].push(r); });
   const treeWidth = t.columns * COL + 12;
-  const rows = t.rows.map((row, r) => {
-    const v = row.v;
-    const added = platformsAdded(v, t.byVersion);
-    const trained = trainedOn(v, t.byVersion);
-    const again = v.parent != null && trained && !added.includes(trained) ? trained : null;
-    return el('tr', { dataset: { version: v.version } },
-      treeCell(t, r),
-      el('td', { class: 'num' }, link(`v${v.version}`, 'version', v.version)),
-      el('td', null, v.parent != null ? link(`v${v.parent}`, 'version', v.parent) : '–'),
-      el('td', null, (v.aliases ?? []).map((a) => el('span', { class: 'alias' }, a))),
-      el('td', null, statusBadge(v.status)),
-      el('td', null, added.map((p) => el('span', { class: 'added' }, `+${p}`)),
-        again ? el('span', { class: 'again' }, `${again} again`) : null,
-        el('span', { class: 'muted' }, ` (${(v.platforms ?? []).length} in all)`)),
-      el('td', null, method(v)),
-      el('td', { class: 'num' }, fmtBytes(v.weights_size)),
-      el('td', { class: 'muted' }, v.created_at),
-      gateCell(v));
-  });
+  const first = [];
+  for (let r = 0; r < Math.min(FIRST_ROWS, t.rows.length); ++r) first.push(versionRow(t, r));
+  const tbl = fixTreeColumn(table(['', 'version', 'parent', 'aliases', 'status', 'platforms added (or trained again)', 'method', 'size', 'created', 'gate'], first,
+    { class: 'lineage' }), treeWidth);
   main.append(
     el('h1', null, 'Lineage'),
     el('p', { class: 'muted' }, `${versions.length} versions. Production: `,
       versions.filter((v) => (v.aliases ?? []).includes('production')).map((v) => link(`v${v.version}`, 'version', v.version)),
       '. Click a version for its platforms, metrics and the gate\'s comparison with its parent.'),
-    fixTreeColumn(table(['', 'version', 'parent', 'aliases', 'status', 'platforms added (or trained again)', 'method', 'size', 'created', 'gate'], rows,
-      { class: 'lineage' }), treeWidth));
+    tbl);
+  const body = tbl.tBodies[0];
+  let next = first.length, handle = null;
+  const more = () => {
+    const chunk = document.createDocumentFragment();
+    for (const end = Math.min(next + IDLE_ROWS, t.rows.length); next < end; ++next) chunk.append(versionRow(t, next));
+    body.append(chunk);
+    if (next < t.rows.length) handle = idle(more);
+    else tbl.dataset.rows = 'complete';
+  };
+  if (next < t.rows.length) {
+    ready?.();
+    handle = idle(more);
+  } else {
+    tbl.dataset.rows = 'complete';
+  }
+  return () => { if (handle !== null) cancelIdle(handle); };
 }
 
 function fixTreeColumn(tbl, width) {

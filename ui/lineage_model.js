@@ -19,8 +19,10 @@ export function platformsAdded(v, byVersion) {
 
 // The platform the version's job trained (a train job's, or the platform a distill folded in or
 // distilled again): the one whose standing-split figure says whether the job held it out
-// (metrics.<p>.standing_split.held_out, written for the job's own platform only); else the ones added.
+// (metrics.<p>.standing_split.held_out, written for the job's own platform only; the summary view's
+// trained_on says the same); else the ones added.
 export function trainedOn(v, byVersion) {
+  if ('trained_on' in v) return v.trained_on ?? platformsAdded(v, byVersion)[0] ?? null;  // the summary says it
   for (const [p, m] of Object.entries(v.metrics ?? {})) {
     if (p !== 'versus_parent' && m?.standing_split && 'held_out' in m.standing_split) return p;
   }

@@ -17,14 +17,13 @@ function rounds(list) {
 }
 
 export async function render(main, only) {
-  const [{ platforms }, { versions }] = await Promise.all([get('/v1/platforms'), get('/v1/models?view=summary')]);
+  // Every platform with its counts in one request; then each one's sample requests.
+  const [{ platforms }, { versions }] = await Promise.all([get('/v1/platforms?with=counts'),
+    get('/v1/models?view=summary&fields=version,platforms')]);
   const shown = only ? platforms.filter((p) => p.name === only) : platforms;
-  const details = await Promise.all(shown.map((p) => Promise.all([
-    get(`/v1/platforms/${seg(p.name)}`),
-    get(`/v1/platforms/${seg(p.name)}/sample-requests`),
-  ])));
+  const samples = await Promise.all(shown.map((p) => get(`/v1/platforms/${seg(p.name)}/sample-requests`)));
   const rows = shown.map((p, i) => {
-    const [d, s] = details[i];
+    const d = p, s = samples[i];
     const c = d.counts ?? {};
     const covering = versions.filter((v) => (v.platforms ?? []).includes(p.name));
     const newest = covering.length ? covering[covering.length - 1] : null;

@@ -39,10 +39,14 @@ function comparison(vp) {
       : null);
 }
 
+// What the page reads of the other versions (GET /v1/models's fields): the tree and what the model
+// serving each platform comes from; the parent's figures come with the parent itself.
+const FIELDS = 'version,parent,platforms,status,config,trained_on';
+
 export async function render(main, version) {
-  const [{ versions }, v] = await Promise.all([get('/v1/models?view=summary'), get(`/v1/models/${seg(version)}`)]);
+  const [{ versions }, v] = await Promise.all([get(`/v1/models?view=summary&fields=${FIELDS}`), get(`/v1/models/${seg(version)}`)]);
   const byVersion = new Map(versions.map((x) => [x.version, x]));
-  const parent = v.parent != null ? byVersion.get(v.parent) : null;
+  const parent = v.parent != null && byVersion.has(v.parent) ? await get(`/v1/models/${seg(v.parent)}`) : null;
   const children = versions.filter((x) => x.parent === v.version);
   const added = new Set(platformsAdded(v, byVersion));
   const g = verdict(v);

@@ -2,6 +2,13 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <array>
+#include <bitset>
+#include <cmath>
+#include <string_view>
+
+#include "api/handlers/platforms.h"
 #include "api/http_error.h"
 #include "api/json_body.h"
 #include "api/stored_json.h"
@@ -55,25 +62,122 @@ json::value serving_json(const registry::VersionInfo& v, const json::value& conf
   return out;
 }
 
-json::object version_json(const registry::VersionInfo& v) {
-  json::array platforms, aliases;
-  for (const auto& p : v.platforms) platforms.push_back(json::string(p));
-  for (const auto& a : v.aliases) aliases.push_back(json::string(a));
-  json::object o{{"version", v.version},
-                 {"parent", v.parent ? json::value(*v.parent) : json::value(nullptr)},
-                 {"platforms", std::move(platforms)},
-                 {"status", registry::version_status_name(v.status)},
-                 {"status_reasons", embedded_json(v.status_reasons_json)},
-                 {"aliases", std::move(aliases)},
-                 {"metrics", embedded_json(v.metrics_json)},
-                 {"config", embedded_json(v.config_json)},
-                 {"serving", serving_json(v, embedded_json(v.config_json))},
-                 {"training_summary", embedded_json(v.training_summary_json)},
-                 {"weights_sha256", v.weights_sha256},
-                 {"weights_size", v.weights_size},
-                 {"has_fisher", v.fisher_sha256.has_value()},
-                 {"created_at", v.created_at}};
+// The keys of a version's JSON; `fields` picks among them (trained_on: the summary view only).
+constexpr std::array<std::string_view, 15> kVersionFields{
+    "version",        "parent",       "platforms",  "status",     "status_reasons",
+    "aliases",        "metrics",      "config",     "serving",    "training_summary",
+    "weights_sha256", "weights_size", "has_fisher", "created_at", "trained_on"};
+using FieldSet = std::bitset<kVersionFields.size()>;
+
+std::size_t field_index(std::string_view name) {
+  return static_cast<std::size_t>(std::find(kVersionFields.begin(), kVersionFields.end(), name) -
+                                  kVersionFields.begin());
+}
+
+// ?fields=a,b,c → the keys asked for ("version" always); every key when absent. kInvalidArgument
+// naming "fields" for an unknown or empty name.
+Result<FieldSet> parse_fields(const Request& req, bool summary) {
+  FieldSet out;
+  const auto it = req.query.find("fields");
+  if (it == req.query.end()) {
+    out.set();
+    if (!summary) out.reset(field_index("trained_on"));
+    return out;
+  }
+  out.set(field_index("version"));
+  std::string_view rest = it->second;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    const std::size_t i = field_index(name);
+    if (i == kVersionFields.size() || (!summary && name == "trained_on")) {
+      return Status::invalid_field("fields", "'" + std::string(name) + "' is not a field of a version" +
+                                                 (name == "trained_on" ? " outside view=summary" : ""));
+    }
+    out.set(i);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+// ?metrics_for=a,b (view=summary only) → those platform names; none when absent. kInvalidArgument
+// naming "metrics_for" for a name that is not a platform name, or outside the summary.
+Result<std::vector<std::string>> parse_metrics_for(const Request& req, bool summary) {
+  const auto it = req.query.find("metrics_for");
+  if (it == req.query.end()) return std::vector<std::string>{};
+  if (!summary) return Status::invalid_field("metrics_for", "is for view=summary only");
+  std::vector<std::string> out;
+  std::string_view rest = it->second;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string name(rest.substr(0, comma));
+    if (!valid_platform_name(name)) {
+      return Status::invalid_field("metrics_for", "'" + name + "' is not a platform name");
+    }
+    out.push_back(name);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+// A summary's figures to 4 decimals (the console shows 3): a platform's figures and its standing
+// split's. Integers stay as they are.
+void round_figures(json::value& metrics) {
+  const auto round_all = [](json::object& figures) {
+    for (auto& [key, x] : figures) {
+      if (x.is_double() && std::fabs(x.as_double()) < 1e9) x = std::round(x.as_double() * 1e4) / 1e4;
+    }
+  };
+  if (!metrics.is_object()) return;
+  for (auto& [platform, m] : metrics.as_object()) {
+    if (!m.is_object()) continue;
+    round_all(m.as_object());
+    if (json::value* split = m.as_object().if_contains("standing_split"); split != nullptr && split->is_object()) {
+      round_all(split->as_object());
+    }
+  }
+}
+
+json::object version_json(const registry::VersionInfo& v, const FieldSet& fields, bool summary) {
+  json::object o;
+  const auto want = [&](std::string_view key) { return fields.test(field_index(key)); };
+  const auto string_array = [](const std::vector<std::string>& items) {
+    json::array a;
+    for (const auto& s : items) a.push_back(json::string(s));
+    return a;
+  };
+  o["version"] = v.version;
+  if (want("parent")) o["parent"] = v.parent ? json::value(*v.parent) : json::value(nullptr);
+  if (want("platforms")) o["platforms"] = string_array(v.platforms);
+  if (want("status")) o["status"] = registry::version_status_name(v.status);
+  if (want("status_reasons")) o["status_reasons"] = embedded_json(v.status_reasons_json);
+  if (want("aliases")) o["aliases"] = string_array(v.aliases);
+  if (want("metrics")) {
+    json::value metrics = embedded_json(v.metrics_json);
+    if (summary) round_figures(metrics);
+    o["metrics"] = std::move(metrics);
+  }
+  if (want("config") || want("serving")) {
+    json::value config = embedded_json(v.config_json);
+    if (want("serving")) o["serving"] = serving_json(v, config);
+    if (want("config")) o["config"] = std::move(config);
+  }
+  if (want("training_summary")) o["training_summary"] = embedded_json(v.training_summary_json);
+  if (want("weights_sha256")) o["weights_sha256"] = v.weights_sha256;
+  if (want("weights_size")) o["weights_size"] = v.weights_size;
+  if (want("has_fisher")) o["has_fisher"] = v.fisher_sha256.has_value();
+  if (want("created_at")) o["created_at"] = v.created_at;
+  if (want("trained_on")) o["trained_on"] = v.trained_on.empty() ? json::value(nullptr) : json::value(v.trained_on);
   return o;
+}
+
+json::object version_json(const registry::VersionInfo& v) {
+  FieldSet all;
+  all.set();
+  all.reset(field_index("trained_on"));
+  return version_json(v, all, false);
 }
 
 // The schema allows a leading digit, but /v1/models/{version} reads a name of
@@ -101,10 +205,18 @@ Response handle_list_models(const Request& req, registry::ModelStore& models) {
                           json::object{{"field", "view"}});
   }
   const bool summary = view != req.query.end() && view->second == "summary";
-  auto all = summary ? models.lineage_summary() : models.lineage();
+  auto fields = parse_fields(req, summary);
+  if (!fields) return error_response(fields.status(), json::object{{"field", "fields"}});
+  auto metrics_for = parse_metrics_for(req, summary);
+  if (!metrics_for) return error_response(metrics_for.status(), json::object{{"field", "metrics_for"}});
+  const registry::SummaryParts parts{.metrics = fields->test(field_index("metrics")),
+                                     .status_reasons = fields->test(field_index("status_reasons")),
+                                     .metrics_for = std::move(*metrics_for)};
+  auto all = summary ? models.lineage_summary(parts) : models.lineage();
   if (!all) return error_response(all.status());
   json::array versions;
-  for (const auto& v : *all) versions.push_back(version_json(v));
+  versions.reserve(all->size());
+  for (const auto& v : *all) versions.push_back(version_json(v, *fields, summary));
   return json_response(http::status::ok, json::object{{"versions", std::move(versions)}});
 }
 

@@ -1,6 +1,8 @@
 // api/handlers/models.h — the lineage, model versions and aliases:
 //   GET /v1/models                       every version, oldest first (the lineage);
-//                                        ?view=summary: lighter (ModelStore::lineage_summary), 400 for another view
+//                                        ?view=summary: lighter (ModelStore::lineage_summary), 400 for another view;
+//                                        ?fields=a,b: only those keys of each version (400 naming "fields");
+//                                        ?metrics_for=p,q (summary): only those platforms' figures
 //   GET /v1/models/{version}             one version (a number or an alias), with "serving":
 //                                        per platform, which model serves it and why (a best-of
 //                                        distill's choice and its validation scores)

@@ -114,11 +114,16 @@ Response handle_create_platform(const Request& req, registry::PlatformStore& pla
   return res;
 }
 
-Response handle_list_platforms(const Request&, registry::PlatformStore& platforms) {
-  auto all = platforms.list();
+Response handle_list_platforms(const Request& req, registry::PlatformStore& platforms) {
+  const auto with = req.query.find("with");
+  if (with != req.query.end() && with->second != "counts") {
+    return invalid_field(Status::invalid_field("with", "must be \"counts\", got '" + with->second + "'"));
+  }
+  const bool counts = with != req.query.end();
+  auto all = platforms.list(counts);
   if (!all) return error_response(all.status());
   json::array items;
-  for (const auto& p : *all) items.push_back(platform_json(p, false));
+  for (const auto& p : *all) items.push_back(platform_json(p, counts));
   return json_response(http::status::ok, json::object{{"platforms", std::move(items)}});
 }
 

@@ -2,7 +2,8 @@
 // route under /v1/platforms/{name} uses:
 //   POST /v1/platforms          (write) {"name", "target", "hardware_params": [8 ints], "description"?}
 //                               → 201 + Location; 400 naming the field; 409 for a taken name
-//   GET  /v1/platforms          every platform, without counts
+//   GET  /v1/platforms          every platform, without counts; ?with=counts: each with its counts
+//                               and onboarding state, as GET /v1/platforms/{name} (400 naming "with")
 //   GET  /v1/platforms/{name}   one platform with its counts and onboarding state; 404 unknown
 // Handlers return the answer; errors go through api/http_error.h.
 // Does not own the store; it must outlive the router.

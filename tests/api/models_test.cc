@@ -81,6 +81,62 @@ TEST_F(ModelHandlersTest, TheSummaryViewKeepsStandingSplitsAndTheDistillsMethodO
   EXPECT_EQ(body_json(refused).at("error").at("details").at("field").as_string(), "view");
 }
 
+// ?fields=: only the keys asked for (and version), in either view; trained_on in the summary only;
+// an unknown key a 400 naming "fields".
+TEST_F(ModelHandlersTest, FieldsPicksTheKeysOfEachVersion) {
+  registry::NewVersion v;
+  v.platforms = {"x16"};
+  v.weights = "w";
+  v.metrics_json = R"({"x16": {"standing_split": {"top1": 0.123456, "held_out": true}}})";
+  ASSERT_TRUE(models_->create_version(v));
+  const auto list = [&](const std::string& view, const std::string& fields) {
+    HandlerRequest req;
+    if (!view.empty()) req.get().query["view"] = view;
+    req.get().query["fields"] = fields;
+    return handle_list_models(req, *models_);
+  };
+  const Response r = list("summary", "platforms,trained_on,metrics");
+  ASSERT_EQ(r.status, http::status::ok) << r.body;
+  const json::object body = body_json(r);
+  const json::object& got = body.at("versions").as_array().at(0).as_object();
+  EXPECT_EQ(got.size(), 4u) << json::serialize(got);
+  EXPECT_EQ(got.at("trained_on").as_string(), "x16");
+  EXPECT_EQ(got.at("platforms").as_array().at(0).as_string(), "x16");
+  EXPECT_EQ(got.at("metrics").at("x16").at("standing_split").at("top1").as_double(), 0.1235);  // rounded
+  EXPECT_TRUE(got.contains("version"));
+
+  const Response full = list("", "version,serving,status");
+  ASSERT_EQ(full.status, http::status::ok) << full.body;
+  const json::object full_body = body_json(full);
+  const json::object& one = full_body.at("versions").as_array().at(0).as_object();
+  EXPECT_EQ(one.size(), 3u) << json::serialize(one);
+  EXPECT_EQ(one.at("serving").at("x16").at("model").as_string(), "student");
+
+  // ?metrics_for=: the figures of those platforms only (the summary's).
+  HandlerRequest only;
+  only.get().query = {{"view", "summary"}, {"fields", "metrics"}, {"metrics_for", "t4,x16"}};
+  const Response some = handle_list_models(only, *models_);
+  ASSERT_EQ(some.status, http::status::ok) << some.body;
+  EXPECT_TRUE(body_json(some).at("versions").at(0).at("metrics").as_object().contains("x16")) << some.body;
+  only.get().query["metrics_for"] = "t4";
+  EXPECT_TRUE(body_json(handle_list_models(only, *models_)).at("versions").at(0).at("metrics").as_object().empty());
+  for (const std::string& bad : {std::string("t4,"), std::string("T4"), std::string("")}) {
+    only.get().query["metrics_for"] = bad;
+    const Response refused = handle_list_models(only, *models_);
+    EXPECT_EQ(refused.status, http::status::bad_request) << bad << ": " << refused.body;
+    EXPECT_EQ(body_json(refused).at("error").at("details").at("field").as_string(), "metrics_for") << bad;
+  }
+  only.get().query = {{"metrics_for", "x16"}};  // the full view has no such choice
+  EXPECT_EQ(handle_list_models(only, *models_).status, http::status::bad_request);
+
+  for (const std::string& bad :
+       {std::string("version,colour"), std::string(""), std::string("version,"), std::string("trained_on")}) {
+    const Response refused = list(bad == "trained_on" ? "full" : "summary", bad);
+    EXPECT_EQ(refused.status, http::status::bad_request) << bad << ": " << refused.body;
+    EXPECT_EQ(body_json(refused).at("error").at("details").at("field").as_string(), "fields") << bad;
+  }
+}
+
 TEST_F(ModelHandlersTest, OneVersionByNumberOrAliasAndItsWeights) {
   const std::int64_t v1 = add_version("the weights");
   HandlerRequest by_alias({}, {{"version", "production"}});

@@ -71,6 +71,22 @@ TEST_F(PlatformHandlersTest, ListHasEveryPlatformWithoutCounts) {
   EXPECT_EQ(all[0].at("name").as_string(), "x16");
   EXPECT_EQ(all[0].at("target").as_string(), testing::kX16Target);
   EXPECT_FALSE(all[0].as_object().contains("counts"));
+
+  // ?with=counts: each with its counts and onboarding state, as GET /v1/platforms/{name} has them.
+  HandlerRequest counted;
+  counted.get().query["with"] = "counts";
+  const Response c = handle_list_platforms(counted, *platforms_);
+  ASSERT_EQ(c.status, http::status::ok) << c.body;
+  HandlerRequest one({}, {{"name", "x16"}});
+  const json::object detail = body_json(handle_get_platform(one, *platforms_));
+  const json::object counted_body = body_json(c);
+  const json::object& item = counted_body.at("platforms").at(0).as_object();
+  EXPECT_EQ(item.at("counts"), detail.at("counts"));
+  EXPECT_EQ(item.at("onboarding"), detail.at("onboarding"));
+  counted.get().query["with"] = "everything";
+  const Response bad = handle_list_platforms(counted, *platforms_);
+  EXPECT_EQ(bad.status, http::status::bad_request);
+  EXPECT_EQ(body_json(bad).at("error").at("details").at("field").as_string(), "with");
 }
 
 TEST_F(PlatformHandlersTest, UnknownAndInvalidNamesAre404InOneWording) {

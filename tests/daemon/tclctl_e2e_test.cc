@@ -463,6 +463,21 @@ TEST_F(TclctlTest, TuneATwoTaskNetworkUploadsEveryRoundResumesAndUsesTheLineage)
   ASSERT_EQ(more.exit_code, 0) << more.out << more.err;
   EXPECT_NE(more.out.find("measured      36 in 6 rounds (4 resumed)"), std::string::npos) << more.out;
   EXPECT_EQ(answered(), 36);
+  // The run itself, stored after every round it uploaded: one row (the resumed run updated it), its 6
+  // rounds with the measurements so far and the curve, for the console.
+  const HttpResult listed = http_get(tcld_->port(), "/v1/platforms/tuned/tuning-runs", token_);
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  const json::value runs = json::parse(listed.body);
+  ASSERT_EQ(runs.at("runs").as_array().size(), 1u) << listed.body;
+  const json::object& run = runs.at("runs").at(0).as_object();
+  EXPECT_EQ(run.at("id").as_string().subview().substr(0, 5), "tune-");
+  EXPECT_EQ(run.at("model").as_string(), "online");
+  const json::array& rounds = run.at("rounds").as_array();
+  ASSERT_EQ(rounds.size(), 6u) << listed.body;
+  for (std::size_t i = 0; i < rounds.size(); ++i) EXPECT_EQ(rounds[i].at("measured").as_int64(), 6 * int(i + 1));
+  EXPECT_NEAR(rounds[3].at("network_seconds").to_number<double>(), curve.back(),
+              1e-9 * curve.back());  // rounds.csv's 4th row
+  EXPECT_TRUE(rounds[5].at("network_seconds").is_number());
 
   // The lineage's first version, trained on what the tuner uploaded, then scores the next run
   // (lineage+online: the default model).

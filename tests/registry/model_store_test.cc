@@ -258,6 +258,41 @@ TEST_F(ModelStoreTest, LineageIsOldestFirstWithParentsAndAliases) {
                        s(v2) + "[cpu,gpu,]{staging,} " + s(side) + "<" + s(v1) + "[cpu,]{} ");
 }
 
+// The summary: standing splits only, the platform the job trained, and the parts a caller leaves
+// out read as "{}".
+TEST_F(ModelStoreTest, TheSummarySaysTrainedOnAndLeavesOutParts) {
+  NewVersion v = version(std::nullopt, {"cpu", "gpu"}, 1);
+  v.metrics_json = R"({"cpu": {"top1": 0.123456789, "standing_split": {"top1": 0.987654321, "tasks": 24, "x": 0.5}},
+                       "gpu": {"top1": 0.1, "standing_split": {"top1": 0.25, "held_out": true}},
+                       "versus_parent": {"gpu": {"tasks": 3}}})";
+  CreateVersionOptions options;
+  options.status_reasons_json = R"({"reasons": ["gpu: kept"]})";
+  auto created = store_->create_version(v, options);
+  ASSERT_TRUE(created.is_ok()) << created.status().to_string();
+
+  auto summary = store_->lineage_summary();
+  ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
+  ASSERT_EQ(summary->size(), 1u);
+  const VersionInfo& s = summary->at(0);
+  EXPECT_EQ(s.metrics_json, R"({"cpu": {"standing_split": {"x": 0.5, "top1": 0.987654321, "tasks": 24}}, )"
+                            R"("gpu": {"standing_split": {"top1": 0.25, "held_out": true}}})");
+  EXPECT_EQ(s.trained_on, "gpu");
+  EXPECT_EQ(s.status_reasons_json, R"({"reasons": ["gpu: kept"]})");
+  EXPECT_EQ(store_->lineage()->at(0).trained_on, "");  // the full read does not say
+
+  auto slim = store_->lineage_summary({.metrics = false, .status_reasons = false, .metrics_for = {}});
+  ASSERT_TRUE(slim.is_ok()) << slim.status().to_string();
+  EXPECT_EQ(slim->at(0).metrics_json, "{}");
+  EXPECT_EQ(slim->at(0).status_reasons_json, "{}");
+  EXPECT_EQ(slim->at(0).trained_on, "gpu");
+  EXPECT_EQ(slim->at(0).platforms, (std::vector<std::string>{"cpu", "gpu"}));
+
+  auto gpu_only = store_->lineage_summary({.metrics = true, .status_reasons = true, .metrics_for = {"gpu", "tpu"}});
+  ASSERT_TRUE(gpu_only.is_ok()) << gpu_only.status().to_string();
+  EXPECT_EQ(gpu_only->at(0).metrics_json, R"({"gpu": {"standing_split": {"top1": 0.25, "held_out": true}}})");
+  EXPECT_EQ(gpu_only->at(0).trained_on, "gpu");
+}
+
 TEST_F(ModelStoreTest, AliasMovesAreRecordedAndRollbackIsAMoveBack) {
   const std::int64_t v1 = create(std::nullopt, {"cpu"}, 1);
   const std::int64_t v2 = create(v1, {"cpu", "gpu"}, 2);

@@ -187,10 +187,18 @@ TEST_F(PlatformStoreTest, GetCountsProgramsTasksMeasurementsFailuresAndCandidate
   EXPECT_EQ(got_other->counts.failed, 0);
   EXPECT_EQ(got_other->counts.candidates, 0);
 
-  // list() leaves counts at zero (it is the cheap call).
+  // list() leaves counts at zero (it is the cheap call); list(true) reads them as get() does.
   auto all = store_->list();
   ASSERT_TRUE(all.is_ok());
   EXPECT_EQ((*all)[0].counts.measurements, 0);
+  auto counted = store_->list(/*with_counts=*/true);
+  ASSERT_TRUE(counted.is_ok()) << counted.status().to_string();
+  ASSERT_EQ(counted->size(), 2u);
+  EXPECT_EQ((*counted)[0].name, "cpu");
+  EXPECT_EQ((*counted)[0].counts.programs, 3);
+  EXPECT_EQ((*counted)[0].counts.failed, 2);
+  EXPECT_EQ((*counted)[0].counts.candidates, 2);
+  EXPECT_EQ((*counted)[1].counts.measurements, 1);
 }
 
 TEST_F(PlatformStoreTest, RowsChangedOutsideTheUploadStoreAreRecounted) {

@@ -6,7 +6,8 @@
 //   - HostileNamesAreShownAsText: a platform whose description and target carry HTML and script is
 //     shown as that text, and no script runs (the CSP has no inline script; the pages build text nodes).
 //   - EveryPageShowsARealLineageAndAJobsProgressMoves: two platforms, a train job, a distill, a refused
-//     candidate and a sample request; Lineage, Version, Quality over time and Platforms show them;
+//     candidate, a sample request and a tuning run; Lineage, Version, Quality over time, Platforms and
+//     Tuning runs (its curve) show them;
 //     then a long train job runs and the Jobs page shows its progress move without a reload.
 // The browser talks to tcld itself (tcld_port()); in contract mode the test's own API calls still go
 // through the validating proxy.
@@ -172,6 +173,13 @@ TEST_F(ConsoleTest, EveryPageShowsARealLineageAndAJobsProgressMoves) {
   ASSERT_EQ(v3.at("state").as_string(), "succeeded") << json::serialize(v3);
   const json::value refused = call("GET", "/v1/models/" + std::to_string(v3.at("result_version").as_int64())).json();
   ASSERT_EQ(refused.at("status").as_string(), "candidate") << json::serialize(refused);
+  // A tuning run as tclctl tune stores it (its first round before every task had a program).
+  const HttpResult run = call("PUT", "/v1/platforms/x16/tuning-runs/tune-0123456789abcdef",
+                              R"({"network": "resnet50", "model": "lineage+online", "seed": 1, "rounds": [
+                                  {"measured": 16, "network_seconds": null, "wall_seconds": 2},
+                                  {"measured": 32, "network_seconds": 0.0042, "wall_seconds": 4},
+                                  {"measured": 48, "network_seconds": 0.0031, "wall_seconds": 6}]})");
+  ASSERT_EQ(run.status, 201) << run.body;
   const auto t0 = std::chrono::steady_clock::now();
   browse("lineage");
 

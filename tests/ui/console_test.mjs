@@ -100,6 +100,7 @@ try {
     await open('jobs', 'jobs');
     check('no hostile script ran on jobs', (await page.evaluate(() => window.pwned)) === undefined);
     await open('quality', 'quality');
+    await page.waitForSelector('div.plots[data-plots="complete"]', { timeout: 20000 });
     check('quality shows each platform', (await page.locator('figure.quality').count()) === platforms.length);
     check('no hostile script ran on quality', (await page.evaluate(() => window.pwned)) === undefined);
   }
@@ -107,6 +108,7 @@ try {
   if (mode === 'lineage') {
     // Lineage: every version a row of the tree, its status, aliases, the platforms it added, the gate.
     let ms = await open('lineage', 'lineage');
+    await page.waitForSelector('table.lineage[data-rows="complete"]', { timeout: 20000 });  // the rows after the first screenful
     const rows = await page.locator('table.lineage tbody tr').count();
     check('lineage has a row per version', rows === versions.length, `${rows} rows, ${versions.length} versions`);
     for (const v of versions) {
@@ -145,6 +147,7 @@ try {
 
     // Quality over time: a plot per platform, a point per version that covers it.
     ms = await open('quality', 'quality');
+    await page.waitForSelector('div.plots[data-plots="complete"]', { timeout: 20000 });  // the plots after the first screenful
     for (const p of platforms) {
       const covering = versions.filter((v) => v.platforms.includes(p.name) && v.metrics?.[p.name]);
       const fig = page.locator(`figure.quality[data-platform="${p.name}"]`);
@@ -173,6 +176,20 @@ try {
     }
     console.log(`render platforms ${ms} ms`);
     await shot('05-platforms.png');
+
+    // Tuning runs: each stored run a row, and its curve drawn (an SVG path through its rounds).
+    ms = await open('tuning', 'tuning');
+    const runs = (await Promise.all(platforms.map((p) => api(`/v1/platforms/${p.name}/tuning-runs`)))).flatMap((l) => l.runs);
+    check('a tuning run is stored', runs.length > 0);
+    for (const r of runs) {
+      const t = await page.locator(`table.tuning tr[data-run="${r.id}"][data-platform="${r.platform}"]`).textContent();
+      check(`tuning ${r.id} row`, t.includes(r.network) && t.includes(r.model) && t.includes(String(r.rounds.length)), t);
+      const d = await page.locator(`figure.tuning[data-run="${r.id}"] svg.plot path.series`).getAttribute('d');
+      const points = r.rounds.filter((x) => x.network_seconds !== null).length;
+      check(`tuning ${r.id} curve`, (d ?? '').split(/[ML]/).filter(Boolean).length === points, d);
+    }
+    console.log(`render tuning ${ms} ms`);
+    await shot('08-tuning.png');
   }
 
   if (mode === 'job') {
