@@ -24,10 +24,10 @@ std::string rounds_json(const std::vector<TuningRound>& rounds) {
   json::array a;
   a.reserve(rounds.size());
   for (const TuningRound& r : rounds) {
-    a.emplace_back(json::object{
-        {"measured", r.measured},
-        {"network_seconds", r.network_seconds ? json::value(*r.network_seconds) : json::value(nullptr)},
-        {"wall_seconds", r.wall_seconds}});
+    a.emplace_back(
+        json::object{{"measured", r.measured},
+                     {"network_seconds", r.network_seconds ? json::value(*r.network_seconds) : json::value(nullptr)},
+                     {"wall_seconds", r.wall_seconds}});
   }
   return json::serialize(a);
 }

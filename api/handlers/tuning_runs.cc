@@ -19,10 +19,10 @@ json::object run_json(const std::string& platform, const registry::TuningRun& ru
   json::array rounds;
   rounds.reserve(run.rounds.size());
   for (const registry::TuningRound& r : run.rounds) {
-    rounds.emplace_back(json::object{
-        {"measured", r.measured},
-        {"network_seconds", r.network_seconds ? json::value(*r.network_seconds) : json::value(nullptr)},
-        {"wall_seconds", r.wall_seconds}});
+    rounds.emplace_back(
+        json::object{{"measured", r.measured},
+                     {"network_seconds", r.network_seconds ? json::value(*r.network_seconds) : json::value(nullptr)},
+                     {"wall_seconds", r.wall_seconds}});
   }
   return json::object{{"id", run.id},
                       {"platform", platform},
@@ -99,8 +99,7 @@ Result<registry::TuningRun> parse_tuning_run(std::string_view body) {
 
 }  // namespace
 
-Response handle_put_tuning_run(const Request& req, registry::PlatformStore& platforms,
-                               registry::TuningRunStore& runs) {
+Response handle_put_tuning_run(const Request& req, registry::PlatformStore& platforms, registry::TuningRunStore& runs) {
   const std::string& name = req.param("name");
   if (Status s = check_platform_name(name); !s) return error_response(s);
   const std::string& id = req.param("run_id");

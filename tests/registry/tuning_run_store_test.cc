@@ -80,8 +80,7 @@ TEST_F(TuningRunStoreTest, RefusesBadIdsNumbersAndPlatforms) {
   bool created = false;
   EXPECT_EQ(store_->put(cpu_, run("-x", 1), &created).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->put(cpu_, run("a b", 1), &created).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(store_->put(cpu_, run(std::string(129, 'a'), 1), &created).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->put(cpu_, run(std::string(129, 'a'), 1), &created).status().code(), StatusCode::kInvalidArgument);
   TuningRun inf = run("inf", 1);
   inf.rounds[0].wall_seconds = INFINITY;
   EXPECT_EQ(store_->put(cpu_, inf, &created).status().code(), StatusCode::kInvalidArgument);
