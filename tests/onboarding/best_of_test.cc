@@ -16,6 +16,7 @@
 
 #include "core/program_id.h"
 #include "tests/lib/adapted_checkpoint.h"
+#include "tests/trainer/small_models.h"
 #include "trainer/cost_model.h"
 #include "trainer/model_config.h"
 #include "trainer/score_model.h"
@@ -68,21 +69,8 @@ TEST(BestOfTest, TheChoiceSplitsTheSelectionByWholeTasks) {
   EXPECT_EQ(one.fit.size(), 3u);
 }
 
-trainer::ModelConfig config(std::uint64_t seed) {
-  trainer::ModelConfig c;
-  c.token_dim = 8;
-  c.descriptor_dim = 4;
-  c.max_len = 16;
-  c.d_model = 16;
-  c.d_state = 4;
-  c.film_hidden = 8;
-  c.head_hidden = 16;
-  c.seed = seed;
-  return c;
-}
-
 std::string plain(std::uint64_t seed) {
-  auto m = trainer::make_score_model(config(seed));
+  auto m = trainer::make_score_model(trainer::small_config(trainer::ModelKind::kMamba, seed));
   EXPECT_TRUE(m.is_ok());
   return trainer::save_score_model(**m);
 }
