@@ -43,23 +43,11 @@ json::object figures(std::mt19937& rng, double level) {
                       {"eval_programs", 4096}};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::vector<std::string> urls;
-  int versions = 1000, platforms = 50;
-  bench::Flags flags;
-  flags.positional("url", &urls, 1).value("versions", &versions).value("platforms", &platforms);
-  if (!flags.parse(argc, argv)) return 2;
-  const auto t0 = std::chrono::steady_clock::now();
-  registry::PgPool pool(registry::PgPoolOptions{urls.at(0), 2});
-  if (auto m = registry::apply_migrations(pool, registry::embedded_migrations()); !m) {
-    std::fprintf(stderr, "migrations: %s\n", m.status().to_string().c_str());
-    return 1;
-  }
+// `count` platforms, CPUs and GPUs in turn; their names. Empty on a failure (printed).
+std::vector<std::string> create_platforms(registry::PgPool& pool, int count) {
   registry::PlatformStore platform_store(pool);
   std::vector<std::string> names;
-  for (int i = 0; i < platforms; ++i) {
+  for (int i = 0; i < count; ++i) {
     registry::NewPlatform p;
     p.name = (i % 2 ? "gpu-" : "cpu-") + std::to_string(i);
     p.target = i % 2 ? "cuda -keys=cuda,gpu -arch=sm_80 -max_num_threads=1024 -thread_warp_size=32" : "llvm -keys=cpu";
@@ -68,10 +56,62 @@ int main(int argc, char** argv) {
     p.description = "bench platform " + std::to_string(i);
     if (auto c = platform_store.create(p); !c) {
       std::fprintf(stderr, "platform %s: %s\n", p.name.c_str(), c.status().to_string().c_str());
-      return 1;
+      return {};
     }
     names.push_back(p.name);
   }
+  return names;
+}
+
+// Version k's metrics: each platform's figures and standing split, and (after
+// the first) the gate's comparison with the parent, `judged` the platform it learned.
+json::object version_metrics(std::mt19937& rng, int k, int versions, const std::vector<std::string>& platforms,
+                             const std::string& judged, bool refused) {
+  json::object metrics, versus;
+  for (const std::string& p : platforms) {
+    const double level = 0.6 + 0.3 * static_cast<double>(k) / versions;
+    json::object m = figures(rng, level);
+    json::object standing = figures(rng, level);
+    standing["held_out"] = true;
+    m["standing_split"] = std::move(standing);
+    metrics[p] = std::move(m);
+    if (k > 0) {
+      versus[p] = json::object{{"tasks", 24},
+                               {"judged_on", "standing split"},
+                               {"parent_top1", 0.7},
+                               {"top1", p == judged ? (refused ? 0.69 : 0.74) : 0.7},
+                               {"change", 0.0},
+                               {"change_se", 0.01},
+                               {"parent_top1_sum_ratio", 0.75},
+                               {"top1_sum_ratio", 0.75},
+                               {"sum_change", 0.0},
+                               {"sum_change_se", 0.01},
+                               {"parent_tuning_proxy", 0.5},
+                               {"tuning_proxy", 0.5},
+                               {"tuning_tasks", 24},
+                               {"tuning_log_change_se", 0.02}};
+    }
+  }
+  if (k > 0) metrics["versus_parent"] = std::move(versus);
+  return metrics;
+}
+
+// The gate's verdict as a version stores it.
+std::string status_reasons(const std::vector<std::string>& platforms, const std::string& judged, bool refused) {
+  json::array reasons, blocking;
+  for (const std::string& p : platforms) {
+    reasons.push_back(json::string(p + ": 24 tasks (standing split); top-1 mean 0.7000 -> 0.7000; kept"));
+  }
+  if (refused) {
+    blocking.push_back(json::string(
+        judged + " (new): top-1 mean 0.690 on 24 held-out tasks, not above the teacher's zero-shot 0.700"));
+  }
+  return json::serialize(json::object{{"promote", !refused}, {"reasons", reasons}, {"blocking", blocking}});
+}
+
+// `versions` versions over `names`: every third a refused candidate, a new
+// platform every 20 (and in the last 50). False on a failure (printed).
+bool create_versions(registry::PgPool& pool, const std::vector<std::string>& names, int versions) {
   registry::ModelStore models(pool);
   std::mt19937 rng(1);
   std::optional<std::int64_t> production;
@@ -88,33 +128,7 @@ int main(int argc, char** argv) {
     }
     if (v.platforms.empty()) v.platforms.push_back(names[0]);
     const std::string judged = added.empty() ? v.platforms.back() : added;
-    json::object metrics, versus;
-    for (const std::string& p : v.platforms) {
-      const double level = 0.6 + 0.3 * static_cast<double>(k) / versions;
-      json::object m = figures(rng, level);
-      json::object standing = figures(rng, level);
-      standing["held_out"] = true;
-      m["standing_split"] = std::move(standing);
-      metrics[p] = std::move(m);
-      if (k > 0) {
-        versus[p] = json::object{{"tasks", 24},
-                                 {"judged_on", "standing split"},
-                                 {"parent_top1", 0.7},
-                                 {"top1", p == judged ? (refused ? 0.69 : 0.74) : 0.7},
-                                 {"change", 0.0},
-                                 {"change_se", 0.01},
-                                 {"parent_top1_sum_ratio", 0.75},
-                                 {"top1_sum_ratio", 0.75},
-                                 {"sum_change", 0.0},
-                                 {"sum_change_se", 0.01},
-                                 {"parent_tuning_proxy", 0.5},
-                                 {"tuning_proxy", 0.5},
-                                 {"tuning_tasks", 24},
-                                 {"tuning_log_change_se", 0.02}};
-      }
-    }
-    if (k > 0) metrics["versus_parent"] = std::move(versus);
-    v.metrics_json = json::serialize(metrics);
+    v.metrics_json = json::serialize(version_metrics(rng, k, versions, v.platforms, judged, refused));
     v.config_json = json::serialize(json::object{
         {"kind", k == 0 ? "train" : "distill"},
         {"model", "mamba"},
@@ -126,27 +140,37 @@ int main(int argc, char** argv) {
         json::serialize(json::object{{"job", k + 1}, {"epochs_done", 24}, {"epochs_planned", 24}});
     v.weights = std::string(64, 'w');
     v.status = refused ? registry::VersionStatus::kCandidate : registry::VersionStatus::kPromoted;
-    json::array reasons, blocking;
-    for (const std::string& p : v.platforms) {
-      reasons.push_back(json::string(p + ": 24 tasks (standing split); top-1 mean 0.7000 -> 0.7000; kept"));
-    }
-    if (refused) {
-      blocking.push_back(json::string(
-          judged + " (new): top-1 mean 0.690 on 24 held-out tasks, not above the teacher's zero-shot 0.700"));
-    }
     registry::CreateVersionOptions options;
-    options.status_reasons_json =
-        json::serialize(json::object{{"promote", !refused}, {"reasons", reasons}, {"blocking", blocking}});
+    options.status_reasons_json = status_reasons(v.platforms, judged, refused);
     auto created = models.create_version(v, options);
     if (!created) {
       std::fprintf(stderr, "version %d: %s\n", k + 1, created.status().to_string().c_str());
-      return 1;
+      return false;
     }
     if (!refused) {
       production = created->version;
       covered = v.platforms;
     }
   }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> urls;
+  int versions = 1000, platforms = 50;
+  bench::Flags flags;
+  flags.positional("url", &urls, 1).value("versions", &versions).value("platforms", &platforms);
+  if (!flags.parse(argc, argv)) return 2;
+  const auto t0 = std::chrono::steady_clock::now();
+  registry::PgPool pool(registry::PgPoolOptions{urls.at(0), 2});
+  if (auto m = registry::apply_migrations(pool, registry::embedded_migrations()); !m) {
+    std::fprintf(stderr, "migrations: %s\n", m.status().to_string().c_str());
+    return 1;
+  }
+  const std::vector<std::string> names = create_platforms(pool, platforms);
+  if (names.empty() || !create_versions(pool, names, versions)) return 1;
   std::printf("console_seed: %d platforms, %d versions in %.1f s\n", platforms, versions,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return 0;
