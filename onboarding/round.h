@@ -50,7 +50,7 @@ struct RoundModels {
 
 // How the sampler picks (sampler::SampleOptions without the budget).
 struct RoundOptions {
-  sampler::Strategy strategy = sampler::Strategy::kRdu;
+  sampler::Strategy strategy = sampler::kDefaultStrategy;
   sampler::Weights weights;
   std::uint64_t seed = 0;  // the sampler's tie-breaks and random draws
   int min_per_task = 2;

@@ -265,7 +265,8 @@ int job_command(ApiClient& api, const Args& a) {
 
 // POST a sample request; the parsed answer or a printed failure (nullopt).
 std::optional<json::value> create_sample_request(ApiClient& api, const Args& a, const std::string& platform) {
-  json::object body{{"strategy", a.flag("strategy", "rdu")}};
+  json::object body;  // no --strategy: the daemon's default (sampler::kDefaultStrategy)
+  if (!a.flag("strategy").empty()) body["strategy"] = a.flag("strategy");
   try {
     if (!a.flag("budget").empty()) body["budget"] = std::stoll(a.flag("budget"));
     if (!a.flag("fraction").empty()) body["fraction"] = std::stod(a.flag("fraction"));
@@ -290,8 +291,10 @@ std::optional<json::value> create_sample_request(ApiClient& api, const Args& a, 
 int sample_command(ApiClient& api, const Args& a) {
   const std::string platform = a.flag("platform");
   if (platform.empty() || (a.flag("fraction").empty() == a.flag("budget").empty())) {
-    std::fputs("usage: tclctl sample --platform P (--fraction F | --budget N) [--strategy S] [--seed N] [-o FILE]\n",
-               stderr);
+    std::fputs(
+        "usage: tclctl sample --platform P (--fraction F | --budget N) [--strategy S] [--seed N] [-o FILE]\n"
+        "       S: fast (the daemon's default), rdu, random, uniform, r, d, u\n",
+        stderr);
     return 2;
   }
   auto req = create_sample_request(api, a, platform);

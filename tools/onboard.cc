@@ -389,9 +389,10 @@ int onboard_round(ApiClient& api, Lab& lab, const Args& a, const Args& per_round
   json::value req;
   if (state.open_request.empty()) {
     Args this_round = per_round;
-    if (!has_production(api) && a.flag("strategy", "rdu") != "random") {
-      // rdu embeds the pool with the production model; before the first
-      // model exists the only honest choice is random.
+    const std::string strategy = a.flag("strategy");  // empty: the daemon's default, which needs a model
+    if (!has_production(api) && strategy != "random" && strategy != "uniform") {
+      // Every other strategy scores the pool with the production model;
+      // before the first model exists the only honest choice is random.
       std::fprintf(stderr, "tclctl: no production model yet: round %d samples at random\n", round);
       this_round.flags.insert(this_round.flags.begin(), {"strategy", "random"});
     }

@@ -207,7 +207,7 @@ class TclClient:
     # --- sample requests ---------------------------------------------------
 
     def create_sample_request(self, platform: str, budget: Optional[int] = None, fraction: Optional[float] = None,
-                              strategy: str = "rdu", **options: Any) -> dict:
+                              strategy: Optional[str] = None, **options: Any) -> dict:
         """Picks candidates to measure (write): exactly one of budget or fraction.
 
         options: "weights" ({"r", "d", "u"}), "seed", "model", "mc_samples",
@@ -215,7 +215,9 @@ class TclClient:
         """
         if (budget is None) == (fraction is None):
             raise ValueError("give exactly one of budget or fraction")
-        body: Dict[str, Any] = {"strategy": strategy, **options}
+        body: Dict[str, Any] = dict(options)
+        if strategy is not None:  # None: the daemon's default ("fast")
+            body["strategy"] = strategy
         if budget is not None:
             body["budget"] = budget
         else:

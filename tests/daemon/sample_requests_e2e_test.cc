@@ -155,7 +155,7 @@ TEST_F(SampleRequestsTest, RandomRequestIsFulfilledByLaterUploads) {
 
 TEST_F(SampleRequestsTest, RduUsesTheModelIsDeterministicAndSkipsPendingPrograms) {
   add_model();
-  auto a = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3})");
+  auto a = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3, "strategy": "rdu"})");
   ASSERT_EQ(a.status, 201) << a.body;
   const json::value ra = a.json();
   EXPECT_EQ(ra.at("strategy").as_string(), "rdu");
@@ -168,7 +168,7 @@ TEST_F(SampleRequestsTest, RduUsesTheModelIsDeterministicAndSkipsPendingPrograms
     }
   }
   // While it is open, another request leaves its programs alone.
-  auto b = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3})");
+  auto b = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3, "strategy": "rdu"})");
   ASSERT_EQ(b.status, 201) << b.body;
   for (const auto& p : ids_of(b.json())) EXPECT_EQ(ids_of(ra).count(p), 0u);
   // Cancelled, its programs come back: the same request picks the same items.
@@ -179,7 +179,7 @@ TEST_F(SampleRequestsTest, RduUsesTheModelIsDeterministicAndSkipsPendingPrograms
   }
   ASSERT_EQ(call("POST", "/v1/sample-requests/" + std::to_string(b.json().at("id").as_int64()) + "/cancel").status,
             200);
-  auto again = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3})");
+  auto again = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3, "strategy": "rdu"})");
   ASSERT_EQ(again.status, 201) << again.body;
   std::vector<std::string> order_a, order_again;
   for (const auto& it : ra.at("items").as_array()) order_a.emplace_back(it.at("program_id").as_string());
@@ -201,6 +201,30 @@ TEST_F(SampleRequestsTest, RduUsesTheModelIsDeterministicAndSkipsPendingPrograms
                   std::string(R"({"budget": 36, "seed": 1, "strategy": ")") + s + "\"}");
     EXPECT_EQ(r.status, 201) << s << ": " << r.body;
   }
+}
+
+// A request that names no strategy gets the default, `fast` (issue 50's
+// study, docs/sampler.md): the model's predicted-fast programs spread out,
+// the same picks as when it is named; before any model it is refused.
+TEST_F(SampleRequestsTest, TheDefaultStrategyIsFast) {
+  auto none = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3})");
+  EXPECT_EQ(none.status, 409) << none.body;
+  EXPECT_NE(none.body.find("strategy 'fast' needs a model version"), std::string::npos) << none.body;
+  add_model();
+  auto a = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3})");
+  ASSERT_EQ(a.status, 201) << a.body;
+  const json::value ra = a.json();
+  EXPECT_EQ(ra.at("strategy").as_string(), "fast");
+  EXPECT_EQ(ra.at("model_version").as_int64(), 1);
+  EXPECT_EQ(ra.at("items").as_array().size(), 40u);
+  ASSERT_EQ(call("POST", "/v1/sample-requests/" + std::to_string(ra.at("id").as_int64()) + "/cancel").status, 200);
+  auto named = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3, "strategy": "fast"})");
+  ASSERT_EQ(named.status, 201) << named.body;
+  std::vector<std::string> order_a, order_named;
+  for (const auto& it : ra.at("items").as_array()) order_a.emplace_back(it.at("program_id").as_string());
+  const json::value rn = named.json();
+  for (const auto& it : rn.at("items").as_array()) order_named.emplace_back(it.at("program_id").as_string());
+  EXPECT_EQ(order_a, order_named);
 }
 
 // A round learns from the one before: a fine-tuning job from production
@@ -278,7 +302,7 @@ TEST_F(SampleRequestsTest, BadParametersAreRejectedWithTheReason) {
   expect(R"({"budget": 5, "random_share": "half"})", 400, "random_share");
   expect(R"({"budget": 100000, "strategy": "random"})", 400, "larger than the unmeasured pool");
   expect(R"({"budget": 3, "strategy": "random"})", 400, "budget");  // below 2 per task
-  expect(R"({"budget": 40})", 409, "train one first");              // rdu needs a model
+  expect(R"({"budget": 40})", 409, "train one first");              // the default (fast) needs a model
   auto missing = call("POST", "/v1/platforms/nope/sample-requests", R"({"budget": 5, "strategy": "random"})");
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(call("GET", "/v1/sample-requests/999").status, 404);

@@ -89,6 +89,7 @@ TEST(OnboardingRoundTest, WithAColumnAndMeasuredProgramsItIsTheEmbedderAndTheSam
   EXPECT_TRUE(pool.embedded());
   EXPECT_EQ(pool.size(), 300);
   RoundOptions options;
+  options.strategy = sampler::Strategy::kRdu;  // the weights' greedy (a request's default is fast)
   options.seed = 3;
   options.weights = {0.5, 1, 1};
   auto picks = select_round(pool, 30, options);
@@ -191,6 +192,7 @@ TEST(OnboardingRoundTest, RandomNeedsNoModelAndRandomShareReachesTheSampler) {
   for (const Program& p : all) ASSERT_TRUE(pool.add_candidate(p.task, p.steps).is_ok());
   ASSERT_TRUE(pool.finish(num_tasks).is_ok());
   RoundOptions greedy;
+  greedy.strategy = sampler::Strategy::kRdu;
   greedy.seed = 9;
   RoundOptions shared = greedy;
   shared.random_share = 1.0;

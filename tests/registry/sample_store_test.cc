@@ -91,6 +91,17 @@ class SampleStoreTest : public testing::MigratedDbTest {
   std::unique_ptr<SampleStore> samples_;
 };
 
+// Every strategy the sampler names is stored (migration 0009 added fast and
+// uniform: before it the table's CHECK refused them).
+TEST_F(SampleStoreTest, EveryStrategyOfTheSamplerIsStored) {
+  int n = 0;
+  for (const char* strategy : {"rdu", "random", "r", "d", "u", "fast", "uniform"}) {
+    auto created = create({n++ % 6}, strategy);
+    ASSERT_TRUE(created) << strategy << ": " << created.status().to_string();
+    EXPECT_EQ(created->strategy, strategy);
+  }
+}
+
 TEST_F(SampleStoreTest, StoresTheRequestWithItsItemsInPickOrder) {
   auto created = create({4, 1, 2});
   ASSERT_TRUE(created) << created.status().to_string();
