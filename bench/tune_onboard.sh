@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# bench/tune_onboard.sh [BUILD] — issue 47's "a platform the lineage has never seen", on this machine:
+# its first tuning runs with an x86-24c lineage (zero-shot: the lineage has never seen this CPU), then
+# the same runs after this machine was onboarded with 10% of a pool picked by the sampler
+# (`tclctl onboard --measure-local`: the daemon's default sampler and distill). One throwaway
+# PostgreSQL and tcld (bench/lib/stack.sh). The tuning runs do not upload (--upload 0), so the
+# onboarding's measurements are all the lineage learns of this machine, and the onboarding pool is of
+# other networks than the one tuned (POOL_MODELS), so no tuned task is in it.
+#   cmake --build build --target tcld tclctl && bench/tune_onboard.sh build
+# Environment: OUT (default /tmp/tune-onboard), SEEDS (default "1 2 3"), NETWORK (bert), BUDGET (160),
+#   BASE_RECORDS (x86-24c records the lineage trains on, 40000), POOL_MODELS (resnet50,mobilenet_v2),
+#   PER_TASK (16), DATA (../shared/data). Tables: bench/tune_summary.py OUT/before and OUT/after.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=$(cd "${1:-build}" && pwd)
+data=${DATA:-$(cd .. && pwd)/shared/data}
+out=${OUT:-/tmp/tune-onboard}
+network=${NETWORK:-bert}
+mkdir -p "$out"
+source bench/lib/stack.sh
+trap stack_stop EXIT
+stack_start "$build"
+export TCL_URL=$base_url TCL_TOKEN=$token
+ctl=$build/tools/tclctl
+t0=$SECONDS
+stamp() { echo "== $(date -u +%H:%M:%S) (+$((SECONDS - t0)) s) $*"; }
+
+stamp "the lineage: x86-24c's train job on ${BASE_RECORDS:-40000} of its records"
+"$ctl" platform create --name x86-24c --target "llvm -keys=cpu" --hardware-params 24,64,64,0,0,0,0,0 >/dev/null
+zcat "$data/x86-24c/records.jsonl.gz" | head -n "${BASE_RECORDS:-40000}" >"$out/x86-24c.jsonl" || true
+"$ctl" upload --platform x86-24c --quiet "$out/x86-24c.jsonl"
+"$ctl" job start --platform x86-24c --kind train --wait 2>"$out/train.log"
+
+# tune LABEL MODEL SEED [tclctl tune flags]: one run into OUT/LABEL/NETWORK-MODEL-sSEED.
+tune() {
+  local label=$1 model=$2 seed=$3
+  shift 3
+  stamp "tune $label $model seed $seed"
+  "$ctl" tune --platform this-machine --network "$network" --budget "${BUDGET:-160}" --model "$model" \
+    --seed "$seed" --upload 0 --dir "$out/$label/$network-${model/+/-}-s$seed" "$@" >"$out/$label-${model/+/-}-s$seed.log" 2>&1
+  grep -m1 -i "network" "$out/$label-${model/+/-}-s$seed.log" || true
+}
+
+for s in ${SEEDS:-1 2 3}; do
+  tune before lineage "$s"
+  tune before random "$s"
+done
+
+stamp "onboard this-machine: ${POOL_MODELS:-resnet50,mobilenet_v2}, ${PER_TASK:-16} programs a task, 10% in 2 rounds"
+"$ctl" onboard --platform this-machine --measure-local --models "${POOL_MODELS:-resnet50,mobilenet_v2}" \
+  --per-task "${PER_TASK:-16}" --rounds 2 --fraction 0.1 --epochs 2 --state "$out/onboard.state.json" \
+  >"$out/onboard.log" 2>&1
+tail -n 6 "$out/onboard.log"
+# The newest version holds this machine's adapter, promoted or not: the "after" runs name it.
+version=$(stack_call GET "/v1/models?view=summary" | python3 -c 'import json,sys
+print(max(v["version"] for v in json.load(sys.stdin)["versions"]))')
+stamp "after: version $version"
+
+for s in ${SEEDS:-1 2 3}; do
+  tune after lineage "$s" --lineage-model "$version"
+done
+stamp "done"
+for label in before after; do
+  echo "### $label"
+  python3 bench/tune_summary.py "$out/$label" || true
+done | tee "$out/summary.md"
