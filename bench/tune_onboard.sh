@@ -9,7 +9,8 @@
 #   cmake --build build --target tcld tclctl && bench/tune_onboard.sh build
 # Environment: OUT (default /tmp/tune-onboard), SEEDS (default "1 2 3"), NETWORK (bert), BUDGET (160),
 #   BASE_RECORDS (x86-24c records the lineage trains on, 40000), POOL_MODELS (resnet50,mobilenet_v2),
-#   PER_TASK (16), DATA (../shared/data). Tables: bench/tune_summary.py OUT/before and OUT/after.
+#   PER_TASK (48: a round's 5% of the pool must give each of its 56 tasks 2 picks), DATA (../shared/data).
+#   Tables: bench/tune_summary.py OUT/before and OUT/after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(cd "${1:-build}" && pwd)
@@ -46,9 +47,9 @@ for s in ${SEEDS:-1 2 3}; do
   tune before random "$s"
 done
 
-stamp "onboard this-machine: ${POOL_MODELS:-resnet50,mobilenet_v2}, ${PER_TASK:-16} programs a task, 10% in 2 rounds"
+stamp "onboard this-machine: ${POOL_MODELS:-resnet50,mobilenet_v2}, ${PER_TASK:-48} programs a task, 10% in 2 rounds of 5%"
 "$ctl" onboard --platform this-machine --measure-local --models "${POOL_MODELS:-resnet50,mobilenet_v2}" \
-  --per-task "${PER_TASK:-16}" --rounds 2 --fraction 0.1 --epochs 2 --state "$out/onboard.state.json" \
+  --per-task "${PER_TASK:-48}" --rounds 2 --fraction 0.05 --state "$out/onboard.state.json" \
   >"$out/onboard.log" 2>&1
 tail -n 6 "$out/onboard.log"
 # The newest version holds this machine's adapter, promoted or not: the "after" runs name it.
