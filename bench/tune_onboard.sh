@@ -9,6 +9,7 @@
 #   cmake --build build --target tcld tclctl && bench/tune_onboard.sh build
 # Environment: OUT (default /tmp/tune-onboard), SEEDS (default "1 2 3"), NETWORK (bert), BUDGET (160),
 #   BASE_RECORDS (x86-24c records the lineage trains on, 40000), POOL_MODELS (resnet50,mobilenet_v2),
+#   MODELS (tclctl tune's --model values, "lineage random"; after onboarding only the lineage ones run),
 #   PER_TASK (48: a round's 5% of the pool must give each of its 56 tasks 2 picks), DATA (../shared/data).
 #   Tables: bench/tune_summary.py OUT/before and OUT/after.
 set -euo pipefail
@@ -42,9 +43,9 @@ tune() {
   grep -m1 -i "network" "$out/$label-${model/+/-}-s$seed.log" || true
 }
 
+models=${MODELS:-lineage random}
 for s in ${SEEDS:-1 2 3}; do
-  tune before lineage "$s"
-  tune before random "$s"
+  for m in $models; do tune before "$m" "$s"; done
 done
 
 stamp "onboard this-machine: ${POOL_MODELS:-resnet50,mobilenet_v2}, ${PER_TASK:-48} programs a task, 10% in 2 rounds of 5%"
@@ -58,7 +59,9 @@ print(max(v["version"] for v in json.load(sys.stdin)["versions"]))')
 stamp "after: version $version"
 
 for s in ${SEEDS:-1 2 3}; do
-  tune after lineage "$s" --lineage-model "$version"
+  for m in $models; do
+    if [[ $m == lineage* ]]; then tune after "$m" "$s" --lineage-model "$version"; fi
+  done
 done
 stamp "done"
 for label in before after; do
