@@ -97,6 +97,13 @@ class SampleRequestsTest : public TcldEnvTest {
   std::int64_t pool_size_ = 0;
 };
 
+// A request's picked program ids in pick order.
+std::vector<std::string> picks_in_order(const json::value& request) {
+  std::vector<std::string> ids;
+  for (const auto& it : request.at("items").as_array()) ids.emplace_back(it.at("program_id").as_string());
+  return ids;
+}
+
 std::set<std::string> ids_of(const json::value& request) {
   std::set<std::string> ids;
   for (const auto& it : request.at("items").as_array()) ids.insert(std::string(it.at("program_id").as_string()));
@@ -181,11 +188,8 @@ TEST_F(SampleRequestsTest, RduUsesTheModelIsDeterministicAndSkipsPendingPrograms
             200);
   auto again = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3, "strategy": "rdu"})");
   ASSERT_EQ(again.status, 201) << again.body;
-  std::vector<std::string> order_a, order_again;
-  for (const auto& it : ra.at("items").as_array()) order_a.emplace_back(it.at("program_id").as_string());
   const json::value again_json = again.json();
-  for (const auto& it : again_json.at("items").as_array()) order_again.emplace_back(it.at("program_id").as_string());
-  EXPECT_EQ(order_a, order_again);
+  EXPECT_EQ(picks_in_order(ra), picks_in_order(again_json));
   // random_share 1: every pick is random's own draw (no terms), and the
   // stored parameters say so (then cancelled, to leave the pool as it was).
   auto shared = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 36, "seed": 1, "random_share": 1})");
@@ -220,11 +224,7 @@ TEST_F(SampleRequestsTest, TheDefaultStrategyIsFast) {
   ASSERT_EQ(call("POST", "/v1/sample-requests/" + std::to_string(ra.at("id").as_int64()) + "/cancel").status, 200);
   auto named = call("POST", "/v1/platforms/x16/sample-requests", R"({"budget": 40, "seed": 3, "strategy": "fast"})");
   ASSERT_EQ(named.status, 201) << named.body;
-  std::vector<std::string> order_a, order_named;
-  for (const auto& it : ra.at("items").as_array()) order_a.emplace_back(it.at("program_id").as_string());
-  const json::value rn = named.json();
-  for (const auto& it : rn.at("items").as_array()) order_named.emplace_back(it.at("program_id").as_string());
-  EXPECT_EQ(order_a, order_named);
+  EXPECT_EQ(picks_in_order(ra), picks_in_order(named.json()));
 }
 
 // A round learns from the one before: a fine-tuning job from production

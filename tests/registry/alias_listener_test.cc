@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "registry/model_store.h"
-#include "registry/platform_store.h"
 #include "tests/registry/registry_test_env.h"
 
 namespace tcl::registry {
@@ -23,7 +22,8 @@ class AliasListenerTest : public testing::MigratedDbTest {
   void SetUp() override {
     MigratedDbTest::SetUp();
     if (HasFatalFailure()) return;
-    ASSERT_TRUE(PlatformStore(*pool_).create({"cpu", "llvm", {4, 64, 64, 0, 0, 0, 0, 0}, ""}).is_ok());
+    add_platform("cpu");
+    if (HasFailure()) return;
     store_ = std::make_unique<ModelStore>(*pool_);
     for (int i = 0; i < 2; ++i) {
       NewVersion v;

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "registry/model_store.h"
-#include "registry/platform_store.h"
 #include "tests/registry/registry_test_env.h"
 
 namespace tcl::registry {
@@ -34,13 +33,9 @@ class JobQueueTest : public testing::MigratedDbTest {
   void SetUp() override {
     MigratedDbTest::SetUp();
     if (HasFatalFailure()) return;
-    PlatformStore platforms(*pool_);
-    auto cpu = platforms.create({"cpu", "llvm", {4, 64, 64, 0, 0, 0, 0, 0}, ""});
-    ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
-    auto gpu = platforms.create({"gpu", "cuda", {0, 0, 0, 49152, 0, 1024, 8, 32}, ""});
-    ASSERT_TRUE(gpu.is_ok()) << gpu.status().to_string();
-    cpu_ = cpu->id;
-    gpu_ = gpu->id;
+    cpu_ = add_platform("cpu");
+    gpu_ = add_platform("gpu");
+    if (HasFailure()) return;
     queue_ = std::make_unique<JobQueue>(*pool_);
   }
 

@@ -30,9 +30,9 @@ class ModelStoreTest : public testing::MigratedDbTest {
   void SetUp() override {
     MigratedDbTest::SetUp();
     if (HasFatalFailure()) return;
-    PlatformStore platforms(*pool_);
-    ASSERT_TRUE(platforms.create({"cpu", "llvm", {4, 64, 64, 0, 0, 0, 0, 0}, ""}).is_ok());
-    ASSERT_TRUE(platforms.create({"gpu", "cuda", {0, 0, 0, 49152, 0, 1024, 8, 32}, ""}).is_ok());
+    add_platform("cpu");
+    add_platform("gpu");
+    if (HasFailure()) return;
     store_ = std::make_unique<ModelStore>(*pool_);
   }
 

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 #include <pqxx/pqxx>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "registry/migrations.h"
 #include "registry/pg_pool.h"
+#include "registry/platform_store.h"
 #include "tests/lib/pg_cluster.h"
 
 namespace tcl::registry::testing {
@@ -47,6 +49,19 @@ class MigratedDbTest : public ::testing::Test {
     pool_ = make_pool(url_);
     auto report = apply_migrations(*pool_, embedded_migrations());
     ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  }
+
+  // Registers one of the two test platforms, "cpu" (a 4-core x86) or "gpu"
+  // (a CUDA card); its id, or 0 after a test failure.
+  std::int64_t add_platform(const std::string& name) {
+    NewPlatform p = name == "gpu" ? NewPlatform{"gpu", "cuda", {0, 0, 0, 49152, 0, 1024, 8, 32}, ""}
+                                  : NewPlatform{"cpu", "llvm", {4, 64, 64, 0, 0, 0, 0, 0}, ""};
+    auto created = PlatformStore(*pool_).create(p);
+    if (!created) {
+      ADD_FAILURE() << name << ": " << created.status().to_string();
+      return 0;
+    }
+    return created->id;
   }
 
   std::string url_;

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <memory>
 
-#include "registry/platform_store.h"
 #include "tests/registry/registry_test_env.h"
 
 namespace tcl::registry {
@@ -20,12 +19,9 @@ class TuningRunStoreTest : public testing::MigratedDbTest {
   void SetUp() override {
     MigratedDbTest::SetUp();
     if (HasFatalFailure()) return;
-    PlatformStore platforms(*pool_);
-    auto cpu = platforms.create({"cpu", "llvm", {4, 64, 64, 0, 0, 0, 0, 0}, ""});
-    auto gpu = platforms.create({"gpu", "cuda", {0, 0, 0, 49152, 0, 1024, 8, 32}, ""});
-    ASSERT_TRUE(cpu.is_ok() && gpu.is_ok());
-    cpu_ = cpu->id;
-    gpu_ = gpu->id;
+    cpu_ = add_platform("cpu");
+    gpu_ = add_platform("gpu");
+    if (HasFailure()) return;
     store_ = std::make_unique<TuningRunStore>(*pool_);
   }
   static TuningRun run(std::string id, int rounds) {
