@@ -18,6 +18,10 @@ build=$(cd "${1:-build}" && pwd)
 data=${DATA:-$(cd .. && pwd)/shared/data}
 out=${OUT:-/tmp/tune-onboard}
 network=${NETWORK:-bert}
+seeds=${SEEDS:-1 2 3}
+models=${MODELS:-lineage random}
+pool_models=${POOL_MODELS:-resnet50,mobilenet_v2}
+per_task=${PER_TASK:-48}
 mkdir -p "$out"
 source bench/lib/stack.sh
 trap stack_stop EXIT
@@ -36,21 +40,20 @@ zcat "$data/x86-24c/records.jsonl.gz" | head -n "${BASE_RECORDS:-40000}" >"$out/
 # tune LABEL MODEL SEED [tclctl tune flags]: one run into OUT/LABEL/NETWORK-MODEL-sSEED.
 tune() {
   local label=$1 model=$2 seed=$3
+  local run=$network-${model/+/-}-s$seed
   shift 3
   stamp "tune $label $model seed $seed"
   "$ctl" tune --platform this-machine --network "$network" --budget "${BUDGET:-160}" --model "$model" \
-    --seed "$seed" --upload 0 --dir "$out/$label/$network-${model/+/-}-s$seed" "$@" >"$out/$label-${model/+/-}-s$seed.log" 2>&1
-  grep -m1 -i "network" "$out/$label-${model/+/-}-s$seed.log" || true
+    --seed "$seed" --upload 0 --dir "$out/$label/$run" "$@" >"$out/$label-$run.log" 2>&1
 }
 
-models=${MODELS:-lineage random}
-for s in ${SEEDS:-1 2 3}; do
+for s in $seeds; do
   for m in $models; do tune before "$m" "$s"; done
 done
 
-stamp "onboard this-machine: ${POOL_MODELS:-resnet50,mobilenet_v2}, ${PER_TASK:-48} programs a task, 10% in 2 rounds of 5%"
-"$ctl" onboard --platform this-machine --measure-local --models "${POOL_MODELS:-resnet50,mobilenet_v2}" \
-  --per-task "${PER_TASK:-48}" --rounds 2 --fraction 0.05 --state "$out/onboard.state.json" \
+stamp "onboard this-machine: $pool_models, $per_task programs a task, 10% in 2 rounds of 5%"
+"$ctl" onboard --platform this-machine --measure-local --models "$pool_models" \
+  --per-task "$per_task" --rounds 2 --fraction 0.05 --state "$out/onboard.state.json" \
   >"$out/onboard.log" 2>&1
 tail -n 6 "$out/onboard.log"
 # The newest version holds this machine's adapter, promoted or not: the "after" runs name it.
@@ -58,7 +61,7 @@ version=$(stack_call GET "/v1/models?view=summary" | python3 -c 'import json,sys
 print(max(v["version"] for v in json.load(sys.stdin)["versions"]))')
 stamp "after: version $version"
 
-for s in ${SEEDS:-1 2 3}; do
+for s in $seeds; do
   for m in $models; do
     if [[ $m == lineage* ]]; then tune after "$m" "$s" --lineage-model "$version"; fi
   done

@@ -1,7 +1,7 @@
 // api/handlers/sample_requests.h — which candidates to measure next (DESIGN §6, §8):
 //   POST /v1/platforms/{name}/sample-requests   select and store (201)
 //        {"budget": N} or {"fraction": f in (0, 1]}  (of the unmeasured pool),
-//        "strategy": "fast" (default) | "rdu" | "random" | "r" | "d" | "u",
+//        "strategy": "fast" (default) | "rdu" | "random" | "uniform" | "r" | "d" | "u",
 //        "weights": {"r", "d", "u"}, "seed", "model" (alias or version,
 //        default production), "mc_samples" (default 8), "min_per_task" (2),
 //        "random_share" (in [0, 1], default 0: sampler::SampleOptions::random_share)
