@@ -3,12 +3,15 @@
 # TARGETs of a TCL_TRAINER_ONLY Release build (with tcl-measure's CUDA backend,
 # TCL_CUDA_MEASURE) against the LibTorch inside the
 # machine's PyTorch, with Debian's Boost.Program_options from PO_ROOT (staged
-# by scripts/gpu/stage.sh). Prints the log's tail and fails when the build does.
+# by scripts/gpu/stage.sh), and XGBoost (the tuner's online model) from .gpu/xgboost
+# when staged there. Prints the log's tail and fails when the build does.
 # Builds of one BUILD folder wait for each other (a lock in it).
 set -uo pipefail
 build=$1 po=$2 log=$3
 shift 3
 prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+xgboost=()
+[ -d .gpu/xgboost ] && xgboost=(-DTCL_XGBOOST_ROOT="$(pwd)/.gpu/xgboost")
 t0=$SECONDS
 # Studies started side by side share one build folder: one build at a time
 # (a second configure or link beside a first breaks both).
@@ -16,6 +19,6 @@ mkdir -p "$build"
 exec 9>"$build/.build.lock"
 flock 9
 { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCL_TRAINER_ONLY=ON -DCMAKE_PREFIX_PATH="$prefix" \
-    -DTCL_PROGRAM_OPTIONS_ROOT="$po" -DTCL_CUDA_MEASURE=ON && cmake --build "$build" --target "$@" -j "$(nproc)"; } >"$log" 2>&1 ||
+    -DTCL_PROGRAM_OPTIONS_ROOT="$po" "${xgboost[@]}" -DTCL_CUDA_MEASURE=ON && cmake --build "$build" --target "$@" -j "$(nproc)"; } >"$log" 2>&1 ||
   { tail -n 40 "$log"; exit 1; }
 echo "== build ($*): $((SECONDS - t0)) s"

@@ -19,6 +19,10 @@
 #   stage    (on the dev machine) the records of the five platforms and Boost.Program_options into
 #            .gpu/ (scripts/gpu/lineage_study.sh stage does it; carry .gpu)
 #   build    bench_onboarding (TCL_TRAINER_ONLY against the machine's PyTorch LibTorch)
+#   bound P FRACTION
+#            P's pool cut to FRACTION of its records (bench/lib/subset_records.py, seed 1) in a data
+#            folder of its own under /tmp, the other platforms beside it whole; later steps of the
+#            call read it (x86-24c: 533k records would take the 10-minute call on embedding alone)
 #   run P SEEDS SALTS
 #            platform P as the new one, seeds SEEDS, split salts SALTS (comma lists): the base
 #            first (one process), then every (seed, salt) a process of its own, side by side,
@@ -27,7 +31,8 @@
 #   report P SALTS
 #            bench_onboarding --report over P's runs on those salts, into $OUT/report-P-SALTS.md
 # Environment: BUDGET_S (default 550) seconds for all steps of one call; FLAGS more bench_onboarding
-# flags.
+# flags; RULES one comma list of two-round rules each process runs alone (e.g. RULES=fast: a rule
+# added after the others ran on those salts).
 #
 #   scripts/gpu/sampler_study.sh stage           # here; then on the GPU machine:
 #   run(carry=[".gpu"], command="bash scripts/gpu/sampler_study.sh build run gpu-2080ti 1,2,3,4,5 0,1,2")
@@ -41,7 +46,7 @@ WORK=/tmp/tcl-sampler-work  # kept between calls on one machine
 LOGS=$WORK/logs
 mkdir -p "$OUT" "$LOGS"
 export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
-DATA=$root/.gpu/shared/data
+DATA=${DATA:-$root/.gpu/shared/data}
 PLATFORMS=(x86-24c x86-16c gpu-2080ti gpu-v100 gpu-h100)
 deadline=$((SECONDS + ${BUDGET_S:-550}))
 left() { echo $((deadline - SECONDS)); }
@@ -51,6 +56,15 @@ base_of() {
   local p out=()
   for p in "${PLATFORMS[@]}"; do [ "$p" != "$1" ] && out+=("$p"); done
   (IFS=,; echo "${out[*]}")
+}
+
+bound() {
+  local p=$1 fraction=$2 dir=/tmp/tcl-sampler-data-$1-$2 q
+  mkdir -p "$dir/$p"
+  for q in "${PLATFORMS[@]}"; do [ "$q" != "$p" ] && ln -sfn "$DATA/$q" "$dir/$q"; done
+  [ -s "$dir/$p/records.jsonl.gz" ] ||
+    python3 bench/lib/subset_records.py "$DATA/$p/records.jsonl.gz" "$fraction" 1 "$dir/$p/records.jsonl.gz" || return 1
+  DATA=$dir
 }
 
 build() { bash scripts/gpu/build.sh "$BUILD" "$root/.gpu/program_options" "$LOGS/build.log" bench_onboarding; }
@@ -78,6 +92,10 @@ run() {
   [ -s "$WORK/base-$p.ckpt" ] || one_run "$p" "${seeds[0]}" "${salts[0]}" "$(nproc)" random 1
   for salt in "${salts[@]}"; do
     for seed in "${seeds[@]}"; do
+      if [ -n "${RULES:-}" ]; then
+        one_run "$p" "$seed" "$salt" "$threads" "$RULES" 2 --no-full &
+        continue
+      fi
       { one_run "$p" "$seed" "$salt" "$threads" random,uniform 1 &&
         one_run "$p" "$seed" "$salt" "$threads" rdu,fast 2 --no-full; } &
     done
@@ -102,6 +120,7 @@ while [ $# -gt 0 ]; do
   shift
   case $step in
     stage) bash scripts/gpu/lineage_study.sh stage || exit 1 ;;
+    bound) bound "$1" "$2" || exit 1; shift 2 ;;
     build) build || exit 1 ;;
     run) run "$1" "$2" "$3"; shift 3 ;;
     report) report "$1" "$2"; shift 2 ;;
