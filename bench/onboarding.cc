@@ -69,6 +69,9 @@
 //   bench_onboarding --base-checkpoint PATH --report 6,7,8,9 [the flags of the runs]
 //       (no training: the logged runs over those splits, with 95% bootstrap
 //       intervals over seeds for rdu/100% and rdu − random; see run_report)
+//   bench_onboarding --base-sha 12HEX --report 6,7,8,9 [the flags of the runs]
+//       (the same, for runs whose base checkpoint is not at hand: the base=
+//       field of their runs.tsv lines names it)
 //   bench_onboarding --repeatability [--platform ...] [--data DIR]
 //       (no model: how well each record's repeated measurements agree with
 //       themselves, the ceiling of any model's ordering; see run_repeatability)
@@ -142,6 +145,7 @@ struct Args {
   std::string data = "/work/shared/data";
   std::string out = "/tmp/onboarding";
   std::string base_checkpoint;
+  std::string base_sha;  // --base-sha: --report without the checkpoint (the first 12 hex digits suffice)
   // The lineage the base knows: trained on the first, jointly with the rest
   // (trainer::JointTraining); their descriptors are the sample request's others.
   std::vector<std::string> base_platforms = {kBasePlatform};
@@ -242,6 +246,7 @@ void declare_flags(tcl::bench::Flags& flags, Args* a, std::string* strategies, b
       .value("data", &a->data)
       .value("out", &a->out)
       .value("base-checkpoint", &a->base_checkpoint)
+      .value("base-sha", &a->base_sha)
       .list("base-platforms", &a->base_platforms)
       .value("target", &a->target_override)
       .list("hardware-params", &a->hardware_override)
@@ -291,10 +296,11 @@ bool read_strategies(std::string strategies, Args* a) {
 // The checks across flags, once parsed; false, with a message (or the
 // usage), when they do not fit together.
 bool check_args(const Args& a) {
-  if (a.base_checkpoint.empty() && !a.repeatability) {
+  if (a.base_checkpoint.empty() && !a.repeatability && (a.base_sha.empty() || a.report_salts.empty())) {
     std::fprintf(stderr,
                  "usage: bench_onboarding --base-checkpoint PATH [--platform x86-16c,gpu-2080ti] [--seeds 1]\n"
                  "       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--ft-epochs 6] ...\n"
+                 "       bench_onboarding --base-checkpoint PATH | --base-sha HEX --report 6,7,8 [the runs' flags]\n"
                  "       bench_onboarding --base-checkpoint PATH --timing [--timing-pool 100000]\n"
                  "       bench_onboarding --repeatability [--platform x86-24c,x86-16c,gpu-2080ti]\n"
                  "       (see bench/onboarding.cc)\n");
@@ -320,8 +326,11 @@ bool parse_args(int argc, char** argv, Args* a) {
   declare_flags(flags, a, &strategies, &no_full);
   if (!flags.parse(argc, argv)) return false;
   a->full = !no_full;
-  return tcl::bench::check_hardware_arg(a->hardware_override) && tcl::bench::resolve_device_arg(&a->device) &&
-         read_strategies(strategies, a) && check_args(*a);
+  // A report from the log alone trains nothing: --device only names the runs' tag (device=cuda on a
+  // machine without CUDA).
+  const bool from_log = !a->report_salts.empty() && !a->base_sha.empty();
+  return tcl::bench::check_hardware_arg(a->hardware_override) &&
+         (from_log || tcl::bench::resolve_device_arg(&a->device)) && read_strategies(strategies, a) && check_args(*a);
 }
 
 std::string records_path(const Args& a, const std::string& platform) {
@@ -1281,6 +1290,7 @@ struct ReportRow {
   bool random = false;
   double fraction = 1;
   std::vector<std::vector<double>> sum, mean;  // per split: per seed found
+  std::vector<std::vector<double>> pairwise;   // per split: per seed found
   std::vector<std::vector<double>> tuning;     // per split: per seed found with the tuning columns
 };
 using Row = ReportRow;
@@ -1309,10 +1319,11 @@ std::vector<Row> gather_rows(const Args& a, const OutcomeLog& log, const std::ve
                       f,
                       {},
                       {},
+                      {},
                       {}});
     }
   }
-  rows.push_back({"100%", false, 1.0, {}, {}, {}});
+  rows.push_back({"100%", false, 1.0, {}, {}, {}, {}});
   for (std::uint64_t salt : a.report_salts) {
     Args at = a;
     at.split_salt = salt;
@@ -1325,11 +1336,13 @@ std::vector<Row> gather_rows(const Args& a, const OutcomeLog& log, const std::ve
     const auto gather = [&](Row& row, std::string_view strategy, double f, const std::string& tag) {
       row.sum.emplace_back();
       row.mean.emplace_back();
+      row.pairwise.emplace_back();
       row.tuning.emplace_back();
       for (std::uint64_t seed : seeds) {
         if (const Outcome* o = log.find(run_key(platform, seed, strategy, f, tag))) {
           row.sum.back().push_back(o->top1_sum);
           row.mean.back().push_back(o->top1_mean);
+          row.pairwise.back().push_back(o->pairwise);
           if (!std::isnan(o->tuning)) row.tuning.back().push_back(o->tuning);
         }
       }
@@ -1387,12 +1400,14 @@ void print_split_table(const Args& a, const std::vector<Row>& rows, const std::v
 }
 
 // Each row against 100% (and against random at its fraction), with 95%
-// bootstrap intervals over the seeds.
+// bootstrap intervals over the seeds: top-1 sum and mean as ratios, and the
+// pairwise accuracy. Without the 100% runs (--no-full) only − random.
 void print_intervals(const std::vector<Row>& rows) {
   // The bootstrap resamples each row's seeds independently of the other
   // rows' (the 100% row has its own seeds). A percentile interval over 2–3
   // seeds per cell understates the spread, hence the smallest n printed.
   const Row& full = rows.back();
+  const bool with_full = complete(full);
   const auto random_at = [&](double f) -> const Row* {
     for (const Row& row : rows) {
       if (row.random && row.fraction == f) return &row;
@@ -1404,10 +1419,6 @@ void print_intervals(const std::vector<Row>& rows) {
     for (const auto& xs : row.mean) {
       if (!xs.empty()) fewest = std::min(fewest, xs.size());
     }
-  }
-  if (!complete(full)) {
-    std::printf("\n(no interval: the 100%% runs are missing on a split)\n");
-    return;
   }
   std::mt19937_64 rng(1);
   const auto resampled = [&](const std::vector<std::vector<double>>& cells) {
@@ -1426,34 +1437,46 @@ void print_intervals(const std::vector<Row>& rows) {
     return std::pair{at(0.025), at(0.975)};
   };
   constexpr int kDraws = 10000;
-  std::printf("\nmean of the splits, 95%% bootstrap interval over seeds (%d draws; fewest seeds in a cell: %zu)\n\n",
-              kDraws, fewest);
+  std::printf("\nmean of the splits, 95%% bootstrap interval over seeds (%d draws; fewest seeds in a cell: %zu)%s\n\n",
+              kDraws, fewest, with_full ? "" : "; no 100% runs on some split: − random only");
+  struct Figure {
+    const char* title;
+    std::vector<std::vector<double>> Row::*cells;
+    bool ratio;  // printed as a share of 100%'s
+  };
   for (const Row& row : rows) {
     if (&row == &full || !complete(row)) continue;
-    for (const auto& [title, cells] : {std::pair{"sum", &Row::sum}, std::pair{"mean", &Row::mean}}) {
+    for (const Figure& fig : {Figure{"top-1 sum ratio", &Row::sum, true}, Figure{"top-1 mean ratio", &Row::mean, true},
+                              Figure{"pairwise accuracy", &Row::pairwise, false}}) {
       const Row* random = random_at(row.fraction);
       const bool versus_random = random && random != &row && complete(*random);
+      const bool versus_full = with_full && fig.ratio;
+      if (!versus_random && !versus_full) continue;
       std::vector<double> ratios, gaps;
       for (int d = 0; d < kDraws; ++d) {
-        const double x = resampled(row.*cells), all = resampled(full.*cells);
-        ratios.push_back(x / all);
-        if (versus_random) gaps.push_back(x - resampled(random->*cells));
+        const double x = resampled(row.*fig.cells);
+        if (versus_full) ratios.push_back(x / resampled(full.*fig.cells));
+        if (versus_random) gaps.push_back(x - resampled(random->*fig.cells));
       }
-      const double x = mean_of_splits(row.*cells);
-      const auto [lo, hi] = interval(ratios);
-      std::printf("%-14s top-1 %s ratio: / 100%% = %.3f [%.3f, %.3f]", row.label.c_str(), title,
-                  x / mean_of_splits(full.*cells), lo, hi);
+      const double x = mean_of_splits(row.*fig.cells);
+      std::printf("%-14s %s", row.label.c_str(), fig.title);
+      if (versus_full) {
+        const auto [lo, hi] = interval(ratios);
+        std::printf(": / 100%% = %.3f [%.3f, %.3f]", x / mean_of_splits(full.*fig.cells), lo, hi);
+      } else {
+        std::printf(" %.3f", x);
+      }
       if (versus_random) {
         const auto [glo, ghi] = interval(gaps);
-        std::printf("; − random = %+.3f [%+.3f, %+.3f]", x - mean_of_splits(random->*cells), glo, ghi);
+        std::printf("%s − random = %+.3f [%+.3f, %+.3f]", versus_full ? ";" : ":",
+                    x - mean_of_splits(random->*fig.cells), glo, ghi);
       }
       std::printf("\n");
     }
   }
 }
 
-int run_report(const Args& a, const std::string& base) {
-  const std::string base_sha = tcl::sha256_hex(base);
+int run_report(const Args& a, const std::string& base_sha) {
   const OutcomeLog log(a.out + "/runs.tsv");
   const std::vector<std::uint64_t> seeds = seeds_of(a);
   for (const std::string& platform : a.platforms) {
@@ -1476,6 +1499,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   if (a.repeatability) return run_repeatability(a);
+  if (!a.report_salts.empty() && !a.base_sha.empty()) return run_report(a, a.base_sha);
   if (!a.report_salts.empty() && !std::filesystem::exists(a.base_checkpoint)) {
     std::fprintf(stderr, "--report reads the runs of an existing base: %s does not exist\n", a.base_checkpoint.c_str());
     return 2;
@@ -1485,7 +1509,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "base: %s\n", base.status().to_string().c_str());
     return 1;
   }
-  if (!a.report_salts.empty()) return run_report(a, *base);
+  if (!a.report_salts.empty()) return run_report(a, tcl::sha256_hex(*base));
   if (a.timing) {
     const int rc = run_timing(a, *base);
     std::printf("\ntotal wall time %.0f s\n", seconds_since(t0));
