@@ -7,6 +7,7 @@
 //   bench_tune --network resnet50|mobilenet_v2|bert [--first-tasks N]
 //              [--models lineage,lineage+online,online,random] [--seeds 1,2,3]
 //              [--budget N] [--per-round N] [--scheduler gradient|round-robin]
+//              [--picks top,fast,diversity]
 //              [--population N] [--target cpu|cuda] [--device N]
 //              [--checkpoint FILE] [--checkpoint-platform NAME] [--threads T]
 //              [--repeat N] [--out DIR] [--measure-command TCL_MEASURE]
@@ -17,8 +18,11 @@
 //   --measure-command: each round measured by `TCL_MEASURE run` in its own
 //   process (on the GPU machine: a process that has loaded PyTorch's LibTorch
 //   crashed in the measurer; tcl-measure itself does not load it).
-//   Each run's folder is DIR/NETWORK-MODEL-sSEED (run_dir.h: rounds.csv is
-//   the curve; a rerun resumes). bench/tune_summary.py reads the folders.
+//   --picks: each round's picks among the searched programs (tuner/search.h's
+//   PickRule; top is Ansor's), a run for each.
+//   Each run's folder is DIR/NETWORK-MODEL-sSEED, DIR/NETWORK-MODEL-pick-RULE-sSEED
+//   for a pick other than top (run_dir.h: rounds.csv is the curve; a rerun
+//   resumes). bench/tune_summary.py reads the folders.
 #include <execinfo.h>
 #include <signal.h>
 #include <unistd.h>
@@ -53,6 +57,7 @@ struct Args {
   int first_tasks = 0;
   std::vector<std::string> models{"lineage", "lineage+online", "online", "random"};
   std::vector<std::string> seeds{"1", "2", "3"};
+  std::vector<std::string> picks{"top"};
   int budget = 1000, per_round = 16, population = 2048, device = 0, threads = 1, repeat = 0;
   int measure_threads = 0;  // tcl-measure's --threads on the CPU (0: every core online)
   bool trace = false;       // a line per step of a round on stderr
@@ -62,12 +67,13 @@ struct Args {
 };
 
 bool parse(int argc, char** argv, Args* a) {
-  std::string models, seeds;
+  std::string models, seeds, picks;
   bench::Flags flags;
   flags.value("network", &a->network)
       .value("first-tasks", &a->first_tasks)
       .value("models", &models)
       .value("seeds", &seeds)
+      .value("picks", &picks)
       .value("budget", &a->budget)
       .value("per-round", &a->per_round)
       .value("population", &a->population)
@@ -86,6 +92,17 @@ bool parse(int argc, char** argv, Args* a) {
   if (!flags.parse(argc, argv)) return false;
   if (!models.empty()) a->models = bench::split_list(models);
   if (!seeds.empty()) a->seeds = bench::split_list(seeds);
+  if (!picks.empty()) a->picks = bench::split_list(picks);
+  if (auto rule = tuner::scheduler_rule(a->scheduler); !rule) {
+    std::fprintf(stderr, "--scheduler: %s\n", rule.status().message().c_str());
+    return false;
+  }
+  for (const std::string& p : a->picks) {
+    if (auto rule = tuner::pick_rule(p); !rule) {
+      std::fprintf(stderr, "--picks: %s\n", rule.status().message().c_str());
+      return false;
+    }
+  }
   if (a->target != "cpu" && a->target != "cuda") {
     std::fprintf(stderr, "--target is cpu or cuda\n");
     return false;
@@ -182,6 +199,27 @@ std::vector<core::Record> measure_in_child(const Args& a, std::span<const core::
 
 }  // namespace
 
+// One run's options: MODEL with PICK at SEED; its folder under --out.
+tuner::TuneOptions options_of(const Args& a, const std::vector<measure::Task>& tasks, const measure::HardwareInfo& hw,
+                              const std::string& model, const std::string& pick, const std::string& seed) {
+  tuner::TuneOptions o;
+  o.network = a.network;
+  o.tasks = tasks;
+  o.hardware = hw;
+  o.model = model;
+  o.budget = a.budget;
+  o.per_round = a.per_round;
+  o.seed = std::stoull(seed);
+  o.search.population = a.population;
+  o.search.pick = *tuner::pick_rule(pick);  // checked by parse()
+  o.scheduler = *tuner::scheduler_rule(a.scheduler);
+  std::string folder = model;  // "lineage+online" → "lineage-online": no '+' in file names
+  std::replace(folder.begin(), folder.end(), '+', '-');
+  if (pick != "top") folder += "-pick-" + pick;
+  o.dir = a.out + "/" + a.network + "-" + folder + "-s" + seed;
+  return o;
+}
+
 int main(int argc, char** argv) {
   signal(SIGSEGV, print_stack_and_die);
   signal(SIGABRT, print_stack_and_die);
@@ -221,36 +259,25 @@ int main(int argc, char** argv) {
     return measured;
   };
   for (const std::string& model : a.models) {
-    for (const std::string& seed : a.seeds) {
-      tuner::TuneOptions o;
-      o.network = a.network;
-      o.tasks = kept;
-      o.hardware = *hw;
-      o.model = model;
-      o.budget = a.budget;
-      o.per_round = a.per_round;
-      o.seed = std::stoull(seed);
-      o.search.population = a.population;
-      auto rule = tuner::scheduler_rule(a.scheduler);
-      if (!rule) return 2;
-      o.scheduler = *rule;
-      std::string folder = model;  // "lineage+online" → "lineage-online": no '+' in file names
-      std::replace(folder.begin(), folder.end(), '+', '-');
-      o.dir = a.out + "/" + a.network + "-" + folder + "-s" + seed;
-      hooks.progress = [&](const tuner::RoundReport& r, bool replayed) {
-        if (a.trace) std::fprintf(stderr, "bench_tune: round %d done\n", r.round);
-        if (replayed) return;
-        std::fprintf(stderr, "\r%s %s s%s: %d/%d measured, network %.4f ms   ", a.network.c_str(), model.c_str(),
-                     seed.c_str(), r.measured, a.budget, r.network_seconds * 1e3);
-      };
-      auto result = tuner::tune(o, hooks);
-      if (!result) {
-        std::fprintf(stderr, "\nbench_tune: %s: %s\n", o.dir.c_str(), result.status().message().c_str());
-        return 1;
+    for (const std::string& pick : a.picks) {
+      for (const std::string& seed : a.seeds) {
+        const tuner::TuneOptions o = options_of(a, kept, *hw, model, pick, seed);
+        const std::string label = model + (pick == "top" ? "" : " pick=" + pick);
+        hooks.progress = [&](const tuner::RoundReport& r, bool replayed) {
+          if (a.trace) std::fprintf(stderr, "bench_tune: round %d done\n", r.round);
+          if (replayed) return;
+          std::fprintf(stderr, "\r%s %s s%s: %d/%d measured, network %.4f ms   ", a.network.c_str(), label.c_str(),
+                       seed.c_str(), r.measured, a.budget, r.network_seconds * 1e3);
+        };
+        auto result = tuner::tune(o, hooks);
+        if (!result) {
+          std::fprintf(stderr, "\nbench_tune: %s: %s\n", o.dir.c_str(), result.status().message().c_str());
+          return 1;
+        }
+        std::printf("%s %s seed %s: %d measured, network %.6f ms\n", a.network.c_str(), label.c_str(), seed.c_str(),
+                    result->measured, result->network_seconds * 1e3);
+        std::fflush(stdout);
       }
-      std::printf("%s %s seed %s: %d measured, network %.6f ms\n", a.network.c_str(), model.c_str(), seed.c_str(),
-                  result->measured, result->network_seconds * 1e3);
-      std::fflush(stdout);
     }
   }
   return 0;

@@ -183,8 +183,9 @@ struct ProgressLine {
 
 void print_summary(const tuner::TuneOptions& o, const tuner::TuneResult& r) {
   std::printf("network       %s (%zu tasks) on %s\n", o.network.c_str(), o.tasks.size(), o.hardware.target.c_str());
-  std::printf("model         %s, scheduler %s, seed %llu\n", o.model.c_str(),
-              std::string(tuner::scheduler_rule_name(o.scheduler)).c_str(), static_cast<unsigned long long>(o.seed));
+  std::printf("model         %s, scheduler %s, pick %s, seed %llu\n", o.model.c_str(),
+              std::string(tuner::scheduler_rule_name(o.scheduler)).c_str(),
+              std::string(tuner::pick_rule_name(o.search.pick)).c_str(), static_cast<unsigned long long>(o.seed));
   std::printf("measured      %d in %d rounds%s\n", r.measured, r.rounds,
               r.resumed_rounds ? (" (" + std::to_string(r.resumed_rounds) + " resumed)").c_str() : "");
   std::printf("latency       %s\n\n", ms(r.network_seconds).c_str());
@@ -251,6 +252,9 @@ int tune_command(ApiClient& api, const Args& a) {
   auto rule = tuner::scheduler_rule(a.flag("scheduler", "gradient"));
   if (!rule) return fail(rule.status().message());
   o.scheduler = *rule;
+  auto pick = tuner::pick_rule(a.flag("pick", "top"));
+  if (!pick) return fail(pick.status().message());
+  o.search.pick = *pick;
   if (parse_numbers(a, &o) != 0) return 1;
   const std::string platform = a.flag("platform");
   const bool upload = a.flag("upload", "1") != "0";
@@ -259,6 +263,7 @@ int tune_command(ApiClient& api, const Args& a) {
     return fail("--platform P is needed to upload (or give --upload 0) and by the lineage's models");
   std::string model_word = o.model;  // no '+' in the default folder's name
   std::replace(model_word.begin(), model_word.end(), '+', '-');
+  if (o.search.pick != tuner::PickRule::kTop) model_word += "-pick-" + std::string(tuner::pick_rule_name(o.search.pick));
   o.dir = a.flag("dir", "tcl-tune-" + o.network + "-" + model_word + "-s" + std::to_string(o.seed));
   if (!platform.empty() && ensure_local_platform(api, platform, local_hardware()) != 0) return 1;
 

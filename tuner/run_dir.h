@@ -2,7 +2,7 @@
 // written so that a killed run loses at most the round under way.
 //
 //   run.json            the settings that make two runs the same run
-//                       (network, tasks, target, model, scheduler, seed,
+//                       (network, tasks, target, model, scheduler, seed, pick,
 //                       programs per round); checked when a run resumes
 //   measurements.jsonl  every measured record, round after round (TVM
 //                       records; appended and fsynced before the round's row)

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "sampler/rdu.h"
+
 namespace tcl::tuner {
 namespace {
 
@@ -40,7 +42,84 @@ struct Scored {
   double score = 0;
 };
 
+using Candidate = std::pair<const std::string*, const Scored*>;  // key, program and score
+
+// Space::features() of `points` then `more`, each column standardized over all
+// of them (a constant column → 0), row-major.
+std::vector<float> standardized_features(const Space& space, std::span<const Candidate> points,
+                                         std::span<const Point> more, std::size_t* dim) {
+  std::vector<std::vector<float>> rows;
+  for (const auto& c : points) rows.push_back(space.features(c.second->point));
+  for (const Point& p : more) rows.push_back(space.features(p));
+  *dim = rows.empty() ? 0 : rows[0].size();
+  std::vector<float> out(rows.size() * *dim);
+  for (std::size_t j = 0; j < *dim; ++j) {
+    double sum = 0, sq = 0;
+    for (const auto& r : rows) sum += r[j], sq += static_cast<double>(r[j]) * r[j];
+    const double n = static_cast<double>(rows.size()), mean = sum / n;
+    const double sd = std::sqrt(std::max(0.0, sq / n - mean * mean));
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      out[i * *dim + j] = sd > 1e-9 ? static_cast<float>((rows[i][j] - mean) / sd) : 0.0F;
+  }
+  return out;
+}
+
+// Up to `count` of `best` (best first) by the sampler's kFast or kD over the
+// first spread_pool × count of them, spread away from `measured`.
+Result<std::vector<Candidate>> spread_picks(const Space& space, std::span<const Candidate> best,
+                                            std::span<const Point> measured, int count, const SearchOptions& options,
+                                            core::SplitMix64& rng) {
+  const std::size_t n = std::min(best.size(), static_cast<std::size_t>(options.spread_pool) * count);
+  if (n == 0 || count <= 0) return std::vector<Candidate>{};
+  const std::span<const Candidate> pool_of = best.first(n);
+  std::size_t dim = 0;
+  const std::vector<float> features = standardized_features(space, pool_of, measured, &dim);
+  std::vector<float> predicted;
+  for (const auto& c : pool_of) predicted.push_back(static_cast<float>(c.second->score));
+  const std::vector<std::int32_t> task(n, 0), measured_task(measured.size(), 0);
+  sampler::Pool pool;
+  pool.count = static_cast<std::int64_t>(n);
+  pool.dim = static_cast<std::int64_t>(dim);  // >= 1: every space has features
+  const std::span<const float> rows(features);
+  pool.embeddings = rows.first(n * dim);
+  pool.predicted = predicted;
+  pool.task = task;
+  pool.num_tasks = 1;
+  pool.measured_count = static_cast<std::int64_t>(measured.size());
+  pool.measured_embeddings = rows.subspan(n * dim);
+  pool.measured_task = measured_task;
+  sampler::SampleOptions so;
+  so.budget = std::min<std::int64_t>(count, pool.count);
+  so.strategy = options.pick == PickRule::kFast ? sampler::Strategy::kFast : sampler::Strategy::kD;
+  so.seed = rng.next();
+  so.min_per_task = 0;
+  auto picks = sampler::select(pool, so);
+  if (!picks) return picks.status();
+  std::vector<Candidate> out;
+  for (const sampler::Pick& p : *picks) out.push_back(pool_of[static_cast<std::size_t>(p.index)]);
+  return out;
+}
+
 }  // namespace
+
+Result<PickRule> pick_rule(std::string_view name) {
+  if (name == "top") return PickRule::kTop;
+  if (name == "fast") return PickRule::kFast;
+  if (name == "diversity") return PickRule::kDiversity;
+  return Status::invalid_argument("pick rule '" + std::string(name) + "': use top, fast or diversity");
+}
+
+std::string_view pick_rule_name(PickRule rule) {
+  switch (rule) {
+    case PickRule::kTop:
+      return "top";
+    case PickRule::kFast:
+      return "fast";
+    case PickRule::kDiversity:
+      return "diversity";
+  }
+  return "top";
+}
 
 Result<std::vector<Point>> search_round(const Space& space, std::size_t task, CostModel& model,
                                         const std::unordered_set<std::string>& measured,
@@ -87,8 +166,8 @@ Result<std::vector<Point>> search_round(const Space& space, std::size_t task, Co
     }
     population = std::move(next);
   }
-  // The best unmeasured programs by score (ties by key: deterministic), then random picks.
-  std::vector<std::pair<const std::string*, const Scored*>> best;
+  // The unmeasured programs by score (ties by key: deterministic); the rule's picks among them, then random picks.
+  std::vector<Candidate> best;
   for (const auto& [key, s] : seen) {
     if (!measured.contains(key)) best.emplace_back(&key, &s);
   }
@@ -96,6 +175,11 @@ Result<std::vector<Point>> search_round(const Space& space, std::size_t task, Co
     return a.second->score != b.second->score ? a.second->score > b.second->score : *a.first < *b.first;
   });
   const int n_random = count > 0 ? static_cast<int>(std::ceil(options.epsilon * count)) : 0;
+  if (options.pick != PickRule::kTop) {
+    auto spread = spread_picks(space, best, best_measured, count - n_random, options, rng);
+    if (!spread) return spread.status();
+    best = std::move(*spread);
+  }
   std::vector<Point> picks;
   for (const auto& [key, s] : best) {
     if (static_cast<int>(picks.size()) >= count - n_random) break;

@@ -8,9 +8,10 @@
 //                (the i-th best with weight ∝ (P − i)), so better programs
 //                breed more; every scored program enters a table of the best
 //                ones seen;
-//   picks        the table's top by score that were never measured (and are
-//                distinct), plus ⌈epsilon · count⌉ fresh random samples: the
-//                share of random picks that keeps the model honest.
+//   picks        by `pick` (PickRule below) among the table's programs that
+//                were never measured (and are distinct), plus
+//                ⌈epsilon · count⌉ fresh random samples: the share of random
+//                picks that keeps the model honest.
 // With a model that is not `informed()` (random) there is no evolution: all
 // picks are fresh random samples.
 //
@@ -21,6 +22,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -31,12 +33,30 @@
 
 namespace tcl::tuner {
 
+// Which of the search's scored programs a round measures (issue 50, item 3:
+// the sampler's rules as the source of a tuning round's measurements):
+//   kTop        Ansor's: the best by score (ties by key).
+//   kFast       sampler/'s `fast` over the best spread_pool × count by score:
+//               F + D, the score and the Diversity from the programs already
+//               picked and the task's measured ones, each min-max normalized.
+//   kDiversity  sampler/'s `d` over the same candidates: Diversity alone.
+//               What `rdu` (weights 0,1,1) becomes here: the tuner's models
+//               give no uncertainty.
+// Diversity is the cosine distance between Space::features(), each column
+// standardized over the candidates and the measured programs (raw, the
+// log2 sizes share one direction and every cosine is near 1).
+enum class PickRule { kTop, kFast, kDiversity };
+Result<PickRule> pick_rule(std::string_view name);  // "top", "fast", "diversity"
+std::string_view pick_rule_name(PickRule rule);
+
 struct SearchOptions {
   int population = 2048;  // as Ansor
   int generations = 4;    // Ansor: 4
   double elite_share = 0.1;
   int measured_seeds = 32;  // best measured programs in the first population
   double epsilon = 0.05;    // Ansor: eps_greedy 0.05
+  PickRule pick = PickRule::kTop;
+  int spread_pool = 4;  // kFast, kDiversity: candidates per pick, the best by score
 };
 
 struct SearchStats {

@@ -74,6 +74,8 @@ std::string settings_json(const TuneOptions& o) {
   j["scheduler"] = std::string(scheduler_rule_name(o.scheduler));
   j["seed"] = o.seed;
   j["per_round"] = o.per_round;
+  // Only when not Ansor's: a folder written before the rule existed stays the same run.
+  if (o.search.pick != PickRule::kTop) j["pick"] = std::string(pick_rule_name(o.search.pick));
   return core::write_json(j) + "\n";
 }
 

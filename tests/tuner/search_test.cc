@@ -1,12 +1,15 @@
 // The search and the cost models: a seed gives the same picks; measured
 // programs are never picked again; an online model learns a planted latency
 // and then picks faster programs than random sampling does; the lineage's
-// prior, calibrated, guides lineage+online before it has learned anything.
+// prior, calibrated, guides lineage+online before it has learned anything;
+// the sampler's pick rules (fast, diversity) are deterministic, spread their
+// picks wider than the top by score, and fast stays among the fast ones.
 #include "tuner/search.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "tests/tuner/planted.h"
@@ -121,6 +124,78 @@ TEST(SearchTest, LineageOnlineFollowsAnInformativePriorBeforeLearning) {
   EXPECT_LE(s[s.size() / 2], 1.5e-4);
   EXPECT_EQ(make_cost_model("lineage", nullptr, 1).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(make_cost_model("xgb", nullptr, 1).status().code(), StatusCode::kInvalidArgument);
+}
+
+// The mean Euclidean distance between the features of two picks.
+double spread_of(const Space& space, const std::vector<Point>& picks) {
+  double sum = 0;
+  int pairs = 0;
+  for (std::size_t i = 0; i < picks.size(); ++i) {
+    const std::vector<float> a = space.features(picks[i]);
+    for (std::size_t j = i + 1; j < picks.size(); ++j) {
+      const std::vector<float> b = space.features(picks[j]);
+      double d = 0;
+      for (std::size_t k = 0; k < a.size(); ++k) d += (a[k] - b[k]) * (a[k] - b[k]);
+      sum += std::sqrt(d);
+      ++pairs;
+    }
+  }
+  return sum / pairs;
+}
+
+TEST(SearchTest, ThePickRulesSpreadTheRoundAndFastStaysFast) {
+  const Space space = matmul_space();
+  // A lineage that knows the planted latency exactly: the top by score crowds near the minimum.
+  LineageScorer oracle = [&space](std::span<const core::Record> records) -> Result<std::vector<double>> {
+    std::vector<double> out;
+    for (const core::Record& r : records) out.push_back(-planted_seconds(space, *space.decode(r.steps)));
+    return out;
+  };
+  std::vector<Point> points;
+  std::vector<double> seconds;
+  measure_random(space, 16, 13, &points, &seconds);
+  std::unordered_set<std::string> measured;
+  for (const Point& p : points) measured.insert(space.key(p));
+  const auto run = [&](PickRule rule, std::uint64_t seed) {
+    auto model = make_cost_model("lineage", oracle, 5);
+    EXPECT_TRUE(model);
+    SearchOptions options;
+    options.population = 256;
+    options.epsilon = 0;  // the rule's picks alone
+    options.pick = rule;
+    core::SplitMix64 rng(seed);
+    auto picks = search_round(space, 0, **model, measured, points, 16, options, rng);
+    EXPECT_TRUE(picks) << picks.status().to_string();
+    return picks ? *picks : std::vector<Point>{};
+  };
+  const auto keys = [&](const std::vector<Point>& picks) {
+    std::vector<std::string> out;
+    for (const Point& p : picks) out.push_back(space.key(p));
+    return out;
+  };
+  const std::vector<Point> top = run(PickRule::kTop, 3), fast = run(PickRule::kFast, 3),
+                           diverse = run(PickRule::kDiversity, 3);
+  for (const auto* picks : {&top, &fast, &diverse}) {
+    ASSERT_EQ(picks->size(), 16u);
+    std::unordered_set<std::string> seen;
+    for (const std::string& k : keys(*picks)) {
+      EXPECT_FALSE(measured.contains(k));
+      EXPECT_TRUE(seen.insert(k).second) << "a program picked twice";
+    }
+  }
+  EXPECT_EQ(keys(fast), keys(run(PickRule::kFast, 3)));
+  EXPECT_EQ(keys(diverse), keys(run(PickRule::kDiversity, 3)));
+  EXPECT_NE(keys(fast), keys(top));
+  EXPECT_GT(spread_of(space, diverse), spread_of(space, top));
+  EXPECT_GT(spread_of(space, fast), spread_of(space, top));
+  EXPECT_LT(mean_planted(space, fast), mean_planted(space, diverse));
+  EXPECT_LE(mean_planted(space, top), mean_planted(space, fast));
+}
+
+TEST(SearchTest, PickRulesHaveNames) {
+  for (PickRule rule : {PickRule::kTop, PickRule::kFast, PickRule::kDiversity})
+    EXPECT_EQ(*pick_rule(pick_rule_name(rule)), rule);
+  EXPECT_EQ(pick_rule("rdu").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(SearchTest, AnOnlineModelRanksUnseenProgramsByThePlantedLatency) {

@@ -146,6 +146,9 @@ TEST_F(TunerTest, AnotherRunsFolderIsRefused) {
   other = at("run", 32);
   other.model = "random";
   EXPECT_EQ(tune(other, hooks_).status().code(), StatusCode::kFailedPrecondition);
+  other = at("run", 32);
+  other.search.pick = PickRule::kFast;  // another pick rule is another run
+  EXPECT_EQ(tune(other, hooks_).status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_F(TunerTest, AFailedUploadIsSentAgainWithTheNextRound) {
