@@ -8,6 +8,9 @@
             divided by what `lineage` needs to reach that latency (a run that never reaches it
             counts as its whole budget, and the ratio is marked as a lower bound: ">=")
   overhead  search + learning as a share of each round's wall time (mean over rounds)
+  picks     for runs of another pick rule (DIR/NETWORK-MODEL-pick-RULE-sSEED, bench_tune --picks):
+            the network latency after half, three quarters and all of the budget, and the paired
+            difference from the same model's `top` runs, seed by seed
 
 Network latency is known from the round where every task has a valid program; before it a run has
 no latency to compare, so "reach" is measured from there on."""
@@ -21,7 +24,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
 from intervals import t95  # noqa: E402
 
-RUN = re.compile(r"^(?P<net>[a-z0-9_]+)-(?P<model>lineage-online|lineage|online|random)-s(?P<seed>\d+)$")
+RUN = re.compile(r"^(?P<net>[a-z0-9_]+)-(?P<model>lineage-online|lineage|online|random)"
+                 r"(?:-pick-(?P<pick>fast|diversity))?-s(?P<seed>\d+)$")
 
 
 def read_run(path):
@@ -53,6 +57,32 @@ def mean_ci(values):
     return f"{m:.4g} ± {h:.2g}"
 
 
+def latency_at(rows, measured):
+    """The network latency after `measured` measurements (the last round at or before it)."""
+    known = [r["latency"] for r in rows if r["measured"] <= measured and not math.isnan(r["latency"])]
+    return known[-1] if known else math.nan
+
+
+def print_picks(models):
+    """Each pick rule against its model's `top`: latency after 50/75/100% of the budget, paired by seed."""
+    picked = [label for label in models if " pick=" in label]
+    if not picked:
+        return
+    budget = max(rows[-1]["measured"] for seeds in models.values() for rows in seeds.values())
+    marks = [budget // 2, budget * 3 // 4, budget]
+    print("\n| model | seeds | " + " | ".join(f"after {n} (ms)" for n in marks) + " | − top after "
+          f"{budget}, paired (ms) |")
+    print("|---|---|" + "---|" * len(marks) + "---|")
+    for label in sorted(models, key=lambda x: (x.split(" pick=")[0], " pick=" in x, x)):
+        seeds = models[label]
+        cells = [mean_ci([latency_at(rows, n) * 1e3 for rows in seeds.values()]) for n in marks]
+        top = models.get(label.split(" pick=")[0], {})
+        diffs = [(rows[-1]["latency"] - top[seed][-1]["latency"]) * 1e3 for seed, rows in seeds.items() if seed in top]
+        paired = mean_ci(diffs) if " pick=" in label and diffs else ""
+        print(f"| {label} | {len(seeds)} | " + " | ".join(cells) + f" | {paired} |")
+    print()
+
+
 def main():
     root = sys.argv[1]
     runs = {}
@@ -63,8 +93,10 @@ def main():
             if rows and math.isnan(rows[-1]["latency"]):  # cut off before every task had a program
                 print(f"(left out: {name}, stopped at {rows[-1]['measured']} measurements with no network latency)\n")
             elif rows:
-                runs.setdefault(m["net"], {}).setdefault(m["model"].replace("lineage-online", "lineage+online"),
-                                                         {})[int(m["seed"])] = rows
+                label = m["model"].replace("lineage-online", "lineage+online")
+                if m["pick"]:
+                    label += " pick=" + m["pick"]
+                runs.setdefault(m["net"], {}).setdefault(label, {})[int(m["seed"])] = rows
     for net, models in runs.items():
         print(f"## {net}\n")
         print("| model | seeds | measurements | final network latency (ms) | search share of a round |")
@@ -74,6 +106,7 @@ def main():
             share = [statistics.mean(r["search"] / r["round"] for r in rows if r["round"] > 0) for rows in seeds.values()]
             budget = max(rows[-1]["measured"] for rows in seeds.values())
             print(f"| {model} | {len(seeds)} | {budget} | {mean_ci(finals)} | {mean_ci([100 * s for s in share])}% |")
+        print_picks(models)
         if "lineage" not in models:
             continue
         print("\n| baseline | seeds | measurements: baseline ÷ lineage to reach the baseline's final latency | wall time: same |")
