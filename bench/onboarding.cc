@@ -316,6 +316,18 @@ bool check_args(const Args& a) {
     return false;
   }
   if (a.column_auto && a.rounds < 2) std::fprintf(stderr, "note: --column-auto does nothing with one round\n");
+  if (!a.base_sha.empty()) {
+    // The runs' keys hold the hash's first 12 digits and device=cuda for GPU runs: a report that
+    // guessed either would print empty tables without a word.
+    const bool hex = a.base_sha.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (a.report_salts.empty() || !a.base_checkpoint.empty() || a.base_sha.size() < 12 || !hex ||
+        a.device == tr::Device::kAuto) {
+      std::fprintf(stderr,
+                   "--base-sha takes the base= field of runs.tsv (12+ hex digits), with --report and --device "
+                   "cpu|cuda, without --base-checkpoint\n");
+      return false;
+    }
+  }
   return true;
 }
 

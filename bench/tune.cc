@@ -197,8 +197,6 @@ std::vector<core::Record> measure_in_child(const Args& a, std::span<const core::
   return measured;
 }
 
-}  // namespace
-
 // One run's options: MODEL with PICK at SEED; its folder under --out.
 tuner::TuneOptions options_of(const Args& a, const std::vector<measure::Task>& tasks, const measure::HardwareInfo& hw,
                               const std::string& model, const std::string& pick, const std::string& seed) {
@@ -219,6 +217,8 @@ tuner::TuneOptions options_of(const Args& a, const std::vector<measure::Task>& t
   o.dir = a.out + "/" + a.network + "-" + folder + "-s" + seed;
   return o;
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   signal(SIGSEGV, print_stack_and_die);
@@ -260,6 +260,7 @@ int main(int argc, char** argv) {
   };
   for (const std::string& model : a.models) {
     for (const std::string& pick : a.picks) {
+      if (model == "random" && pick != "top") continue;  // random searches nothing: no pick to make
       for (const std::string& seed : a.seeds) {
         const tuner::TuneOptions o = options_of(a, kept, *hw, model, pick, seed);
         const std::string label = model + (pick == "top" ? "" : " pick=" + pick);

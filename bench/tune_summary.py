@@ -77,8 +77,11 @@ def print_picks(models):
         seeds = models[label]
         cells = [mean_ci([latency_at(rows, n) * 1e3 for rows in seeds.values()]) for n in marks]
         top = models.get(label.split(" pick=")[0], {})
-        diffs = [(rows[-1]["latency"] - top[seed][-1]["latency"]) * 1e3 for seed, rows in seeds.items() if seed in top]
-        paired = mean_ci(diffs) if " pick=" in label and diffs else ""
+        # At the same count for both (a run cut short holds its last latency; it is marked).
+        diffs = [(latency_at(rows, budget) - latency_at(top[seed], budget)) * 1e3 for seed, rows in seeds.items()
+                 if seed in top]
+        short = any(rows[-1]["measured"] < budget for rows in seeds.values())
+        paired = (mean_ci(diffs) + (" (a run stopped short)" if short else "")) if " pick=" in label and diffs else ""
         print(f"| {label} | {len(seeds)} | " + " | ".join(cells) + f" | {paired} |")
     print()
 

@@ -75,7 +75,8 @@ enum class Strategy {
 // leave-one-platform-out study (docs/sampler.md): on its report splits it beat
 // random's top-1 task-mean beyond the interval on the three GPUs and was
 // within the interval on the two CPUs, the only rule never below random beyond
-// it. Its cost: the fine-tuned model orders the whole task worse (pairwise).
+// it. Its cost, on two GPUs: the fine-tuned model orders the whole task
+// worse (pairwise).
 inline constexpr Strategy kDefaultStrategy = Strategy::kFast;
 
 // "rdu", "random", "r", "d", "u", "fast", "uniform".

@@ -255,16 +255,19 @@ int tune_command(ApiClient& api, const Args& a) {
   auto pick = tuner::pick_rule(a.flag("pick", "top"));
   if (!pick) return fail(pick.status().message());
   o.search.pick = *pick;
+  if (o.model == "random" && o.search.pick != tuner::PickRule::kTop)
+    return fail("--model random samples without a search: --pick has nothing to choose among");
   if (parse_numbers(a, &o) != 0) return 1;
   const std::string platform = a.flag("platform");
   const bool upload = a.flag("upload", "1") != "0";
   const bool needs_lineage = o.model == "lineage" || o.model == "lineage+online";
   if (platform.empty() && (upload || needs_lineage))
     return fail("--platform P is needed to upload (or give --upload 0) and by the lineage's models");
-  std::string model_word = o.model;  // no '+' in the default folder's name
-  std::replace(model_word.begin(), model_word.end(), '+', '-');
-  if (o.search.pick != tuner::PickRule::kTop) model_word += "-pick-" + std::string(tuner::pick_rule_name(o.search.pick));
-  o.dir = a.flag("dir", "tcl-tune-" + o.network + "-" + model_word + "-s" + std::to_string(o.seed));
+  std::string folder_word = o.model;  // no '+' in the default folder's name
+  std::replace(folder_word.begin(), folder_word.end(), '+', '-');
+  if (o.search.pick != tuner::PickRule::kTop)
+    folder_word += "-pick-" + std::string(tuner::pick_rule_name(o.search.pick));
+  o.dir = a.flag("dir", "tcl-tune-" + o.network + "-" + folder_word + "-s" + std::to_string(o.seed));
   if (!platform.empty() && ensure_local_platform(api, platform, local_hardware()) != 0) return 1;
 
   tuner::TuneHooks hooks;

@@ -69,18 +69,21 @@ std::vector<float> standardized_features(const Space& space, std::span<const Can
 Result<std::vector<Candidate>> spread_picks(const Space& space, std::span<const Candidate> best,
                                             std::span<const Point> measured, int count, const SearchOptions& options,
                                             core::SplitMix64& rng) {
-  const std::size_t n = std::min(best.size(), static_cast<std::size_t>(options.spread_pool) * count);
-  if (n == 0 || count <= 0) return std::vector<Candidate>{};
-  const std::span<const Candidate> pool_of = best.first(n);
-  std::size_t dim = 0;
-  const std::vector<float> features = standardized_features(space, pool_of, measured, &dim);
-  std::vector<float> predicted;
-  for (const auto& c : pool_of) predicted.push_back(static_cast<float>(c.second->score));
+  if (count <= 0 || best.empty()) return std::vector<Candidate>{};
+  const std::size_t n = std::min(best.size(), static_cast<std::size_t>(std::max(1, options.spread_pool)) * count);
+  const std::span<const Candidate> candidates = best.first(n);
+  std::size_t dim = 0;  // >= 1: every space has features
+  const std::vector<float> features = standardized_features(space, candidates, measured, &dim);
+  const bool fast = options.pick == PickRule::kFast;
+  std::vector<float> predicted;  // kFast's F; kD reads none (and must not fail on a score it ignores)
+  if (fast) {
+    for (const auto& c : candidates) predicted.push_back(static_cast<float>(c.second->score));
+  }
   const std::vector<std::int32_t> task(n, 0), measured_task(measured.size(), 0);
+  const std::span<const float> rows(features);
   sampler::Pool pool;
   pool.count = static_cast<std::int64_t>(n);
-  pool.dim = static_cast<std::int64_t>(dim);  // >= 1: every space has features
-  const std::span<const float> rows(features);
+  pool.dim = static_cast<std::int64_t>(dim);
   pool.embeddings = rows.first(n * dim);
   pool.predicted = predicted;
   pool.task = task;
@@ -90,13 +93,13 @@ Result<std::vector<Candidate>> spread_picks(const Space& space, std::span<const 
   pool.measured_task = measured_task;
   sampler::SampleOptions so;
   so.budget = std::min<std::int64_t>(count, pool.count);
-  so.strategy = options.pick == PickRule::kFast ? sampler::Strategy::kFast : sampler::Strategy::kD;
+  so.strategy = fast ? sampler::Strategy::kFast : sampler::Strategy::kD;
   so.seed = rng.next();
   so.min_per_task = 0;
   auto picks = sampler::select(pool, so);
   if (!picks) return picks.status();
   std::vector<Candidate> out;
-  for (const sampler::Pick& p : *picks) out.push_back(pool_of[static_cast<std::size_t>(p.index)]);
+  for (const sampler::Pick& p : *picks) out.push_back(candidates[static_cast<std::size_t>(p.index)]);
   return out;
 }
 
@@ -111,12 +114,9 @@ Result<PickRule> pick_rule(std::string_view name) {
 
 std::string_view pick_rule_name(PickRule rule) {
   switch (rule) {
-    case PickRule::kTop:
-      return "top";
-    case PickRule::kFast:
-      return "fast";
-    case PickRule::kDiversity:
-      return "diversity";
+    case PickRule::kTop: return "top";
+    case PickRule::kFast: return "fast";
+    case PickRule::kDiversity: return "diversity";
   }
   return "top";
 }

@@ -56,7 +56,7 @@ struct SearchOptions {
   int measured_seeds = 32;  // best measured programs in the first population
   double epsilon = 0.05;    // Ansor: eps_greedy 0.05
   PickRule pick = PickRule::kTop;
-  int spread_pool = 4;  // kFast, kDiversity: candidates per pick, the best by score
+  int spread_pool = 4;  // kFast, kDiversity: candidates per pick, the best by score (< 1 counts as 1)
 };
 
 struct SearchStats {

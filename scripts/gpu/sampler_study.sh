@@ -62,10 +62,16 @@ bound() {
   local p=$1 fraction=$2 dir=/tmp/tcl-sampler-data-$1-$2 q
   mkdir -p "$dir/$p"
   for q in "${PLATFORMS[@]}"; do [ "$q" != "$p" ] && ln -sfn "$DATA/$q" "$dir/$q"; done
-  [ -s "$dir/$p/records.jsonl.gz" ] ||
-    python3 bench/lib/subset_records.py "$DATA/$p/records.jsonl.gz" "$fraction" 1 "$dir/$p/records.jsonl.gz" || return 1
+  if [ ! -s "$dir/$p/records.jsonl.gz" ]; then  # written whole or not at all (a call cut mid-write)
+    python3 bench/lib/subset_records.py "$DATA/$p/records.jsonl.gz" "$fraction" 1 "$dir/$p/part.jsonl.gz" &&
+      mv "$dir/$p/part.jsonl.gz" "$dir/$p/records.jsonl.gz" || return 1
+  fi
   DATA=$dir
+  BOUND=$p BOUND_RUNS=$WORK/$p-$fraction  # its runs apart from the whole pool's (keys do not name the pool)
 }
+
+# Where platform $1's runs are logged: under WORK, apart for a bounded pool.
+runs_of() { if [ "$1" = "${BOUND:-}" ]; then echo "$BOUND_RUNS"; else echo "$WORK/$1"; fi; }
 
 build() { bash scripts/gpu/build.sh "$BUILD" "$root/.gpu/program_options" "$LOGS/build.log" bench_onboarding; }
 
@@ -79,7 +85,7 @@ common() {
 one_run() {  # P SEED SALT THREADS STRATEGIES ROUNDS [more flags]
   local p=$1 seed=$2 salt=$3 threads=$4 strategies=$5 rounds=$6
   shift 6
-  timeout "$(left)" "$BUILD/bench/bench_onboarding" $(common "$p" "$WORK/$p/s$seed-t$salt") --seeds 1 --seed-base "$seed" --split-salt "$salt" \
+  timeout "$(left)" "$BUILD/bench/bench_onboarding" $(common "$p" "$(runs_of "$p")/s$seed-t$salt") --seeds 1 --seed-base "$seed" --split-salt "$salt" \
     --threads "$threads" --strategies "$strategies" --rounds "$rounds" "$@" \
     >>"$LOGS/$p-s$seed-t$salt.log" 2>&1
 }
@@ -101,16 +107,17 @@ run() {
     done
   done
   wait
-  echo "== $p: $(cat "$WORK/$p"/s*-t*/runs.tsv 2>/dev/null | wc -l) runs logged"
+  echo "== $p: $(cat "$(runs_of "$p")"/s*-t*/runs.tsv 2>/dev/null | wc -l) runs logged"
 }
 
 report() {
-  local p=$1 salts=$2 r
-  mkdir -p "$WORK/$p/all"
-  cat "$WORK/$p"/s*-t*/runs.tsv >"$WORK/$p/all/runs.tsv"
+  local p=$1 salts=$2 r runs
+  runs=$(runs_of "$p")
+  mkdir -p "$runs/all"
+  cat "$runs"/s*-t*/runs.tsv >"$runs/all/runs.tsv"
   for r in 1 2; do
     echo "### rounds $r (random and uniform always pick in one)"
-    "$BUILD/bench/bench_onboarding" $(common "$p" "$WORK/$p/all") --strategies rdu,random,uniform,fast --rounds "$r" --seeds 5 \
+    "$BUILD/bench/bench_onboarding" $(common "$p" "$runs/all") --strategies rdu,random,uniform,fast --rounds "$r" --seeds 5 \
       --report "$salts" 2>&1
   done | tee "$OUT/report-$p-${salts//,/-}.md" | tail -n 40
 }
