@@ -293,10 +293,13 @@ bool read_strategies(std::string strategies, Args* a) {
   return true;
 }
 
+// --report with --base-sha: the runs' log alone, no checkpoint, no model.
+bool report_from_log(const Args& a) { return !a.report_salts.empty() && !a.base_sha.empty(); }
+
 // The checks across flags, once parsed; false, with a message (or the
 // usage), when they do not fit together.
 bool check_args(const Args& a) {
-  if (a.base_checkpoint.empty() && !a.repeatability && (a.base_sha.empty() || a.report_salts.empty())) {
+  if (a.base_checkpoint.empty() && !a.repeatability && !report_from_log(a)) {
     std::fprintf(stderr,
                  "usage: bench_onboarding --base-checkpoint PATH [--platform x86-16c,gpu-2080ti] [--seeds 1]\n"
                  "       [--fractions 0.05,0.1,0.2] [--strategies rdu,random,r,d,u] [--ft-epochs 6] ...\n"
@@ -340,9 +343,9 @@ bool parse_args(int argc, char** argv, Args* a) {
   a->full = !no_full;
   // A report from the log alone trains nothing: --device only names the runs' tag (device=cuda on a
   // machine without CUDA).
-  const bool from_log = !a->report_salts.empty() && !a->base_sha.empty();
   return tcl::bench::check_hardware_arg(a->hardware_override) &&
-         (from_log || tcl::bench::resolve_device_arg(&a->device)) && read_strategies(strategies, a) && check_args(*a);
+         (report_from_log(*a) || tcl::bench::resolve_device_arg(&a->device)) && read_strategies(strategies, a) &&
+         check_args(*a);
 }
 
 std::string records_path(const Args& a, const std::string& platform) {
@@ -1511,7 +1514,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   if (a.repeatability) return run_repeatability(a);
-  if (!a.report_salts.empty() && !a.base_sha.empty()) return run_report(a, a.base_sha);
+  if (report_from_log(a)) return run_report(a, a.base_sha);
   if (!a.report_salts.empty() && !std::filesystem::exists(a.base_checkpoint)) {
     std::fprintf(stderr, "--report reads the runs of an existing base: %s does not exist\n", a.base_checkpoint.c_str());
     return 2;

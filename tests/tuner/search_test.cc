@@ -37,6 +37,15 @@ double mean_planted(const Space& space, const std::vector<Point>& picks) {
   return sum / static_cast<double>(picks.size());
 }
 
+// A lineage that knows the planted latency exactly (scores: higher = faster).
+LineageScorer oracle_of(const Space& space) {
+  return [&space](std::span<const core::Record> records) -> Result<std::vector<double>> {
+    std::vector<double> out;
+    for (const core::Record& r : records) out.push_back(-planted_seconds(space, *space.decode(r.steps)));
+    return out;
+  };
+}
+
 TEST(SearchTest, TheSameSeedGivesTheSamePicks) {
   const Space space = matmul_space();
   std::vector<Point> points;
@@ -104,12 +113,7 @@ TEST(SearchTest, AnOnlineModelPicksFasterProgramsThanRandomSampling) {
 
 TEST(SearchTest, LineageOnlineFollowsAnInformativePriorBeforeLearning) {
   const Space space = matmul_space();
-  // A lineage that knows the planted latency exactly (scores: higher = faster).
-  LineageScorer oracle = [&space](std::span<const core::Record> records) -> Result<std::vector<double>> {
-    std::vector<double> out;
-    for (const core::Record& r : records) out.push_back(-planted_seconds(space, *space.decode(r.steps)));
-    return out;
-  };
+  const LineageScorer oracle = oracle_of(space);
   auto model = make_cost_model("lineage+online", oracle, 5);
   ASSERT_TRUE(model);
   SearchOptions options;
@@ -145,12 +149,7 @@ double spread_of(const Space& space, const std::vector<Point>& picks) {
 
 TEST(SearchTest, ThePickRulesSpreadTheRoundAndFastStaysFast) {
   const Space space = matmul_space();
-  // A lineage that knows the planted latency exactly: the top by score crowds near the minimum.
-  LineageScorer oracle = [&space](std::span<const core::Record> records) -> Result<std::vector<double>> {
-    std::vector<double> out;
-    for (const core::Record& r : records) out.push_back(-planted_seconds(space, *space.decode(r.steps)));
-    return out;
-  };
+  const LineageScorer oracle = oracle_of(space);  // the top by score crowds near the minimum
   std::vector<Point> points;
   std::vector<double> seconds;
   measure_random(space, 16, 13, &points, &seconds);
