@@ -245,6 +245,7 @@ struct Args {
   int mc_samples = 8;
   std::int64_t base_max_records = 40'000;
   double choice_fraction = ob::kChoiceFraction;  // --choice-fraction: best-of's validation share of the selection
+  ob::Choice choice = ob::kDefaultChoice;        // --best-of-choice fine-tune|validation
   bool no_zero_shot = false;                     // --no-zero-shot: skip the forward-transfer scores
   int threads = 2;
   tr::Device device = tr::Device::kAuto;  // --device: where every model trains
@@ -309,6 +310,15 @@ void declare_flags(tcl::bench::Flags& flags, Args* a) {
       .value("mc-samples", &a->mc_samples)
       .value("base-max-records", &a->base_max_records)
       .value("choice-fraction", &a->choice_fraction)
+      .custom("best-of-choice",
+              [a](const std::string& v) {
+                if (v != "fine-tune" && v != "validation") {
+                  std::fprintf(stderr, "--best-of-choice must be fine-tune or validation\n");
+                  return false;
+                }
+                a->choice = v == "validation" ? ob::Choice::kValidation : ob::Choice::kFineTune;
+                return true;
+              })
       .flag("no-zero-shot", &a->no_zero_shot)
       .value("threads", &a->threads)
       .custom("device", tcl::bench::device_arg(&a->device));
@@ -1357,7 +1367,7 @@ int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std
   const auto timing = [&](const std::string& what, const Trained& t) {
     st->timings.push_back({l.name, what, t.wall_s, t.cpu_s, t.programs, t.cached});
   };
-  if (!choice.validation.empty()) {
+  if (a.choice == ob::Choice::kValidation && !choice.validation.empty()) {
     const std::string fit = shared.digest + " fit " + fmt("%g", a.choice_fraction);
     auto column = column_cached(a, p, *own, choice.fit, fit);
     if (!column) return fail(l.name, column.status());
@@ -1380,9 +1390,10 @@ int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std
     timing("choice: adapters", *on_student);
     timing("choice: adapters", *on_trunk);
   }
-  const ob::Candidate chosen = ob::choose_candidate(scores);
-  std::printf("  best-of choice on %-10s %s (validation top-1 on %lld of %lld tasks:", p.name.c_str(),
-              std::string(ob::candidate_name(chosen)).c_str(), static_cast<long long>(choice.validation_tasks),
+  const ob::Candidate chosen = ob::chosen_candidate(a.choice, scores);
+  std::printf("  best-of choice on %-10s %s (choice %s; validation top-1 on %lld of %lld tasks:", p.name.c_str(),
+              std::string(ob::candidate_name(chosen)).c_str(), std::string(ob::choice_name(a.choice)).c_str(),
+              static_cast<long long>(scores.empty() ? 0 : choice.validation_tasks),
               static_cast<long long>(choice.validation_tasks + choice.fit_tasks));
   for (const ob::CandidateScore& c : scores) {
     std::printf(" %s %.4f tuning %.4f;", std::string(ob::candidate_name(c.candidate)).c_str(),

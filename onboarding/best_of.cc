@@ -22,6 +22,10 @@ std::string_view candidate_name(Candidate candidate) {
   return "student";
 }
 
+std::string_view choice_name(Choice choice) {
+  return choice == Choice::kValidation ? "validation" : "fine-tune";
+}
+
 ChoiceSplit choice_split(std::span<const core::Record> selection, double fraction, std::uint64_t salt) {
   ChoiceSplit out;
   std::set<std::string> fit_tasks, validation_tasks;
@@ -52,6 +56,10 @@ trainer::DatasetOptions choice_options(double fraction, std::uint64_t salt) {
   o.split_salt = salt;
   o.max_eval_records = 20'000;
   return o;
+}
+
+Candidate chosen_candidate(Choice rule, std::span<const CandidateScore> scores) {
+  return rule == Choice::kFineTune ? Candidate::kFineTune : choose_candidate(scores);
 }
 
 Candidate choose_candidate(std::span<const CandidateScore> scores) {

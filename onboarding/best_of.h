@@ -7,13 +7,14 @@
 //     platform's KD target taken from the model that serves that platform in
 //     T (DistillTargets::old_teachers: served_models), so that the trunk
 //     learns from every platform's best model, not only from T's trunk;
-//   - gives the NEW platform the candidate that scores best on a validation
-//     split of the new platform's own selection (choice_split: whole tasks,
-//     never the held-out tasks that are reported): the student, an adapter on
-//     the student's trunk, an adapter on T's trunk, or the fine-tune of T's
-//     model of the platform (the active column), each first trained on the
-//     selection less the validation tasks, then the chosen one again on the
-//     whole selection;
+//   - gives the NEW platform the fine-tune of T's model of it on its
+//     selection (the active column, the student's teacher for it; Choice
+//     kFineTune, the default), or, with Choice kValidation, the candidate that
+//     scores best on a validation split of its own selection (choice_split:
+//     whole tasks, never the held-out tasks that are reported): the student,
+//     an adapter on the student's trunk, an adapter on T's trunk, or the
+//     fine-tune, each first trained on the selection less the validation
+//     tasks, then the chosen one again on the whole selection;
 //   - keeps for every OLD platform the model that served it in T, pinned
 //     (trainer::pin_platform: T's model of it as plain checkpoint bytes), so
 //     its scores are T's bit for bit; no old platform's measurement is read.
@@ -46,6 +47,20 @@ inline constexpr Candidate kCandidates[] = {Candidate::kStudent, Candidate::kAda
                                             Candidate::kAdapterOnTeacher, Candidate::kFineTune};
 // "student", "adapter on the student", "adapter on the parent's trunk", "fine-tune".
 std::string_view candidate_name(Candidate candidate);
+
+// How the new platform's model is chosen (the job option "choice").
+//   kFineTune    always the fine-tune (the active column). It was the best
+//                candidate in the mean of every study before the rule was
+//                fixed, and costs nothing beyond the student (the column is
+//                its teacher). The default.
+//   kValidation  the best validation top-1 of the four candidates, trained
+//                on the selection less choice_split's validation tasks
+//                (about twice a student distill). On 14-23 validation tasks
+//                it chose an adapter where the fine-tune scored higher on
+//                held-out tasks (docs/continual.md, "Best-of").
+enum class Choice { kFineTune, kValidation };
+inline constexpr Choice kDefaultChoice = Choice::kFineTune;
+std::string_view choice_name(Choice choice);  // "fine-tune", "validation"
 
 // The share of the selection's tasks that judges the candidates, and the salt
 // of that split (core::in_holdout): independent of the evaluation splits'
@@ -80,6 +95,10 @@ struct CandidateScore {
 // The candidate with the highest validation top-1 task-mean; a tie goes to
 // the earlier in kCandidates. The student when none was scored.
 Candidate choose_candidate(std::span<const CandidateScore> scores);
+
+// The new platform's model under `rule`: the fine-tune for kFineTune,
+// choose_candidate(scores) for kValidation.
+Candidate chosen_candidate(Choice rule, std::span<const CandidateScore> scores);
 
 // Each of `platforms`' model in `version` (trainer::platform_checkpoint:
 // its pinned model, its adapter folded in, or the trunk), as plain

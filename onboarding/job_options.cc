@@ -55,6 +55,10 @@ Status apply_distill_method(JobOptions& o, const json::object& given) {
     if (o.method == JobOptions::DistillMethod::kBestOf) break;
     if (adapter ? is_student_option(key) : is_adapter_option(key)) return refuse_other_method_option(key, o);
   }
+  if (given.contains("choice") && o.method != JobOptions::DistillMethod::kBestOf) {
+    return Status::invalid_argument("option 'choice' belongs to \"method\": \"best-of\"; this distill's method is \"" +
+                                    std::string(distill_method_name(o.method)) + "\"");
+  }
   if (!given.contains("epochs")) o.epochs = adapter ? trainer::kDistillAdapterEpochs : trainer::kDistillStudentEpochs;
   if (!given.contains("learning_rate")) {
     o.learning_rate = adapter ? trainer::kDistillAdapterLearningRate : trainer::kDistillStudentLearningRate;
@@ -182,6 +186,10 @@ std::optional<Status> set_distill_option(std::string_view key, const OptionValue
     o.method = *method == "adapter"   ? JobOptions::DistillMethod::kAdapter
                : *method == "student" ? JobOptions::DistillMethod::kStudent
                                       : JobOptions::DistillMethod::kBestOf;
+  } else if (key == "choice") {
+    const auto choice = v.one_of({"fine-tune", "validation"});
+    if (!choice) return Status::invalid_argument("option 'choice' must be \"fine-tune\" or \"validation\"");
+    o.choice = *choice == "validation" ? Choice::kValidation : Choice::kFineTune;
   } else if (key == "adapter_rank") {
     if (x = v.integer(1, trainer::kMaxAdapterRank); x) o.adapter_rank = static_cast<int>(*x);
   } else if (key == "adapter_layers") {

@@ -27,6 +27,7 @@
 
 #include "core/record.h"
 #include "core/status.h"
+#include "onboarding/best_of.h"
 #include "registry/job_queue.h"
 #include "trainer/device.h"
 #include "trainer/train_job.h"
@@ -56,13 +57,15 @@ struct JobOptions {
   //             KD from the column and the teacher and EWC (below);
   //   kBestOf   the student as the trunk, and per platform the model that
   //             serves it best (onboarding/best_of.h): the new platform's
-  //             chosen on a validation split of its selection among the
-  //             student, adapters and the fine-tune; every old platform's
-  //             kept as production had it. Takes both methods' options
-  //             (epochs and learning_rate are the student's; the adapters
-  //             train at kDistillAdapterEpochs, kDistillAdapterLearningRate).
+  //             by `choice` (the fine-tune, or the best on a validation
+  //             split of its selection among the student, adapters and the
+  //             fine-tune); every old platform's kept as production had it.
+  //             Takes both methods' options (epochs and learning_rate are
+  //             the student's; the adapters train at kDistillAdapterEpochs,
+  //             kDistillAdapterLearningRate).
   enum class DistillMethod { kAdapter, kStudent, kBestOf };
   DistillMethod method = DistillMethod::kAdapter;
+  Choice choice = kDefaultChoice;  // best-of only: "choice": "fine-tune" or "validation"
   int adapter_rank = trainer::kDistillAdapter.rank;
   trainer::AdapterLayers adapter_layers = trainer::kDistillAdapter.layers;
   // Distill with the student (trainer::DistillTargets), and the promotion gate's margin.

@@ -560,7 +560,7 @@ Result<std::vector<CandidateScore>> score_candidates(Job& job, const SourcePlatf
 
 // How each platform of a best-of version is served, and why.
 Result<std::vector<Serving>> serving_of(const Start& teacher, const TeacherPieces& t, const std::string& name,
-                                        Candidate chosen, std::vector<CandidateScore> scores,
+                                        Choice rule, Candidate chosen, std::vector<CandidateScore> scores,
                                         std::int64_t validation_tasks) {
   auto teacher_own = trainer::own_model_platforms(teacher.weights);
   if (!teacher_own) return teacher_own.status();
@@ -586,7 +586,10 @@ Result<std::vector<Serving>> serving_of(const Start& teacher, const TeacherPiece
                 : chosen == Candidate::kAdapterOnStudent ? "adapter"
                                                          : "pinned";
   fresh.origin = std::string(candidate_name(chosen));
-  fresh.reason = scores.empty()
+  fresh.reason = rule == Choice::kFineTune
+                     ? "choice \"fine-tune\": the parent's model of the platform fine-tuned on its selection (the "
+                       "active column), the candidate best in the mean of the studies (docs/continual.md)"
+                 : scores.empty()
                      ? "no validation split (the selection has too few tasks): the student"
                      : "the best validation top-1 (task mean) of the candidates on " +
                            std::to_string(validation_tasks) + " tasks of the selection held out of their training";
@@ -595,9 +598,10 @@ Result<std::vector<Serving>> serving_of(const Start& teacher, const TeacherPiece
   return serving;
 }
 
-// A best-of distill (best_of.h): the four candidates trained on the fit
-// part of the selection and scored on its validation part, the choice; then
-// the column, the student and the chosen one on the whole selection; the
+// A best-of distill (best_of.h): with choice "validation", the four
+// candidates trained on the fit part of the selection and scored on its
+// validation part, the choice; then the column, the student and the chosen
+// one (the column with choice "fine-tune") on the whole selection; the
 // version composed of the student, the old platforms' models pinned and the
 // new platform's chosen one.
 JobOutcome run_best_of(Job& job, const SourcePlatform& platform, const Start& teacher,
@@ -608,13 +612,13 @@ JobOutcome run_best_of(Job& job, const SourcePlatform& platform, const Start& te
   if (!t) return t.status();
   const ChoiceSplit choice = split_for_choice(records, request.data.options);
   std::vector<CandidateScore> scores;
-  if (!choice.validation.empty()) {
+  if (job.o.choice == Choice::kValidation && !choice.validation.empty()) {
     auto scored = score_candidates(job, platform, teacher, *t, choice, measured, request);
     if (!scored) return scored.status();
     scores = std::move(*scored);
     if (job.cancelled() || job.stopping()) return no_version();
   }
-  const Candidate chosen = choose_candidate(scores);
+  const Candidate chosen = chosen_candidate(job.o.choice, scores);
 
   // On the whole selection: the column, the student (the trunk), and the chosen one.
   const trainer::FineTune from_own{.init_checkpoint = t->own, .auto_schedule = job.o.auto_schedule};
@@ -650,7 +654,7 @@ JobOutcome run_best_of(Job& job, const SourcePlatform& platform, const Start& te
                                    .chosen_model = chosen_model});
   if (!composed) return composed.status();
   version.weights = std::move(*composed);
-  auto serving = serving_of(teacher, *t, name, chosen, std::move(scores), choice.validation_tasks);
+  auto serving = serving_of(teacher, *t, name, job.o.choice, chosen, std::move(scores), choice.validation_tasks);
   if (!serving) return serving.status();
   version.serving = std::move(*serving);
   const Plan* p = plan->get();

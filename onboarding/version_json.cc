@@ -54,7 +54,7 @@ json::value distill_config_json(registry::JobKind kind, const JobOptions& o, con
   }
   if (student == nullptr) return nullptr;
   const trainer::DistillTargets& t = *student->targets;
-  return json::object{{"method", distill_method_name(o.method)},
+  json::object config{{"method", distill_method_name(o.method)},
                       {"label_weight", t.label_weight},
                       {"column_weight", o.column_weight},  // per old platform, as asked
                       {"column_term_weight", t.column_weight},
@@ -70,6 +70,8 @@ json::value distill_config_json(registry::JobKind kind, const JobOptions& o, con
                       {"ewc", student->ewc},
                       {"old_platforms", t.old_descriptors.size()},
                       {"margin", o.margin}};
+  if (o.method == JobOptions::DistillMethod::kBestOf) config["choice"] = choice_name(o.choice);
+  return config;
 }
 
 }  // namespace

@@ -83,6 +83,9 @@ void add_job_routes(Router& router, registry::PlatformStore& platforms, registry
         if (*kind == registry::JobKind::kDistill && !options.contains("method")) {
           options["method"] = onboarding::distill_method_name(checked->method);
         }
+        if (checked->method == onboarding::JobOptions::DistillMethod::kBestOf && !options.contains("choice")) {
+          options["choice"] = onboarding::choice_name(checked->choice);
+        }
         auto job = jobs.enqueue(platform->id, *kind, json::serialize(options));
         if (!job) return error_response(job.status());
         Response res = json_response(http::status::accepted, job_json(*job));

@@ -15,7 +15,8 @@ Reads the per-step lines bench_continual prints (finished or cut runs alike):
   "  best-of choice on PLATFORM CANDIDATE (...)"
 and prints, per new platform: each method's top-1 task-mean and tuning proxy
 right after it is learned, best-of minus the best of {adapter, student,
-fine-tune} paired by run (item 1: ≥ −0.01); per old platform and later step,
+fine-tune} paired by run and minus the method with the best mean (item 1:
+≥ −0.01); per old platform and later step,
 each method's top-1 now minus right after it was learned (item 1: ≥ −0.01);
 per platform not yet learned, each lineage's zero-shot top-1 and tuning proxy
 after each step (item 2: it should rise as the lineage grows); and the
@@ -86,6 +87,21 @@ def diff_cell(values):
     return f"{mean:+.4f}" + ("" if hw is None else f" ± {hw:.4f}") + f" (n {len(values)})"
 
 
+def best_mean_gap(runs, k, p):
+    """(name, best-of − it per run) for the other method with the highest mean top-1 on p at step k."""
+    means = {}
+    for name in ["distill", "(d) adapter", "column of distill"]:
+        v = [s[k][name][p][0] for o, s, _ in runs if k < len(o) and p in s[k].get(name, {})]
+        if v:
+            means[name] = sum(v) / len(v)
+    if not means:
+        return "–", []
+    best = max(means, key=means.get)
+    gap = [s[k]["(e) best-of"][p][0] - s[k][best][p][0] for o, s, _ in runs
+           if k < len(o) and p in s[k].get("(e) best-of", {}) and p in s[k].get(best, {})]
+    return NAMES[best], gap
+
+
 def main(paths):
     runs = [parse(p) for p in paths]
     runs = [r for r in runs if r[0]]
@@ -97,7 +113,7 @@ def main(paths):
 
     print("## New platform, right after its step (top-1 task-mean; tuning proxy, lower is better)\n")
     print("| platform | method | top-1 | tuning proxy |\n|---|---|---|---|")
-    gaps = defaultdict(list)
+    gaps, against_best = defaultdict(list), {}
     for k in range(1, len(order)):
         p = order[k]
         for name in ["distill", "(d) adapter", "column of distill", "(e) best-of"]:
@@ -107,6 +123,7 @@ def main(paths):
                     top.append(s[k][name][p][0])
                     tun.append(s[k][name][p][1])
             print(f"| {p} | {NAMES[name]} | {cell(top)} | {cell(tun, 3)} |")
+        against_best[p] = best_mean_gap(runs, k, p)
         for o, s, _ in runs:
             if k >= len(o):
                 continue
@@ -117,6 +134,10 @@ def main(paths):
     print("\nbest-of − max(student, adapter, fine-tune) on the new platform, paired by run (item 1: ≥ −0.01):\n")
     for p, v in gaps.items():
         print(f"- {p}: {diff_cell(v)}")
+    print("\nbest-of − the method with the best mean of (student, adapter, fine-tune), paired by run "
+          "(item 1 on the mean: ≥ −0.01):\n")
+    for p, (best, v) in against_best.items():
+        print(f"- {p}: − {best}: {diff_cell(v)}")
 
     print("\n## Forgetting: old platform's top-1 after a later step − right after it was learned\n")
     print("| platform | after step | student | adapter | best-of |\n|---|---|---|---|---|")

@@ -365,6 +365,68 @@ TEST_F(DistillTest, DistillsByAdapterLeavingOldPlatformsUnchanged) {
   EXPECT_GT(schedule.at("zero_shot_pairwise").as_double(), 0) << json::serialize(schedule);
 }
 
+// Best-of (onboarding/best_of.h): the student becomes the trunk, the old
+// platform keeps the parent's model, pinned (its scores bit for bit, the
+// gate's change 0), and the new platform gets the fine-tune by default or
+// the best validation score with "choice": "validation"; the version says
+// which and why.
+TEST_F(DistillTest, BestOfPinsTheOldPlatformAndServesTheNewOneItsChoice) {
+  start();
+  json::value first = run_job("x16", R"({"kind": "train", "epochs": 2, "seed": 1})");
+  ASSERT_EQ(first.at("state").as_string(), "succeeded") << json::serialize(first);
+  const std::int64_t v1 = first.at("result_version").as_int64();
+  json::value d = run_job("t4", R"({"kind": "distill", "method": "best-of", "epochs": 1, "column_epochs": 1,
+                                    "max_old_bank": 600, "unlabeled_ratio": 0, "seed": 1})");
+  ASSERT_EQ(d.at("state").as_string(), "succeeded") << json::serialize(d);
+  EXPECT_EQ(d.at("options").at("choice").as_string(), "fine-tune");  // stored as resolved
+  const std::int64_t v2 = d.at("result_version").as_int64();
+  const json::value version = call("GET", "/v1/models/" + std::to_string(v2)).json();
+  EXPECT_EQ(version.at("config").at("distill").at("choice").as_string(), "fine-tune") << json::serialize(version);
+  const json::value& serving = version.at("config").at("serving");
+  EXPECT_EQ(serving.at("x16").at("model").as_string(), "pinned") << json::serialize(serving);
+  EXPECT_EQ(serving.at("x16").at("from_version").as_int64(), v1);
+  EXPECT_EQ(serving.at("t4").at("model").as_string(), "pinned");
+  EXPECT_EQ(serving.at("t4").at("origin").as_string(), "fine-tune");
+  EXPECT_NE(std::string(serving.at("t4").at("reason").as_string()).find("choice \"fine-tune\""), std::string::npos);
+  EXPECT_FALSE(serving.at("t4").as_object().contains("validation"));  // nothing scored to choose
+  const json::value& x16 = version.at("metrics").at("versus_parent").at("x16");
+  EXPECT_EQ(x16.at("change").to_number<double>(), 0.0) << json::serialize(x16);
+
+  const std::string programs = lines_of("gpu-2080ti", 97, 40);
+  const auto scores = [&](const std::string& platform, std::int64_t v) {
+    json::array records;
+    for (std::size_t at = 0, end = 0; at < programs.size(); at = end + 1) {
+      end = programs.find('\n', at);
+      records.push_back(json::parse(std::string_view(programs).substr(at, end - at)));
+    }
+    HttpResult r = call("POST", "/v1/predict",
+                        json::serialize(json::object{
+                            {"platform", platform}, {"model", std::to_string(v)}, {"records", std::move(records)}}));
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json().at("scores");
+  };
+  EXPECT_EQ(scores("x16", v2), scores("x16", v1));
+  EXPECT_NE(scores("t4", v2), scores("t4", v1));
+
+  // "choice": "validation": the four candidates scored on a part of the selection, and the best served.
+  ASSERT_EQ(roll_back_production_to(v1), 200);
+  json::value by_validation = run_job("t4", R"({"kind": "distill", "method": "best-of", "choice": "validation",
+                                                "epochs": 1, "column_epochs": 1, "max_old_bank": 600,
+                                                "unlabeled_ratio": 0, "seed": 1})");
+  ASSERT_EQ(by_validation.at("state").as_string(), "succeeded") << json::serialize(by_validation);
+  const json::value v3 =
+      call("GET", "/v1/models/" + std::to_string(by_validation.at("result_version").as_int64())).json();
+  const json::value& t4 = v3.at("config").at("serving").at("t4");
+  ASSERT_EQ(t4.at("validation").as_array().size(), 4u) << json::serialize(t4);
+  double best = -1, served = -2;  // the served candidate's score is the best one (a tie may go either way)
+  for (const json::value& c : t4.at("validation").as_array()) {
+    best = std::max(best, c.at("top1").to_number<double>());
+    if (c.at("candidate") == t4.at("origin")) served = c.at("top1").to_number<double>();
+  }
+  EXPECT_EQ(served, best) << json::serialize(t4);
+  EXPECT_NE(std::string(t4.at("reason").as_string()).find("best validation top-1"), std::string::npos);
+}
+
 TEST_F(DistillTest, DistillOptionsAreChecked) {
   start();
   // min_steps: a small set gets more epochs than asked for, and says so.

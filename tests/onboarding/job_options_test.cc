@@ -49,6 +49,23 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   EXPECT_EQ(best_of->learning_rate, trainer::kDistillStudentLearningRate);
   EXPECT_EQ(best_of->adapter_rank, 8);
   EXPECT_EQ(best_of->ewc_weight, 0.3);
+  // Its choice of the new platform's model: the fine-tune unless asked.
+  EXPECT_EQ(best_of->choice, Choice::kFineTune);
+  EXPECT_EQ(choice_name(best_of->choice), "fine-tune");
+  auto by_validation = parse_job_options(R"({"method": "best-of", "choice": "validation"})", JobKind::kDistill);
+  ASSERT_TRUE(by_validation.is_ok()) << by_validation.status().to_string();
+  EXPECT_EQ(by_validation->choice, Choice::kValidation);
+  auto unknown = parse_job_options(R"({"method": "best-of", "choice": "best"})", JobKind::kDistill);
+  ASSERT_FALSE(unknown.is_ok());
+  EXPECT_NE(unknown.status().message().find("'choice' must be \"fine-tune\" or \"validation\""), std::string::npos)
+      << unknown.status().to_string();
+  // The other methods choose nothing, and say so.
+  auto with_adapter = parse_job_options(R"({"choice": "validation"})", JobKind::kDistill);
+  ASSERT_FALSE(with_adapter.is_ok());
+  EXPECT_NE(with_adapter.status().message().find("belongs to \"method\": \"best-of\""), std::string::npos)
+      << with_adapter.status().to_string();
+  EXPECT_FALSE(parse_job_options(R"({"method": "student", "choice": "fine-tune"})", JobKind::kDistill).is_ok());
+  EXPECT_FALSE(parse_job_options(R"({"choice": "fine-tune"})", JobKind::kTrain).is_ok());
 }
 
 TEST(JobOptionsTest, KeepsEveryValue) {
