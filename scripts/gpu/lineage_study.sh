@@ -11,14 +11,15 @@
 #            (tests/data/gpu-h100): about 40 MiB of the 64 the carry allows
 #   build    bench_continual (TCL_TRAINER_ONLY against the machine's PyTorch LibTorch)
 #   smoke    one short run of sequence A (1 epoch everywhere, 2 platforms) to see it go end to end
-#   run SEQ SEEDS SALTS
-#            sequence SEQ for seeds SEEDS and split salts SALTS (comma lists), every (seed, salt) a
+#   run SEQS SEEDS SALTS
+#            sequences SEQS for seeds SEEDS and split salts SALTS (comma lists), every (seq, seed, salt) a
 #            process of its own, all side by side, within what is left of BUDGET_S; methods
-#            distill (the student), adapter, best-of. Everything trained is cached in $CACHE
+#            distill (the student), adapter, best-of (its choice: FLAGS' --best-of-choice, by default the
+#            fine-tune). Everything trained is cached in $CACHE
 #            (/tmp: kept while the machine stays warm), so a call cut by its budget resumes at
 #            the next call with the same arguments; a cold machine starts over.
-#   summary SEQ
-#            scripts/gpu/lineage_summary.py over SEQ's logs: tables with 95% t-intervals
+#   summary SEQ [SALTS]
+#            scripts/gpu/lineage_summary.py over SEQ's logs (of SALTS, a comma list; all by default): tables with 95% t-intervals
 # Sequences (item 3):
 #   A  x86-24c → gpu-v100 → gpu-2080ti
 #   B  x86-24c → gpu-2080ti → gpu-v100 → gpu-h100
@@ -36,7 +37,7 @@ root=$(pwd)
 OUT=${OUT:-/tmp/tcl-lineage-out}
 BUILD=${BUILD:-/tmp/tcl-gpu-build}
 CACHE=${CACHE:-/tmp/tcl-lineage-cache}  # kept between calls on one machine
-LOGS=/tmp/tcl-lineage-logs              # likewise; copied to $OUT at the end of every call
+LOGS=${LOGS:-/tmp/tcl-lineage-logs}              # likewise; copied to $OUT at the end of every call
 mkdir -p "$OUT" "$LOGS" "$CACHE"
 export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
 DATA=$root/.gpu/shared/data
@@ -86,27 +87,36 @@ smoke() {
 }
 
 run() {
-  local seq=$1 seeds=(${2//,/ }) salts=(${3//,/ }) seed salt n threads gpus i=0
-  n=$((${#seeds[@]} * ${#salts[@]}))
+  local seqs=(${1//,/ }) seeds=(${2//,/ }) salts=(${3//,/ }) seq seed salt n threads gpus i=0
+  n=$((${#seqs[@]} * ${#seeds[@]} * ${#salts[@]}))
   threads=${RUNS_THREADS:-$(($(nproc) / n > 0 ? $(nproc) / n : 1))}
   gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
   [ "$gpus" -ge 1 ] || gpus=1
-  for salt in "${salts[@]}"; do
-    for seed in "${seeds[@]}"; do
-      one_run "$seq" "$seed" "$salt" "$threads" $((i % gpus))
-      i=$((i + 1))
+  for seq in "${seqs[@]}"; do
+    for salt in "${salts[@]}"; do
+      for seed in "${seeds[@]}"; do
+        one_run "$seq" "$seed" "$salt" "$threads" $((i % gpus))
+        i=$((i + 1))
+      done
     done
   done
   wait
-  for salt in "${salts[@]}"; do
-    for seed in "${seeds[@]}"; do
-      echo "== $seq seed $seed salt $salt: $(grep -c 'best-of choice' "$LOGS/$seq-s$seed-t$salt.log") best-of steps" \
-        "of $(($(sequence "$seq" | tr ',' '\n' | wc -l) - 1)); $(tail -n 1 "$LOGS/$seq-s$seed-t$salt.log")"
+  for seq in "${seqs[@]}"; do
+    for salt in "${salts[@]}"; do
+      for seed in "${seeds[@]}"; do
+        echo "== $seq seed $seed salt $salt: $(grep -c 'best-of choice' "$LOGS/$seq-s$seed-t$salt.log") best-of steps" \
+          "of $(($(sequence "$seq" | tr ',' '\n' | wc -l) - 1)); $(tail -n 1 "$LOGS/$seq-s$seed-t$salt.log")"
+      done
     done
   done
 }
 
-summary() { python3 scripts/gpu/lineage_summary.py "$LOGS/$1"-s*-t*.log | tee "$OUT/summary-$1.md"; }
+summary() {
+  local logs=() t
+  if [ -z "${2:-}" ]; then logs=("$LOGS/$1"-s*-t*.log); fi
+  for t in ${2//,/ }; do logs+=("$LOGS/$1"-s*-t"$t".log); done
+  python3 scripts/gpu/lineage_summary.py "${logs[@]}" | tee "$OUT/summary-$1${2:+-salt${2//,/}}.md"
+}
 
 while [ $# -gt 0 ]; do
   step=$1
@@ -115,7 +125,8 @@ while [ $# -gt 0 ]; do
     stage | build) "$step" || exit 1 ;;
     smoke) smoke ;;
     run) run "$1" "$2" "$3"; shift 3 ;;
-    summary) summary "$1"; shift ;;
+    summary)
+      if [[ ${2:-} =~ ^[0-9,]+$ ]]; then summary "$1" "$2"; shift 2; else summary "$1"; shift; fi ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done
