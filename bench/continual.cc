@@ -245,7 +245,7 @@ struct Args {
   int mc_samples = 8;
   std::int64_t base_max_records = 40'000;
   double choice_fraction = ob::kChoiceFraction;  // --choice-fraction: best-of's validation share of the selection
-  ob::Choice choice = ob::kDefaultChoice;        // --best-of-choice fine-tune|validation
+  ob::Choice choice = ob::kDefaultChoice;        // --best-of-choice fine-tune|validation|soup
   bool no_zero_shot = false;                     // --no-zero-shot: skip the forward-transfer scores
   int threads = 2;
   tr::Device device = tr::Device::kAuto;  // --device: where every model trains
@@ -312,11 +312,13 @@ void declare_flags(tcl::bench::Flags& flags, Args* a) {
       .value("choice-fraction", &a->choice_fraction)
       .custom("best-of-choice",
               [a](const std::string& v) {
-                if (v != "fine-tune" && v != "validation") {
-                  std::fprintf(stderr, "--best-of-choice must be fine-tune or validation\n");
+                if (v != "fine-tune" && v != "validation" && v != "soup") {
+                  std::fprintf(stderr, "--best-of-choice must be fine-tune, validation or soup\n");
                   return false;
                 }
-                a->choice = v == "validation" ? ob::Choice::kValidation : ob::Choice::kFineTune;
+                a->choice = v == "validation" ? ob::Choice::kValidation
+                            : v == "soup"     ? ob::Choice::kSoup
+                                              : ob::Choice::kFineTune;
                 return true;
               })
       .flag("no-zero-shot", &a->no_zero_shot)
@@ -1418,6 +1420,19 @@ int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std
   std::string chosen_model;
   if (chosen == ob::Candidate::kFineTune) {
     chosen_model = column->checkpoint;
+  } else if (chosen == ob::Candidate::kSoup) {
+    auto t = adapter_cached(a, p, *trunk, records, shared.digest);
+    if (!t) return fail(l.name, t.status());
+    timing("adapter", *t);
+    auto soup = tr::interpolate_checkpoints(column->checkpoint, t->checkpoint, 0.5);
+    if (!soup) return fail(l.name, soup.status());
+    chosen_model = std::move(*soup);
+    for (const auto& [what, model] : {std::pair<std::string, const std::string*>{"adapter on the trunk of ", &t->checkpoint},
+                                      {"soup of ", &chosen_model}}) {
+      auto m = evaluate_cached(a, p, *model);
+      if (!m) return fail(l.name, m.status());
+      print_score(what + l.name, p.name, *m);
+    }
   } else if (chosen != ob::Candidate::kStudent) {
     const bool on_student = chosen == ob::Candidate::kAdapterOnStudent;
     auto t = adapter_cached(a, p, on_student ? student->checkpoint : *trunk, records, shared.digest);

@@ -18,12 +18,18 @@ std::string_view candidate_name(Candidate candidate) {
     case Candidate::kAdapterOnStudent: return "adapter on the student";
     case Candidate::kAdapterOnTeacher: return "adapter on the parent's trunk";
     case Candidate::kFineTune: return "fine-tune";
+    case Candidate::kSoup: return "soup of the fine-tune and the adapter on the parent's trunk";
   }
   return "student";
 }
 
 std::string_view choice_name(Choice choice) {
-  return choice == Choice::kValidation ? "validation" : "fine-tune";
+  switch (choice) {
+    case Choice::kFineTune: return "fine-tune";
+    case Choice::kValidation: return "validation";
+    case Choice::kSoup: return "soup";
+  }
+  return "fine-tune";
 }
 
 ChoiceSplit choice_split(std::span<const core::Record> selection, double fraction, std::uint64_t salt) {
@@ -59,7 +65,12 @@ trainer::DatasetOptions choice_options(double fraction, std::uint64_t salt) {
 }
 
 Candidate chosen_candidate(Choice rule, std::span<const CandidateScore> scores) {
-  return rule == Choice::kFineTune ? Candidate::kFineTune : choose_candidate(scores);
+  switch (rule) {
+    case Choice::kFineTune: return Candidate::kFineTune;
+    case Choice::kSoup: return Candidate::kSoup;
+    case Choice::kValidation: break;
+  }
+  return choose_candidate(scores);
 }
 
 Candidate choose_candidate(std::span<const CandidateScore> scores) {
@@ -110,7 +121,8 @@ Result<std::string> compose_best_of(const BestOfParts& parts) {
       kept = trainer::attach_adapter(version, parts.platform, parts.chosen_model);
       break;
     case Candidate::kAdapterOnTeacher:
-    case Candidate::kFineTune: kept = trainer::pin_platform(version, parts.platform, parts.chosen_model); break;
+    case Candidate::kFineTune:
+    case Candidate::kSoup: kept = trainer::pin_platform(version, parts.platform, parts.chosen_model); break;
   }
   if (!kept) return kept.status().with_context("best-of: platform " + parts.platform);
   return kept;

@@ -42,10 +42,12 @@ namespace tcl::onboarding {
 
 // The new platform's candidate models, in the order that breaks a tie (the
 // student first: it needs nothing beside the trunk).
-enum class Candidate { kStudent, kAdapterOnStudent, kAdapterOnTeacher, kFineTune };
+// kSoup is no candidate of the validation choice: it is Choice kSoup's model.
+enum class Candidate { kStudent, kAdapterOnStudent, kAdapterOnTeacher, kFineTune, kSoup };
 inline constexpr Candidate kCandidates[] = {Candidate::kStudent, Candidate::kAdapterOnStudent,
                                             Candidate::kAdapterOnTeacher, Candidate::kFineTune};
-// "student", "adapter on the student", "adapter on the parent's trunk", "fine-tune".
+// "student", "adapter on the student", "adapter on the parent's trunk", "fine-tune",
+// "soup of the fine-tune and the adapter on the parent's trunk".
 std::string_view candidate_name(Candidate candidate);
 
 // How the new platform's model is chosen (the job option "choice").
@@ -58,9 +60,14 @@ std::string_view candidate_name(Candidate candidate);
 //                (about twice a student distill). On 14-23 validation tasks
 //                it chose an adapter where the fine-tune scored higher on
 //                held-out tasks (docs/continual.md, "Best-of").
-enum class Choice { kFineTune, kValidation };
+//   kSoup        the weights' mean of the fine-tune and the adapter on T's
+//                trunk, folded (trainer::interpolate_checkpoints at 0.5: both
+//                start from T's model of the platform, so the mean is a model
+//                soup). The adapter led the fine-tune on some steps and
+//                trailed it on others.
+enum class Choice { kFineTune, kValidation, kSoup };
 inline constexpr Choice kDefaultChoice = Choice::kFineTune;
-std::string_view choice_name(Choice choice);  // "fine-tune", "validation"
+std::string_view choice_name(Choice choice);  // "fine-tune", "validation", "soup"
 
 // The share of the selection's tasks that judges the candidates, and the salt
 // of that split (core::in_holdout): independent of the evaluation splits'
@@ -96,8 +103,8 @@ struct CandidateScore {
 // the earlier in kCandidates. The student when none was scored.
 Candidate choose_candidate(std::span<const CandidateScore> scores);
 
-// The new platform's model under `rule`: the fine-tune for kFineTune,
-// choose_candidate(scores) for kValidation.
+// The new platform's model under `rule`: the fine-tune for kFineTune, the
+// soup for kSoup, choose_candidate(scores) for kValidation.
 Candidate chosen_candidate(Choice rule, std::span<const CandidateScore> scores);
 
 // Each of `platforms`' model in `version` (trainer::platform_checkpoint:
@@ -115,9 +122,9 @@ struct BestOfParts {
   std::string platform{};  // the new one
   Candidate chosen = Candidate::kStudent;
   // kAdapterOnStudent: the adapter's bytes (TrainResult::adapter, trained on
-  // `student`); kAdapterOnTeacher and kFineTune: the plain model
-  // (TrainResult::checkpoint: the adapter folded into T's trunk, or the
-  // fine-tune); unused for the student.
+  // `student`); kAdapterOnTeacher, kFineTune and kSoup: the plain model
+  // (TrainResult::checkpoint: the adapter folded into T's trunk, the
+  // fine-tune, or their soup); unused for the student.
   std::string_view chosen_model{};
 };
 

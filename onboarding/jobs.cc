@@ -589,6 +589,9 @@ Result<std::vector<Serving>> serving_of(const Start& teacher, const TeacherPiece
   fresh.reason = rule == Choice::kFineTune
                      ? "choice \"fine-tune\": the parent's model of the platform fine-tuned on its selection (the "
                        "active column), the candidate best in the mean of the studies (docs/continual.md)"
+                 : rule == Choice::kSoup
+                     ? "choice \"soup\": the mean of the weights of the fine-tune and the adapter on the parent's "
+                       "trunk, both trained on the selection from the parent's model of the platform"
                  : scores.empty()
                      ? "no validation split (the selection has too few tasks): the student"
                      : "the best validation top-1 (task mean) of the candidates on " +
@@ -637,6 +640,12 @@ JobOutcome run_best_of(Job& job, const SourcePlatform& platform, const Start& te
   std::string chosen_model;
   if (chosen == Candidate::kFineTune) {
     chosen_model = column->checkpoint;
+  } else if (chosen == Candidate::kSoup) {
+    auto adapter = train_phase(job, "adapter on the parent's trunk", adapter_request(job, request, t->trunk));
+    if (!adapter) return adapter.status();
+    auto soup = trainer::interpolate_checkpoints(column->checkpoint, adapter->checkpoint, 0.5);
+    if (!soup) return soup.status().with_context("the soup");
+    chosen_model = std::move(*soup);
   } else if (chosen == Candidate::kAdapterOnStudent || chosen == Candidate::kAdapterOnTeacher) {
     const std::string& base = chosen == Candidate::kAdapterOnStudent ? student->checkpoint : t->trunk;
     auto adapter = train_phase(job, std::string(candidate_name(chosen)), adapter_request(job, request, base));
