@@ -1336,6 +1336,26 @@ int adapter_step(const Args& a, const SequencePlatform& p, const std::vector<cor
   return 0;
 }
 
+// Choice kSoup's model of p (onboarding/best_of.h): the mean of the weights
+// of `column` and the adapter on `trunk` folded, both trained on `records`;
+// each part's held-out score printed beside the soup's.
+Result<std::string> soup_model(const Args& a, const SequencePlatform& p, const Lineage& l, const std::string& trunk,
+                               const std::string& column, std::span<const core::Record> records,
+                               const std::string& digest, StepResult* st) {
+  auto adapter = adapter_cached(a, p, trunk, records, digest);
+  if (!adapter) return adapter.status();
+  st->timings.push_back({l.name, "adapter", adapter->wall_s, adapter->cpu_s, adapter->programs, adapter->cached});
+  auto soup = tr::interpolate_checkpoints(column, adapter->checkpoint, 0.5);
+  if (!soup) return soup.status();
+  for (const auto& [what, model] : {std::pair<std::string, const std::string*>{"adapter on the trunk of ", &adapter->checkpoint},
+                                    {"soup of ", &*soup}}) {
+    auto m = evaluate_cached(a, p, *model);
+    if (!m) return m.status();
+    print_score(what + l.name, p.name, *m);
+  }
+  return soup;
+}
+
 // A best-of lineage's step (e), as a distill job with "method": "best-of"
 // makes it (onboarding/best_of.h), on the shared selection: the candidates
 // (the student with each old platform's KD from its model in the lineage,
@@ -1421,18 +1441,9 @@ int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std
   if (chosen == ob::Candidate::kFineTune) {
     chosen_model = column->checkpoint;
   } else if (chosen == ob::Candidate::kSoup) {
-    auto t = adapter_cached(a, p, *trunk, records, shared.digest);
-    if (!t) return fail(l.name, t.status());
-    timing("adapter", *t);
-    auto soup = tr::interpolate_checkpoints(column->checkpoint, t->checkpoint, 0.5);
+    auto soup = soup_model(a, p, l, *trunk, column->checkpoint, records, shared.digest, st);
     if (!soup) return fail(l.name, soup.status());
     chosen_model = std::move(*soup);
-    for (const auto& [what, model] : {std::pair<std::string, const std::string*>{"adapter on the trunk of ", &t->checkpoint},
-                                      {"soup of ", &chosen_model}}) {
-      auto m = evaluate_cached(a, p, *model);
-      if (!m) return fail(l.name, m.status());
-      print_score(what + l.name, p.name, *m);
-    }
   } else if (chosen != ob::Candidate::kStudent) {
     const bool on_student = chosen == ob::Candidate::kAdapterOnStudent;
     auto t = adapter_cached(a, p, on_student ? student->checkpoint : *trunk, records, shared.digest);

@@ -95,6 +95,19 @@ class DistillTest : public TcldEnvTest {
                 R"({"version": )" + std::to_string(version) + R"(, "reason": "rollback"})")
         .status;
   }
+  // POST /v1/predict of `programs` (JSON lines) for `platform` by version `v`: the answer.
+  json::value predict(const std::string& programs, const std::string& platform, std::int64_t v) {
+    json::array records;
+    for (std::size_t at = 0, end = 0; at < programs.size(); at = end + 1) {
+      end = programs.find('\n', at);
+      records.push_back(json::parse(std::string_view(programs).substr(at, end - at)));
+    }
+    const std::string body = json::serialize(
+        json::object{{"platform", platform}, {"model", std::to_string(v)}, {"records", std::move(records)}});
+    HttpResult r = call("POST", "/v1/predict", body);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json();
+  }
   std::string sha_of(std::int64_t version) {
     return std::string(call("GET", "/v1/models/" + std::to_string(version)).json().at("weights_sha256").as_string());
   }
@@ -317,22 +330,10 @@ TEST_F(DistillTest, DistillsByAdapterLeavingOldPlatformsUnchanged) {
   // Served per platform: x16 by the trunk (the parent's scores, bit for
   // bit), t4 by the trunk with its adapter.
   const std::string programs = lines_of("gpu-2080ti", 97, 40);
-  const auto predict = [&](const std::string& platform, std::int64_t v) {
-    json::array records;
-    for (std::size_t at = 0, end = 0; at < programs.size(); at = end + 1) {
-      end = programs.find('\n', at);
-      records.push_back(json::parse(std::string_view(programs).substr(at, end - at)));
-    }
-    const std::string body = json::serialize(
-        json::object{{"platform", platform}, {"model", std::to_string(v)}, {"records", std::move(records)}});
-    HttpResult r = call("POST", "/v1/predict", body);
-    EXPECT_EQ(r.status, 200) << r.body;
-    return r.json();
-  };
-  const json::value old_by_v1 = predict("x16", v1), old_by_v2 = predict("x16", v2);
+  const json::value old_by_v1 = predict(programs, "x16", v1), old_by_v2 = predict(programs, "x16", v2);
   EXPECT_EQ(old_by_v2.at("scores"), old_by_v1.at("scores"));
   EXPECT_FALSE(old_by_v2.at("platform_adapter").as_bool());
-  const json::value new_by_v1 = predict("t4", v1), new_by_v2 = predict("t4", v2);
+  const json::value new_by_v1 = predict(programs, "t4", v1), new_by_v2 = predict(programs, "t4", v2);
   EXPECT_NE(new_by_v2.at("scores"), new_by_v1.at("scores"));
   EXPECT_TRUE(new_by_v2.at("platform_adapter").as_bool());
   EXPECT_FALSE(new_by_v1.at("platform_adapter").as_bool());
@@ -393,20 +394,8 @@ TEST_F(DistillTest, BestOfPinsTheOldPlatformAndServesTheNewOneItsChoice) {
   EXPECT_EQ(x16.at("change").to_number<double>(), 0.0) << json::serialize(x16);
 
   const std::string programs = lines_of("gpu-2080ti", 97, 40);
-  const auto scores = [&](const std::string& platform, std::int64_t v) {
-    json::array records;
-    for (std::size_t at = 0, end = 0; at < programs.size(); at = end + 1) {
-      end = programs.find('\n', at);
-      records.push_back(json::parse(std::string_view(programs).substr(at, end - at)));
-    }
-    HttpResult r = call("POST", "/v1/predict",
-                        json::serialize(json::object{
-                            {"platform", platform}, {"model", std::to_string(v)}, {"records", std::move(records)}}));
-    EXPECT_EQ(r.status, 200) << r.body;
-    return r.json().at("scores");
-  };
-  EXPECT_EQ(scores("x16", v2), scores("x16", v1));
-  EXPECT_NE(scores("t4", v2), scores("t4", v1));
+  EXPECT_EQ(predict(programs, "x16", v2).at("scores"), predict(programs, "x16", v1).at("scores"));
+  EXPECT_NE(predict(programs, "t4", v2).at("scores"), predict(programs, "t4", v1).at("scores"));
 
   // "choice": "validation": the four candidates scored on a part of the selection, and the best served.
   ASSERT_EQ(roll_back_production_to(v1), 200);

@@ -49,6 +49,8 @@ TEST(BestOfTest, ChoosesTheBestValidationScoreATieToTheStudent) {
   EXPECT_EQ(chosen_candidate(Choice::kFineTune, {}), Candidate::kFineTune);
   EXPECT_EQ(kDefaultChoice, Choice::kFineTune);
   EXPECT_EQ(choice_name(Choice::kValidation), "validation");
+  EXPECT_EQ(chosen_candidate(Choice::kSoup, scores), Candidate::kSoup);
+  EXPECT_EQ(choice_name(Choice::kSoup), "soup");
 }
 
 TEST(BestOfTest, TheChoiceSplitsTheSelectionByWholeTasks) {
