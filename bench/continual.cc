@@ -1347,8 +1347,9 @@ Result<std::string> soup_model(const Args& a, const SequencePlatform& p, const L
   st->timings.push_back({l.name, "adapter", adapter->wall_s, adapter->cpu_s, adapter->programs, adapter->cached});
   auto soup = tr::interpolate_checkpoints(column, adapter->checkpoint, 0.5);
   if (!soup) return soup.status();
-  for (const auto& [what, model] : {std::pair<std::string, const std::string*>{"adapter on the trunk of ", &adapter->checkpoint},
-                                    {"soup of ", &*soup}}) {
+  for (const auto& [what, model] :
+       {std::pair<std::string, const std::string*>{"adapter on the trunk of ", &adapter->checkpoint},
+        {"soup of ", &*soup}}) {
     auto m = evaluate_cached(a, p, *model);
     if (!m) return m.status();
     print_score(what + l.name, p.name, *m);

@@ -191,9 +191,7 @@ std::optional<Status> set_distill_option(std::string_view key, const OptionValue
     if (!choice) {
       return Status::invalid_argument("option 'choice' must be \"fine-tune\", \"validation\" or \"soup\"");
     }
-    o.choice = *choice == "validation" ? Choice::kValidation
-               : *choice == "soup"     ? Choice::kSoup
-                                       : Choice::kFineTune;
+    o.choice = *choice == "validation" ? Choice::kValidation : *choice == "soup" ? Choice::kSoup : Choice::kFineTune;
   } else if (key == "adapter_rank") {
     if (x = v.integer(1, trainer::kMaxAdapterRank); x) o.adapter_rank = static_cast<int>(*x);
   } else if (key == "adapter_layers") {

@@ -57,7 +57,8 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   EXPECT_EQ(by_validation->choice, Choice::kValidation);
   auto unknown = parse_job_options(R"({"method": "best-of", "choice": "best"})", JobKind::kDistill);
   ASSERT_FALSE(unknown.is_ok());
-  EXPECT_NE(unknown.status().message().find("'choice' must be \"fine-tune\", \"validation\" or \"soup\""), std::string::npos)
+  EXPECT_NE(unknown.status().message().find("'choice' must be \"fine-tune\", \"validation\" or \"soup\""),
+            std::string::npos)
       << unknown.status().to_string();
   // The other methods choose nothing, and say so.
   auto with_adapter = parse_job_options(R"({"choice": "validation"})", JobKind::kDistill);
