@@ -245,7 +245,7 @@ struct Args {
   int mc_samples = 8;
   std::int64_t base_max_records = 40'000;
   double choice_fraction = ob::kChoiceFraction;  // --choice-fraction: best-of's validation share of the selection
-  ob::Choice choice = ob::kDefaultChoice;        // --best-of-choice fine-tune|validation|soup
+  ob::Choice choice = ob::kDefaultChoice;        // --best-of-choice fine-tune|validation|soup|adapter
   bool no_zero_shot = false;                     // --no-zero-shot: skip the forward-transfer scores
   int threads = 2;
   tr::Device device = tr::Device::kAuto;  // --device: where every model trains
@@ -312,12 +312,13 @@ void declare_flags(tcl::bench::Flags& flags, Args* a) {
       .value("choice-fraction", &a->choice_fraction)
       .custom("best-of-choice",
               [a](const std::string& v) {
-                if (v != "fine-tune" && v != "validation" && v != "soup") {
-                  std::fprintf(stderr, "--best-of-choice must be fine-tune, validation or soup\n");
+                if (v != "fine-tune" && v != "validation" && v != "soup" && v != "adapter") {
+                  std::fprintf(stderr, "--best-of-choice must be fine-tune, validation, soup or adapter\n");
                   return false;
                 }
                 a->choice = v == "validation" ? ob::Choice::kValidation
                             : v == "soup"     ? ob::Choice::kSoup
+                            : v == "adapter"  ? ob::Choice::kAdapter
                                               : ob::Choice::kFineTune;
                 return true;
               })

@@ -22,30 +22,10 @@ seeds=${SEEDS:-1 2 3}
 models=${MODELS:-lineage random}
 pool_models=${POOL_MODELS:-resnet50,mobilenet_v2}
 per_task=${PER_TASK:-48}
-mkdir -p "$out"
-source bench/lib/stack.sh
-trap stack_stop EXIT
-stack_start "$build"
-export TCL_URL=$base_url TCL_TOKEN=$token
-ctl=$build/tools/tclctl
-t0=$SECONDS
-stamp() { echo "== $(date -u +%H:%M:%S) (+$((SECONDS - t0)) s) $*"; }
-
-stamp "the lineage: x86-24c's train job on ${BASE_RECORDS:-40000} of its records"
-"$ctl" platform create --name x86-24c --target "llvm -keys=cpu" --hardware-params 24,64,64,0,0,0,0,0 >/dev/null
-zcat "$data/x86-24c/records.jsonl.gz" | head -n "${BASE_RECORDS:-40000}" >"$out/x86-24c.jsonl" || true
-"$ctl" upload --platform x86-24c --quiet "$out/x86-24c.jsonl"
-"$ctl" job start --platform x86-24c --kind train --wait 2>"$out/train.log"
-
-# tune LABEL MODEL SEED [tclctl tune flags]: one run into OUT/LABEL/NETWORK-MODEL-sSEED.
-tune() {
-  local label=$1 model=$2 seed=$3
-  local run=$network-${model/+/-}-s$seed
-  shift 3
-  stamp "tune $label $model seed $seed"
-  "$ctl" tune --platform this-machine --network "$network" --budget "${BUDGET:-160}" --model "$model" \
-    --seed "$seed" --upload 0 --dir "$out/$label/$run" "$@" >"$out/$label-$run.log" 2>&1
-}
+source bench/lib/tune_stack.sh
+tune_stack_start "$build" "$data" "$out"
+# tune LABEL MODEL SEED [tclctl tune flags]: one run into OUT/LABEL/NETWORK-MODEL-sSEED, no upload.
+tune() { tune_run "$1" "$network" "$2" "$3" "${BUDGET:-160}" --upload 0 "${@:4}"; }
 
 for s in $seeds; do
   for m in $models; do tune before "$m" "$s"; done
@@ -57,8 +37,7 @@ stamp "onboard this-machine: $pool_models, $per_task programs a task, 10% in 2 r
   >"$out/onboard.log" 2>&1
 tail -n 6 "$out/onboard.log"
 # The newest version holds this machine's adapter, promoted or not: the "after" runs name it.
-version=$(stack_call GET "/v1/models?view=summary" | python3 -c 'import json,sys
-print(max(v["version"] for v in json.load(sys.stdin)["versions"]))')
+version=$(newest_version)
 stamp "after: version $version"
 
 for s in $seeds; do

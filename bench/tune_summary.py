@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/tune_summary.py DIR [--baseline-of MODEL] — issue 47's tables from bench_tune's run folders
+"""bench/tune_summary.py DIR [--after DIR2] — issue 47's tables from bench_tune's run folders
 (DIR/NETWORK-MODEL-sSEED/rounds.csv, tuner/run_dir.h):
 
   final     each model's network latency after its budget: mean and 95% t-interval over seeds
@@ -11,6 +11,10 @@
   picks     for runs of another pick rule (DIR/NETWORK-MODEL-pick-RULE-sSEED, bench_tune --picks):
             the network latency after half, three quarters and all of the budget, and the paired
             difference from the same model's `top` runs, seed by seed
+  after     with --after DIR2: the same network, model and seed tuned again in DIR2 (e.g. against
+            the lineage after it learned from another run): final latency before and after, the
+            paired difference, and the speedup: the measurements DIR's run needs to reach its own
+            final latency ÷ what DIR2's run needs to reach it
 
 Network latency is known from the round where every task has a valid program; before it a run has
 no latency to compare, so "reach" is measured from there on."""
@@ -86,8 +90,8 @@ def print_picks(models):
     print()
 
 
-def main():
-    root = sys.argv[1]
+def read_runs(root):
+    """network → model label → seed → rows, for every complete run folder in root."""
     runs = {}
     for name in sorted(os.listdir(root)):
         m = RUN.match(name)
@@ -100,6 +104,45 @@ def main():
                 if m["pick"]:
                     label += " pick=" + m["pick"]
                 runs.setdefault(m["net"], {}).setdefault(label, {})[int(m["seed"])] = rows
+    return runs
+
+
+def speedup(base, fast):
+    """(measurements, wall) base needs to reach its own final latency ÷ what fast needs; and whether
+    fast never reached it (then its whole run counts, and the ratio is a lower bound)."""
+    target = base[-1]["latency"]
+    b, got = reach(base, target), reach(fast, target)
+    bound = got is None
+    if bound:
+        got = (fast[-1]["measured"], fast[-1]["wall"])
+    return b[0] / got[0], b[1] / got[1], bound
+
+
+def print_after(before, after):
+    """Each (network, model) tuned in both folders, paired by seed."""
+    print("| network | model | seeds | before (ms) | after (ms) | after − before, paired (ms) "
+          "| measurements: before ÷ after to reach before's final latency |")
+    print("|---|---|---|---|---|---|---|")
+    for net, models in after.items():
+        for model, seeds in models.items():
+            base = before.get(net, {}).get(model, {})
+            pairs = [(base[s], rows) for s, rows in sorted(seeds.items()) if s in base]
+            if not pairs:
+                continue
+            b = [p[0][-1]["latency"] * 1e3 for p in pairs]
+            a = [p[1][-1]["latency"] * 1e3 for p in pairs]
+            ratios = [speedup(p[0], p[1]) for p in pairs]
+            mark = "<= " if any(r[2] for r in ratios) else ""
+            print(f"| {net} | {model} | {len(pairs)} | {mean_ci(b)} | {mean_ci(a)} | "
+                  f"{mean_ci([y - x for x, y in zip(b, a)])} | {mark}{mean_ci([r[0] for r in ratios])}x |")
+    print()
+
+
+def main():
+    runs = read_runs(sys.argv[1])
+    if len(sys.argv) == 4 and sys.argv[2] == "--after":
+        print_after(runs, read_runs(sys.argv[3]))
+        return
     for net, models in runs.items():
         print(f"## {net}\n")
         print("| model | seeds | measurements | final network latency (ms) | search share of a round |")
@@ -121,14 +164,10 @@ def main():
             for seed, rows in seeds.items():
                 if seed not in models["lineage"]:
                     continue
-                target = rows[-1]["latency"]
-                b = reach(rows, target)
-                lin = models["lineage"][seed]
-                got = reach(lin, target)
-                if got is None:
-                    got, bound = (lin[-1]["measured"], lin[-1]["wall"]), True
-                by_count.append(b[0] / got[0])
-                by_wall.append(b[1] / got[1])
+                count, wall, short = speedup(rows, models["lineage"][seed])
+                by_count.append(count)
+                by_wall.append(wall)
+                bound = bound or short
             if by_count:
                 mark = "<= " if bound else ""
                 print(f"| {base} | {len(by_count)} | {mark}{mean_ci(by_count)}x | {mark}{mean_ci(by_wall)}x |")

@@ -28,6 +28,7 @@ std::string_view choice_name(Choice choice) {
     case Choice::kFineTune: return "fine-tune";
     case Choice::kValidation: return "validation";
     case Choice::kSoup: return "soup";
+    case Choice::kAdapter: return "adapter";
   }
   return "fine-tune";
 }
@@ -68,6 +69,7 @@ Candidate chosen_candidate(Choice rule, std::span<const CandidateScore> scores) 
   switch (rule) {
     case Choice::kFineTune: return Candidate::kFineTune;
     case Choice::kSoup: return Candidate::kSoup;
+    case Choice::kAdapter: return Candidate::kAdapterOnTeacher;
     case Choice::kValidation: break;
   }
   return choose_candidate(scores);

@@ -64,10 +64,15 @@ std::string_view candidate_name(Candidate candidate);
 //                trunk, folded (trainer::interpolate_checkpoints at 0.5: both
 //                start from T's model of the platform, so the mean is a model
 //                soup). The adapter led the fine-tune on some steps and
-//                trailed it on others.
-enum class Choice { kFineTune, kValidation, kSoup };
+//                trailed it on others; the soup scored under both in 9 of
+//                10 runs (docs/continual.md, "The soup").
+//   kAdapter     the adapter on T's trunk (kAdapterOnTeacher): on the first
+//                step exactly the adapter method's model, after it an
+//                adapter on the lineage's latest student, which has learned
+//                from every platform before.
+enum class Choice { kFineTune, kValidation, kSoup, kAdapter };
 inline constexpr Choice kDefaultChoice = Choice::kFineTune;
-std::string_view choice_name(Choice choice);  // "fine-tune", "validation", "soup"
+std::string_view choice_name(Choice choice);  // "fine-tune", "validation", "soup", "adapter"
 
 // The share of the selection's tasks that judges the candidates, and the salt
 // of that split (core::in_holdout): independent of the evaluation splits'
@@ -104,7 +109,8 @@ struct CandidateScore {
 Candidate choose_candidate(std::span<const CandidateScore> scores);
 
 // The new platform's model under `rule`: the fine-tune for kFineTune, the
-// soup for kSoup, choose_candidate(scores) for kValidation.
+// soup for kSoup, the adapter on T's trunk for kAdapter,
+// choose_candidate(scores) for kValidation.
 Candidate chosen_candidate(Choice rule, std::span<const CandidateScore> scores);
 
 // Each of `platforms`' model in `version` (trainer::platform_checkpoint:

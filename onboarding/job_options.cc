@@ -187,11 +187,14 @@ std::optional<Status> set_distill_option(std::string_view key, const OptionValue
                : *method == "student" ? JobOptions::DistillMethod::kStudent
                                       : JobOptions::DistillMethod::kBestOf;
   } else if (key == "choice") {
-    const auto choice = v.one_of({"fine-tune", "validation", "soup"});
+    const auto choice = v.one_of({"fine-tune", "validation", "soup", "adapter"});
     if (!choice) {
-      return Status::invalid_argument("option 'choice' must be \"fine-tune\", \"validation\" or \"soup\"");
+      return Status::invalid_argument("option 'choice' must be \"fine-tune\", \"validation\", \"soup\" or \"adapter\"");
     }
-    o.choice = *choice == "validation" ? Choice::kValidation : *choice == "soup" ? Choice::kSoup : Choice::kFineTune;
+    o.choice = *choice == "validation" ? Choice::kValidation
+               : *choice == "soup"     ? Choice::kSoup
+               : *choice == "adapter"  ? Choice::kAdapter
+                                       : Choice::kFineTune;
   } else if (key == "adapter_rank") {
     if (x = v.integer(1, trainer::kMaxAdapterRank); x) o.adapter_rank = static_cast<int>(*x);
   } else if (key == "adapter_layers") {

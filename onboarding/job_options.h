@@ -65,7 +65,7 @@ struct JobOptions {
   //             kDistillAdapterLearningRate).
   enum class DistillMethod { kAdapter, kStudent, kBestOf };
   DistillMethod method = DistillMethod::kAdapter;
-  Choice choice = kDefaultChoice;  // best-of only: "choice": "fine-tune", "validation" or "soup"
+  Choice choice = kDefaultChoice;  // best-of only: "choice": "fine-tune", "validation", "soup" or "adapter"
   int adapter_rank = trainer::kDistillAdapter.rank;
   trainer::AdapterLayers adapter_layers = trainer::kDistillAdapter.layers;
   // Distill with the student (trainer::DistillTargets), and the promotion gate's margin.

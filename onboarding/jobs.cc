@@ -592,6 +592,9 @@ Result<std::vector<Serving>> serving_of(const Start& teacher, const TeacherPiece
                  : rule == Choice::kSoup
                      ? "choice \"soup\": the mean of the weights of the fine-tune and the adapter on the parent's "
                        "trunk, both trained on the selection from the parent's model of the platform"
+                 : rule == Choice::kAdapter
+                     ? "choice \"adapter\": an adapter trained on the selection over the parent's trunk, the "
+                       "lineage's latest student"
                  : scores.empty()
                      ? "no validation split (the selection has too few tasks): the student"
                      : "the best validation top-1 (task mean) of the candidates on " +

@@ -414,6 +414,22 @@ TEST_F(DistillTest, BestOfPinsTheOldPlatformAndServesTheNewOneItsChoice) {
   }
   EXPECT_EQ(served, best) << json::serialize(t4);
   EXPECT_NE(std::string(t4.at("reason").as_string()).find("best validation top-1"), std::string::npos);
+
+  // "choice": "adapter": an adapter on the parent's trunk serves the new platform; the old one stays pinned.
+  ASSERT_EQ(roll_back_production_to(v1), 200);
+  json::value by_adapter = run_job("t4", R"({"kind": "distill", "method": "best-of", "choice": "adapter",
+                                             "epochs": 1, "column_epochs": 1, "max_old_bank": 600,
+                                             "unlabeled_ratio": 0, "seed": 1})");
+  ASSERT_EQ(by_adapter.at("state").as_string(), "succeeded") << json::serialize(by_adapter);
+  const std::int64_t v4 = by_adapter.at("result_version").as_int64();
+  const json::value v4_version = call("GET", "/v1/models/" + std::to_string(v4)).json();
+  const json::value& adapter_t4 = v4_version.at("config").at("serving");
+  EXPECT_EQ(adapter_t4.at("t4").at("origin").as_string(), "adapter on the parent's trunk")
+      << json::serialize(adapter_t4);
+  EXPECT_NE(std::string(adapter_t4.at("t4").at("reason").as_string()).find("choice \"adapter\""), std::string::npos);
+  EXPECT_EQ(adapter_t4.at("x16").at("model").as_string(), "pinned");
+  EXPECT_EQ(predict(programs, "x16", v4).at("scores"), predict(programs, "x16", v1).at("scores"));
+  EXPECT_NE(predict(programs, "t4", v4).at("scores"), predict(programs, "t4", v2).at("scores"));
 }
 
 TEST_F(DistillTest, DistillOptionsAreChecked) {

@@ -51,6 +51,12 @@ TEST(BestOfTest, ChoosesTheBestValidationScoreATieToTheStudent) {
   EXPECT_EQ(choice_name(Choice::kValidation), "validation");
   EXPECT_EQ(chosen_candidate(Choice::kSoup, scores), Candidate::kSoup);
   EXPECT_EQ(choice_name(Choice::kSoup), "soup");
+  // "adapter": the adapter on the parent's trunk, whatever the scores (the best here is another).
+  EXPECT_EQ(chosen_candidate(Choice::kAdapter, {}), Candidate::kAdapterOnTeacher);
+  const std::vector<CandidateScore> fine_tune_best = {scored(Candidate::kAdapterOnTeacher, 0.5),
+                                                      scored(Candidate::kFineTune, 0.9)};
+  EXPECT_EQ(chosen_candidate(Choice::kAdapter, fine_tune_best), Candidate::kAdapterOnTeacher);
+  EXPECT_EQ(choice_name(Choice::kAdapter), "adapter");
 }
 
 TEST(BestOfTest, TheChoiceSplitsTheSelectionByWholeTasks) {

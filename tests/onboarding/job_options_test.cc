@@ -55,9 +55,12 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   auto by_validation = parse_job_options(R"({"method": "best-of", "choice": "validation"})", JobKind::kDistill);
   ASSERT_TRUE(by_validation.is_ok()) << by_validation.status().to_string();
   EXPECT_EQ(by_validation->choice, Choice::kValidation);
+  auto by_adapter = parse_job_options(R"({"method": "best-of", "choice": "adapter"})", JobKind::kDistill);
+  ASSERT_TRUE(by_adapter.is_ok()) << by_adapter.status().to_string();
+  EXPECT_EQ(by_adapter->choice, Choice::kAdapter);
   auto unknown = parse_job_options(R"({"method": "best-of", "choice": "best"})", JobKind::kDistill);
   ASSERT_FALSE(unknown.is_ok());
-  EXPECT_NE(unknown.status().message().find("'choice' must be \"fine-tune\", \"validation\" or \"soup\""),
+  EXPECT_NE(unknown.status().message().find("'choice' must be \"fine-tune\", \"validation\", \"soup\" or \"adapter\""),
             std::string::npos)
       << unknown.status().to_string();
   // The other methods choose nothing, and say so.

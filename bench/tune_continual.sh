@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# bench/tune_continual.sh [BUILD] — issue 47's continual effect, on this machine: tune a first network
+# (FIRST, ResNet-50) with its measurements uploaded to the platform as they come, let them reach the
+# lineage through the daemon's default distill job, then tune a second network (SECOND, MobileNet-V2)
+# against the lineage before (version 1: x86-24c's train job, which never saw this machine) and after
+# (the distill's version), seed by seed. The first run also gives the physical anchors (bench_tune
+# --anchors: LibTorch's operator and the roofline on this CPU, per task). One throwaway PostgreSQL and
+# tcld (bench/lib/tune_stack.sh).
+#   cmake --build build --target tcld tclctl bench_tune && bench/tune_continual.sh build
+# Environment: OUT (default /tmp/tune-continual), DATA (../shared/data), BASE_RECORDS (40000),
+#   FIRST (resnet50), FIRST_BUDGET (1000), FIRST_MODEL (lineage+online: tclctl tune's default), FIRST_SEED (1),
+#   SECOND (mobilenet_v2), SECOND_BUDGET (384), SECOND_PER_ROUND (8: MobileNet-V2's 32 tasks warm up in 256),
+#   SEEDS (the second network's, "1 2 3"), MODELS (its models, "lineage").
+#   Tables: OUT/summary.md (bench/tune_summary.py OUT/before --after OUT/after, and the anchors).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=$(cd "${1:-build}" && pwd)
+data=${DATA:-$(cd .. && pwd)/shared/data}
+out=${OUT:-/tmp/tune-continual}
+first=${FIRST:-resnet50}
+second=${SECOND:-mobilenet_v2}
+seeds=${SEEDS:-1 2 3}
+models=${MODELS:-lineage}
+source bench/lib/tune_stack.sh
+tune_stack_start "$build" "$data" "$out"
+
+# The first network: every round's measurements go to this-machine as they come (tclctl tune's default).
+tune_run first "$first" "${FIRST_MODEL:-lineage+online}" "${FIRST_SEED:-1}" "${FIRST_BUDGET:-1000}"
+stamp "the distill job on this-machine (the daemon's default method)"
+"$ctl" job start --platform this-machine --kind distill --wait 2>"$out/distill.log"
+tail -n 3 "$out/distill.log"
+version=$(newest_version)
+stamp "version $version holds this-machine's model: the second network before (1) and after ($version)"
+
+# Before and after alternate seed by seed, so that a drift of the machine falls on both alike. The
+# second network's runs upload nothing: what the lineage knows of this machine is the first run.
+second_run() {
+  tune_run "$1" "$second" "$2" "$3" "${SECOND_BUDGET:-384}" --per-round "${SECOND_PER_ROUND:-8}" --upload 0 \
+    --lineage-model "$4"
+}
+for s in $seeds; do
+  for m in $models; do
+    second_run before "$m" "$s" 1
+    second_run after "$m" "$s" "$version"
+  done
+done
+stamp "anchors of the first network"
+"$build/bench/bench_tune" --anchors --network "$first" --out "$out/first" >"$out/anchors.md" 2>"$out/anchors.log" || true
+stamp "done"
+{
+  echo "### the first network ($first)"
+  python3 bench/tune_summary.py "$out/first" || true
+  cat "$out/anchors.md"
+  echo "### the second network ($second): before and after the first run reached the lineage"
+  python3 bench/tune_summary.py "$out/before" --after "$out/after" || true
+} | tee "$out/summary.md"
