@@ -10,7 +10,8 @@
 # Environment: OUT (default /tmp/tune-continual), DATA (../shared/data), BASE_RECORDS (40000),
 #   FIRST (resnet50), FIRST_BUDGET (1000), FIRST_MODEL (lineage+online: tclctl tune's default), FIRST_SEED (1),
 #   SECOND (mobilenet_v2), SECOND_BUDGET (384), SECOND_PER_ROUND (8: MobileNet-V2's 32 tasks warm up in 256),
-#   SEEDS (the second network's, "1 2 3"), MODELS (its models, "lineage").
+#   SEEDS (the second network's, "1 2 3"), MODELS (its lineage models, "lineage"; lineage+online too).
+#   The baselines need no daemon: tclctl tune --network N --model random|online --upload 0 --dir OUT/baselines/N-M-sS.
 #   Tables: OUT/summary.md (bench/tune_summary.py OUT/before --after OUT/after, and the anchors).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,7 @@ stamp "the distill job on this-machine (the daemon's default method)"
 "$ctl" job start --platform this-machine --kind distill --wait 2>"$out/distill.log"
 tail -n 3 "$out/distill.log"
 version=$(newest_version)
+if [[ $version == 1 ]]; then echo "the distill made no version: before and after would be the same" >&2; exit 1; fi
 stamp "version $version holds this-machine's model: the second network before (1) and after ($version)"
 
 # Before and after alternate seed by seed, so that a drift of the machine falls on both alike. The
@@ -39,9 +41,11 @@ second_run() {
     --lineage-model "$4"
 }
 for s in $seeds; do
-  for m in $models; do
-    second_run before "$m" "$s" 1
-    second_run after "$m" "$s" "$version"
+  for m in $models; do  # only the lineage's models know a version (random and online: tclctl tune alone)
+    if [[ $m == lineage* ]]; then
+      second_run before "$m" "$s" 1
+      second_run after "$m" "$s" "$version"
+    fi
   done
 done
 stamp "anchors of the first network"

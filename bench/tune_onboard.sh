@@ -3,7 +3,7 @@
 # its first tuning runs with an x86-24c lineage (zero-shot: the lineage has never seen this CPU), then
 # the same runs after this machine was onboarded with 10% of a pool picked by the sampler
 # (`tclctl onboard --measure-local`: the daemon's default sampler and distill). One throwaway
-# PostgreSQL and tcld (bench/lib/stack.sh). The tuning runs do not upload (--upload 0), so the
+# PostgreSQL and tcld (bench/lib/tune_stack.sh). The tuning runs do not upload (--upload 0), so the
 # onboarding's measurements are all the lineage learns of this machine, and the onboarding pool is of
 # other networks than the one tuned (POOL_MODELS), so no tuned task is in it.
 #   cmake --build build --target tcld tclctl && bench/tune_onboard.sh build

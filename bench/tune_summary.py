@@ -6,7 +6,7 @@
   speedup   the search-time speedup as TLP and TCL define it: for each baseline B and seed, the
             measurements (and the wall seconds) B needs to reach its own final network latency,
             divided by what `lineage` needs to reach that latency (a run that never reaches it
-            counts as its whole budget, and the ratio is marked as a lower bound: ">=")
+            counts as its whole budget, and the ratio is marked as an upper bound: "<=")
   overhead  search + learning as a share of each round's wall time (mean over rounds)
   picks     for runs of another pick rule (DIR/NETWORK-MODEL-pick-RULE-sSEED, bench_tune --picks):
             the network latency after half, three quarters and all of the budget, and the paired
@@ -109,7 +109,7 @@ def read_runs(root):
 
 def speedup(base, fast):
     """(measurements, wall) base needs to reach its own final latency ÷ what fast needs; and whether
-    fast never reached it (then its whole run counts, and the ratio is a lower bound)."""
+    fast never reached it (then its whole run counts, and the ratio is an upper bound)."""
     target = base[-1]["latency"]
     b, got = reach(base, target), reach(fast, target)
     bound = got is None
@@ -139,8 +139,10 @@ def print_after(before, after):
 
 
 def main():
+    if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--after"):
+        sys.exit("usage: bench/tune_summary.py DIR [--after DIR2]")
     runs = read_runs(sys.argv[1])
-    if len(sys.argv) == 4 and sys.argv[2] == "--after":
+    if len(sys.argv) == 4:
         print_after(runs, read_runs(sys.argv[3]))
         return
     for net, models in runs.items():

@@ -66,10 +66,11 @@ std::string_view candidate_name(Candidate candidate);
 //                soup). The adapter led the fine-tune on some steps and
 //                trailed it on others; the soup scored under both in 9 of
 //                10 runs (docs/continual.md, "The soup").
-//   kAdapter     the adapter on T's trunk (kAdapterOnTeacher): on the first
-//                step exactly the adapter method's model, after it an
-//                adapter on the lineage's latest student, which has learned
-//                from every platform before.
+//   kAdapter     the adapter on T's trunk (kAdapterOnTeacher), folded and
+//                pinned: on the first step the adapter method's training
+//                (at its defaults) on the first trunk; after a best-of or
+//                student step, an adapter on the latest distilled student,
+//                which has learned from every platform before.
 enum class Choice { kFineTune, kValidation, kSoup, kAdapter };
 inline constexpr Choice kDefaultChoice = Choice::kFineTune;
 std::string_view choice_name(Choice choice);  // "fine-tune", "validation", "soup", "adapter"

@@ -593,8 +593,8 @@ Result<std::vector<Serving>> serving_of(const Start& teacher, const TeacherPiece
                      ? "choice \"soup\": the mean of the weights of the fine-tune and the adapter on the parent's "
                        "trunk, both trained on the selection from the parent's model of the platform"
                  : rule == Choice::kAdapter
-                     ? "choice \"adapter\": an adapter trained on the selection over the parent's trunk, the "
-                       "lineage's latest student"
+                     ? "choice \"adapter\": an adapter trained on the selection over the parent's trunk (after a "
+                       "best-of or student distill, the lineage's latest distilled student)"
                  : scores.empty()
                      ? "no validation split (the selection has too few tasks): the student"
                      : "the best validation top-1 (task mean) of the candidates on " +

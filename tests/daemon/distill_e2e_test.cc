@@ -421,14 +421,18 @@ TEST_F(DistillTest, BestOfPinsTheOldPlatformAndServesTheNewOneItsChoice) {
                                              "epochs": 1, "column_epochs": 1, "max_old_bank": 600,
                                              "unlabeled_ratio": 0, "seed": 1})");
   ASSERT_EQ(by_adapter.at("state").as_string(), "succeeded") << json::serialize(by_adapter);
+  EXPECT_EQ(by_adapter.at("options").at("choice").as_string(), "adapter");
   const std::int64_t v4 = by_adapter.at("result_version").as_int64();
   const json::value v4_version = call("GET", "/v1/models/" + std::to_string(v4)).json();
-  const json::value& adapter_t4 = v4_version.at("config").at("serving");
-  EXPECT_EQ(adapter_t4.at("t4").at("origin").as_string(), "adapter on the parent's trunk")
-      << json::serialize(adapter_t4);
-  EXPECT_NE(std::string(adapter_t4.at("t4").at("reason").as_string()).find("choice \"adapter\""), std::string::npos);
-  EXPECT_EQ(adapter_t4.at("x16").at("model").as_string(), "pinned");
+  EXPECT_EQ(v4_version.at("config").at("distill").at("choice").as_string(), "adapter");
+  const json::value& adapter_serving = v4_version.at("config").at("serving");
+  EXPECT_EQ(adapter_serving.at("t4").at("model").as_string(), "pinned") << json::serialize(adapter_serving);
+  EXPECT_EQ(adapter_serving.at("t4").at("origin").as_string(), "adapter on the parent's trunk");
+  EXPECT_NE(std::string(adapter_serving.at("t4").at("reason").as_string()).find("choice \"adapter\""),
+            std::string::npos);
+  EXPECT_EQ(adapter_serving.at("x16").at("model").as_string(), "pinned");
   EXPECT_EQ(predict(programs, "x16", v4).at("scores"), predict(programs, "x16", v1).at("scores"));
+  EXPECT_NE(predict(programs, "t4", v4).at("scores"), predict(programs, "t4", v1).at("scores"));
   EXPECT_NE(predict(programs, "t4", v4).at("scores"), predict(programs, "t4", v2).at("scores"));
 }
 
