@@ -7,7 +7,7 @@
 # of the student against fine-tuning and joint training; this one is modelled on tune_study.sh.)
 # Steps, in order:
 #   stage    (on the dev machine) into .gpu/ (ignored; carry it): Debian's Boost.Program_options
-#            and the records of x86-24c, x86-16c, gpu-2080ti, gpu-v100 and gpu-h100
+#            and XGBoost (scripts/gpu/stage_libs.sh), and the records of x86-24c, x86-16c, gpu-2080ti, gpu-v100 and gpu-h100
 #            (tests/data/gpu-h100): about 40 MiB of the 64 the carry allows
 #   build    bench_continual (TCL_TRAINER_ONLY against the machine's PyTorch LibTorch)
 #   smoke    one short run of sequence A (1 epoch everywhere, 2 platforms) to see it go end to end
@@ -41,6 +41,7 @@ LOGS=${LOGS:-/tmp/tcl-lineage-logs}              # likewise; copied to $OUT at t
 mkdir -p "$OUT" "$LOGS" "$CACHE"
 export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
 DATA=$root/.gpu/shared/data
+export LD_LIBRARY_PATH="$root/.gpu/xgboost/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 deadline=$((SECONDS + ${BUDGET_S:-550}))
 left() { echo $((deadline - SECONDS)); }
 
@@ -55,9 +56,7 @@ sequence() {
 
 stage() {
   local p
-  mkdir -p .gpu/program_options/lib .gpu/program_options/include/boost
-  cp /usr/lib/x86_64-linux-gnu/libboost_program_options.a .gpu/program_options/lib/
-  cp -r /usr/include/boost/program_options /usr/include/boost/program_options.hpp .gpu/program_options/include/boost/
+  bash scripts/gpu/stage_libs.sh .gpu
   for p in x86-24c x86-16c gpu-2080ti gpu-v100; do
     mkdir -p ".gpu/shared/data/$p" && cp "../shared/data/$p/records.jsonl.gz" ".gpu/shared/data/$p/"
   done

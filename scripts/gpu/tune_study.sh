@@ -40,14 +40,8 @@ deadline=$((SECONDS + ${BUDGET_S:-570}))
 left() { echo $((deadline - SECONDS)); }
 
 stage() {
-  mkdir -p .gpu/xgboost/lib .gpu/xgboost/include .gpu/shared/data/x86-24c .gpu/program_options/lib \
-    .gpu/program_options/include/boost
-  cp -L /usr/lib/x86_64-linux-gnu/libxgboost.so.0 .gpu/xgboost/lib/libxgboost.so.0
-  cp .gpu/xgboost/lib/libxgboost.so.0 .gpu/xgboost/lib/libxgboost.so  # no links: a carried folder keeps files
-  cp -L /usr/lib/x86_64-linux-gnu/libdmlc.so.0 .gpu/xgboost/lib/
-  cp -r /usr/include/xgboost .gpu/xgboost/include/
-  cp /usr/lib/x86_64-linux-gnu/libboost_program_options.a .gpu/program_options/lib/
-  cp -r /usr/include/boost/program_options /usr/include/boost/program_options.hpp .gpu/program_options/include/boost/
+  mkdir -p .gpu/shared/data/x86-24c
+  bash scripts/gpu/stage_libs.sh .gpu
   cp ../shared/data/x86-24c/records.jsonl.gz .gpu/shared/data/x86-24c/
   du -sh .gpu
 }
