@@ -6,7 +6,7 @@
 //
 //   bench_tune --network resnet50|mobilenet_v2|bert [--first-tasks N]
 //              [--models lineage,lineage+online,online,random] [--seeds 1,2,3]
-//              [--budget N] [--per-round N] [--scheduler gradient|round-robin]
+//              [--budget N] [--per-round N] [--warmup N] [--scheduler gradient|round-robin]
 //              [--picks top,fast,diversity]
 //              [--population N] [--target cpu|cuda] [--device N]
 //              [--checkpoint FILE] [--checkpoint-platform NAME] [--threads T]
@@ -58,7 +58,7 @@ struct Args {
   std::vector<std::string> models{"lineage", "lineage+online", "online", "random"};
   std::vector<std::string> seeds{"1", "2", "3"};
   std::vector<std::string> picks{"top"};
-  int budget = 1000, per_round = 16, population = 2048, device = 0, threads = 1, repeat = 0;
+  int budget = 1000, per_round = 16, warmup = 0, population = 2048, device = 0, threads = 1, repeat = 0;
   int measure_threads = 0;  // tcl-measure's --threads on the CPU (0: every core online)
   bool trace = false;       // a line per step of a round on stderr
   bool anchors = false;     // print the physical anchors of the runs in --out instead of tuning
@@ -76,6 +76,7 @@ bool parse(int argc, char** argv, Args* a) {
       .value("picks", &picks)
       .value("budget", &a->budget)
       .value("per-round", &a->per_round)
+      .value("warmup", &a->warmup)
       .value("population", &a->population)
       .value("scheduler", &a->scheduler)
       .value("target", &a->target)
@@ -207,6 +208,7 @@ tuner::TuneOptions options_of(const Args& a, const std::vector<measure::Task>& t
   o.model = model;
   o.budget = a.budget;
   o.per_round = a.per_round;
+  o.warmup = a.warmup;
   o.seed = std::stoull(seed);
   o.search.population = a.population;
   o.search.pick = *tuner::pick_rule(pick);  // checked by parse()

@@ -68,7 +68,7 @@ int sample_command(ApiClient& api, const Args& a);
 int onboard_command(ApiClient& api, const Args& a);
 
 // tune (--network resnet50|mobilenet_v2|bert | --task KEY[*WEIGHT]...) [--platform P]
-//      [--model lineage|lineage+online|online|random] [--budget N] [--per-round N]
+//      [--model lineage|lineage+online|online|random] [--budget N] [--per-round N] [--warmup N]
 //      [--scheduler gradient|round-robin] [--seed N] [--population N] [--dir DIR]
 //      [--lineage-model ALIAS|VERSION] [--upload 0]
 //   Tunes the network on this machine (tools/tune.cc over tuner/tuner.h):
@@ -79,7 +79,8 @@ int onboard_command(ApiClient& api, const Args& a);
 //   curve; the run folder (--dir, default tcl-tune-NETWORK-MODEL-sSEED, a + in
 //   MODEL written -) keeps
 //   best.jsonl (TVM records), rounds.csv and curve.svg, and a rerun with the
-//   same folder resumes.
+//   same folder resumes. --warmup N: programs in each task's first round
+//   (default --per-round).
 int tune_command(ApiClient& api, const Args& a);
 
 }  // namespace tcl::tools

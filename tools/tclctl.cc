@@ -41,7 +41,7 @@ constexpr const char* kUsage =
     "  onboard --platform P --measure-local [--models resnet50,mobilenet_v2,bert] [--per-task N] [--rounds N]\n"
     "          [--fraction F | --budget N] [--epochs N] [--state FILE]   measure this machine, then distill\n"
     "  tune (--network resnet50|mobilenet_v2|bert | --task KEY[*W]...) [--platform P] [--model lineage+online|\n"
-    "          lineage|online|random] [--budget N] [--per-round N] [--scheduler gradient|round-robin]\n"
+    "          lineage|online|random] [--budget N] [--per-round N] [--warmup N] [--scheduler gradient|round-robin]\n"
     "          [--pick top|fast|diversity] [--seed N] [--dir DIR] [--upload 0]   tune a network on this machine,\n"
     "          uploading its measurements\n"
     "  job start --platform P [--kind train|distill] [--epochs N] [--max-records N] [--time-budget-s S]\n"

@@ -231,10 +231,11 @@ int parse_numbers(const Args& a, tuner::TuneOptions* o) {
   try {
     o->budget = std::stoi(a.flag("budget", "1000"));
     o->per_round = std::stoi(a.flag("per-round", "16"));
+    o->warmup = std::stoi(a.flag("warmup", "0"));
     o->seed = std::stoull(a.flag("seed", "1"));
     o->search.population = std::stoi(a.flag("population", "2048"));
   } catch (const std::exception&) {
-    return fail("--budget, --per-round, --seed and --population take numbers");
+    return fail("--budget, --per-round, --warmup, --seed and --population take numbers");
   }
   return 0;
 }

@@ -14,7 +14,8 @@
 //                   online model of the run's residuals: the lineage's prior,
 //                   corrected by what this run measured.
 //
-// Scores: higher is faster; only their order within one call matters.
+// Scores: higher is faster; the search compares them across its calls of one
+// round (between learn() calls) and scores each program once a round.
 // Training target (online models): a program's throughput normalized by its
 // task's best, best_seconds / seconds in (0, 1]; failed programs 0.
 //

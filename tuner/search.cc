@@ -44,6 +44,26 @@ struct Scored {
 
 using Candidate = std::pair<const std::string*, const Scored*>;  // key, program and score
 
+// Scores the programs of `population` not in `seen` (each once) into `seen`. The
+// elites and the mutations that land on a program already scored cost nothing:
+// the model is fixed within a round, so a program's score is too.
+Status score_new(const Space& space, std::size_t task, CostModel& model, const std::vector<Point>& population,
+                 std::unordered_map<std::string, Scored>& seen, SearchStats& st) {
+  std::vector<Point> fresh;
+  std::unordered_set<std::string> queued;
+  for (const Point& p : population) {
+    std::string k = space.key(p);
+    if (!seen.contains(k) && queued.insert(std::move(k)).second) fresh.push_back(p);
+  }
+  if (fresh.empty()) return Status::ok();
+  auto scores = model.score(task, space, fresh);
+  if (!scores) return scores.status();
+  if (scores->size() != fresh.size()) return Status::internal("the cost model returned a different count");
+  st.scored += fresh.size();
+  for (std::size_t i = 0; i < fresh.size(); ++i) seen.try_emplace(space.key(fresh[i]), Scored{fresh[i], (*scores)[i]});
+  return Status::ok();
+}
+
 // Space::features() of `points` then `more`, each column standardized over all
 // of them (a constant column → 0), row-major.
 std::vector<float> standardized_features(const Space& space, std::span<const Candidate> points,
@@ -142,14 +162,9 @@ Result<std::vector<Point>> search_round(const Space& space, std::size_t task, Co
   std::unordered_map<std::string, Scored> seen;  // every scored program by key
   std::vector<Scored> ranked;
   for (int gen = 0; gen <= options.generations; ++gen) {
-    auto scores = model.score(task, space, population);
-    if (!scores) return scores.status();
-    st.scored += population.size();
+    if (Status s = score_new(space, task, model, population, seen, st); !s) return s;
     ranked.clear();
-    for (std::size_t i = 0; i < population.size(); ++i) {
-      ranked.push_back({population[i], (*scores)[i]});
-      seen.try_emplace(space.key(population[i]), ranked.back());
-    }
+    for (const Point& p : population) ranked.push_back({p, seen.at(space.key(p)).score});
     if (gen == options.generations) break;
     std::stable_sort(ranked.begin(), ranked.end(), [](const Scored& a, const Scored& b) { return a.score > b.score; });
     std::vector<Point> next;

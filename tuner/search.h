@@ -3,7 +3,9 @@
 //
 //   population   `population` programs: the best measured ones so far
 //                (up to `measured_seeds`), the rest sampled from the sketch;
-//   generations  each scores the population, keeps the top `elite_share`,
+//   generations  each scores the population (the programs not scored
+//                before in this round: the model is fixed within it), keeps
+//                the top `elite_share`,
 //                and fills the rest with mutations of parents drawn by rank
 //                (the i-th best with weight ∝ (P − i)), so better programs
 //                breed more; every scored program enters a table of the best
@@ -60,7 +62,7 @@ struct SearchOptions {
 };
 
 struct SearchStats {
-  std::size_t scored = 0;   // programs the model scored
+  std::size_t scored = 0;   // programs the model scored (each distinct program once a round)
   std::size_t random = 0;   // picks that are random samples
   std::size_t invalid = 0;  // mutations that found no valid neighbour
 };

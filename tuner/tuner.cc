@@ -76,6 +76,7 @@ std::string settings_json(const TuneOptions& o) {
   j["per_round"] = o.per_round;
   // Only when not Ansor's: a folder written before the rule existed stays the same run.
   if (o.search.pick != PickRule::kTop) j["pick"] = std::string(pick_rule_name(o.search.pick));
+  if (o.warmup > 0 && o.warmup != o.per_round) j["warmup"] = o.warmup;
   return core::write_json(j) + "\n";
 }
 
@@ -181,7 +182,8 @@ void Run::upload_pending(RoundRow& row) {
 Status Run::run_round() {
   const std::size_t t = scheduler_.next();
   TaskState& task = tasks_[t];
-  const int count = std::min(o_.per_round, o_.budget - measured_);
+  const int round_size = scheduler_.rounds(t) == 0 && o_.warmup > 0 ? o_.warmup : o_.per_round;
+  const int count = std::min(round_size, o_.budget - measured_);
   core::SplitMix64 rng(core::splitmix64(o_.seed * 0x100000001B3ULL + static_cast<std::uint64_t>(rounds_)));
   RoundRow row;
   row.round = rounds_;
@@ -249,6 +251,7 @@ TuneResult Run::result() const {
 Result<TuneResult> tune(const TuneOptions& options, const TuneHooks& hooks) {
   if (options.tasks.empty()) return Status::invalid_argument("the network has no tasks");
   if (options.per_round < 1) return Status::invalid_argument("per_round must be at least 1");
+  if (options.warmup < 0) return Status::invalid_argument("warmup must be 0 (per_round) or more");
   if (options.budget < 1) return Status::invalid_argument("budget must be at least 1");
   std::vector<TaskState> tasks;
   for (const measure::Task& t : options.tasks) {

@@ -51,6 +51,11 @@ struct TuneOptions {
   SchedulerRule scheduler = SchedulerRule::kGradient;
   int budget = 1000;   // measurements in all (a resumed run may raise it)
   int per_round = 16;  // programs measured per round
+  // Programs in each task's first round (the warm-up that gives every task a
+  // latency); 0 = per_round, as Ansor. Smaller, the model's ranking decides
+  // more of the budget: the lever for the search-time speedup, whose figure
+  // cannot exceed budget ÷ (tasks × warm-up) (docs/tuning.md).
+  int warmup = 0;
   std::uint64_t seed = 1;
   SearchOptions search;
   std::string dir;  // the run folder (created)

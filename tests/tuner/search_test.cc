@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <unordered_map>
 
 #include "tests/tuner/planted.h"
 
@@ -67,6 +68,45 @@ TEST(SearchTest, TheSameSeedGivesTheSamePicks) {
   ASSERT_EQ(a.size(), 16u);
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
+}
+
+TEST(SearchTest, ARoundScoresEachProgramOnce) {
+  // The elites of every generation and the mutations that land on a program
+  // already scored are not sent to the model again (tcld's predict is the
+  // search's cost at small rounds); the picks are the model's best.
+  const Space space = matmul_space();
+  std::unordered_map<std::string, int> sent;
+  std::size_t calls = 0;
+  double fastest = INFINITY;
+  LineageScorer counting = [&](std::span<const core::Record> records) -> Result<std::vector<double>> {
+    ++calls;
+    std::vector<double> out;
+    for (const core::Record& r : records) {
+      const Point p = *space.decode(r.steps);
+      ++sent[space.key(p)];
+      fastest = std::min(fastest, planted_seconds(space, p));
+      out.push_back(-planted_seconds(space, p));
+    }
+    return out;
+  };
+  auto model = make_cost_model("lineage", counting, 5);
+  ASSERT_TRUE(model);
+  SearchOptions options;
+  options.population = 256;
+  core::SplitMix64 rng(4);
+  SearchStats stats;
+  auto picks = search_round(space, 0, **model, {}, {}, 8, options, rng, &stats);
+  ASSERT_TRUE(picks) << picks.status().message();
+  EXPECT_LE(calls, static_cast<std::size_t>(options.generations) + 1);  // one a generation at most
+  for (const auto& [key, n] : sent) EXPECT_EQ(n, 1) << key;
+  EXPECT_EQ(stats.scored, sent.size());
+  // At least the elites of the four generations after the first are not scored again.
+  const auto elites = static_cast<std::size_t>(std::ceil(options.elite_share * options.population));
+  EXPECT_LE(stats.scored, (options.generations + 1) * static_cast<std::size_t>(options.population) -
+                              options.generations * elites);
+  // The first pick is the fastest program the round scored.
+  ASSERT_EQ(picks->size(), 8u);
+  EXPECT_DOUBLE_EQ(planted_seconds(space, (*picks)[0]), fastest);
 }
 
 TEST(SearchTest, MeasuredProgramsAreNeverPickedAgain) {

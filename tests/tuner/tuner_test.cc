@@ -101,6 +101,33 @@ TEST_F(TunerTest, TheNetworkLatencyIsTheWeightedSumOfTheTasksBestsAndFalls) {
   EXPECT_TRUE(fs::exists(o.dir + "/curve-time.svg"));
 }
 
+TEST_F(TunerTest, AWarmupMeasuresEachTasksFirstRoundAtItsOwnSize) {
+  TuneOptions o = at("warmup", 40);
+  o.warmup = 2;
+  auto r = tune(o, hooks_);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->measured, 40);
+  // Rows: round,task,task name,measured,... — 2 and 2 for the two tasks' first rounds, then 8 a round.
+  const auto lines = rows(o.dir);
+  ASSERT_EQ(lines.size(), 1u + 2u + 4u + 1u);  // header, the warm-up, 4 rounds of 8, the last 4
+  std::vector<int> measured;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    std::stringstream in(lines[i]);
+    std::string cell;
+    for (int k = 0; k <= 3; ++k) std::getline(in, cell, ',');
+    measured.push_back(std::stoi(cell));
+  }
+  EXPECT_EQ(measured, (std::vector<int>{2, 4, 12, 20, 28, 36, 40}));
+  // The warm-up is part of the run's settings: a folder of the other size is another run's.
+  TuneOptions plain = at("warmup", 48);
+  auto refused = tune(plain, hooks_);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.status().message().find("another"), std::string::npos) << refused.status().message();
+  TuneOptions negative = at("negative", 16);
+  negative.warmup = -1;
+  EXPECT_FALSE(tune(negative, hooks_));
+}
+
 TEST_F(TunerTest, AResumedRunMakesTheRoundsOfAnUninterruptedOne) {
   ASSERT_TRUE(tune(at("whole", 96), hooks_));
   ASSERT_TRUE(tune(at("parts", 40), hooks_));  // 5 rounds, then stopped
