@@ -102,8 +102,8 @@ TEST(SearchTest, ARoundScoresEachProgramOnce) {
   EXPECT_EQ(stats.scored, sent.size());
   // At least the elites of the four generations after the first are not scored again.
   const auto elites = static_cast<std::size_t>(std::ceil(options.elite_share * options.population));
-  EXPECT_LE(stats.scored, (options.generations + 1) * static_cast<std::size_t>(options.population) -
-                              options.generations * elites);
+  EXPECT_LE(stats.scored,
+            (options.generations + 1) * static_cast<std::size_t>(options.population) - options.generations * elites);
   // The first pick is the fastest program the round scored.
   ASSERT_EQ(picks->size(), 8u);
   EXPECT_DOUBLE_EQ(planted_seconds(space, (*picks)[0]), fastest);
