@@ -20,9 +20,9 @@
 //   crashed in the measurer; tcl-measure itself does not load it).
 //   --picks: each round's picks among the searched programs (tuner/search.h's
 //   PickRule; top is Ansor's), a run for each.
-//   Each run's folder is DIR/NETWORK-MODEL-sSEED, DIR/NETWORK-MODEL-pick-RULE-sSEED
-//   for a pick other than top (run_dir.h: rounds.csv is the curve; a rerun
-//   resumes). bench/tune_summary.py reads the folders.
+//   Each run's folder is DIR/ + tuner::run_name(): NETWORK-MODEL-sSEED, with
+//   -pick-RULE for a pick other than top and -warmup-N for a warm-up (run_dir.h:
+//   rounds.csv is the curve; a rerun resumes). bench/tune_summary.py reads the folders.
 #include <execinfo.h>
 #include <signal.h>
 #include <unistd.h>
@@ -213,10 +213,7 @@ tuner::TuneOptions options_of(const Args& a, const std::vector<measure::Task>& t
   o.search.population = a.population;
   o.search.pick = *tuner::pick_rule(pick);  // checked by parse()
   o.scheduler = *tuner::scheduler_rule(a.scheduler);
-  std::string folder = model;  // "lineage+online" → "lineage-online": no '+' in file names
-  std::replace(folder.begin(), folder.end(), '+', '-');
-  if (pick != "top") folder += "-pick-" + pick;
-  o.dir = a.out + "/" + a.network + "-" + folder + "-s" + seed;
+  o.dir = a.out + "/" + tuner::run_name(o);
   return o;
 }
 

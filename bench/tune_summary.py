@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
 from intervals import t95  # noqa: E402
 
 RUN = re.compile(r"^(?P<net>[a-z0-9_]+)-(?P<model>lineage-online|lineage|online|random)"
-                 r"(?:-pick-(?P<pick>fast|diversity))?-s(?P<seed>\d+)$")
+                 r"(?:-pick-(?P<pick>fast|diversity))?(?:-warmup-(?P<warmup>\d+))?-s(?P<seed>\d+)$")
 
 
 def read_run(path):
@@ -103,6 +103,8 @@ def read_runs(root):
                 label = m["model"].replace("lineage-online", "lineage+online")
                 if m["pick"]:
                     label += " pick=" + m["pick"]
+                if m["warmup"]:
+                    label += " warmup=" + m["warmup"]
                 runs.setdefault(m["net"], {}).setdefault(label, {})[int(m["seed"])] = rows
     return runs
 
@@ -155,18 +157,21 @@ def main():
             budget = max(rows[-1]["measured"] for rows in seeds.values())
             print(f"| {model} | {len(seeds)} | {budget} | {mean_ci(finals)} | {mean_ci([100 * s for s in share])}% |")
         print_picks(models)
-        if "lineage" not in models:
+        if not any(m == "lineage" or m.startswith("lineage warmup=") for m in models):
             continue
         print("\n| baseline | seeds | measurements: baseline ÷ lineage to reach the baseline's final latency | wall time: same |")
         print("|---|---|---|---|")
         for base, seeds in models.items():
-            if base == "lineage":
+            # Against the lineage's runs of the same warm-up.
+            warmup = base[base.index(" warmup="):] if " warmup=" in base else ""
+            lineage = models.get("lineage" + warmup, {})
+            if base == "lineage" + warmup:
                 continue
             by_count, by_wall, bound = [], [], False
             for seed, rows in seeds.items():
-                if seed not in models["lineage"]:
+                if seed not in lineage:
                     continue
-                count, wall, short = speedup(rows, models["lineage"][seed])
+                count, wall, short = speedup(rows, lineage[seed])
                 by_count.append(count)
                 by_wall.append(wall)
                 bound = bound or short

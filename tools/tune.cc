@@ -264,11 +264,7 @@ int tune_command(ApiClient& api, const Args& a) {
   const bool needs_lineage = o.model == "lineage" || o.model == "lineage+online";
   if (platform.empty() && (upload || needs_lineage))
     return fail("--platform P is needed to upload (or give --upload 0) and by the lineage's models");
-  std::string folder_word = o.model;  // no '+' in the default folder's name
-  std::replace(folder_word.begin(), folder_word.end(), '+', '-');
-  if (o.search.pick != tuner::PickRule::kTop)
-    folder_word += "-pick-" + std::string(tuner::pick_rule_name(o.search.pick));
-  o.dir = a.flag("dir", "tcl-tune-" + o.network + "-" + folder_word + "-s" + std::to_string(o.seed));
+  o.dir = a.flag("dir", "tcl-tune-" + tuner::run_name(o));
   if (!platform.empty() && ensure_local_platform(api, platform, local_hardware()) != 0) return 1;
 
   tuner::TuneHooks hooks;

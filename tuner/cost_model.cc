@@ -82,14 +82,23 @@ std::pair<double, double> fit_line(std::span<const double> x, std::span<const do
   return {a, my - a * mx};
 }
 
+// A program's random score: a function of the seed, the task and the program
+// alone (FNV-1a of its key, mixed), not of the calls before. So a resumed run,
+// which replays its rounds without scoring, scores as an uninterrupted one.
 class RandomModel final : public CostModel {
  public:
-  explicit RandomModel(std::uint64_t seed) : rng_(seed) {}
+  explicit RandomModel(std::uint64_t seed) : seed_(seed) {}
   std::string_view name() const override { return "random"; }
   bool informed() const override { return false; }
-  Result<std::vector<double>> score(std::size_t, const Space&, std::span<const Point> points) override {
-    std::vector<double> out(points.size());
-    for (double& s : out) s = static_cast<double>(rng_.next() >> 11) * 0x1.0p-53;
+  Result<std::vector<double>> score(std::size_t task, const Space& space, std::span<const Point> points) override {
+    std::vector<double> out;
+    out.reserve(points.size());
+    for (const Point& p : points) {
+      std::uint64_t h = 0xcbf29ce484222325ULL;
+      for (const char c : space.key(p)) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+      const std::uint64_t x = core::splitmix64(h ^ core::splitmix64(seed_ + static_cast<std::uint64_t>(task)));
+      out.push_back(static_cast<double>(x >> 11) * 0x1.0p-53);
+    }
     return out;
   }
   Status learn(std::size_t, const Space&, std::span<const Point>, std::span<const double>) override {
@@ -97,7 +106,7 @@ class RandomModel final : public CostModel {
   }
 
  private:
-  core::SplitMix64 rng_;
+  std::uint64_t seed_;
 };
 
 class LineageModel final : public CostModel {

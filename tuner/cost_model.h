@@ -1,7 +1,9 @@
 // tuner/cost_model.h — what ranks a task's candidate programs during a
 // tuning run (issue 47's `--model` flag):
 //
-//   random          none: every score is a seeded random number;
+//   random          none: every score is a seeded random number, a function
+//                   of the seed, the task and the program (a resumed run
+//                   scores as an uninterrupted one);
 //   lineage         the lineage's model for the platform, as given by the
 //                   caller (tcld's POST /v1/predict, or a checkpoint's fast
 //                   path); it never learns during the run;

@@ -248,6 +248,15 @@ TuneResult Run::result() const {
 
 }  // namespace
 
+std::string run_name(const TuneOptions& o) {
+  std::string model = o.model;
+  std::replace(model.begin(), model.end(), '+', '-');
+  std::string name = o.network + "-" + model;
+  if (o.search.pick != PickRule::kTop) name += "-pick-" + std::string(pick_rule_name(o.search.pick));
+  if (o.warmup > 0 && o.warmup != o.per_round) name += "-warmup-" + std::to_string(o.warmup);
+  return name + "-s" + std::to_string(o.seed);
+}
+
 Result<TuneResult> tune(const TuneOptions& options, const TuneHooks& hooks) {
   if (options.tasks.empty()) return Status::invalid_argument("the network has no tasks");
   if (options.per_round < 1) return Status::invalid_argument("per_round must be at least 1");

@@ -101,4 +101,9 @@ struct TuneResult {
 
 Result<TuneResult> tune(const TuneOptions& options, const TuneHooks& hooks);
 
+// A run's folder name by default: NETWORK-MODEL[-pick-RULE][-warmup-N]-sSEED,
+// a '+' in MODEL written '-'; the parts in brackets only when not the
+// defaults. bench/tune_summary.py reads it back.
+std::string run_name(const TuneOptions& options);
+
 }  // namespace tcl::tuner

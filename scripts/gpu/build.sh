@@ -3,15 +3,17 @@
 # TARGETs of a TCL_TRAINER_ONLY Release build (with tcl-measure's CUDA backend,
 # TCL_CUDA_MEASURE) against the LibTorch inside the
 # machine's PyTorch, with Debian's Boost.Program_options from PO_ROOT (staged
-# by scripts/gpu/stage.sh), and XGBoost (the tuner's online model) from .gpu/xgboost
-# when staged there. Prints the log's tail and fails when the build does.
+# by scripts/gpu/stage_libs.sh), and XGBoost (the tuner's online model, which every
+# build links since tuner/ is in it) from PO_ROOT's sibling folder xgboost/ (staged
+# beside it by the same script). Prints the log's tail and fails when the build does.
 # Builds of one BUILD folder wait for each other (a lock in it).
 set -uo pipefail
 build=$1 po=$2 log=$3
 shift 3
 prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 xgboost=()
-[ -d .gpu/xgboost ] && xgboost=(-DTCL_XGBOOST_ROOT="$(pwd)/.gpu/xgboost")
+xgb_root=$(cd "$po/.." && pwd)/xgboost
+[ -d "$xgb_root" ] && xgboost=(-DTCL_XGBOOST_ROOT="$xgb_root")
 t0=$SECONDS
 # Studies started side by side share one build folder: one build at a time
 # (a second configure or link beside a first breaks both).

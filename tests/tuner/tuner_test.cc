@@ -141,6 +141,20 @@ TEST_F(TunerTest, AResumedRunMakesTheRoundsOfAnUninterruptedOne) {
   EXPECT_EQ(programs((dir_ / "parts").string()), programs((dir_ / "whole").string()));
 }
 
+TEST_F(TunerTest, AResumedRunWithASmallWarmupMakesTheRoundsOfAnUninterruptedOne) {
+  // After a 2-program warm-up the online model still scores at random (it
+  // learns from 8 programs of a task): those scores must not depend on the
+  // calls a resumed run never made.
+  TuneOptions whole = at("whole", 40), first = at("parts", 4), rest = at("parts", 40);
+  whole.warmup = first.warmup = rest.warmup = 2;
+  ASSERT_TRUE(tune(whole, hooks_));
+  ASSERT_TRUE(tune(first, hooks_));  // the two warm-up rounds, then stopped
+  auto r = tune(rest, hooks_);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->resumed_rounds, 2);
+  EXPECT_EQ(programs((dir_ / "parts").string()), programs((dir_ / "whole").string()));
+}
+
 TEST_F(TunerTest, ARoundCutShortIsRedone) {
   const TuneOptions o = at("cut", 32);
   ASSERT_TRUE(tune(o, hooks_));
