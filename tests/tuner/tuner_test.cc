@@ -57,6 +57,13 @@ class TunerTest : public ::testing::Test {
     }
     return out;
   }
+  // Cell k (0-based) of a rounds.csv line.
+  static std::string cell(const std::string& line, int k) {
+    std::stringstream in(line);
+    std::string c;
+    for (int i = 0; i <= k; ++i) std::getline(in, c, ',');
+    return c;
+  }
   static std::vector<std::string> rows(const std::string& dir) {
     std::vector<std::string> out;
     std::ifstream in(dir + "/rounds.csv");
@@ -89,12 +96,7 @@ TEST_F(TunerTest, TheNetworkLatencyIsTheWeightedSumOfTheTasksBestsAndFalls) {
   ASSERT_EQ(lines.size(), 13u);
   EXPECT_EQ(lines[0].substr(0, 11), "round,task,");
   std::vector<double> curve;
-  for (std::size_t i = 2; i < lines.size(); ++i) {
-    std::stringstream in(lines[i]);
-    std::string cell;
-    for (int k = 0; k <= 5; ++k) std::getline(in, cell, ',');
-    curve.push_back(std::stod(cell));
-  }
+  for (std::size_t i = 2; i < lines.size(); ++i) curve.push_back(std::stod(cell(lines[i], 5)));
   for (std::size_t i = 1; i < curve.size(); ++i) EXPECT_LE(curve[i], curve[i - 1]);
   EXPECT_LT(curve.back(), curve.front());
   EXPECT_TRUE(fs::exists(o.dir + "/curve.svg"));
@@ -111,12 +113,7 @@ TEST_F(TunerTest, AWarmupMeasuresEachTasksFirstRoundAtItsOwnSize) {
   const auto lines = rows(o.dir);
   ASSERT_EQ(lines.size(), 1u + 2u + 4u + 1u);  // header, the warm-up, 4 rounds of 8, the last 4
   std::vector<int> measured;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    std::stringstream in(lines[i]);
-    std::string cell;
-    for (int k = 0; k <= 3; ++k) std::getline(in, cell, ',');
-    measured.push_back(std::stoi(cell));
-  }
+  for (std::size_t i = 1; i < lines.size(); ++i) measured.push_back(std::stoi(cell(lines[i], 3)));
   EXPECT_EQ(measured, (std::vector<int>{2, 4, 12, 20, 28, 36, 40}));
   // The warm-up is part of the run's settings: a folder of the other size is another run's.
   TuneOptions plain = at("warmup", 48);
