@@ -18,7 +18,10 @@
 #   cpu NETWORK BUDGET SEEDS
 #            the same on this machine's CPU, in the background on the upper half of the cores (the gpu
 #            step keeps to the lower half), the lineage being the x86-24c model; the call waits for it
-# BUDGET_S (default 570): seconds for all steps of one call.
+# BUDGET_S (default 570): seconds for all steps of one call. MODELS (default "lineage lineage+online
+# online random"): the gpu and cpu steps' models, in this order for each seed. WARMUP: each task's first
+# round measures WARMUP programs (bench_tune --warmup; unset: a whole round). LINEAGES (default
+# "gpu-h100 x86-24c"): the lineage models the lineage step trains (the cpu step needs x86-24c).
 #
 #   scripts/gpu/tune_study.sh stage        # here; then on the GPU machine, from the repository root:
 #   run(carry=[".gpu"], command="bash scripts/gpu/tune_study.sh build lineage smoke")
@@ -38,6 +41,10 @@ half=$(($(nproc) / 2))
 lower=0-$((half - 1)) upper=$half-$(($(nproc) - 1))
 deadline=$((SECONDS + ${BUDGET_S:-570}))
 left() { echo $((deadline - SECONDS)); }
+models=${MODELS:-lineage lineage+online online random}
+lineages=${LINEAGES:-gpu-h100 x86-24c}
+warmup=()
+[ -n "${WARMUP:-}" ] && warmup=(--warmup "$WARMUP")
 
 stage() {
   mkdir -p .gpu/shared/data/x86-24c
@@ -59,7 +66,7 @@ build() {
 
 lineage() {
   local name data
-  for name in gpu-h100 x86-24c; do
+  for name in $lineages; do
     data=$root/tests/data/gpu-h100
     [ "$name" = x86-24c ] && data=$root/.gpu/shared/data/x86-24c
     [ -s "$LINEAGE/$name/checkpoint" ] && continue
@@ -71,7 +78,7 @@ lineage() {
     tail -n 3 "$LOGS/lineage-$name.log"
   done
   mkdir -p "$OUT/lineage"
-  for name in gpu-h100 x86-24c; do cp "$LINEAGE/$name/checkpoint" "$OUT/lineage/$name.checkpoint"; done
+  for name in $lineages; do cp "$LINEAGE/$name/checkpoint" "$OUT/lineage/$name.checkpoint"; done
 }
 
 # smoke: the lineage model for 2 rounds of 2 tasks on the GPU, measured by tcl-measure in its own
@@ -99,10 +106,10 @@ smoke() {
 gpu() {
   local network=$1 budget=$2 seeds=$3 seed model
   for seed in ${seeds//,/ }; do
-    for model in lineage lineage+online online random; do
+    for model in $models; do
       [ "$(left)" -le 20 ] && { echo "== $network $model s$seed: no time left"; continue; }
       timeout "$(left)" taskset -c "$lower" "$BUILD/bench/bench_tune" --target cuda --network "$network" --budget "$budget" \
-        --seeds "$seed" --models "$model" --threads 4 --checkpoint "$LINEAGE/gpu-h100/checkpoint" --out "$RUNS" \
+        --seeds "$seed" --models "$model" "${warmup[@]}" --threads 4 --checkpoint "$LINEAGE/gpu-h100/checkpoint" --out "$RUNS" \
         --measure-command "$BUILD/measure/tcl-measure" \
         >>"$LOGS/$network.out" 2>"$LOGS/$network-${model//+/-}-s$seed.err"
       echo "== $network $model s$seed: rc $? at $SECONDS s"
@@ -116,10 +123,10 @@ gpu() {
 cpu() {
   local network=$1 budget=$2 seeds=$3 seed model
   for seed in ${seeds//,/ }; do
-    for model in lineage lineage+online online random; do
+    for model in $models; do
       [ "$(left)" -le 20 ] && { echo "== cpu $network $model s$seed: no time left"; continue; }
       timeout "$(left)" taskset -c "$upper" "$BUILD/bench/bench_tune" --target cpu --network "$network" \
-        --budget "$budget" --seeds "$seed" --models "$model" --threads 2 --measure-threads "$half" \
+        --budget "$budget" --seeds "$seed" --models "$model" "${warmup[@]}" --threads 2 --measure-threads "$half" \
         --checkpoint "$LINEAGE/x86-24c/checkpoint" --out "$RUNS/cpu" --measure-command "$BUILD/measure/tcl-measure" \
         >>"$LOGS/cpu-$network.out" 2>"$LOGS/cpu-$network-${model//+/-}-s$seed.err"
       echo "== cpu $network $model s$seed: rc $? at $SECONDS s"
