@@ -10,9 +10,12 @@
 # Environment: OUT (default /tmp/tune-continual), DATA (../shared/data), BASE_RECORDS (40000),
 #   FIRST (resnet50), FIRST_BUDGET (1000), FIRST_MODEL (lineage+online: tclctl tune's default), FIRST_SEED (1),
 #   SECOND (mobilenet_v2), SECOND_BUDGET (384), SECOND_PER_ROUND (8: MobileNet-V2's 32 tasks warm up in 256),
-#   SEEDS (the second network's, "1 2 3"), MODELS (its lineage models, "lineage"; lineage+online too).
-#   The baselines need no daemon: tclctl tune --network N --model random|online --upload 0 --dir OUT/baselines/N-M-sS.
-#   Tables: OUT/summary.md (bench/tune_summary.py OUT/before --after OUT/after, and the anchors).
+#   SEEDS (the second network's, "1 2 3"), MODELS (its lineage models, "lineage"; lineage+online too),
+#   SECOND_WARMUP (unset: a whole first round per task; N: tclctl tune --warmup N for every second-network run),
+#   BASELINES (models without a lineage, e.g. "random online": run on the second network after each seed's
+#   before and after, into OUT/baselines; unset: none, run them apart with tclctl tune ... --upload 0).
+#   Tables: OUT/summary.md (bench/tune_summary.py OUT/before --after OUT/after, the anchors, and with
+#   BASELINES OUT/all-after: the after-runs beside the baselines, for the search-time speedup).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(cd "${1:-build}" && pwd)
@@ -36,10 +39,9 @@ stamp "version $version holds this-machine's model: the second network before (1
 
 # Before and after alternate seed by seed, so that a drift of the machine falls on both alike. The
 # second network's runs upload nothing: what the lineage knows of this machine is the first run.
-second_run() {
-  tune_run "$1" "$second" "$2" "$3" "${SECOND_BUDGET:-384}" --per-round "${SECOND_PER_ROUND:-8}" --upload 0 \
-    --lineage-model "$4"
-}
+second_flags=(--per-round "${SECOND_PER_ROUND:-8}" --upload 0)
+[[ -n ${SECOND_WARMUP:-} ]] && second_flags+=(--warmup "$SECOND_WARMUP")
+second_run() { tune_run "$1" "$second" "$2" "$3" "${SECOND_BUDGET:-384}" "${second_flags[@]}" --lineage-model "$4"; }
 for s in $seeds; do
   for m in $models; do  # only the lineage's models know a version (random and online: tclctl tune alone)
     if [[ $m == lineage* ]]; then
@@ -47,7 +49,14 @@ for s in $seeds; do
       second_run after "$m" "$s" "$version"
     fi
   done
+  for m in ${BASELINES:-}; do
+    tune_run baselines "$second" "$m" "$s" "${SECOND_BUDGET:-384}" "${second_flags[@]}"
+  done
 done
+if [[ -n ${BASELINES:-} ]]; then  # the speedup's runs side by side (tune_summary.py reads one folder)
+  mkdir -p "$out/all-after"
+  ln -sfn "$out"/after/* "$out"/baselines/* "$out/all-after/"
+fi
 stamp "anchors of the first network"
 "$build/bench/bench_tune" --anchors --network "$first" --out "$out/first" >"$out/anchors.md" 2>"$out/anchors.log" || true
 stamp "done"
@@ -57,4 +66,8 @@ stamp "done"
   cat "$out/anchors.md"
   echo "### the second network ($second): before and after the first run reached the lineage"
   python3 bench/tune_summary.py "$out/before" --after "$out/after" || true
+  if [[ -n ${BASELINES:-} ]]; then
+    echo "### the second network: the lineage after, beside the baselines"
+    python3 bench/tune_summary.py "$out/all-after" || true
+  fi
 } | tee "$out/summary.md"
