@@ -8,6 +8,9 @@
             divided by what `lineage` needs to reach that latency (a run that never reaches it
             counts as its whole budget, and the ratio is marked as an upper bound: "<=")
   overhead  search + learning as a share of each round's wall time (mean over rounds)
+  first     each run's first whole network (the round where every task first has a valid program):
+            measurements, wall seconds and latency there, per seed, and the search share of the
+            rounds up to it (the warm-up) and after it
   picks     for runs of another pick rule (DIR/NETWORK-MODEL-pick-RULE-sSEED, bench_tune --picks):
             the network latency after half, three quarters and all of the budget, and the paired
             difference from the same model's `top` runs, seed by seed
@@ -65,6 +68,33 @@ def latency_at(rows, measured):
     """The network latency after `measured` measurements (the last round at or before it)."""
     known = [r["latency"] for r in rows if r["measured"] <= measured and not math.isnan(r["latency"])]
     return known[-1] if known else math.nan
+
+
+def first_whole(rows):
+    """(index, row) of the first round with a network latency."""
+    return next((i, r) for i, r in enumerate(rows) if not math.isnan(r["latency"]))
+
+
+def share(rows):
+    """Search + learning as a share of a round's time, the mean over rounds (as the first table)."""
+    return statistics.mean(r["search"] / r["round"] for r in rows if r["round"] > 0)
+
+
+def print_first(models):
+    """Each model's first whole network, seed by seed, and the search share before and after it."""
+    print("| model | first whole network: measurements | wall (s) | latency (ms), per seed "
+          "| search share up to it | after it |")
+    print("|---|---|---|---|---|---|")
+    for model, seeds in models.items():
+        firsts = {seed: first_whole(rows) for seed, rows in seeds.items()}
+        counts = sorted({r["measured"] for _, r in firsts.values()})
+        walls = [r["wall"] for _, r in firsts.values()]
+        lat = ", ".join(f"{r['latency'] * 1e3:.3g}" for _, r in firsts.values())
+        up = [100 * share(seeds[s][:i + 1]) for s, (i, _) in firsts.items()]  # the warm-up's rounds
+        after = [100 * share(seeds[s][i + 1:]) for s, (i, _) in firsts.items() if i + 1 < len(seeds[s])]
+        print(f"| {model} | {'/'.join(map(str, counts))} | {min(walls):.0f}–{max(walls):.0f} | {lat} "
+              f"| {mean_ci(up)}% | {mean_ci(after) + '%' if after else '—'} |")
+    print()
 
 
 def print_picks(models):
@@ -153,13 +183,15 @@ def main():
         print("|---|---|---|---|---|")
         for model, seeds in models.items():
             finals = [rows[-1]["latency"] * 1e3 for rows in seeds.values()]
-            share = [statistics.mean(r["search"] / r["round"] for r in rows if r["round"] > 0) for rows in seeds.values()]
+            shares = [share(rows) for rows in seeds.values()]
             budget = max(rows[-1]["measured"] for rows in seeds.values())
-            print(f"| {model} | {len(seeds)} | {budget} | {mean_ci(finals)} | {mean_ci([100 * s for s in share])}% |")
+            print(f"| {model} | {len(seeds)} | {budget} | {mean_ci(finals)} | {mean_ci([100 * s for s in shares])}% |")
+        print()
+        print_first(models)
         print_picks(models)
         if not any(m == "lineage" or m.startswith("lineage warmup=") for m in models):
             continue
-        print("\n| baseline | seeds | measurements: baseline ÷ lineage to reach the baseline's final latency | wall time: same |")
+        print("| baseline | seeds | measurements: baseline ÷ lineage to reach the baseline's final latency | wall time: same |")
         print("|---|---|---|---|")
         for base, seeds in models.items():
             # Against the lineage's runs of the same warm-up.
