@@ -191,8 +191,9 @@ def main():
         print_picks(models)
         if not any(m == "lineage" or m.startswith("lineage warmup=") for m in models):
             continue
-        print("| baseline | seeds | measurements: baseline ÷ lineage to reach the baseline's final latency | wall time: same |")
-        print("|---|---|---|---|")
+        print("| baseline | seeds | measurements: baseline ÷ lineage to reach the baseline's final latency | per seed "
+              "| wall time: same |")
+        print("|---|---|---|---|---|")
         for base, seeds in models.items():
             # Against the lineage's runs of the same warm-up.
             warmup = base[base.index(" warmup="):] if " warmup=" in base else ""
@@ -209,7 +210,8 @@ def main():
                 bound = bound or short
             if by_count:
                 mark = "<= " if bound else ""
-                print(f"| {base} | {len(by_count)} | {mark}{mean_ci(by_count)}x | {mark}{mean_ci(by_wall)}x |")
+                each = ", ".join(f"{c:.3g}" for c in by_count)
+                print(f"| {base} | {len(by_count)} | {mark}{mean_ci(by_count)}x | {each} | {mark}{mean_ci(by_wall)}x |")
         print()
 
 

@@ -3,6 +3,8 @@
 # figures and their reading: docs/tuning.md). Steps, in order:
 #   stage    (on the dev machine) what the GPU machine lacks, into .gpu/ (ignored; carry it):
 #            Debian's XGBoost and Boost.Program_options, and x86-24c's records
+#   restore  the runs of earlier sessions, carried in .gpu/tune-runs.tar.gz (a collect step's
+#            archive), into the runs folder when it is empty: their runs resume, finished ones stay
 #   build    bench_train and bench_tune (TCL_TRAINER_ONLY, tcl-measure's CUDA backend)
 #   lineage  the lineage's models, trained as tcld's default train job (bench_train, CUDA):
 #            gpu-h100 (tests/data/gpu-h100: the H100 this project measured, ResNet-50 and BERT-base
@@ -136,13 +138,19 @@ cpu() {
 
 # The runs' folders as one archive in $OUT: the device tool brings back a bounded number of files,
 # none with a '+' in its name.
+restore() {
+  [ -s .gpu/tune-runs.tar.gz ] || return 0
+  [ -n "$(ls -A "$RUNS" 2>/dev/null)" ] && return 0
+  mkdir -p "$RUNS" && tar -xzf .gpu/tune-runs.tar.gz -C "$RUNS" && echo "== restore: $(ls "$RUNS" | wc -l) runs"
+}
+
 collect() { [ -d "$RUNS" ] && tar -czf "$OUT/tune-runs.tar.gz" -C "$RUNS" --exclude=.lock . ; }
 
 while [ $# -gt 0 ]; do
   step=$1
   shift
   case $step in
-    stage | build | lineage) "$step" || exit 1 ;;
+    stage | restore | build | lineage) "$step" || exit 1 ;;
     smoke) smoke || exit 1 ;;
     gpu) gpu "$1" "$2" "$3"; shift 3 ;;
     cpu) cpu "$1" "$2" "$3" & shift 3 ;;

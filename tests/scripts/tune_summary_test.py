@@ -55,7 +55,7 @@ class TuneSummaryTest(unittest.TestCase):
         self.assertIn("| lineage warmup=2 | 2 | 36 | 6 ± 0 | 37.5 ± 0% |", lines)
         self.assertIn("| lineage warmup=2 | 4 | 2–2 | 10, 11 | 50 ± 0% | 25 ± 0% |", lines)
         self.assertIn("| random warmup=2 | 4 | 2–2 | 30, 30 | 0 ± 0% | 0 ± 0% |", lines)
-        self.assertIn("| random warmup=2 | 2 | 9 ± 0x | 2 ± 0x |", lines)
+        self.assertIn("| random warmup=2 | 2 | 9 ± 0x | 9, 9 | 2 ± 0x |", lines)
 
 
 if __name__ == "__main__":
