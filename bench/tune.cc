@@ -8,7 +8,7 @@
 //              [--models lineage,lineage+online,online,random] [--seeds 1,2,3]
 //              [--budget N] [--per-round N] [--warmup N] [--scheduler gradient|round-robin]
 //              [--picks top,fast,diversity]
-//              [--population N] [--target cpu|cuda] [--device N]
+//              [--population N] [--population-per-pick N] [--target cpu|cuda] [--device N]
 //              [--checkpoint FILE] [--checkpoint-platform NAME] [--threads T]
 //              [--repeat N] [--out DIR] [--measure-command TCL_MEASURE]
 //              [--measure-threads N] [--trace]
@@ -58,7 +58,7 @@ struct Args {
   std::vector<std::string> models{"lineage", "lineage+online", "online", "random"};
   std::vector<std::string> seeds{"1", "2", "3"};
   std::vector<std::string> picks{"top"};
-  int budget = 1000, per_round = 16, warmup = 0, population = 2048, device = 0, threads = 1, repeat = 0;
+  int budget = 1000, per_round = 16, warmup = 0, population = 2048, population_per_pick = 0, device = 0, threads = 1, repeat = 0;
   int measure_threads = 0;  // tcl-measure's --threads on the CPU (0: every core online)
   bool trace = false;       // a line per step of a round on stderr
   bool anchors = false;     // print the physical anchors of the runs in --out instead of tuning
@@ -78,6 +78,7 @@ bool parse(int argc, char** argv, Args* a) {
       .value("per-round", &a->per_round)
       .value("warmup", &a->warmup)
       .value("population", &a->population)
+      .value("population-per-pick", &a->population_per_pick)
       .value("scheduler", &a->scheduler)
       .value("target", &a->target)
       .value("device", &a->device)
@@ -211,6 +212,7 @@ tuner::TuneOptions options_of(const Args& a, const std::vector<measure::Task>& t
   o.warmup = a.warmup;
   o.seed = std::stoull(seed);
   o.search.population = a.population;
+  o.search.population_per_pick = a.population_per_pick;
   o.search.pick = *tuner::pick_rule(pick);  // checked by parse()
   o.scheduler = *tuner::scheduler_rule(a.scheduler);
   o.dir = a.out + "/" + tuner::run_name(o);

@@ -69,7 +69,7 @@ int onboard_command(ApiClient& api, const Args& a);
 
 // tune (--network resnet50|mobilenet_v2|bert | --task KEY[*WEIGHT]...) [--platform P]
 //      [--model lineage|lineage+online|online|random] [--budget N] [--per-round N] [--warmup N]
-//      [--scheduler gradient|round-robin] [--seed N] [--population N] [--dir DIR]
+//      [--scheduler gradient|round-robin] [--seed N] [--population N] [--population-per-pick N] [--dir DIR]
 //      [--lineage-model ALIAS|VERSION] [--upload 0]
 //   Tunes the network on this machine (tools/tune.cc over tuner/tuner.h):
 //   registers the machine as P unless it exists, scores candidates with the
@@ -80,7 +80,8 @@ int onboard_command(ApiClient& api, const Args& a);
 //   MODEL written -) keeps
 //   best.jsonl (TVM records), rounds.csv and curve.svg, and a rerun with the
 //   same folder resumes. --warmup N: programs in each task's first round
-//   (default --per-round).
+//   (default --per-round). --population-per-pick N: a round searches at most
+//   N × its programs (tuner/search.h; 0, the default: always --population).
 int tune_command(ApiClient& api, const Args& a);
 
 }  // namespace tcl::tools

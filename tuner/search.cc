@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <unordered_map>
 
@@ -125,6 +126,12 @@ Result<std::vector<Candidate>> spread_picks(const Space& space, std::span<const 
 
 }  // namespace
 
+int population_size(const SearchOptions& options, int count) {
+  if (options.population_per_pick <= 0) return options.population;
+  const std::int64_t scaled = static_cast<std::int64_t>(options.population_per_pick) * std::max(count, 1);
+  return static_cast<int>(std::min<std::int64_t>(options.population, scaled));
+}
+
 Result<PickRule> pick_rule(std::string_view name) {
   if (name == "top") return PickRule::kTop;
   if (name == "fast") return PickRule::kFast;
@@ -154,10 +161,11 @@ Result<std::vector<Point>> search_round(const Space& space, std::size_t task, Co
     return picks;
   }
   // The first population: the best measured programs, then fresh samples.
+  const int size = population_size(options, count);
   std::vector<Point> population;
   for (std::size_t i = 0; i < best_measured.size() && static_cast<int>(i) < options.measured_seeds; ++i)
     population.push_back(best_measured[i]);
-  while (static_cast<int>(population.size()) < options.population) population.push_back(space.sample(rng));
+  while (static_cast<int>(population.size()) < size) population.push_back(space.sample(rng));
 
   std::unordered_map<std::string, Scored> seen;  // every scored program by key
   std::vector<Scored> ranked;
@@ -170,7 +178,7 @@ Result<std::vector<Point>> search_round(const Space& space, std::size_t task, Co
     std::vector<Point> next;
     const std::size_t elites = static_cast<std::size_t>(std::ceil(options.elite_share * ranked.size()));
     for (std::size_t i = 0; i < elites && i < ranked.size(); ++i) next.push_back(ranked[i].point);
-    while (static_cast<int>(next.size()) < options.population) {
+    while (static_cast<int>(next.size()) < size) {
       auto child = space.mutate(ranked[rank_parent(ranked.size(), rng)].point, rng);
       if (child) {
         next.push_back(std::move(*child));

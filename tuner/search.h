@@ -1,8 +1,10 @@
 // tuner/search.h — one round's picks for one task: Ansor's evolutionary
 // search scored by a cost model (Zheng et al., OSDI 2020, §5.1).
 //
-//   population   `population` programs: the best measured ones so far
-//                (up to `measured_seeds`), the rest sampled from the sketch;
+//   population   `population` programs (with `population_per_pick`, at most
+//                that many per program the round picks: a round of 2 needs
+//                no 2048), the best measured ones so far (up to
+//                `measured_seeds`), the rest sampled from the sketch;
 //   generations  each scores the population (the programs not scored
 //                before in this round: the model is fixed within it), keeps
 //                the top `elite_share`,
@@ -53,6 +55,10 @@ std::string_view pick_rule_name(PickRule rule);
 
 struct SearchOptions {
   int population = 2048;  // as Ansor
+  // > 0: a round picking `count` programs searches min(population,
+  // population_per_pick × count); 0: always `population`. 128 keeps a round
+  // of 16 at 2048 and cuts a warm-up round of 2 to 256 (docs/tuning.md).
+  int population_per_pick = 0;
   int generations = 4;    // Ansor: 4
   double elite_share = 0.1;
   int measured_seeds = 32;  // best measured programs in the first population
@@ -66,6 +72,9 @@ struct SearchStats {
   std::size_t random = 0;   // picks that are random samples
   std::size_t invalid = 0;  // mutations that found no valid neighbour
 };
+
+// The population a round that picks `count` programs searches.
+int population_size(const SearchOptions& options, int count);
 
 // Up to `count` programs of `task` whose keys are not in `measured` (fewer
 // only when the space has no more). `best_measured` are the task's measured

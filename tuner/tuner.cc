@@ -77,6 +77,7 @@ std::string settings_json(const TuneOptions& o) {
   // Only when not Ansor's: a folder written before the rule existed stays the same run.
   if (o.search.pick != PickRule::kTop) j["pick"] = std::string(pick_rule_name(o.search.pick));
   if (o.warmup > 0 && o.warmup != o.per_round) j["warmup"] = o.warmup;
+  if (o.search.population_per_pick > 0) j["population_per_pick"] = o.search.population_per_pick;
   return core::write_json(j) + "\n";
 }
 
@@ -262,6 +263,9 @@ Result<TuneResult> tune(const TuneOptions& options, const TuneHooks& hooks) {
   if (options.per_round < 1) return Status::invalid_argument("per_round must be at least 1");
   if (options.warmup < 0) return Status::invalid_argument("warmup must be 0 (per_round) or more");
   if (options.budget < 1) return Status::invalid_argument("budget must be at least 1");
+  if (options.search.population < 1) return Status::invalid_argument("population must be at least 1");
+  if (options.search.population_per_pick < 0)
+    return Status::invalid_argument("population_per_pick must be 0 (always population) or more");
   std::vector<TaskState> tasks;
   for (const measure::Task& t : options.tasks) {
     auto space = Space::create(t.workload, options.hardware);

@@ -132,6 +132,32 @@ TEST(SearchTest, AGenerationWithNothingNewScoresNothing) {
   EXPECT_EQ(picks->size(), 4u);
 }
 
+TEST(SearchTest, APopulationPerPickScalesTheSearchWithTheRound) {
+  // A round of 2 searches 2 × 16 programs a generation, a round of 64 the
+  // whole population; 0 keeps the population whatever the round.
+  SearchOptions options;
+  options.population = 512;
+  EXPECT_EQ(population_size(options, 2), 512);
+  options.population_per_pick = 16;
+  EXPECT_EQ(population_size(options, 2), 32);
+  EXPECT_EQ(population_size(options, 64), 512);
+  EXPECT_EQ(population_size(options, 0), 16);
+
+  const Space space = matmul_space();
+  auto scored = [&](int count) {
+    auto model = make_cost_model("lineage", oracle_of(space), 5);
+    core::SplitMix64 rng(4);
+    SearchStats stats;
+    auto picks = search_round(space, 0, **model, {}, {}, count, options, rng, &stats);
+    EXPECT_TRUE(picks) << picks.status().message();
+    EXPECT_EQ(picks->size(), static_cast<std::size_t>(count));
+    return stats.scored;
+  };
+  // Each generation scores at most the population (elites are not scored again).
+  EXPECT_LE(scored(2), static_cast<std::size_t>(32 * (options.generations + 1)));
+  EXPECT_GT(scored(32), static_cast<std::size_t>(32 * (options.generations + 1)));
+}
+
 TEST(SearchTest, MeasuredProgramsAreNeverPickedAgain) {
   const Space space = matmul_space();
   std::vector<Point> points;

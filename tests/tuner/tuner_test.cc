@@ -187,6 +187,11 @@ TEST_F(TunerTest, AnotherRunsFolderIsRefused) {
   other = at("run", 32);
   other.search.pick = PickRule::kFast;  // another pick rule is another run
   EXPECT_EQ(tune(other, hooks_).status().code(), StatusCode::kFailedPrecondition);
+  other = at("run", 32);
+  other.search.population_per_pick = 4;  // another search is another run
+  EXPECT_EQ(tune(other, hooks_).status().code(), StatusCode::kFailedPrecondition);
+  other.search.population_per_pick = -1;
+  EXPECT_EQ(tune(other, hooks_).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(TunerTest, AFailedUploadIsSentAgainWithTheNextRound) {
