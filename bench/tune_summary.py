@@ -179,13 +179,15 @@ def main():
         return
     for net, models in runs.items():
         print(f"## {net}\n")
-        print("| model | seeds | measurements | final network latency (ms) | search share of a round |")
-        print("|---|---|---|---|---|")
+        print("| model | seeds | measurements | final network latency (ms) | wall time (s) | search share of a round |")
+        print("|---|---|---|---|---|---|")
         for model, seeds in models.items():
             finals = [rows[-1]["latency"] * 1e3 for rows in seeds.values()]
             shares = [share(rows) for rows in seeds.values()]
+            walls = [rows[-1]["wall"] for rows in seeds.values()]
             budget = max(rows[-1]["measured"] for rows in seeds.values())
-            print(f"| {model} | {len(seeds)} | {budget} | {mean_ci(finals)} | {mean_ci([100 * s for s in shares])}% |")
+            print(f"| {model} | {len(seeds)} | {budget} | {mean_ci(finals)} | {mean_ci(walls)} "
+                  f"| {mean_ci([100 * s for s in shares])}% |")
         print()
         print_first(models)
         print_picks(models)

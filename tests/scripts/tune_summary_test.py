@@ -52,7 +52,7 @@ class TuneSummaryTest(unittest.TestCase):
     def test_final_first_whole_network_and_speedup(self):
         lines = self.summary()
         self.assertIn("(left out: net-online-warmup-2-s1, stopped at 2 measurements with no network latency)", lines)
-        self.assertIn("| lineage warmup=2 | 2 | 36 | 6 ± 0 | 37.5 ± 0% |", lines)
+        self.assertIn("| lineage warmup=2 | 2 | 36 | 6 ± 0 | 6 ± 0 | 37.5 ± 0% |", lines)
         self.assertIn("| lineage warmup=2 | 4 | 2–2 | 10, 11 | 50 ± 0% | 25 ± 0% |", lines)
         self.assertIn("| random warmup=2 | 4 | 2–2 | 30, 30 | 0 ± 0% | 0 ± 0% |", lines)
         self.assertIn("| random warmup=2 | 2 | 9 ± 0x | 9, 9 | 2 ± 0x |", lines)
