@@ -193,9 +193,7 @@ def main():
         print_picks(models)
         if not any(m == "lineage" or m.startswith("lineage warmup=") for m in models):
             continue
-        print("| baseline | seeds | measurements: baseline ÷ lineage to reach the baseline's final latency | per seed "
-              "| wall time: same |")
-        print("|---|---|---|---|---|")
+        table = []
         for base, seeds in models.items():
             # Against the lineage's runs of the same warm-up.
             warmup = base[base.index(" warmup="):] if " warmup=" in base else ""
@@ -213,8 +211,12 @@ def main():
             if by_count:
                 mark = "<= " if bound else ""
                 each = ", ".join(f"{c:.3g}" for c in by_count)
-                print(f"| {base} | {len(by_count)} | {mark}{mean_ci(by_count)}x | {each} | {mark}{mean_ci(by_wall)}x |")
-        print()
+                table.append(f"| {base} | {len(by_count)} | {mark}{mean_ci(by_count)}x | {each} | {mark}{mean_ci(by_wall)}x |")
+        if table:  # a folder of lineage runs alone has no baseline
+            print("| baseline | seeds | measurements: baseline ÷ lineage to reach the baseline's final latency "
+                  "| per seed | wall time: same |")
+            print("|---|---|---|---|---|")
+            print("\n".join(table) + "\n")
 
 
 if __name__ == "__main__":

@@ -81,7 +81,7 @@ int onboard_command(ApiClient& api, const Args& a);
 //   best.jsonl (TVM records), rounds.csv and curve.svg, and a rerun with the
 //   same folder resumes. --warmup N: programs in each task's first round
 //   (default --per-round). --population-per-pick N: a round searches at most
-//   N × its programs (tuner/search.h; 0, the default: always --population).
+//   N × its programs (tuner/search.h; default 128; 0: always --population).
 int tune_command(ApiClient& api, const Args& a);
 
 }  // namespace tcl::tools

@@ -77,7 +77,9 @@ std::string settings_json(const TuneOptions& o) {
   // Only when not Ansor's: a folder written before the rule existed stays the same run.
   if (o.search.pick != PickRule::kTop) j["pick"] = std::string(pick_rule_name(o.search.pick));
   if (o.warmup > 0 && o.warmup != o.per_round) j["warmup"] = o.warmup;
-  if (o.search.population_per_pick > 0) j["population_per_pick"] = o.search.population_per_pick;
+  // Only when it changes a round's search: a folder of whole rounds of 16 written before the rule stays the same run.
+  const int smallest = std::min(o.per_round, o.warmup > 0 ? o.warmup : o.per_round);
+  if (population_size(o.search, smallest) < o.search.population) j["population_per_pick"] = o.search.population_per_pick;
   return core::write_json(j) + "\n";
 }
 

@@ -137,6 +137,7 @@ TEST(SearchTest, APopulationPerPickScalesTheSearchWithTheRound) {
   // whole population; 0 keeps the population whatever the round.
   SearchOptions options;
   options.population = 512;
+  options.population_per_pick = 0;
   EXPECT_EQ(population_size(options, 2), 512);
   options.population_per_pick = 16;
   EXPECT_EQ(population_size(options, 2), 32);

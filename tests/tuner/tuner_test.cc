@@ -190,6 +190,8 @@ TEST_F(TunerTest, AnotherRunsFolderIsRefused) {
   other = at("run", 32);
   other.search.population_per_pick = 4;  // another search is another run
   EXPECT_EQ(tune(other, hooks_).status().code(), StatusCode::kFailedPrecondition);
+  other.search.population_per_pick = 0;  // the same search (rounds of 8 × 128 > 96): the same run, resumed
+  EXPECT_TRUE(tune(other, hooks_));
   other.search.population_per_pick = -1;
   EXPECT_EQ(tune(other, hooks_).status().code(), StatusCode::kInvalidArgument);
 }
