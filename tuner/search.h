@@ -61,7 +61,7 @@ struct SearchOptions {
   // the search time at 8 a round and a warm-up of 2, latency no worse
   // (docs/tuning.md, "The search's population scaled with the round").
   int population_per_pick = 128;
-  int generations = 4;    // Ansor: 4
+  int generations = 4;  // Ansor: 4
   double elite_share = 0.1;
   int measured_seeds = 32;  // best measured programs in the first population
   double epsilon = 0.05;    // Ansor: eps_greedy 0.05

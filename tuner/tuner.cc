@@ -79,7 +79,8 @@ std::string settings_json(const TuneOptions& o) {
   if (o.warmup > 0 && o.warmup != o.per_round) j["warmup"] = o.warmup;
   // Only when it changes a round's search: a folder of whole rounds of 16 written before the rule stays the same run.
   const int smallest = std::min(o.per_round, o.warmup > 0 ? o.warmup : o.per_round);
-  if (population_size(o.search, smallest) < o.search.population) j["population_per_pick"] = o.search.population_per_pick;
+  if (population_size(o.search, smallest) < o.search.population)
+    j["population_per_pick"] = o.search.population_per_pick;
   return core::write_json(j) + "\n";
 }
 
