@@ -58,8 +58,8 @@ struct Args {
   std::vector<std::string> models{"lineage", "lineage+online", "online", "random"};
   std::vector<std::string> seeds{"1", "2", "3"};
   std::vector<std::string> picks{"top"};
-  int budget = 1000, per_round = 16, warmup = 0, population = 2048, population_per_pick = 128, device = 0, threads = 1,
-      repeat = 0;
+  int budget = 1000, per_round = 16, warmup = 0, population = 2048,
+      population_per_pick = tuner::SearchOptions{}.population_per_pick, device = 0, threads = 1, repeat = 0;
   int measure_threads = 0;  // tcl-measure's --threads on the CPU (0: every core online)
   bool trace = false;       // a line per step of a round on stderr
   bool anchors = false;     // print the physical anchors of the runs in --out instead of tuning

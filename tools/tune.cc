@@ -234,7 +234,8 @@ int parse_numbers(const Args& a, tuner::TuneOptions* o) {
     o->warmup = std::stoi(a.flag("warmup", "0"));
     o->seed = std::stoull(a.flag("seed", "1"));
     o->search.population = std::stoi(a.flag("population", "2048"));
-    o->search.population_per_pick = std::stoi(a.flag("population-per-pick", "128"));
+    o->search.population_per_pick =
+        std::stoi(a.flag("population-per-pick", std::to_string(tuner::SearchOptions{}.population_per_pick)));
   } catch (const std::exception&) {
     return fail("--budget, --per-round, --warmup, --seed, --population and --population-per-pick take numbers");
   }

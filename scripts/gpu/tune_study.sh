@@ -136,14 +136,15 @@ cpu() {
   done >"$LOGS/cpu-$network.log" 2>&1
 }
 
-# The runs' folders as one archive in $OUT: the device tool brings back a bounded number of files,
-# none with a '+' in its name.
+# restore: an earlier session's collect archive into the empty runs folder (a warm machine keeps its own).
 restore() {
   [ -s .gpu/tune-runs.tar.gz ] || return 0
   [ -n "$(ls -A "$RUNS" 2>/dev/null)" ] && return 0
   mkdir -p "$RUNS" && tar -xzf .gpu/tune-runs.tar.gz -C "$RUNS" && echo "== restore: $(ls "$RUNS" | wc -l) runs"
 }
 
+# The runs' folders as one archive in $OUT: the device tool brings back a bounded number of files,
+# none with a '+' in its name.
 collect() { [ -d "$RUNS" ] && tar -czf "$OUT/tune-runs.tar.gz" -C "$RUNS" --exclude=.lock . ; }
 
 while [ $# -gt 0 ]; do
