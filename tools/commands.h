@@ -68,7 +68,7 @@ int sample_command(ApiClient& api, const Args& a);
 int onboard_command(ApiClient& api, const Args& a);
 
 // tune (--network resnet50|mobilenet_v2|bert | --task KEY[*WEIGHT]...) [--platform P]
-//      [--model lineage|lineage+online|online|random] [--budget N] [--per-round N] [--warmup N]
+//      [--model lineage|lineage+online|online|random] [--budget N] [--per-round N] [--warmup auto|N]
 //      [--scheduler gradient|round-robin] [--seed N] [--population N] [--population-per-pick N] [--dir DIR]
 //      [--lineage-model ALIAS|VERSION] [--upload 0]
 //   Tunes the network on this machine (tools/tune.cc over tuner/tuner.h):
@@ -79,8 +79,10 @@ int onboard_command(ApiClient& api, const Args& a);
 //   curve; the run folder (--dir, default tcl-tune-NETWORK-MODEL-sSEED, a + in
 //   MODEL written -) keeps
 //   best.jsonl (TVM records), rounds.csv and curve.svg, and a rerun with the
-//   same folder resumes. --warmup N: programs in each task's first round
-//   (default --per-round). --population-per-pick N: a round searches at most
+//   same folder resumes. --warmup N: programs in each task's first round;
+//   auto (the default): 2 when the lineage's model has learned P (predict's
+//   platform_covered), else --per-round; a started folder keeps its own.
+//   --population-per-pick N: a round searches at most
 //   N × its programs (tuner/search.h; default 128; 0: always --population).
 int tune_command(ApiClient& api, const Args& a);
 

@@ -90,6 +90,65 @@ tuner::LineageScorer predict_scorer(ApiClient& api, const std::string& platform,
   };
 }
 
+// Whether the lineage's model MODEL has learned PLATFORM: POST /v1/predict with no records answers
+// platform_covered (the version was trained on the platform's own measurements).
+Result<bool> lineage_covers(ApiClient& api, const std::string& platform, const std::string& model) {
+  const json::object body{{"platform", platform}, {"model", model}, {"records", json::array{}}};
+  auto r = api.call("POST", "/v1/predict", json::serialize(body));
+  if (!r) return r.status();
+  if (r->status != 200) return Status::unavailable("predict: " + r->error_text());
+  const json::value answer = r->json();
+  const json::value* covered = answer.is_object() ? answer.as_object().if_contains("platform_covered") : nullptr;
+  if (covered == nullptr || !covered->is_bool())
+    return Status::internal("predict answered without platform_covered: " + r->body.substr(0, 300));
+  return covered->as_bool();
+}
+
+// The warm-up of a run folder already started (run.json's "warmup"; absent: a whole round), or
+// nullopt when DIR holds no run.
+std::optional<int> started_warmup(const std::string& dir) {
+  std::string text;
+  if (!core::read_file(dir + "/run.json", &text)) return std::nullopt;
+  boost::system::error_code ec;
+  const json::value settings = json::parse(text, ec);
+  const json::value* w = !ec && settings.is_object() ? settings.as_object().if_contains("warmup") : nullptr;
+  return w != nullptr && w->is_int64() ? static_cast<int>(w->as_int64()) : 0;
+}
+
+// --warmup auto (the default) sets o->warmup and says why in *why: kKnownPlatformWarmup programs in
+// each task's first round when the lineage's model has learned this platform, a whole round
+// otherwise (and for online and random). docs/tuning.md "The warm-up": warm-up 2 tuned sooner with
+// a lineage that knows the platform (this CPU, 3 of 3 seeds; the H200, 2 of 3 and a tie) and slower
+// with one that never saw it (this CPU, 3 of 3). A run folder already started keeps its own warm-up,
+// so that the same command resumes it after the lineage has learned the platform mid-run.
+constexpr int kKnownPlatformWarmup = 2;
+int choose_warmup(ApiClient& api, const Args& a, const std::string& platform, tuner::TuneOptions* o, std::string* why) {
+  const bool uses_lineage = o->model == "lineage" || o->model == "lineage+online";
+  if (uses_lineage) {
+    auto covers = lineage_covers(api, platform, a.flag("lineage-model", "production"));
+    if (!covers)
+      return fail("--warmup auto asks the lineage whether it knows " + platform + ": " + covers.status().message() +
+                  " (or give --warmup N)");
+    o->warmup = *covers ? kKnownPlatformWarmup : 0;
+    *why = *covers ? "the lineage has learned " + platform : "the lineage has not learned " + platform;
+  } else {
+    *why = "the " + o->model + " model has no lineage to start from";
+  }
+  tuner::TuneOptions other = *o;
+  other.warmup = o->warmup > 0 ? 0 : kKnownPlatformWarmup;
+  std::optional<int> kept;
+  if (const std::string dir = a.flag("dir"); !dir.empty()) {
+    kept = started_warmup(dir);
+  } else if (!started_warmup("tcl-tune-" + tuner::run_name(*o)) && uses_lineage) {
+    if (started_warmup("tcl-tune-" + tuner::run_name(other))) kept = other.warmup;
+  }
+  if (kept && *kept != o->warmup) {
+    o->warmup = *kept;
+    *why = "the run started so";
+  }
+  return 0;
+}
+
 // A round's records to POST /v1/platforms/P/measurements, under the tuner's key.
 auto measurement_uploader(ApiClient& api, const std::string& platform) {
   return [&api, platform](std::span<const core::Record> records, const std::string& key) -> Status {
@@ -181,11 +240,14 @@ struct ProgressLine {
   }
 };
 
-void print_summary(const tuner::TuneOptions& o, const tuner::TuneResult& r) {
+void print_summary(const tuner::TuneOptions& o, const tuner::TuneResult& r, const std::string& warmup_why) {
   std::printf("network       %s (%zu tasks) on %s\n", o.network.c_str(), o.tasks.size(), o.hardware.target.c_str());
   std::printf("model         %s, scheduler %s, pick %s, seed %llu\n", o.model.c_str(),
               std::string(tuner::scheduler_rule_name(o.scheduler)).c_str(),
               std::string(tuner::pick_rule_name(o.search.pick)).c_str(), static_cast<unsigned long long>(o.seed));
+  const std::string warmup =
+      o.warmup > 0 && o.warmup != o.per_round ? std::to_string(o.warmup) + " a task" : "a whole round";
+  std::printf("warm-up       %s (%s)\n", warmup.c_str(), warmup_why.c_str());
   std::printf("measured      %d in %d rounds%s\n", r.measured, r.rounds,
               r.resumed_rounds ? (" (" + std::to_string(r.resumed_rounds) + " resumed)").c_str() : "");
   std::printf("latency       %s\n\n", ms(r.network_seconds).c_str());
@@ -231,13 +293,14 @@ int parse_numbers(const Args& a, tuner::TuneOptions* o) {
   try {
     o->budget = std::stoi(a.flag("budget", "1000"));
     o->per_round = std::stoi(a.flag("per-round", "16"));
-    o->warmup = std::stoi(a.flag("warmup", "0"));
+    if (const std::string w = a.flag("warmup", "auto"); w != "auto") o->warmup = std::stoi(w);
     o->seed = std::stoull(a.flag("seed", "1"));
     o->search.population = std::stoi(a.flag("population", "2048"));
     o->search.population_per_pick =
         std::stoi(a.flag("population-per-pick", std::to_string(tuner::SearchOptions{}.population_per_pick)));
   } catch (const std::exception&) {
-    return fail("--budget, --per-round, --warmup, --seed, --population and --population-per-pick take numbers");
+    return fail(
+        "--budget, --per-round, --warmup (or auto), --seed, --population and --population-per-pick take numbers");
   }
   return 0;
 }
@@ -266,8 +329,10 @@ int tune_command(ApiClient& api, const Args& a) {
   const bool needs_lineage = o.model == "lineage" || o.model == "lineage+online";
   if (platform.empty() && (upload || needs_lineage))
     return fail("--platform P is needed to upload (or give --upload 0) and by the lineage's models");
-  o.dir = a.flag("dir", "tcl-tune-" + tuner::run_name(o));
   if (!platform.empty() && ensure_local_platform(api, platform, local_hardware()) != 0) return 1;
+  std::string warmup_why = "--warmup";
+  if (a.flag("warmup", "auto") == "auto" && choose_warmup(api, a, platform, &o, &warmup_why) != 0) return 1;
+  o.dir = a.flag("dir", "tcl-tune-" + tuner::run_name(o));
 
   tuner::TuneHooks hooks;
   if (needs_lineage) hooks.lineage = predict_scorer(api, platform, a.flag("lineage-model", "production"));
@@ -283,7 +348,7 @@ int tune_command(ApiClient& api, const Args& a) {
   auto result = tuner::tune(o, hooks);
   if (ProgressLine{o}.tty) std::fputc('\n', stderr);
   if (!result) return fail(result.status().message());
-  print_summary(o, *result);
+  print_summary(o, *result, warmup_why);
   print_curve(o.dir);
   return 0;
 }

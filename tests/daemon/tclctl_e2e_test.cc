@@ -481,11 +481,24 @@ TEST_F(TclctlTest, TuneATwoTaskNetworkUploadsEveryRoundResumesAndUsesTheLineage)
 
   // The lineage's first version, trained on what the tuner uploaded, then scores the next run
   // (lineage+online: the default model).
+  EXPECT_NE(first.out.find("warm-up       a whole round (the online model has no lineage"), std::string::npos)
+      << first.out;
   ASSERT_EQ(tclctl("job start --platform tuned --epochs 1 --wait").exit_code, 0);
   const CliRun lineage = tclctl("tune " + network + " --budget 12 --dir " + dir + "-lineage");
   ASSERT_EQ(lineage.exit_code, 0) << lineage.out << lineage.err;
   EXPECT_NE(lineage.out.find("model         lineage+online"), std::string::npos) << lineage.out;
+  // --warmup auto: the lineage has learned this platform, so each task's first round measures 2.
+  EXPECT_NE(lineage.out.find("warm-up       2 a task (the lineage has learned tuned)"), std::string::npos)
+      << lineage.out;
+  EXPECT_NE(lineage.out.find("measured      12 in 4 rounds"), std::string::npos) << lineage.out;  // 2, 2, 6, 2
   EXPECT_GT(answered(), 36);  // new programs (some may repeat the first run's: uploads dedupe them)
+  // A folder started with whole first rounds keeps them when the same folder is tuned on under auto.
+  const std::string whole = network + " --dir " + dir + "-whole";
+  ASSERT_EQ(tclctl("tune " + whole + " --budget 6 --warmup 0").exit_code, 0);
+  const CliRun resumed = tclctl("tune " + whole + " --budget 12");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.out.find("warm-up       a whole round (the run started so)"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("measured      12 in 2 rounds (1 resumed)"), std::string::npos) << resumed.out;
   // Without a server for the lineage, the lineage models are refused before anything is measured.
   EXPECT_NE(
       tclctl("tune --task '[\"tcl.matmul\", 16, 32, 16]' --model lineage --upload 0 --dir " + dir + "-x").exit_code, 0);
