@@ -37,6 +37,7 @@ const Workload kTiny[] = {{OpKind::kMatmul, {12, 16, 8}},
                           {OpKind::kBatchMatmul, {2, 6, 8, 4}},
                           {OpKind::kConv2d, {1, 6, 6, 4, 8, 3, 3, 1, 1}},
                           {OpKind::kConv2d, {1, 7, 7, 3, 4, 3, 3, 2, 0}},
+                          {OpKind::kConv2d, {1, 6, 6, 8, 4, 1, 1, 1, 0}},
                           {OpKind::kDepthwiseConv2d, {1, 8, 8, 8, 3, 3, 2, 1}},
                           {OpKind::kSoftmax, {6, 16}}};
 

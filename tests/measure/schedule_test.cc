@@ -5,6 +5,7 @@
 #include <set>
 
 #include "measure/candidates.h"
+#include "measure/codegen_cpu.h"
 #include "measure/hardware.h"
 
 namespace tcl::measure {
@@ -94,6 +95,24 @@ TEST(ScheduleTest, ConvolutionStepsLookLikeAnsors) {
             R"(["RE",3,[0,4,8,12,1,5,9,13,16,18,20,2,6,10,14,17,19,21,3,7,11,15]],["FSP",4,0,2,2],["FSP",4,3,3,2],)"
             R"(["FSP",4,6,4,2],["FSP",4,9,5,2],["RE",4,[0,3,6,9,1,4,7,10,2,5,8,11]],["CA",3,4,7],)"
             R"(["FU",4,[0,1,2,3]],["AN",4,0,3],["PR",3,0,"auto_unroll_max_step$64"],["AN",3,21,2],["AN",4,8,2]])");
+}
+
+TEST(ScheduleTest, ConvolutionsWithoutPaddingReadTheInputWithoutABoundsCheck) {
+  // A pad of 0 puts every tap inside the input: the innermost loop loads it directly (a check
+  // there cost the 1x1 convolutions their speed); a pad of 1 keeps the check.
+  core::SplitMix64 rng(3);
+  for (const std::int64_t pad : {0, 1}) {
+    const Workload w{OpKind::kConv2d, {1, 14, 14, 32, 32, 3, 3, 1, pad}};
+    int inline_pads = 0;
+    for (int i = 0; i < 20; ++i) {
+      const Schedule s = sample_schedule(w, 16, rng);
+      if (!s.inline_pad) continue;
+      ++inline_pads;
+      const std::string source = generate_cpu_source(w, s, "f");
+      EXPECT_EQ(source.find("(uint64_t)") != std::string::npos, pad == 1) << source;
+    }
+    EXPECT_GT(inline_pads, 0);
+  }
 }
 
 TEST(ScheduleTest, ForeignStepsAreNotInTheSpace) {
