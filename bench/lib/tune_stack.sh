@@ -3,7 +3,9 @@
 #   tune_stack_start BUILD DATA OUT   the stack, then the lineage: x86-24c's train job with the
 #                                     daemon's defaults on its first BASE_RECORDS (40000) records
 #   tune_run LABEL NETWORK MODEL SEED BUDGET [tclctl tune flags...]
-#                                     one run into OUT/LABEL/NETWORK-MODEL-sSEED, its log beside
+#                                     one run into OUT/LABEL/NETWORK-MODEL-sSEED, its log beside;
+#                                     a whole first round unless the flags say --warmup N (the
+#                                     first flag wins), not tclctl's auto: a study's settings stay fixed
 #   newest_version                    the newest model version's number
 #   stamp TEXT                        a progress line with the time since the start
 source "$(dirname "${BASH_SOURCE[0]}")/stack.sh"
@@ -30,7 +32,7 @@ tune_run() {
   shift 5
   stamp "tune $label $network $model seed $seed"
   "$ctl" tune --platform this-machine --network "$network" --budget "$budget" --model "$model" \
-    --seed "$seed" --dir "$tune_out/$label/$run" "$@" >"$tune_out/$label-$run.log" 2>&1
+    --seed "$seed" --dir "$tune_out/$label/$run" "$@" --warmup 0 >"$tune_out/$label-$run.log" 2>&1
 }
 
 newest_version() {
