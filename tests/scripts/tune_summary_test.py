@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tests/scripts/tune_summary_test.py — bench/tune_summary.py on hand-written run folders.
+"""tests/scripts/tune_summary_test.py — bench/tune_summary.py and bench/tune_plot.py on hand-written run folders.
 
 The issue notes quote its final latencies, its first-whole-network table (measurements, latency and
 search share up to and after it) and its search-time speedup, so each is checked here on two models of
@@ -15,6 +15,7 @@ import unittest
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SCRIPT = os.path.join(ROOT, "bench", "tune_summary.py")
+PLOT = os.path.join(ROOT, "bench", "tune_plot.py")
 HEADER = ("round,task,task_name,measured,valid,network_seconds,task_best_seconds,wall_seconds,search_seconds,"
           "learn_seconds,measure_seconds,upload_seconds\n")
 
@@ -56,6 +57,27 @@ class TuneSummaryTest(unittest.TestCase):
         self.assertIn("| lineage warmup=2 | 4 | 2–2 | 10, 11 | 50 ± 0% | 25 ± 0% |", lines)
         self.assertIn("| random warmup=2 | 4 | 2–2 | 30, 30 | 0 ± 0% | 0 ± 0% |", lines)
         self.assertIn("| random warmup=2 | 2 | 9 ± 0x | 9, 9 | 2 ± 0x |", lines)
+
+    def plot(self, *flags):
+        out = os.path.join(self.dir.name, "plot.svg")
+        subprocess.run([sys.executable, PLOT, out, self.dir.name + "=study", *flags], capture_output=True, text=True,
+                       check=True)
+        with open(out) as f:
+            return f.read()
+
+    def test_plot_draws_a_line_per_seed_with_a_latency(self):
+        svg = self.plot()
+        self.assertEqual(svg.count("<polyline"), 4)  # 2 models × 2 seeds; online never had a latency
+        self.assertIn(">study lineage warmup=2 (2 seeds)</text>", svg)
+        self.assertIn(">study random warmup=2 (2 seeds)</text>", svg)
+        self.assertNotIn("online", svg)
+        # Each line starts at the first latency (4 measurements) and ends at the right edge (36 of 36).
+        first = svg.split('<polyline points="')[1].split('"')[0].split()
+        self.assertEqual(len(first), 3)
+        self.assertEqual(first[-1].split(",")[0], "560.0")  # LEFT + (W - LEFT - RIGHT) × 36 / 36
+        only = self.plot("--only", "random", "--x", "wall")
+        self.assertEqual(only.count("<polyline"), 2)
+        self.assertIn(">wall seconds</text>", only)
 
 
 if __name__ == "__main__":
