@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""bench/tune_plot.py OUT.svg DIR[=PREFIX]... [--title TEXT] [--x measured|wall] [--only MODEL] — issue 47's study plots: the
-network latency of every run folder in each DIR (bench_tune's / tclctl tune's NETWORK-MODEL-sSEED, read as
-bench/tune_summary.py reads them) against measurements (or wall seconds), one colour per model, one line per
-seed, the y axis logarithmic; --only keeps one model (e.g. lineage). PREFIX names a DIR's models in the legend (e.g. whole=, before=). A plain SVG,
-no plotting library (Debian's python3 here has none)."""
+"""bench/tune_plot.py OUT.svg DIR[=PREFIX]... [--title TEXT] [--x measured|wall] [--only MODEL]
+
+Issue 47's study plots: the network latency of every run folder in each DIR (bench_tune's / tclctl tune's
+NETWORK-MODEL-sSEED, read as bench/tune_summary.py reads them) against measurements (or wall seconds), one
+colour per folder and model, one line per seed, the y axis logarithmic; --only keeps one model (e.g. lineage).
+PREFIX names a DIR's models in the legend (e.g. whole=, before=). A plain SVG, no plotting library (Debian's
+python3 here has none)."""
+import html
 import math
 import os
 import sys
@@ -20,7 +23,8 @@ def series(dirs, x_key, only):
     out = []
     for spec in dirs:
         root, _, prefix = spec.partition("=")
-        for network, models in read_runs(root).items():
+        runs = read_runs(root)
+        for network, models in runs.items():
             for model, seeds in models.items():
                 if only and model.split(" ")[0] != only:
                     continue
@@ -29,7 +33,7 @@ def series(dirs, x_key, only):
                     points = [(r[x_key], r["latency"] * 1e3) for r in seeds[seed] if not math.isnan(r["latency"])]
                     if points:
                         lines.append(points)
-                label = (prefix + " " if prefix else "") + model
+                label = html.escape((prefix + " " if prefix else "") + model + (f" {network}" if len(runs) > 1 else ""))
                 out.append((f"{label} ({len(lines)} seeds)", lines))
     return out
 
@@ -52,7 +56,7 @@ def svg(all_series, title, x_name):
     py = lambda y: TOP + (H - TOP - BOTTOM) * (math.log(y_hi) - math.log(y)) / (math.log(y_hi) - math.log(y_lo))  # noqa: E731
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
              f'<rect width="{W}" height="{H}" fill="white"/>',
-             f'<text x="{LEFT}" y="22" font-size="14">{title}</text>',
+             f'<text x="{LEFT}" y="22" font-size="14">{html.escape(title)}</text>',
              f'<line x1="{LEFT}" y1="{H - BOTTOM}" x2="{W - RIGHT}" y2="{H - BOTTOM}" stroke="black"/>',
              f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{H - BOTTOM}" stroke="black"/>',
              f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 12}" text-anchor="middle">{x_name}</text>',
@@ -86,7 +90,9 @@ def main():
         del args[i:i + 2]
     if "--x" in args:
         i = args.index("--x")
-        x_key = {"measured": "measured", "wall": "wall"}[args[i + 1]]
+        x_key = args[i + 1] if i + 1 < len(args) else ""
+        if x_key not in ("measured", "wall"):
+            sys.exit(__doc__)
         del args[i:i + 2]
     if "--only" in args:
         i = args.index("--only")

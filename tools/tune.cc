@@ -105,7 +105,8 @@ Result<bool> lineage_covers(ApiClient& api, const std::string& platform, const s
 }
 
 // The warm-up of a run folder already started (run.json's "warmup"; absent: a whole round), or
-// nullopt when DIR holds no run.
+// nullopt when DIR holds no run. An unreadable run.json reads as a whole round: the run folder's own
+// check (tuner/run_dir.h) then refuses it.
 std::optional<int> started_warmup(const std::string& dir) {
   std::string text;
   if (!core::read_file(dir + "/run.json", &text)) return std::nullopt;
@@ -115,37 +116,44 @@ std::optional<int> started_warmup(const std::string& dir) {
   return w != nullptr && w->is_int64() ? static_cast<int>(w->as_int64()) : 0;
 }
 
+// The folder a run of `o` uses: --dir, else tcl-tune-NETWORK-MODEL[...]-sSEED.
+std::string run_folder(const Args& a, const tuner::TuneOptions& o) {
+  return a.flag("dir", "tcl-tune-" + tuner::run_name(o));
+}
+
 // --warmup auto (the default) sets o->warmup and says why in *why: kKnownPlatformWarmup programs in
 // each task's first round when the lineage's model has learned this platform, a whole round
 // otherwise (and for online and random). docs/tuning.md "The warm-up": warm-up 2 tuned sooner with
-// a lineage that knows the platform (this CPU, 3 of 3 seeds; the H200, 2 of 3 and a tie) and slower
-// with one that never saw it (this CPU, 3 of 3). A run folder already started keeps its own warm-up,
-// so that the same command resumes it after the lineage has learned the platform mid-run.
+// a lineage that learned the platform (this CPU, 3 of 3 seeds) and slower with one that never saw it
+// (this CPU, 3 of 3); on the H200 it also tuned sooner with a lineage that learned only the sibling
+// H100, a case auto cannot see and gives whole rounds. A run folder already started keeps its own
+// warm-up, so that the same command resumes it after the lineage has learned the platform mid-run
+// (its own uploads, distilled); when both default folders exist the lineage decides between them.
 constexpr int kKnownPlatformWarmup = 2;
 int choose_warmup(ApiClient& api, const Args& a, const std::string& platform, tuner::TuneOptions* o, std::string* why) {
   const bool uses_lineage = o->model == "lineage" || o->model == "lineage+online";
-  if (uses_lineage) {
-    auto covers = lineage_covers(api, platform, a.flag("lineage-model", "production"));
-    if (!covers)
-      return fail("--warmup auto asks the lineage whether it knows " + platform + ": " + covers.status().message() +
-                  " (or give --warmup N)");
-    o->warmup = *covers ? kKnownPlatformWarmup : 0;
-    *why = *covers ? "the lineage has learned " + platform : "the lineage has not learned " + platform;
-  } else {
+  const int known = std::min(kKnownPlatformWarmup, o->per_round);
+  std::vector<std::pair<std::string, int>> started;  // folder, its warm-up
+  for (const int w : uses_lineage ? std::vector<int>{0, known} : std::vector<int>{0}) {
+    tuner::TuneOptions candidate = *o;
+    candidate.warmup = w;
+    const std::string dir = run_folder(a, candidate);
+    if (auto kept = started_warmup(dir); kept && (started.empty() || started[0].first != dir))
+      started.emplace_back(dir, *kept);
+  }
+  if (started.size() == 1) {
+    o->warmup = started[0].second;
+    *why = "the run in " + started[0].first + " started so";
+    return 0;
+  }
+  if (!uses_lineage) {
     *why = "the " + o->model + " model has no lineage to start from";
+    return 0;
   }
-  tuner::TuneOptions other = *o;
-  other.warmup = o->warmup > 0 ? 0 : kKnownPlatformWarmup;
-  std::optional<int> kept;
-  if (const std::string dir = a.flag("dir"); !dir.empty()) {
-    kept = started_warmup(dir);
-  } else if (!started_warmup("tcl-tune-" + tuner::run_name(*o)) && uses_lineage) {
-    if (started_warmup("tcl-tune-" + tuner::run_name(other))) kept = other.warmup;
-  }
-  if (kept && *kept != o->warmup) {
-    o->warmup = *kept;
-    *why = "the run started so";
-  }
+  auto covers = lineage_covers(api, platform, a.flag("lineage-model", "production"));
+  if (!covers) return fail("the lineage's model for " + platform + ": " + covers.status().message());
+  o->warmup = *covers ? known : 0;
+  *why = (*covers ? "the lineage has learned " : "the lineage has not learned ") + platform;
   return 0;
 }
 
@@ -332,7 +340,7 @@ int tune_command(ApiClient& api, const Args& a) {
   if (!platform.empty() && ensure_local_platform(api, platform, local_hardware()) != 0) return 1;
   std::string warmup_why = "--warmup";
   if (a.flag("warmup", "auto") == "auto" && choose_warmup(api, a, platform, &o, &warmup_why) != 0) return 1;
-  o.dir = a.flag("dir", "tcl-tune-" + tuner::run_name(o));
+  o.dir = run_folder(a, o);
 
   tuner::TuneHooks hooks;
   if (needs_lineage) hooks.lineage = predict_scorer(api, platform, a.flag("lineage-model", "production"));

@@ -441,6 +441,8 @@ TEST_F(TclctlTest, TuneATwoTaskNetworkUploadsEveryRoundResumesAndUsesTheLineage)
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
   EXPECT_NE(first.out.find("measured      24 in 4 rounds"), std::string::npos) << first.out;
   EXPECT_NE(first.err.find("round 4"), std::string::npos) << first.err;  // the progress line
+  EXPECT_NE(first.out.find("warm-up       a whole round (the online model has no lineage"), std::string::npos)
+      << first.out;
   auto answered = [&] {
     const json::value shown = json::parse(tclctl("--json platform show tuned").out);
     return shown.at("counts").at("measurements").as_int64() + shown.at("counts").at("failed").as_int64();
@@ -481,8 +483,6 @@ TEST_F(TclctlTest, TuneATwoTaskNetworkUploadsEveryRoundResumesAndUsesTheLineage)
 
   // The lineage's first version, trained on what the tuner uploaded, then scores the next run
   // (lineage+online: the default model).
-  EXPECT_NE(first.out.find("warm-up       a whole round (the online model has no lineage"), std::string::npos)
-      << first.out;
   ASSERT_EQ(tclctl("job start --platform tuned --epochs 1 --wait").exit_code, 0);
   const CliRun lineage = tclctl("tune " + network + " --budget 12 --dir " + dir + "-lineage");
   ASSERT_EQ(lineage.exit_code, 0) << lineage.out << lineage.err;
@@ -492,12 +492,23 @@ TEST_F(TclctlTest, TuneATwoTaskNetworkUploadsEveryRoundResumesAndUsesTheLineage)
       << lineage.out;
   EXPECT_NE(lineage.out.find("measured      12 in 4 rounds"), std::string::npos) << lineage.out;  // 2, 2, 6, 2
   EXPECT_GT(answered(), 36);  // new programs (some may repeat the first run's: uploads dedupe them)
+  // On a platform the lineage has not learned (its scores a zero-shot guess), auto keeps whole rounds.
+  const CliRun elsewhere = tclctl(
+      "tune --task '[\"tcl.matmul\", 16, 32, 16]' --per-round 6 --population 64 "
+      "--platform elsewhere --budget 6 --upload 0 --dir " +
+      dir + "-elsewhere");
+  ASSERT_EQ(elsewhere.exit_code, 0) << elsewhere.out << elsewhere.err;
+  EXPECT_NE(elsewhere.out.find("warm-up       a whole round (the lineage has not learned elsewhere)"),
+            std::string::npos)
+      << elsewhere.out;
   // A folder started with whole first rounds keeps them when the same folder is tuned on under auto.
   const std::string whole = network + " --dir " + dir + "-whole";
   ASSERT_EQ(tclctl("tune " + whole + " --budget 6 --warmup 0").exit_code, 0);
   const CliRun resumed = tclctl("tune " + whole + " --budget 12");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
-  EXPECT_NE(resumed.out.find("warm-up       a whole round (the run started so)"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("warm-up       a whole round (the run in " + dir + "-whole started so)"),
+            std::string::npos)
+      << resumed.out;
   EXPECT_NE(resumed.out.find("measured      12 in 2 rounds (1 resumed)"), std::string::npos) << resumed.out;
   // Without a server for the lineage, the lineage models are refused before anything is measured.
   EXPECT_NE(
