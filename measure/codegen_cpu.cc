@@ -86,10 +86,11 @@ std::string product(const Workload& w, const Schedule& s) {
         return "ws[((x0 * " + to_string(HP) + " + " + hin + ") * " + to_string(WP) + " + " + win + ") * " +
                to_string(C) + " + " + ch + "] * " + weight;
       }
-      const std::string h = "(" + hin + " - " + to_string(pad) + ")", ww = "(" + win + " - " + to_string(pad) + ")";
-      if (pad == 0)  // every tap is inside the input: no bounds check in the innermost loop (TVM's pad of 0 has none)
+      if (pad == 0) {  // every tap is inside the input: no bounds check in the innermost loop (TVM's pad of 0 has none)
         return "in0[((x0 * " + to_string(H) + " + " + hin + ") * " + to_string(W) + " + " + win + ") * " +
                to_string(C) + " + " + ch + "] * " + weight;
+      }
+      const std::string h = "(" + hin + " - " + to_string(pad) + ")", ww = "(" + win + " - " + to_string(pad) + ")";
       return "((uint64_t)" + h + " < " + to_string(H) + "u && (uint64_t)" + ww + " < " + to_string(W) +
              "u ? in0[((x0 * " + to_string(H) + " + " + h + ") * " + to_string(W) + " + " + ww + ") * " + to_string(C) +
              " + " + ch + "] : 0.0f) * " + weight;
