@@ -6,6 +6,7 @@ NETWORK-MODEL-sSEED, read as bench/tune_summary.py reads them) against measureme
 colour per folder and model, one line per seed, the y axis logarithmic; --only keeps one model (e.g. lineage).
 PREFIX names a DIR's models in the legend (e.g. whole=, before=). A plain SVG, no plotting library (Debian's
 python3 here has none)."""
+import argparse
 import html
 import math
 import os
@@ -82,29 +83,19 @@ def svg(all_series, title, x_name):
 
 
 def main():
-    args = sys.argv[1:]
-    title, x_key, only = "", "measured", ""
-    if "--title" in args:
-        i = args.index("--title")
-        title = args[i + 1]
-        del args[i:i + 2]
-    if "--x" in args:
-        i = args.index("--x")
-        x_key = args[i + 1] if i + 1 < len(args) else ""
-        if x_key not in ("measured", "wall"):
-            sys.exit(__doc__)
-        del args[i:i + 2]
-    if "--only" in args:
-        i = args.index("--only")
-        only = args[i + 1]
-        del args[i:i + 2]
-    if len(args) < 2:
-        sys.exit(__doc__)
-    found = series(args[1:], x_key, only)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[1],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", metavar="OUT.svg")
+    parser.add_argument("dirs", metavar="DIR[=PREFIX]", nargs="+")
+    parser.add_argument("--title", default="")
+    parser.add_argument("--x", choices=("measured", "wall"), default="measured")
+    parser.add_argument("--only", metavar="MODEL", default="")
+    args = parser.parse_args()
+    found = series(args.dirs, args.x, args.only)
     if not found:
-        sys.exit("no run folders with a network latency in " + " ".join(args[1:]))
-    with open(args[0], "w") as f:
-        f.write(svg(found, title, "measurements" if x_key == "measured" else "wall seconds"))
+        sys.exit("no run folders with a network latency in " + " ".join(args.dirs))
+    with open(args.out, "w") as f:
+        f.write(svg(found, args.title, "measurements" if args.x == "measured" else "wall seconds"))
 
 
 if __name__ == "__main__":

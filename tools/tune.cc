@@ -22,6 +22,7 @@
 #include "tools/commands.h"
 #include "tools/commands_internal.h"
 #include "tools/local_lab.h"
+#include "tuner/cost_model.h"
 #include "tuner/tuner.h"
 
 namespace tcl::tools {
@@ -131,10 +132,10 @@ std::string run_folder(const Args& a, const tuner::TuneOptions& o) {
 // (its own uploads, distilled); when both default folders exist the lineage decides between them.
 constexpr int kKnownPlatformWarmup = 2;
 int choose_warmup(ApiClient& api, const Args& a, const std::string& platform, tuner::TuneOptions* o, std::string* why) {
-  const bool uses_lineage = o->model == "lineage" || o->model == "lineage+online";
+  const bool lineage = tuner::uses_lineage(o->model);
   const int known = std::min(kKnownPlatformWarmup, o->per_round);
   std::vector<std::pair<std::string, int>> started;  // folder, its warm-up
-  for (const int w : uses_lineage ? std::vector<int>{0, known} : std::vector<int>{0}) {
+  for (const int w : lineage ? std::vector<int>{0, known} : std::vector<int>{0}) {
     tuner::TuneOptions candidate = *o;
     candidate.warmup = w;
     const std::string dir = run_folder(a, candidate);
@@ -146,7 +147,7 @@ int choose_warmup(ApiClient& api, const Args& a, const std::string& platform, tu
     *why = "the run in " + started[0].first + " started so";
     return 0;
   }
-  if (!uses_lineage) {
+  if (!lineage) {
     *why = "the " + o->model + " model has no lineage to start from";
     return 0;
   }
@@ -254,7 +255,7 @@ void print_summary(const tuner::TuneOptions& o, const tuner::TuneResult& r, cons
               std::string(tuner::scheduler_rule_name(o.scheduler)).c_str(),
               std::string(tuner::pick_rule_name(o.search.pick)).c_str(), static_cast<unsigned long long>(o.seed));
   const std::string warmup =
-      o.warmup > 0 && o.warmup != o.per_round ? std::to_string(o.warmup) + " a task" : "a whole round";
+      tuner::first_round_size(o) != o.per_round ? std::to_string(o.warmup) + " a task" : "a whole round";
   std::printf("warm-up       %s (%s)\n", warmup.c_str(), warmup_why.c_str());
   std::printf("measured      %d in %d rounds%s\n", r.measured, r.rounds,
               r.resumed_rounds ? (" (" + std::to_string(r.resumed_rounds) + " resumed)").c_str() : "");
@@ -334,7 +335,7 @@ int tune_command(ApiClient& api, const Args& a) {
   if (parse_numbers(a, &o) != 0) return 1;
   const std::string platform = a.flag("platform");
   const bool upload = a.flag("upload", "1") != "0";
-  const bool needs_lineage = o.model == "lineage" || o.model == "lineage+online";
+  const bool needs_lineage = tuner::uses_lineage(o.model);
   if (platform.empty() && (upload || needs_lineage))
     return fail("--platform P is needed to upload (or give --upload 0) and by the lineage's models");
   if (!platform.empty() && ensure_local_platform(api, platform, local_hardware()) != 0) return 1;

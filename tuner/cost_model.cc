@@ -213,9 +213,10 @@ class OnlineModel final : public CostModel {
 
 std::vector<std::string_view> cost_model_names() { return {"random", "lineage", "online", "lineage+online"}; }
 
+bool uses_lineage(std::string_view name) { return name == "lineage" || name == "lineage+online"; }
+
 Result<std::unique_ptr<CostModel>> make_cost_model(std::string_view name, LineageScorer lineage, std::uint64_t seed) {
-  const bool needs_lineage = name == "lineage" || name == "lineage+online";
-  if (needs_lineage && !lineage)
+  if (uses_lineage(name) && !lineage)
     return Status::invalid_argument("the " + std::string(name) + " model needs the lineage");
   if (name == "random") return std::unique_ptr<CostModel>(new RandomModel(seed));
   if (name == "lineage") return std::unique_ptr<CostModel>(new LineageModel(std::move(lineage)));

@@ -69,4 +69,7 @@ Result<std::unique_ptr<CostModel>> make_cost_model(std::string_view name, Lineag
 // The names make_cost_model accepts.
 std::vector<std::string_view> cost_model_names();
 
+// Whether the model `name` scores with the lineage ("lineage", "lineage+online").
+bool uses_lineage(std::string_view name);
+
 }  // namespace tcl::tuner

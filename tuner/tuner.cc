@@ -76,9 +76,9 @@ std::string settings_json(const TuneOptions& o) {
   j["per_round"] = o.per_round;
   // Only when not Ansor's: a folder written before the rule existed stays the same run.
   if (o.search.pick != PickRule::kTop) j["pick"] = std::string(pick_rule_name(o.search.pick));
-  if (o.warmup > 0 && o.warmup != o.per_round) j["warmup"] = o.warmup;
+  if (first_round_size(o) != o.per_round) j["warmup"] = o.warmup;
   // Only when it changes a round's search: a folder of whole rounds of 16 written before the rule stays the same run.
-  const int smallest = std::min(o.per_round, o.warmup > 0 ? o.warmup : o.per_round);
+  const int smallest = std::min(o.per_round, first_round_size(o));
   if (population_size(o.search, smallest) < o.search.population)
     j["population_per_pick"] = o.search.population_per_pick;
   return core::write_json(j) + "\n";
@@ -186,7 +186,7 @@ void Run::upload_pending(RoundRow& row) {
 Status Run::run_round() {
   const std::size_t t = scheduler_.next();
   TaskState& task = tasks_[t];
-  const int round_size = scheduler_.rounds(t) == 0 && o_.warmup > 0 ? o_.warmup : o_.per_round;
+  const int round_size = scheduler_.rounds(t) == 0 ? first_round_size(o_) : o_.per_round;
   const int count = std::min(round_size, o_.budget - measured_);
   core::SplitMix64 rng(core::splitmix64(o_.seed * 0x100000001B3ULL + static_cast<std::uint64_t>(rounds_)));
   RoundRow row;
@@ -252,12 +252,14 @@ TuneResult Run::result() const {
 
 }  // namespace
 
+int first_round_size(const TuneOptions& o) { return o.warmup > 0 ? o.warmup : o.per_round; }
+
 std::string run_name(const TuneOptions& o) {
   std::string model = o.model;
   std::replace(model.begin(), model.end(), '+', '-');
   std::string name = o.network + "-" + model;
   if (o.search.pick != PickRule::kTop) name += "-pick-" + std::string(pick_rule_name(o.search.pick));
-  if (o.warmup > 0 && o.warmup != o.per_round) name += "-warmup-" + std::to_string(o.warmup);
+  if (first_round_size(o) != o.per_round) name += "-warmup-" + std::to_string(o.warmup);
   return name + "-s" + std::to_string(o.seed);
 }
 

@@ -101,6 +101,11 @@ struct TuneResult {
 
 Result<TuneResult> tune(const TuneOptions& options, const TuneHooks& hooks);
 
+// Programs in each task's first round: warmup, or per_round when it is 0.
+// A run has a warm-up of its own (run.json, run_name) only where this
+// differs from per_round.
+int first_round_size(const TuneOptions& options);
+
 // A run's folder name by default: NETWORK-MODEL[-pick-RULE][-warmup-N]-sSEED,
 // a '+' in MODEL written '-'; the parts in brackets only when not the
 // defaults. bench/tune_summary.py reads it back.
