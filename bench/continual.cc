@@ -77,6 +77,10 @@
 //      platform's descriptor gets its one-hot of its place in --platforms
 //      appended, so the model (descriptor_dim 36 + platforms) holds FiLM
 //      weights per platform that other platforms' inputs never reach.
+//      --ensembles (with adapter and best-of): the new platform's score
+//      under the mean of standardized scores of (d)'s adapter, (e)'s
+//      fine-tune and (e)'s adapter on its trunk ("ensemble of ..." lines;
+//      score_ensembles), a lever measured before it is built.
 //   3. After each step every current model is scored on the evaluation split
 //      of every platform seen so far: trainer::evaluate_checkpoint(records of
 //      that platform, DatasetOptions{eval_fraction 0.3, split_salt S — with
@@ -101,7 +105,7 @@
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
 //       [--device auto|cpu|cuda]
-//       [--methods distill,ft,b,c1,c2,adapter]
+//       [--methods distill,ft,b,c1,c2,adapter,best-of] [--best-of-choice adapter] [--ensembles]
 //
 // --data holds one folder per platform with records.jsonl.gz. Run under
 // `nice -n 10` on a shared box; one training at a time (threads = --threads).
@@ -128,7 +132,9 @@
 #include "core/files.h"
 #include "core/platform.h"
 #include "core/record.h"
+#include "core/program_id.h"
 #include "core/sha256.h"
+#include "core/task_split.h"
 #include "sampler/rdu.h"
 #include "trainer/cost_model.h"
 #include "trainer/dataset.h"
@@ -247,6 +253,7 @@ struct Args {
   double choice_fraction = ob::kChoiceFraction;  // --choice-fraction: best-of's validation share of the selection
   ob::Choice choice = ob::kDefaultChoice;        // --best-of-choice fine-tune|validation|soup|adapter
   bool no_zero_shot = false;                     // --no-zero-shot: skip the forward-transfer scores
+  bool ensembles = false;                        // --ensembles: score_ensembles' lines (needs (d) and (e))
   int threads = 2;
   tr::Device device = tr::Device::kAuto;  // --device: where every model trains
   std::string command;                    // the command line, for the tables
@@ -323,6 +330,7 @@ void declare_flags(tcl::bench::Flags& flags, Args* a) {
                 return true;
               })
       .flag("no-zero-shot", &a->no_zero_shot)
+      .flag("ensembles", &a->ensembles)
       .value("threads", &a->threads)
       .custom("device", tcl::bench::device_arg(&a->device));
 }
@@ -741,6 +749,9 @@ struct Lineage {
   double student_lr = kUnnamedStudentLr;      // --student-lr (the main lineage's; the extra's as before)
   double teacher_mix = kJobTeacherMix;        // --teacher-mix (the main lineage's)
   std::string model{}, fisher{};              // current version (and its Fisher for distill); (d): format 2
+  // (e) with --ensembles: the step's fine-tune (its column) and the adapter on
+  // its parent's trunk, both of the platform just learned (plain checkpoints).
+  std::string step_column{}, step_adapter_on_trunk{};
 };
 
 // (c1)/(c2): one model per platform.
@@ -1439,6 +1450,12 @@ int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std
   print_score("student of " + l.name, p.name, *student_score);
   timing("column", *column);
   timing("student", *student);
+  if (a.ensembles) {
+    auto on_trunk = adapter_cached(a, p, *trunk, records, shared.digest);
+    if (!on_trunk) return fail(l.name, on_trunk.status());
+    l.step_column = column->checkpoint;
+    l.step_adapter_on_trunk = on_trunk->checkpoint;
+  }
   std::string chosen_model;
   if (chosen == ob::Candidate::kFineTune) {
     chosen_model = column->checkpoint;
@@ -1580,6 +1597,75 @@ int score_zero_shot(const Args& a, const std::vector<SequencePlatform>& platform
   return 0;
 }
 
+// --ensembles (issue 48: a lever measured before it is built): the new
+// platform served by the mean of several models' scores, each standardized
+// over the scored programs (its mean and standard deviation; a served
+// ensemble would take them from the selection), on the programs
+// evaluate_cached scores. Members: (d)'s adapter on the first trunk, and (e)'s
+// fine-tune and adapter on its parent's trunk (the latest student). Lines
+// "  ensemble of ... on PLATFORM ...", and each member rescored on the same
+// programs ("  member ..."), which should match its line above.
+int score_ensembles(const Args& a, const SequencePlatform& p, const std::vector<Lineage>& lineages) {
+  if (!a.ensembles) return 0;
+  const Lineage* adapter = nullptr;
+  const Lineage* best_of = nullptr;
+  for (const Lineage& l : lineages) {
+    if (l.adapter) adapter = &l;
+    if (l.best_of) best_of = &l;
+  }
+  if (adapter == nullptr || best_of == nullptr || best_of->step_column.empty()) return 0;
+  auto first = tr::platform_checkpoint(adapter->model, p.name);
+  if (!first) return fail(adapter->name, first.status());
+  const std::vector<std::string_view> members = {*first, best_of->step_column, best_of->step_adapter_on_trunk};
+  const std::vector<std::string> member_names = {"adapter", "fine-tune", "adapter on the student"};
+  const ScoredSplit scored = scored_split(a);
+  std::vector<core::Record> held_out;
+  for (const core::Record& r : p.split.holdout) {
+    if (core::in_holdout(core::canonical_workload_key(r.workload_key), scored.fraction, scored.salt)) held_out.push_back(r);
+  }
+  tr::DatasetOptions o;
+  o.max_records = kMaxEvalRecords;
+  o.descriptor_extra = platform_slot(a, p.name);
+  auto programs = tr::score_checkpoints(members, held_out, p.platform, o, a.threads);
+  if (!programs) return fail("ensembles", programs.status());
+  const auto score_of = [&](const std::vector<float>& scores) {
+    const tr::RankingMetrics m = tr::evaluate_ranking(programs->groups, programs->latencies, scores);
+    Score s;
+    s.top1_mean = m.top1.mean_ratio;
+    s.top1_sum = m.top1.sum_ratio;
+    s.tuning = m.tuning.geomean_ratio;
+    s.sets_mean = m.top1_in_sets.mean_ratio;
+    s.sets_sum = m.top1_in_sets.sum_ratio;
+    return s;
+  };
+  std::vector<std::vector<float>> standard;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const std::vector<float>& x = programs->scores[i];
+    double mean = 0, sq = 0;
+    for (float v : x) mean += v;
+    mean /= static_cast<double>(x.size());
+    for (float v : x) sq += (v - mean) * (v - mean);
+    const double sd = std::sqrt(sq / static_cast<double>(x.size())) + 1e-12;
+    std::vector<float> z(x.size());
+    for (std::size_t j = 0; j < x.size(); ++j) z[j] = static_cast<float>((x[j] - mean) / sd);
+    standard.push_back(std::move(z));
+    print_score("member " + member_names[i], p.name, score_of(x));
+  }
+  const auto mean_of = [&](std::initializer_list<std::size_t> which) {
+    std::vector<float> out(standard[0].size(), 0.0F);
+    for (std::size_t i : which) {
+      for (std::size_t j = 0; j < out.size(); ++j) out[j] += standard[i][j] / static_cast<float>(which.size());
+    }
+    return out;
+  };
+  print_score("ensemble of adapter and fine-tune", p.name, score_of(mean_of({0, 1})));
+  print_score("ensemble of student adapter and fine-tune", p.name, score_of(mean_of({2, 1})));
+  print_score("ensemble of both adapters and fine-tune", p.name, score_of(mean_of({0, 1, 2})));
+  print_score("ensemble of both adapters", p.name, score_of(mean_of({0, 2})));
+  std::fflush(stdout);
+  return 0;
+}
+
 // Step k ≥ 1: onboard platforms[k] into every row, then score. Returns the
 // process exit code (0 = go on).
 int run_step(const Args& a, std::vector<SequencePlatform>& platforms, std::size_t k, std::vector<Lineage>& lineages,
@@ -1625,6 +1711,7 @@ int run_step(const Args& a, std::vector<SequencePlatform>& platforms, std::size_
   if (const int rc = train_separate(a, p, shared_records, **shared, st, &separate); rc != 0) return rc;
   if (const int rc = score_step(a, platforms, k, lineages, joint_model, separate, previous, st); rc != 0) return rc;
   if (const int rc = score_zero_shot(a, platforms, k, lineages, st); rc != 0) return rc;
+  if (const int rc = score_ensembles(a, p, lineages); rc != 0) return rc;
   p.split.pool = {};  // selections are done; only the eval split (and the selection, for (b)) is needed from now on
   p.split.task = {};
   return 0;

@@ -540,17 +540,25 @@ std::int64_t default_max_records(Device device) {
 
 Result<ScoredPrograms> score_checkpoints(std::span<const std::string_view> checkpoints,
                                          std::span<const core::Record> records, const Platform& platform, int threads) {
+  DatasetOptions options = TrainRequest::default_data_options();
+  options.max_records = 0;
+  return score_checkpoints(checkpoints, records, platform, options, threads);
+}
+
+Result<ScoredPrograms> score_checkpoints(std::span<const std::string_view> checkpoints,
+                                         std::span<const core::Record> records, const Platform& platform,
+                                         const DatasetOptions& given, int threads) {
   ThreadsScope scope(threads);
   try {
-    DatasetOptions options = TrainRequest::default_data_options();
+    DatasetOptions options = given;
     options.eval_fraction = 0;
-    options.max_records = 0;
+    const int cap = options.max_len;  // a checkpoint's max_len cuts below it
     ScoredPrograms out;
     std::optional<Dataset> ds;  // rebuilt only when a checkpoint's max_len cuts it otherwise
     for (std::string_view checkpoint : checkpoints) {
       auto model = CostModel::load(checkpoint);
       if (!model) return model.status().with_context("score");
-      const int max_len = std::min(core::kDefaultMaxSteps, static_cast<int>((*model)->config().max_len));
+      const int max_len = std::min(cap, static_cast<int>((*model)->config().max_len));
       if (!ds || max_len != options.max_len) {
         options.max_len = max_len;
         Result<Dataset> built = build_dataset(records, platform, options);

@@ -468,6 +468,13 @@ struct ScoredPrograms {
 Result<ScoredPrograms> score_checkpoints(std::span<const std::string_view> checkpoints,
                                          std::span<const core::Record> records, const Platform& platform,
                                          int threads = 0);
+// The same with the caller's dataset options (its eval_fraction is ignored:
+// every record is a candidate; max_records caps them, sampled as
+// evaluate_checkpoint samples its split), so that a bench scores several
+// checkpoints on the programs evaluate_checkpoint scores one on.
+Result<ScoredPrograms> score_checkpoints(std::span<const std::string_view> checkpoints,
+                                         std::span<const core::Record> records, const Platform& platform,
+                                         const DatasetOptions& options, int threads = 0);
 
 // How well `checkpoint` ranks the programs that `request` would train on
 // (its records, platform and data options, with no validation share cut),

@@ -11,7 +11,8 @@ Reads the per-step lines bench_continual prints (finished or cut runs alike):
   "  rdu selection on PLATFORM: ..."           a step begins (PLATFORM is learned)
   "  NAME on PLATFORM  top-1 MEAN/SUM tuning T ..."   NAME: distill, (d) adapter,
         (e) best-of, "column of distill" (the fine-tune of the student lineage's
-        model on the same selection), "zero-shot LINEAGE" (forward transfer)
+        model on the same selection), "zero-shot LINEAGE" (forward transfer),
+        "ensemble of ..." (bench_continual --ensembles: item 1's next lever)
   "  best-of choice on PLATFORM CANDIDATE (...)"
 and prints, per new platform: each method's top-1 task-mean and tuning proxy
 right after it is learned, best-of minus the best of {adapter, student,
@@ -37,6 +38,7 @@ BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([0-9.]+)/([0-9.]+) \(mean/sum
 PLATFORMS = re.compile(r"--platforms (\S+)")
 LINEAGES = ["distill", "(d) adapter", "(e) best-of"]
 NAMES = {"distill": "student", "(d) adapter": "adapter", "(e) best-of": "best-of", "column of distill": "fine-tune"}
+ENSEMBLE = "ensemble of "
 
 
 def parse(path):
@@ -87,8 +89,8 @@ def diff_cell(values):
     return f"{mean:+.4f}" + ("" if hw is None else f" ± {hw:.4f}") + f" (n {len(values)})"
 
 
-def best_mean_gap(runs, k, p):
-    """(name, best-of − it per run) for the other method with the highest mean top-1 on p at step k."""
+def best_mean_gap(runs, k, p, candidate="(e) best-of"):
+    """(name, candidate − it per run) for the other method with the highest mean top-1 on p at step k."""
     means = {}
     for name in ["distill", "(d) adapter", "column of distill"]:
         v = [s[k][name][p][0] for o, s, _ in runs if k < len(o) and p in s[k].get(name, {})]
@@ -97,8 +99,8 @@ def best_mean_gap(runs, k, p):
     if not means:
         return "–", []
     best = max(means, key=means.get)
-    gap = [s[k]["(e) best-of"][p][0] - s[k][best][p][0] for o, s, _ in runs
-           if k < len(o) and p in s[k].get("(e) best-of", {}) and p in s[k].get(best, {})]
+    gap = [s[k][candidate][p][0] - s[k][best][p][0] for o, s, _ in runs
+           if k < len(o) and p in s[k].get(candidate, {}) and p in s[k].get(best, {})]
     return NAMES[best], gap
 
 
@@ -138,6 +140,19 @@ def main(paths):
           "(item 1 on the mean: ≥ −0.01):\n")
     for p, (best, v) in against_best.items():
         print(f"- {p}: − {best}: {diff_cell(v)}")
+    ensembles = sorted({n for _, s, _ in runs for row in s.values() for n in row if n.startswith(ENSEMBLE)})
+    if ensembles:
+        print("\n## Ensembles of the new platform's models (bench_continual --ensembles), − the method with the best "
+              "mean, paired by run (item 1 on the mean: ≥ −0.01)\n")
+        print("| platform | ensemble | top-1 | tuning proxy | − the best mean |\n|---|---|---|---|---|")
+        for k in range(1, len(order)):
+            p = order[k]
+            for name in ensembles:
+                top = [s[k][name][p][0] for o, s, _ in runs if k < len(o) and p in s[k].get(name, {})]
+                tun = [s[k][name][p][1] for o, s, _ in runs if k < len(o) and p in s[k].get(name, {})]
+                if top:
+                    best, v = best_mean_gap(runs, k, p, name)
+                    print(f"| {p} | {name[len(ENSEMBLE):]} | {cell(top)} | {cell(tun, 3)} | − {best}: {diff_cell(v)} |")
 
     print("\n## Forgetting: old platform's top-1 after a later step − right after it was learned\n")
     print("| platform | after step | student | adapter | best-of |\n|---|---|---|---|---|")
