@@ -870,6 +870,37 @@ TEST(TrainJobTest, ScoreCheckpointsScoresEveryTaskOnceForEachCheckpoint) {
   EXPECT_FALSE(score_checkpoints(bad, records, r.data.platform, 1).is_ok());
 }
 
+// score_checkpoints with a split's options (bench_continual --ensembles):
+// capped as evaluate_checkpoint caps its split, the same programs, so that
+// its top-1 is evaluate_checkpoint's.
+TEST(TrainJobTest, ScoreCheckpointsWithOptionsScoresTheProgramsEvaluateCheckpointScores) {
+  const std::vector<core::Record> records = planted_platform(12, 40);
+  TrainRequest r = small_request(records);
+  r.optimisation.epochs = 2;
+  auto trained = train_platform(r, nullptr);
+  ASSERT_TRUE(trained.is_ok()) << trained.status().to_string();
+  DatasetOptions split = r.data.options;
+  split.eval_fraction = 0.999999;  // every task
+  split.max_eval_records = 100;    // a cap below the 480 programs: a sample of each task
+  auto torch_path = evaluate_checkpoint(trained->checkpoint, records, r.data.platform, split, 1);
+  ASSERT_TRUE(torch_path.is_ok()) << torch_path.status().to_string();
+  DatasetOptions capped = r.data.options;
+  capped.max_records = split.max_eval_records;
+  const std::string_view one[] = {trained->checkpoint};
+  auto s = score_checkpoints(one, records, r.data.platform, capped, 1);
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(static_cast<std::int64_t>(s->groups.size()), torch_path->programs);
+  const RankingMetrics fast = evaluate_ranking(s->groups, s->latencies, s->scores[0]);
+  EXPECT_EQ(fast.tasks, torch_path->tasks);
+  EXPECT_NEAR(fast.top1.mean_ratio, torch_path->top1.mean_ratio, 1e-3);
+  EXPECT_NEAR(fast.pairwise_accuracy, torch_path->pairwise_accuracy, 1e-3);
+  // Uncapped, every program is scored.
+  auto all = score_checkpoints(one, records, r.data.platform, 1);
+  ASSERT_TRUE(all.is_ok());
+  EXPECT_EQ(all->groups.size(), 12u * 40u);
+  EXPECT_LT(s->groups.size(), all->groups.size());
+}
+
 // Joint training on two platforms whose rules disagree: one model ranks
 // both (each under its own descriptor), which a single-platform model cannot.
 TEST(TrainJobTest, JointTrainingLearnsEveryPlatform) {

@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+"""tests/scripts/lineage_summary_test.py — scripts/gpu/lineage_summary.py on hand-written logs.
+
+Issue 48's notes quote this script's item-1 figures: best-of, and each ensemble of bench_continual
+--ensembles, minus the method with the best mean of {student, adapter, fine-tune}, paired by run. Two
+runs of a two-step sequence in bench_continual's format, whose differences are known, check the pairing
+and which method is "the best mean" on each step.
+
+Run by ctest as `/usr/bin/python3 lineage_summary_test.py`.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+SCRIPT = os.path.join(ROOT, "scripts", "gpu", "lineage_summary.py")
+
+
+def line(name, platform, top1):
+    return f"  {name:<30} on {platform:<10} top-1 {top1:.4f}/0.5000 tuning 0.3000 sets 0.5000/0.5000"
+
+
+def run_log(seed, student, adapter, fine_tune, best_of, ensemble):
+    """One run of a → b → c: per new platform (b, c) each method's top-1 and one ensemble's."""
+    out = [f"# bench_continual --platforms a,b,c --seed {seed}",
+           "step 0 (a): base top-1 0.8000/0.6000 (mean/sum) tuning 0.4000 on 4 eval tasks; 10 params"]
+    for k, p in enumerate(["b", "c"]):
+        out += [f"  rdu selection on {p}: 10 of 100 (embed 1.0 s, select 0.1 s) [abc]",
+                line("column of distill", p, fine_tune[k]),
+                f"  best-of choice on {p}  adapter on the parent's trunk (choice adapter; validation top-1 on 0 of 9 tasks: 0 s)",
+                line("distill", p, student[k]), line("(d) adapter", p, adapter[k]), line("(e) best-of", p, best_of[k]),
+                line("member adapter", p, adapter[k]),
+                line("ensemble of adapter and fine-tune", p, ensemble[k])]
+    return "\n".join(out) + "\n"
+
+
+class LineageSummaryTest(unittest.TestCase):
+
+    def summary(self, *logs):
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for i, text in enumerate(logs):
+                paths.append(os.path.join(d, f"run{i}.log"))
+                with open(paths[-1], "w") as f:
+                    f.write(text)
+            done = subprocess.run([sys.executable, SCRIPT, *paths], capture_output=True, text=True, timeout=60)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            return done.stdout
+
+    def test_the_ensemble_and_best_of_against_the_best_mean_paired_by_run(self):
+        # b: the adapter has the best mean (0.70) though the fine-tune beats it in run 2;
+        # c: the fine-tune has the best mean (0.62).
+        out = self.summary(
+            run_log(1, student=[0.60, 0.50], adapter=[0.72, 0.55], fine_tune=[0.60, 0.60], best_of=[0.72, 0.58],
+                    ensemble=[0.70, 0.61]),
+            run_log(2, student=[0.62, 0.52], adapter=[0.68, 0.57], fine_tune=[0.69, 0.64], best_of=[0.68, 0.66],
+                    ensemble=[0.67, 0.63]))
+        self.assertIn("# Sequence a → b → c: 2 runs", out)
+        self.assertRegex(out, r"- b: − adapter: \+0\.0000 ± 0\.0000 \(n 2\)")
+        self.assertRegex(out, r"- c: − fine-tune: \+0\.0000 ± 0\.2541 \(n 2\)")  # −0.02, +0.02: t(1) 12.706 · 0.02
+        ens = re.findall(r"^\| (\w) \| adapter and fine-tune \| (\S+) .*\| − (\S+): (\S+) .*\(n 2\) \|$", out, re.M)
+        self.assertEqual(ens, [("b", "0.6850", "adapter", "-0.0150"), ("c", "0.6200", "fine-tune", "+0.0000")])
+        # Every method's row on the new platform, and no "member" line read as a method.
+        self.assertIn("| c | fine-tune | 0.6200", out)
+        self.assertNotIn("member", out)
+
+    def test_no_ensemble_lines_no_ensemble_table(self):
+        text = run_log(1, [0.6, 0.5], [0.7, 0.6], [0.6, 0.6], [0.7, 0.6], [0.7, 0.6])
+        text = "\n".join(l for l in text.splitlines() if "ensemble of" not in l) + "\n"
+        self.assertNotIn("## Ensembles", self.summary(text))
+
+
+if __name__ == "__main__":
+    unittest.main()
