@@ -1621,7 +1621,8 @@ int score_ensembles(const Args& a, const SequencePlatform& p, const std::vector<
   const ScoredSplit scored = scored_split(a);
   std::vector<core::Record> held_out;
   for (const core::Record& r : p.split.holdout) {
-    if (core::in_holdout(core::canonical_workload_key(r.workload_key), scored.fraction, scored.salt)) held_out.push_back(r);
+    if (core::in_holdout(core::canonical_workload_key(r.workload_key), scored.fraction, scored.salt))
+      held_out.push_back(r);
   }
   tr::DatasetOptions o;
   o.max_records = kMaxEvalRecords;
