@@ -1450,7 +1450,7 @@ int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std
   print_score("student of " + l.name, p.name, *student_score);
   timing("column", *column);
   timing("student", *student);
-  if (a.ensembles) {
+  if (a.ensembles && a.methods.count("adapter") != 0) {  // score_ensembles needs (d)'s adapter too
     auto on_trunk = adapter_cached(a, p, *trunk, records, shared.digest);
     if (!on_trunk) return fail(l.name, on_trunk.status());
     l.step_column = column->checkpoint;

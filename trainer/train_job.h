@@ -470,7 +470,8 @@ Result<ScoredPrograms> score_checkpoints(std::span<const std::string_view> check
                                          int threads = 0);
 // The same with the caller's dataset options (its eval_fraction is ignored:
 // every record is a candidate; max_records caps them, sampled as
-// evaluate_checkpoint samples its split), so that a bench scores several
+// evaluate_checkpoint samples its split, and a validation_fraction moves a
+// share out as it does there), so that a bench scores several
 // checkpoints on the programs evaluate_checkpoint scores one on.
 Result<ScoredPrograms> score_checkpoints(std::span<const std::string_view> checkpoints,
                                          std::span<const core::Record> records, const Platform& platform,
