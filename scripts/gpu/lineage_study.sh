@@ -31,6 +31,8 @@
 #   run(carry=[".gpu"], command="bash scripts/gpu/lineage_study.sh build smoke")
 #   run(carry=[".gpu"], command="bash scripts/gpu/lineage_study.sh run A 1,2,3,4,5 0")
 #   run(carry=[".gpu"], command="bash scripts/gpu/lineage_study.sh run A 1,2,3,4,5 1 summary A")
+# The device may be released between calls (its /tmp cache with it): plan each call to finish by
+# itself. Ten B runs do not fit one call; run B one salt a call (docs/continual.md, "B's steps 2 and 3").
 # FLAGS="--best-of-choice adapter --ensembles": best-of with its adapter choice, and the ensembles of
 # bench_continual --ensembles printed beside it (docs/continual.md, "What the ensembles measured").
 set -uo pipefail
