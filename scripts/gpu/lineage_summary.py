@@ -17,7 +17,7 @@ Reads the per-step lines bench_continual prints (finished or cut runs alike):
 and prints, per new platform: each method's top-1 task-mean and tuning proxy
 right after it is learned, best-of minus the best of {adapter, student,
 fine-tune} paired by run and minus the method with the best mean (item 1:
-≥ −0.01); per old platform and later step,
+≥ −0.01), and minus the adapter (the switch rule of docs/continual.md); per old platform and later step,
 each method's top-1 now minus right after it was learned (item 1: ≥ −0.01);
 per platform not yet learned, each lineage's zero-shot top-1 and tuning proxy
 after each step (item 2: it should rise as the lineage grows); and the
@@ -140,6 +140,13 @@ def main(paths):
           "(item 1 on the mean: ≥ −0.01):\n")
     for p, (best, v) in against_best.items():
         print(f"- {p}: − {best}: {diff_cell(v)}")
+    print("\nbest-of − the adapter (the per-platform adapter on the first trunk), paired by run "
+          "(the default's switch rule: ≥ −0.01):\n")
+    for k in range(1, len(order)):
+        p = order[k]
+        v = [s[k]["(e) best-of"][p][0] - s[k]["(d) adapter"][p][0] for o, s, _ in runs
+             if k < len(o) and p in s[k].get("(e) best-of", {}) and p in s[k].get("(d) adapter", {})]
+        print(f"- {p}: {diff_cell(v)}")
     ensembles = sorted({n for _, s, _ in runs for row in s.values() for n in row if n.startswith(ENSEMBLE)})
     if ensembles:
         print("\n## Ensembles of the new platform's models (bench_continual --ensembles), − the method with the best "

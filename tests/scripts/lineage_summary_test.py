@@ -63,6 +63,10 @@ class LineageSummaryTest(unittest.TestCase):
         self.assertRegex(out, r"- c: − fine-tune: \+0\.0000 ± 0\.2541 \(n 2\)")  # −0.02, +0.02: t(1) 12.706 · 0.02
         ens = re.findall(r"^\| (\w) \| adapter and fine-tune \| (\S+) .*\| − (\S+): (\S+) .*\(n 2\) \|$", out, re.M)
         self.assertEqual(ens, [("b", "0.6850", "adapter", "-0.0150"), ("c", "0.6200", "fine-tune", "+0.0000")])
+        # The switch rule's figure: best-of − the adapter, paired (c: +0.03, +0.09; t(1) 12.706 · 0.03).
+        rule = out.split("best-of − the adapter (the per-platform adapter on the first trunk)")[1].split("##")[0]
+        self.assertEqual(re.findall(r"^- (\w): (.+)$", rule, re.M),
+                         [("b", "+0.0000 ± 0.0000 (n 2)"), ("c", "+0.0600 ± 0.3812 (n 2)")])
         # Every method's row on the new platform, and no "member" line read as a method.
         self.assertIn("| c | fine-tune | 0.6200", out)
         self.assertNotIn("member", out)
