@@ -24,7 +24,8 @@
 
 namespace tcl::onboarding {
 
-// The adapter distill ("method": "adapter", a distill job's default;
+// The adapter distill ("method": "adapter"; best-of's default choice trains
+// the same on the teacher's trunk;
 // docs/continual.md, "The per-platform adapter"): the new platform gets a
 // low-rank adapter trained on production's trunk with every trunk weight
 // frozen; the version is production's checkpoint with that adapter kept for

@@ -40,7 +40,7 @@ Status refuse_other_method_option(std::string_view key, const JobOptions& o) {
   why += "' belongs to \"method\": \"" + other;
   why += "\"; this distill's method is \"";
   why += distill_method_name(o.method);
-  why += adapter ? "\" (the default)" : "\"";
+  why += "\"";
   why += ": add \"method\": \"" + other;
   why += "\" or drop the option";
   return Status::invalid_argument(why);

@@ -5,16 +5,18 @@
 // the option), and run_train/run_distill (jobs.h) read them again when the
 // job runs.
 //
-// Defaults are TrainRequest's and DistillTargets'. A distill's "method" is "adapter" by
-// default: a per-platform adapter (trainer::kDistillAdapter, its rank and
-// layers the options adapter_rank and adapter_layers) at 24 epochs and
-// learning rate 0.01 (kDistillAdapterEpochs, kDistillAdapterLearningRate).
-// With "method": "student" the student starts at 12 epochs, its column at 12
-// (trainer::kDistillStudentEpochs, kDistillColumnEpochs), and the student's
-// learning rate at trainer::kDistillStudentLearningRate; the student's
+// Defaults are TrainRequest's and DistillTargets'. A distill's "method" is
+// "best-of" by default, with "choice": "adapter" (best_of.h): the student
+// at 12 epochs, its column at 12 (trainer::kDistillStudentEpochs,
+// kDistillColumnEpochs) and the student's learning rate
+// (trainer::kDistillStudentLearningRate); the new platform's adapter
+// (trainer::kDistillAdapter, its rank and layers the options adapter_rank
+// and adapter_layers) at kDistillAdapterEpochs and
+// kDistillAdapterLearningRate. best-of takes both methods' options. With
+// "method": "adapter" alone the adapter trains at 24 epochs and learning
+// rate 0.01; with "method": "student" the student as above. The student's
 // options (the KD and EWC weights, the pool, the bank, column_epochs) are
-// refused with the adapter, and the adapter's with the student; "method":
-// "best-of" takes both and the student's defaults.
+// refused with the adapter, and the adapter's with the student.
 // Unknown keys and values out of bounds are kInvalidArgument naming the
 // option. "init" is only checked for form here:
 // the worker resolves the alias or version.
@@ -50,6 +52,7 @@ struct JobOptions {
   // the result is the platform's active column (alias active.<platform>).
   std::string init;
   // Distill only: how the new platform joins the lineage (docs/continual.md).
+  // kBestOf is the default (issue 48, docs/continual.md "Best-of becomes the default").
   //   kAdapter  a low-rank adapter for this platform on production's frozen
   //             weights; the version is production plus the adapter, so
   //             every old platform's model stays as it was;
@@ -57,14 +60,15 @@ struct JobOptions {
   //             KD from the column and the teacher and EWC (below);
   //   kBestOf   the student as the trunk, and per platform the model that
   //             serves it best (onboarding/best_of.h): the new platform's
-  //             by `choice` (the fine-tune, or the best on a validation
-  //             split of its selection among the student, adapters and the
-  //             fine-tune); every old platform's kept as production had it.
+  //             by `choice` (by default the adapter on production's trunk;
+  //             or the fine-tune, or the best on a validation split of its
+  //             selection among the student, adapters and the fine-tune);
+  //             every old platform's kept as production had it.
   //             Takes both methods' options (epochs and learning_rate are
   //             the student's; the adapters train at kDistillAdapterEpochs,
   //             kDistillAdapterLearningRate).
   enum class DistillMethod { kAdapter, kStudent, kBestOf };
-  DistillMethod method = DistillMethod::kAdapter;
+  DistillMethod method = DistillMethod::kBestOf;
   Choice choice = kDefaultChoice;  // best-of only: "choice": "fine-tune", "validation", "soup" or "adapter"
   int adapter_rank = trainer::kDistillAdapter.rank;
   trainer::AdapterLayers adapter_layers = trainer::kDistillAdapter.layers;

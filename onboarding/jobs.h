@@ -13,7 +13,11 @@
 //            copy of its model of this platform (adapter folded in): the
 //            platform's active column.
 //   distill  the new platform folded into the lineage; the teacher is
-//            `production`. "method": "adapter" (the default): a low-rank
+//            `production`. "method": "best-of" (the default; best_of.h):
+//            the student below becomes the trunk, the new platform is
+//            served an adapter on the teacher's trunk, and every old
+//            platform keeps the teacher's model of it, pinned.
+//            "method": "adapter": a low-rank
 //            adapter for the platform trains on the teacher's frozen trunk
 //            (start_adapter_distill) and the version is the teacher's
 //            checkpoint with it attached (trainer::attach_adapter): old
@@ -23,7 +27,7 @@
 //            active.<platform> if it was fine-tuned from this teacher, else
 //            fine-tuned here first), KD from the teacher under every old
 //            platform's descriptor, and EWC with the teacher's Fisher;
-//            refused when the teacher keeps adapters. Either way only this
+//            refused when the teacher keeps adapters. Whatever the method, only this
 //            platform's measurements are trained on; old platforms'
 //            measurements are read afterwards (every task, capped per task,
 //            JudgedRecords) to measure forgetting, each version scored by

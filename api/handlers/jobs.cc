@@ -80,11 +80,11 @@ void add_job_routes(Router& router, registry::PlatformStore& platforms, registry
         if (!checked) return error_response(checked.status());
         // A distill's method is stored as resolved, so that the job runs as
         // queued whatever a later build's default is.
-        if (*kind == registry::JobKind::kDistill && !options.contains("method")) {
-          options["method"] = onboarding::distill_method_name(checked->method);
-        }
-        if (checked->method == onboarding::JobOptions::DistillMethod::kBestOf && !options.contains("choice")) {
-          options["choice"] = onboarding::choice_name(checked->choice);
+        if (*kind == registry::JobKind::kDistill) {
+          if (!options.contains("method")) options["method"] = onboarding::distill_method_name(checked->method);
+          if (checked->method == onboarding::JobOptions::DistillMethod::kBestOf && !options.contains("choice")) {
+            options["choice"] = onboarding::choice_name(checked->choice);
+          }
         }
         auto job = jobs.enqueue(platform->id, *kind, json::serialize(options));
         if (!job) return error_response(job.status());

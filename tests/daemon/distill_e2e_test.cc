@@ -277,7 +277,7 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
   EXPECT_NE(sha_of(v4), sha_of(v2));
 }
 
-// The default distill: an adapter for the new platform on production's
+// The adapter distill ("method": "adapter"): an adapter for the new platform on production's
 // frozen weights. The old platform's model is the parent's, bit for bit
 // (scores and the gate's comparison); the new platform's has its adapter;
 // the student method refuses a version that keeps adapters.
@@ -286,9 +286,9 @@ TEST_F(DistillTest, DistillsByAdapterLeavingOldPlatformsUnchanged) {
   json::value first = run_job("x16", R"({"kind": "train", "epochs": 2, "seed": 1})");
   ASSERT_EQ(first.at("state").as_string(), "succeeded") << json::serialize(first);
   const std::int64_t v1 = first.at("result_version").as_int64();
-  json::value d = run_job("t4", R"({"kind": "distill", "epochs": 3, "seed": 1})");
+  json::value d = run_job("t4", R"({"kind": "distill", "method": "adapter", "epochs": 3, "seed": 1})");
   ASSERT_EQ(d.at("state").as_string(), "succeeded") << json::serialize(d);
-  EXPECT_EQ(d.at("options").at("method").as_string(), "adapter");  // stored as resolved
+  EXPECT_EQ(d.at("options").at("method").as_string(), "adapter");
   const std::int64_t v2 = d.at("result_version").as_int64();
   const json::value version = call("GET", "/v1/models/" + std::to_string(v2)).json();
   EXPECT_EQ(version.at("parent").as_int64(), v1);
@@ -357,7 +357,8 @@ TEST_F(DistillTest, DistillsByAdapterLeavingOldPlatformsUnchanged) {
             std::string::npos)
       << json::serialize(student);
   // auto_schedule reaches the adapter's fine-tune: its start's zero-shot figures are measured.
-  json::value scheduled = run_job("t4", R"({"kind": "distill", "epochs": 1, "auto_schedule": true})");
+  json::value scheduled =
+      run_job("t4", R"({"kind": "distill", "method": "adapter", "epochs": 1, "auto_schedule": true})");
   ASSERT_EQ(scheduled.at("state").as_string(), "succeeded") << json::serialize(scheduled);
   const json::value v_scheduled =
       call("GET", "/v1/models/" + std::to_string(scheduled.at("result_version").as_int64())).json();
@@ -366,29 +367,32 @@ TEST_F(DistillTest, DistillsByAdapterLeavingOldPlatformsUnchanged) {
   EXPECT_GT(schedule.at("zero_shot_pairwise").as_double(), 0) << json::serialize(schedule);
 }
 
-// Best-of (onboarding/best_of.h): the student becomes the trunk, the old
-// platform keeps the parent's model, pinned (its scores bit for bit, the
-// gate's change 0), and the new platform gets the fine-tune by default or
-// the adapter on the parent's trunk with "choice": "adapter"; the version
-// says which and why.
+// Best-of (onboarding/best_of.h), the default distill: the student becomes
+// the trunk, the old platform keeps the parent's model, pinned (its scores
+// bit for bit, the gate's change 0), and the new platform gets the adapter
+// on the parent's trunk by default or the fine-tune with "choice":
+// "fine-tune"; the version says which and why.
 TEST_F(DistillTest, BestOfPinsTheOldPlatformAndServesTheNewOneItsChoice) {
   start();
   json::value first = run_job("x16", R"({"kind": "train", "epochs": 2, "seed": 1})");
   ASSERT_EQ(first.at("state").as_string(), "succeeded") << json::serialize(first);
   const std::int64_t v1 = first.at("result_version").as_int64();
-  json::value d = run_job("t4", R"({"kind": "distill", "method": "best-of", "epochs": 1, "column_epochs": 1,
-                                    "max_old_bank": 600, "unlabeled_ratio": 0, "seed": 1})");
+  // No method named: best-of with the adapter choice, stored as resolved.
+  json::value d = run_job("t4", R"({"kind": "distill", "epochs": 1, "column_epochs": 1, "max_old_bank": 600,
+                                    "unlabeled_ratio": 0, "seed": 1})");
   ASSERT_EQ(d.at("state").as_string(), "succeeded") << json::serialize(d);
-  EXPECT_EQ(d.at("options").at("choice").as_string(), "fine-tune");  // stored as resolved
+  EXPECT_EQ(d.at("options").at("method").as_string(), "best-of");
+  EXPECT_EQ(d.at("options").at("choice").as_string(), "adapter");
   const std::int64_t v2 = d.at("result_version").as_int64();
   const json::value version = call("GET", "/v1/models/" + std::to_string(v2)).json();
-  EXPECT_EQ(version.at("config").at("distill").at("choice").as_string(), "fine-tune") << json::serialize(version);
+  EXPECT_EQ(version.at("config").at("distill").at("method").as_string(), "best-of") << json::serialize(version);
+  EXPECT_EQ(version.at("config").at("distill").at("choice").as_string(), "adapter") << json::serialize(version);
   const json::value& serving = version.at("config").at("serving");
   EXPECT_EQ(serving.at("x16").at("model").as_string(), "pinned") << json::serialize(serving);
   EXPECT_EQ(serving.at("x16").at("from_version").as_int64(), v1);
   EXPECT_EQ(serving.at("t4").at("model").as_string(), "pinned");
-  EXPECT_EQ(serving.at("t4").at("origin").as_string(), "fine-tune");
-  EXPECT_NE(std::string(serving.at("t4").at("reason").as_string()).find("choice \"fine-tune\""), std::string::npos);
+  EXPECT_EQ(serving.at("t4").at("origin").as_string(), "adapter on the parent's trunk");
+  EXPECT_NE(std::string(serving.at("t4").at("reason").as_string()).find("choice \"adapter\""), std::string::npos);
   EXPECT_FALSE(serving.at("t4").as_object().contains("validation"));  // nothing scored to choose
   const json::value& x16 = version.at("metrics").at("versus_parent").at("x16");
   EXPECT_EQ(x16.at("change").to_number<double>(), 0.0) << json::serialize(x16);
@@ -397,22 +401,22 @@ TEST_F(DistillTest, BestOfPinsTheOldPlatformAndServesTheNewOneItsChoice) {
   EXPECT_EQ(predict(programs, "x16", v2).at("scores"), predict(programs, "x16", v1).at("scores"));
   EXPECT_NE(predict(programs, "t4", v2).at("scores"), predict(programs, "t4", v1).at("scores"));
 
-  // "choice": "adapter": an adapter on the parent's trunk serves the new platform; the old one stays pinned.
+  // "choice": "fine-tune": the active column serves the new platform; the old one stays pinned.
   ASSERT_EQ(roll_back_production_to(v1), 200);
-  json::value by_adapter = run_job("t4", R"({"kind": "distill", "method": "best-of", "choice": "adapter",
-                                             "epochs": 1, "column_epochs": 1, "max_old_bank": 600,
-                                             "unlabeled_ratio": 0, "seed": 1})");
-  ASSERT_EQ(by_adapter.at("state").as_string(), "succeeded") << json::serialize(by_adapter);
-  EXPECT_EQ(by_adapter.at("options").at("choice").as_string(), "adapter");
-  const std::int64_t v3 = by_adapter.at("result_version").as_int64();
+  json::value by_fine_tune = run_job("t4", R"({"kind": "distill", "method": "best-of", "choice": "fine-tune",
+                                               "epochs": 1, "column_epochs": 1, "max_old_bank": 600,
+                                               "unlabeled_ratio": 0, "seed": 1})");
+  ASSERT_EQ(by_fine_tune.at("state").as_string(), "succeeded") << json::serialize(by_fine_tune);
+  EXPECT_EQ(by_fine_tune.at("options").at("choice").as_string(), "fine-tune");
+  const std::int64_t v3 = by_fine_tune.at("result_version").as_int64();
   const json::value v3_version = call("GET", "/v1/models/" + std::to_string(v3)).json();
-  EXPECT_EQ(v3_version.at("config").at("distill").at("choice").as_string(), "adapter");
-  const json::value& adapter_serving = v3_version.at("config").at("serving");
-  EXPECT_EQ(adapter_serving.at("t4").at("model").as_string(), "pinned") << json::serialize(adapter_serving);
-  EXPECT_EQ(adapter_serving.at("t4").at("origin").as_string(), "adapter on the parent's trunk");
-  EXPECT_NE(std::string(adapter_serving.at("t4").at("reason").as_string()).find("choice \"adapter\""),
+  EXPECT_EQ(v3_version.at("config").at("distill").at("choice").as_string(), "fine-tune");
+  const json::value& fine_tune_serving = v3_version.at("config").at("serving");
+  EXPECT_EQ(fine_tune_serving.at("t4").at("model").as_string(), "pinned") << json::serialize(fine_tune_serving);
+  EXPECT_EQ(fine_tune_serving.at("t4").at("origin").as_string(), "fine-tune");
+  EXPECT_NE(std::string(fine_tune_serving.at("t4").at("reason").as_string()).find("choice \"fine-tune\""),
             std::string::npos);
-  EXPECT_EQ(adapter_serving.at("x16").at("model").as_string(), "pinned");
+  EXPECT_EQ(fine_tune_serving.at("x16").at("model").as_string(), "pinned");
   EXPECT_EQ(predict(programs, "x16", v3).at("scores"), predict(programs, "x16", v1).at("scores"));
   EXPECT_NE(predict(programs, "t4", v3).at("scores"), predict(programs, "t4", v1).at("scores"));
   EXPECT_NE(predict(programs, "t4", v3).at("scores"), predict(programs, "t4", v2).at("scores"));
@@ -497,7 +501,7 @@ TEST_F(DistillTest, DistillOptionsAreChecked) {
            {"x16", R"({"kind": "train", "validation_fraction": 0.9})", "validation_fraction"},
            {"t4", R"({"kind": "distill", "min_steps": -1})", "min_steps"},
            {"t4", R"({"kind": "distill", "method": "student", "ewc_weight": -1})", "ewc_weight"},
-           {"t4", R"({"kind": "distill", "ewc_weight": 1})", "ewc_weight"},  // the student's, not the adapter's
+           {"t4", R"({"kind": "distill", "method": "adapter", "ewc_weight": 1})", "ewc_weight"},  // the student's
            {"t4", R"({"kind": "distill", "method": "student", "adapter_rank": 8})", "adapter_rank"},
            {"t4", R"({"kind": "distill", "adapter_rank": 65})", "adapter_rank"},
            {"t4", R"({"kind": "distill", "method": "lora"})", "method"},
@@ -517,7 +521,8 @@ TEST_F(DistillTest, AKilledDistillIsRetriedAndLeavesNoHalfVersion) {
   tcld_ = std::make_unique<TcldProcess>(url_, std::vector<std::string>{"--train-workers", "0"});
   ASSERT_TRUE(tcld_->start()) << tcld_->log();
 
-  auto created = call("POST", "/v1/platforms/t4/jobs", R"({"kind": "distill", "epochs": 40, "time_budget_s": 6})");
+  auto created = call("POST", "/v1/platforms/t4/jobs",
+                      R"({"kind": "distill", "method": "adapter", "epochs": 40, "time_budget_s": 6})");
   ASSERT_EQ(created.status, 202) << created.body;
   const std::string id = std::to_string(created.json().at("id").as_int64());
   TcldProcess first(url_, {"--job-lease-ms", "2000", "--train-threads", "1"}, "worker");

@@ -43,11 +43,11 @@ TEST(BestOfTest, ChoosesTheBestValidationScoreATieToTheStudent) {
   const std::vector<CandidateScore> unscored = {scored(Candidate::kStudent, 0.5), scored(Candidate::kFineTune, 0.9, 0)};
   EXPECT_EQ(choose_candidate(unscored), Candidate::kStudent);
   EXPECT_EQ(candidate_name(Candidate::kAdapterOnTeacher), "adapter on the parent's trunk");
-  // The rule: "validation" takes the best score, "fine-tune" (the default) the fine-tune whatever the scores.
+  // The rule: "validation" takes the best score, "fine-tune" the fine-tune whatever the scores.
   EXPECT_EQ(chosen_candidate(Choice::kValidation, scores), Candidate::kAdapterOnTeacher);
   EXPECT_EQ(chosen_candidate(Choice::kFineTune, scores), Candidate::kFineTune);
   EXPECT_EQ(chosen_candidate(Choice::kFineTune, {}), Candidate::kFineTune);
-  EXPECT_EQ(kDefaultChoice, Choice::kFineTune);
+  EXPECT_EQ(kDefaultChoice, Choice::kAdapter);  // issue 48's rule (docs/continual.md)
   EXPECT_EQ(choice_name(Choice::kValidation), "validation");
   EXPECT_EQ(chosen_candidate(Choice::kSoup, scores), Candidate::kSoup);
   EXPECT_EQ(choice_name(Choice::kSoup), "soup");

@@ -20,8 +20,17 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   EXPECT_EQ(train->learning_rate, 2e-3);  // Optimisation's
   EXPECT_EQ(train->model, "mamba");
   EXPECT_FALSE(train->auto_schedule);
-  // A distill's default method: the per-platform adapter, at its settings (docs/continual.md).
-  auto adapter = parse_job_options("{}", JobKind::kDistill);
+  // A distill's default method: best-of with the adapter choice (issue 48, docs/continual.md), the
+  // student's epochs and learning rate, the adapter's rank and layers.
+  auto by_default = parse_job_options("{}", JobKind::kDistill);
+  ASSERT_TRUE(by_default.is_ok()) << by_default.status().to_string();
+  EXPECT_EQ(by_default->method, JobOptions::DistillMethod::kBestOf);
+  EXPECT_EQ(by_default->choice, Choice::kAdapter);
+  EXPECT_EQ(by_default->epochs, trainer::kDistillStudentEpochs);
+  EXPECT_EQ(by_default->learning_rate, trainer::kDistillStudentLearningRate);
+  EXPECT_EQ(by_default->adapter_rank, trainer::kDistillAdapter.rank);
+  // The per-platform adapter alone, at its settings.
+  auto adapter = parse_job_options(R"({"method": "adapter"})", JobKind::kDistill);
   ASSERT_TRUE(adapter.is_ok()) << adapter.status().to_string();
   EXPECT_EQ(adapter->method, JobOptions::DistillMethod::kAdapter);
   EXPECT_EQ(adapter->epochs, 24);           // trainer::kDistillAdapterEpochs
@@ -49,9 +58,12 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   EXPECT_EQ(best_of->learning_rate, trainer::kDistillStudentLearningRate);
   EXPECT_EQ(best_of->adapter_rank, 8);
   EXPECT_EQ(best_of->ewc_weight, 0.3);
-  // Its choice of the new platform's model: the fine-tune unless asked.
-  EXPECT_EQ(best_of->choice, Choice::kFineTune);
-  EXPECT_EQ(choice_name(best_of->choice), "fine-tune");
+  // Its choice of the new platform's model: the adapter on production's trunk unless asked.
+  EXPECT_EQ(best_of->choice, Choice::kAdapter);
+  EXPECT_EQ(choice_name(best_of->choice), "adapter");
+  auto by_fine_tune = parse_job_options(R"({"method": "best-of", "choice": "fine-tune"})", JobKind::kDistill);
+  ASSERT_TRUE(by_fine_tune.is_ok()) << by_fine_tune.status().to_string();
+  EXPECT_EQ(by_fine_tune->choice, Choice::kFineTune);
   auto by_validation = parse_job_options(R"({"method": "best-of", "choice": "validation"})", JobKind::kDistill);
   ASSERT_TRUE(by_validation.is_ok()) << by_validation.status().to_string();
   EXPECT_EQ(by_validation->choice, Choice::kValidation);
@@ -64,7 +76,7 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
             std::string::npos)
       << unknown.status().to_string();
   // The other methods choose nothing, and say so.
-  auto with_adapter = parse_job_options(R"({"choice": "validation"})", JobKind::kDistill);
+  auto with_adapter = parse_job_options(R"({"method": "adapter", "choice": "validation"})", JobKind::kDistill);
   ASSERT_FALSE(with_adapter.is_ok());
   EXPECT_NE(with_adapter.status().message().find("belongs to \"method\": \"best-of\""), std::string::npos)
       << with_adapter.status().to_string();
@@ -105,7 +117,8 @@ TEST(JobOptionsTest, KeepsEveryValue) {
   EXPECT_EQ(d->old_bank_ratio, 0.5);
   EXPECT_EQ(d->max_old_bank, 20000);
   EXPECT_EQ(d->learning_rate, 0.004);
-  auto a = parse_job_options(R"({"adapter_rank": 16, "adapter_layers": "blocks", "epochs": 6, "learning_rate": 0.02})",
+  auto a = parse_job_options(R"({"method": "adapter", "adapter_rank": 16, "adapter_layers": "blocks", "epochs": 6,
+                                 "learning_rate": 0.02})",
                              JobKind::kDistill);
   ASSERT_TRUE(a.is_ok()) << a.status().to_string();
   EXPECT_EQ(a->adapter_rank, 16);
@@ -152,7 +165,7 @@ TEST(JobOptionsTest, RefusesBadOptionsNamingThem) {
       {R"({"refit": 1})", JobKind::kTrain, "refit"},
       {R"({"auto_schedule": "yes"})", JobKind::kDistill, "auto_schedule"},
       {R"({"ewc_weight": -1})", JobKind::kDistill, "ewc_weight"},
-      {R"({"ewc_weight": 1})", JobKind::kDistill, "ewc_weight"},  // the student's; the default is the adapter
+      {R"({"ewc_weight": 1, "method": "adapter"})", JobKind::kDistill, "ewc_weight"},  // the student's
       {R"({"column_epochs": 2, "method": "adapter"})", JobKind::kDistill, "column_epochs"},
       {R"({"method": "student", "adapter_rank": 8})", JobKind::kDistill, "adapter_rank"},  // the adapter's
       {R"({"adapter_rank": 0})", JobKind::kDistill, "adapter_rank"},
@@ -178,7 +191,7 @@ TEST(JobOptionsTest, RefusesBadOptionsNamingThem) {
   }
   EXPECT_NE(parse_job_options(R"({"validation_fraction": 0.9})", JobKind::kTrain).status().message().find("[0, 0.5]"),
             std::string::npos);  // bounds as written in the API document
-  EXPECT_NE(parse_job_options(R"({"ewc_weight": 1})", JobKind::kDistill)
+  EXPECT_NE(parse_job_options(R"({"method": "adapter", "ewc_weight": 1})", JobKind::kDistill)
                 .status()
                 .message()
                 .find("add \"method\": \"student\""),
