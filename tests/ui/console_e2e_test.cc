@@ -170,8 +170,8 @@ TEST_F(ConsoleTest, EveryPageShowsARealLineageAndAJobsProgressMoves) {
   ASSERT_EQ(v1.at("state").as_string(), "succeeded") << json::serialize(v1);
   const json::value v2 = run_job("t4", R"({"kind": "distill", "method": "adapter", "epochs": 2, "seed": 1})");
   ASSERT_EQ(v2.at("state").as_string(), "succeeded") << json::serialize(v2);
-  const json::value v3 = run_job(
-      "t4", R"({"kind": "distill", "method": "adapter", "epochs": 1, "seed": 2, "learning_rate": 0.000001})");
+  const json::value v3 =
+      run_job("t4", R"({"kind": "distill", "method": "adapter", "epochs": 1, "seed": 2, "learning_rate": 0.000001})");
   ASSERT_EQ(v3.at("state").as_string(), "succeeded") << json::serialize(v3);
   const json::value refused = call("GET", "/v1/models/" + std::to_string(v3.at("result_version").as_int64())).json();
   ASSERT_EQ(refused.at("status").as_string(), "candidate") << json::serialize(refused);
