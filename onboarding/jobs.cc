@@ -66,6 +66,14 @@ void phase_progress(Job& job, std::string_view phase, const json::object& count)
 // its lease left to lapse so that another worker retries it.
 JobOutcome no_version() { return std::optional<JobVersion>(); }
 
+// A training's error as the job's outcome: cancelled because the worker is
+// stopping is no version (the lease lapses and another worker retries it),
+// not a failure.
+JobOutcome failed_unless_stopping(const Job& job, const Status& s) {
+  if (s.code() == StatusCode::kCancelled && job.stopping()) return no_version();
+  return s;
+}
+
 Result<Start> read_start(RecordSource& source, const std::string& name, bool distill) {
   Start s;
   if (name.empty()) return s;
@@ -620,7 +628,7 @@ JobOutcome run_best_of(Job& job, const SourcePlatform& platform, const Start& te
   std::vector<CandidateScore> scores;
   if (job.o.choice == Choice::kValidation && !choice.validation.empty()) {
     auto scored = score_candidates(job, platform, teacher, *t, choice, measured, request);
-    if (!scored) return scored.status();
+    if (!scored) return failed_unless_stopping(job, scored.status());
     scores = std::move(*scored);
     if (job.cancelled() || job.stopping()) return no_version();
   }
@@ -629,30 +637,27 @@ JobOutcome run_best_of(Job& job, const SourcePlatform& platform, const Start& te
   // On the whole selection: the column, the student (the trunk), and the chosen one.
   const trainer::FineTune from_own{.init_checkpoint = t->own, .auto_schedule = job.o.auto_schedule};
   auto column = train_phase(job, "active column", column_request(request, from_own, job.o.column_epochs));
-  if (!column) return column.status();
+  if (!column) return failed_unless_stopping(job, column.status());
   auto plan = plan_student(job, platform, teacher, request, measured, &column->checkpoint, &t->old_models);
   if (!plan) return plan.status();
   trainer::TrainRequest student_request = request;
   student_request.start = trainer::Distill{
       .teacher = {.init_checkpoint = t->trunk, .auto_schedule = job.o.auto_schedule}, .targets = (*plan)->targets};
   auto student = train(job, student_request);
-  if (!student) {
-    if (student.status().code() == StatusCode::kCancelled && job.stopping()) return no_version();
-    return student.status();
-  }
+  if (!student) return failed_unless_stopping(job, student.status());
   std::string chosen_model;
   if (chosen == Candidate::kFineTune) {
     chosen_model = column->checkpoint;
   } else if (chosen == Candidate::kSoup) {
     auto adapter = train_phase(job, "adapter on the parent's trunk", adapter_request(job, request, t->trunk));
-    if (!adapter) return adapter.status();
+    if (!adapter) return failed_unless_stopping(job, adapter.status());
     auto soup = trainer::interpolate_checkpoints(column->checkpoint, adapter->checkpoint, 0.5);
     if (!soup) return soup.status().with_context("the soup");
     chosen_model = std::move(*soup);
   } else if (chosen == Candidate::kAdapterOnStudent || chosen == Candidate::kAdapterOnTeacher) {
     const std::string& base = chosen == Candidate::kAdapterOnStudent ? student->checkpoint : t->trunk;
     auto adapter = train_phase(job, std::string(candidate_name(chosen)), adapter_request(job, request, base));
-    if (!adapter) return adapter.status();
+    if (!adapter) return failed_unless_stopping(job, adapter.status());
     chosen_model = chosen == Candidate::kAdapterOnStudent ? adapter->adapter : adapter->checkpoint;
   }
   records.clear();
@@ -670,7 +675,9 @@ JobOutcome run_best_of(Job& job, const SourcePlatform& platform, const Start& te
   if (!serving) return serving.status();
   version.serving = std::move(*serving);
   const Plan* p = plan->get();
-  return describe_version(job, teacher, p, *student, &version);
+  auto described = describe_version(job, teacher, p, *student, &version);
+  if (described && *described && job.cancelled()) return no_version();  // cancelled meanwhile: nothing stored
+  return described;
 }
 
 // Both workflows: read, start, train, describe.
@@ -697,12 +704,7 @@ JobOutcome run_job(Job& job) {
   records->clear();
   records->shrink_to_fit();
   if (plan) plan->unlabeled = plan->old_bank = {};  // targets' views are not read after training
-  if (!trained) {
-    if (trained.status().code() == StatusCode::kCancelled && job.stopping()) {
-      return no_version();  // retried after the lease
-    }
-    return trained.status();
-  }
+  if (!trained) return failed_unless_stopping(job, trained.status());
   auto version = describe_version(job, *start, plan.get(), *trained);
   if (version && *version && job.cancelled()) return no_version();  // cancelled meanwhile: nothing stored
   return version;

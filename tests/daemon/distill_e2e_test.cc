@@ -11,7 +11,9 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <string>
 #include <thread>
@@ -552,6 +554,53 @@ TEST_F(DistillTest, AKilledDistillIsRetriedAndLeavesNoHalfVersion) {
   const json::value versions = call("GET", "/v1/models").json();
   ASSERT_EQ(versions.at("versions").as_array().size(), 2u);  // v1 and the one distilled version
   EXPECT_EQ(versions.at("versions").as_array()[1].at("parent").as_int64(), 1);
+  EXPECT_EQ(second.stop(), 0);
+}
+
+// A worker stopped (SIGTERM) in the middle of the default distill (best-of, in
+// its active column phase): no version, the job is not failed, and after the
+// lease another worker takes it over (its second attempt).
+TEST_F(DistillTest, AStoppedWorkerLeavesItsBestOfDistillToBeRetried) {
+  start({"--train-workers", "1", "--train-threads", "1"});
+  ASSERT_EQ(run_job("x16", R"({"kind": "train", "epochs": 1})").at("state").as_string(), "succeeded");
+  tcld_->stop();
+  tcld_ = std::make_unique<TcldProcess>(url_, std::vector<std::string>{"--train-workers", "0"});
+  ASSERT_TRUE(tcld_->start()) << tcld_->log();
+
+  auto created = call("POST", "/v1/platforms/t4/jobs", R"({"kind": "distill", "column_epochs": 1000})");
+  ASSERT_EQ(created.status, 202) << created.body;
+  const std::string id = std::to_string(created.json().at("id").as_int64());
+  const auto wait_for = [&](const std::function<bool(const json::value&)>& done, std::chrono::seconds limit) {
+    json::value job;
+    for (const auto by = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < by;) {
+      job = call("GET", "/v1/jobs/" + id).json();
+      if (done(job)) break;
+      std::this_thread::sleep_for(100ms);
+    }
+    return job;
+  };
+  const auto in_column = [](const json::value& j) {
+    const json::value* phase =
+        j.at("progress").is_object() ? j.at("progress").as_object().if_contains("phase") : nullptr;
+    return j.at("state").as_string() == "running" && phase != nullptr && *phase == "active column";
+  };
+  TcldProcess first(url_, {"--job-lease-ms", "2000", "--train-threads", "1"}, "worker");
+  ASSERT_TRUE(first.start()) << first.log();
+  json::value job = wait_for(in_column, 90s);
+  ASSERT_TRUE(in_column(job)) << json::serialize(job);
+  EXPECT_EQ(first.stop(), 0);  // SIGTERM mid-phase
+  job = call("GET", "/v1/jobs/" + id).json();
+  EXPECT_NE(job.at("state").as_string(), "failed") << json::serialize(job) << first.log();
+  EXPECT_TRUE(job.at("finished_at").is_null()) << json::serialize(job);
+  EXPECT_EQ(call("GET", "/v1/models").json().at("versions").as_array().size(), 1u);
+
+  TcldProcess second(url_, {"--job-lease-ms", "2000", "--train-threads", "1"}, "worker");
+  ASSERT_TRUE(second.start()) << second.log();
+  job = wait_for([](const json::value& j) { return j.at("attempts").as_int64() == 2; }, 60s);
+  EXPECT_EQ(job.at("attempts").as_int64(), 2) << json::serialize(job) << second.log();
+  EXPECT_EQ(call("POST", "/v1/jobs/" + id + "/cancel").status, 200);
+  job = wait_for([](const json::value& j) { return j.at("finished_at").is_string(); }, 60s);
+  EXPECT_EQ(job.at("state").as_string(), "cancelled") << json::serialize(job);
   EXPECT_EQ(second.stop(), 0);
 }
 
