@@ -57,7 +57,7 @@
 //                 measurement budget): a fresh student on the first
 //                 platform's pool as the base saw it plus the selection of
 //                 every later platform (trainer::JointTraining, --base-epochs).
-//        adapter  (d) the distill job's default method: per platform an
+//        adapter  (d) the distill job's adapter method: per platform an
 //                 adapter (trainer::kDistillAdapter, kDistillAdapterEpochs,
 //                 kDistillAdapterLearningRate) fine-tuned on the selection
 //                 with the base's trunk frozen, kept beside the earlier
@@ -737,7 +737,7 @@ struct StepResult {
 struct Lineage {
   std::string name;  // row label
   bool distill = false;
-  bool adapter = false;  // (d): a per-platform adapter on the base's frozen trunk, the distill job's default
+  bool adapter = false;  // (d): a per-platform adapter on the base's frozen trunk ("method": "adapter")
   bool best_of = false;  // (e): the student as the trunk, per platform the model that serves it best (best_of.h)
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
   bool column_weight_constant = false;        // column_weight as given at every step, not per old platform (the job's)

@@ -9,8 +9,8 @@
 //   bench_gate RECORDS --teacher CKPT --student CKPT [--platform NAME]
 //              [--per-task N] [--standing-split] [--threads T] [--margin M]
 //              [--subsets K,...]
-// --platform: a checkpoint that keeps per-platform adapters (tcld's default
-// distill) is scored as NAME's model, the trunk when it has no adapter for
+// --platform: a checkpoint that keeps per-platform adapters or pinned models
+// (tcld's distills) is scored as NAME's model, the trunk when it has none for
 // NAME (trainer::platform_checkpoint, as the gate does); default the trunk.
 // --subsets (an experiment, not what the gate does): each task's programs
 // dealt into K subsets, top-1 taken in each and averaged per task — the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/gate_check.sh — does the default distill keep its old platform? (issue 19 item 4, the product
 # path's "the default job's version is promoted"). bench_train's default train job on gpu-v100, its
-# student distill ("method": "student"; the default adapter leaves gpu-v100's model as it was) into tests/data/gpu-h100, then bench_gate (the promotion gate's paired comparison) of
+# student distill ("method": "student"; the adapter and best-of, the default, leave gpu-v100's model as it was) into tests/data/gpu-h100, then bench_gate (the promotion gate's paired comparison) of
 # student against teacher on all of gpu-v100's measured tasks. The same calls tcld's job worker makes,
 # without the database.
 #   bench/gate_check.sh BUILD_DIR LOGS_DIR

@@ -12,6 +12,7 @@
 #   SECOND (mobilenet_v2), SECOND_BUDGET (384), SECOND_PER_ROUND (8: MobileNet-V2's 32 tasks warm up in 256),
 #   SEEDS (the second network's, "1 2 3"), MODELS (its lineage models, "lineage"; lineage+online too),
 #   SECOND_WARMUP (unset: a whole first round per task; N: tclctl tune --warmup N for every second-network run),
+#   DISTILL_METHOD (unset: the daemon's default distill; adapter, student or best-of),
 #   BASELINES (models without a lineage, e.g. "random online": run on the second network after each seed's
 #   before and after, into OUT/baselines; unset: none, run them apart with tclctl tune ... --upload 0).
 #   Tables: OUT/summary.md (bench/tune_summary.py OUT/before --after OUT/after, the anchors, and with
@@ -30,8 +31,10 @@ tune_stack_start "$build" "$data" "$out"
 
 # The first network: every round's measurements go to this-machine as they come (tclctl tune's default).
 tune_run first "$first" "${FIRST_MODEL:-lineage+online}" "${FIRST_SEED:-1}" "${FIRST_BUDGET:-1000}"
-stamp "the distill job on this-machine (the daemon's default method)"
-"$ctl" job start --platform this-machine --kind distill --wait 2>"$out/distill.log"
+# The daemon's default method: best-of since 2026-12-04, the adapter before (docs/tuning.md's runs of
+# 2026-12-03: DISTILL_METHOD=adapter reproduces them).
+stamp "the distill job on this-machine (${DISTILL_METHOD:-the daemon's default method})"
+"$ctl" job start --platform this-machine --kind distill ${DISTILL_METHOD:+--method "$DISTILL_METHOD"} --wait 2>"$out/distill.log"
 tail -n 3 "$out/distill.log"
 version=$(newest_version)
 if [[ $version == 1 ]]; then echo "the distill made no version: before and after would be the same" >&2; exit 1; fi

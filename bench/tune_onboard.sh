@@ -2,7 +2,8 @@
 # bench/tune_onboard.sh [BUILD] — issue 47's "a platform the lineage has never seen", on this machine:
 # its first tuning runs with an x86-24c lineage (zero-shot: the lineage has never seen this CPU), then
 # the same runs after this machine was onboarded with 10% of a pool picked by the sampler
-# (`tclctl onboard --measure-local`: the daemon's default sampler and distill). One throwaway
+# (`tclctl onboard --measure-local`: the daemon's default sampler and distill; the distill was the adapter
+# until 2026-12-04, best-of since: docs/tuning.md's runs are the adapter's). One throwaway
 # PostgreSQL and tcld (bench/lib/tune_stack.sh). The tuning runs do not upload (--upload 0), so the
 # onboarding's measurements are all the lineage learns of this machine, and the onboarding pool is of
 # other networks than the one tuned (POOL_MODELS), so no tuned task is in it.

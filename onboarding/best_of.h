@@ -54,8 +54,9 @@ std::string_view candidate_name(Candidate candidate);
 // How the new platform's model is chosen (the job option "choice").
 //   kFineTune    always the fine-tune (the active column), which costs
 //                nothing beyond the student (the column is its teacher).
-//                Under the adapter on every first step measured, by up to
-//                0.09 (docs/continual.md, "What the fixed rule measured").
+//                It trailed the adapter on every first step in the pooled
+//                means (by 0.017-0.067; docs/continual.md, "What the
+//                ensembles measured").
 //   kValidation  the best validation top-1 of the four candidates, trained
 //                on the selection less choice_split's validation tasks
 //                (about twice a student distill). On 14-23 validation tasks

@@ -594,19 +594,20 @@ Result<std::vector<Serving>> serving_of(const Start& teacher, const TeacherPiece
                 : chosen == Candidate::kAdapterOnStudent ? "adapter"
                                                          : "pinned";
   fresh.origin = std::string(candidate_name(chosen));
-  fresh.reason = rule == Choice::kFineTune
-                     ? "choice \"fine-tune\": the parent's model of the platform fine-tuned on its selection (the "
-                       "active column), the candidate best in the mean of the studies (docs/continual.md)"
-                 : rule == Choice::kSoup
-                     ? "choice \"soup\": the mean of the weights of the fine-tune and the adapter on the parent's "
-                       "trunk, both trained on the selection from the parent's model of the platform"
-                 : rule == Choice::kAdapter
-                     ? "choice \"adapter\": an adapter trained on the selection over the parent's trunk (after a "
-                       "best-of or student distill, the lineage's latest distilled student)"
-                 : scores.empty()
-                     ? "no validation split (the selection has too few tasks): the student"
-                     : "the best validation top-1 (task mean) of the candidates on " +
-                           std::to_string(validation_tasks) + " tasks of the selection held out of their training";
+  fresh.reason =
+      rule == Choice::kFineTune
+          ? "choice \"fine-tune\": the parent's model of the platform fine-tuned on its selection (the "
+            "active column)"
+      : rule == Choice::kSoup
+          ? "choice \"soup\": the mean of the weights of the fine-tune and the adapter on the parent's "
+            "trunk, both trained on the selection from the parent's model of the platform"
+      : rule == Choice::kAdapter
+          ? "choice \"adapter\": an adapter trained on the selection over the parent's trunk (after a "
+            "best-of or student distill, the lineage's latest distilled student), the default: at or above the "
+            "adapter method on every step measured (docs/continual.md)"
+      : scores.empty() ? "no validation split (the selection has too few tasks): the student"
+                       : "the best validation top-1 (task mean) of the candidates on " +
+                             std::to_string(validation_tasks) + " tasks of the selection held out of their training";
   fresh.scores = std::move(scores);
   serving.push_back(std::move(fresh));
   return serving;

@@ -70,7 +70,9 @@ json::value distill_config_json(registry::JobKind kind, const JobOptions& o, con
                       {"ewc", student->ewc},
                       {"old_platforms", t.old_descriptors.size()},
                       {"margin", o.margin}};
-  if (o.method == JobOptions::DistillMethod::kBestOf) config["choice"] = choice_name(o.choice);
+  if (kind == registry::JobKind::kDistill && o.method == JobOptions::DistillMethod::kBestOf) {
+    config["choice"] = choice_name(o.choice);
+  }
   return config;
 }
 

@@ -238,8 +238,8 @@ struct FineTune {
   // rank > 0: only a low-rank adapter on init_checkpoint trains, every other
   // weight stays the checkpoint's; the result is folded into a plain model
   // (trainer/adapter.h). A Mamba init only. The per-platform adapter of
-  // docs/continual.md (bench_train --adapter-rank; a distill job's default
-  // method, kDistillAdapter).
+  // docs/continual.md (bench_train --adapter-rank; a distill job's adapter,
+  // with "method": "adapter" or best-of's default choice, kDistillAdapter).
   AdapterOptions adapter{};
 };
 
@@ -353,7 +353,7 @@ inline constexpr int kDistillStudentEpochs = 12;
 // whatever this is, onboarding::column_request; docs/continual.md).
 inline constexpr double kDistillStudentLearningRate = 2e-3;
 
-// A distill job's adapter (its "method": "adapter", the default; trainer/
+// A distill job's adapter ("method": "adapter", and best-of's default choice; trainer/
 // adapter.h): rank 4 on every Dense layer (8,860 parameters a platform for
 // the default student), learning rate 0.01, 24 epochs (docs/continual.md,
 // "The per-platform adapter").

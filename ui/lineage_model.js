@@ -2,7 +2,7 @@
 // (no DOM): the tree's layout, each version's method, the platforms it added, the model serving each
 // platform, and the figure that compares across versions.
 
-// How a version was made: "train", "fine-tune", "distill (adapter)", "distill (student)".
+// How a version was made: "train", "fine-tune", "distill (best-of)", "distill (adapter)", "distill (student)".
 export function method(v) {
   const c = v.config ?? {};
   if (c.kind === 'distill') return `distill (${c.distill?.method ?? 'student'})`;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/gpu/lineage_study.sh STEP... — issue 48's study on the GPU machine: the per-platform
-# adapter (tcld's default distill), the distilled student and best-of (onboarding/best_of.h)
+# adapter ("method": "adapter"), the distilled student and best-of (onboarding/best_of.h; tcld's default distill)
 # along sequences where the new platform is far from the trunk and close to an earlier one, with
 # forward transfer (zero-shot on each platform before it is learned). bench_continual, one process
 # per (seed, split salt), side by side (dealt round-robin over the machine's GPUs). (scripts/gpu/continual_study.sh is issue 19's study
@@ -14,8 +14,8 @@
 #   run SEQS SEEDS SALTS
 #            sequences SEQS for seeds SEEDS and split salts SALTS (comma lists), every (seq, seed, salt) a
 #            process of its own, all side by side, within what is left of BUDGET_S; methods
-#            distill (the student), adapter, best-of (its choice: FLAGS' --best-of-choice, by default the
-#            fine-tune). Everything trained is cached in $CACHE
+#            distill (the student), adapter, best-of (its choice: FLAGS' --best-of-choice, by default
+#            onboarding::kDefaultChoice, the adapter; runs before 2026-12-04 had the fine-tune). Everything trained is cached in $CACHE
 #            (/tmp: kept while the machine stays warm), so a call cut by its budget resumes at
 #            the next call with the same arguments; a cold machine starts over.
 #   summary SEQ [SALTS]

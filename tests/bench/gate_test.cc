@@ -1,5 +1,5 @@
 // tests/bench/gate_test.cc — bench_gate (bench/gate.cc) on a checkpoint that
-// keeps a per-platform adapter, as tcld's default distill stores one: scored
+// keeps a per-platform adapter, as tcld's adapter distill stores one: scored
 // as the trunk by default (the teacher's own weights: no change at all) and
 // as the platform's adapted model with --platform (scores that differ).
 #include <gtest/gtest.h>

@@ -126,6 +126,9 @@ TEST_F(DistillTest, DistillsANewPlatformWithoutTouchingOldData) {
 
   json::value first = run_job("x16", R"({"kind": "train", "epochs": 2, "seed": 1})");
   ASSERT_EQ(first.at("state").as_string(), "succeeded") << json::serialize(first);
+  // A train job's stored options name no distill method or choice (the worker would refuse them).
+  EXPECT_FALSE(first.at("options").as_object().contains("choice")) << json::serialize(first);
+  EXPECT_FALSE(first.at("options").as_object().contains("method")) << json::serialize(first);
   const std::int64_t v1 = first.at("result_version").as_int64();
   EXPECT_TRUE(call("GET", "/v1/models/" + std::to_string(v1)).json().at("has_fisher").as_bool());
 
