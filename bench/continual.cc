@@ -1369,63 +1369,55 @@ Result<std::string> soup_model(const Args& a, const SequencePlatform& p, const L
   return soup;
 }
 
-// A best-of lineage's step (e), as a distill job with "method": "best-of"
-// makes it (onboarding/best_of.h), on the shared selection: the candidates
-// (the student with each old platform's KD from its model in the lineage,
-// an adapter on that student, an adapter on the lineage's trunk, the
-// fine-tune of the lineage's model of p) trained on the selection less
-// --choice-fraction of its tasks and scored there; then the column, the
-// student and the chosen one on the whole selection; the lineage's model
-// becomes the student with every old platform's model pinned and p's chosen one.
-int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std::string>& covered_names,
-                 const std::vector<std::vector<float>>& covered, std::span<const core::Record> old_bank,
-                 StepSelections& selections, const std::vector<core::Record>& records, const Selection& shared,
-                 Lineage& l, StepResult* st) {
-  auto trunk = tr::platform_checkpoint(l.model, "");
-  if (!trunk) return fail(l.name, trunk.status());
-  auto own = tr::platform_checkpoint(l.model, p.name);  // the trunk: p is not learned yet
-  if (!own) return fail(l.name, own.status());
-  auto old_models = ob::served_models(l.model, covered_names);
-  if (!old_models) return fail(l.name, old_models.status());
-  const std::vector<core::Record> unlabeled =
-      l.unlabeled_ratio > 0 ? selections.unlabeled_of(shared) : std::vector<core::Record>{};
-  const ob::ChoiceSplit choice = ob::choice_split(records, a.choice_fraction);
+// What a best-of step starts from: the lineage's trunk, its model of the new
+// platform (the trunk: p is not learned yet), each old platform's model, and
+// the unmeasured pool's KD inputs.
+struct BestOfStart {
+  std::string trunk, own;
+  std::vector<std::string> old_models;
+  std::vector<core::Record> unlabeled;
+};
+
+// The validation choice's candidates (onboarding/best_of.h), each trained on
+// choice.fit and scored on choice.validation; *wall receives their training
+// time. The step's timings are added to st.
+Result<std::vector<ob::CandidateScore>> score_best_of_candidates(
+    const Args& a, const SequencePlatform& p, const std::vector<std::vector<float>>& covered,
+    std::span<const core::Record> old_bank, const Lineage& l, const BestOfStart& start, const ob::ChoiceSplit& choice,
+    const std::string& digest, double* wall, StepResult* st) {
+  const std::string fit = digest + " fit " + fmt("%g", a.choice_fraction);
+  auto column = column_cached(a, p, start.own, choice.fit, fit);
+  if (!column) return column.status();
+  auto student = student_cached(a, p, covered, old_bank, l, start.trunk, l.fisher, *column, choice.fit, start.unlabeled,
+                                fit, start.old_models);
+  if (!student) return student.status();
+  auto on_student = adapter_cached(a, p, student->checkpoint, choice.fit, fit);
+  if (!on_student) return on_student.status();
+  auto on_trunk = adapter_cached(a, p, start.trunk, choice.fit, fit);
+  if (!on_trunk) return on_trunk.status();
   std::vector<ob::CandidateScore> scores;
-  double choice_wall = 0;
-  const auto score = [&](ob::Candidate c, const std::string& checkpoint) -> Status {
-    auto m = tr::evaluate_checkpoint(checkpoint, choice.validation, p.platform, ob::choice_options(a.choice_fraction),
-                                     a.threads);
+  for (const auto& [c, t] : {std::pair<ob::Candidate, const Trained*>{ob::Candidate::kStudent, &*student},
+                             {ob::Candidate::kAdapterOnStudent, &*on_student},
+                             {ob::Candidate::kAdapterOnTeacher, &*on_trunk},
+                             {ob::Candidate::kFineTune, &*column}}) {
+    auto m = tr::evaluate_checkpoint(t->checkpoint, choice.validation, p.platform,
+                                     ob::choice_options(a.choice_fraction), a.threads);
     if (!m) return m.status().with_context(std::string(ob::candidate_name(c)));
     scores.push_back({c, *m});
-    return Status::ok();
-  };
-  const auto timing = [&](const std::string& what, const Trained& t) {
-    st->timings.push_back({l.name, what, t.wall_s, t.cpu_s, t.programs, t.cached});
-  };
-  if (a.choice == ob::Choice::kValidation && !choice.validation.empty()) {
-    const std::string fit = shared.digest + " fit " + fmt("%g", a.choice_fraction);
-    auto column = column_cached(a, p, *own, choice.fit, fit);
-    if (!column) return fail(l.name, column.status());
-    auto student =
-        student_cached(a, p, covered, old_bank, l, *trunk, l.fisher, *column, choice.fit, unlabeled, fit, *old_models);
-    if (!student) return fail(l.name, student.status());
-    auto on_student = adapter_cached(a, p, student->checkpoint, choice.fit, fit);
-    if (!on_student) return fail(l.name, on_student.status());
-    auto on_trunk = adapter_cached(a, p, *trunk, choice.fit, fit);
-    if (!on_trunk) return fail(l.name, on_trunk.status());
-    for (const auto& [c, t] : {std::pair<ob::Candidate, const Trained*>{ob::Candidate::kStudent, &*student},
-                               {ob::Candidate::kAdapterOnStudent, &*on_student},
-                               {ob::Candidate::kAdapterOnTeacher, &*on_trunk},
-                               {ob::Candidate::kFineTune, &*column}}) {
-      if (Status s = score(c, t->checkpoint); !s) return fail(l.name, s);
-      choice_wall += t->wall_s;
-    }
-    timing("choice: column", *column);
-    timing("choice: student", *student);
-    timing("choice: adapters", *on_student);
-    timing("choice: adapters", *on_trunk);
+    *wall += t->wall_s;
   }
-  const ob::Candidate chosen = ob::chosen_candidate(a.choice, scores);
+  for (const auto& [what, t] : {std::pair<std::string, const Trained*>{"choice: column", &*column},
+                                {"choice: student", &*student},
+                                {"choice: adapters", &*on_student},
+                                {"choice: adapters", &*on_trunk}}) {
+    st->timings.push_back({l.name, what, t->wall_s, t->cpu_s, t->programs, t->cached});
+  }
+  return scores;
+}
+
+// "  best-of choice on PLATFORM CANDIDATE (...)", the line lineage_summary.py reads.
+void print_best_of_choice(const Args& a, const SequencePlatform& p, ob::Candidate chosen,
+                          std::span<const ob::CandidateScore> scores, const ob::ChoiceSplit& choice, double wall) {
   std::printf("  best-of choice on %-10s %s (choice %s; validation top-1 on %lld of %lld tasks:", p.name.c_str(),
               std::string(ob::candidate_name(chosen)).c_str(), std::string(ob::choice_name(a.choice)).c_str(),
               static_cast<long long>(scores.empty() ? 0 : choice.validation_tasks),
@@ -1434,16 +1426,52 @@ int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std
     std::printf(" %s %.4f tuning %.4f;", std::string(ob::candidate_name(c.candidate)).c_str(),
                 c.validation.top1.mean_ratio, c.validation.tuning.geomean_ratio);
   }
-  std::printf(" %.0f s)\n", choice_wall);
-  st->choices[l.name] = std::string(ob::candidate_name(chosen));
+  std::printf(" %.0f s)\n", wall);
+}
 
-  auto column = column_cached(a, p, *own, records, shared.digest);
+// A best-of lineage's step (e), as a distill job with "method": "best-of"
+// makes it (onboarding/best_of.h), on the shared selection: with the
+// validation choice, the candidates scored (score_best_of_candidates); then
+// the column, the student and the chosen one on the whole selection; the
+// lineage's model becomes the student with every old platform's model pinned
+// and p's chosen one.
+int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std::string>& covered_names,
+                 const std::vector<std::vector<float>>& covered, std::span<const core::Record> old_bank,
+                 StepSelections& selections, const std::vector<core::Record>& records, const Selection& shared,
+                 Lineage& l, StepResult* st) {
+  BestOfStart start;
+  auto trunk = tr::platform_checkpoint(l.model, "");
+  if (!trunk) return fail(l.name, trunk.status());
+  auto own = tr::platform_checkpoint(l.model, p.name);
+  if (!own) return fail(l.name, own.status());
+  auto old_models = ob::served_models(l.model, covered_names);
+  if (!old_models) return fail(l.name, old_models.status());
+  start.trunk = std::move(*trunk);
+  start.own = std::move(*own);
+  start.old_models = std::move(*old_models);
+  if (l.unlabeled_ratio > 0) start.unlabeled = selections.unlabeled_of(shared);
+  const ob::ChoiceSplit choice = ob::choice_split(records, a.choice_fraction);
+  std::vector<ob::CandidateScore> scores;
+  double choice_wall = 0;
+  if (a.choice == ob::Choice::kValidation && !choice.validation.empty()) {
+    auto scored = score_best_of_candidates(a, p, covered, old_bank, l, start, choice, shared.digest, &choice_wall, st);
+    if (!scored) return fail(l.name, scored.status());
+    scores = std::move(*scored);
+  }
+  const ob::Candidate chosen = ob::chosen_candidate(a.choice, scores);
+  print_best_of_choice(a, p, chosen, scores, choice, choice_wall);
+  st->choices[l.name] = std::string(ob::candidate_name(chosen));
+  const auto timing = [&](const std::string& what, const Trained& t) {
+    st->timings.push_back({l.name, what, t.wall_s, t.cpu_s, t.programs, t.cached});
+  };
+
+  auto column = column_cached(a, p, start.own, records, shared.digest);
   if (!column) return fail(l.name, column.status());
   auto column_score = evaluate_cached(a, p, column->checkpoint);
   if (!column_score) return fail(l.name, column_score.status());
   print_score("column of " + l.name, p.name, *column_score);
-  auto student = student_cached(a, p, covered, old_bank, l, *trunk, l.fisher, *column, records, unlabeled,
-                                shared.digest, *old_models);
+  auto student = student_cached(a, p, covered, old_bank, l, start.trunk, l.fisher, *column, records, start.unlabeled,
+                                shared.digest, start.old_models);
   if (!student) return fail(l.name, student.status());
   auto student_score = evaluate_cached(a, p, student->checkpoint);
   if (!student_score) return fail(l.name, student_score.status());
@@ -1451,7 +1479,7 @@ int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std
   timing("column", *column);
   timing("student", *student);
   if (a.ensembles && a.methods.count("adapter") != 0) {  // score_ensembles needs (d)'s adapter too
-    auto on_trunk = adapter_cached(a, p, *trunk, records, shared.digest);
+    auto on_trunk = adapter_cached(a, p, start.trunk, records, shared.digest);
     if (!on_trunk) return fail(l.name, on_trunk.status());
     l.step_column = column->checkpoint;
     l.step_adapter_on_trunk = on_trunk->checkpoint;
@@ -1460,19 +1488,19 @@ int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std
   if (chosen == ob::Candidate::kFineTune) {
     chosen_model = column->checkpoint;
   } else if (chosen == ob::Candidate::kSoup) {
-    auto soup = soup_model(a, p, l, *trunk, column->checkpoint, records, shared.digest, st);
+    auto soup = soup_model(a, p, l, start.trunk, column->checkpoint, records, shared.digest, st);
     if (!soup) return fail(l.name, soup.status());
     chosen_model = std::move(*soup);
   } else if (chosen != ob::Candidate::kStudent) {
     const bool on_student = chosen == ob::Candidate::kAdapterOnStudent;
-    auto t = adapter_cached(a, p, on_student ? student->checkpoint : *trunk, records, shared.digest);
+    auto t = adapter_cached(a, p, on_student ? student->checkpoint : start.trunk, records, shared.digest);
     if (!t) return fail(l.name, t.status());
     timing("adapter", *t);
     chosen_model = on_student ? t->adapter : t->checkpoint;
   }
   auto composed = ob::compose_best_of({.student = student->checkpoint,
                                        .old_platforms = covered_names,
-                                       .old_models = *old_models,
+                                       .old_models = start.old_models,
                                        .platform = p.name,
                                        .chosen = chosen,
                                        .chosen_model = chosen_model});

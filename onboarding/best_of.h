@@ -73,8 +73,9 @@ std::string_view candidate_name(Candidate candidate);
 //                (at its defaults) on the first trunk; after a best-of or
 //                student step, an adapter on the latest distilled student,
 //                which has learned from every platform before. The
-//                default (issue 48: at or above the adapter method on every
-//                step measured, forgetting nothing, with forward transfer;
+//                default (issue 48: within 0.01 of the adapter method or
+//                above it on every step measured, forgetting nothing, with
+//                forward transfer;
 //                docs/continual.md, "Best-of becomes the default").
 enum class Choice { kFineTune, kValidation, kSoup, kAdapter };
 inline constexpr Choice kDefaultChoice = Choice::kAdapter;

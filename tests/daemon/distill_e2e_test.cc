@@ -110,6 +110,15 @@ class DistillTest : public TcldEnvTest {
     EXPECT_EQ(r.status, 200) << r.body;
     return r.json();
   }
+  // tcld with x16's first version trained, then restarted without a train
+  // worker: the next job waits for the test's own worker processes.
+  void start_without_workers_after_a_train() {
+    start({"--train-workers", "1", "--train-threads", "1"});
+    ASSERT_EQ(run_job("x16", R"({"kind": "train", "epochs": 1})").at("state").as_string(), "succeeded");
+    tcld_->stop();
+    tcld_ = std::make_unique<TcldProcess>(url_, std::vector<std::string>{"--train-workers", "0"});
+    ASSERT_TRUE(tcld_->start()) << tcld_->log();
+  }
   std::string sha_of(std::int64_t version) {
     return std::string(call("GET", "/v1/models/" + std::to_string(version)).json().at("weights_sha256").as_string());
   }
@@ -520,11 +529,7 @@ TEST_F(DistillTest, DistillOptionsAreChecked) {
 // A worker killed in the middle of a distill: no half version is visible,
 // the lease runs out, another worker takes the job over and finishes it.
 TEST_F(DistillTest, AKilledDistillIsRetriedAndLeavesNoHalfVersion) {
-  start({"--train-workers", "1", "--train-threads", "1"});
-  ASSERT_EQ(run_job("x16", R"({"kind": "train", "epochs": 1})").at("state").as_string(), "succeeded");
-  tcld_->stop();
-  tcld_ = std::make_unique<TcldProcess>(url_, std::vector<std::string>{"--train-workers", "0"});
-  ASSERT_TRUE(tcld_->start()) << tcld_->log();
+  ASSERT_NO_FATAL_FAILURE(start_without_workers_after_a_train());
 
   auto created = call("POST", "/v1/platforms/t4/jobs",
                       R"({"kind": "distill", "method": "adapter", "epochs": 40, "time_budget_s": 6})");
@@ -564,11 +569,7 @@ TEST_F(DistillTest, AKilledDistillIsRetriedAndLeavesNoHalfVersion) {
 // its active column phase): no version, the job is not failed, and after the
 // lease another worker takes it over (its second attempt).
 TEST_F(DistillTest, AStoppedWorkerLeavesItsBestOfDistillToBeRetried) {
-  start({"--train-workers", "1", "--train-threads", "1"});
-  ASSERT_EQ(run_job("x16", R"({"kind": "train", "epochs": 1})").at("state").as_string(), "succeeded");
-  tcld_->stop();
-  tcld_ = std::make_unique<TcldProcess>(url_, std::vector<std::string>{"--train-workers", "0"});
-  ASSERT_TRUE(tcld_->start()) << tcld_->log();
+  ASSERT_NO_FATAL_FAILURE(start_without_workers_after_a_train());
 
   auto created = call("POST", "/v1/platforms/t4/jobs", R"({"kind": "distill", "column_epochs": 1000})");
   ASSERT_EQ(created.status, 202) << created.body;
