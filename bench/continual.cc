@@ -64,6 +64,11 @@
 //                 platforms' (attach_adapter); each platform is scored with
 //                 its own adapter folded in (platform_checkpoint), so an old
 //                 platform's score never moves.
+//        best-of  (e) the distill job's best-of method (onboarding/best_of.h),
+//                 with --best-of-choice; best-of-trunk (f) the same with
+//                 every old platform's KD from the parent's trunk, as the
+//                 student's, not from the model that serves it: its trunk
+//                 is the student lineage's.
 //        c1, c2   a separate fresh student per platform on the selected set
 //                 (c1) or the whole pool (c2, capped at --base-max-records);
 //                 the first platform's is the base.
@@ -81,6 +86,11 @@
 //      under the mean of standardized scores of (d)'s adapter, (e)'s
 //      fine-tune and (e)'s adapter on its trunk ("ensemble of ..." lines;
 //      score_ensembles), a lever measured before it is built.
+//      --best-of-candidates: every best-of step also
+//      scores the student, the adapter on the parent's trunk and the adapter
+//      on the student, each trained on the whole selection ("candidate ...
+//      of (e) best-of" lines; scored whatever the choice, so one run measures
+//      every choice whose trunk is the same).
 //   3. After each step every current model is scored on the evaluation split
 //      of every platform seen so far: trainer::evaluate_checkpoint(records of
 //      that platform, DatasetOptions{eval_fraction 0.3, split_salt S — with
@@ -105,7 +115,8 @@
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
 //       [--device auto|cpu|cuda]
-//       [--methods distill,ft,b,c1,c2,adapter,best-of] [--best-of-choice adapter] [--ensembles]
+//       [--methods distill,ft,b,c1,c2,adapter,best-of,best-of-trunk] [--best-of-choice adapter] [--ensembles]
+//       [--best-of-candidates]
 //
 // --data holds one folder per platform with records.jsonl.gz. Run under
 // `nice -n 10` on a shared box; one training at a time (threads = --threads).
@@ -251,7 +262,8 @@ struct Args {
   int mc_samples = 8;
   std::int64_t base_max_records = 40'000;
   double choice_fraction = ob::kChoiceFraction;  // --choice-fraction: best-of's validation share of the selection
-  ob::Choice choice = ob::kDefaultChoice;        // --best-of-choice fine-tune|validation|soup|adapter
+  ob::Choice choice = ob::kDefaultChoice;        // --best-of-choice fine-tune|validation|soup|adapter|adapter-on-student
+  bool best_of_candidates = false;               // --best-of-candidates: score every candidate on the eval split
   bool no_zero_shot = false;                     // --no-zero-shot: skip the forward-transfer scores
   bool ensembles = false;                        // --ensembles: score_ensembles' lines (needs (d) and (e))
   int threads = 2;
@@ -319,16 +331,16 @@ void declare_flags(tcl::bench::Flags& flags, Args* a) {
       .value("choice-fraction", &a->choice_fraction)
       .custom("best-of-choice",
               [a](const std::string& v) {
-                if (v != "fine-tune" && v != "validation" && v != "soup" && v != "adapter") {
-                  std::fprintf(stderr, "--best-of-choice must be fine-tune, validation, soup or adapter\n");
+                const auto c = ob::choice_named(v);
+                if (!c) {
+                  std::fprintf(stderr,
+                               "--best-of-choice must be fine-tune, validation, soup, adapter or adapter-on-student\n");
                   return false;
                 }
-                a->choice = v == "validation" ? ob::Choice::kValidation
-                            : v == "soup"     ? ob::Choice::kSoup
-                            : v == "adapter"  ? ob::Choice::kAdapter
-                                              : ob::Choice::kFineTune;
+                a->choice = *c;
                 return true;
               })
+      .flag("best-of-candidates", &a->best_of_candidates)
       .flag("no-zero-shot", &a->no_zero_shot)
       .flag("ensembles", &a->ensembles)
       .value("threads", &a->threads)
@@ -362,8 +374,9 @@ bool check_methods(const Args& a) {
     return false;
   }
   for (const std::string& m : a.methods) {
-    if (m != "distill" && m != "ft" && m != "b" && m != "c1" && m != "c2" && m != "adapter" && m != "best-of") {
-      std::fprintf(stderr, "unknown method %s (distill, ft, b, c1, c2, adapter, best-of)\n", m.c_str());
+    if (m != "distill" && m != "ft" && m != "b" && m != "c1" && m != "c2" && m != "adapter" && m != "best-of" &&
+        m != "best-of-trunk") {
+      std::fprintf(stderr, "unknown method %s (distill, ft, b, c1, c2, adapter, best-of, best-of-trunk)\n", m.c_str());
       return false;
     }
   }
@@ -739,6 +752,7 @@ struct Lineage {
   bool distill = false;
   bool adapter = false;  // (d): a per-platform adapter on the base's frozen trunk ("method": "adapter")
   bool best_of = false;  // (e): the student as the trunk, per platform the model that serves it best (best_of.h)
+  bool old_kd_from_trunk = false;  // (f): best-of whose student takes the old platforms' KD from the trunk
   double old_weight = 0, ewc = 0, unlabeled_ratio = 0, column_weight = 0;
   bool column_weight_constant = false;        // column_weight as given at every step, not per old platform (the job's)
   double old_weight_other_kind = 1;           // --old-weight-other-kind (the main lineage's)
@@ -930,7 +944,7 @@ void render_targets(const std::vector<StepResult>& steps, const std::vector<std:
   const std::string upper = have_joint ? "(b) joint" : "(c2) separate, whole pool";
   const std::string upper_tag = have_joint ? "(b)" : "(c2)";
   for (const std::string& m : order) {
-    if (m.rfind("distill", 0) != 0 && m != "(e) best-of") continue;
+    if (m.rfind("distill", 0) != 0 && m.rfind("(e) best-of", 0) != 0 && m.rfind("(f) best-of", 0) != 0) continue;
     double worst = 0;
     std::string worst_at = "none";
     std::set<std::int64_t> params;
@@ -1078,6 +1092,16 @@ std::vector<Lineage> make_lineages(const Args& a) {
     l.name = "(e) best-of";
     l.distill = false;
     l.best_of = true;
+    lineages.push_back(l);
+  }
+  if (a.methods.count("best-of-trunk")) {
+    // (e) with every old platform's KD from the parent's trunk, as the
+    // student lineage's: its student is distill's (one cache entry).
+    Lineage l = lineages.front();
+    l.name = "(f) best-of, trunk KD";
+    l.distill = false;
+    l.best_of = true;
+    l.old_kd_from_trunk = true;
     lineages.push_back(l);
   }
   return lineages;
@@ -1374,7 +1398,8 @@ Result<std::string> soup_model(const Args& a, const SequencePlatform& p, const L
 // the unmeasured pool's KD inputs.
 struct BestOfStart {
   std::string trunk, own;
-  std::vector<std::string> old_models;
+  std::vector<std::string> old_models;   // each old platform's served model: pinned in the version
+  std::vector<std::string> old_teachers;  // the student's old KD targets: old_models, or none (the trunk)
   std::vector<core::Record> unlabeled;
 };
 
@@ -1389,7 +1414,7 @@ Result<std::vector<ob::CandidateScore>> score_best_of_candidates(
   auto column = column_cached(a, p, start.own, choice.fit, fit);
   if (!column) return column.status();
   auto student = student_cached(a, p, covered, old_bank, l, start.trunk, l.fisher, *column, choice.fit, start.unlabeled,
-                                fit, start.old_models);
+                                fit, start.old_teachers);
   if (!student) return student.status();
   auto on_student = adapter_cached(a, p, student->checkpoint, choice.fit, fit);
   if (!on_student) return on_student.status();
@@ -1429,6 +1454,23 @@ void print_best_of_choice(const Args& a, const SequencePlatform& p, ob::Candidat
   std::printf(" %.0f s)\n", wall);
 }
 
+// --best-of-candidates: the adapters on the parent's trunk and on the
+// student, trained on the whole selection, scored on p ("candidate ... of
+// LINEAGE" lines; the student's is its "student of" line).
+Status score_adapters_of_best_of(const Args& a, const SequencePlatform& p, const Lineage& l, const std::string& trunk,
+                                 const std::string& student, const std::vector<core::Record>& records,
+                                 const std::string& digest) {
+  for (const auto& [c, base] : {std::pair<ob::Candidate, const std::string*>{ob::Candidate::kAdapterOnTeacher, &trunk},
+                                {ob::Candidate::kAdapterOnStudent, &student}}) {
+    auto t = adapter_cached(a, p, *base, records, digest);
+    if (!t) return t.status().with_context(std::string(ob::candidate_name(c)));
+    auto score = evaluate_cached(a, p, t->checkpoint);
+    if (!score) return score.status().with_context(std::string(ob::candidate_name(c)));
+    print_score("candidate " + std::string(ob::candidate_name(c)) + " of " + l.name, p.name, *score);
+  }
+  return Status::ok();
+}
+
 // A best-of lineage's step (e), as a distill job with "method": "best-of"
 // makes it (onboarding/best_of.h), on the shared selection: with the
 // validation choice, the candidates scored (score_best_of_candidates); then
@@ -1449,6 +1491,7 @@ int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std
   start.trunk = std::move(*trunk);
   start.own = std::move(*own);
   start.old_models = std::move(*old_models);
+  if (!l.old_kd_from_trunk) start.old_teachers = start.old_models;
   if (l.unlabeled_ratio > 0) start.unlabeled = selections.unlabeled_of(shared);
   const ob::ChoiceSplit choice = ob::choice_split(records, a.choice_fraction);
   std::vector<ob::CandidateScore> scores;
@@ -1471,13 +1514,18 @@ int best_of_step(const Args& a, const SequencePlatform& p, const std::vector<std
   if (!column_score) return fail(l.name, column_score.status());
   print_score("column of " + l.name, p.name, *column_score);
   auto student = student_cached(a, p, covered, old_bank, l, start.trunk, l.fisher, *column, records, start.unlabeled,
-                                shared.digest, start.old_models);
+                                shared.digest, start.old_teachers);
   if (!student) return fail(l.name, student.status());
   auto student_score = evaluate_cached(a, p, student->checkpoint);
   if (!student_score) return fail(l.name, student_score.status());
   print_score("student of " + l.name, p.name, *student_score);
   timing("column", *column);
   timing("student", *student);
+  if (a.best_of_candidates) {
+    if (Status s = score_adapters_of_best_of(a, p, l, start.trunk, student->checkpoint, records, shared.digest); !s) {
+      return fail(l.name, s);
+    }
+  }
   if (a.ensembles && a.methods.count("adapter") != 0) {  // score_ensembles needs (d)'s adapter too
     auto on_trunk = adapter_cached(a, p, start.trunk, records, shared.digest);
     if (!on_trunk) return fail(l.name, on_trunk.status());
@@ -1639,7 +1687,7 @@ int score_ensembles(const Args& a, const SequencePlatform& p, const std::vector<
   const Lineage* best_of = nullptr;
   for (const Lineage& l : lineages) {
     if (l.adapter) adapter = &l;
-    if (l.best_of) best_of = &l;
+    if (l.best_of && best_of == nullptr) best_of = &l;  // (e)
   }
   if (adapter == nullptr || best_of == nullptr || best_of->step_column.empty()) return 0;
   auto first = tr::platform_checkpoint(adapter->model, p.name);

@@ -29,8 +29,16 @@ std::string_view choice_name(Choice choice) {
     case Choice::kValidation: return "validation";
     case Choice::kSoup: return "soup";
     case Choice::kAdapter: return "adapter";
+    case Choice::kAdapterOnStudent: return "adapter-on-student";
   }
   return "fine-tune";
+}
+
+std::optional<Choice> choice_named(std::string_view name) {
+  for (Choice c : {Choice::kFineTune, Choice::kValidation, Choice::kSoup, Choice::kAdapter, Choice::kAdapterOnStudent}) {
+    if (choice_name(c) == name) return c;
+  }
+  return std::nullopt;
 }
 
 ChoiceSplit choice_split(std::span<const core::Record> selection, double fraction, std::uint64_t salt) {
@@ -70,6 +78,7 @@ Candidate chosen_candidate(Choice rule, std::span<const CandidateScore> scores) 
     case Choice::kFineTune: return Candidate::kFineTune;
     case Choice::kSoup: return Candidate::kSoup;
     case Choice::kAdapter: return Candidate::kAdapterOnTeacher;
+    case Choice::kAdapterOnStudent: return Candidate::kAdapterOnStudent;
     case Choice::kValidation: break;
   }
   return choose_candidate(scores);

@@ -77,9 +77,18 @@ std::string_view candidate_name(Candidate candidate);
 //                above it on every step measured, forgetting nothing, with
 //                forward transfer;
 //                docs/continual.md, "Best-of becomes the default").
-enum class Choice { kFineTune, kValidation, kSoup, kAdapter };
+//   kAdapterOnStudent
+//                an adapter on this step's student (Candidate
+//                kAdapterOnStudent): it starts from a trunk that has already
+//                learned the new platform from the column and the labels.
+//                Measured against kAdapter in docs/continual.md, "The adapter
+//                on this step's student".
+enum class Choice { kFineTune, kValidation, kSoup, kAdapter, kAdapterOnStudent };
 inline constexpr Choice kDefaultChoice = Choice::kAdapter;
-std::string_view choice_name(Choice choice);  // "fine-tune", "validation", "soup", "adapter"
+// "fine-tune", "validation", "soup", "adapter", "adapter-on-student".
+std::string_view choice_name(Choice choice);
+// The Choice named `name` (choice_name's), or none.
+std::optional<Choice> choice_named(std::string_view name);
 
 // The share of the selection's tasks that judges the candidates, and the salt
 // of that split (core::in_holdout): independent of the evaluation splits'

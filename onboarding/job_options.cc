@@ -187,14 +187,12 @@ std::optional<Status> set_distill_option(std::string_view key, const OptionValue
                : *method == "student" ? JobOptions::DistillMethod::kStudent
                                       : JobOptions::DistillMethod::kBestOf;
   } else if (key == "choice") {
-    const auto choice = v.one_of({"fine-tune", "validation", "soup", "adapter"});
+    const auto choice = v.one_of({"fine-tune", "validation", "soup", "adapter", "adapter-on-student"});
     if (!choice) {
-      return Status::invalid_argument("option 'choice' must be \"fine-tune\", \"validation\", \"soup\" or \"adapter\"");
+      return Status::invalid_argument(
+          "option 'choice' must be \"fine-tune\", \"validation\", \"soup\", \"adapter\" or \"adapter-on-student\"");
     }
-    o.choice = *choice == "validation" ? Choice::kValidation
-               : *choice == "soup"     ? Choice::kSoup
-               : *choice == "adapter"  ? Choice::kAdapter
-                                       : Choice::kFineTune;
+    o.choice = *choice_named(*choice);
   } else if (key == "adapter_rank") {
     if (x = v.integer(1, trainer::kMaxAdapterRank); x) o.adapter_rank = static_cast<int>(*x);
   } else if (key == "adapter_layers") {

@@ -25,7 +25,8 @@
 #   B  x86-24c → gpu-2080ti → gpu-v100 → gpu-h100
 #   C  gpu-v100 → gpu-2080ti → x86-16c   (a GPU-first lineage, then a CPU)
 # Environment: BUDGET_S (default 550) seconds for all steps of one call; RUNS_THREADS (default the
-# cores over the runs) torch threads per run; FLAGS more bench_continual flags.
+# cores over the runs) torch threads per run; FLAGS more bench_continual flags; METHODS its --methods
+# (default distill,adapter,best-of; best-of-trunk adds best-of with the old KD from the trunk).
 #
 #   scripts/gpu/lineage_study.sh stage            # here; then on the GPU machine, from the repository root:
 #   run(carry=[".gpu"], command="bash scripts/gpu/lineage_study.sh build smoke")
@@ -78,7 +79,7 @@ one_run() {
   local seq=$1 seed=$2 salt=$3 threads=$4 gpu=$5 platforms
   platforms=$(sequence "$seq") || return 1
   CUDA_VISIBLE_DEVICES=$gpu timeout "$(left)" "$BUILD/bench/bench_continual" --data "$DATA" --out "$LOGS/$seq-s$seed-t$salt" --cache "$CACHE" \
-    --platforms "$platforms" --methods distill,adapter,best-of --seed "$seed" --split-salt "$salt" \
+    --platforms "$platforms" --methods "${METHODS:-distill,adapter,best-of}" --seed "$seed" --split-salt "$salt" \
     --device cuda --threads "$threads" ${FLAGS:-} >"$LOGS/$seq-s$seed-t$salt.log" 2>&1 &
 }
 

@@ -10,9 +10,10 @@ means is printed beside where there are ≥ 2 salts).
 Reads the per-step lines bench_continual prints (finished or cut runs alike):
   "  rdu selection on PLATFORM: ..."           a step begins (PLATFORM is learned)
   "  NAME on PLATFORM  top-1 MEAN/SUM tuning T ..."   NAME: distill, (d) adapter,
-        (e) best-of, "column of distill" (the fine-tune of the student lineage's
-        model on the same selection), "zero-shot LINEAGE" (forward transfer),
-        "ensemble of ..." (bench_continual --ensembles: item 1's next lever)
+        (e) best-of, (f) best-of, trunk KD, "column of distill" (the fine-tune of
+        the student lineage's model on the same selection), "zero-shot LINEAGE"
+        (forward transfer), "ensemble of ..." (bench_continual --ensembles),
+        "student of L" and "candidate ... of L" (--best-of-candidates)
   "  best-of choice on PLATFORM CANDIDATE (...)"
 and prints, per new platform: each method's top-1 task-mean and tuning proxy
 right after it is learned, best-of minus the best of {adapter, student,
@@ -20,8 +21,9 @@ fine-tune} paired by run and minus the method with the best mean (item 1:
 ≥ −0.01), and minus the adapter (the switch rule of docs/continual.md); per old platform and later step,
 each method's top-1 now minus right after it was learned (item 1: ≥ −0.01);
 per platform not yet learned, each lineage's zero-shot top-1 and tuning proxy
-after each step (item 2: it should rise as the lineage grows); and the
-candidates best-of chose.
+after each step (item 2: it should rise as the lineage grows); each best-of
+lineage's candidates minus the method with the best mean, with the worst step
+(docs/continual.md, "The two levers"); and the candidates best-of chose.
 """
 import os
 import re
@@ -36,8 +38,13 @@ SELECT = re.compile(r"^  rdu selection on (\S+):")
 CHOICE = re.compile(r"^  best-of choice on (\S+)\s+(.+?) \(")
 BASE = re.compile(r"^step 0 \((\S+)\): base top-1 ([0-9.]+)/([0-9.]+) \(mean/sum\) tuning ([0-9.na-]+)")
 PLATFORMS = re.compile(r"--platforms (\S+)")
-LINEAGES = ["distill", "(d) adapter", "(e) best-of"]
-NAMES = {"distill": "student", "(d) adapter": "adapter", "(e) best-of": "best-of", "column of distill": "fine-tune"}
+LINEAGES = ["distill", "(d) adapter", "(e) best-of", "(f) best-of, trunk KD"]
+NAMES = {"distill": "student", "(d) adapter": "adapter", "(e) best-of": "best-of", "column of distill": "fine-tune",
+         "(f) best-of, trunk KD": "best-of, trunk KD"}
+BEST_OF = ["(e) best-of", "(f) best-of, trunk KD"]
+# bench_continual --best-of-candidates: a best-of lineage's candidates on its new platform, by the line's name.
+CANDIDATES = [("student", "student of {}"), ("adapter on the parent's trunk", "candidate adapter on the parent's trunk of {}"),
+              ("adapter on the student", "candidate adapter on the student of {}")]
 ENSEMBLE = "ensemble of "
 
 
@@ -104,6 +111,35 @@ def best_mean_gap(runs, k, p, candidate="(e) best-of"):
     return NAMES[best], gap
 
 
+def print_candidates(runs, order):
+    """Each best-of lineage's candidates (--best-of-candidates) − the method with the best mean, and its worst step."""
+    rows = []
+    for lineage in BEST_OF:
+        for label, pattern in CANDIDATES:
+            name = pattern.format(lineage)
+            means = []
+            for k in range(1, len(order)):
+                p = order[k]
+                top = [s[k][name][p][0] for o, s, _ in runs if k < len(o) and p in s[k].get(name, {})]
+                if not top:
+                    continue
+                tun = [s[k][name][p][1] for o, s, _ in runs if k < len(o) and p in s[k].get(name, {})]
+                best, v = best_mean_gap(runs, k, p, name)
+                rows.append(f"| {p} | {NAMES[lineage]} | {label} | {cell(top)} | {cell(tun, 3)} | − {best}: {diff_cell(v)} |")
+                if v:
+                    means.append((sum(v) / len(v), p))
+            if means:
+                worst = min(means)
+                rows.append(f"| **worst step** | {NAMES[lineage]} | {label} | | | {worst[1]}: {worst[0]:+.4f} |")
+    if not rows:
+        return
+    print("\n## Best-of's candidates (--best-of-candidates), − the method with the best mean, paired by run "
+          "(item 1 on the mean: ≥ −0.01)\n")
+    print("| platform | lineage | candidate | top-1 | tuning proxy | − the best mean |\n|---|---|---|---|---|---|")
+    for r in rows:
+        print(r)
+
+
 def main(paths):
     runs = [parse(p) for p in paths]
     runs = [r for r in runs if r[0]]
@@ -161,12 +197,15 @@ def main(paths):
                     best, v = best_mean_gap(runs, k, p, name)
                     print(f"| {p} | {name[len(ENSEMBLE):]} | {cell(top)} | {cell(tun, 3)} | − {best}: {diff_cell(v)} |")
 
+    print_candidates(runs, order)
+
     print("\n## Forgetting: old platform's top-1 after a later step − right after it was learned\n")
-    print("| platform | after step | student | adapter | best-of |\n|---|---|---|---|---|")
+    present = [n for n in LINEAGES if n in LINEAGES[:3] or any(n in row for _, s, _ in runs for row in s.values())]
+    print("| platform | after step | " + " | ".join(NAMES[n] for n in present) + " |\n" + "|---" * (len(present) + 2) + "|")
     for j in range(len(order)):
         for k in range(j + 1, len(order)):
             cells = []
-            for name in LINEAGES:
+            for name in present:
                 v = []
                 for o, s, _ in runs:
                     if k < len(o) and order[j] in s[k].get(name, {}) and order[j] in s[j].get(name, {}):
@@ -178,7 +217,7 @@ def main(paths):
     print("| platform | after step | lineage | top-1 | tuning proxy |\n|---|---|---|---|---|")
     for j in range(1, len(order)):
         for k in range(0, j):
-            for name in LINEAGES:
+            for name in present:
                 top, tun = [], []
                 for o, s, _ in runs:
                     z = s[k].get("zero-shot " + name, {})
