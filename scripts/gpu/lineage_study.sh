@@ -85,9 +85,9 @@ one_run() {
 
 smoke() {
   timeout "$(left)" "$BUILD/bench/bench_continual" --data "$DATA" --out "$LOGS/smoke" --cache "$CACHE/smoke" \
-    --platforms gpu-v100,gpu-2080ti --methods distill,adapter,best-of --epochs 1 --column-epochs 1 \
-    --base-epochs 1 --device cuda --threads 4 >"$LOGS/smoke.log" 2>&1
-  echo "== smoke: rc $?"; grep -E "best-of choice|zero-shot|^  \(e\)" "$LOGS/smoke.log" | tail -n 12
+    --platforms gpu-v100,gpu-2080ti --methods "${METHODS:-distill,adapter,best-of}" --epochs 1 --column-epochs 1 \
+    --base-epochs 1 --device cuda --threads 4 ${FLAGS:-} >"$LOGS/smoke.log" 2>&1
+  echo "== smoke: rc $?"; grep -E "best-of choice|zero-shot|candidate|^  \((e|f)\)" "$LOGS/smoke.log" | tail -n 16
 }
 
 run() {
