@@ -6,7 +6,7 @@
 // job runs.
 //
 // Defaults are TrainRequest's and DistillTargets'. A distill's "method" is
-// "best-of" by default, with "choice": "adapter" (best_of.h): the student
+// "best-of" by default, with "choice": "adapter-on-student" (best_of.h): the student
 // at 12 epochs, its column at 12 (trainer::kDistillStudentEpochs,
 // kDistillColumnEpochs) and the student's learning rate
 // (trainer::kDistillStudentLearningRate); the new platform's adapter
@@ -60,16 +60,18 @@ struct JobOptions {
   //             KD from the column and the teacher and EWC (below);
   //   kBestOf   the student as the trunk, and per platform the model that
   //             serves it best (onboarding/best_of.h): the new platform's
-  //             by `choice` (by default the adapter on production's trunk;
-  //             or the fine-tune, or the best on a validation split of its
-  //             selection among the student, adapters and the fine-tune);
+  //             by `choice` (by default an adapter on the new student;
+  //             or the adapter on production's trunk, the fine-tune, or the
+  //             best on a validation split of its selection among the
+  //             student, adapters and the fine-tune);
   //             every old platform's kept as production had it.
   //             Takes both methods' options (epochs and learning_rate are
   //             the student's; the adapters train at kDistillAdapterEpochs,
   //             kDistillAdapterLearningRate).
   enum class DistillMethod { kAdapter, kStudent, kBestOf };
   DistillMethod method = DistillMethod::kBestOf;
-  Choice choice = kDefaultChoice;  // best-of only: "choice": "fine-tune", "validation", "soup" or "adapter"
+  // best-of only: "choice": "fine-tune", "validation", "soup", "adapter" or "adapter-on-student".
+  Choice choice = kDefaultChoice;
   int adapter_rank = trainer::kDistillAdapter.rank;
   trainer::AdapterLayers adapter_layers = trainer::kDistillAdapter.layers;
   // Distill with the student (trainer::DistillTargets), and the promotion gate's margin.

@@ -603,8 +603,12 @@ Result<std::vector<Serving>> serving_of(const Start& teacher, const TeacherPiece
             "trunk, both trained on the selection from the parent's model of the platform"
       : rule == Choice::kAdapter
           ? "choice \"adapter\": an adapter trained on the selection over the parent's trunk (after a "
-            "best-of or student distill, the lineage's latest distilled student), the default: within 0.01 of the "
-            "adapter method or above it on every step measured (docs/continual.md)"
+            "best-of or student distill, the lineage's latest distilled student)"
+      : rule == Choice::kAdapterOnStudent
+          ? "choice \"adapter-on-student\", the default: an adapter trained on the selection over this version's "
+            "trunk, the student that has learned the platform from its active column and labels; within 0.01 of "
+            "the best of the student, the adapter method and the fine-tune on every step measured "
+            "(docs/continual.md)"
       : scores.empty() ? "no validation split (the selection has too few tasks): the student"
                        : "the best validation top-1 (task mean) of the candidates on " +
                              std::to_string(validation_tasks) + " tasks of the selection held out of their training";

@@ -15,7 +15,8 @@
 #            sequences SEQS for seeds SEEDS and split salts SALTS (comma lists), every (seq, seed, salt) a
 #            process of its own, all side by side, within what is left of BUDGET_S; methods
 #            distill (the student), adapter, best-of (its choice: FLAGS' --best-of-choice, by default
-#            onboarding::kDefaultChoice, the adapter; runs before 2026-12-04 had the fine-tune). Everything trained is cached in $CACHE
+#            onboarding::kDefaultChoice, adapter-on-student since 2026-12-04's last runs; before them the
+#            adapter, and before 2026-12-04 the fine-tune). Everything trained is cached in $CACHE
 #            (/tmp: kept while the machine stays warm), so a call cut by its budget resumes at
 #            the next call with the same arguments; a cold machine starts over.
 #   summary SEQ [SALTS]

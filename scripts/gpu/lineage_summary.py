@@ -200,7 +200,8 @@ def main(paths):
     print_candidates(runs, order)
 
     print("\n## Forgetting: old platform's top-1 after a later step − right after it was learned\n")
-    present = [n for n in LINEAGES if n in LINEAGES[:3] or any(n in row for _, s, _ in runs for row in s.values())]
+    # (f) only where a run has it (every lineage has the base's step 0 line).
+    present = [n for n in LINEAGES if n in LINEAGES[:3] or any(n in s[k] for _, s, _ in runs for k in s if k > 0)]
     print("| platform | after step | " + " | ".join(NAMES[n] for n in present) + " |\n" + "|---" * (len(present) + 2) + "|")
     for j in range(len(order)):
         for k in range(j + 1, len(order)):

@@ -383,30 +383,32 @@ TEST_F(DistillTest, DistillsByAdapterLeavingOldPlatformsUnchanged) {
 
 // Best-of (onboarding/best_of.h), the default distill: the student becomes
 // the trunk, the old platform keeps the parent's model, pinned (its scores
-// bit for bit, the gate's change 0), and the new platform gets the adapter
-// on the parent's trunk by default or the fine-tune with "choice":
-// "fine-tune"; the version says which and why.
+// bit for bit, the gate's change 0), and the new platform gets an adapter
+// on the new student (the version's trunk) by default or the fine-tune with
+// "choice": "fine-tune"; the version says which and why.
 TEST_F(DistillTest, BestOfPinsTheOldPlatformAndServesTheNewOneItsChoice) {
   start();
   json::value first = run_job("x16", R"({"kind": "train", "epochs": 2, "seed": 1})");
   ASSERT_EQ(first.at("state").as_string(), "succeeded") << json::serialize(first);
   const std::int64_t v1 = first.at("result_version").as_int64();
-  // No method named: best-of with the adapter choice, stored as resolved.
+  // No method named: best-of with the adapter-on-student choice, stored as resolved.
   json::value d = run_job("t4", R"({"kind": "distill", "epochs": 1, "column_epochs": 1, "max_old_bank": 600,
                                     "unlabeled_ratio": 0, "seed": 1})");
   ASSERT_EQ(d.at("state").as_string(), "succeeded") << json::serialize(d);
   EXPECT_EQ(d.at("options").at("method").as_string(), "best-of");
-  EXPECT_EQ(d.at("options").at("choice").as_string(), "adapter");
+  EXPECT_EQ(d.at("options").at("choice").as_string(), "adapter-on-student");
   const std::int64_t v2 = d.at("result_version").as_int64();
   const json::value version = call("GET", "/v1/models/" + std::to_string(v2)).json();
   EXPECT_EQ(version.at("config").at("distill").at("method").as_string(), "best-of") << json::serialize(version);
-  EXPECT_EQ(version.at("config").at("distill").at("choice").as_string(), "adapter") << json::serialize(version);
+  EXPECT_EQ(version.at("config").at("distill").at("choice").as_string(), "adapter-on-student")
+      << json::serialize(version);
   const json::value& serving = version.at("config").at("serving");
   EXPECT_EQ(serving.at("x16").at("model").as_string(), "pinned") << json::serialize(serving);
   EXPECT_EQ(serving.at("x16").at("from_version").as_int64(), v1);
-  EXPECT_EQ(serving.at("t4").at("model").as_string(), "pinned");
-  EXPECT_EQ(serving.at("t4").at("origin").as_string(), "adapter on the parent's trunk");
-  EXPECT_NE(std::string(serving.at("t4").at("reason").as_string()).find("choice \"adapter\""), std::string::npos);
+  EXPECT_EQ(serving.at("t4").at("model").as_string(), "adapter");  // on the version's own trunk
+  EXPECT_EQ(serving.at("t4").at("origin").as_string(), "adapter on the student");
+  EXPECT_NE(std::string(serving.at("t4").at("reason").as_string()).find("choice \"adapter-on-student\""),
+            std::string::npos);
   EXPECT_FALSE(serving.at("t4").as_object().contains("validation"));  // nothing scored to choose
   const json::value& x16 = version.at("metrics").at("versus_parent").at("x16");
   EXPECT_EQ(x16.at("change").to_number<double>(), 0.0) << json::serialize(x16);

@@ -47,7 +47,7 @@ TEST(BestOfTest, ChoosesTheBestValidationScoreATieToTheStudent) {
   EXPECT_EQ(chosen_candidate(Choice::kValidation, scores), Candidate::kAdapterOnTeacher);
   EXPECT_EQ(chosen_candidate(Choice::kFineTune, scores), Candidate::kFineTune);
   EXPECT_EQ(chosen_candidate(Choice::kFineTune, {}), Candidate::kFineTune);
-  EXPECT_EQ(kDefaultChoice, Choice::kAdapter);  // issue 48's rule (docs/continual.md)
+  EXPECT_EQ(kDefaultChoice, Choice::kAdapterOnStudent);  // issue 48's levers (docs/continual.md)
   EXPECT_EQ(choice_name(Choice::kValidation), "validation");
   EXPECT_EQ(chosen_candidate(Choice::kSoup, scores), Candidate::kSoup);
   EXPECT_EQ(choice_name(Choice::kSoup), "soup");
@@ -57,6 +57,15 @@ TEST(BestOfTest, ChoosesTheBestValidationScoreATieToTheStudent) {
                                                       scored(Candidate::kFineTune, 0.9)};
   EXPECT_EQ(chosen_candidate(Choice::kAdapter, fine_tune_best), Candidate::kAdapterOnTeacher);
   EXPECT_EQ(choice_name(Choice::kAdapter), "adapter");
+  // "adapter-on-student": the adapter on this step's student, whatever the scores.
+  EXPECT_EQ(chosen_candidate(Choice::kAdapterOnStudent, fine_tune_best), Candidate::kAdapterOnStudent);
+  EXPECT_EQ(choice_name(Choice::kAdapterOnStudent), "adapter-on-student");
+  // choice_named is choice_name's inverse, and names nothing else.
+  for (Choice c : {Choice::kFineTune, Choice::kValidation, Choice::kSoup, Choice::kAdapter, Choice::kAdapterOnStudent}) {
+    EXPECT_EQ(choice_named(choice_name(c)), c) << choice_name(c);
+  }
+  EXPECT_FALSE(choice_named("adapter on the student").has_value());
+  EXPECT_FALSE(choice_named("").has_value());
 }
 
 TEST(BestOfTest, TheChoiceSplitsTheSelectionByWholeTasks) {

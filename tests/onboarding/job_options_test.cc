@@ -20,12 +20,12 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   EXPECT_EQ(train->learning_rate, 2e-3);  // Optimisation's
   EXPECT_EQ(train->model, "mamba");
   EXPECT_FALSE(train->auto_schedule);
-  // A distill's default method: best-of with the adapter choice (issue 48, docs/continual.md), the
+  // A distill's default method: best-of with the adapter-on-student choice (issue 48, docs/continual.md), the
   // student's epochs and learning rate, the adapter's rank and layers.
   auto by_default = parse_job_options("{}", JobKind::kDistill);
   ASSERT_TRUE(by_default.is_ok()) << by_default.status().to_string();
   EXPECT_EQ(by_default->method, JobOptions::DistillMethod::kBestOf);
-  EXPECT_EQ(by_default->choice, Choice::kAdapter);
+  EXPECT_EQ(by_default->choice, Choice::kAdapterOnStudent);
   EXPECT_EQ(by_default->epochs, trainer::kDistillStudentEpochs);
   EXPECT_EQ(by_default->learning_rate, trainer::kDistillStudentLearningRate);
   EXPECT_EQ(by_default->adapter_rank, trainer::kDistillAdapter.rank);
@@ -58,9 +58,9 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   EXPECT_EQ(best_of->learning_rate, trainer::kDistillStudentLearningRate);
   EXPECT_EQ(best_of->adapter_rank, 8);
   EXPECT_EQ(best_of->ewc_weight, 0.3);
-  // Its choice of the new platform's model: the adapter on production's trunk unless asked.
-  EXPECT_EQ(best_of->choice, Choice::kAdapter);
-  EXPECT_EQ(choice_name(best_of->choice), "adapter");
+  // Its choice of the new platform's model: an adapter on the new student unless asked.
+  EXPECT_EQ(best_of->choice, Choice::kAdapterOnStudent);
+  EXPECT_EQ(choice_name(best_of->choice), "adapter-on-student");
   auto by_fine_tune = parse_job_options(R"({"method": "best-of", "choice": "fine-tune"})", JobKind::kDistill);
   ASSERT_TRUE(by_fine_tune.is_ok()) << by_fine_tune.status().to_string();
   EXPECT_EQ(by_fine_tune->choice, Choice::kFineTune);
@@ -70,9 +70,13 @@ TEST(JobOptionsTest, DefaultsFollowTheKind) {
   auto by_adapter = parse_job_options(R"({"method": "best-of", "choice": "adapter"})", JobKind::kDistill);
   ASSERT_TRUE(by_adapter.is_ok()) << by_adapter.status().to_string();
   EXPECT_EQ(by_adapter->choice, Choice::kAdapter);
+  auto on_student = parse_job_options(R"({"method": "best-of", "choice": "adapter-on-student"})", JobKind::kDistill);
+  ASSERT_TRUE(on_student.is_ok()) << on_student.status().to_string();
+  EXPECT_EQ(on_student->choice, Choice::kAdapterOnStudent);
   auto unknown = parse_job_options(R"({"method": "best-of", "choice": "best"})", JobKind::kDistill);
   ASSERT_FALSE(unknown.is_ok());
-  EXPECT_NE(unknown.status().message().find("'choice' must be \"fine-tune\", \"validation\", \"soup\" or \"adapter\""),
+  EXPECT_NE(unknown.status().message().find(
+                "'choice' must be \"fine-tune\", \"validation\", \"soup\", \"adapter\" or \"adapter-on-student\""),
             std::string::npos)
       << unknown.status().to_string();
   // The other methods choose nothing, and say so.

@@ -71,6 +71,39 @@ class LineageSummaryTest(unittest.TestCase):
         self.assertIn("| c | fine-tune | 0.6200", out)
         self.assertNotIn("member", out)
 
+    def test_best_of_candidates_against_the_best_mean_and_their_worst_step(self):
+        # --best-of-candidates: the adapter on the student of (e) and of (f) on each new platform. The best
+        # means are the adapter's on b (0.70) and the fine-tune's on c (0.62), as above.
+        def with_candidates(seed, on_student_e, on_student_f):
+            text = run_log(seed, student=[0.60, 0.50] if seed == 1 else [0.62, 0.52],
+                           adapter=[0.72, 0.55] if seed == 1 else [0.68, 0.57],
+                           fine_tune=[0.60, 0.60] if seed == 1 else [0.69, 0.64],
+                           best_of=[0.72, 0.58] if seed == 1 else [0.68, 0.66], ensemble=[0.7, 0.6])
+            lines = []
+            for l in text.splitlines():
+                lines.append(l)
+                m = re.match(r"^  \(e\) best-of\s+on (\w)", l)
+                if m:
+                    k = "bc".index(m.group(1))
+                    lines.append(line("candidate adapter on the student of (e) best-of", m.group(1), on_student_e[k]))
+                    lines.append(line("candidate adapter on the student of (f) best-of, trunk KD", m.group(1),
+                                      on_student_f[k]))
+                    lines.append(line("(f) best-of, trunk KD", m.group(1), on_student_f[k]))
+            return "\n".join(lines) + "\n"
+        out = self.summary(with_candidates(1, [0.74, 0.61], [0.71, 0.50]),
+                           with_candidates(2, [0.70, 0.65], [0.70, 0.52]))
+        rows = re.findall(r"^\| (\w) \| (best-of(?:, trunk KD)?) \| adapter on the student \| (\S+) .*\| − (\S+): (\S+) ",
+                          out, re.M)
+        # (e): b +0.02, +0.02 over the adapter; c +0.01, +0.01 over the fine-tune. (f): b −0.01, +0.02; c −0.10, −0.12.
+        self.assertEqual(rows, [("b", "best-of", "0.7200", "adapter", "+0.0200"),
+                                ("c", "best-of", "0.6300", "fine-tune", "+0.0100"),
+                                ("b", "best-of, trunk KD", "0.7050", "adapter", "+0.0050"),
+                                ("c", "best-of, trunk KD", "0.5100", "fine-tune", "-0.1100")])
+        worst = re.findall(r"^\| \*\*worst step\*\* \| (.+?) \| adapter on the student \| \| \| (.+) \|$", out, re.M)
+        self.assertEqual(worst, [("best-of", "c: +0.0100"), ("best-of, trunk KD", "c: -0.1100")])
+        # (f) is a lineage of its own in the forgetting table once a run has it.
+        self.assertIn("| platform | after step | student | adapter | best-of | best-of, trunk KD |", out)
+
     def test_no_ensemble_lines_no_ensemble_table(self):
         text = run_log(1, [0.6, 0.5], [0.7, 0.6], [0.6, 0.6], [0.7, 0.6], [0.7, 0.6])
         text = "\n".join(l for l in text.splitlines() if "ensemble of" not in l) + "\n"
