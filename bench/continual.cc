@@ -262,10 +262,10 @@ struct Args {
   int mc_samples = 8;
   std::int64_t base_max_records = 40'000;
   double choice_fraction = ob::kChoiceFraction;  // --choice-fraction: best-of's validation share of the selection
-  ob::Choice choice = ob::kDefaultChoice;        // --best-of-choice fine-tune|validation|soup|adapter|adapter-on-student
-  bool best_of_candidates = false;               // --best-of-candidates: score every candidate on the eval split
-  bool no_zero_shot = false;                     // --no-zero-shot: skip the forward-transfer scores
-  bool ensembles = false;                        // --ensembles: score_ensembles' lines (needs (d) and (e))
+  ob::Choice choice = ob::kDefaultChoice;  // --best-of-choice fine-tune|validation|soup|adapter|adapter-on-student
+  bool best_of_candidates = false;         // --best-of-candidates: score every candidate on the eval split
+  bool no_zero_shot = false;               // --no-zero-shot: skip the forward-transfer scores
+  bool ensembles = false;                  // --ensembles: score_ensembles' lines (needs (d) and (e))
   int threads = 2;
   tr::Device device = tr::Device::kAuto;  // --device: where every model trains
   std::string command;                    // the command line, for the tables
@@ -1398,7 +1398,7 @@ Result<std::string> soup_model(const Args& a, const SequencePlatform& p, const L
 // the unmeasured pool's KD inputs.
 struct BestOfStart {
   std::string trunk, own;
-  std::vector<std::string> old_models;   // each old platform's served model: pinned in the version
+  std::vector<std::string> old_models;    // each old platform's served model: pinned in the version
   std::vector<std::string> old_teachers;  // the student's old KD targets: old_models, or none (the trunk)
   std::vector<core::Record> unlabeled;
 };
