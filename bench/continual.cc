@@ -89,7 +89,7 @@
 //      --best-of-candidates: every best-of step also
 //      scores the student, the adapter on the parent's trunk and the adapter
 //      on the student, each trained on the whole selection ("candidate ...
-//      of (e) best-of" lines; scored whatever the choice, so one run measures
+//      of LINEAGE" lines; scored whatever the choice, so one run measures
 //      every choice whose trunk is the same).
 //   3. After each step every current model is scored on the evaluation split
 //      of every platform seen so far: trainer::evaluate_checkpoint(records of
@@ -115,7 +115,8 @@
 //       [--base-seed SEED] [--fraction 0.1] [--validation 0] [--split-salt 0] [--platform-slots]
 //       [--mc-samples 8] [--base-epochs 4] [--base-max-records 40000] [--threads 2]
 //       [--device auto|cpu|cuda]
-//       [--methods distill,ft,b,c1,c2,adapter,best-of,best-of-trunk] [--best-of-choice adapter] [--ensembles]
+//       [--methods distill,ft,b,c1,c2,adapter,best-of,best-of-trunk] [--best-of-choice adapter-on-student]
+//       [--ensembles]
 //       [--best-of-candidates]
 //
 // --data holds one folder per platform with records.jsonl.gz. Run under
@@ -1687,7 +1688,7 @@ int score_ensembles(const Args& a, const SequencePlatform& p, const std::vector<
   const Lineage* best_of = nullptr;
   for (const Lineage& l : lineages) {
     if (l.adapter) adapter = &l;
-    if (l.best_of && best_of == nullptr) best_of = &l;  // (e)
+    if (l.best_of && !l.old_kd_from_trunk) best_of = &l;  // (e), not (f)
   }
   if (adapter == nullptr || best_of == nullptr || best_of->step_column.empty()) return 0;
   auto first = tr::platform_checkpoint(adapter->model, p.name);

@@ -75,7 +75,7 @@ std::string_view candidate_name(Candidate candidate);
 //                student step, an adapter on the latest distilled student,
 //                which has learned from every platform before. The
 //                default from 2026-12-04 until kAdapterOnStudent; it missed
-//                item 1 of issue 48 on B's gpu-h100 and C's x86-16c
+//                item 1 of issue 48 on B's gpu-h100 and gpu-v100, C's x86-16c and A's gpu-v100
 //                (docs/continual.md, "Best-of becomes the default").
 //   kAdapterOnStudent
 //                an adapter on this step's student (Candidate
@@ -83,8 +83,8 @@ std::string_view candidate_name(Candidate candidate);
 //                learned the new platform from the column and the labels,
 //                kept as an adapter on the version's trunk. The default:
 //                the best worst step of the configurations on the
-//                validation split, and within 0.01 of the best of the
-//                student, the adapter method and the fine-tune on every
+//                validation split, and within 0.01 of the best mean of
+//                the student, the adapter method and the fine-tune on every
 //                step measured on held-out splits (docs/continual.md, "The
 //                two levers measured").
 enum class Choice { kFineTune, kValidation, kSoup, kAdapter, kAdapterOnStudent };
@@ -129,8 +129,8 @@ struct CandidateScore {
 Candidate choose_candidate(std::span<const CandidateScore> scores);
 
 // The new platform's model under `rule`: the fine-tune for kFineTune, the
-// soup for kSoup, the adapter on T's trunk for kAdapter,
-// choose_candidate(scores) for kValidation.
+// soup for kSoup, the adapter on T's trunk for kAdapter, the adapter on the
+// student for kAdapterOnStudent, choose_candidate(scores) for kValidation.
 Candidate chosen_candidate(Choice rule, std::span<const CandidateScore> scores);
 
 // Each of `platforms`' model in `version` (trainer::platform_checkpoint:
