@@ -175,6 +175,11 @@ TEST_F(ConsoleTest, EveryPageShowsARealLineageAndAJobsProgressMoves) {
   ASSERT_EQ(v3.at("state").as_string(), "succeeded") << json::serialize(v3);
   const json::value refused = call("GET", "/v1/models/" + std::to_string(v3.at("result_version").as_int64())).json();
   ASSERT_EQ(refused.at("status").as_string(), "candidate") << json::serialize(refused);
+  // v4: the default distill (best-of) of t4 from production (v2), whose version says per platform which
+  // model serves it; the version page must show it.
+  const json::value v4 = run_job("t4", R"({"kind": "distill", "epochs": 1, "column_epochs": 1, "max_old_bank": 600,
+                                           "unlabeled_ratio": 0, "seed": 3})");
+  ASSERT_EQ(v4.at("state").as_string(), "succeeded") << json::serialize(v4);
   // A tuning run as tclctl tune stores it (its first round before every task had a program).
   const HttpResult run = call("PUT", "/v1/platforms/x16/tuning-runs/tune-0123456789abcdef",
                               R"({"network": "resnet50", "model": "lineage+online", "seed": 1, "rounds": [

@@ -144,6 +144,19 @@ try {
     const distill = versions.find((v) => v.config?.kind === 'distill' && v.status === 'promoted') ?? versions[versions.length - 1];
     await open(`version/${distill.version}`, 'version');
     await shot('03-version-distill.png');
+    // A best-of version (the default distill): each platform's row says the model its serving names.
+    const bestOf = versions.find((v) => v.config?.distill?.method === 'best-of');
+    check('the lineage holds a best-of version', Boolean(bestOf), JSON.stringify(versions.map((v) => v.config?.distill?.method)));
+    if (bestOf) {
+      await open(`version/${bestOf.version}`, 'version');
+      for (const p of bestOf.platforms) {
+        const s = bestOf.serving?.[p];
+        const rt = await page.locator(`table.version tr[data-platform="${p}"]`).textContent();
+        check(`best-of v${bestOf.version} ${p} served by ${s?.model}: ${s?.origin}`,
+          typeof s?.model === 'string' && rt.includes(`${s.model}: ${s.origin}`), rt);
+      }
+      await shot('03-version-best-of.png');
+    }
 
     // Quality over time: a plot per platform, a point per version that covers it.
     ms = await open('quality', 'quality');
