@@ -748,6 +748,10 @@ struct StepResult {
   double embed_s = 0, select_s = 0;
 };
 
+// The best-of lineages' row labels (lineage_summary.py reads them).
+constexpr char kBestOfName[] = "(e) best-of";
+constexpr char kBestOfTrunkName[] = "(f) best-of, trunk KD";
+
 struct Lineage {
   std::string name;  // row label
   bool distill = false;
@@ -945,7 +949,7 @@ void render_targets(const std::vector<StepResult>& steps, const std::vector<std:
   const std::string upper = have_joint ? "(b) joint" : "(c2) separate, whole pool";
   const std::string upper_tag = have_joint ? "(b)" : "(c2)";
   for (const std::string& m : order) {
-    if (m.rfind("distill", 0) != 0 && m.rfind("(e) best-of", 0) != 0 && m.rfind("(f) best-of", 0) != 0) continue;
+    if (m.rfind("distill", 0) != 0 && m != kBestOfName && m != kBestOfTrunkName) continue;
     double worst = 0;
     std::string worst_at = "none";
     std::set<std::int64_t> params;
@@ -1090,7 +1094,7 @@ std::vector<Lineage> make_lineages(const Args& a) {
   if (a.methods.count("best-of")) {
     // The main distill lineage's settings: at step 1 its student and column are best-of's (one cache entry).
     Lineage l = lineages.front();
-    l.name = "(e) best-of";
+    l.name = kBestOfName;
     l.distill = false;
     l.best_of = true;
     lineages.push_back(l);
@@ -1099,7 +1103,7 @@ std::vector<Lineage> make_lineages(const Args& a) {
     // (e) with every old platform's KD from the parent's trunk, as the
     // student lineage's: its student is distill's (one cache entry).
     Lineage l = lineages.front();
-    l.name = "(f) best-of, trunk KD";
+    l.name = kBestOfTrunkName;
     l.distill = false;
     l.best_of = true;
     l.old_kd_from_trunk = true;

@@ -35,8 +35,7 @@ std::string_view choice_name(Choice choice) {
 }
 
 std::optional<Choice> choice_named(std::string_view name) {
-  for (Choice c :
-       {Choice::kFineTune, Choice::kValidation, Choice::kSoup, Choice::kAdapter, Choice::kAdapterOnStudent}) {
+  for (Choice c : kChoices) {
     if (choice_name(c) == name) return c;
   }
   return std::nullopt;

@@ -88,6 +88,8 @@ std::string_view candidate_name(Candidate candidate);
 //                step measured on held-out splits (docs/continual.md, "The
 //                two levers measured").
 enum class Choice { kFineTune, kValidation, kSoup, kAdapter, kAdapterOnStudent };
+inline constexpr Choice kChoices[] = {Choice::kFineTune, Choice::kValidation, Choice::kSoup, Choice::kAdapter,
+                                      Choice::kAdapterOnStudent};
 inline constexpr Choice kDefaultChoice = Choice::kAdapterOnStudent;
 // "fine-tune", "validation", "soup", "adapter", "adapter-on-student".
 std::string_view choice_name(Choice choice);

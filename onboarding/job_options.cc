@@ -187,12 +187,13 @@ std::optional<Status> set_distill_option(std::string_view key, const OptionValue
                : *method == "student" ? JobOptions::DistillMethod::kStudent
                                       : JobOptions::DistillMethod::kBestOf;
   } else if (key == "choice") {
-    const auto choice = v.one_of({"fine-tune", "validation", "soup", "adapter", "adapter-on-student"});
+    const std::optional<Choice> choice =
+        v.json().is_string() ? choice_named(std::string_view(v.json().as_string())) : std::nullopt;
     if (!choice) {
       return Status::invalid_argument(
           "option 'choice' must be \"fine-tune\", \"validation\", \"soup\", \"adapter\" or \"adapter-on-student\"");
     }
-    o.choice = *choice_named(*choice);
+    o.choice = *choice;
   } else if (key == "adapter_rank") {
     if (x = v.integer(1, trainer::kMaxAdapterRank); x) o.adapter_rank = static_cast<int>(*x);
   } else if (key == "adapter_layers") {

@@ -607,7 +607,7 @@ Result<std::vector<Serving>> serving_of(const Start& teacher, const TeacherPiece
       : rule == Choice::kAdapterOnStudent
           ? "choice \"adapter-on-student\", the default: an adapter trained on the selection over this version's "
             "trunk, the student that has learned the platform from its active column and labels; within 0.01 of "
-            "the best of the student, the adapter method and the fine-tune on every step measured "
+            "the best mean of the student, the adapter method and the fine-tune on every held-out step measured "
             "(docs/continual.md)"
       : scores.empty() ? "no validation split (the selection has too few tasks): the student"
                        : "the best validation top-1 (task mean) of the candidates on " +

@@ -61,8 +61,7 @@ TEST(BestOfTest, ChoosesTheBestValidationScoreATieToTheStudent) {
   EXPECT_EQ(chosen_candidate(Choice::kAdapterOnStudent, fine_tune_best), Candidate::kAdapterOnStudent);
   EXPECT_EQ(choice_name(Choice::kAdapterOnStudent), "adapter-on-student");
   // choice_named is choice_name's inverse, and names nothing else.
-  for (Choice c :
-       {Choice::kFineTune, Choice::kValidation, Choice::kSoup, Choice::kAdapter, Choice::kAdapterOnStudent}) {
+  for (Choice c : kChoices) {
     EXPECT_EQ(choice_named(choice_name(c)), c) << choice_name(c);
   }
   EXPECT_FALSE(choice_named("adapter on the student").has_value());

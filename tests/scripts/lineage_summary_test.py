@@ -74,21 +74,19 @@ class LineageSummaryTest(unittest.TestCase):
     def test_best_of_candidates_against_the_best_mean_and_their_worst_step(self):
         # --best-of-candidates: the adapter on the student of (e) and of (f) on each new platform. The best
         # means are the adapter's on b (0.70) and the fine-tune's on c (0.62), as above.
+        methods = {1: dict(student=[0.60, 0.50], adapter=[0.72, 0.55], fine_tune=[0.60, 0.60], best_of=[0.72, 0.58]),
+                   2: dict(student=[0.62, 0.52], adapter=[0.68, 0.57], fine_tune=[0.69, 0.64], best_of=[0.68, 0.66])}
+
         def with_candidates(seed, on_student_e, on_student_f):
-            text = run_log(seed, student=[0.60, 0.50] if seed == 1 else [0.62, 0.52],
-                           adapter=[0.72, 0.55] if seed == 1 else [0.68, 0.57],
-                           fine_tune=[0.60, 0.60] if seed == 1 else [0.69, 0.64],
-                           best_of=[0.72, 0.58] if seed == 1 else [0.68, 0.66], ensemble=[0.7, 0.6])
             lines = []
-            for l in text.splitlines():
+            for l in run_log(seed, ensemble=[0.7, 0.6], **methods[seed]).splitlines():
                 lines.append(l)
                 m = re.match(r"^  \(e\) best-of\s+on (\w)", l)
                 if m:
-                    k = "bc".index(m.group(1))
-                    lines.append(line("candidate adapter on the student of (e) best-of", m.group(1), on_student_e[k]))
-                    lines.append(line("candidate adapter on the student of (f) best-of, trunk KD", m.group(1),
-                                      on_student_f[k]))
-                    lines.append(line("(f) best-of, trunk KD", m.group(1), on_student_f[k]))
+                    p, k = m.group(1), "bc".index(m.group(1))
+                    lines += [line("candidate adapter on the student of (e) best-of", p, on_student_e[k]),
+                              line("candidate adapter on the student of (f) best-of, trunk KD", p, on_student_f[k]),
+                              line("(f) best-of, trunk KD", p, on_student_f[k])]
             return "\n".join(lines) + "\n"
         out = self.summary(with_candidates(1, [0.74, 0.61], [0.71, 0.50]),
                            with_candidates(2, [0.70, 0.65], [0.70, 0.52]))
