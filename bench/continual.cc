@@ -91,6 +91,10 @@
 //      on the student, each trained on the whole selection ("candidate ...
 //      of LINEAGE" lines; scored whatever the choice, so one run measures
 //      every choice whose trunk is the same).
+//      --zero-shot-candidates: forward transfer also scores, for the
+//      lineages with a model per platform, the nearest learned platform's
+//      model and the mean of the learned same-kind platforms' models
+//      (score_zero_shot_candidates), a lever measured before it is built.
 //   3. After each step every current model is scored on the evaluation split
 //      of every platform seen so far: trainer::evaluate_checkpoint(records of
 //      that platform, DatasetOptions{eval_fraction 0.3, split_salt S — with
@@ -117,7 +121,7 @@
 //       [--device auto|cpu|cuda]
 //       [--methods distill,ft,b,c1,c2,adapter,best-of,best-of-trunk] [--best-of-choice adapter-on-student]
 //       [--ensembles]
-//       [--best-of-candidates]
+//       [--best-of-candidates] [--zero-shot-candidates]
 //
 // --data holds one folder per platform with records.jsonl.gz. Run under
 // `nice -n 10` on a shared box; one training at a time (threads = --threads).
@@ -129,6 +133,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -267,6 +272,7 @@ struct Args {
   bool best_of_candidates = false;         // --best-of-candidates: score every candidate on the eval split
   bool no_zero_shot = false;               // --no-zero-shot: skip the forward-transfer scores
   bool ensembles = false;                  // --ensembles: score_ensembles' lines (needs (d) and (e))
+  bool zero_shot_candidates = false;       // --zero-shot-candidates: score_zero_shot_candidates' lines
   int threads = 2;
   tr::Device device = tr::Device::kAuto;  // --device: where every model trains
   std::string command;                    // the command line, for the tables
@@ -344,6 +350,7 @@ void declare_flags(tcl::bench::Flags& flags, Args* a) {
       .flag("best-of-candidates", &a->best_of_candidates)
       .flag("no-zero-shot", &a->no_zero_shot)
       .flag("ensembles", &a->ensembles)
+      .flag("zero-shot-candidates", &a->zero_shot_candidates)
       .value("threads", &a->threads)
       .custom("device", tcl::bench::device_arg(&a->device));
 }
@@ -1657,10 +1664,112 @@ int score_step(const Args& a, std::vector<SequencePlatform>& platforms, std::siz
   return 0;
 }
 
+// The held-out programs evaluate_cached scores on `p`, scored by each of
+// `members` (one score vector per member, in order).
+Result<tr::ScoredPrograms> score_held_out(const Args& a, const SequencePlatform& p,
+                                          const std::vector<std::string_view>& members) {
+  const ScoredSplit scored = scored_split(a);
+  std::vector<core::Record> held_out;
+  for (const core::Record& r : p.split.holdout) {
+    if (core::in_holdout(core::canonical_workload_key(r.workload_key), scored.fraction, scored.salt))
+      held_out.push_back(r);
+  }
+  tr::DatasetOptions o;
+  o.max_records = kMaxEvalRecords;
+  o.descriptor_extra = platform_slot(a, p.name);
+  return tr::score_checkpoints(members, held_out, p.platform, o, a.threads);
+}
+
+Score score_of(const tr::ScoredPrograms& programs, const std::vector<float>& scores) {
+  const tr::RankingMetrics m = tr::evaluate_ranking(programs.groups, programs.latencies, scores);
+  Score s;
+  s.top1_mean = m.top1.mean_ratio;
+  s.top1_sum = m.top1.sum_ratio;
+  s.tuning = m.tuning.geomean_ratio;
+  s.sets_mean = m.top1_in_sets.mean_ratio;
+  s.sets_sum = m.top1_in_sets.sum_ratio;
+  return s;
+}
+
+// The mean of the chosen members' scores, each standardized over the scored
+// programs (its mean and standard deviation), so that no member's scale
+// outweighs another's.
+std::vector<float> standardized_mean(const tr::ScoredPrograms& programs, const std::vector<std::size_t>& which) {
+  const std::size_t n = programs.latencies.size();
+  std::vector<float> out(n, 0.0F);
+  for (std::size_t i : which) {
+    const std::vector<float>& x = programs.scores[i];
+    double mean = 0, sq = 0;
+    for (float v : x) mean += v;
+    mean /= static_cast<double>(n);
+    for (float v : x) sq += (v - mean) * (v - mean);
+    const double sd = std::sqrt(sq / static_cast<double>(n)) + 1e-12;
+    for (std::size_t j = 0; j < n; ++j)
+      out[j] += static_cast<float>((x[j] - mean) / sd / static_cast<double>(which.size()));
+  }
+  return out;
+}
+
+// The learned platform (0..k) whose hardware descriptor is nearest `target`'s
+// (Euclidean over encode_hardware's slots, each about [0, 1]: a different
+// target kind is far, so a GPU's nearest is a GPU when one was learned).
+std::size_t nearest_learned(const std::vector<SequencePlatform>& platforms, std::size_t k,
+                            const SequencePlatform& target) {
+  std::size_t best = 0;
+  double best_d = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i <= k; ++i) {
+    double d = 0;
+    for (int x = 0; x < core::kHardwareDim; ++x) {
+      const double diff =
+          platforms[i].descriptor[static_cast<std::size_t>(x)] - target.descriptor[static_cast<std::size_t>(x)];
+      d += diff * diff;
+    }
+    if (d < best_d) best = i, best_d = d;
+  }
+  return best;
+}
+
+// --zero-shot-candidates (issue 48 item 2: a lever measured before it is
+// built): besides the trunk, two other models a lineage with a model per
+// platform could serve a platform it has not learned: the nearest learned
+// platform's model (nearest_learned), and the standardized mean of the
+// models of every learned platform of its target kind (the trunk when there
+// is none). Lines "  zero-shot nearest LINEAGE on ..." and "  zero-shot
+// same-kind mean LINEAGE on ...".
+Status score_zero_shot_candidates(const Args& a, const std::vector<SequencePlatform>& platforms, std::size_t k,
+                                  const Lineage& l, const SequencePlatform& target) {
+  std::vector<std::string> models;  // [0] the trunk, then every learned platform of target's kind
+  std::vector<std::size_t> kin;
+  auto trunk = tr::platform_checkpoint(l.model, "");
+  if (!trunk) return trunk.status();
+  models.push_back(std::move(*trunk));
+  for (std::size_t i = 0; i <= k; ++i) {
+    if (!core::same_target_kind(platforms[i].descriptor, target.descriptor)) continue;
+    auto own = tr::platform_checkpoint(l.model, platforms[i].name);
+    if (!own) return own.status();
+    kin.push_back(models.size());
+    models.push_back(std::move(*own));
+  }
+  if (kin.empty()) kin.push_back(0);
+  auto nearest = tr::platform_checkpoint(l.model, platforms[nearest_learned(platforms, k, target)].name);
+  if (!nearest) return nearest.status();
+  auto nearest_score = evaluate_cached(a, target, *nearest);
+  if (!nearest_score) return nearest_score.status();
+  print_score("zero-shot nearest " + l.name, target.name, *nearest_score);
+  const std::vector<std::string_view> members(models.begin(), models.end());
+  auto programs = score_held_out(a, target, members);
+  if (!programs) return programs.status();
+  print_score("zero-shot same-kind mean " + l.name, target.name,
+              score_of(*programs, standardized_mean(*programs, kin)));
+  return Status::ok();
+}
+
 // Forward transfer (issue 48 item 2): each lineage's model for a platform it
 // has not learned (the trunk: platform_checkpoint of an unknown name) scored
 // zero-shot on every platform after step k, already loaded (its held-out
-// split: main preloads them). Lines "  zero-shot LINEAGE on PLATFORM ...".
+// split: main preloads them). Lines "  zero-shot LINEAGE on PLATFORM ...";
+// with --zero-shot-candidates, score_zero_shot_candidates' lines for each
+// lineage with a model per platform.
 int score_zero_shot(const Args& a, const std::vector<SequencePlatform>& platforms, std::size_t k,
                     const std::vector<Lineage>& lineages, StepResult* st) {
   if (a.no_zero_shot) return 0;
@@ -1672,6 +1781,9 @@ int score_zero_shot(const Args& a, const std::vector<SequencePlatform>& platform
       if (!s) return fail(l.name, s.status());
       st->zero_shot[l.name][platforms[j].name] = *s;
       print_score("zero-shot " + l.name, platforms[j].name, *s);
+      if (a.zero_shot_candidates && (l.adapter || l.best_of)) {
+        if (Status c = score_zero_shot_candidates(a, platforms, k, l, platforms[j]); !c) return fail(l.name, c);
+      }
     }
   }
   std::fflush(stdout);
@@ -1679,13 +1791,13 @@ int score_zero_shot(const Args& a, const std::vector<SequencePlatform>& platform
 }
 
 // --ensembles (issue 48: a lever measured before it is built): the new
-// platform served by the mean of several models' scores, each standardized
-// over the scored programs (its mean and standard deviation; a served
-// ensemble would take them from the selection), on the programs
-// evaluate_cached scores. Members: (d)'s adapter on the first trunk, and (e)'s
-// fine-tune and adapter on its parent's trunk (the latest student). Lines
-// "  ensemble of ... on PLATFORM ...", and each member rescored on the same
-// programs ("  member ..."), which should match its line above.
+// platform served by the standardized mean of several models' scores (a
+// served ensemble would take each member's mean and deviation from the
+// selection), on the programs evaluate_cached scores. Members: (d)'s adapter
+// on the first trunk, and (e)'s fine-tune and adapter on its parent's trunk
+// (the latest student). Lines "  ensemble of ... on PLATFORM ...", and each
+// member rescored on the same programs ("  member ..."), which should match
+// its line above.
 int score_ensembles(const Args& a, const SequencePlatform& p, const std::vector<Lineage>& lineages) {
   if (!a.ensembles) return 0;
   const Lineage* adapter = nullptr;
@@ -1699,51 +1811,17 @@ int score_ensembles(const Args& a, const SequencePlatform& p, const std::vector<
   if (!first) return fail(adapter->name, first.status());
   const std::vector<std::string_view> members = {*first, best_of->step_column, best_of->step_adapter_on_trunk};
   const std::vector<std::string> member_names = {"adapter", "fine-tune", "adapter on the student"};
-  const ScoredSplit scored = scored_split(a);
-  std::vector<core::Record> held_out;
-  for (const core::Record& r : p.split.holdout) {
-    if (core::in_holdout(core::canonical_workload_key(r.workload_key), scored.fraction, scored.salt))
-      held_out.push_back(r);
-  }
-  tr::DatasetOptions o;
-  o.max_records = kMaxEvalRecords;
-  o.descriptor_extra = platform_slot(a, p.name);
-  auto programs = tr::score_checkpoints(members, held_out, p.platform, o, a.threads);
+  auto programs = score_held_out(a, p, members);
   if (!programs) return fail("ensembles", programs.status());
-  const auto score_of = [&](const std::vector<float>& scores) {
-    const tr::RankingMetrics m = tr::evaluate_ranking(programs->groups, programs->latencies, scores);
-    Score s;
-    s.top1_mean = m.top1.mean_ratio;
-    s.top1_sum = m.top1.sum_ratio;
-    s.tuning = m.tuning.geomean_ratio;
-    s.sets_mean = m.top1_in_sets.mean_ratio;
-    s.sets_sum = m.top1_in_sets.sum_ratio;
-    return s;
-  };
-  std::vector<std::vector<float>> standard;
   for (std::size_t i = 0; i < members.size(); ++i) {
-    const std::vector<float>& x = programs->scores[i];
-    double mean = 0, sq = 0;
-    for (float v : x) mean += v;
-    mean /= static_cast<double>(x.size());
-    for (float v : x) sq += (v - mean) * (v - mean);
-    const double sd = std::sqrt(sq / static_cast<double>(x.size())) + 1e-12;
-    std::vector<float> z(x.size());
-    for (std::size_t j = 0; j < x.size(); ++j) z[j] = static_cast<float>((x[j] - mean) / sd);
-    standard.push_back(std::move(z));
-    print_score("member " + member_names[i], p.name, score_of(x));
+    print_score("member " + member_names[i], p.name, score_of(*programs, programs->scores[i]));
   }
-  const auto mean_of = [&](std::initializer_list<std::size_t> which) {
-    std::vector<float> out(standard[0].size(), 0.0F);
-    for (std::size_t i : which) {
-      for (std::size_t j = 0; j < out.size(); ++j) out[j] += standard[i][j] / static_cast<float>(which.size());
-    }
-    return out;
-  };
-  print_score("ensemble of adapter and fine-tune", p.name, score_of(mean_of({0, 1})));
-  print_score("ensemble of student adapter and fine-tune", p.name, score_of(mean_of({2, 1})));
-  print_score("ensemble of both adapters and fine-tune", p.name, score_of(mean_of({0, 1, 2})));
-  print_score("ensemble of both adapters", p.name, score_of(mean_of({0, 2})));
+  print_score("ensemble of adapter and fine-tune", p.name, score_of(*programs, standardized_mean(*programs, {0, 1})));
+  print_score("ensemble of student adapter and fine-tune", p.name,
+              score_of(*programs, standardized_mean(*programs, {2, 1})));
+  print_score("ensemble of both adapters and fine-tune", p.name,
+              score_of(*programs, standardized_mean(*programs, {0, 1, 2})));
+  print_score("ensemble of both adapters", p.name, score_of(*programs, standardized_mean(*programs, {0, 2})));
   std::fflush(stdout);
   return 0;
 }

@@ -46,6 +46,10 @@ BEST_OF = ["(e) best-of", "(f) best-of, trunk KD"]
 CANDIDATES = [("student", "student of {}"), ("adapter on the parent's trunk", "candidate adapter on the parent's trunk of {}"),
               ("adapter on the student", "candidate adapter on the student of {}")]
 ENSEMBLE = "ensemble of "
+# The model a lineage serves a platform it has not learned: the trunk, and with bench_continual
+# --zero-shot-candidates (lineages with a model per platform) two candidates, by the line's name.
+ZERO_SHOT = [("trunk", "zero-shot {}"), ("nearest platform's model", "zero-shot nearest {}"),
+             ("same-kind mean", "zero-shot same-kind mean {}")]
 
 
 def parse(path):
@@ -140,6 +144,45 @@ def print_candidates(runs, order):
         print(r)
 
 
+def zero_shot(runs, name, platform, k):
+    """Per run, (top-1, tuning proxy) of line `name` on `platform` after step k."""
+    return [s[k][name][platform] for o, s, _ in runs if platform in s[k].get(name, {})]
+
+
+def print_forward_transfer(runs, order, present):
+    """Zero-shot scores per platform not yet learned after each step, and each model's rise step to step."""
+    print("\n## Forward transfer: zero-shot on a platform not yet learned, after each step\n")
+    print("| platform | after step | lineage | model | top-1 | tuning proxy |\n|---|---|---|---|---|---|")
+    for j in range(1, len(order)):
+        for k in range(0, j):
+            for name in present:
+                for label, pattern in ZERO_SHOT:
+                    z = zero_shot(runs, pattern.format(name), order[j], k)
+                    if z:
+                        print(f"| {order[j]} | {k} ({order[k]}) | {NAMES[name]} | {label} | "
+                              f"{cell([t for t, _ in z])} | {cell([u for _, u in z], 3)} |")
+    rows = []
+    for name in present:
+        for label, pattern in ZERO_SHOT:
+            line, rises = pattern.format(name), []
+            for j in range(2, len(order)):
+                for k in range(1, j):
+                    v = [s[k][line][order[j]][0] - s[k - 1][line][order[j]][0] for o, s, _ in runs
+                         if order[j] in s[k].get(line, {}) and order[j] in s[k - 1].get(line, {})]
+                    if v:
+                        rises.append((sum(v) / len(v), f"{order[j]} {k - 1} → {k}", diff_cell(v)))
+            if rises:
+                worst = min(rises)
+                rows.append(f"| {NAMES[name]} | {label} | " + "; ".join(f"{w}: {c}" for _, w, c in rises) +
+                            f" | {worst[1]}: {worst[0]:+.4f} |")
+    if rows:
+        print("\nZero-shot top-1 after step k − after step k − 1, paired by run, from step 1 on (item 2: it should "
+              "rise):\n")
+        print("| lineage | model | rises | worst |\n|---|---|---|---|")
+        for r in rows:
+            print(r)
+
+
 def main(paths):
     runs = [parse(p) for p in paths]
     runs = [r for r in runs if r[0]]
@@ -214,19 +257,7 @@ def main(paths):
                 cells.append(diff_cell(v))
             print(f"| {order[j]} | {k} ({order[k]}) | " + " | ".join(cells) + " |")
 
-    print("\n## Forward transfer: zero-shot on a platform not yet learned, after each step\n")
-    print("| platform | after step | lineage | top-1 | tuning proxy |\n|---|---|---|---|---|")
-    for j in range(1, len(order)):
-        for k in range(0, j):
-            for name in present:
-                top, tun = [], []
-                for o, s, _ in runs:
-                    z = s[k].get("zero-shot " + name, {})
-                    if order[j] in z:
-                        top.append(z[order[j]][0])
-                        tun.append(z[order[j]][1])
-                if top:
-                    print(f"| {order[j]} | {k} ({order[k]}) | {NAMES[name]} | {cell(top)} | {cell(tun, 3)} |")
+    print_forward_transfer(runs, order, present)
 
     print("\n## Best-of's choices\n")
     count = defaultdict(lambda: defaultdict(int))

@@ -102,6 +102,25 @@ class LineageSummaryTest(unittest.TestCase):
         # (f) is a lineage of its own in the forgetting table once a run has it.
         self.assertIn("| platform | after step | student | adapter | best-of | best-of, trunk KD |", out)
 
+    def test_zero_shot_models_and_their_worst_rise_paired_by_run(self):
+        # a → b → c → d: d is scored zero-shot after steps 0, 1 and 2 by the trunk and, with
+        # --zero-shot-candidates, the same-kind mean of (e) (step 0: no candidate lines, as with no sibling).
+        def with_zero_shot(seed, trunk, mean):
+            lines = [f"# bench_continual --platforms a,b,c,d --seed {seed}",
+                     "step 0 (a): base top-1 0.8000/0.6000 (mean/sum) tuning 0.4000 on 4 eval tasks; 10 params",
+                     line("zero-shot (e) best-of", "d", trunk[0])]
+            for k, p in enumerate(["b", "c"], start=1):
+                lines += [f"  rdu selection on {p}: 10 of 100 (embed 1.0 s, select 0.1 s) [abc]",
+                          line("(e) best-of", p, 0.7), line("zero-shot (e) best-of", "d", trunk[k]),
+                          line("zero-shot same-kind mean (e) best-of", "d", mean[k])]
+            return "\n".join(lines) + "\n"
+        out = self.summary(with_zero_shot(1, trunk=[0.2, 0.70, 0.64], mean=[None, 0.70, 0.74]),
+                           with_zero_shot(2, trunk=[0.2, 0.66, 0.64], mean=[None, 0.66, 0.70]))
+        self.assertRegex(out, r"\| d \| 2 \(c\) \| best-of \| same-kind mean \| 0\.7200 ± 0\.2541 \(n 2\) \|")
+        rises = dict(re.findall(r"^\| best-of \| (trunk|same-kind mean) \| .* \| (.+) \|$", out, re.M))
+        # The trunk: d 0 → 1 +0.48, d 1 → 2 −0.04 (−0.06, −0.02); the mean: 1 → 2 +0.04 (no step-0 line to pair).
+        self.assertEqual(rises, {"trunk": "d 1 → 2: -0.0400", "same-kind mean": "d 1 → 2: +0.0400"})
+
     def test_no_ensemble_lines_no_ensemble_table(self):
         text = run_log(1, [0.6, 0.5], [0.7, 0.6], [0.6, 0.6], [0.7, 0.6], [0.7, 0.6])
         text = "\n".join(l for l in text.splitlines() if "ensemble of" not in l) + "\n"
