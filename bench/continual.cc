@@ -1750,12 +1750,16 @@ Status score_zero_shot_candidates(const Args& a, const std::vector<SequencePlatf
     kin.push_back(models.size());
     models.push_back(std::move(*own));
   }
-  if (kin.empty()) kin.push_back(0);
-  auto nearest = tr::platform_checkpoint(l.model, platforms[nearest_learned(platforms, k, target)].name);
+  const std::size_t of_kind = kin.size();
+  if (kin.empty()) kin.push_back(0);  // none of its kind: the trunk
+  const std::string& nearest_name = platforms[nearest_learned(platforms, k, target)].name;
+  auto nearest = tr::platform_checkpoint(l.model, nearest_name);
   if (!nearest) return nearest.status();
   auto nearest_score = evaluate_cached(a, target, *nearest);
   if (!nearest_score) return nearest_score.status();
   print_score("zero-shot nearest " + l.name, target.name, *nearest_score);
+  std::printf("  (the learned platform nearest %s: %s; %zu of its kind)\n", target.name.c_str(), nearest_name.c_str(),
+              of_kind);
   const std::vector<std::string_view> members(models.begin(), models.end());
   auto programs = score_held_out(a, target, members);
   if (!programs) return programs.status();
