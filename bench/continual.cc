@@ -98,7 +98,8 @@
 //   3. After each step every current model is scored on the evaluation split
 //      of every platform seen so far: trainer::evaluate_checkpoint(records of
 //      that platform, DatasetOptions{eval_fraction 0.3, split_salt S — with
-//      --validation F: F, salt S + 1 — max_eval_records 20000}); top-1 mean ratio
+//      --validation F: F, salt S + 1, the pool's tasks only, so a
+//      report at salt S + 1 holds out all of them — max_eval_records 20000}); top-1 mean ratio
 //      (sum ratio beside it) and the tuning proxy (geometric mean ratio) and pairwise accuracy, forgetting = top-1 now
 //      − top-1 right after the platform was learned.
 //
@@ -1680,6 +1681,7 @@ Result<tr::ScoredPrograms> score_held_out(const Args& a, const SequencePlatform&
   return tr::score_checkpoints(members, held_out, p.platform, o, a.threads);
 }
 
+// evaluate_cached's figures for one score per program of `programs`.
 Score score_of(const tr::ScoredPrograms& programs, const std::vector<float>& scores) {
   const tr::RankingMetrics m = tr::evaluate_ranking(programs.groups, programs.latencies, scores);
   Score s;
@@ -1695,17 +1697,18 @@ Score score_of(const tr::ScoredPrograms& programs, const std::vector<float>& sco
 // programs (its mean and standard deviation), so that no member's scale
 // outweighs another's.
 std::vector<float> standardized_mean(const tr::ScoredPrograms& programs, const std::vector<std::size_t>& which) {
-  const std::size_t n = programs.latencies.size();
-  std::vector<float> out(n, 0.0F);
+  std::vector<float> out(programs.latencies.size(), 0.0F);
   for (std::size_t i : which) {
     const std::vector<float>& x = programs.scores[i];
     double mean = 0, sq = 0;
     for (float v : x) mean += v;
-    mean /= static_cast<double>(n);
+    mean /= static_cast<double>(x.size());
     for (float v : x) sq += (v - mean) * (v - mean);
-    const double sd = std::sqrt(sq / static_cast<double>(n)) + 1e-12;
-    for (std::size_t j = 0; j < n; ++j)
-      out[j] += static_cast<float>((x[j] - mean) / sd / static_cast<double>(which.size()));
+    const double sd = std::sqrt(sq / static_cast<double>(x.size())) + 1e-12;
+    for (std::size_t j = 0; j < x.size(); ++j) {  // rounded as the ensemble lines were before (float, then / count)
+      const auto z = static_cast<float>((x[j] - mean) / sd);
+      out[j] += z / static_cast<float>(which.size());
+    }
   }
   return out;
 }
@@ -1724,7 +1727,10 @@ std::size_t nearest_learned(const std::vector<SequencePlatform>& platforms, std:
           platforms[i].descriptor[static_cast<std::size_t>(x)] - target.descriptor[static_cast<std::size_t>(x)];
       d += diff * diff;
     }
-    if (d < best_d) best = i, best_d = d;
+    if (d < best_d) {
+      best = i;
+      best_d = d;
+    }
   }
   return best;
 }
@@ -1738,20 +1744,19 @@ std::size_t nearest_learned(const std::vector<SequencePlatform>& platforms, std:
 // same-kind mean LINEAGE on ...".
 Status score_zero_shot_candidates(const Args& a, const std::vector<SequencePlatform>& platforms, std::size_t k,
                                   const Lineage& l, const SequencePlatform& target) {
-  std::vector<std::string> models;  // [0] the trunk, then every learned platform of target's kind
-  std::vector<std::size_t> kin;
-  auto trunk = tr::platform_checkpoint(l.model, "");
-  if (!trunk) return trunk.status();
-  models.push_back(std::move(*trunk));
+  std::vector<std::string> same_kind;  // the model of every learned platform of target's kind
   for (std::size_t i = 0; i <= k; ++i) {
     if (!core::same_target_kind(platforms[i].descriptor, target.descriptor)) continue;
     auto own = tr::platform_checkpoint(l.model, platforms[i].name);
     if (!own) return own.status();
-    kin.push_back(models.size());
-    models.push_back(std::move(*own));
+    same_kind.push_back(std::move(*own));
   }
-  const std::size_t of_kind = kin.size();
-  if (kin.empty()) kin.push_back(0);  // none of its kind: the trunk
+  const std::size_t of_kind = same_kind.size();
+  if (same_kind.empty()) {  // none of its kind: the trunk
+    auto trunk = tr::platform_checkpoint(l.model, "");
+    if (!trunk) return trunk.status();
+    same_kind.push_back(std::move(*trunk));
+  }
   const std::string& nearest_name = platforms[nearest_learned(platforms, k, target)].name;
   auto nearest = tr::platform_checkpoint(l.model, nearest_name);
   if (!nearest) return nearest.status();
@@ -1760,11 +1765,13 @@ Status score_zero_shot_candidates(const Args& a, const std::vector<SequencePlatf
   print_score("zero-shot nearest " + l.name, target.name, *nearest_score);
   std::printf("  (the learned platform nearest %s: %s; %zu of its kind)\n", target.name.c_str(), nearest_name.c_str(),
               of_kind);
-  const std::vector<std::string_view> members(models.begin(), models.end());
+  const std::vector<std::string_view> members(same_kind.begin(), same_kind.end());
   auto programs = score_held_out(a, target, members);
   if (!programs) return programs.status();
+  std::vector<std::size_t> all(members.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   print_score("zero-shot same-kind mean " + l.name, target.name,
-              score_of(*programs, standardized_mean(*programs, kin)));
+              score_of(*programs, standardized_mean(*programs, all)));
   return Status::ok();
 }
 

@@ -12,7 +12,8 @@ Reads the per-step lines bench_continual prints (finished or cut runs alike):
   "  NAME on PLATFORM  top-1 MEAN/SUM tuning T ..."   NAME: distill, (d) adapter,
         (e) best-of, (f) best-of, trunk KD, "column of distill" (the fine-tune of
         the student lineage's model on the same selection), "zero-shot LINEAGE"
-        (forward transfer), "ensemble of ..." (bench_continual --ensembles),
+        (forward transfer; with --zero-shot-candidates also "zero-shot nearest LINEAGE" and
+        "zero-shot same-kind mean LINEAGE"), "ensemble of ..." (bench_continual --ensembles),
         "student of L" and "candidate ... of L" (--best-of-candidates)
   "  best-of choice on PLATFORM CANDIDATE (...)"
 and prints, per new platform: each method's top-1 task-mean and tuning proxy
@@ -21,7 +22,8 @@ fine-tune} paired by run and minus the method with the best mean (item 1:
 ≥ −0.01), and minus the adapter (the switch rule of docs/continual.md); per old platform and later step,
 each method's top-1 now minus right after it was learned (item 1: ≥ −0.01);
 per platform not yet learned, each lineage's zero-shot top-1 and tuning proxy
-after each step (item 2: it should rise as the lineage grows); each best-of
+after each step (item 2: it should rise as the lineage grows), and per zero-shot model its rises step to
+step, the mean of its pairs and its lowest pair − the trunk's (the rule in docs/continual.md); each best-of
 lineage's candidates minus the method with the best mean, with the worst step
 (docs/continual.md, "The two levers"); and the candidates best-of chose.
 """
@@ -48,7 +50,7 @@ CANDIDATES = [("student", "student of {}"), ("adapter on the parent's trunk", "c
 ENSEMBLE = "ensemble of "
 # The model a lineage serves a platform it has not learned: the trunk, and with bench_continual
 # --zero-shot-candidates (lineages with a model per platform) two candidates, by the line's name.
-ZERO_SHOT = [("trunk", "zero-shot {}"), ("nearest platform's model", "zero-shot nearest {}"),
+ZERO_SHOT = [("trunk", "zero-shot {}"), ("nearest learned platform's model", "zero-shot nearest {}"),
              ("same-kind mean", "zero-shot same-kind mean {}")]
 
 
@@ -146,11 +148,39 @@ def print_candidates(runs, order):
 
 def zero_shot(runs, name, platform, k):
     """Per run, (top-1, tuning proxy) of line `name` on `platform` after step k."""
-    return [s[k][name][platform] for o, s, _ in runs if platform in s[k].get(name, {})]
+    return [s[k][name][platform] for _, s, _ in runs if platform in s[k].get(name, {})]
+
+
+def paired(runs, line, platform, k, other_line, other_k):
+    """Per run that has both, top-1 of `line` after step k − top-1 of `other_line` after step other_k."""
+    return [s[k][line][platform][0] - s[other_k][other_line][platform][0] for _, s, _ in runs
+            if platform in s[k].get(line, {}) and platform in s[other_k].get(other_line, {})]
+
+
+def zero_shot_figures(runs, order, name, pattern):
+    """One zero-shot model's rule figures (docs/continual.md, "The model for a platform not yet learned"): its
+    rises (after step k − after step k − 1, k ≥ 1, paired by run), the mean of its (platform, step ≥ 1) pairs'
+    means, and its lowest pair − the trunk's (paired by run)."""
+    line, trunk = pattern.format(name), ZERO_SHOT[0][1].format(name)
+    rises, means, under = [], [], []
+    for j in range(2, len(order)):
+        for k in range(1, j):
+            v = paired(runs, line, order[j], k, line, k - 1)
+            if v:
+                rises.append((sum(v) / len(v), f"{order[j]} {k - 1} → {k}", diff_cell(v)))
+    for j in range(2, len(order)):
+        for k in range(1, j):
+            z = zero_shot(runs, line, order[j], k)
+            if z:
+                means.append(sum(t for t, _ in z) / len(z))
+            v = paired(runs, line, order[j], k, trunk, k)
+            if v:
+                under.append((sum(v) / len(v), f"{order[j]} after {k}"))
+    return rises, means, under
 
 
 def print_forward_transfer(runs, order, present):
-    """Zero-shot scores per platform not yet learned after each step, and each model's rise step to step."""
+    """Zero-shot scores per platform not yet learned after each step, and each model's rule figures."""
     print("\n## Forward transfer: zero-shot on a platform not yet learned, after each step\n")
     print("| platform | after step | lineage | model | top-1 | tuning proxy |\n|---|---|---|---|---|---|")
     for j in range(1, len(order)):
@@ -164,21 +194,16 @@ def print_forward_transfer(runs, order, present):
     rows = []
     for name in present:
         for label, pattern in ZERO_SHOT:
-            line, rises = pattern.format(name), []
-            for j in range(2, len(order)):
-                for k in range(1, j):
-                    v = [s[k][line][order[j]][0] - s[k - 1][line][order[j]][0] for o, s, _ in runs
-                         if order[j] in s[k].get(line, {}) and order[j] in s[k - 1].get(line, {})]
-                    if v:
-                        rises.append((sum(v) / len(v), f"{order[j]} {k - 1} → {k}", diff_cell(v)))
-            if rises:
-                worst = min(rises)
-                rows.append(f"| {NAMES[name]} | {label} | " + "; ".join(f"{w}: {c}" for _, w, c in rises) +
-                            f" | {worst[1]}: {worst[0]:+.4f} |")
+            rises, means, under = zero_shot_figures(runs, order, name, pattern)
+            if not rises:
+                continue
+            worst, low = min(rises), min(under)
+            rows.append(f"| {NAMES[name]} | {label} | " + "; ".join(f"{w}: {c}" for _, w, c in rises) +
+                        f" | {worst[1]}: {worst[0]:+.4f} | {sum(means) / len(means):.4f} | {low[1]}: {low[0]:+.4f} |")
     if rows:
         print("\nZero-shot top-1 after step k − after step k − 1, paired by run, from step 1 on (item 2: it should "
-              "rise):\n")
-        print("| lineage | model | rises | worst |\n|---|---|---|---|")
+              "rise); the mean of the (platform, step ≥ 1) pairs' means; the lowest pair − the trunk's, paired:\n")
+        print("| lineage | model | rises | worst | mean | lowest − trunk |\n|---|---|---|---|---|---|")
         for r in rows:
             print(r)
 

@@ -2,9 +2,10 @@
 """tests/scripts/lineage_summary_test.py — scripts/gpu/lineage_summary.py on hand-written logs.
 
 Issue 48's notes quote this script's item-1 figures: best-of, and each ensemble of bench_continual
---ensembles, minus the method with the best mean of {student, adapter, fine-tune}, paired by run. Two
-runs of a two-step sequence in bench_continual's format, whose differences are known, check the pairing
-and which method is "the best mean" on each step.
+--ensembles, minus the method with the best mean of {student, adapter, fine-tune}, paired by run; and its
+item-2 figures: each zero-shot model's rises step to step, paired by run, and its level against the
+trunk's. Runs in bench_continual's format, whose differences are known, check the pairing and which
+method is "the best mean" on each step.
 
 Run by ctest as `/usr/bin/python3 lineage_summary_test.py`.
 """
@@ -102,24 +103,34 @@ class LineageSummaryTest(unittest.TestCase):
         # (f) is a lineage of its own in the forgetting table once a run has it.
         self.assertIn("| platform | after step | student | adapter | best-of | best-of, trunk KD |", out)
 
-    def test_zero_shot_models_and_their_worst_rise_paired_by_run(self):
-        # a → b → c → d: d is scored zero-shot after steps 0, 1 and 2 by the trunk and, with
-        # --zero-shot-candidates, the same-kind mean of (e) (step 0: no candidate lines, as with no sibling).
+    def test_zero_shot_models_their_rises_paired_by_run_and_their_level_against_the_trunk(self):
+        # a → b → c → d: d is scored zero-shot after steps 0, 1 and 2 by the trunk and (--zero-shot-candidates)
+        # the same-kind mean of (e). Run 3 is cut after step 1; run 2 has no step-0 line of the mean.
         def with_zero_shot(seed, trunk, mean):
             lines = [f"# bench_continual --platforms a,b,c,d --seed {seed}",
-                     "step 0 (a): base top-1 0.8000/0.6000 (mean/sum) tuning 0.4000 on 4 eval tasks; 10 params",
-                     line("zero-shot (e) best-of", "d", trunk[0])]
-            for k, p in enumerate(["b", "c"], start=1):
-                lines += [f"  rdu selection on {p}: 10 of 100 (embed 1.0 s, select 0.1 s) [abc]",
-                          line("(e) best-of", p, 0.7), line("zero-shot (e) best-of", "d", trunk[k]),
-                          line("zero-shot same-kind mean (e) best-of", "d", mean[k])]
+                     "step 0 (a): base top-1 0.8000/0.6000 (mean/sum) tuning 0.4000 on 4 eval tasks; 10 params"]
+            for k, p in enumerate(["a", "b", "c"][:len(trunk)]):
+                if k > 0:
+                    lines += [f"  rdu selection on {p}: 10 of 100 (embed 1.0 s, select 0.1 s) [abc]",
+                              line("(e) best-of", p, 0.7)]
+                lines.append(line("zero-shot (e) best-of", "d", trunk[k]))
+                if mean[k] is not None:
+                    lines.append(line("zero-shot same-kind mean (e) best-of", "d", mean[k]))
             return "\n".join(lines) + "\n"
-        out = self.summary(with_zero_shot(1, trunk=[0.2, 0.70, 0.64], mean=[None, 0.70, 0.74]),
-                           with_zero_shot(2, trunk=[0.2, 0.66, 0.64], mean=[None, 0.66, 0.70]))
+        out = self.summary(with_zero_shot(1, trunk=[0.10, 0.70, 0.64], mean=[0.10, 0.70, 0.74]),
+                           with_zero_shot(2, trunk=[0.30, 0.66, 0.64], mean=[None, 0.66, 0.70]),
+                           with_zero_shot(3, trunk=[0.20, 0.90], mean=[0.20, 0.60]))
         self.assertRegex(out, r"\| d \| 2 \(c\) \| best-of \| same-kind mean \| 0\.7200 ± 0\.2541 \(n 2\) \|")
-        rises = dict(re.findall(r"^\| best-of \| (trunk|same-kind mean) \| .* \| (.+) \|$", out, re.M))
-        # The trunk: d 0 → 1 +0.48, d 1 → 2 −0.04 (−0.06, −0.02); the mean: 1 → 2 +0.04 (no step-0 line to pair).
-        self.assertEqual(rises, {"trunk": "d 1 → 2: -0.0400", "same-kind mean": "d 1 → 2: +0.0400"})
+        rows = {m.group(1): m.groups()[1:] for m in re.finditer(
+            r"^\| best-of \| (trunk|same-kind mean) \| (.*) \| (.*) \| (\S+) \| (.*) \|$", out, re.M)}
+        # Trunk: d 0 → 1 +0.60, +0.36, +0.70 (mean +0.5533); 1 → 2 −0.06, −0.02 (paired; run 3 has no step 2).
+        self.assertEqual(rows["trunk"][0], "d 0 → 1: +0.5533 ± 0.4341 (n 3); d 1 → 2: -0.0400 ± 0.2541 (n 2)")
+        self.assertEqual(rows["trunk"][1], "d 1 → 2: -0.0400")
+        # The mean: 0 → 1 +0.60, +0.40 (run 2 has no step-0 line); 1 → 2 +0.04, +0.04. Its pairs' means
+        # (d after 1: 0.6533, after 2: 0.72) average 0.6867; its lowest pair − the trunk: d after 1, −0.10.
+        self.assertEqual(rows["same-kind mean"],
+                         ("d 0 → 1: +0.5000 ± 1.2706 (n 2); d 1 → 2: +0.0400 ± 0.0000 (n 2)", "d 1 → 2: +0.0400",
+                          "0.6867", "d after 1: -0.1000"))
 
     def test_no_ensemble_lines_no_ensemble_table(self):
         text = run_log(1, [0.6, 0.5], [0.7, 0.6], [0.6, 0.6], [0.7, 0.6], [0.7, 0.6])
