@@ -8,7 +8,8 @@ without the rdu selection computes the selection again. The same picks must name
 student: the second run loads them, and prints the same digest and scores. (Before session 21 the
 selection's digest covered its timings as well as its picks, so a recomputed selection retrained
 everything after it.) A run with --student-lr (issue 19's lever of session 26) into a copy of the first
-cache shares the column and trains a student of its own, with another learning rate.
+cache shares the column and trains a student of its own, with another learning rate. A run with
+--zero-shot-candidates scores the models a lineage could serve a platform it has not learned.
 
 Run by ctest with BENCH_CONTINUAL (the binary) and DATA (../shared/data) set; about 90 s here.
 """
@@ -29,9 +30,9 @@ SELECTION = re.compile(r"^  rdu selection on (\S+): (\d+) of \d+ \(embed [\d.]+ 
 SCORE = re.compile(r"^  .+ on \S+\s+top-1 .*$", re.M)
 
 
-def run_bench(out, cache, *more):
+def run_bench(out, cache, *more, flags=FLAGS):
     """bench_continual's stdout; a failed run raises with its output's end."""
-    done = subprocess.run([BENCH, "--data", DATA, "--out", out, "--cache", cache, *FLAGS, *more],
+    done = subprocess.run([BENCH, "--data", DATA, "--out", out, "--cache", cache, *flags, *more],
                           capture_output=True, text=True, timeout=270)
     if done.returncode != 0:
         raise AssertionError(done.stdout[-3000:] + done.stderr[-3000:])
@@ -56,8 +57,8 @@ class BenchContinualCacheTest(unittest.TestCase):
         shutil.copytree(self.first_cache, cache)
         return cache
 
-    def run_bench(self, cache, *more):
-        return run_bench(os.path.join(self.dir.name, "out"), cache, *more)
+    def run_bench(self, cache, *more, flags=FLAGS):
+        return run_bench(os.path.join(self.dir.name, "out"), cache, *more, flags=flags)
 
     def test_a_recomputed_selection_reuses_what_follows_it(self):
         first = self.first
@@ -100,6 +101,22 @@ class BenchContinualCacheTest(unittest.TestCase):
     def test_a_teacher_mix_trains_its_own_student_beside_the_shared_column(self):
         self.assert_trains_its_own_student("mix", "--teacher-mix", "0.5", r"teacher_mix 0\.5")
         self.assertRegex(self.first, r"(?m)^# settings: .*, teacher_mix 0(,|$)")  # the job's
+
+    def test_zero_shot_candidates_of_a_platform_with_no_sibling_are_the_trunk(self):
+        # --zero-shot-candidates (issue 48 item 2) with the adapter lineage: after step 0 only x86-16c is
+        # learned, so gpu-2080ti's nearest learned platform is x86-16c, whose model is the trunk, and it has
+        # none of its kind, so the same-kind mean is the trunk alone: all three score alike.
+        flags = [f for f in FLAGS if f != "--no-zero-shot"]
+        flags[flags.index("--methods") + 1] = "distill,adapter"
+        out = self.run_bench(self.copy_of_first_cache("zero"), "--zero-shot-candidates", flags=flags)
+        lines = {}
+        for what in ("zero-shot", "zero-shot nearest", "zero-shot same-kind mean"):
+            m = re.search(rf"(?m)^  {what} \(d\) adapter +on gpu-2080ti +(top-1 .*)$", out)
+            self.assertIsNotNone(m, out)
+            lines[what] = m.group(1)
+        self.assertEqual(lines["zero-shot nearest"], lines["zero-shot"])
+        self.assertEqual(lines["zero-shot same-kind mean"], lines["zero-shot"])
+        self.assertIn("  (the learned platform nearest gpu-2080ti: x86-16c; 0 of its kind)", out)
 
 
 if __name__ == "__main__":
