@@ -608,6 +608,20 @@ struct Score {
   double sets_mean = NAN, sets_sum = NAN;
 };
 
+Score score_from(const tr::RankingMetrics& m) {
+  return {m.top1.mean_ratio,
+          m.top1.sum_ratio,
+          m.random_top1.mean_ratio,
+          m.random_top1.sum_ratio,
+          m.tasks,
+          m.programs,
+          m.tuning.geomean_ratio,
+          m.random_tuning.geomean_ratio,
+          m.pairwise_accuracy,
+          m.top1_in_sets.mean_ratio,
+          m.top1_in_sets.sum_ratio};
+}
+
 Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const std::string& checkpoint) {
   // The split evaluate_checkpoint scores: p.split.holdout is all in it.
   const ScoredSplit scored = scored_split(a);
@@ -629,17 +643,7 @@ Result<Score> evaluate_cached(const Args& a, const SequencePlatform& p, const st
   o.descriptor_extra = platform_slot(a, p.name);
   auto m = tr::evaluate_checkpoint(checkpoint, p.split.holdout, p.platform, o, a.threads);
   if (!m) return m.status().with_context("evaluate on " + p.name);
-  s = {m->top1.mean_ratio,
-       m->top1.sum_ratio,
-       m->random_top1.mean_ratio,
-       m->random_top1.sum_ratio,
-       m->tasks,
-       m->programs,
-       m->tuning.geomean_ratio,
-       m->random_tuning.geomean_ratio,
-       m->pairwise_accuracy,
-       m->top1_in_sets.mean_ratio,
-       m->top1_in_sets.sum_ratio};
+  s = score_from(*m);
   write_file_atomic(path, fmt("%.6f", s.top1_mean) + " " + fmt("%.6f", s.top1_sum) + " " + fmt("%.6f", s.floor_mean) +
                               " " + fmt("%.6f", s.floor_sum) + " " + std::to_string(s.tasks) + " " +
                               std::to_string(s.programs) + " " + fmt("%.6f", s.tuning) + " " +
@@ -1683,14 +1687,7 @@ Result<tr::ScoredPrograms> score_held_out(const Args& a, const SequencePlatform&
 
 // evaluate_cached's figures for one score per program of `programs`.
 Score score_of(const tr::ScoredPrograms& programs, const std::vector<float>& scores) {
-  const tr::RankingMetrics m = tr::evaluate_ranking(programs.groups, programs.latencies, scores);
-  Score s;
-  s.top1_mean = m.top1.mean_ratio;
-  s.top1_sum = m.top1.sum_ratio;
-  s.tuning = m.tuning.geomean_ratio;
-  s.sets_mean = m.top1_in_sets.mean_ratio;
-  s.sets_sum = m.top1_in_sets.sum_ratio;
-  return s;
+  return score_from(tr::evaluate_ranking(programs.groups, programs.latencies, scores));
 }
 
 // The mean of the chosen members' scores, each standardized over the scored
