@@ -384,8 +384,9 @@ TEST_F(DistillTest, DistillsByAdapterLeavingOldPlatformsUnchanged) {
 // Best-of (onboarding/best_of.h), the default distill: the student becomes
 // the trunk, the old platform keeps the parent's model, pinned (its scores
 // bit for bit, the gate's change 0), and the new platform gets an adapter
-// on the new student (the version's trunk) by default or the fine-tune with
-// "choice": "fine-tune"; the version says which and why.
+// on the new student (the version's trunk) by default, the fine-tune with
+// "choice": "fine-tune" or an adapter on the parent's trunk with "choice":
+// "adapter"; the version says which and why.
 TEST_F(DistillTest, BestOfPinsTheOldPlatformAndServesTheNewOneItsChoice) {
   start();
   json::value first = run_job("x16", R"({"kind": "train", "epochs": 2, "seed": 1})");
@@ -436,6 +437,27 @@ TEST_F(DistillTest, BestOfPinsTheOldPlatformAndServesTheNewOneItsChoice) {
   EXPECT_EQ(predict(programs, "x16", v3).at("scores"), predict(programs, "x16", v1).at("scores"));
   EXPECT_NE(predict(programs, "t4", v3).at("scores"), predict(programs, "t4", v1).at("scores"));
   EXPECT_NE(predict(programs, "t4", v3).at("scores"), predict(programs, "t4", v2).at("scores"));
+
+  // "choice": "adapter": an adapter on the parent's trunk, folded and pinned for the new platform.
+  ASSERT_EQ(roll_back_production_to(v1), 200);
+  json::value by_adapter = run_job("t4", R"({"kind": "distill", "method": "best-of", "choice": "adapter",
+                                             "epochs": 1, "column_epochs": 1, "max_old_bank": 600,
+                                             "unlabeled_ratio": 0, "seed": 1})");
+  ASSERT_EQ(by_adapter.at("state").as_string(), "succeeded") << json::serialize(by_adapter);
+  EXPECT_EQ(by_adapter.at("options").at("choice").as_string(), "adapter");
+  const std::int64_t v4 = by_adapter.at("result_version").as_int64();
+  const json::value v4_version = call("GET", "/v1/models/" + std::to_string(v4)).json();
+  EXPECT_EQ(v4_version.at("config").at("distill").at("choice").as_string(), "adapter");
+  const json::value& adapter_serving = v4_version.at("config").at("serving");
+  EXPECT_EQ(adapter_serving.at("t4").at("model").as_string(), "pinned") << json::serialize(adapter_serving);
+  EXPECT_EQ(adapter_serving.at("t4").at("origin").as_string(), "adapter on the parent's trunk");
+  EXPECT_NE(std::string(adapter_serving.at("t4").at("reason").as_string()).find("choice \"adapter\""),
+            std::string::npos);
+  EXPECT_EQ(adapter_serving.at("x16").at("model").as_string(), "pinned");
+  EXPECT_EQ(predict(programs, "x16", v4).at("scores"), predict(programs, "x16", v1).at("scores"));
+  for (std::int64_t other : {v1, v2, v3}) {
+    EXPECT_NE(predict(programs, "t4", v4).at("scores"), predict(programs, "t4", other).at("scores")) << other;
+  }
 }
 
 // Best-of with "choice": "validation": the four candidates scored on a part of
