@@ -132,6 +132,25 @@ class LineageSummaryTest(unittest.TestCase):
                          ("d 0 → 1: +0.5000 ± 1.2706 (n 2); d 1 → 2: +0.0400 ± 0.0000 (n 2)", "d 1 → 2: +0.0400",
                           "0.6867", "d after 1: -0.1000"))
 
+    def test_best_of_trunk_against_the_student_trunk_paired_by_run(self):
+        # a → b → c → d: d zero-shot after steps 1 and 2 by the student's and best-of's trunks; run 2 has no
+        # student line after step 2, so that pair has one run.
+        def with_trunks(seed, student, best_of):
+            lines = [f"# bench_continual --platforms a,b,c,d --seed {seed}",
+                     "step 0 (a): base top-1 0.8000/0.6000 (mean/sum) tuning 0.4000 on 4 eval tasks; 10 params"]
+            for k, p in enumerate(["a", "b", "c"]):
+                if k > 0:
+                    lines += [f"  rdu selection on {p}: 10 of 100 (embed 1.0 s, select 0.1 s) [abc]",
+                              line("distill", p, 0.6), line("(e) best-of", p, 0.7)]
+                if student[k] is not None:
+                    lines.append(line("zero-shot distill", "d", student[k]))
+                lines.append(line("zero-shot (e) best-of", "d", best_of[k]))
+            return "\n".join(lines) + "\n"
+        out = self.summary(with_trunks(1, student=[0.1, 0.70, 0.72], best_of=[0.1, 0.70, 0.60]),
+                           with_trunks(2, student=[0.2, 0.66, None], best_of=[0.2, 0.66, 0.50]))
+        rows = re.findall(r"^\| d \| (\d) \(\w\) \| best-of \| ([+-][^|]+) \|$", out, re.M)
+        self.assertEqual(rows, [("1", "+0.0000 ± 0.0000 (n 2)"), ("2", "-0.1200 (n 1)")])
+
     def test_no_ensemble_lines_no_ensemble_table(self):
         text = run_log(1, [0.6, 0.5], [0.7, 0.6], [0.6, 0.6], [0.7, 0.6], [0.7, 0.6])
         text = "\n".join(l for l in text.splitlines() if "ensemble of" not in l) + "\n"
