@@ -123,6 +123,10 @@ summary() {
   python3 scripts/gpu/lineage_summary.py "${logs[@]}" | tee "$OUT/summary-$1${2:+-salt${2//,/}}.md"
 }
 
+# The logs and each run's RESULTS.md in one archive (the device tool brings back few files), written after
+# every step, so that a call killed at the device's limit still brings back the steps it finished.
+pack() { tar -czf "$OUT/lineage-logs.tgz" -C "$LOGS" --exclude=build.log . 2>/dev/null; }
+
 while [ $# -gt 0 ]; do
   step=$1
   shift
@@ -134,6 +138,5 @@ while [ $# -gt 0 ]; do
       if [[ ${2:-} =~ ^[0-9,]+$ ]]; then summary "$1" "$2"; shift 2; else summary "$1"; shift; fi ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
   esac
+  pack
 done
-# The logs and each run's RESULTS.md in one archive (the device tool brings back few files).
-tar -czf "$OUT/lineage-logs.tgz" -C "$LOGS" --exclude=build.log . 2>/dev/null
