@@ -124,8 +124,13 @@ summary() {
 }
 
 # The logs and each run's RESULTS.md in one archive (the device tool brings back few files), written after
-# every step, so that a call killed at the device's limit still brings back the steps it finished.
-pack() { tar -czf "$OUT/lineage-logs.tgz" -C "$LOGS" --exclude=build.log . 2>/dev/null; }
+# every step and on TERM (renamed into place whole), so that a call stopped at the device's limit still brings
+# back what its runs had written.
+pack() {
+  tar -czf "$OUT/lineage-logs.tgz.tmp" -C "$LOGS" --exclude=build.log . 2>/dev/null &&
+    mv "$OUT/lineage-logs.tgz.tmp" "$OUT/lineage-logs.tgz"
+}
+trap 'pack; exit 143' TERM
 
 while [ $# -gt 0 ]; do
   step=$1

@@ -23,8 +23,8 @@ fine-tune} paired by run and minus the method with the best mean (item 1:
 each method's top-1 now minus right after it was learned (item 1: ≥ −0.01);
 per platform not yet learned, each lineage's zero-shot top-1 and tuning proxy
 after each step (item 2: it should rise as the lineage grows), and per zero-shot model its rises step to
-step, the mean of its pairs and its lowest pair − the trunk's (the rule in docs/continual.md), and each best-of
-lineage's trunk − the student lineage's, paired; each best-of
+step, the mean of its pairs and its lowest pair − the trunk's (the rule in docs/continual.md), and best-of's
+trunk − the student lineage's, paired; each best-of
 lineage's candidates minus the method with the best mean, with the worst step
 (docs/continual.md, "The two levers"); and the candidates best-of chose.
 """
@@ -211,10 +211,11 @@ def print_forward_transfer(runs, order, present):
 
 
 def print_trunks_against_the_student(runs, order, present):
-    """Each best-of lineage's trunk − the student lineage's, zero-shot, paired by run: their students differ in
-    the old platforms' KD targets only (the models that serve them, or the parent's trunk)."""
+    """(e) best-of's trunk − the student lineage's, zero-shot, paired by run: their students differ in the old
+    platforms' KD targets (the models that serve them, or the parent's trunk). (f)'s student takes (f)'s KD from
+    the trunk, so its trunk is the student lineage's and is left out."""
     rows = []
-    for name in [n for n in BEST_OF if n in present]:
+    for name in [n for n in BEST_OF[:1] if n in present]:
         line = ZERO_SHOT[0][1].format(name)
         for j in range(2, len(order)):
             for k in range(1, j):
@@ -222,7 +223,7 @@ def print_trunks_against_the_student(runs, order, present):
                 if v:
                     rows.append(f"| {order[j]} | {k} ({order[k]}) | {NAMES[name]} | {diff_cell(v)} |")
     if rows:
-        print("\nEach best-of lineage's trunk − the student lineage's trunk, zero-shot top-1, paired by run:\n")
+        print("\nBest-of's trunk − the student lineage's trunk, zero-shot top-1, paired by run:\n")
         print("| platform | after step | lineage | − the student's trunk |\n|---|---|---|---|")
         for r in rows:
             print(r)

@@ -454,6 +454,7 @@ TEST_F(DistillTest, BestOfPinsTheOldPlatformAndServesTheNewOneItsChoice) {
   EXPECT_NE(std::string(adapter_serving.at("t4").at("reason").as_string()).find("choice \"adapter\""),
             std::string::npos);
   EXPECT_EQ(adapter_serving.at("x16").at("model").as_string(), "pinned");
+  EXPECT_EQ(adapter_serving.at("x16").at("from_version").as_int64(), v1);
   EXPECT_EQ(predict(programs, "x16", v4).at("scores"), predict(programs, "x16", v1).at("scores"));
   for (std::int64_t other : {v1, v2, v3}) {
     EXPECT_NE(predict(programs, "t4", v4).at("scores"), predict(programs, "t4", other).at("scores")) << other;
