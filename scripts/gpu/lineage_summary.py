@@ -169,8 +169,6 @@ def zero_shot_figures(runs, order, name, pattern):
             v = paired(runs, line, order[j], k, line, k - 1)
             if v:
                 rises.append((sum(v) / len(v), f"{order[j]} {k - 1} → {k}", diff_cell(v)))
-    for j in range(2, len(order)):
-        for k in range(1, j):
             z = zero_shot(runs, line, order[j], k)
             if z:
                 means.append(sum(t for t, _ in z) / len(z))
