@@ -40,13 +40,16 @@ def run_log(seed, student, adapter, fine_tune, best_of, ensemble):
 
 class LineageSummaryTest(unittest.TestCase):
 
-    def summary(self, *logs):
+    def summary(self, *logs, reverse=False):
+        """The script's output on these runs, their paths given in order (or reversed, as another glob may)."""
         with tempfile.TemporaryDirectory() as d:
             paths = []
             for i, text in enumerate(logs):
                 paths.append(os.path.join(d, f"run{i}.log"))
                 with open(paths[-1], "w") as f:
                     f.write(text)
+            if reverse:
+                paths.reverse()
             done = subprocess.run([sys.executable, SCRIPT, *paths], capture_output=True, text=True, timeout=60)
             self.assertEqual(done.returncode, 0, done.stderr)
             return done.stdout
@@ -152,6 +155,15 @@ class LineageSummaryTest(unittest.TestCase):
         self.assertEqual(table.split("\n\n")[0].splitlines(),
                          ["| platform | after step | lineage | − the student's trunk |", "|---|---|---|---|",
                           "| d | 1 (b) | best-of | +0.0000 ± 0.0000 (n 2) |", "| d | 2 (c) | best-of | -0.1200 (n 1) |"])
+
+    def test_the_same_figures_whatever_order_the_logs_are_given_in(self):
+        # The student's top-1 on c over these four runs has a mean of 0.75355 in decimal: summed first to last it
+        # prints 0.7536, last to first 0.7535, so the script must read its logs in one order.
+        logs = [run_log(seed, [0.6, c], [0.6, 0.6], [0.6, 0.6], [0.6, 0.6], [0.6, 0.6])
+                for seed, c in enumerate([0.6626, 0.8417, 0.5633, 0.9466], 1)]
+        out = self.summary(*logs)
+        self.assertIn("| c | student | 0.7536", out)
+        self.assertEqual(self.summary(*logs, reverse=True), out)
 
     def test_no_ensemble_lines_no_ensemble_table(self):
         text = run_log(1, [0.6, 0.5], [0.7, 0.6], [0.6, 0.6], [0.7, 0.6], [0.7, 0.6])
